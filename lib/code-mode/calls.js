@@ -1,0 +1,124 @@
+'use strict';
+
+// One tool call, from the runner's `tool.call` to the answer the host sends
+// back. Steps, in order — each refusal answers ok:false with a code and the
+// handler never runs for a call refused before step 3:
+//   1. granted?            TOOL_NOT_GRANTED (the allowlist is re-checked here, not trusted)
+//   2. arguments valid?    INVALID_ARGUMENTS (the tool's inputSchema, ajv)
+//   3. handler(args, ctx)  TOOL_FAILED when it throws or rejects
+//   4. project(result)     PROJECTION_FAILED when it throws
+//   5. strict JSON?        RESULT_NOT_JSON (functions, BigInt, cycles, NaN/Infinity, class instances)
+//   6. outputSchema?       RESULT_SCHEMA_MISMATCH
+//   7. sizes               TOOL_RESULT_LIMIT_EXCEEDED / CUMULATIVE_RESULT_LIMIT_EXCEEDED (these latch the run)
+
+const { toJsonText, NotJsonError } = require('./json-value');
+
+/** Handler and projection error messages reach the model's code; they are cut to this. */
+const MAX_TOOL_ERROR_CHARS = 1024;
+/** Schema errors listed in an INVALID_ARGUMENTS message. */
+const MAX_SCHEMA_ERRORS = 5;
+
+function failure(code, message, latch = false) {
+  return { ok: false, error: { code, message: `${code}: ${String(message).slice(0, MAX_TOOL_ERROR_CHARS)}` }, latch };
+}
+
+function schemaErrors(validate) {
+  return (validate.errors ?? []).slice(0, MAX_SCHEMA_ERRORS)
+    .map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+}
+
+function errorText(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
+class CallDispatcher {
+  /**
+   * @param {{catalogue: ReadonlyMap<string, object>, granted: ReadonlyMap<string, object>,
+   *   limits: object, events: import('./events').EventLog, ctxBase: object}} options
+   *   ctxBase: {executionId, mode, context} passed to handlers with callId and signal
+   */
+  constructor({ catalogue, granted, limits, events, ctxBase }) {
+    this.catalogue = catalogue;
+    this.granted = granted;
+    this.limits = limits;
+    this.events = events;
+    this.ctxBase = ctxBase;
+    this.calls = 0;
+    this.cumulativeBytes = 0;
+  }
+
+  /**
+   * Run one call to completion. Never throws.
+   * @param {{id: number, name: string, arguments: object}} frame a validated tool.call
+   * @param {AbortSignal} signal aborted when the run ends or the call is abandoned
+   * @returns {Promise<{ok: true, result: unknown, text: string, bytes: number} | {ok: false, error: {code: string, message: string}, latch: boolean}>}
+   */
+  async dispatch(frame, signal) {
+    this.calls += 1;
+    const { id: callId, name, arguments: args } = frame;
+    const started = performance.now();
+    this.events.toolRequested({ callId, name, args });
+    const outcome = await this.evaluate(frame, signal);
+    const durationMs = Math.round(performance.now() - started);
+    if (outcome.ok) {
+      this.cumulativeBytes += outcome.bytes;
+      this.events.toolCompleted({ callId, name, durationMs, resultBytes: outcome.bytes, result: outcome.result });
+    } else {
+      this.events.toolFailed({ callId, name, durationMs, error: outcome.error });
+    }
+    return outcome;
+  }
+
+  async evaluate({ id: callId, name, arguments: args }, signal) {
+    const tool = this.granted.get(name);
+    if (!tool) {
+      const why = this.catalogue.has(name) ? `"${name}" is not granted in ${this.ctxBase.mode} mode` : `"${name}" is not a granted tool`;
+      return failure('TOOL_NOT_GRANTED', why.slice(0, 400));
+    }
+    if (!tool.validateInput(args)) return failure('INVALID_ARGUMENTS', `arguments for "${name}" do not match its inputSchema: ${schemaErrors(tool.validateInput)}`);
+    let value;
+    try {
+      value = await tool.handler(args, Object.freeze({ ...this.ctxBase, callId, signal }));
+    } catch (error) {
+      return failure('TOOL_FAILED', errorText(error));
+    }
+    if (signal.aborted) return failure('TOOL_ABANDONED', 'the run ended before the tool finished');
+    return this.shape(tool, value === undefined ? null : value);
+  }
+
+  shape(tool, value) {
+    let projected = value;
+    if (tool.project) {
+      try {
+        projected = tool.project(value);
+      } catch (error) {
+        return failure('PROJECTION_FAILED', errorText(error));
+      }
+    }
+    let json;
+    try {
+      json = toJsonText(projected === undefined ? null : projected, 'result');
+    } catch (error) {
+      // Anything else (a throwing getter, a stack overflow) is just as much "not JSON".
+      return failure('RESULT_NOT_JSON', error instanceof NotJsonError ? error.message : `result cannot be serialized: ${errorText(error)}`);
+    }
+    if (tool.validateOutput && !tool.validateOutput(projected)) {
+      return failure('RESULT_SCHEMA_MISMATCH', `result of "${tool.name}" does not match its outputSchema: ${schemaErrors(tool.validateOutput)}`);
+    }
+    return this.checkSizes(projected, json);
+  }
+
+  checkSizes(result, { text, bytes }) {
+    const { toolResultBytes, cumulativeResultBytes } = this.limits;
+    if (bytes > toolResultBytes) {
+      return failure('TOOL_RESULT_LIMIT_EXCEEDED', `tool result is ${bytes} bytes, the limit is ${toolResultBytes}`, true);
+    }
+    if (this.cumulativeBytes + bytes > cumulativeResultBytes) {
+      return failure('CUMULATIVE_RESULT_LIMIT_EXCEEDED',
+        `tool results would total ${this.cumulativeBytes + bytes} bytes, the limit is ${cumulativeResultBytes}`, true);
+    }
+    return { ok: true, result, text, bytes };
+  }
+}
+
+module.exports = { CallDispatcher };

@@ -1,0 +1,318 @@
+'use strict';
+
+// One execution in one sandbox: spawn the runner, speak code-bridge-v1 with
+// it, bound it in time, and come back with a single termination reason once
+// the sandbox is gone. Steps:
+//   1. spawnIsolated(runner + CLI ceilings); write `execute`
+//   2. `ready` within READY_BUDGET_MS, limits no higher than asked
+//   3. `tool.call` ⇄ `tool.result`, one at a time, ids 1, 2, 3 …
+//   4. `execution.result` → half-close our side, let the runner exit
+//   5. wait() settles → resolve
+// Timers: runner deadline (answer a pending call with DEADLINE_EXCEEDED so the
+// runner reports `timeout` itself), host deadline (timeoutMs + DRAIN_SLACK_MS:
+// stop ladder, `timeout`), cancel grace, exit grace. The termination reason is
+// write-once: the first cause wins, and a later frame cannot overturn it.
+
+const { FrameError, encodeFrame, parseFrame, validateFrame, runnerError, VERSION } = require('./frames');
+const { BoundedLineReader } = require('./line-reader');
+const { READY_BUDGET_MS, DRAIN_SLACK_MS, maxFrameBytes, runnerArgs, executeLimits, checkEffectiveLimits } = require('./limits');
+const { failed } = require('./outcome');
+
+/** After `cancel`, time for the runner's `cancelled` frame before the stop ladder. */
+const CANCEL_GRACE_MS = 500;
+/** After the outcome is known, time for the runner to exit on its own before the stop ladder. */
+const EXIT_GRACE_MS = 1000;
+/** Past stop()'s grace + force, how long to wait for wait() before reporting containment unconfirmed. */
+const WAIT_BOUND_SLACK_MS = 3000;
+/** Runner stderr kept for diagnostics (the rest is counted and dropped). */
+const STDERR_KEEP_BYTES = 4096;
+/** Stderr quoted in a runner_exit message. */
+const STDERR_QUOTE_CHARS = 512;
+const DEFAULT_STOP = Object.freeze({ graceMs: 1000, forceMs: 1000 });
+
+class Execution {
+  /**
+   * @param {{host: object, executionId: string, code: string, granted: ReadonlyMap<string, object>,
+   *   dispatcher: import('./calls').CallDispatcher}} options
+   */
+  constructor({ host, executionId, code, granted, dispatcher }) {
+    this.host = host;
+    this.executionId = executionId;
+    this.code = code;
+    this.granted = granted;
+    this.dispatcher = dispatcher;
+    this.limits = host.limits;
+    this.requested = executeLimits(host.limits);
+    this.state = 'awaiting-ready'; // → running ⇄ call-pending → finished
+    this.termination = null;
+    this.effectiveLimits = null;
+    this.runnerVersion = null;
+    this.nextCallId = 1;
+    this.pendingCall = null;
+    this.timers = new Map();
+    this.stderrChunks = [];
+    this.stderrBytes = 0;
+    this.stopping = false;
+    this.writeClosed = false;
+  }
+
+  /**
+   * Run to the end. Rejects only if spawnIsolated throws (a configuration error).
+   * @returns {Promise<{termination: object, receipt: object, exit: object|null, settled: Promise<void>}>}
+   */
+  start(signal) {
+    return new Promise((resolve) => {
+      this.resolve = resolve;
+      this.launch();
+      if (signal) this.watchSignal(signal);
+    });
+  }
+
+  launch() {
+    const frame = encodeFrame('execute', {
+      executionId: this.executionId,
+      code: this.code,
+      tools: [...this.granted.values()].map((tool) => ({ name: tool.name, description: tool.description })),
+      limits: this.requested,
+    });
+    const frameBytes = Math.max(maxFrameBytes(this.limits), Buffer.byteLength(frame) + 1);
+    const { runner, policy } = this.host;
+    this.stop = runner.stop ?? DEFAULT_STOP;
+    this.execution = this.host.spawnIsolated([runner.path, ...runnerArgs(this.limits, frameBytes)], {
+      policy,
+      invocationId: this.executionId,
+      stop: this.stop,
+      // The launcher's own backstop, behind every timer here.
+      deadlineMs: READY_BUDGET_MS + this.limits.timeoutMs + 2 * DRAIN_SLACK_MS,
+    });
+    this.reader = new BoundedLineReader({
+      maxLineBytes: frameBytes,
+      onLine: (line) => this.onLine(line),
+      onOverflow: (error) => this.fail('protocol', 'FRAME_TOO_LARGE', error.message),
+    });
+    this.wireStreams();
+    this.settled = this.execution.wait().then((exit) => this.onExit(exit), (error) => this.onSpawnFailure(error));
+    this.write(frame);
+    this.after('ready', READY_BUDGET_MS, () => this.fail('protocol', 'READY_TIMEOUT', `runner sent no ready frame within ${READY_BUDGET_MS} ms`));
+  }
+
+  wireStreams() {
+    const { protocol, stderr } = this.execution;
+    protocol.on('data', (chunk) => this.reader.push(chunk));
+    protocol.on('end', () => this.onEof());
+    protocol.on('close', () => this.onEof());
+    protocol.on('error', () => this.onEof()); // EPIPE after the runner died: the exit explains it
+    stderr.on('data', (chunk) => {
+      if (this.stderrBytes < STDERR_KEEP_BYTES) this.stderrChunks.push(chunk.subarray(0, STDERR_KEEP_BYTES - this.stderrBytes));
+      this.stderrBytes += chunk.length;
+    });
+    stderr.on('error', () => {});
+  }
+
+  watchSignal(signal) {
+    const onAbort = () => this.cancel();
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.unwatchSignal = () => signal.removeEventListener('abort', onAbort);
+    return undefined;
+  }
+
+  after(name, ms, fn) {
+    clearTimeout(this.timers.get(name));
+    this.timers.set(name, setTimeout(fn, ms));
+  }
+
+  clearTimers() {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  decide(termination) {
+    if (this.termination) return false;
+    this.termination = termination;
+    return true;
+  }
+
+  write(text) {
+    if (this.writeClosed || this.execution.protocol.destroyed) return;
+    this.execution.protocol.write(text);
+  }
+
+  /** Half-close: the runner sees EOF on its reader only after our last frame. */
+  closeWrite() {
+    if (this.writeClosed) return;
+    this.writeClosed = true;
+    if (!this.execution.protocol.destroyed) this.execution.protocol.end();
+  }
+
+  onLine(line) {
+    let frame;
+    try {
+      frame = parseFrame(line);
+      validateFrame(frame, this.executionId);
+    } catch (error) {
+      // Only FrameError is expected; anything else is still the runner's fault, never a host crash.
+      return this.fail('protocol', error instanceof FrameError ? error.code : 'BAD_FRAME', error.message);
+    }
+    if (frame.type === 'ready') return this.onReady(frame);
+    if (frame.type === 'tool.call') return this.onToolCall(frame);
+    return this.onTerminal(frame);
+  }
+
+  onReady(frame) {
+    if (this.state !== 'awaiting-ready') return this.fail('protocol', 'UNEXPECTED_FRAME', 'runner sent a second ready frame');
+    const refusal = checkEffectiveLimits(frame.effectiveLimits, this.requested);
+    if (refusal) return this.fail('protocol', 'READY_LIMIT_RAISED', `runner ready refused: ${refusal}`);
+    this.state = 'running';
+    this.effectiveLimits = Object.freeze({ ...this.requested, ...frame.effectiveLimits });
+    this.runnerVersion = frame.runnerVersion ?? null;
+    clearTimeout(this.timers.get('ready'));
+    const { timeoutMs } = this.effectiveLimits;
+    this.after('runner-deadline', timeoutMs, () => this.answerPendingWithDeadline());
+    this.after('host-deadline', timeoutMs + DRAIN_SLACK_MS, () => this.fail('timeout', 'HOST_DEADLINE_EXCEEDED', 'execution timed out (host deadline)'));
+    return undefined;
+  }
+
+  onToolCall(frame) {
+    if (this.state !== 'running') {
+      const why = this.state === 'call-pending' ? 'while another call is pending' : `in state ${this.state}`;
+      return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent tool.call ${why}`);
+    }
+    if (frame.id !== this.nextCallId) {
+      return this.fail('protocol', 'WRONG_CALL_ID', `runner sent tool.call id ${frame.id}, expected ${this.nextCallId}`);
+    }
+    this.nextCallId += 1;
+    this.state = 'call-pending';
+    if (this.termination) return this.answer(frame.id, { ok: false, error: { code: 'RUN_ENDING', message: 'RUN_ENDING: the run is ending' } });
+    const controller = new AbortController();
+    this.pendingCall = { id: frame.id, controller };
+    this.dispatcher.dispatch(frame, controller.signal).then((outcome) => this.onCallDone(frame.id, outcome));
+    return undefined;
+  }
+
+  onCallDone(id, outcome) {
+    if (this.pendingCall?.id !== id) return; // abandoned: deadline, cancel or end
+    this.pendingCall = null;
+    if (outcome.ok || !outcome.latch) return this.answer(id, outcome);
+    this.decide(failed('limit', outcome.error.code, outcome.error.message.slice(outcome.error.code.length + 2)));
+    this.answer(id, outcome);
+    return this.sendCancel();
+  }
+
+  answer(id, outcome) {
+    if (this.state === 'call-pending') this.state = 'running';
+    // The result text is already serialized and measured; splice it in rather than serialize twice.
+    const text = outcome.ok
+      ? `{"version":"${VERSION}","type":"tool.result","id":${id},"ok":true,"result":${outcome.text}}\n`
+      : encodeFrame('tool.result', { id, ok: false, error: outcome.error });
+    this.write(text);
+  }
+
+  abandonPendingCall() {
+    if (!this.pendingCall) return;
+    this.pendingCall.controller.abort();
+    this.pendingCall = null;
+  }
+
+  answerPendingWithDeadline() {
+    if (!this.pendingCall) return;
+    const { id } = this.pendingCall;
+    this.abandonPendingCall();
+    this.answer(id, { ok: false, error: { code: 'DEADLINE_EXCEEDED', message: 'DEADLINE_EXCEEDED: the execution deadline passed while the tool ran' } });
+  }
+
+  onTerminal(frame) {
+    if (this.state === 'awaiting-ready' || this.state === 'finished') {
+      return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent execution.result in state ${this.state}`);
+    }
+    this.state = 'finished';
+    this.abandonPendingCall();
+    this.decide(this.terminationFrom(frame));
+    this.reader.stop();
+    this.closeWrite();
+    this.after('exit', EXIT_GRACE_MS, () => this.stopSandbox());
+    return undefined;
+  }
+
+  terminationFrom(frame) {
+    if (!frame.ok) return { ok: false, error: runnerError(frame.error) };
+    const text = JSON.stringify(frame.result);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    // Re-checked here: a runner's word is not enough for a limit the host promised its caller.
+    if (bytes > this.effectiveLimits.maxResultBytes) return failed('result_limit', 'RESULT_LIMIT_EXCEEDED', `result is ${bytes} bytes, the limit is ${this.effectiveLimits.maxResultBytes}`);
+    return { ok: true, result: frame.result, resultBytes: bytes };
+  }
+
+  /** A failure the host detected: decide (first cause wins) and tear down. */
+  fail(kind, code, message) {
+    this.decide(failed(kind, code, message));
+    this.state = 'finished';
+    this.abandonPendingCall();
+    this.reader.stop();
+    this.stopSandbox();
+  }
+
+  cancel() {
+    if (this.state === 'finished') return;
+    this.decide(failed('cancelled', undefined, 'execution cancelled'));
+    if (this.state === 'awaiting-ready') return this.fail('cancelled', undefined, 'execution cancelled');
+    return this.sendCancel();
+  }
+
+  sendCancel() {
+    this.abandonPendingCall();
+    this.write(encodeFrame('cancel', { executionId: this.executionId }));
+    this.after('cancel', CANCEL_GRACE_MS, () => this.stopSandbox());
+  }
+
+  onEof() {
+    if (this.eof) return;
+    this.eof = true;
+    if (this.state !== 'finished') {
+      const partial = this.reader.partialBytes > 0 ? ` (${this.reader.partialBytes} bytes of an unfinished frame)` : '';
+      this.fail('runner_exit', 'NO_TERMINAL_FRAME', `runner closed the protocol without an execution.result${partial}`);
+    }
+    this.closeWrite();
+    this.after('exit', EXIT_GRACE_MS, () => this.stopSandbox());
+  }
+
+  stopSandbox() {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.execution.stop().catch(() => {});
+    const bound = this.stop.graceMs + this.stop.forceMs + WAIT_BOUND_SLACK_MS;
+    this.after('wait-bound', bound, () => this.finish(null, failed('sandbox', 'CONTAINMENT_UNCONFIRMED',
+      `the sandbox did not finish within ${bound} ms of stop(); its admission slot stays held until it does`)));
+  }
+
+  stderrText() {
+    return Buffer.concat(this.stderrChunks).toString('utf8').slice(0, STDERR_QUOTE_CHARS).trim();
+  }
+
+  onExit(exit) {
+    if (this.termination?.error?.code === 'NO_TERMINAL_FRAME') {
+      const status = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.returncode}`;
+      const stderr = this.stderrText();
+      this.termination.error.message += ` — runner ended with ${status}${stderr ? `; stderr: ${stderr}` : ''}`;
+    }
+    this.finish(exit, failed('runner_exit', 'NO_TERMINAL_FRAME', 'runner ended without an execution.result'));
+  }
+
+  onSpawnFailure(error) {
+    const code = typeof error?.code === 'string' ? error.code : 'SPAWN_FAILED';
+    this.finish(null, failed('sandbox', code, `the sandbox could not run: ${error?.message ?? String(error)}`));
+  }
+
+  finish(exit, fallback) {
+    if (this.finished) return;
+    this.finished = true;
+    this.state = 'finished';
+    this.decide(fallback);
+    this.clearTimers();
+    this.abandonPendingCall();
+    this.unwatchSignal?.();
+    this.resolve({ termination: this.termination, receipt: exit?.receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion });
+  }
+}
+
+module.exports = { Execution, CANCEL_GRACE_MS, EXIT_GRACE_MS };

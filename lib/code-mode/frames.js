@@ -1,0 +1,114 @@
+'use strict';
+
+// code-bridge-v1 frames: encoding what the host sends and validating what the
+// runner sends. Validation here is about one frame's shape; whether a frame
+// may arrive *now* (order, id correlation) is the session's job (session.js).
+// A frame that fails either check is a protocol failure, never a guess.
+
+const VERSION = 'code-bridge-v1';
+const RUNNER_FRAME_TYPES = new Set(['ready', 'tool.call', 'execution.result']);
+/** Error kinds a runner may report (spec §9); anything else is a protocol failure. */
+const RUNNER_ERROR_KINDS = new Set(['cancelled', 'timeout', 'javascript', 'memory', 'result', 'result_limit', 'limit', 'internal']);
+/** A runner's error message is shown to people; it is cut at this many characters. */
+const MAX_ERROR_MESSAGE_CHARS = 8 * 1024;
+
+class FrameError extends Error {
+  /** @param {string} code protocol failure code, e.g. BAD_FRAME, UNEXPECTED_FRAME */
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function encodeFrame(type, fields) {
+  return `${JSON.stringify({ version: VERSION, type, ...fields })}\n`;
+}
+
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * Decode one runner line into a frame object with a known `type`.
+ * @param {Buffer} line the bytes between two newlines
+ * @throws {FrameError}
+ */
+function parseFrame(line) {
+  if (line.includes(0)) throw new FrameError('BAD_FRAME', 'runner frame contains a NUL byte');
+  let frame;
+  try {
+    frame = JSON.parse(strictUtf8.decode(line));
+  } catch (error) {
+    throw new FrameError('BAD_FRAME', `runner sent a line that is not UTF-8 JSON: ${error.message.slice(0, 200)}`);
+  }
+  if (!isObject(frame)) throw new FrameError('BAD_FRAME', 'runner frame is not a JSON object');
+  if (frame.version !== VERSION) throw new FrameError('BAD_FRAME', `runner frame version is ${JSON.stringify(frame.version)?.slice(0, 64)}, expected "${VERSION}"`);
+  if (!RUNNER_FRAME_TYPES.has(frame.type)) {
+    throw new FrameError('UNEXPECTED_FRAME', `runner sent a frame of unknown type ${JSON.stringify(frame.type)?.slice(0, 64)}`);
+  }
+  return frame;
+}
+
+/** `executionId` is copied into every runner frame (§4); when present it must be ours. */
+function checkExecutionId(frame, executionId, required) {
+  if (frame.executionId === undefined && !required) return;
+  if (frame.executionId !== executionId) {
+    throw new FrameError('WRONG_EXECUTION_ID', `runner ${frame.type} frame carries executionId ${JSON.stringify(frame.executionId)?.slice(0, 80)}, expected ${JSON.stringify(executionId)}`);
+  }
+}
+
+function validateReady(frame) {
+  if (!isObject(frame.effectiveLimits)) throw new FrameError('BAD_FRAME', 'ready frame has no effectiveLimits object');
+  if (frame.runnerVersion !== undefined && typeof frame.runnerVersion !== 'string') {
+    throw new FrameError('BAD_FRAME', 'ready.runnerVersion is not a string');
+  }
+}
+
+function validateToolCall(frame) {
+  if (!Number.isSafeInteger(frame.id) || frame.id < 1) throw new FrameError('BAD_FRAME', 'tool.call id is not an integer ≥ 1');
+  if (typeof frame.name !== 'string') throw new FrameError('BAD_FRAME', 'tool.call name is not a string');
+  if (!isObject(frame.arguments)) throw new FrameError('BAD_FRAME', 'tool.call arguments is not a JSON object');
+}
+
+function validateResult(frame) {
+  if (typeof frame.ok !== 'boolean') throw new FrameError('BAD_FRAME', 'execution.result ok is not a boolean');
+  if (frame.ok) {
+    if (!Object.prototype.hasOwnProperty.call(frame, 'result')) throw new FrameError('BAD_FRAME', 'execution.result with ok:true has no result');
+    return;
+  }
+  const { error } = frame;
+  if (!isObject(error) || typeof error.kind !== 'string' || typeof error.message !== 'string') {
+    throw new FrameError('BAD_FRAME', 'execution.result with ok:false has no {kind, message} error');
+  }
+  if (!RUNNER_ERROR_KINDS.has(error.kind)) throw new FrameError('BAD_FRAME', `execution.result error kind ${JSON.stringify(error.kind).slice(0, 64)} is unknown`);
+  if (error.code !== undefined && typeof error.code !== 'string') throw new FrameError('BAD_FRAME', 'execution.result error code is not a string');
+}
+
+/**
+ * Validate a parsed frame's fields for its type.
+ * @param {object} frame from parseFrame
+ * @param {string} executionId the id the host sent in `execute`
+ * @throws {FrameError}
+ */
+function validateFrame(frame, executionId) {
+  switch (frame.type) {
+    case 'ready':
+      checkExecutionId(frame, executionId, true);
+      return validateReady(frame);
+    case 'tool.call':
+      checkExecutionId(frame, executionId, false);
+      return validateToolCall(frame);
+    default:
+      checkExecutionId(frame, executionId, true);
+      return validateResult(frame);
+  }
+}
+
+/** The runner's error, cut to a bounded message. */
+function runnerError(error) {
+  const out = { kind: error.kind, message: error.message.slice(0, MAX_ERROR_MESSAGE_CHARS) };
+  if (error.code !== undefined) out.code = error.code.slice(0, 128);
+  return out;
+}
+
+module.exports = { VERSION, FrameError, encodeFrame, parseFrame, validateFrame, runnerError };

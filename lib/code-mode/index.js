@@ -1,0 +1,96 @@
+'use strict';
+
+// createCodeMode: a capability-scoped Code Mode host over spawnIsolated and
+// cordon-runner. lib/ never loads the native addon itself: index.js hands it
+// the pieces it needs (`bindCodeMode({spawnIsolated, readOnly, runnerPath})`),
+// which keeps the dependency one-way and lets the addon load exactly once.
+//
+// Everything a run depends on is validated and frozen here, at creation:
+// tools (and their compiled schemas), limits, admission, runner, policy.
+
+const { CordonError } = require('../errors');
+const { defineTools, grantTools } = require('./tools');
+const { resolveLimits } = require('./limits');
+const { Admission } = require('./admission');
+const { renderDeclarations, renderDescription } = require('./declarations');
+const { runCode } = require('./run');
+
+const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner']);
+const RUNNER_KEYS = new Set(['path', 'stop']);
+
+function invalidArgument(message) {
+  return new CordonError('ERR_CORDON_INVALID_ARGUMENT', message);
+}
+
+function checkCallback(value, name) {
+  if (value !== undefined && typeof value !== 'function') throw invalidArgument(`${name} must be a function`);
+  return value;
+}
+
+function checkStop(stop) {
+  if (stop === undefined) return undefined;
+  const ok = stop !== null && typeof stop === 'object'
+    && Object.keys(stop).every((key) => key === 'graceMs' || key === 'forceMs')
+    && [stop.graceMs, stop.forceMs].every((ms) => Number.isSafeInteger(ms) && ms >= 0 && ms <= 60000);
+  if (!ok) throw invalidArgument('runner.stop must be {graceMs, forceMs}, integers from 0 to 60000');
+  return Object.freeze({ graceMs: stop.graceMs, forceMs: stop.forceMs });
+}
+
+/** `runner`: {path?, stop?}; the path defaults to the packaged cordon-runner. */
+function resolveRunner(runner, defaultPath) {
+  const options = runner === undefined ? {} : runner;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalidArgument('runner must be an object such as {path}');
+  for (const key of Object.keys(options)) {
+    if (!RUNNER_KEYS.has(key)) throw invalidArgument(`unknown runner option "${key}"; known: path, stop`);
+  }
+  const path = options.path === undefined ? defaultPath : options.path;
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw invalidArgument(`runner.path must be an absolute path to cordon-runner, got ${JSON.stringify(path)}`);
+  }
+  return Object.freeze({ path, stop: checkStop(options.stop) });
+}
+
+/**
+ * Bind the Code Mode host to the native layer.
+ * @param {{spawnIsolated: Function, readOnly: () => object, runnerPath: string}} api
+ */
+function bindCodeMode(api) {
+  /**
+   * @param {{tools: object[], limits?: object, policy?: object, admission?: object,
+   *   onEvent?: (event: object) => void, onAudit?: (record: object) => void, runner?: {path?: string, stop?: object}}} options
+   */
+  function createCodeMode(options) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw invalidArgument('createCodeMode needs an options object with at least {tools}');
+    }
+    for (const key of Object.keys(options)) {
+      if (!OPTION_KEYS.has(key)) throw invalidArgument(`unknown createCodeMode option "${key}"; known: ${[...OPTION_KEYS].join(', ')}`);
+    }
+    const catalogue = defineTools(options.tools);
+    const limits = resolveLimits(options.limits);
+    const host = Object.freeze({
+      catalogue,
+      limits,
+      policy: options.policy === undefined ? api.readOnly() : options.policy,
+      admission: new Admission(options.admission),
+      onEvent: checkCallback(options.onEvent, 'onEvent'),
+      onAudit: checkCallback(options.onAudit, 'onAudit'),
+      runner: resolveRunner(options.runner, api.runnerPath),
+      spawnIsolated: api.spawnIsolated,
+    });
+    return Object.freeze({
+      /** Run model-written code; resolves one result shape, rejects only for caller errors and admission. */
+      run: (code, runOptions) => runCode(host, code, runOptions),
+      /** TypeScript declarations of the `tools` a mode grants, for the model's prompt. */
+      declarations: ({ mode } = {}) => renderDeclarations(grantTools(catalogue, mode)),
+      /** A ready tool description for an LLM, with the declarations and limits. */
+      description: ({ mode } = {}) => renderDescription(grantTools(catalogue, mode), limits),
+      /** Current admission load: {active, queued, maxConcurrent, maxQueued, queueTimeoutMs}. */
+      stats: () => host.admission.stats(),
+      limits,
+    });
+  }
+  return { createCodeMode };
+}
+
+module.exports = { bindCodeMode };

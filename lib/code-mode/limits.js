@@ -1,0 +1,130 @@
+'use strict';
+
+// Code Mode limits: defaults, validation, and the two ways they reach the
+// runner (command-line ceilings and the `execute` frame's `limits`). The host
+// enforces source, per-result and cumulative bytes itself; the runner enforces
+// tool calls, final result bytes, time and memory, and the host re-checks the
+// runner's `ready` so a runner can never raise what was asked.
+
+const { CordonError } = require('../errors');
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/** Defaults are the issue's safe values; every one can only be set, never skipped. */
+const DEFAULT_LIMITS = Object.freeze({
+  sourceBytes: 64 * KIB,
+  toolCalls: 50,
+  toolResultBytes: 1 * MIB,
+  cumulativeResultBytes: 4 * MIB,
+  resultBytes: 512 * KIB,
+  timeoutMs: 5000,
+  memoryBytes: 64 * MIB,
+});
+
+// Upper bounds keep a typo (an extra zero or two) from turning a limit into
+// "unlimited"; lower bounds are what the runner accepts (§2, §4).
+const LIMIT_RANGES = Object.freeze({
+  sourceBytes: [1, 16 * MIB],
+  toolCalls: [0, 100000],
+  toolResultBytes: [1, 256 * MIB],
+  cumulativeResultBytes: [1, 1024 * MIB],
+  resultBytes: [1, 256 * MIB],
+  timeoutMs: [1, 3600 * 1000],
+  memoryBytes: [1 * MIB, 16 * 1024 * MIB],
+});
+
+/** Room for the frame envelope around a tool result or the final result (JSON keys, id, name). */
+const FRAME_ENVELOPE_BYTES = 64 * KIB;
+/** The runner escapes non-ASCII as \uXXXX: a 3-byte UTF-8 character becomes 6 bytes on the wire. */
+const RUNNER_ESCAPE_EXPANSION = 2;
+/** Wall time for bwrap + runtime setup before `ready` must arrive; not part of the code's budget. */
+const READY_BUDGET_MS = 5000;
+/** After the runner's own deadline, time for its terminal frame to reach us before the stop ladder. */
+const DRAIN_SLACK_MS = 1000;
+
+function invalidLimits(message, details) {
+  return new CordonError('ERR_CORDON_INVALID_LIMITS', message, { details });
+}
+
+/**
+ * Merge `limits` over the defaults and validate every value.
+ * @param {unknown} limits
+ * @returns {Readonly<typeof DEFAULT_LIMITS>}
+ */
+function resolveLimits(limits) {
+  if (limits === undefined) return DEFAULT_LIMITS;
+  if (limits === null || typeof limits !== 'object' || Array.isArray(limits)) {
+    throw invalidLimits('limits must be a plain object, e.g. {timeoutMs: 2000}');
+  }
+  const resolved = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(limits)) {
+    if (!Object.prototype.hasOwnProperty.call(LIMIT_RANGES, key)) {
+      throw invalidLimits(`unknown limit "${key}"; known limits: ${Object.keys(LIMIT_RANGES).join(', ')}`, { key });
+    }
+    const value = limits[key];
+    if (value === undefined) continue;
+    const [min, max] = LIMIT_RANGES[key];
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw invalidLimits(`limits.${key} must be an integer from ${min} to ${max}, got ${String(value)}`, { key, value });
+    }
+    resolved[key] = value;
+  }
+  if (resolved.cumulativeResultBytes < resolved.toolResultBytes) {
+    throw invalidLimits(
+      `limits.cumulativeResultBytes (${resolved.cumulativeResultBytes}) must be at least limits.toolResultBytes (${resolved.toolResultBytes})`,
+      { key: 'cumulativeResultBytes' },
+    );
+  }
+  return Object.freeze(resolved);
+}
+
+/** The largest frame either side may send: a tool result or the final result plus the envelope. */
+function maxFrameBytes(limits) {
+  const result = limits.resultBytes * RUNNER_ESCAPE_EXPANSION;
+  return Math.max(limits.toolResultBytes, result) + FRAME_ENVELOPE_BYTES;
+}
+
+/** Command-line ceilings for the runner (§2): the runner clamps the execute frame to these. */
+function runnerArgs(limits, frameBytes) {
+  return [
+    '--timeout-ms', String(limits.timeoutMs),
+    '--max-calls', String(limits.toolCalls),
+    '--max-result-bytes', String(limits.resultBytes),
+    '--memory-bytes', String(limits.memoryBytes),
+    '--max-frame-bytes', String(frameBytes),
+  ];
+}
+
+/** The `limits` object of the execute frame (§4). */
+function executeLimits(limits) {
+  return { maxToolCalls: limits.toolCalls, maxResultBytes: limits.resultBytes, timeoutMs: limits.timeoutMs };
+}
+
+/**
+ * A `ready` may lower limits (min with its CLI ceilings) but never raise them (§5).
+ * @returns {string | null} why the effective limits are refused, or null when they are acceptable
+ */
+function checkEffectiveLimits(effective, requested) {
+  if (effective === null || typeof effective !== 'object' || Array.isArray(effective)) {
+    return 'ready.effectiveLimits is not an object';
+  }
+  for (const key of Object.keys(requested)) {
+    const value = effective[key];
+    const min = key === 'maxToolCalls' ? 0 : 1;
+    if (!Number.isSafeInteger(value) || value < min) return `ready.effectiveLimits.${key} is not an integer ≥ ${min}`;
+    if (value > requested[key]) return `ready.effectiveLimits.${key} ${value} exceeds the requested ${requested[key]}`;
+  }
+  return null;
+}
+
+module.exports = {
+  DEFAULT_LIMITS,
+  READY_BUDGET_MS,
+  DRAIN_SLACK_MS,
+  resolveLimits,
+  maxFrameBytes,
+  runnerArgs,
+  executeLimits,
+  checkEffectiveLimits,
+};

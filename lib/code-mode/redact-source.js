@@ -1,0 +1,146 @@
+'use strict';
+
+// Best-effort secret redaction of model-written source for the audit record.
+// It is hygiene, not a boundary: the sandbox is the boundary. It is a single
+// left-to-right scan with no regular expressions, so its cost is linear in
+// the input whatever the input is (a regex with nested quantifiers over a
+// hostile 1 MiB string is how audit logging becomes a denial of service).
+//
+// Two rules:
+// 1. A value assigned to a secret-looking key (`password: "…"`, `apiKey = …`,
+//    `headers['Authorization'] = …`) becomes [REDACTED].
+// 2. Inside string literals, token-looking runs (≥ 20 characters of
+//    [A-Za-z0-9_+=-] with both a letter and a digit: API keys, JWT parts,
+//    bearer tokens) become [REDACTED]; outside strings the bar is 32.
+
+const { isSecretKey, REDACTED } = require('./redact');
+
+const MIN_TOKEN_IN_STRING = 20;
+const MIN_TOKEN_IN_CODE = 32;
+/** Quoted text longer than this is data, not a key name; it never arms rule 1. */
+const MAX_KEY_CHARS = 64;
+
+const isDigit = (c) => c >= 0x30 && c <= 0x39;
+const isLetter = (c) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+const isWordChar = (c) => isDigit(c) || isLetter(c) || c === 0x5f || c === 0x24; // _ $
+const isTokenChar = (c) => isDigit(c) || isLetter(c) || c === 0x5f || c === 0x2d || c === 0x2b || c === 0x3d; // _ - + =
+const isSpace = (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/** Is text[start, end) token-like: long enough and mixing letters with digits? */
+function looksLikeToken(text, start, end, minLength) {
+  if (end - start < minLength) return false;
+  let letter = false;
+  let digit = false;
+  for (let i = start; i < end && !(letter && digit); i += 1) {
+    const c = text.charCodeAt(i);
+    letter = letter || isLetter(c);
+    digit = digit || isDigit(c);
+  }
+  return letter && digit;
+}
+
+/**
+ * Output as untouched slices of the input plus replacements: copying is by
+ * slice, never per character, so the constant factor stays small.
+ */
+class Splicer {
+  constructor(text) {
+    this.text = text;
+    this.parts = [];
+    this.copiedTo = 0;
+  }
+
+  replace(start, end, replacement) {
+    this.parts.push(this.text.slice(this.copiedTo, start), replacement);
+    this.copiedTo = end;
+  }
+
+  result() {
+    if (this.copiedTo === 0) return this.text;
+    this.parts.push(this.text.slice(this.copiedTo));
+    return this.parts.join('');
+  }
+}
+
+/** Rule 2 over code[start, end), the content of a string literal. */
+function redactTokensInString(out, code, start, end) {
+  let i = start;
+  while (i < end) {
+    if (!isTokenChar(code.charCodeAt(i))) {
+      i += 1;
+      continue;
+    }
+    let j = i;
+    while (j < end && isTokenChar(code.charCodeAt(j))) j += 1;
+    if (looksLikeToken(code, i, j, MIN_TOKEN_IN_STRING)) out.replace(i, j, REDACTED);
+    i = j;
+  }
+}
+
+/** End of the string literal opened at `start` (exclusive of the closing quote), and whether it closed. */
+function scanString(code, start) {
+  const quote = code.charCodeAt(start);
+  let j = start + 1;
+  while (j < code.length) {
+    const c = code.charCodeAt(j);
+    if (c === 0x5c) j += 2; // backslash escapes the next character
+    else if (c === quote) return { end: j, closed: true };
+    else if (c === 0x0a && quote !== 0x60) return { end: j, closed: false }; // '…' and "…" end at a newline
+    else j += 1;
+  }
+  return { end: code.length, closed: false };
+}
+
+/**
+ * Redact secrets from source code in one linear pass.
+ * @param {string} code
+ * @returns {string}
+ */
+function redactSource(code) {
+  const out = new Splicer(code);
+  let keyIsSecret = false; // the last key-like token named a secret
+  let valueIsSecret = false; // …and was followed by `:` or `=`: the next value is redacted
+  let i = 0;
+  while (i < code.length) {
+    const c = code.charCodeAt(i);
+    if (isSpace(c)) {
+      i += 1;
+    } else if (c === 0x22 || c === 0x27 || c === 0x60) { // " ' `
+      const { end, closed } = scanString(code, i);
+      if (valueIsSecret) out.replace(i + 1, end, REDACTED);
+      else redactTokensInString(out, code, i + 1, end);
+      keyIsSecret = !valueIsSecret && end - i - 1 <= MAX_KEY_CHARS && isSecretKey(code.slice(i + 1, end));
+      valueIsSecret = false;
+      i = closed ? end + 1 : end;
+    } else if (isWordChar(c)) {
+      let j = i;
+      while (j < code.length && isWordChar(code.charCodeAt(j))) j += 1;
+      if (valueIsSecret || looksLikeToken(code, i, j, MIN_TOKEN_IN_CODE)) out.replace(i, j, REDACTED);
+      keyIsSecret = !valueIsSecret && j - i <= MAX_KEY_CHARS && isSecretKey(code.slice(i, j));
+      valueIsSecret = false;
+      i = j;
+    } else {
+      const next = code.charCodeAt(i + 1);
+      const assigns = c === 0x3a || (c === 0x3d && next !== 0x3d && next !== 0x3e); // ":" or "=" but not "==" / "=>"
+      const closesKey = c === 0x5d || c === 0x29; // `]` in headers['Authorization'] = …
+      valueIsSecret = assigns && keyIsSecret;
+      keyIsSecret = closesKey && keyIsSecret;
+      i += 1;
+    }
+  }
+  return out.result();
+}
+
+/**
+ * Cut a string to at most `maxBytes` UTF-8 bytes without splitting a character.
+ * @returns {{text: string, truncated: boolean}}
+ */
+function truncateUtf8(text, maxBytes) {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return { text, truncated: false };
+  let end = maxBytes;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1; // back off continuation bytes
+  return { text: bytes.subarray(0, end).toString('utf8'), truncated: true };
+}
+
+module.exports = { redactSource, truncateUtf8 };

@@ -1,0 +1,76 @@
+'use strict';
+
+// Redaction of tool arguments and results for events. Events go to logs and
+// dashboards, which must never learn a secret or the content of a document:
+// values under secret-looking keys become "[REDACTED]" whatever their type,
+// and every other string becomes its size. Numbers, booleans, null and the
+// shape (keys, array lengths) stay, because that is what debugging needs.
+// Output is bounded in depth and breadth, and the walk is linear in the input.
+
+const REDACTED = '[REDACTED]';
+/** Key fragments, compared after lower-casing and removing everything but a–z and 0–9. */
+const SECRET_KEY_FRAGMENTS = Object.freeze([
+  'token', 'secret', 'password', 'passwd', 'apikey', 'authorization', 'cookie', 'credential', 'privatekey',
+]);
+/** Redacted output keeps this many levels; deeper values become a marker. */
+const MAX_REDACT_DEPTH = 16;
+/** Arrays and objects keep this many entries; the rest are counted, not copied. */
+const MAX_REDACT_ENTRIES = 64;
+/** Longer keys are secrets or data in disguise; they are cut to this many characters. */
+const MAX_KEY_CHARS = 128;
+
+/** Lower-case a key and keep only [a-z0-9]: "X-Api-Key", "api_key" and "apiKey" all become "apikey". */
+function normalizeKey(key) {
+  let out = '';
+  for (let i = 0; i < key.length; i += 1) {
+    const code = key.charCodeAt(i);
+    if (code >= 0x41 && code <= 0x5a) out += String.fromCharCode(code + 0x20);
+    else if ((code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39)) out += key[i];
+  }
+  return out;
+}
+
+/** True when a key names something secret (token, password, api_key, cookie, …). */
+function isSecretKey(key) {
+  const normalized = normalizeKey(String(key));
+  return SECRET_KEY_FRAGMENTS.some((fragment) => normalized.includes(fragment));
+}
+
+function stringMarker(value) {
+  return { type: 'string', utf8Bytes: Buffer.byteLength(value, 'utf8') };
+}
+
+function redactArray(value, depth) {
+  const out = value.slice(0, MAX_REDACT_ENTRIES).map((item) => redactAt(item, depth + 1));
+  if (value.length > MAX_REDACT_ENTRIES) out.push({ type: 'omitted', entries: value.length - MAX_REDACT_ENTRIES });
+  return out;
+}
+
+function redactObject(value, depth) {
+  const out = {};
+  const keys = Object.keys(value);
+  for (const key of keys.slice(0, MAX_REDACT_ENTRIES)) {
+    const shownKey = key.length > MAX_KEY_CHARS ? `${key.slice(0, MAX_KEY_CHARS)}…` : key;
+    out[shownKey] = isSecretKey(key) ? REDACTED : redactAt(value[key], depth + 1);
+  }
+  if (keys.length > MAX_REDACT_ENTRIES) out['…'] = { type: 'omitted', entries: keys.length - MAX_REDACT_ENTRIES };
+  return out;
+}
+
+function redactAt(value, depth) {
+  if (typeof value === 'string') return stringMarker(value);
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (typeof value !== 'object') return { type: typeof value };
+  if (depth >= MAX_REDACT_DEPTH) return { type: Array.isArray(value) ? 'array' : 'object', truncated: true };
+  return Array.isArray(value) ? redactArray(value, depth) : redactObject(value, depth);
+}
+
+/**
+ * A redacted copy of a JSON value, safe to log.
+ * @param {unknown} value
+ */
+function redactValue(value) {
+  return redactAt(value, 0);
+}
+
+module.exports = { redactValue, isSecretKey, REDACTED, SECRET_KEY_FRAGMENTS };
