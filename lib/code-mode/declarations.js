@@ -30,7 +30,9 @@ function literal(value) {
 function union(types) {
   const unique = [...new Set(types)];
   if (unique.includes('unknown')) return 'unknown';
-  return unique.length === 1 ? unique[0] : unique.map((t) => `(${t})`).join(' | ');
+  // Parenthesize only what could bind differently inside a union (functions, intersections, unions).
+  const member = (t) => (/[|&]|=>/.test(t) && !t.startsWith('{') ? `(${t})` : t);
+  return unique.length === 1 ? unique[0] : unique.map(member).join(' | ');
 }
 
 function objectType(schema, depth, indent) {

@@ -1,0 +1,36 @@
+'use strict';
+
+// Tool results must be strict JSON before they reach model code.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { toJsonText } = require('../lib/code-mode/json-value');
+
+test('plain JSON values serialize compactly with their UTF-8 size', () => {
+  assert.deepEqual(toJsonText({ a: [1, 'é', null, true] }, 'result'), { text: '{"a":[1,"é",null,true]}', bytes: 24 });
+  const shared = { x: 1 };
+  assert.equal(toJsonText({ a: shared, b: shared }, 'result').text, '{"a":{"x":1},"b":{"x":1}}');
+});
+
+test('functions, BigInt, symbols, undefined, NaN, Infinity, cycles and class instances are refused with their path', () => {
+  const cycle = { a: {} };
+  cycle.a.back = cycle;
+  const cases = [
+    [{ f() {} }, /result\.f is a function/],
+    [{ n: 10n }, /result\.n is a BigInt/],
+    [[Symbol('s')], /result\[0\] is a symbol/],
+    [{ u: undefined }, /result\.u is undefined/],
+    [{ n: NaN }, /result\.n is NaN/],
+    [{ n: -Infinity }, /non-finite/],
+    [cycle, /result\.a\.back is a cycle/],
+    [{ d: new Date(0) }, /result\.d is a Date/],
+    [new Map(), /result is a Map/],
+  ];
+  for (const [value, pattern] of cases) assert.throws(() => toJsonText(value, 'result'), pattern);
+});
+
+test('absurdly deep values are refused instead of overflowing the host stack', () => {
+  let deep = 1;
+  for (let i = 0; i < 10000; i += 1) deep = [deep];
+  assert.throws(() => toJsonText(deep, 'result'), /nested deeper than 128/);
+});

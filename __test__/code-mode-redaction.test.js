@@ -1,0 +1,115 @@
+'use strict';
+
+// Redaction of event values and of source for the audit record.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { redactValue } = require('../lib/code-mode/redact');
+const { redactSource, truncateUtf8 } = require('../lib/code-mode/redact-source');
+const { buildAuditRecord, AUDIT_SOURCE_BYTES } = require('../lib/code-mode/audit');
+
+test('values under secret-looking keys are redacted at any depth, whatever their type', () => {
+  const redacted = redactValue({
+    user: 'bob',
+    count: 3,
+    nested: { deeper: [{ accessToken: 'abc', ok: true }, { 'X-Api-Key': { k: 1 } }] },
+    Authorization: 'Bearer x', session_cookie: 'c', privateKey: 'p', db_password: 'p', credentials: ['a'], clientSecret: 's',
+  });
+  assert.deepEqual(redacted, {
+    user: { type: 'string', utf8Bytes: 3 },
+    count: 3,
+    nested: { deeper: [{ accessToken: '[REDACTED]', ok: true }, { 'X-Api-Key': '[REDACTED]' }] },
+    Authorization: '[REDACTED]', session_cookie: '[REDACTED]', privateKey: '[REDACTED]', db_password: '[REDACTED]',
+    credentials: '[REDACTED]', clientSecret: '[REDACTED]',
+  });
+});
+
+test('other strings become their UTF-8 size, so no content reaches an event', () => {
+  assert.deepEqual(redactValue(['héllo', '']), [{ type: 'string', utf8Bytes: 6 }, { type: 'string', utf8Bytes: 0 }]);
+  assert.deepEqual(redactValue('top'), { type: 'string', utf8Bytes: 3 });
+});
+
+test('redacted values are bounded in breadth and depth', () => {
+  const wide = redactValue(Array.from({ length: 1000 }, (_, i) => i));
+  assert.equal(wide.length, 65);
+  assert.deepEqual(wide[64], { type: 'omitted', entries: 936 });
+  let deep = { leaf: 1 };
+  for (let i = 0; i < 100; i += 1) deep = { child: deep };
+  const text = JSON.stringify(redactValue(deep));
+  assert.match(text, /"truncated":true/);
+  assert.ok(text.length < 1000);
+});
+
+test('source redaction removes assigned secrets and token-looking strings and keeps the rest', () => {
+  const code = [
+    'const apiKey = "sk-live-abc";',
+    "const r = await tools['auth.login']({ user: 'bob', password: 'hunter2' });",
+    'headers["Authorization"] = "Bearer eyJhbGciOiJIUzI1NiJ9.payload";',
+    'const gh = "ghp_abcdefghijklmnop1234567890";',
+    'if (a === b && c => 1) return r.orders.length;',
+  ].join('\n');
+  const out = redactSource(code);
+  for (const secret of ['sk-live-abc', 'hunter2', 'eyJhbGciOiJIUzI1NiJ9', 'ghp_abcdefghijklmnop1234567890']) {
+    assert.ok(!out.includes(secret), `${secret} leaked: ${out}`);
+  }
+  assert.ok(out.includes("user: 'bob'"));
+  assert.ok(out.includes('if (a === b && c => 1) return r.orders.length;'));
+  assert.ok(out.includes("tools['auth.login']"));
+});
+
+test('source redaction of a 1 MiB adversarial input takes linear time (well under 100 ms here)', (t) => {
+  const MiB = 1 << 20;
+  const inputs = {
+    'one long word': 'a'.repeat(MiB),
+    'key= repeated': 'password='.repeat(MiB / 9),
+    'quoted keys': '"token":'.repeat(MiB / 8),
+    'unclosed quote': `"${'a1'.repeat(MiB / 2)}`,
+    'backslashes': `"${'\\'.repeat(MiB)}`,
+    'key: open quote': 'secret: "'.repeat(MiB / 9),
+  };
+  for (const [name, input] of Object.entries(inputs)) {
+    const started = performance.now();
+    redactSource(input);
+    const ms = performance.now() - started;
+    t.diagnostic(`redactSource ${name} (${input.length} chars): ${ms.toFixed(1)} ms`);
+    // Generous bound: a regression to super-linear behaviour takes seconds to minutes, not 1 s.
+    assert.ok(ms < 1000, `${name} took ${ms} ms`);
+  }
+});
+
+test('event redaction of 1 MiB adversarial keys and strings takes linear time', (t) => {
+  const MiB = 1 << 20;
+  const value = { ['_-'.repeat(MiB / 2)]: 'x', ['pass'.repeat(MiB / 4)]: 1, s: 'é'.repeat(MiB / 2) };
+  const started = performance.now();
+  const out = redactValue(value);
+  const ms = performance.now() - started;
+  t.diagnostic(`redactValue 3 MiB of keys and strings: ${ms.toFixed(1)} ms`);
+  assert.deepEqual(out.s, { type: 'string', utf8Bytes: MiB });
+  assert.ok(Object.keys(out).every((key) => key.length <= 129), 'long keys are cut');
+  assert.ok(ms < 1000, `took ${ms} ms`);
+});
+
+test('the audit record redacts the whole source before cutting it to 4 KiB', () => {
+  const secret = 'zz9-plural-z-alpha-77777777';
+  const code = `${'x'.repeat(AUDIT_SOURCE_BYTES - 12)}; token = "${secret}"`;
+  const record = buildAuditRecord({
+    executionId: 'e1', parentId: null, mode: 'execute', code, tools: [], limits: {}, ok: true,
+    metrics: {}, receipt: { invocationId: 'e1', b: 1 }, startedAt: 0,
+  });
+  assert.equal(record.codeTruncated, true);
+  assert.ok(Buffer.byteLength(record.code) <= AUDIT_SOURCE_BYTES);
+  assert.ok(!record.code.includes('zz9'), record.code.slice(-40));
+  assert.match(record.receiptDigest, /^sha256:[0-9a-f]{64}$/);
+});
+
+test('an empty receipt has no digest rather than a digest of nothing', () => {
+  const record = buildAuditRecord({ executionId: 'e', parentId: null, mode: 'inspect', code: 'return 1', tools: [], limits: {}, ok: false,
+    error: { kind: 'timeout' }, metrics: {}, receipt: {}, startedAt: 0 });
+  assert.equal(record.receiptDigest, null);
+  assert.deepEqual(record.outcome, { ok: false, kind: 'timeout', code: undefined });
+});
+
+test('UTF-8 truncation never splits a character', () => {
+  assert.deepEqual(truncateUtf8('aé', 2), { text: 'a', truncated: true });
+  assert.deepEqual(truncateUtf8('aé', 3), { text: 'aé', truncated: false });
+});
