@@ -1,0 +1,118 @@
+//! Which cgroup hierarchy this process can use for per-execution cgroups.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::CgroupError;
+
+/// Where cgroup filesystems are mounted on every mainstream distribution.
+pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hierarchy {
+    /// A unified hierarchy where this process sits at the (namespace) root,
+    /// the only place v2 lets a process-holding cgroup delegate controllers.
+    V2 { own: PathBuf },
+    /// Separate v1 hierarchies, each at this process's own cgroup.
+    V1 {
+        memory_own: PathBuf,
+        pids_own: PathBuf,
+    },
+}
+
+impl Hierarchy {
+    pub fn version(&self) -> &'static str {
+        match self {
+            Self::V2 { .. } => "v2",
+            Self::V1 { .. } => "v1",
+        }
+    }
+}
+
+/// Thin: the hierarchy this process can use, from `/proc/self/cgroup`.
+pub fn detect() -> Result<Hierarchy, CgroupError> {
+    let path = PathBuf::from("/proc/self/cgroup");
+    let own =
+        fs::read_to_string(&path).map_err(|source| CgroupError::ReadSelfCgroup { path, source })?;
+    detect_in(Path::new(CGROUP_ROOT), &own)
+}
+
+/// `root` is where cgroup filesystems are mounted; `self_cgroup` the text
+/// of `/proc/self/cgroup` (`id:controllers:path` lines).
+pub fn detect_in(root: &Path, self_cgroup: &str) -> Result<Hierarchy, CgroupError> {
+    let v2 = detect_v2(root, self_cgroup);
+    let v1 = || detect_v1(root, self_cgroup);
+    match v2 {
+        Ok(found) => Ok(found),
+        Err(v2_detail) => v1().map_err(|v1_detail| CgroupError::NoUsableHierarchy {
+            detail: format!("v2: {v2_detail}; v1: {v1_detail}"),
+        }),
+    }
+}
+
+/// The cgroup path of `controller` ("" = the v2 line) in /proc/self/cgroup.
+pub fn own_path<'a>(self_cgroup: &'a str, controller: &str) -> Option<&'a str> {
+    self_cgroup.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let matches = if controller.is_empty() {
+            controllers.is_empty()
+        } else {
+            controllers.split(',').any(|c| c == controller)
+        };
+        matches.then_some(path)
+    })
+}
+
+fn detect_v2(root: &Path, self_cgroup: &str) -> Result<Hierarchy, String> {
+    let mount = [root.to_path_buf(), root.join("unified")]
+        .into_iter()
+        .find(|m| m.join("cgroup.controllers").is_file())
+        .ok_or("no cgroup2 mount")?;
+    let own = own_path(self_cgroup, "").ok_or("no 0:: line in /proc/self/cgroup")?;
+    if own != "/" {
+        return Err(format!("launcher is in {own}, not the root (v2 forbids delegating from a cgroup with processes)"));
+    }
+    let controllers =
+        fs::read_to_string(mount.join("cgroup.controllers")).map_err(|e| e.to_string())?;
+    let has = |name: &str| controllers.split_whitespace().any(|c| c == name);
+    if !(has("memory") && has("pids")) {
+        return Err(format!(
+            "{} lacks memory and/or pids controllers",
+            mount.display()
+        ));
+    }
+    writable(&mount)?;
+    Ok(Hierarchy::V2 { own: mount })
+}
+
+fn detect_v1(root: &Path, self_cgroup: &str) -> Result<Hierarchy, String> {
+    let own = |controller: &str| -> Result<PathBuf, String> {
+        let path = own_path(self_cgroup, controller).ok_or(format!("no {controller} line"))?;
+        let dir = root.join(controller).join(path.trim_start_matches('/'));
+        if !dir.join("cgroup.procs").is_file() {
+            return Err(format!("{} is not a cgroup", dir.display()));
+        }
+        writable(&dir)?;
+        Ok(dir)
+    };
+    Ok(Hierarchy::V1 {
+        memory_own: own("memory")?,
+        pids_own: own("pids")?,
+    })
+}
+
+fn writable(dir: &Path) -> Result<(), String> {
+    let c_path =
+        std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: access(2) reads a NUL-terminated path we own.
+    match unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } {
+        0 => Ok(()),
+        _ => Err(format!(
+            "{} is not writable: {}",
+            dir.display(),
+            io::Error::last_os_error()
+        )),
+    }
+}

@@ -1,0 +1,300 @@
+//! A cgroup per execution: memory and process ceilings for the whole
+//! sandbox tree, and a kill that reaches every process in it.
+//!
+//! Steps (each a small function; the paths and values are planned purely):
+//! 1. `detect`: a writable cgroup v2 hierarchy with `memory` and `pids`, else
+//!    v1 `memory` and `pids` hierarchies, nested under this process's own
+//!    cgroup (so the host's accounting of the provider still covers it).
+//! 2. `plan`: the `cordon/<invocation id>` leaves, limit writes, kill method.
+//! 3. `create`: mkdir, write limits, open the `cgroup.procs` files.
+//! 4. `join_self` (pre_exec, async-signal-safe): write "0" to those fds, so
+//!    bwrap is inside before it forks anything. The kernel checks the
+//!    opener's credentials, so this still works after the uid switch.
+//! 5. `kill_all`: `cgroup.kill` on v2; on v1 `pids.max` = 0 (no new forks),
+//!    then SIGKILL every member via a pidfd until `cgroup.procs` is empty.
+//! 6. `remove`: rmdir the leaves, then the `cordon` parents if now empty.
+
+use std::fs;
+use std::io::{self, ErrorKind};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+mod detect;
+mod plan;
+
+pub use detect::{detect, detect_in, own_path, Hierarchy, CGROUP_ROOT};
+pub use plan::{in_leaf, plan, CgroupLimits, CgroupPlan, KillMethod, Need, Write, PARENT_NAME};
+
+/// Pause between kill rounds: long enough for SIGKILLed tasks to exit.
+const KILL_ROUND_PAUSE: Duration = Duration::from_millis(2);
+/// Attempts at creating a leaf whose parent a concurrent teardown removed.
+const CREATE_ATTEMPTS: usize = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("reading {path}: {source}")]
+    ReadSelfCgroup { path: PathBuf, source: io::Error },
+    #[error("no usable cgroup hierarchy: {detail}")]
+    NoUsableHierarchy { detail: String },
+    #[error("invocation id {id:?} is not a safe cgroup name")]
+    InvalidInvocationId { id: String },
+    #[error("creating cgroup {path}: {source}")]
+    CreateDir { path: PathBuf, source: io::Error },
+    #[error("writing {path}: {source}")]
+    WriteFile { path: PathBuf, source: io::Error },
+    #[error("opening {path}: {source}")]
+    OpenProcs { path: PathBuf, source: io::Error },
+    #[error("reading {path}: {source}")]
+    ReadProcs { path: PathBuf, source: io::Error },
+    #[error("{remaining} processes still in {path} after the kill")]
+    KillTimedOut { path: PathBuf, remaining: usize },
+    #[error("removing cgroup {path}: {source}")]
+    RemoveDir { path: PathBuf, source: io::Error },
+}
+
+/// At most two `cgroup.procs` descriptors (v1 memory + pids), `Copy` so a
+/// pre_exec closure can own it without allocating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JoinFds {
+    fds: [RawFd; 2],
+    len: usize,
+}
+
+/// A created cgroup; `remove` (or drop after `kill_all`) tears it down.
+#[derive(Debug)]
+pub struct ExecutionCgroup {
+    plan: CgroupPlan,
+    procs: Vec<OwnedFd>,
+}
+
+/// Thin: mkdir the leaves, write the limits, open `cgroup.procs` (O_CLOEXEC).
+/// On failure, whatever was created is removed again.
+pub fn create(plan: &CgroupPlan) -> Result<ExecutionCgroup, CgroupError> {
+    let mut cgroup = ExecutionCgroup {
+        plan: plan.clone(),
+        procs: Vec::new(),
+    };
+    match populate(&mut cgroup) {
+        Ok(()) => Ok(cgroup),
+        Err(error) => {
+            let _ = cgroup.remove();
+            Err(error)
+        }
+    }
+}
+
+fn populate(cgroup: &mut ExecutionCgroup) -> Result<(), CgroupError> {
+    let plan = &cgroup.plan;
+    for (parent, leaf) in plan.parents.iter().zip(&plan.leaves) {
+        make_leaf(parent, leaf, &plan.parent_setup)?;
+    }
+    plan.limits.iter().try_for_each(write_value)?;
+    for path in &plan.procs {
+        let file = fs::OpenOptions::new().write(true).open(path);
+        let file = file.map_err(|source| CgroupError::OpenProcs {
+            path: path.clone(),
+            source,
+        })?;
+        cgroup.procs.push(OwnedFd::from(file));
+    }
+    Ok(())
+}
+
+/// A concurrent teardown may rmdir an empty parent between our mkdirs.
+fn make_leaf(parent: &Path, leaf: &Path, parent_setup: &[Write]) -> Result<(), CgroupError> {
+    let mut last = None;
+    for _ in 0..CREATE_ATTEMPTS {
+        if let Err(source) = fs::create_dir(parent).or_else(ignore(ErrorKind::AlreadyExists)) {
+            return Err(CgroupError::CreateDir {
+                path: parent.to_path_buf(),
+                source,
+            });
+        }
+        for write in parent_setup {
+            write_value(write)?;
+        }
+        match fs::create_dir(leaf) {
+            Ok(()) => return Ok(()),
+            Err(source) if source.kind() == ErrorKind::NotFound => last = Some(source),
+            Err(source) => {
+                return Err(CgroupError::CreateDir {
+                    path: leaf.to_path_buf(),
+                    source,
+                })
+            }
+        }
+    }
+    let source = last.unwrap_or_else(|| io::Error::from(ErrorKind::NotFound));
+    Err(CgroupError::CreateDir {
+        path: leaf.to_path_buf(),
+        source,
+    })
+}
+
+fn ignore(kind: ErrorKind) -> impl Fn(io::Error) -> io::Result<()> {
+    move |e| if e.kind() == kind { Ok(()) } else { Err(e) }
+}
+
+fn write_value(write: &Write) -> Result<(), CgroupError> {
+    match (fs::write(&write.path, &write.value), write.need) {
+        (Ok(()), _) => Ok(()),
+        (Err(e), Need::IfPresent) if e.kind() == ErrorKind::NotFound => Ok(()),
+        (Err(source), _) => Err(CgroupError::WriteFile {
+            path: write.path.clone(),
+            source,
+        }),
+    }
+}
+
+/// Async-signal-safe: moves the calling process into every leaf (one
+/// `write(2)` of "0" per descriptor). For pre_exec.
+pub fn join_self(fds: &JoinFds) -> io::Result<()> {
+    for fd in &fds.fds[..fds.len.min(fds.fds.len())] {
+        // SAFETY: writes one byte from a static buffer to an open descriptor.
+        if unsafe { libc::write(*fd, b"0".as_ptr().cast(), 1) } != 1 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+impl ExecutionCgroup {
+    pub fn plan(&self) -> &CgroupPlan {
+        &self.plan
+    }
+
+    /// The descriptors `join_self` writes to; valid while `self` lives.
+    pub fn join_fds(&self) -> JoinFds {
+        let mut fds = JoinFds {
+            fds: [-1; 2],
+            len: 0,
+        };
+        for (slot, fd) in fds.fds.iter_mut().zip(&self.procs) {
+            *slot = fd.as_raw_fd();
+            fds.len += 1;
+        }
+        fds
+    }
+
+    /// Moves `pid` (and its threads) into every leaf.
+    pub fn add_pid(&self, pid: u32) -> Result<(), CgroupError> {
+        for path in &self.plan.procs {
+            fs::write(path, pid.to_string()).map_err(|source| CgroupError::WriteFile {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The pids in the cgroup (the kill method's `procs` view).
+    pub fn members(&self) -> Result<Vec<i32>, CgroupError> {
+        let path = self.plan.procs.last().cloned().unwrap_or_default();
+        let text =
+            fs::read_to_string(&path).map_err(|source| CgroupError::ReadProcs { path, source })?;
+        Ok(text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    }
+
+    /// OOM kills inside the cgroup so far (0 when the kernel does not say).
+    pub fn oom_kills(&self) -> u64 {
+        let text = fs::read_to_string(&self.plan.oom_report).unwrap_or_default();
+        text.lines()
+            .find_map(|l| l.strip_prefix("oom_kill "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Kills every process in the cgroup and waits until it is empty.
+    pub fn kill_all(&self, timeout: Duration) -> Result<(), CgroupError> {
+        let deadline = Instant::now() + timeout;
+        match &self.plan.kill {
+            KillMethod::CgroupKill { file } => {
+                let write = Write {
+                    path: file.clone(),
+                    value: "1".into(),
+                    need: Need::Required,
+                };
+                write_value(&write)?;
+            }
+            KillMethod::FreezeForksThenSignal { pids_max, .. } => {
+                write_value(&Write {
+                    path: pids_max.clone(),
+                    value: "0".into(),
+                    need: Need::Required,
+                })?;
+            }
+        }
+        loop {
+            let members = self.members()?;
+            if members.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let path = self.plan.procs.last().cloned().unwrap_or_default();
+                return Err(CgroupError::KillTimedOut {
+                    path,
+                    remaining: members.len(),
+                });
+            }
+            if let KillMethod::FreezeForksThenSignal { .. } = self.plan.kill {
+                members.iter().for_each(|pid| self.kill_member(*pid));
+            }
+            std::thread::sleep(KILL_ROUND_PAUSE);
+        }
+    }
+
+    /// pidfd first, then re-check membership: a pid that exited and was
+    /// reused by an unrelated process between the read and the kill is
+    /// never signalled.
+    fn kill_member(&self, pid: i32) {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let Ok(raw) = RawFd::try_from(raw) else {
+            return;
+        };
+        if raw < 0 {
+            return;
+        }
+        // SAFETY: `raw` is a fresh pidfd we exclusively own.
+        let pidfd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
+        let text = fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+        if in_leaf(&text, &self.plan.leaf_name) {
+            // SAFETY: signals the process the pidfd pins; no memory is passed.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    pidfd.as_raw_fd(),
+                    libc::SIGKILL,
+                    0usize,
+                    0u32,
+                )
+            };
+        }
+    }
+
+    /// Removes the leaves, then the `cordon` parents if nothing else uses
+    /// them (EBUSY/ENOTEMPTY from a sibling's leaf is expected and ignored).
+    pub fn remove(self) -> Result<(), CgroupError> {
+        for leaf in &self.plan.leaves {
+            match fs::remove_dir(leaf) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(CgroupError::RemoveDir {
+                        path: leaf.clone(),
+                        source,
+                    })
+                }
+            }
+        }
+        for parent in &self.plan.parents {
+            let _ = fs::remove_dir(parent);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;

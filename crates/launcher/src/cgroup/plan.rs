@@ -1,0 +1,156 @@
+//! Pure: the directories, writes and kill method of one execution's cgroup.
+
+use std::path::PathBuf;
+
+use super::{own_path, CgroupError, Hierarchy};
+
+/// The parent directory name, under the launcher's own cgroup.
+pub const PARENT_NAME: &str = "cordon";
+/// The longest invocation id accepted as a directory name.
+pub const MAX_ID_BYTES: usize = 128;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CgroupLimits {
+    pub memory_bytes: u64,
+    pub pids: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    Required,
+    /// Written when the file exists (swap accounting is a boot option).
+    IfPresent,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub path: PathBuf,
+    pub value: String,
+    pub need: Need,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KillMethod {
+    /// Write "1" to this `cgroup.kill`.
+    CgroupKill { file: PathBuf },
+    /// Write "0" to `pids_max`, then SIGKILL each pid listed in `procs`.
+    FreezeForksThenSignal { pids_max: PathBuf, procs: PathBuf },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupPlan {
+    pub version: &'static str,
+    /// Enabling controllers for the children of the `cordon` parent (v2).
+    pub parent_setup: Vec<Write>,
+    pub parents: Vec<PathBuf>,
+    pub leaves: Vec<PathBuf>,
+    pub limits: Vec<Write>,
+    pub procs: Vec<PathBuf>,
+    pub kill: KillMethod,
+    /// The leaf directory name (the invocation id).
+    pub leaf_name: String,
+    /// Where the leaf reports OOM kills (`memory.events` / `memory.oom_control`).
+    pub oom_report: PathBuf,
+}
+
+/// Pure: the directories, writes and kill method of one execution's cgroup.
+pub fn plan(
+    hierarchy: &Hierarchy,
+    invocation_id: &str,
+    limits: &CgroupLimits,
+) -> Result<CgroupPlan, CgroupError> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if invocation_id.is_empty()
+        || invocation_id.len() > MAX_ID_BYTES
+        || !invocation_id.chars().all(safe)
+    {
+        return Err(CgroupError::InvalidInvocationId {
+            id: invocation_id.to_string(),
+        });
+    }
+    let write = |path: PathBuf, value: String, need| Write { path, value, need };
+    let memory = limits.memory_bytes.to_string();
+    let pids = limits.pids.to_string();
+    Ok(match hierarchy {
+        Hierarchy::V2 { own } => {
+            let parent = own.join(PARENT_NAME);
+            let leaf = parent.join(invocation_id);
+            let enable = "+memory +pids".to_string();
+            CgroupPlan {
+                version: "v2",
+                leaf_name: invocation_id.to_string(),
+                parent_setup: vec![
+                    write(
+                        own.join("cgroup.subtree_control"),
+                        enable.clone(),
+                        Need::Required,
+                    ),
+                    write(
+                        parent.join("cgroup.subtree_control"),
+                        enable,
+                        Need::Required,
+                    ),
+                ],
+                parents: vec![parent],
+                limits: vec![
+                    write(leaf.join("memory.max"), memory, Need::Required),
+                    write(leaf.join("memory.swap.max"), "0".into(), Need::IfPresent),
+                    write(leaf.join("pids.max"), pids, Need::Required),
+                ],
+                procs: vec![leaf.join("cgroup.procs")],
+                kill: KillMethod::CgroupKill {
+                    file: leaf.join("cgroup.kill"),
+                },
+                oom_report: leaf.join("memory.events"),
+                leaves: vec![leaf],
+            }
+        }
+        Hierarchy::V1 {
+            memory_own,
+            pids_own,
+        } => {
+            let (memory_parent, pids_parent) =
+                (memory_own.join(PARENT_NAME), pids_own.join(PARENT_NAME));
+            let (memory_leaf, pids_leaf) = (
+                memory_parent.join(invocation_id),
+                pids_parent.join(invocation_id),
+            );
+            CgroupPlan {
+                version: "v1",
+                leaf_name: invocation_id.to_string(),
+                parent_setup: Vec::new(),
+                parents: vec![memory_parent, pids_parent],
+                // memsw must stay >= limit_in_bytes, so it is written second.
+                limits: vec![
+                    write(
+                        memory_leaf.join("memory.limit_in_bytes"),
+                        memory.clone(),
+                        Need::Required,
+                    ),
+                    write(
+                        memory_leaf.join("memory.memsw.limit_in_bytes"),
+                        memory,
+                        Need::IfPresent,
+                    ),
+                    write(pids_leaf.join("pids.max"), pids, Need::Required),
+                ],
+                procs: vec![
+                    memory_leaf.join("cgroup.procs"),
+                    pids_leaf.join("cgroup.procs"),
+                ],
+                kill: KillMethod::FreezeForksThenSignal {
+                    pids_max: pids_leaf.join("pids.max"),
+                    procs: pids_leaf.join("cgroup.procs"),
+                },
+                oom_report: memory_leaf.join("memory.oom_control"),
+                leaves: vec![memory_leaf, pids_leaf],
+            }
+        }
+    })
+}
+
+/// Pure: does `/proc/<pid>/cgroup` text put the process in our v1 pids leaf?
+pub fn in_leaf(proc_cgroup: &str, leaf_name: &str) -> bool {
+    let suffix = format!("/{PARENT_NAME}/{leaf_name}");
+    own_path(proc_cgroup, "pids").is_some_and(|path| path.ends_with(&suffix))
+}

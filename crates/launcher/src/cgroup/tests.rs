@@ -1,0 +1,251 @@
+use super::plan::MAX_ID_BYTES;
+use super::*;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+const HYBRID: &str = "9:name=systemd:/\n8:pids:/\n4:memory:/jobs/abc\n1:cpu,cpuacct:/\n0::/\n";
+const LIMITS: CgroupLimits = CgroupLimits {
+    memory_bytes: 64 << 20,
+    pids: 32,
+};
+
+fn fake_root(files: &[&str]) -> PathBuf {
+    let unique = format!("cordon-cgroup-fake-{}-{}", std::process::id(), files.len());
+    let root = std::env::temp_dir().join(unique);
+    let _ = fs::remove_dir_all(&root);
+    for file in files {
+        let path = root.join(file);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, "cpu io\n").unwrap();
+    }
+    root
+}
+
+#[test]
+fn own_path_reads_the_line_of_a_controller_or_the_unified_line() {
+    assert_eq!(own_path(HYBRID, "memory"), Some("/jobs/abc"));
+    assert_eq!(own_path(HYBRID, "cpuacct"), Some("/"));
+    assert_eq!(own_path(HYBRID, ""), Some("/"));
+    assert_eq!(own_path(HYBRID, "freezer"), None);
+}
+
+#[test]
+fn a_hybrid_host_without_v2_controllers_uses_v1_under_its_own_cgroups() {
+    let root = fake_root(&[
+        "unified/cgroup.controllers",
+        "memory/jobs/abc/cgroup.procs",
+        "pids/cgroup.procs",
+    ]);
+    let found = detect_in(&root, HYBRID).unwrap();
+    let want = Hierarchy::V1 {
+        memory_own: root.join("memory/jobs/abc"),
+        pids_own: root.join("pids"),
+    };
+    assert_eq!(found, want);
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn no_usable_hierarchy_names_what_each_version_lacked() {
+    let root = fake_root(&["unified/cgroup.controllers"]);
+    let error = detect_in(&root, HYBRID).unwrap_err().to_string();
+    assert!(error.contains("lacks memory and/or pids"), "{error}");
+    assert!(
+        error.contains("memory") && error.contains("is not a cgroup"),
+        "{error}"
+    );
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn the_v1_plan_writes_memsw_after_the_memory_limit_and_kills_by_signal() {
+    let hierarchy = Hierarchy::V1 {
+        memory_own: "/m/own".into(),
+        pids_own: "/p".into(),
+    };
+    let plan = plan(&hierarchy, "run-1", &LIMITS).unwrap();
+    let writes: Vec<(String, &str)> = plan
+        .limits
+        .iter()
+        .map(|w| (w.path.display().to_string(), w.value.as_str()))
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            (
+                "/m/own/cordon/run-1/memory.limit_in_bytes".to_string(),
+                "67108864"
+            ),
+            (
+                "/m/own/cordon/run-1/memory.memsw.limit_in_bytes".to_string(),
+                "67108864"
+            ),
+            ("/p/cordon/run-1/pids.max".to_string(), "32"),
+        ]
+    );
+    assert_eq!(
+        plan.leaves,
+        [
+            PathBuf::from("/m/own/cordon/run-1"),
+            PathBuf::from("/p/cordon/run-1")
+        ]
+    );
+    let signal = KillMethod::FreezeForksThenSignal {
+        pids_max: "/p/cordon/run-1/pids.max".into(),
+        procs: "/p/cordon/run-1/cgroup.procs".into(),
+    };
+    assert_eq!(plan.kill, signal);
+}
+
+#[test]
+fn the_v2_plan_enables_controllers_on_the_parent_and_kills_with_cgroup_kill() {
+    let plan = plan(&Hierarchy::V2 { own: "/cg".into() }, "run-2", &LIMITS).unwrap();
+    assert_eq!(
+        plan.parent_setup[1].path,
+        PathBuf::from("/cg/cordon/cgroup.subtree_control")
+    );
+    assert_eq!(plan.parent_setup[1].value, "+memory +pids");
+    assert_eq!(
+        plan.limits[0].path,
+        PathBuf::from("/cg/cordon/run-2/memory.max")
+    );
+    assert_eq!(
+        plan.kill,
+        KillMethod::CgroupKill {
+            file: "/cg/cordon/run-2/cgroup.kill".into()
+        }
+    );
+}
+
+#[test]
+fn ids_that_could_escape_the_parent_are_refused() {
+    let hierarchy = Hierarchy::V2 { own: "/cg".into() };
+    for id in ["", "..", "a/b", "x y", &"z".repeat(MAX_ID_BYTES + 1)] {
+        assert!(
+            matches!(
+                plan(&hierarchy, id, &LIMITS),
+                Err(CgroupError::InvalidInvocationId { .. })
+            ),
+            "{id:?}"
+        );
+    }
+}
+
+#[test]
+fn membership_is_read_from_the_pids_line() {
+    assert!(in_leaf("8:pids:/own/cordon/r1\n4:memory:/x\n", "r1"));
+    assert!(!in_leaf("8:pids:/own/cordon/r10\n", "r1"));
+    assert!(!in_leaf("4:memory:/own/cordon/r1\n", "r1"));
+}
+
+/// Kills and removes the cgroup even when an assertion fails first.
+struct Cleanup(Option<ExecutionCgroup>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(cgroup) = self.0.take() {
+            let _ = cgroup.kill_all(Duration::from_secs(5));
+            let _ = cgroup.remove();
+        }
+    }
+}
+
+impl std::ops::Deref for Cleanup {
+    type Target = ExecutionCgroup;
+    fn deref(&self) -> &ExecutionCgroup {
+        self.0.as_ref().unwrap()
+    }
+}
+
+fn real_cgroup(id: &str, limits: &CgroupLimits) -> Option<Cleanup> {
+    match detect() {
+        Ok(hierarchy) => Some(Cleanup(Some(
+            create(&plan(&hierarchy, id, limits).unwrap()).unwrap(),
+        ))),
+        Err(e) => {
+            eprintln!("SKIPPED: no writable cgroup hierarchy on this host: {e}");
+            None
+        }
+    }
+}
+
+fn spawn_inside(cgroup: &ExecutionCgroup, script: &str) -> std::process::Child {
+    let fds = cgroup.join_fds();
+    let mut command = Command::new("/bin/sh");
+    command
+        .args(["-c", script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: join_self only write(2)s to descriptors `cgroup` keeps open.
+    unsafe { command.pre_exec(move || join_self(&fds)) };
+    command.spawn().unwrap()
+}
+
+#[test]
+fn a_process_tree_joined_in_pre_exec_is_killed_whole_and_the_cgroup_removed() {
+    let id = format!("test-kill-{}", std::process::id());
+    let Some(cgroup) = real_cgroup(&id, &LIMITS) else {
+        return;
+    };
+    let mut child = spawn_inside(&cgroup, "sleep 60 & sleep 60 & setsid sleep 60 & wait");
+    let start = Instant::now();
+    while cgroup.members().unwrap().len() < 4 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        cgroup.members().unwrap().len(),
+        4,
+        "sh and three sleeps are inside"
+    );
+    cgroup.kill_all(Duration::from_secs(5)).unwrap();
+    assert!(cgroup.members().unwrap().is_empty());
+    assert!(
+        child.wait().unwrap().code().is_none(),
+        "sh died of a signal"
+    );
+    let leaves = cgroup.plan().leaves.clone();
+    let mut guard = cgroup;
+    guard.0.take().unwrap().remove().unwrap();
+    assert!(leaves.iter().all(|leaf| !leaf.exists()));
+}
+
+#[test]
+fn the_pids_ceiling_makes_extra_forks_fail() {
+    let id = format!("test-pids-{}", std::process::id());
+    let limits = CgroupLimits { pids: 3, ..LIMITS };
+    let Some(cgroup) = real_cgroup(&id, &limits) else {
+        return;
+    };
+    let mut child = spawn_inside(&cgroup, "for i in 1 2 3 4 5 6; do sleep 60 & done; wait");
+    std::thread::sleep(Duration::from_millis(300));
+    // Unbounded, sh and six sleeps would be 7; dash may exit on the failed fork.
+    let members = cgroup.members().unwrap().len();
+    assert!(
+        (1..=3).contains(&members),
+        "{members} processes in a pids.max=3 cgroup"
+    );
+    cgroup.kill_all(Duration::from_secs(5)).unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_memory_bomb_is_oom_killed_inside_its_cgroup() {
+    let id = format!("test-oom-{}", std::process::id());
+    let limits = CgroupLimits {
+        memory_bytes: 16 << 20,
+        ..LIMITS
+    };
+    let Some(cgroup) = real_cgroup(&id, &limits) else {
+        return;
+    };
+    let mut child = spawn_inside(
+        &cgroup,
+        "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#x}",
+    );
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        cgroup.oom_kills() >= 1,
+        "the kernel counted an OOM kill in the leaf"
+    );
+}

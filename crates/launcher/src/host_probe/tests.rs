@@ -1,0 +1,96 @@
+use super::*;
+
+fn sysctls(clone: Option<&str>, max: Option<&str>, apparmor: Option<&str>) -> UsernsSysctls {
+    UsernsSysctls {
+        unprivileged_userns_clone: clone.map(String::from),
+        max_user_namespaces: max.map(String::from),
+        apparmor_restrict_unprivileged_userns: apparmor.map(String::from),
+    }
+}
+
+#[test]
+fn bwrap_versions_parse_and_compare_numerically() {
+    assert_eq!(parse_bwrap_version("bubblewrap 0.8.0"), Some((0, 8, 0)));
+    assert_eq!(parse_bwrap_version("bubblewrap 0.11"), Some((0, 11, 0)));
+    assert!(parse_bwrap_version("bubblewrap 0.10.1").unwrap() > MIN_BWRAP_VERSION);
+    assert!(parse_bwrap_version("bubblewrap 0.6.2").unwrap() < MIN_BWRAP_VERSION);
+    assert_eq!(parse_bwrap_version("garbage"), None);
+}
+
+#[test]
+fn each_userns_sysctl_that_forbids_names_its_own_fix() {
+    let cases = [
+        (
+            sysctls(Some("0"), Some("100"), None),
+            "kernel.unprivileged_userns_clone=1",
+        ),
+        (
+            sysctls(None, Some("0"), None),
+            "user.max_user_namespaces=15000",
+        ),
+        (
+            sysctls(None, Some("100"), Some("1")),
+            "apparmor_restrict_unprivileged_userns=0",
+        ),
+    ];
+    for (values, fix) in cases {
+        let check = check_userns_sysctls(&values);
+        assert!(!check.ok);
+        assert!(check.fix.contains(fix), "{} lacks {fix}", check.fix);
+    }
+    let fine = check_userns_sysctls(&sysctls(Some("1"), Some("100"), Some("0")));
+    assert!(fine.ok && fine.fix.is_empty());
+}
+
+#[test]
+fn seccomp_needs_the_status_line_and_the_errno_action() {
+    let line = Some("Seccomp:\t0".to_string());
+    let ok = SeccompStatus {
+        status_line: line.clone(),
+        actions_avail: Some("kill_process errno allow\n".into()),
+    };
+    assert!(check_seccomp(&ok).ok);
+    let no_errno = SeccompStatus {
+        status_line: line,
+        actions_avail: Some("allow".into()),
+    };
+    assert!(!check_seccomp(&no_errno).ok);
+    assert!(!check_seccomp(&SeccompStatus::default()).ok);
+}
+
+#[test]
+fn a_missing_bwrap_or_runner_fails_with_an_install_fix() {
+    let missing = check_bwrap(None);
+    assert!(!missing.ok && missing.fix.contains("apt-get install bubblewrap"));
+    let runner = check_executable("runner", Path::new("/nonexistent/cordon-runner"));
+    assert!(!runner.ok && runner.importance == Importance::Required);
+    assert!(check_executable("runner", Path::new("/bin/sh")).ok);
+    assert_eq!(find_bwrap(Some(Path::new("/etc/passwd"))), None);
+}
+
+#[test]
+fn cgroups_are_optional_and_their_absence_explains_itself() {
+    let check = check_cgroup(Err("v2: no cgroup2 mount; v1: no memory line".into()));
+    assert!(!check.ok && check.importance == Importance::Optional);
+    assert!(check.detail.contains("no memory line"));
+}
+
+#[test]
+fn on_this_host_every_required_check_passes() {
+    let Some(_) = find_bwrap(None) else {
+        eprintln!("SKIPPED: no bwrap at {BWRAP_LOCATIONS:?}; the host checks cannot pass here");
+        return;
+    };
+    let checks = run_all(&ProbeTargets {
+        bwrap: None,
+        runner: Some("/bin/true".into()),
+    });
+    let names: Vec<&str> = checks.iter().map(|c| c.name).collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    for check in checks
+        .iter()
+        .filter(|c| c.importance == Importance::Required)
+    {
+        assert!(check.ok, "{check:?}");
+    }
+}

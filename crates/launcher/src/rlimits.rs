@@ -1,0 +1,232 @@
+//! Resource ceilings as rlimits: a pure plan (`plan`) and an
+//! async-signal-safe `apply` for the spawn's pre_exec hook.
+//!
+//! The limits are set on bwrap before it execs and are inherited by
+//! everything in the sandbox; bwrap cannot raise them (hard = soft, and it
+//! drops every capability). What each one bounds:
+//! - `AS`: virtual address space per process (a memory bomb gets ENOMEM).
+//! - `CPU`: CPU seconds per process; SIGXCPU at the soft limit, SIGKILL one
+//!   second later at the hard limit.
+//! - `FSIZE`: the largest file a process may write (SIGXFSZ/EFBIG past it).
+//! - `NOFILE`: open descriptors per process.
+//! - `NPROC`: processes of the *real uid*, counted across the whole host.
+//!   When the provider runs as root the launcher runs bwrap as uid 65534,
+//!   so this ceiling is shared by every concurrent sandbox and by any other
+//!   process of uid 65534 ("nobody" daemons): a fork bomb in one sandbox
+//!   can make forks fail in its siblings until it is stopped. It is a
+//!   host-wide backstop; the per-sandbox bound is the cgroup's `pids.max`.
+//! - `CORE` = 0: no core dumps (they would leak sandbox memory to the host's
+//!   core pattern handler and cost disk).
+
+use std::io;
+
+/// The ceilings a launch asks for; `Default` is the issue's defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceCeilings {
+    pub address_space_bytes: u64,
+    pub processes: u64,
+    pub open_files: u64,
+    pub file_size_bytes: u64,
+    pub cpu_seconds: u64,
+}
+
+/// 1 GiB: room for QuickJS or a small interpreter, not for a memory bomb.
+pub const DEFAULT_ADDRESS_SPACE_BYTES: u64 = 1 << 30;
+/// 256 processes: a build-like workload fits, a fork bomb stops quickly.
+pub const DEFAULT_PROCESSES: u64 = 256;
+/// 256 descriptors: far above a runner's need, far below the host's.
+pub const DEFAULT_OPEN_FILES: u64 = 256;
+/// 256 MiB per file: generous output, bounded disk use.
+pub const DEFAULT_FILE_SIZE_BYTES: u64 = 256 << 20;
+/// 60 s of CPU: longer than any deadline we expect a provider to set.
+pub const DEFAULT_CPU_SECONDS: u64 = 60;
+/// Seconds between SIGXCPU (catchable: a chance to report) and SIGKILL.
+pub const CPU_KILL_GRACE_SECONDS: u64 = 1;
+
+impl Default for ResourceCeilings {
+    fn default() -> Self {
+        Self {
+            address_space_bytes: DEFAULT_ADDRESS_SPACE_BYTES,
+            processes: DEFAULT_PROCESSES,
+            open_files: DEFAULT_OPEN_FILES,
+            file_size_bytes: DEFAULT_FILE_SIZE_BYTES,
+            cpu_seconds: DEFAULT_CPU_SECONDS,
+        }
+    }
+}
+
+/// The rlimits cordon sets, in the order they are applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    AddressSpace,
+    Processes,
+    OpenFiles,
+    FileSize,
+    CpuSeconds,
+    CoreFileSize,
+}
+
+impl Resource {
+    /// The name used in receipts and docs (the `RLIMIT_` suffix).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AddressSpace => "AS",
+            Self::Processes => "NPROC",
+            Self::OpenFiles => "NOFILE",
+            Self::FileSize => "FSIZE",
+            Self::CpuSeconds => "CPU",
+            Self::CoreFileSize => "CORE",
+        }
+    }
+
+    fn raw(self) -> libc::__rlimit_resource_t {
+        match self {
+            Self::AddressSpace => libc::RLIMIT_AS,
+            Self::Processes => libc::RLIMIT_NPROC,
+            Self::OpenFiles => libc::RLIMIT_NOFILE,
+            Self::FileSize => libc::RLIMIT_FSIZE,
+            Self::CpuSeconds => libc::RLIMIT_CPU,
+            Self::CoreFileSize => libc::RLIMIT_CORE,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rlimit {
+    pub resource: Resource,
+    pub soft: u64,
+    pub hard: u64,
+}
+
+/// How many rlimits a plan holds; fixed so `apply` never allocates.
+pub const RLIMIT_COUNT: usize = 6;
+
+/// A fixed-size, `Copy` plan: safe to move into a pre_exec closure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RlimitPlan {
+    pub limits: [Rlimit; RLIMIT_COUNT],
+}
+
+/// Pure: ceilings → the rlimits to set. Soft equals hard everywhere but
+/// CPU, so the sandbox cannot raise any of them.
+pub fn plan(ceilings: &ResourceCeilings) -> RlimitPlan {
+    let fixed = |resource, value| Rlimit {
+        resource,
+        soft: value,
+        hard: value,
+    };
+    let cpu_hard = ceilings.cpu_seconds.saturating_add(CPU_KILL_GRACE_SECONDS);
+    RlimitPlan {
+        limits: [
+            fixed(Resource::AddressSpace, ceilings.address_space_bytes),
+            fixed(Resource::Processes, ceilings.processes),
+            fixed(Resource::OpenFiles, ceilings.open_files),
+            fixed(Resource::FileSize, ceilings.file_size_bytes),
+            Rlimit {
+                resource: Resource::CpuSeconds,
+                soft: ceilings.cpu_seconds,
+                hard: cpu_hard,
+            },
+            fixed(Resource::CoreFileSize, 0),
+        ],
+    }
+}
+
+/// Thin and async-signal-safe: only `setrlimit(2)` calls, no allocation,
+/// no locks. For pre_exec, between fork and exec of a multi-threaded parent.
+/// The error is built from the raw errno, which does not allocate.
+pub fn apply(plan: &RlimitPlan) -> io::Result<()> {
+    for limit in &plan.limits {
+        let value = libc::rlimit {
+            rlim_cur: limit.soft,
+            rlim_max: limit.hard,
+        };
+        // SAFETY: setrlimit reads a valid, initialized rlimit struct; it is
+        // a plain syscall and async-signal-safe.
+        if unsafe { libc::setrlimit(limit.resource.raw(), &value) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    #[test]
+    fn the_default_plan_is_the_issue_defaults_with_no_core_dumps() {
+        let plan = plan(&ResourceCeilings::default());
+        let by_name: Vec<(&str, u64, u64)> = plan
+            .limits
+            .iter()
+            .map(|l| (l.resource.name(), l.soft, l.hard))
+            .collect();
+        assert_eq!(
+            by_name,
+            vec![
+                ("AS", 1 << 30, 1 << 30),
+                ("NPROC", 256, 256),
+                ("NOFILE", 256, 256),
+                ("FSIZE", 256 << 20, 256 << 20),
+                ("CPU", 60, 61),
+                ("CORE", 0, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_huge_cpu_ceiling_saturates_instead_of_wrapping() {
+        let ceilings = ResourceCeilings {
+            cpu_seconds: u64::MAX,
+            ..ResourceCeilings::default()
+        };
+        let cpu = plan(&ceilings).limits[4];
+        assert_eq!((cpu.soft, cpu.hard), (u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn applied_limits_are_what_a_child_process_sees() {
+        let plan = plan(&ResourceCeilings {
+            open_files: 77,
+            ..ResourceCeilings::default()
+        });
+        let mut command = Command::new("/bin/cat");
+        command.arg("/proc/self/limits");
+        // SAFETY: `apply` only calls setrlimit (async-signal-safe) on a Copy plan.
+        unsafe { command.pre_exec(move || apply(&plan)) };
+        let output = command.output().unwrap();
+        assert!(output.status.success());
+        let limits = String::from_utf8_lossy(&output.stdout);
+        let row = |name: &str| -> Vec<String> {
+            let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
+            line[name.len()..]
+                .split_whitespace()
+                .take(2)
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(row("Max open files"), ["77", "77"]);
+        assert_eq!(row("Max core file size"), ["0", "0"]);
+        assert_eq!(row("Max cpu time"), ["60", "61"]);
+        assert_eq!(row("Max processes"), ["256", "256"]);
+        assert_eq!(row("Max address space"), ["1073741824", "1073741824"]);
+        assert_eq!(row("Max file size"), ["268435456", "268435456"]);
+    }
+
+    #[test]
+    fn a_limit_the_kernel_refuses_fails_the_spawn() {
+        // NOFILE above fs.nr_open is refused even for root.
+        let plan = plan(&ResourceCeilings {
+            open_files: u64::MAX - 1,
+            ..ResourceCeilings::default()
+        });
+        let mut command = Command::new("/bin/true");
+        // SAFETY: as above.
+        unsafe { command.pre_exec(move || apply(&plan)) };
+        assert!(command.status().is_err());
+    }
+}

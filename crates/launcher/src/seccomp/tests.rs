@@ -1,0 +1,263 @@
+use super::*;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+const EPERM: u32 = libc::SECCOMP_RET_ERRNO | 1;
+const ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | 38;
+
+/// A classic-BPF interpreter for the opcodes seccompiler and `merge` emit,
+/// so the program's decisions are checked without loading it.
+fn run(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+    let mut data = Vec::new();
+    data.extend_from_slice(&nr.to_ne_bytes());
+    data.extend_from_slice(&arch.to_ne_bytes());
+    data.extend_from_slice(&0u64.to_ne_bytes());
+    args.iter()
+        .for_each(|a| data.extend_from_slice(&a.to_ne_bytes()));
+    let (mut pc, mut acc) = (0usize, 0u32);
+    loop {
+        let i = &program[pc];
+        pc += 1;
+        let jump = |taken: bool| usize::from(if taken { i.jt } else { i.jf });
+        match i.code {
+            0x20 => {
+                let at = i.k as usize;
+                acc = u32::from_ne_bytes(data[at..at + 4].try_into().unwrap());
+            }
+            0x54 => acc &= i.k,
+            0x05 => pc += i.k as usize,
+            0x15 => pc += jump(acc == i.k),
+            0x25 => pc += jump(acc > i.k),
+            0x35 => pc += jump(acc >= i.k),
+            0x06 => return i.k,
+            other => panic!("opcode {other:#x} at {} not interpreted", pc - 1),
+        }
+    }
+}
+
+fn host_arch() -> u32 {
+    if cfg!(target_arch = "x86_64") {
+        0xc000_003e
+    } else {
+        0xc000_00b7
+    }
+}
+
+fn decide(nr: i64, args: [u64; 6]) -> u32 {
+    let program = build_program(&SeccompPolicy::default()).unwrap();
+    run(&program, host_arch(), nr as u32, args)
+}
+
+#[test]
+fn every_unconditional_denial_answers_its_errno_and_ordinary_calls_pass() {
+    for row in DENIED_SYSCALLS
+        .iter()
+        .filter(|r| r.args == ArgMatch::Always)
+    {
+        let want = if row.denial == Denial::Eperm {
+            EPERM
+        } else {
+            ENOSYS
+        };
+        assert_eq!(decide(row.nr, [0; 6]), want, "{}", row.name);
+    }
+    for nr in [
+        libc::SYS_read,
+        libc::SYS_write,
+        libc::SYS_openat,
+        libc::SYS_exit_group,
+    ] {
+        assert_eq!(decide(nr, [0; 6]), ALLOW, "syscall {nr}");
+    }
+}
+
+#[test]
+fn only_unix_sockets_may_be_created() {
+    let af = |f: i32| [f as u64, 1, 0, 0, 0, 0];
+    assert_eq!(decide(libc::SYS_socket, af(libc::AF_UNIX)), ALLOW);
+    assert_eq!(decide(libc::SYS_socketpair, af(libc::AF_UNIX)), ALLOW);
+    for family in [
+        libc::AF_INET,
+        libc::AF_INET6,
+        libc::AF_NETLINK,
+        libc::AF_PACKET,
+        libc::AF_VSOCK,
+    ] {
+        assert_eq!(
+            decide(libc::SYS_socket, af(family)),
+            EPERM,
+            "family {family}"
+        );
+        assert_eq!(
+            decide(libc::SYS_socketpair, af(family)),
+            EPERM,
+            "family {family}"
+        );
+    }
+}
+
+#[test]
+fn clone_is_denied_only_when_it_asks_for_a_namespace() {
+    let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
+    assert_eq!(
+        decide(libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+        ALLOW
+    );
+    assert_eq!(decide(libc::SYS_clone, [thread, 0, 0, 0, 0, 0]), ALLOW);
+    for flag in NAMESPACE_CLONE_FLAGS {
+        let flags = flag as u64 | libc::SIGCHLD as u64;
+        assert_eq!(
+            decide(libc::SYS_clone, [flags, 0, 0, 0, 0, 0]),
+            EPERM,
+            "{flag:#x}"
+        );
+    }
+    assert_eq!(decide(libc::SYS_clone3, [0; 6]), ENOSYS);
+}
+
+#[test]
+fn personality_may_be_queried_but_not_changed() {
+    assert_eq!(
+        decide(libc::SYS_personality, [PERSONALITY_QUERY, 0, 0, 0, 0, 0]),
+        ALLOW
+    );
+    assert_eq!(
+        decide(libc::SYS_personality, [PER_LINUX, 0, 0, 0, 0, 0]),
+        ALLOW
+    );
+    let no_aslr = 0x0040000; // ADDR_NO_RANDOMIZE
+    assert_eq!(
+        decide(libc::SYS_personality, [no_aslr, 0, 0, 0, 0, 0]),
+        EPERM
+    );
+}
+
+#[test]
+fn a_foreign_architecture_is_killed_and_x32_calls_get_enosys() {
+    let program = build_program(&SeccompPolicy::default()).unwrap();
+    let i386 = 0x4000_0003;
+    assert_eq!(
+        run(&program, i386, 0, [0; 6]),
+        libc::SECCOMP_RET_KILL_PROCESS
+    );
+    if cfg!(target_arch = "x86_64") {
+        let x32_socket = 0x4000_0000 | libc::SYS_socket as u32;
+        assert_eq!(
+            run(&program, host_arch(), x32_socket, [2, 1, 0, 0, 0, 0]),
+            ENOSYS
+        );
+    }
+}
+
+#[test]
+fn bytes_are_whole_sock_filters_within_the_kernel_limit() {
+    let bytes = build_filter(&SeccompPolicy::default()).unwrap();
+    assert_eq!(bytes.len() % SOCK_FILTER_BYTES, 0);
+    assert!(bytes.len() / SOCK_FILTER_BYTES <= BPF_MAX_INSTRUCTIONS);
+    let program = build_program(&SeccompPolicy::default()).unwrap();
+    assert_eq!(&bytes[..8], &serialize(&program[..1])[..]);
+}
+
+#[test]
+fn the_memfd_holds_the_bytes_from_offset_zero_and_is_sealed() {
+    use std::io::Read;
+    let bytes = build_filter(&SeccompPolicy::default()).unwrap();
+    let mut file = File::from(program_fd(&bytes).unwrap());
+    let mut read_back = Vec::new();
+    file.read_to_end(&mut read_back).unwrap();
+    assert_eq!(read_back, bytes);
+    assert!(
+        file.write_all(b"x").is_err(),
+        "F_SEAL_WRITE must refuse writes"
+    );
+}
+
+const PROBE_C: &str = r#"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <sched.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void report(const char *name, long rc) { printf("%s %d\n", name, rc < 0 ? errno : 0); }
+int main(void) {
+report("unix", socket(AF_UNIX, SOCK_STREAM, 0));
+report("inet", socket(AF_INET, SOCK_STREAM, 0));
+report("inet6", socket(AF_INET6, SOCK_DGRAM, 0));
+report("netlink", socket(AF_NETLINK, SOCK_RAW, 0));
+report("ptrace", ptrace(PTRACE_TRACEME, 0, 0, 0));
+report("unshare", unshare(CLONE_NEWUSER));
+report("clone3", syscall(SYS_clone3, 0, 0));
+report("io_uring", syscall(SYS_io_uring_setup, 1, 0));
+report("persona_query", personality(0xffffffff) == -1 ? -1 : 0);
+report("persona_change", personality(ADDR_NO_RANDOMIZE));
+return 0;
+}
+"#;
+
+/// None when there is no C compiler; a probe that does not compile fails the test.
+fn compile_probe(dir: &Path) -> Option<PathBuf> {
+    let source = dir.join("probe.c");
+    std::fs::write(&source, PROBE_C).unwrap();
+    let binary = dir.join("probe");
+    let mut cc = Command::new("cc");
+    cc.args(["-static", "-O0", "-o"]).arg(&binary).arg(&source);
+    match cc.status() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        built => {
+            assert!(built.unwrap().success(), "the seccomp probe must compile");
+            Some(binary)
+        }
+    }
+}
+
+#[test]
+fn a_program_under_bwrap_seccomp_gets_the_denials_and_keeps_unix_sockets() {
+    let bwrap = Path::new("/usr/bin/bwrap");
+    let dir = std::env::temp_dir().join(format!("cordon-seccomp-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let probe = compile_probe(&dir);
+    let (true, Some(_)) = (bwrap.exists(), probe) else {
+        eprintln!("SKIPPED: needs /usr/bin/bwrap and `cc -static` (libc6-dev) to build the probe");
+        return;
+    };
+    let fd = program_fd(&build_filter(&SeccompPolicy::default()).unwrap()).unwrap();
+    let raw = fd.as_raw_fd();
+    let mut command = Command::new(bwrap);
+    command
+        .args([
+            "--unshare-all",
+            "--die-with-parent",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+        ])
+        .arg("--ro-bind")
+        .arg(&dir)
+        .arg("/probe")
+        .args(["--seccomp", "9", "/probe/probe"]);
+    // SAFETY: dup2 is async-signal-safe; `raw` stays open in the parent until spawn returns.
+    unsafe {
+        command.pre_exec(move || match libc::dup2(raw, 9) {
+            9 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        });
+    }
+    let output = command.output().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "bwrap failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let expected = "unix 0\ninet 1\ninet6 1\nnetlink 1\nptrace 1\nunshare 1\nclone3 38\n\
+                    io_uring 38\npersona_query 0\npersona_change 1\n";
+    assert_eq!(stdout, expected);
+}
