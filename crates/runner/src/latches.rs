@@ -1,0 +1,156 @@
+//! Write-once termination causes, kept outside JavaScript (spec §10).
+//!
+//! Whatever generated code catches or returns, a set latch decides the
+//! outcome. The reader thread, the signal thread and the tool bridge set them;
+//! the QuickJS interrupt handler and the tool wait read them.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Where the process is in its one execution; the signal thread needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    /// No execute frame yet: a termination signal ends the process.
+    AwaitingExecute = 0,
+    /// An execute frame was read: a termination signal cancels it.
+    Executing = 1,
+}
+
+#[derive(Debug, Default)]
+pub struct Latches {
+    cancelled: AtomicBool,
+    protocol_failed: AtomicBool,
+    timed_out: AtomicBool,
+    /// 0 while unset; else the effective `maxToolCalls` + 1.
+    limit_attempted: AtomicU64,
+    limit_set: AtomicBool,
+    deadline: OnceLock<Option<Instant>>,
+    phase: AtomicU8,
+}
+
+/// The latches as read once, when the outcome is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LatchSnapshot {
+    /// `Some(limit)` when the tool-call limit latch is set.
+    pub limit: Option<u64>,
+    pub cancelled: bool,
+    pub timed_out: bool,
+    pub protocol_failed: bool,
+}
+
+impl Latches {
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::SeqCst) {
+            0 => Phase::AwaitingExecute,
+            _ => Phase::Executing,
+        }
+    }
+
+    pub fn enter_execution(&self) {
+        self.phase.store(Phase::Executing as u8, Ordering::SeqCst);
+    }
+
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    pub fn fail_protocol(&self) {
+        self.protocol_failed.store(true, Ordering::SeqCst);
+    }
+
+    /// Sets the tool-call limit latch for a ceiling of `limit` calls.
+    pub fn exceed_limit(&self, limit: u64) {
+        if !self.limit_set.swap(true, Ordering::SeqCst) {
+            self.limit_attempted
+                .store(limit.saturating_add(1), Ordering::SeqCst);
+        }
+    }
+
+    /// Starts the execution deadline; called once, when `ready` is sent.
+    /// A timeout too large for the clock means no deadline.
+    pub fn start_deadline(&self, timeout: Duration) {
+        let _ = self.deadline.set(Instant::now().checked_add(timeout));
+    }
+
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline.get().copied().flatten()
+    }
+
+    /// Latches the timeout if the deadline has passed; returns whether it has.
+    pub fn check_deadline(&self) -> bool {
+        if self.timed_out.load(Ordering::SeqCst) {
+            return true;
+        }
+        let passed = self
+            .deadline()
+            .is_some_and(|deadline| Instant::now() >= deadline);
+        if passed {
+            self.timed_out.store(true, Ordering::SeqCst);
+        }
+        passed
+    }
+
+    /// True once any latch is set (checking the deadline on the way): the
+    /// interrupt handler stops JavaScript and tool calls stop being sent.
+    pub fn should_stop(&self) -> bool {
+        let any = self.cancelled.load(Ordering::SeqCst)
+            || self.protocol_failed.load(Ordering::SeqCst)
+            || self.limit_set.load(Ordering::SeqCst);
+        any || self.check_deadline()
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    pub fn is_protocol_failed(&self) -> bool {
+        self.protocol_failed.load(Ordering::SeqCst)
+    }
+
+    pub fn snapshot(&self) -> LatchSnapshot {
+        self.check_deadline();
+        let limit = self.limit_set.load(Ordering::SeqCst).then(|| {
+            self.limit_attempted
+                .load(Ordering::SeqCst)
+                .saturating_sub(1)
+        });
+        LatchSnapshot {
+            limit,
+            cancelled: self.is_cancelled(),
+            timed_out: self.timed_out.load(Ordering::SeqCst),
+            protocol_failed: self.is_protocol_failed(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_limit_wins_and_reports_limit_plus_one_attempted() {
+        let latches = Latches::default();
+        latches.exceed_limit(3);
+        latches.exceed_limit(7);
+        assert_eq!(latches.snapshot().limit, Some(3));
+        assert!(latches.should_stop());
+    }
+
+    #[test]
+    fn a_passed_deadline_latches_the_timeout() {
+        let latches = Latches::default();
+        assert!(!latches.should_stop(), "no deadline before ready");
+        latches.start_deadline(Duration::ZERO);
+        assert!(latches.should_stop());
+        assert!(latches.snapshot().timed_out);
+    }
+
+    #[test]
+    fn a_timeout_beyond_the_clock_means_no_deadline() {
+        let latches = Latches::default();
+        latches.start_deadline(Duration::from_millis(u64::MAX));
+        assert!(!latches.should_stop());
+    }
+}

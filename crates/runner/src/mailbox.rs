@@ -1,0 +1,124 @@
+//! The bounded queue between the reader thread and the tool bridge (§8).
+//!
+//! Wake-ups cannot be lost: a waiter checks the latches while holding the
+//! lock, and every latch setter takes the lock before notifying.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use crate::latches::Latches;
+
+/// Frames that may wait unread; one more is a fatal protocol failure.
+pub const QUEUE_CAPACITY: usize = 8;
+
+/// The queue is full: the frame was not queued.
+#[derive(Debug)]
+pub struct Overflow;
+
+/// What ended a wait for the host's next frame.
+#[derive(Debug)]
+pub enum Wake {
+    Frame(Map<String, Value>),
+    Cancelled,
+    ProtocolFailed,
+    TimedOut,
+}
+
+#[derive(Default)]
+pub struct Mailbox {
+    frames: Mutex<VecDeque<Map<String, Value>>>,
+    wake: Condvar,
+}
+
+impl Mailbox {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Map<String, Value>>> {
+        // A panic while holding this lock cannot leave the queue inconsistent.
+        self.frames
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn push(&self, frame: Map<String, Value>) -> Result<(), Overflow> {
+        let mut frames = self.lock();
+        if frames.len() >= QUEUE_CAPACITY {
+            return Err(Overflow);
+        }
+        frames.push_back(frame);
+        self.wake.notify_all();
+        Ok(())
+    }
+
+    /// Wakes waiters after a latch was set.
+    pub fn notify(&self) {
+        let _frames = self.lock();
+        self.wake.notify_all();
+    }
+
+    /// Waits for the next frame, cancel, protocol failure or the deadline,
+    /// checked in that order.
+    pub fn wait(&self, latches: &Latches) -> Wake {
+        let mut frames = self.lock();
+        loop {
+            if latches.is_cancelled() {
+                return Wake::Cancelled;
+            }
+            if latches.is_protocol_failed() {
+                return Wake::ProtocolFailed;
+            }
+            if let Some(frame) = frames.pop_front() {
+                return Wake::Frame(frame);
+            }
+            if latches.check_deadline() {
+                return Wake::TimedOut;
+            }
+            frames = match latches.deadline() {
+                None => self.wake.wait(frames).unwrap_or_else(|p| p.into_inner()),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let waited = self.wake.wait_timeout(frames, left);
+                    waited.unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn a_ninth_unread_frame_overflows() {
+        let mailbox = Mailbox::default();
+        for _ in 0..QUEUE_CAPACITY {
+            mailbox.push(Map::new()).expect("room");
+        }
+        assert!(mailbox.push(Map::new()).is_err());
+    }
+
+    #[test]
+    fn cancel_from_another_thread_wakes_a_wait_without_deadline() {
+        let mailbox = Arc::new(Mailbox::default());
+        let latches = Arc::new(Latches::default());
+        let (m, l) = (mailbox.clone(), latches.clone());
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            l.cancel();
+            m.notify();
+        });
+        assert!(matches!(mailbox.wait(&latches), Wake::Cancelled));
+        canceller.join().expect("joined");
+    }
+
+    #[test]
+    fn a_wait_ends_at_the_deadline() {
+        let latches = Latches::default();
+        latches.start_deadline(Duration::from_millis(10));
+        assert!(matches!(Mailbox::default().wait(&latches), Wake::TimedOut));
+    }
+}

@@ -1,0 +1,76 @@
+//! `cordon-runner`: one code-bridge-v1 execution in a fresh QuickJS context.
+//!
+//! Steps: parse the command line (exit 2 on error) → block SIGINT/SIGTERM and
+//! start the signal thread → run the session on a thread whose stack fits
+//! `--stack-bytes` → exit with the session's code.
+
+mod canonical_json;
+mod cli;
+mod console;
+mod duplicate_keys;
+mod evaluation;
+mod execute;
+mod frame_reader;
+mod frame_writer;
+mod js_errors;
+mod js_world;
+mod latches;
+mod limits;
+mod mailbox;
+mod outcome;
+mod reader_thread;
+mod session;
+mod signals;
+mod tool_bridge;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cli::Command;
+use session::{Exit, Shared};
+
+/// Stack beyond `--stack-bytes` for the JavaScript thread: Rust frames
+/// (JSON encoding, the tool bridge) run on it too, outside QuickJS's count.
+const JS_THREAD_STACK_SLACK_BYTES: u64 = 1 << 20;
+
+fn main() -> ExitCode {
+    let config = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Run(config)) => config,
+        Ok(Command::Help) => {
+            print!("{}", cli::HELP);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Version) => {
+            println!("{}", session::RUNNER_VERSION);
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("cordon-runner: {error}");
+            return ExitCode::from(Exit::Unreadable as u8);
+        }
+    };
+    let shared = Shared {
+        latches: Arc::default(),
+        mailbox: Arc::default(),
+    };
+    if let Err(error) = signals::watch(Arc::clone(&shared.latches), Arc::clone(&shared.mailbox)) {
+        eprintln!("cordon-runner: cannot watch SIGINT/SIGTERM: {error}");
+        return ExitCode::from(Exit::Failed as u8);
+    }
+    let stack_bytes = config
+        .stack_bytes
+        .saturating_add(JS_THREAD_STACK_SLACK_BYTES);
+    let session = std::thread::Builder::new()
+        .name("javascript".into())
+        .stack_size(usize::try_from(stack_bytes).unwrap_or(usize::MAX))
+        .spawn(move || session::run(&config, &shared));
+    let exit = match session.map(|thread| thread.join()) {
+        Ok(Ok(exit)) => exit,
+        Ok(Err(_)) => Exit::Failed,
+        Err(error) => {
+            eprintln!("cordon-runner: cannot start the JavaScript thread: {error}");
+            Exit::Failed
+        }
+    };
+    ExitCode::from(exit as u8)
+}

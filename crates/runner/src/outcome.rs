@@ -1,0 +1,148 @@
+//! The terminal decision (§9): first match wins, and a latch always beats
+//! whatever JavaScript caught or returned.
+//!
+//! Order: limit → cancelled → timeout → protocol → uncaught exception
+//! (memory / javascript) → not serializable → over `maxResultBytes` → ok.
+
+use serde_json::{json, Value};
+
+use crate::canonical_json;
+use crate::evaluation::Completion;
+use crate::execute::PROTOCOL_VERSION;
+use crate::js_errors::PROTOCOL_FAILURE;
+use crate::latches::LatchSnapshot;
+
+/// The result on success, or the exact `error` object.
+pub type Decision = Result<Value, Value>;
+
+/// Message of a JavaScript value with no JSON form (row 6).
+const NOT_SERIALIZABLE: &str = "result is not JSON serializable";
+
+pub fn decide(latches: LatchSnapshot, completion: Completion, max_result_bytes: u64) -> Decision {
+    if let Some(limit) = latches.limit {
+        return Err(json!({"kind": "limit", "code": "TOOL_CALL_LIMIT_EXCEEDED",
+                          "message": "tool call limit exceeded",
+                          "limit": limit, "attempted": limit.saturating_add(1)}));
+    }
+    if latches.cancelled {
+        return Err(json!({"kind": "cancelled", "message": "execution cancelled"}));
+    }
+    if latches.timed_out {
+        return Err(json!({"kind": "timeout", "message": "execution timed out"}));
+    }
+    if latches.protocol_failed {
+        return Err(json!({"kind": "internal", "message": PROTOCOL_FAILURE}));
+    }
+    match completion {
+        Completion::Threw(message) if message.contains("out of memory") => {
+            Err(json!({"kind": "memory", "message": message}))
+        }
+        Completion::Threw(message) => Err(json!({"kind": "javascript", "message": message})),
+        Completion::Stalled => Err(json!({"kind": "javascript",
+            "message": "execution stalled: the code awaits a promise that nothing can settle"})),
+        Completion::Returned(None) => Err(json!({"kind": "result", "message": NOT_SERIALIZABLE})),
+        Completion::Returned(Some(result)) => {
+            if canonical_json::encode(&result).len() as u64 > max_result_bytes {
+                return Err(json!({"kind": "result_limit",
+                                  "message": "result exceeds max_result_bytes"}));
+            }
+            Ok(result)
+        }
+    }
+}
+
+/// Counters of the `metrics` object.
+#[derive(Debug, Clone, Copy)]
+pub struct Metrics {
+    pub elapsed_ms: u64,
+    pub tool_calls: u64,
+}
+
+/// The terminal `execution.result` frame.
+pub fn terminal_frame(execution_id: Option<&str>, decision: Decision, metrics: Metrics) -> Value {
+    let mut frame = json!({
+        "executionId": execution_id,
+        "metrics": {"elapsedMs": metrics.elapsed_ms, "toolCalls": metrics.tool_calls},
+        "type": "execution.result",
+        "version": PROTOCOL_VERSION,
+    });
+    match decision {
+        Ok(result) => {
+            frame["ok"] = Value::Bool(true);
+            frame["result"] = result;
+        }
+        Err(error) => {
+            frame["ok"] = Value::Bool(false);
+            frame["error"] = error;
+        }
+    }
+    frame
+}
+
+/// The error used when an `ok` frame would exceed `--max-frame-bytes`.
+pub fn result_limit_error() -> Value {
+    json!({"kind": "result_limit", "message": "result exceeds max_result_bytes"})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(decision: &Decision) -> &str {
+        decision
+            .as_ref()
+            .err()
+            .and_then(|e| e["kind"].as_str())
+            .unwrap_or("ok")
+    }
+
+    #[test]
+    fn latches_are_ranked_limit_cancel_timeout_protocol() {
+        let all = LatchSnapshot {
+            limit: Some(2),
+            cancelled: true,
+            timed_out: true,
+            protocol_failed: true,
+        };
+        let returned = || Completion::Returned(Some(json!(1)));
+        let error = decide(all, returned(), 10).expect_err("latched");
+        assert_eq!(
+            error,
+            json!({"kind": "limit", "code": "TOOL_CALL_LIMIT_EXCEEDED",
+            "message": "tool call limit exceeded", "limit": 2, "attempted": 3})
+        );
+        let no_limit = LatchSnapshot { limit: None, ..all };
+        assert_eq!(kind(&decide(no_limit, returned(), 10)), "cancelled");
+        let no_cancel = LatchSnapshot {
+            cancelled: false,
+            ..no_limit
+        };
+        assert_eq!(kind(&decide(no_cancel, returned(), 10)), "timeout");
+        let no_timeout = LatchSnapshot {
+            timed_out: false,
+            ..no_cancel
+        };
+        assert_eq!(kind(&decide(no_timeout, returned(), 10)), "internal");
+    }
+
+    #[test]
+    fn unlatched_completions_map_to_their_kinds() {
+        let none = LatchSnapshot::default();
+        let oom = Completion::Threw("InternalError: out of memory".into());
+        assert_eq!(kind(&decide(none, oom, 10)), "memory");
+        assert_eq!(
+            kind(&decide(none, Completion::Threw("x".into()), 10)),
+            "javascript"
+        );
+        assert_eq!(
+            kind(&decide(none, Completion::Returned(None), 10)),
+            "result"
+        );
+        let big = Completion::Returned(Some(json!("x".repeat(20))));
+        assert_eq!(kind(&decide(none, big, 10)), "result_limit");
+        assert_eq!(
+            decide(none, Completion::Returned(Some(json!([1]))), 3),
+            Ok(json!([1]))
+        );
+    }
+}
