@@ -56,10 +56,13 @@ class CallDispatcher {
   async dispatch(frame, signal) {
     this.calls += 1;
     const { id: callId, name, arguments: args } = frame;
-    const started = performance.now();
+    const call = { callId, name, started: performance.now(), reported: false };
+    this.current = call;
     this.events.toolRequested({ callId, name, args });
     const outcome = await this.evaluate(frame, signal);
-    const durationMs = Math.round(performance.now() - started);
+    if (call.reported) return outcome; // abandoned: already reported as failed
+    call.reported = true;
+    const durationMs = Math.round(performance.now() - call.started);
     if (outcome.ok) {
       this.cumulativeBytes += outcome.bytes;
       this.events.toolCompleted({ callId, name, durationMs, resultBytes: outcome.bytes, result: outcome.result });
@@ -67,6 +70,18 @@ class CallDispatcher {
       this.events.toolFailed({ callId, name, durationMs, error: outcome.error });
     }
     return outcome;
+  }
+
+  /**
+   * The run stopped waiting for the current call (deadline, cancel, end): report it
+   * failed now, so no event follows execution.finished; the handler's late result is dropped.
+   * @param {string} code DEADLINE_EXCEEDED, CANCELLED or RUN_ENDED
+   */
+  abandon(code) {
+    const call = this.current;
+    if (!call || call.reported) return;
+    call.reported = true;
+    this.events.toolFailed({ callId: call.callId, name: call.name, durationMs: Math.round(performance.now() - call.started), error: { code } });
   }
 
   async evaluate({ id: callId, name, arguments: args }, signal) {
@@ -82,7 +97,7 @@ class CallDispatcher {
     } catch (error) {
       return failure('TOOL_FAILED', errorText(error));
     }
-    if (signal.aborted) return failure('TOOL_ABANDONED', 'the run ended before the tool finished');
+    if (signal.aborted) return failure('RUN_ENDED', 'the run ended before the tool finished');
     return this.shape(tool, value === undefined ? null : value);
   }
 

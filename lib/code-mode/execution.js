@@ -208,8 +208,10 @@ class Execution {
     this.write(text);
   }
 
-  abandonPendingCall() {
+  /** Stop waiting for the pending call; its handler's signal aborts and its late answer is dropped. */
+  abandonPendingCall(code = 'RUN_ENDED') {
     if (!this.pendingCall) return;
+    this.dispatcher.abandon(code);
     this.pendingCall.controller.abort();
     this.pendingCall = null;
   }
@@ -217,7 +219,7 @@ class Execution {
   answerPendingWithDeadline() {
     if (!this.pendingCall) return;
     const { id } = this.pendingCall;
-    this.abandonPendingCall();
+    this.abandonPendingCall('DEADLINE_EXCEEDED');
     this.answer(id, { ok: false, error: { code: 'DEADLINE_EXCEEDED', message: 'DEADLINE_EXCEEDED: the execution deadline passed while the tool ran' } });
   }
 
@@ -260,7 +262,7 @@ class Execution {
   }
 
   sendCancel() {
-    this.abandonPendingCall();
+    this.abandonPendingCall('CANCELLED');
     this.write(encodeFrame('cancel', { executionId: this.executionId }));
     this.after('cancel', CANCEL_GRACE_MS, () => this.stopSandbox());
   }
@@ -269,8 +271,13 @@ class Execution {
     if (this.eof) return;
     this.eof = true;
     if (this.state !== 'finished') {
+      // Not fail(): the runner is probably exiting on its own; the exit grace below decides
+      // whether it needs the stop ladder, and onExit adds its exit status to the message.
       const partial = this.reader.partialBytes > 0 ? ` (${this.reader.partialBytes} bytes of an unfinished frame)` : '';
-      this.fail('runner_exit', 'NO_TERMINAL_FRAME', `runner closed the protocol without an execution.result${partial}`);
+      this.decide(failed('runner_exit', 'NO_TERMINAL_FRAME', `runner closed the protocol without an execution.result${partial}`));
+      this.state = 'finished';
+      this.abandonPendingCall();
+      this.reader.stop();
     }
     this.closeWrite();
     this.after('exit', EXIT_GRACE_MS, () => this.stopSandbox());
