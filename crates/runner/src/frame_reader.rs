@@ -219,7 +219,8 @@ mod tests {
 
     #[test]
     fn nul_garbage_arrays_duplicates_and_truncation_are_refused() {
-        let cases: [(&[u8], fn(&ReadError) -> bool); 5] = [
+        type Expectation = fn(&ReadError) -> bool;
+        let cases: [(&[u8], Expectation); 5] = [
             (b"{\"a\":\"\0\"}\n", |e| matches!(e, ReadError::Nul)),
             (b"{nope}\n", |e| matches!(e, ReadError::Json(_))),
             (b"[1]\n", |e| matches!(e, ReadError::NotAnObject)),

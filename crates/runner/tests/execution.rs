@@ -1,0 +1,291 @@
+//! §5, §7 and §9 without latches: ready, results, tool calls and the
+//! unlatched terminal kinds (javascript, memory, result, result_limit).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::json;
+use support::{kind, run, Host};
+
+#[test]
+fn ready_carries_clamped_limits_then_the_result_follows_with_metrics() {
+    let mut host = Host::spawn(&[
+        "--max-calls",
+        "32",
+        "--timeout-ms",
+        "4000",
+        "--max-result-bytes",
+        "1000",
+    ]);
+    let ready = host.execute_with(
+        "return {answer: 6 * 7};",
+        &[],
+        json!({"maxToolCalls": 50, "maxResultBytes": 500, "timeoutMs": 9000}),
+    );
+    assert_eq!(
+        ready,
+        json!({"effectiveLimits": {"maxResultBytes": 500, "maxToolCalls": 32, "timeoutMs": 4000},
+               "executionId": "exec-1", "runnerVersion": "0.1.0", "type": "ready",
+               "version": "code-bridge-v1"})
+    );
+    let terminal = host.recv();
+    assert_eq!(terminal["ok"], true);
+    assert_eq!(terminal["result"], json!({"answer": 42}));
+    assert_eq!(terminal["executionId"], "exec-1");
+    assert_eq!(terminal["metrics"]["toolCalls"], 0);
+    assert!(terminal["metrics"]["elapsedMs"].is_u64());
+    assert_eq!(host.end().code, Some(0));
+}
+
+#[test]
+fn frames_are_compact_sorted_and_ascii_escaped() {
+    let mut host = Host::spawn(&[]);
+    host.execute("return {z: 'é😀', a: [1, 'x']};", &[]);
+    let line = host.recv_line().expect("terminal");
+    let elapsed = serde_json::from_str::<serde_json::Value>(&line).expect("json")["metrics"]
+        ["elapsedMs"]
+        .clone();
+    let expected = format!(
+        "{}{elapsed}{}",
+        r#"{"executionId":"exec-1","metrics":{"elapsedMs":"#,
+        r#","toolCalls":0},"ok":true,"result":{"a":[1,"x"],"z":"\u00e9\ud83d\ude00"},"type":"execution.result","version":"code-bridge-v1"}"#
+    );
+    assert_eq!(line, expected);
+}
+
+#[test]
+fn an_absent_execution_id_is_null_in_every_frame() {
+    let mut host = Host::spawn(&[]);
+    host.send(
+        &json!({"version": "code-bridge-v1", "type": "execute", "code": "return 1", "tools": [],
+                      "limits": {"maxToolCalls": 0, "maxResultBytes": 10, "timeoutMs": 1000}}),
+    );
+    let ready = host.recv();
+    assert!(ready
+        .as_object()
+        .expect("object")
+        .contains_key("executionId"));
+    assert_eq!(ready["executionId"], serde_json::Value::Null);
+    assert_eq!(host.recv()["executionId"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_tool_call_is_sent_byte_for_byte_and_its_result_returned() {
+    let mut host = Host::spawn(&[]);
+    host.execute(
+        "const value = await tools['math.double']({value: 21, note: 'ü'}); return {answer: value.result};",
+        &["math.double"],
+    );
+    let call = host.recv_line().expect("tool.call");
+    assert_eq!(
+        call,
+        r#"{"arguments":{"note":"\u00fc","value":21},"id":1,"name":"math.double","type":"tool.call","version":"code-bridge-v1"}"#
+    );
+    host.reply_ok(1, json!({"result": 42}));
+    let terminal = host.recv();
+    assert_eq!(terminal["result"], json!({"answer": 42}));
+    assert_eq!(terminal["metrics"]["toolCalls"], 1);
+}
+
+#[test]
+fn ids_count_up_and_a_missing_result_is_null_and_no_argument_is_an_empty_object() {
+    let mut host = Host::spawn(&[]);
+    host.execute(
+        "const a = await tools.t(); const b = tools.t(undefined); return [a, b];",
+        &["t"],
+    );
+    for id in [1, 2] {
+        let call = host.recv();
+        assert_eq!(
+            (call["id"].clone(), call["arguments"].clone()),
+            (json!(id), json!({}))
+        );
+        host.send(
+            &json!({"version": "code-bridge-v1", "type": "tool.result", "id": id, "ok": true}),
+        );
+    }
+    let terminal = host.recv();
+    assert_eq!(terminal["result"], json!([null, null]));
+    assert_eq!(terminal["metrics"]["toolCalls"], 2);
+}
+
+#[test]
+fn a_provider_error_is_catchable_as_tool_failed() {
+    let mut host = Host::spawn(&[]);
+    host.execute(
+        "try { await tools.t({}); } catch (e) { return String(e); }",
+        &["t"],
+    );
+    host.recv();
+    host.send(
+        &json!({"version": "code-bridge-v1", "type": "tool.result", "id": 1, "ok": false,
+                      "error": {"message": "disk on fire"}}),
+    );
+    assert_eq!(host.recv()["result"], "Error: tool failed: disk on fire");
+}
+
+#[test]
+fn an_uncaught_provider_error_ends_as_javascript() {
+    let mut host = Host::spawn(&[]);
+    host.execute("return await tools.t({});", &["t"]);
+    host.recv();
+    host.send(
+        &json!({"version": "code-bridge-v1", "type": "tool.result", "id": 1, "ok": false,
+                      "error": {"message": "nope"}}),
+    );
+    let terminal = host.recv();
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .contains("tool failed: nope"));
+}
+
+#[test]
+fn an_undeclared_tool_is_not_a_function_and_sends_no_frame() {
+    let (terminal, _) = run(&[], "return tools['system.exec']({});", &["a"]);
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .contains("not a function"));
+    assert_eq!(terminal["metrics"]["toolCalls"], 0);
+}
+
+#[test]
+fn non_object_arguments_are_a_catchable_type_error_and_send_nothing() {
+    let code = "const seen = [];
+        for (const bad of [['not', 'an', 'object'], null, 7, 'x', true]) {
+            try { await tools.t(bad); } catch (e) { seen.push(e instanceof TypeError && e.message); }
+        }
+        return seen;";
+    let (terminal, _) = run(&[], code, &["t"]);
+    assert_eq!(
+        terminal["result"],
+        json!(vec!["tool arguments must be an object"; 5])
+    );
+    assert_eq!(terminal["metrics"]["toolCalls"], 0);
+    let (terminal, _) = run(&[], "return tools.t(['not', 'an', 'object']);", &["t"]);
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .contains("arguments must be an object"));
+}
+
+#[test]
+fn a_function_or_cyclic_argument_is_a_catchable_type_error_and_sends_nothing() {
+    let code = "const cyclic = {}; cyclic.self = cyclic; const seen = [];
+        for (const bad of [function () {}, cyclic, {toJSON() { return 5; }}, {n: 1n}]) {
+            try { await tools.t(bad); } catch (e) { seen.push(e instanceof TypeError && e.message); }
+        }
+        return seen;";
+    let (terminal, _) = run(&[], code, &["t"]);
+    assert_eq!(
+        terminal["result"],
+        json!(vec!["tool arguments must be JSON serializable"; 4])
+    );
+    assert_eq!(terminal["metrics"]["toolCalls"], 0);
+}
+
+#[test]
+fn undefined_no_return_and_a_function_are_not_serializable_results() {
+    for code in [
+        "return undefined;",
+        "1 + 1;",
+        "return () => 1;",
+        "return 10n;",
+    ] {
+        let (terminal, _) = run(&[], code, &[]);
+        assert_eq!(
+            terminal["error"],
+            json!({"kind": "result", "message": "result is not JSON serializable"}),
+            "{code}"
+        );
+    }
+}
+
+#[test]
+fn a_result_over_max_result_bytes_is_result_limit() {
+    let (terminal, _) = run(
+        &["--max-result-bytes", "128"],
+        "return {value: 'x'.repeat(1024)};",
+        &[],
+    );
+    assert_eq!(
+        terminal["error"],
+        json!({"kind": "result_limit", "message": "result exceeds max_result_bytes"})
+    );
+    let (terminal, _) = run(
+        &["--max-result-bytes", "128"],
+        "return 'x'.repeat(126);",
+        &[],
+    );
+    assert_eq!(kind(&terminal), "ok", "128 bytes exactly fit");
+}
+
+#[test]
+fn an_uncaught_exception_is_javascript_with_tostring_and_stack() {
+    let (terminal, _) = run(
+        &[],
+        "function deep() { throw new RangeError('bad'); }\ndeep();",
+        &[],
+    );
+    let message = terminal["error"]["message"].as_str().expect("text");
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(message.starts_with("RangeError: bad\n"), "{message}");
+    assert!(message.contains("at deep"), "{message}");
+    let (terminal, _) = run(&[], "await null; throw 42;", &[]);
+    assert_eq!(
+        terminal["error"],
+        json!({"kind": "javascript", "message": "42"})
+    );
+}
+
+#[test]
+fn a_syntax_error_is_javascript() {
+    let (terminal, _) = run(&[], "return {;", &[]);
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .contains("SyntaxError"));
+}
+
+#[test]
+fn deep_recursion_under_stack_bytes_is_javascript_mentioning_stack() {
+    let (terminal, _) = run(
+        &["--stack-bytes", "524288"],
+        "function recurse() { return recurse(); } return recurse();",
+        &[],
+    );
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .to_lowercase()
+        .contains("stack"));
+}
+
+#[test]
+fn exhausting_memory_bytes_is_memory_mentioning_out_of_memory() {
+    let (terminal, _) = run(
+        &["--memory-bytes", "4194304", "--timeout-ms", "5000"],
+        "const values = []; while (true) values.push('x'.repeat(4096));",
+        &[],
+    );
+    assert_eq!(kind(&terminal), "memory", "{terminal}");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .contains("out of memory"));
+}
+
+#[test]
+fn a_promise_that_nothing_can_settle_ends_at_once_as_javascript() {
+    let (terminal, _) = run(&[], "await new Promise(() => {});", &[]);
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .contains("stalled"));
+}
