@@ -8,9 +8,9 @@
 //   3. `tool.call` ⇄ `tool.result`, one at a time, ids 1, 2, 3 …
 //   4. `execution.result` → half-close our side, let the runner exit
 //   5. wait() settles → resolve
-// Timers: runner deadline (answer a pending call with DEADLINE_EXCEEDED so the
-// runner reports `timeout` itself), host deadline (timeoutMs + DRAIN_SLACK_MS:
-// stop ladder, `timeout`), cancel grace, exit grace. The termination reason is
+// Timers: runner deadline (abort a pending handler; the runner reports
+// `timeout` itself), host deadline (timeoutMs + DRAIN_SLACK_MS: stop ladder,
+// `timeout`), cancel grace, exit grace. The termination reason is
 // write-once: the first cause wins, and a later frame cannot overturn it.
 
 const { FrameError, encodeFrame, parseFrame, validateFrame, runnerError, VERSION } = require('./frames');
@@ -168,7 +168,7 @@ class Execution {
     this.runnerVersion = frame.runnerVersion ?? null;
     clearTimeout(this.timers.get('ready'));
     const { timeoutMs } = this.effectiveLimits;
-    this.after('runner-deadline', timeoutMs, () => this.answerPendingWithDeadline());
+    this.after('runner-deadline', timeoutMs, () => this.abandonAtDeadline());
     this.after('host-deadline', timeoutMs + DRAIN_SLACK_MS, () => this.fail('timeout', 'HOST_DEADLINE_EXCEEDED', 'execution timed out (host deadline)'));
     return undefined;
   }
@@ -216,11 +216,15 @@ class Execution {
     this.pendingCall = null;
   }
 
-  answerPendingWithDeadline() {
-    if (!this.pendingCall) return;
-    const { id } = this.pendingCall;
+  /**
+   * The runner's deadline passed with a handler still pending: abort the handler
+   * (its ctx.signal) and stop waiting for it. Nothing is written: the runner's own
+   * deadline ends its tool wait and it reports `timeout`; a tool.result racing
+   * that terminal frame could hit a closed socket and cost us the frame. A runner
+   * that does not wake is bounded by the host deadline.
+   */
+  abandonAtDeadline() {
     this.abandonPendingCall('DEADLINE_EXCEEDED');
-    this.answer(id, { ok: false, error: { code: 'DEADLINE_EXCEEDED', message: 'DEADLINE_EXCEEDED: the execution deadline passed while the tool ran' } });
   }
 
   onTerminal(frame) {

@@ -1,0 +1,81 @@
+'use strict';
+
+// Shared by the code-mode integration tests: the real package entry point,
+// the fixture runner, sample tools, and a process census of live sandboxes.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const cordon = require('..');
+
+const HOSTILE_RUNNER = path.join(__dirname, 'fixtures', 'fake-runner-hostile');
+
+/** A Code Mode host over the real sandbox; `runner: 'hostile'` selects the fixture runner. */
+function codeMode({ runner, ...options } = {}) {
+  const runnerOption = runner === 'hostile' ? { path: HOSTILE_RUNNER, stop: { graceMs: 300, forceMs: 1000 } } : runner;
+  return cordon.createCodeMode({ tools: [], ...options, ...(runnerOption ? { runner: runnerOption } : {}) });
+}
+
+const ORDERS = Object.freeze([
+  { id: 'A-1', customer: 'ada', status: 'open', total: 120.5, card: { number: '4111111111111111', token: 'tok_live_1' } },
+  { id: 'A-2', customer: 'bob', status: 'shipped', total: 40, card: { number: '5500000000000004', token: 'tok_live_2' } },
+  { id: 'A-3', customer: 'ada', status: 'open', total: 15.25, card: { number: '340000000000009', token: 'tok_live_3' } },
+]);
+
+/** Orders tools over an in-memory store; `calls` records what handlers actually ran. */
+function orderTools(calls = []) {
+  return [
+    {
+      name: 'orders.search', description: 'Search orders by customer and status', effect: 'read',
+      inputSchema: { type: 'object', properties: { customer: { type: 'string' }, status: { enum: ['open', 'shipped'] } }, additionalProperties: false },
+      handler: (args) => { calls.push(['orders.search', args]); return ORDERS.filter((o) => (!args.customer || o.customer === args.customer) && (!args.status || o.status === args.status)); },
+      project: (orders) => orders.map(({ id, status, total }) => ({ id, status, total })),
+    },
+    {
+      name: 'orders.get', description: 'Get one order by id', effect: 'read',
+      inputSchema: { type: 'object', properties: { id: { type: 'string', pattern: '^A-[0-9]+$' } }, required: ['id'], additionalProperties: false },
+      handler: (args) => { calls.push(['orders.get', args]); return ORDERS.find((o) => o.id === args.id) ?? null; },
+    },
+    {
+      name: 'orders.cancel', description: 'Cancel an order', effect: 'write',
+      inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: false },
+      handler: (args) => { calls.push(['orders.cancel', args]); return { cancelled: args.id }; },
+    },
+  ];
+}
+
+/** A read tool with a given handler, for one-off behaviours. */
+function tool(name, handler, extra = {}) {
+  return { name, description: `test tool ${name}`, effect: 'read', inputSchema: { type: 'object' }, handler, ...extra };
+}
+
+function readStat(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+    return { pid: Number(pid), comm, ppid };
+  } catch {
+    return null; // the process ended while we looked
+  }
+}
+
+/**
+ * Sandboxes alive below this test process, counted two ways: outermost bwrap
+ * processes and cordon-runner processes.
+ */
+function sandboxCensus(rootPid = process.pid) {
+  const procs = fs.readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name)).map(readStat).filter(Boolean);
+  const byPid = new Map(procs.map((p) => [p.pid, p]));
+  const descends = (p) => {
+    for (let cur = p, hops = 0; cur && hops < 64; cur = byPid.get(cur.ppid), hops += 1) if (cur.ppid === rootPid) return true;
+    return false;
+  };
+  const mine = procs.filter(descends);
+  return {
+    bwrap: mine.filter((p) => p.comm === 'bwrap' && byPid.get(p.ppid)?.comm !== 'bwrap').length,
+    runners: mine.filter((p) => p.comm === 'cordon-runner').length,
+  };
+}
+
+module.exports = { cordon, codeMode, orderTools, tool, sandboxCensus, HOSTILE_RUNNER, ORDERS };
