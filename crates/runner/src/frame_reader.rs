@@ -79,6 +79,12 @@ impl<R: Read> FrameReader<R> {
         }
     }
 
+    /// Bytes held for buffering (tests check that it stays bounded).
+    #[cfg(test)]
+    pub fn buffer_capacity(&self) -> usize {
+        self.buffer.capacity()
+    }
+
     /// Reads and decodes the next frame.
     pub fn read_frame(&mut self) -> Result<Map<String, Value>, ReadError> {
         let line = self.next_line()?;

@@ -12,6 +12,8 @@ mod evaluation;
 mod execute;
 mod frame_reader;
 mod frame_writer;
+#[cfg(test)]
+mod fuzz_tests;
 mod js_errors;
 mod js_world;
 mod latches;

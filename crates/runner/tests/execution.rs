@@ -289,3 +289,21 @@ fn a_promise_that_nothing_can_settle_ends_at_once_as_javascript() {
         .expect("text")
         .contains("stalled"));
 }
+
+#[test]
+fn frames_written_together_with_execute_are_not_lost() {
+    let execute = json!({"version": "code-bridge-v1", "type": "execute", "executionId": "e",
+        "code": "return await tools.t({});", "tools": [{"name": "t"}],
+        "limits": {"maxToolCalls": 1, "maxResultBytes": 100, "timeoutMs": 5000}});
+    let reply = json!({"version": "code-bridge-v1", "type": "tool.result", "id": 1, "ok": true, "result": "early"});
+    let mut bytes = serde_json::to_vec(&execute).expect("json");
+    bytes.push(b'\n');
+    bytes.extend(serde_json::to_vec(&reply).expect("json"));
+    bytes.push(b'\n');
+    let mut host = Host::spawn(&[]);
+    host.send_raw(&bytes);
+    assert_eq!(host.recv()["type"], "ready");
+    assert_eq!(host.recv()["type"], "tool.call");
+    assert_eq!(host.recv()["result"], "early");
+    assert_eq!(host.end().code, Some(0));
+}

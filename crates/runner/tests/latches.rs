@@ -236,16 +236,3 @@ fn host_eof_during_execution_is_a_protocol_failure_even_when_caught() {
         assert_eq!(kind(&finish(host)), "internal", "{code}");
     }
 }
-
-#[test]
-fn the_limit_latch_beats_a_later_cancel() {
-    let mut host = Host::spawn(&["--max-calls", "1"]);
-    host.execute(
-        "await tools.t({}); try { await tools.t({}); } catch (e) {} while (true) {}",
-        &["t"],
-    );
-    host.recv();
-    host.reply_ok(1, json!(null));
-    host.send(&cancel_frame());
-    assert_eq!(kind(&finish(host)), "limit");
-}
