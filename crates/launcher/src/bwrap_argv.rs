@@ -1,0 +1,107 @@
+//! Plan → Bubblewrap argv: a pure function, snapshot-tested per policy.
+//!
+//! Order matters to bwrap (operations apply left to right):
+//! 1. namespaces (every one, explicitly: no `-try` variants), session, caps;
+//! 2. the info fd and the seccomp fd;
+//! 3. the read-only runtime (/usr, /lib*, /bin, /sbin, ld.so.cache);
+//! 4. the sandbox's own /proc and /dev;
+//! 5. descriptor binds: /workspace, /tmp, extras, then the executable
+//!    (at its canonical path), and a symlink from `command[0]` if needed;
+//! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
+//! 7. working directory, environment (cleared, then the runner's own);
+//! 8. `--` and the command.
+
+use std::ffi::OsString;
+
+use crate::plan::{BindRole, Plan, INFO_FD, SANDBOX_HOSTNAME};
+use crate::runtime_layout::{RuntimeEntry, LD_SO_CACHE};
+
+/// Every namespace, explicitly (no `-try` variant may silently weaken it).
+pub const NAMESPACES: &[&str] = &[
+    "--unshare-user",
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-uts",
+    "--unshare-cgroup",
+];
+
+/// The full argv after the bwrap path itself.
+pub fn bwrap_argv(plan: &Plan) -> Vec<OsString> {
+    let mut argv = Argv::default();
+    argv.push_all(NAMESPACES);
+    argv.push_all(&["--disable-userns", "--die-with-parent", "--new-session"]);
+    argv.push_all(&["--cap-drop", "ALL", "--hostname", SANDBOX_HOSTNAME]);
+    argv.push_all(&["--info-fd", &INFO_FD.to_string()]);
+    if let Some(seccomp) = &plan.seccomp {
+        argv.push_all(&["--seccomp", &seccomp.slot.to_string()]);
+    }
+    argv.push_all(&["--ro-bind", "/usr", "/usr"]);
+    for entry in &plan.runtime.entries {
+        match entry {
+            RuntimeEntry::Symlink { path, target } => {
+                argv.push("--symlink");
+                argv.push(target.as_os_str());
+                argv.push(path.as_os_str());
+            }
+            RuntimeEntry::Directory { path } => {
+                argv.push("--ro-bind");
+                argv.push(path.as_os_str());
+                argv.push(path.as_os_str());
+            }
+        }
+    }
+    if plan.runtime.ld_so_cache {
+        argv.push_all(&["--ro-bind", LD_SO_CACHE, LD_SO_CACHE]);
+    }
+    argv.push_all(&["--proc", "/proc", "--dev", "/dev"]);
+    // The executable goes last so a bind of /tmp or /workspace can never
+    // shadow it when it lives under one of them.
+    let (exe, dirs): (Vec<_>, Vec<_>) = plan
+        .binds
+        .iter()
+        .partition(|b| b.role == BindRole::Executable);
+    for bind in dirs.into_iter().chain(exe) {
+        argv.push(if bind.writable {
+            "--bind-fd"
+        } else {
+            "--ro-bind-fd"
+        });
+        argv.push(bind.slot.to_string().as_str());
+        argv.push(bind.dest.as_os_str());
+    }
+    for (target, link) in &plan.symlinks {
+        argv.push("--symlink");
+        argv.push(target.as_os_str());
+        argv.push(link.as_os_str());
+    }
+    argv.push_all(&["--remount-ro", "/"]);
+    argv.push("--chdir");
+    argv.push(plan.chdir.as_os_str());
+    argv.push("--clearenv");
+    for (name, value) in &plan.runner_env {
+        argv.push_all(&["--setenv", name, value]);
+    }
+    argv.push("--");
+    for arg in &plan.argv {
+        argv.push(arg.as_str());
+    }
+    argv.0
+}
+
+#[derive(Default)]
+struct Argv(Vec<OsString>);
+
+impl Argv {
+    fn push(&mut self, arg: impl Into<OsString>) {
+        self.0.push(arg.into());
+    }
+
+    fn push_all(&mut self, args: &[&str]) {
+        self.0.extend(args.iter().map(OsString::from));
+    }
+}
+
+#[cfg(test)]
+#[path = "bwrap_argv_tests.rs"]
+mod tests;

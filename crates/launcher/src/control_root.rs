@@ -1,0 +1,288 @@
+//! The per-execution control root: a random, mode-0700 directory holding
+//! the plan, the receipt, the default workspace and the sandbox temp. It is
+//! never mounted into the sandbox and is removed when the execution ends.
+//!
+//! Layout: `$TMPDIR/cordon-<euid>/` (mode 0711: traversable, not listable)
+//! holds one `<32 hex>/` per execution and the `exec/` staging cache.
+//!
+//! When bwrap runs as an unprivileged identity (provider is root), bwrap
+//! must traverse the control root to mount `workspace/` and `sandbox-temp/`
+//! (bwrap resolves even `--bind-fd` sources by path). The control root is
+//! then owned by that identity, still mode 0700; the plan and receipt in it
+//! are root-owned 0600 files.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::plan::Identity;
+use crate::process_identity::{process_start_time, random_hex};
+
+/// Mode of the per-uid base directory: others may traverse (bwrap as the
+/// sandbox identity must), nobody else may list or write.
+pub const BASE_MODE: u32 = 0o711;
+/// Mode of each control root.
+pub const ROOT_MODE: u32 = 0o700;
+/// A control root without an owner record older than this is an abandoned
+/// half-created root (its creator crashed between mkdir and the record).
+pub const ORPHAN_GRACE: Duration = Duration::from_secs(60);
+/// Stale-root sweeps happen at most this often per process.
+pub const REAP_INTERVAL: Duration = Duration::from_secs(60);
+/// Random bytes in a control root name (hex-encoded: 32 characters).
+const ROOT_NAME_BYTES: usize = 16;
+const OWNER_FILE: &str = "owner";
+pub const TEMP_DIR: &str = "sandbox-temp";
+pub const WORKSPACE_DIR: &str = "workspace";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControlRootError {
+    #[error("create base directory {path}: {source}")]
+    CreateBase {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("base directory {path} is not a private directory owned by uid {uid} (a symlink, foreign owner or group/other-writable): refusing to use it")]
+    UnsafeBase { path: PathBuf, uid: u32 },
+    #[error("create control root {path}: {source}")]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("hand {path} to uid {uid}: {source}")]
+    Chown {
+        path: PathBuf,
+        uid: u32,
+        source: std::io::Error,
+    },
+    #[error("random name: {0}")]
+    Random(std::io::Error),
+}
+
+/// A live control root; [`ControlRoot::remove`] is idempotent.
+#[derive(Debug)]
+pub struct ControlRoot {
+    path: PathBuf,
+    removed: bool,
+}
+
+/// `$TMPDIR/cordon-<euid>`, created (mode 0711) and checked.
+pub fn base_dir() -> Result<PathBuf, ControlRootError> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let path = std::env::temp_dir().join(format!("cordon-{uid}"));
+    match fs::DirBuilder::new().mode(BASE_MODE).create(&path) {
+        Ok(()) => {
+            fs::set_permissions(&path, fs::Permissions::from_mode(BASE_MODE)).map_err(|source| {
+                ControlRootError::CreateBase {
+                    path: path.clone(),
+                    source,
+                }
+            })?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(source) => return Err(ControlRootError::CreateBase { path, source }),
+    }
+    let meta = fs::symlink_metadata(&path).map_err(|source| ControlRootError::CreateBase {
+        path: path.clone(),
+        source,
+    })?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+        return Err(ControlRootError::UnsafeBase { path, uid });
+    }
+    Ok(path)
+}
+
+impl ControlRoot {
+    /// Steps: random name → mkdir 0700 → owner record (pid + start time,
+    /// for reaping) → `sandbox-temp/` → hand both to `identity`.
+    pub fn create(
+        base: &Path,
+        identity: Option<Identity>,
+    ) -> Result<ControlRoot, ControlRootError> {
+        let name = random_hex(ROOT_NAME_BYTES).map_err(ControlRootError::Random)?;
+        let path = base.join(name);
+        fs::DirBuilder::new()
+            .mode(ROOT_MODE)
+            .create(&path)
+            .map_err(|source| ControlRootError::Create {
+                path: path.clone(),
+                source,
+            })?;
+        let root = ControlRoot {
+            path,
+            removed: false,
+        };
+        let pid = std::process::id();
+        let started = process_start_time(pid).unwrap_or(0);
+        root.write_atomic(OWNER_FILE, format!("{pid} {started}\n").as_bytes())?;
+        let temp = root.make_dir(TEMP_DIR, 0o700, identity)?;
+        if let Some(id) = identity {
+            chown(&root.path, id)?;
+        }
+        debug_assert!(temp.starts_with(&root.path));
+        Ok(root)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn temp_dir(&self) -> PathBuf {
+        self.path.join(TEMP_DIR)
+    }
+
+    /// The default workspace: fresh, empty, owned by the sandbox identity.
+    pub fn create_workspace(
+        &self,
+        identity: Option<Identity>,
+    ) -> Result<PathBuf, ControlRootError> {
+        self.make_dir(WORKSPACE_DIR, 0o755, identity)
+    }
+
+    fn make_dir(
+        &self,
+        name: &str,
+        mode: u32,
+        identity: Option<Identity>,
+    ) -> Result<PathBuf, ControlRootError> {
+        let path = self.path.join(name);
+        fs::DirBuilder::new()
+            .mode(mode)
+            .create(&path)
+            .map_err(|source| ControlRootError::Create {
+                path: path.clone(),
+                source,
+            })?;
+        if let Some(id) = identity {
+            chown(&path, id)?;
+        }
+        Ok(path)
+    }
+
+    /// Writes `name` as temp file + rename, so readers never see half a file.
+    pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, ControlRootError> {
+        let path = self.path.join(name);
+        let tmp = self.path.join(format!(".{name}.tmp"));
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            file.write_all(bytes)?;
+            fs::rename(&tmp, &path)
+        };
+        write().map_err(|source| ControlRootError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(path)
+    }
+
+    /// Removes the whole root (idempotent). Returns whether it is gone.
+    pub fn remove(&mut self) -> bool {
+        if !self.removed {
+            self.removed = remove_tree(&self.path);
+        }
+        self.removed
+    }
+}
+
+impl Drop for ControlRoot {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+fn chown(path: &Path, id: Identity) -> Result<(), ControlRootError> {
+    std::os::unix::fs::chown(path, Some(id.uid), Some(id.gid)).map_err(|source| {
+        ControlRootError::Chown {
+            path: path.to_path_buf(),
+            uid: id.uid,
+            source,
+        }
+    })
+}
+
+/// `rm -rf`, retrying once after restoring owner permissions (the sandbox
+/// may leave read-only directories behind when the provider is not root).
+fn remove_tree(path: &Path) -> bool {
+    match fs::remove_dir_all(path) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(_) => {
+            make_owner_writable(path);
+            fs::remove_dir_all(path).is_ok()
+        }
+    }
+}
+
+fn make_owner_writable(path: &Path) {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return;
+    };
+    if !meta.is_dir() {
+        return;
+    }
+    let _ = fs::set_permissions(path, fs::Permissions::from_mode(meta.mode() | 0o700));
+    if let Ok(entries) = fs::read_dir(path) {
+        for entry in entries.flatten() {
+            make_owner_writable(&entry.path());
+        }
+    }
+}
+
+/// Removes control roots whose owning provider is gone (pid dead, or pid
+/// reused by a process with another start time). Runs at most once per
+/// [`REAP_INTERVAL`] per process; returns how many roots were removed.
+pub fn reap_stale(base: &Path) -> usize {
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+    {
+        let Ok(mut last) = LAST.lock() else { return 0 };
+        if last.is_some_and(|t| t.elapsed() < REAP_INTERVAL) {
+            return 0;
+        }
+        *last = Some(Instant::now());
+    }
+    let Ok(entries) = fs::read_dir(base) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| is_root_name(&e.file_name().to_string_lossy()))
+        .filter(|e| is_stale(&e.path()))
+        .filter(|e| remove_tree(&e.path()))
+        .count()
+}
+
+fn is_root_name(name: &str) -> bool {
+    name.len() == ROOT_NAME_BYTES * 2 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn is_stale(root: &Path) -> bool {
+    match fs::read_to_string(root.join(OWNER_FILE)) {
+        Ok(text) => {
+            let mut fields = text.split_whitespace().map(str::parse::<u64>);
+            let (Some(Ok(pid)), Some(Ok(started))) = (fields.next(), fields.next()) else {
+                return true;
+            };
+            let Ok(pid) = u32::try_from(pid) else {
+                return true;
+            };
+            process_start_time(pid) != Some(started)
+        }
+        Err(_) => fs::symlink_metadata(root)
+            .and_then(|m| m.modified())
+            .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() > ORPHAN_GRACE)
+            .unwrap_or(false),
+    }
+}

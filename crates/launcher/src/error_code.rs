@@ -1,0 +1,35 @@
+//! The stable error codes JavaScript sees (`err.code`). Every module's error
+//! enum maps onto one of these; callers branch on the code, never on text.
+//! Documented in docs/errors.md.
+
+/// A stable, documented failure class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// `command` is not a non-empty argv whose first entry is an absolute,
+    /// normalized path to an existing executable regular file.
+    InvalidCommand,
+    /// An option other than the policy is malformed.
+    InvalidOptions,
+    /// The policy object does not match the documented format.
+    PolicyInvalid,
+    /// The policy asks for something cordon refuses to do yet (fail closed).
+    Unsupported,
+    /// Bubblewrap is missing or cannot create the namespaces the policy needs.
+    BackendUnavailable,
+    /// Preparing or starting the sandbox failed after validation.
+    SpawnFailed,
+}
+
+impl ErrorCode {
+    /// The `ERR_CORDON_…` string carried by JavaScript errors.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidCommand => "ERR_CORDON_INVALID_COMMAND",
+            ErrorCode::InvalidOptions => "ERR_CORDON_INVALID_OPTIONS",
+            ErrorCode::PolicyInvalid => "ERR_CORDON_POLICY_INVALID",
+            ErrorCode::Unsupported => "ERR_CORDON_UNSUPPORTED",
+            ErrorCode::BackendUnavailable => "ERR_CORDON_BACKEND_UNAVAILABLE",
+            ErrorCode::SpawnFailed => "ERR_CORDON_SPAWN_FAILED",
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! What a running execution reports to its owner (the napi addon, or a test).
+//! Events of one execution are emitted in causal order: every `Data` of a
+//! stream precedes its `End`, and both `End`s precede `Finished`.
+
+use crate::error_code::ErrorCode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// fd 3 of the runner → host.
+    Protocol,
+    /// fd 1 and fd 2 of the runner (and bwrap's own diagnostics) → host.
+    Stderr,
+}
+
+/// How `wait()` settles when the launch itself failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchFailure {
+    pub code: ErrorCode,
+    pub message: String,
+    /// The receipt written for the failed launch, when there is one.
+    pub receipt_json: Option<String>,
+}
+
+/// How `wait()` settles when bwrap ran and was reaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub returncode: Option<i32>,
+    pub signal: Option<String>,
+    /// The receipt as read back from `receipt.json`; `None` if unreadable.
+    pub receipt_json: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum Event {
+    Data {
+        stream: Stream,
+        bytes: Vec<u8>,
+    },
+    End {
+        stream: Stream,
+        error: Option<String>,
+    },
+    /// The oldest pending protocol write finished; `discarded` when the
+    /// runner had already closed its side (the bytes were dropped, counted).
+    WriteDone {
+        discarded: bool,
+    },
+    /// `SHUT_WR` was applied after all earlier writes.
+    ShutdownDone,
+    Finished(Result<Completion, LaunchFailure>),
+}
+
+/// Receives an execution's events, from the launcher's threads.
+pub trait EventSink: Send + Sync + 'static {
+    fn emit(&self, event: Event);
+}

@@ -1,0 +1,156 @@
+//! The executable's SHA-256 for the receipt, cached per file identity
+//! (device, inode, size, mtime) so it costs nothing per run; and, when
+//! bwrap runs as an unprivileged identity, a content-addressed staged copy
+//! that identity can reach even if the original sits under a 0700
+//! root-owned directory.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+
+use crate::policy::hex;
+use crate::process_identity::random_hex;
+
+/// Staging directory name under the per-uid base directory.
+pub const STAGING_DIR: &str = "exec";
+/// Read size while hashing/copying (bytes).
+const COPY_CHUNK_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+/// What the launcher binds and records for `command[0]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedExecutable {
+    pub sha256: String,
+    /// The path whose descriptor is bound at the executable's own path.
+    pub bind_source: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecHashError {
+    #[error("read executable {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("stage executable copy {path}: {source}")]
+    Stage {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Hashes `exe` (cached) and, with `staging_base`, makes sure a root-owned
+/// read-only copy named by its hash exists under `<staging_base>/exec/`.
+pub fn prepare(
+    exe: &Path,
+    staging_base: Option<&Path>,
+) -> Result<PreparedExecutable, ExecHashError> {
+    static CACHE: Mutex<Option<HashMap<FileIdentity, String>>> = Mutex::new(None);
+    let read_err = |source| ExecHashError::Read {
+        path: exe.to_path_buf(),
+        source,
+    };
+    let meta = fs::metadata(exe).map_err(read_err)?;
+    let id = FileIdentity {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        size: meta.size(),
+        mtime: meta.mtime(),
+        mtime_nsec: meta.mtime_nsec(),
+    };
+    let cached = CACHE
+        .lock()
+        .ok()
+        .and_then(|c| c.as_ref()?.get(&id).cloned());
+    let staging = staging_base.map(|b| b.join(STAGING_DIR));
+    let sha256 = match (&cached, &staging) {
+        (Some(sha), Some(dir)) if is_staged(&dir.join(sha), id.size) => sha.clone(),
+        (Some(sha), None) => sha.clone(),
+        _ => hash_and_stage(exe, staging.as_deref())?,
+    };
+    if let Ok(mut cache) = CACHE.lock() {
+        cache
+            .get_or_insert_with(HashMap::new)
+            .insert(id, sha256.clone());
+    }
+    let bind_source = staging.map_or_else(|| exe.to_path_buf(), |d| d.join(&sha256));
+    Ok(PreparedExecutable {
+        sha256,
+        bind_source,
+    })
+}
+
+fn is_staged(path: &Path, size: u64) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.uid() == 0 && m.len() == size)
+}
+
+/// One pass over the file: hash it and, when staging, copy it to a temp
+/// file renamed to its hash (so a staged name always matches its content).
+fn hash_and_stage(exe: &Path, staging: Option<&Path>) -> Result<String, ExecHashError> {
+    let read_err = |source| ExecHashError::Read {
+        path: exe.to_path_buf(),
+        source,
+    };
+    let mut input = fs::File::open(exe).map_err(read_err)?;
+    let mut staged = match staging {
+        Some(dir) => Some(open_staging_temp(dir)?),
+        None => None,
+    };
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; COPY_CHUNK_BYTES];
+    loop {
+        let n = input.read(&mut buf).map_err(read_err)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        if let Some((path, file)) = staged.as_mut() {
+            file.write_all(&buf[..n])
+                .map_err(|source| ExecHashError::Stage {
+                    path: path.clone(),
+                    source,
+                })?;
+        }
+    }
+    let sha256 = hex(&hasher.finalize());
+    if let (Some((tmp, _)), Some(dir)) = (staged, staging) {
+        let dest = dir.join(&sha256);
+        fs::rename(&tmp, &dest).map_err(|source| ExecHashError::Stage { path: dest, source })?;
+    }
+    Ok(sha256)
+}
+
+fn open_staging_temp(dir: &Path) -> Result<(PathBuf, fs::File), ExecHashError> {
+    let stage_err = |path: &Path, source| ExecHashError::Stage {
+        path: path.to_path_buf(),
+        source,
+    };
+    match fs::DirBuilder::new().mode(0o711).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(stage_err(dir, e)),
+    }
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o711)).map_err(|e| stage_err(dir, e))?;
+    let name = random_hex(8).map_err(|e| stage_err(dir, e))?;
+    let path = dir.join(format!(".{name}.tmp"));
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o555)
+        .open(&path)
+        .map_err(|e| stage_err(&path, e))?;
+    Ok((path, file))
+}

@@ -1,0 +1,134 @@
+//! The launch pipeline, run on the caller's thread up to the fork:
+//! 1. validate the request (command, options, policy) — nothing on disk yet;
+//! 2. resolve and probe bwrap (cached);
+//! 3. base directory, stale-root sweep, executable hash (+ staged copy);
+//! 4. control root, default workspace;
+//! 5. plan → `plan.json`, argv, opened bind descriptors;
+//! 6. hand over to the supervisor thread, which forks bwrap and reports the pid.
+
+use std::fs::File;
+use std::os::fd::{OwnedFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::backend::{self, BackendError};
+use crate::bwrap_argv::bwrap_argv;
+use crate::control_root::{self, ControlRoot, ControlRootError};
+use crate::error_code::ErrorCode;
+use crate::events::EventSink;
+use crate::exec_hash::{self, ExecHashError};
+use crate::execution::ExecutionHandle;
+use crate::launch_request::{LaunchRequest, RequestError};
+use crate::plan::{BindRole, Plan, PlanInputs};
+use crate::process_identity::{random_hex, sandbox_identity};
+use crate::runtime_layout::RuntimeLayout;
+use crate::supervisor::{self, Prepared};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("control root: {0}")]
+    ControlRoot(#[from] ControlRootError),
+    #[error(transparent)]
+    Executable(#[from] ExecHashError),
+    #[error("open {path} for binding into the sandbox: {source}")]
+    OpenBind {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("start supervisor thread: {0}")]
+    Thread(std::io::Error),
+    #[error("plan.json: {0}")]
+    PlanJson(#[from] serde_json::Error),
+}
+
+impl LaunchError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            LaunchError::Request(e) => e.code(),
+            LaunchError::Backend(_) => ErrorCode::BackendUnavailable,
+            _ => ErrorCode::SpawnFailed,
+        }
+    }
+}
+
+/// Validates only (steps 1): used to reject bad input without side effects.
+pub fn validate(options_json: &str) -> Result<LaunchRequest, LaunchError> {
+    Ok(LaunchRequest::from_json_text(options_json)?)
+}
+
+/// Runs the whole pipeline; events go to `sink` from the launcher's threads.
+pub fn launch(
+    options_json: &str,
+    sink: Arc<dyn EventSink>,
+) -> Result<ExecutionHandle, LaunchError> {
+    let request = validate(options_json)?;
+    let identity = sandbox_identity();
+    let backend = backend::resolve(request.bwrap_path.as_deref(), identity)?;
+    let base = control_root::base_dir()?;
+    control_root::reap_stale(&base);
+    let staging = identity.map(|_| base.as_path());
+    let executable = exec_hash::prepare(&request.executable, staging)?;
+    let root = ControlRoot::create(&base, identity)?;
+    let workspace = match (&request.workspace, request.policy.workspace) {
+        (Some(ws), _) => Some(ws.clone()),
+        (None, crate::policy::Access::None) => None,
+        (None, _) => Some(root.create_workspace(identity)?),
+    };
+    let plan = Plan::build(PlanInputs {
+        request: &request,
+        bwrap: backend.path.clone(),
+        executable_source: executable.bind_source.clone(),
+        workspace,
+        sandbox_temp: root.temp_dir(),
+        runtime: RuntimeLayout::host(),
+        identity,
+        seccomp_program: None,
+        rlimits: Vec::new(),
+    });
+    root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
+    let argv = bwrap_argv(&plan);
+    let sources = open_binds(&plan)?;
+    let invocation_id = match &request.invocation_id {
+        Some(id) => id.clone(),
+        None => random_hex(16).map_err(ControlRootError::Random)?,
+    };
+    let prepared = Prepared {
+        request,
+        plan,
+        argv,
+        sources,
+        root,
+        backend,
+        executable_sha256: executable.sha256,
+        invocation_id,
+    };
+    supervisor::start(prepared, sink).map_err(LaunchError::Thread)
+}
+
+/// Opens every bind source as root (O_PATH: no read access needed, nothing
+/// is followed after this point), in slot order.
+fn open_binds(plan: &Plan) -> Result<Vec<(RawFd, OwnedFd)>, LaunchError> {
+    plan.binds
+        .iter()
+        .map(|bind| {
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true).custom_flags(libc::O_PATH);
+            if matches!(bind.role, BindRole::Workspace | BindRole::Temp) {
+                options.custom_flags(libc::O_PATH | libc::O_DIRECTORY);
+            }
+            let file: File =
+                options
+                    .open(&bind.source)
+                    .map_err(|source| LaunchError::OpenBind {
+                        path: bind.source.clone(),
+                        source,
+                    })?;
+            Ok((bind.slot, OwnedFd::from(file)))
+        })
+        .collect()
+}

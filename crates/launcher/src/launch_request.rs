@@ -1,0 +1,248 @@
+//! The launch options as received from JavaScript (one JSON document),
+//! validated strictly before anything is created on disk.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::error_code::ErrorCode;
+use crate::paths::{is_env_name, normalized_absolute};
+use crate::policy::{Policy, PolicyError};
+use crate::strict_json::{as_str, FieldError, ObjectReader};
+
+/// Default SIGTERM → SIGKILL window (ms): long enough for a runner to
+/// write its terminal frame, short enough that a hung runner is not felt.
+pub const STOP_GRACE_MS: u64 = 1000;
+/// Default wait after SIGKILL before containment is judged (ms).
+pub const STOP_FORCE_MS: u64 = 1000;
+/// Upper bound on either stop window (ms): a stop must end.
+pub const MAX_STOP_WINDOW_MS: u64 = 600_000;
+/// argv entries beyond this are refused (bounded argv).
+pub const MAX_ARGS: usize = 4096;
+/// Environment entries beyond this are refused (bounded argv).
+pub const MAX_ENV_ENTRIES: usize = 256;
+/// Longest accepted invocation id, in bytes.
+pub const MAX_INVOCATION_ID_BYTES: usize = 128;
+
+/// How long each rung of the stop ladder waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopTimings {
+    pub grace_ms: u64,
+    pub force_ms: u64,
+}
+
+/// A validated launch.
+#[derive(Debug, Clone)]
+pub struct LaunchRequest {
+    pub argv: Vec<String>,
+    /// `command[0]` with every symlink resolved: what is hashed and bound.
+    pub executable: PathBuf,
+    /// `command[0]` as given (absolute, normalized): what is exec'd.
+    pub invoked_as: PathBuf,
+    pub policy: Policy,
+    pub invocation_id: Option<String>,
+    pub workspace: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub launcher_env: Vec<(String, String)>,
+    pub stop: StopTimings,
+    pub bwrap_path: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("invalid command: {0}")]
+    Command(String),
+    #[error("invalid options: {0}")]
+    Options(#[from] FieldError),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error("options.json: not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl RequestError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            RequestError::Command(_) => ErrorCode::InvalidCommand,
+            RequestError::Options(_) | RequestError::Json(_) => ErrorCode::InvalidOptions,
+            RequestError::Policy(p) => p.code(),
+        }
+    }
+}
+
+const KEYS: &[&str] = &[
+    "command",
+    "policy",
+    "invocationId",
+    "workspace",
+    "env",
+    "launcherEnvironment",
+    "stop",
+    "bwrapPath",
+];
+const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
+
+impl LaunchRequest {
+    /// Validates `{command, policy, …}` in this order: command, options,
+    /// policy, then the cross-checks (env names against `environment.allow`).
+    pub fn from_json_text(text: &str) -> Result<LaunchRequest, RequestError> {
+        let value: Value = serde_json::from_str(text)?;
+        let top = ObjectReader::new("options", &value, KEYS)?;
+        let (argv, invoked_as, executable) = parse_command(top.optional("command"))?;
+        let invocation_id = top
+            .optional_str("invocationId")?
+            .map(check_id)
+            .transpose()?;
+        let workspace = top
+            .optional_str("workspace")?
+            .map(|w| absolute_dir("options.workspace", w))
+            .transpose()?;
+        let env = parse_env("options.env", top.optional("env"))?;
+        let launcher_env = parse_env(
+            "options.launcherEnvironment",
+            top.optional("launcherEnvironment"),
+        )?;
+        let stop = parse_stop(top.optional("stop"))?;
+        let bwrap_path = top
+            .optional_str("bwrapPath")?
+            .map(|p| normalized_absolute(p).map_err(|r| FieldError::new("options.bwrapPath", r)))
+            .transpose()?;
+        let policy_value = top
+            .optional("policy")
+            .ok_or_else(|| FieldError::new("options.policy", "is required"))?;
+        let policy = Policy::from_json(policy_value)?;
+        if let Some((name, _)) = env
+            .iter()
+            .find(|(name, _)| !policy.environment_allow.contains(name))
+        {
+            return Err(FieldError::new(
+                &format!("options.env.{name}"),
+                "is not listed in policy.environment.allow",
+            )
+            .into());
+        }
+        if policy.workspace == crate::policy::Access::None && workspace.is_some() {
+            return Err(FieldError::new(
+                "options.workspace",
+                "must be absent when policy.filesystem.workspace is \"none\"",
+            )
+            .into());
+        }
+        Ok(LaunchRequest {
+            argv,
+            executable,
+            invoked_as,
+            policy,
+            invocation_id,
+            workspace,
+            env,
+            launcher_env,
+            stop,
+            bwrap_path,
+        })
+    }
+}
+
+/// Returns (argv, command[0] as given, command[0] canonicalized).
+fn parse_command(value: Option<&Value>) -> Result<(Vec<String>, PathBuf, PathBuf), RequestError> {
+    let bad = |why: &str| RequestError::Command(why.to_string());
+    let list = value
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("command must be a non-empty array of strings"))?;
+    if list.is_empty() || list.len() > MAX_ARGS {
+        return Err(bad(&format!("command must hold 1 to {MAX_ARGS} strings")));
+    }
+    let mut argv = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let text = as_str(&format!("command[{i}]"), item).map_err(|e| bad(&e.to_string()))?;
+        argv.push(text.to_string());
+    }
+    let invoked_as = normalized_absolute(&argv[0])
+        .map_err(|r| bad(&format!("command[0] {r} (no $PATH lookup is done)")))?;
+    let executable = std::fs::canonicalize(&invoked_as)
+        .map_err(|e| bad(&format!("command[0] {}: {e}", invoked_as.display())))?;
+    let meta = std::fs::metadata(&executable)
+        .map_err(|e| bad(&format!("command[0] {}: {e}", executable.display())))?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(bad(&format!(
+            "command[0] {} is not an executable regular file",
+            executable.display()
+        )));
+    }
+    Ok((argv, invoked_as, executable))
+}
+
+fn check_id(id: &str) -> Result<String, FieldError> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_INVOCATION_ID_BYTES
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:-".contains(c));
+    if !ok {
+        return Err(FieldError::new(
+            "options.invocationId",
+            format!("must be 1-{MAX_INVOCATION_ID_BYTES} characters of [A-Za-z0-9._:-]"),
+        ));
+    }
+    Ok(id.to_string())
+}
+
+fn absolute_dir(path: &str, text: &str) -> Result<PathBuf, FieldError> {
+    let dir = normalized_absolute(text).map_err(|r| FieldError::new(path, r))?;
+    match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(dir),
+        Ok(_) => Err(FieldError::new(path, "is not a directory")),
+        Err(e) => Err(FieldError::new(path, format!("{}: {e}", dir.display()))),
+    }
+}
+
+fn parse_env(path: &str, value: Option<&Value>) -> Result<Vec<(String, String)>, FieldError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let map = value
+        .as_object()
+        .ok_or_else(|| FieldError::new(path, "must be a plain object of strings"))?;
+    if map.len() > MAX_ENV_ENTRIES {
+        return Err(FieldError::new(
+            path,
+            format!("at most {MAX_ENV_ENTRIES} entries"),
+        ));
+    }
+    let mut out = Vec::with_capacity(map.len());
+    for (name, v) in map {
+        let item = format!("{path}.{name}");
+        if !is_env_name(name) {
+            return Err(FieldError::new(&item, "is not a valid variable name"));
+        }
+        out.push((name.clone(), as_str(&item, v)?.to_string()));
+    }
+    Ok(out)
+}
+
+fn parse_stop(value: Option<&Value>) -> Result<StopTimings, FieldError> {
+    let mut timings = StopTimings {
+        grace_ms: STOP_GRACE_MS,
+        force_ms: STOP_FORCE_MS,
+    };
+    let Some(value) = value else {
+        return Ok(timings);
+    };
+    let stop = ObjectReader::new("options.stop", value, STOP_KEYS)?;
+    for (key, slot) in [
+        ("graceMs", &mut timings.grace_ms),
+        ("forceMs", &mut timings.force_ms),
+    ] {
+        if let Some(ms) = stop.optional_u64(key)? {
+            if ms > MAX_STOP_WINDOW_MS {
+                return Err(FieldError::new(
+                    &stop.child_path(key),
+                    format!("must be at most {MAX_STOP_WINDOW_MS}"),
+                ));
+            }
+            *slot = ms;
+        }
+    }
+    Ok(timings)
+}

@@ -1,0 +1,37 @@
+//! cordon-launcher: run a program under Bubblewrap with an empty
+//! environment, no network, a read-only workspace, a private temp and one
+//! protocol channel on fd 3 — and account for it in a receipt.
+//!
+//! Pipeline (see launch.rs): validate → probe backend → control root →
+//! plan (pure) → bwrap argv (pure) → spawn → pumps → reap → receipt.
+//! No napi here: the addon crate maps this API to JavaScript.
+
+pub mod backend;
+pub mod bwrap_argv;
+pub mod child_fds;
+pub mod control_root;
+pub mod error_code;
+pub mod events;
+pub mod exec_hash;
+pub mod execution;
+pub mod launch;
+pub mod launch_request;
+pub mod paths;
+pub mod pidfd;
+pub mod plan;
+pub mod policy;
+pub mod process_identity;
+pub mod pumps;
+pub mod receipt;
+pub mod runtime_layout;
+pub mod spawn;
+pub mod stop_ladder;
+pub mod strict_json;
+pub mod supervisor;
+pub mod timestamp;
+
+pub use error_code::ErrorCode;
+pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};
+pub use execution::ExecutionHandle;
+pub use launch::{launch, validate, LaunchError};
+pub use stop_ladder::StopReason;

@@ -1,0 +1,209 @@
+//! The execution plan: everything the spawn step will do, decided purely
+//! from the validated request and a few resolved host facts. Serialised to
+//! `plan.json` in the control root and turned into bwrap's argv by
+//! [`crate::bwrap_argv`].
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::launch_request::LaunchRequest;
+use crate::policy::Access;
+use crate::runtime_layout::RuntimeLayout;
+
+/// The runner's protocol channel (the socketpair end).
+pub const PROTOCOL_FD: i32 = 3;
+/// bwrap's `--info-fd`: it writes the sandbox's host pid there once the
+/// namespaces exist; EOF without it means setup failed.
+pub const INFO_FD: i32 = 4;
+/// Mount point of the workspace inside the sandbox.
+pub const SANDBOX_WORKSPACE: &str = "/workspace";
+/// Mount point of the private temp inside the sandbox.
+pub const SANDBOX_TEMP: &str = "/tmp";
+/// Hostname inside the sandbox (the host's name is not leaked).
+pub const SANDBOX_HOSTNAME: &str = "cordon";
+
+/// What a descriptor bound into the sandbox is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum BindRole {
+    Executable,
+    Workspace,
+    Temp,
+    Extra,
+}
+
+/// A host path opened by the launcher and mounted by bwrap from its fd.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FdBind {
+    pub slot: i32,
+    pub role: BindRole,
+    pub source: PathBuf,
+    pub dest: PathBuf,
+    pub writable: bool,
+}
+
+/// An rlimit applied to bwrap (and so to the sandbox) before exec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RlimitSetting {
+    pub name: &'static str,
+    pub resource: i32,
+    pub soft: u64,
+    pub hard: u64,
+}
+
+/// A compiled seccomp BPF program handed to `bwrap --seccomp FD`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeccompSlot {
+    pub slot: i32,
+    #[serde(skip)]
+    pub program: Vec<u8>,
+    pub instructions: usize,
+}
+
+/// Who bwrap runs as when the provider is root (never real root inside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// Host facts the planner needs, resolved by the caller.
+#[derive(Debug, Clone)]
+pub struct PlanInputs<'a> {
+    pub request: &'a LaunchRequest,
+    pub bwrap: PathBuf,
+    /// The file whose descriptor is bound at the executable's path (the
+    /// executable itself, or its staged copy when bwrap runs unprivileged).
+    pub executable_source: PathBuf,
+    pub workspace: Option<PathBuf>,
+    pub sandbox_temp: PathBuf,
+    pub runtime: &'a RuntimeLayout,
+    pub identity: Option<Identity>,
+    pub seccomp_program: Option<Vec<u8>>,
+    pub rlimits: Vec<RlimitSetting>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub bwrap: PathBuf,
+    pub launcher_env: Vec<(String, String)>,
+    pub runner_env: Vec<(String, String)>,
+    pub argv: Vec<String>,
+    pub binds: Vec<FdBind>,
+    #[serde(skip)]
+    pub runtime: RuntimeLayout,
+    /// `(target, link)` symlinks created after the binds: `command[0]` →
+    /// its canonical path, when `command[0]` is a symlink outside the
+    /// mirrored runtime (inside it, the mirrored links already resolve).
+    pub symlinks: Vec<(PathBuf, PathBuf)>,
+    pub chdir: PathBuf,
+    pub seccomp: Option<SeccompSlot>,
+    pub rlimits: Vec<RlimitSetting>,
+    pub identity: Option<Identity>,
+}
+
+impl Plan {
+    /// Builds the plan. Descriptor slots are allocated in a fixed order
+    /// after fd 3 (protocol) and fd 4 (info): seccomp, executable,
+    /// workspace, temp, extras — so the argv is a pure function of inputs.
+    pub fn build(inputs: PlanInputs<'_>) -> Plan {
+        let request = inputs.request;
+        let mut next_slot = INFO_FD + 1;
+        let mut take_slot = || {
+            let slot = next_slot;
+            next_slot += 1;
+            slot
+        };
+        let seccomp = inputs.seccomp_program.map(|program| SeccompSlot {
+            slot: take_slot(),
+            instructions: program.len() / 8,
+            program,
+        });
+        let mut binds = vec![FdBind {
+            slot: take_slot(),
+            role: BindRole::Executable,
+            source: inputs.executable_source,
+            dest: request.executable.clone(),
+            writable: false,
+        }];
+        if let Some(ws) = inputs.workspace {
+            binds.push(FdBind {
+                slot: take_slot(),
+                role: BindRole::Workspace,
+                source: ws,
+                dest: SANDBOX_WORKSPACE.into(),
+                writable: request.policy.workspace == Access::Write,
+            });
+        }
+        binds.push(FdBind {
+            slot: take_slot(),
+            role: BindRole::Temp,
+            source: inputs.sandbox_temp.clone(),
+            dest: SANDBOX_TEMP.into(),
+            writable: true,
+        });
+        for extra in &request.policy.extra {
+            binds.push(FdBind {
+                slot: take_slot(),
+                role: BindRole::Extra,
+                source: extra.path.clone(),
+                dest: extra.path.clone(),
+                writable: extra.access == Access::Write,
+            });
+        }
+        let mut launcher_env = request.launcher_env.clone();
+        launcher_env.retain(|(k, _)| k != "TMPDIR");
+        launcher_env.push((
+            "TMPDIR".into(),
+            inputs.sandbox_temp.to_string_lossy().into(),
+        ));
+        let chdir = if request.policy.workspace == Access::None {
+            "/".into()
+        } else {
+            SANDBOX_WORKSPACE.into()
+        };
+        let symlinks = if request.invoked_as != request.executable
+            && !is_in_runtime(&request.invoked_as, inputs.runtime)
+        {
+            vec![(request.executable.clone(), request.invoked_as.clone())]
+        } else {
+            Vec::new()
+        };
+        Plan {
+            bwrap: inputs.bwrap,
+            symlinks,
+            launcher_env,
+            runner_env: request.env.clone(),
+            argv: request.argv.clone(),
+            binds,
+            runtime: inputs.runtime.clone(),
+            chdir,
+            seccomp,
+            rlimits: inputs.rlimits,
+            identity: inputs.identity,
+        }
+    }
+
+    /// The highest descriptor the spawn step installs in the child.
+    pub fn max_slot(&self) -> i32 {
+        let binds = self.binds.iter().map(|b| b.slot);
+        let seccomp = self.seccomp.iter().map(|s| s.slot);
+        binds.chain(seccomp).fold(INFO_FD, i32::max)
+    }
+}
+
+/// Whether `path` lies in the read-only runtime the sandbox mirrors.
+fn is_in_runtime(path: &std::path::Path, runtime: &RuntimeLayout) -> bool {
+    use crate::runtime_layout::RuntimeEntry;
+    path.starts_with("/usr")
+        || runtime.entries.iter().any(|e| match e {
+            RuntimeEntry::Symlink { path: p, .. } | RuntimeEntry::Directory { path: p } => {
+                path.starts_with(p)
+            }
+        })
+}

@@ -1,0 +1,358 @@
+//! The policy model: what a sandboxed program may touch. Parsed strictly
+//! from JSON (unknown keys rejected, defaults filled), then reduced to a
+//! canonical JSON form whose SHA-256 is the policy digest in the receipt.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::error_code::ErrorCode;
+use crate::strict_json::{as_array, as_str, as_u64, FieldError, ObjectReader};
+
+/// The only policy format this launcher understands.
+pub const POLICY_FORMAT_VERSION: u64 = 1;
+/// Extra mounts beyond this are refused: each costs a descriptor and a mount.
+pub const MAX_EXTRA_MOUNTS: usize = 32;
+/// Runner environment variables beyond this are refused (bounded argv).
+pub const MAX_ENV_ALLOW: usize = 256;
+
+/// Access to a host directory granted inside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    None,
+    Read,
+    Write,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::None => "none",
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+}
+
+/// One additional host path mounted at the same path inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraMount {
+    pub path: PathBuf,
+    pub access: Access,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetworkMode {
+    None,
+    Mediated { allow: Vec<String> },
+}
+
+/// Resource ceilings requested by the policy. Carried into the plan and the
+/// receipt; applying them is the job of the rlimit/cgroup planners.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resources {
+    pub memory_bytes: Option<u64>,
+    pub processes: Option<u64>,
+    pub file_size_bytes: Option<u64>,
+    pub cpu_seconds: Option<u64>,
+    pub open_files: Option<u64>,
+}
+
+/// A validated policy. Construct it with [`Policy::from_json`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub workspace: Access,
+    pub extra: Vec<ExtraMount>,
+    pub network: NetworkMode,
+    pub resources: Resources,
+    pub environment_allow: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("invalid policy: {0}")]
+    Invalid(#[from] FieldError),
+    #[error("policy.network.mode \"mediated\" is not supported yet: no mediated network frontend exists, and cordon fails closed rather than granting network access")]
+    MediatedUnsupported,
+}
+
+impl PolicyError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            PolicyError::Invalid(_) => ErrorCode::PolicyInvalid,
+            PolicyError::MediatedUnsupported => ErrorCode::Unsupported,
+        }
+    }
+}
+
+const TOP_KEYS: &[&str] = &[
+    "formatVersion",
+    "filesystem",
+    "network",
+    "process",
+    "resources",
+    "environment",
+];
+const FS_KEYS: &[&str] = &["workspace", "temp", "extra"];
+const EXTRA_KEYS: &[&str] = &["path", "access"];
+const NET_KEYS: &[&str] = &["mode", "allow"];
+const PROCESS_KEYS: &[&str] = &["treeConfinement"];
+const RESOURCE_KEYS: &[&str] = &[
+    "memoryBytes",
+    "processes",
+    "fileSizeBytes",
+    "cpuSeconds",
+    "openFiles",
+];
+const ENV_KEYS: &[&str] = &["allow"];
+
+impl Policy {
+    /// Validates a policy in the documented order: structure and types
+    /// first (`ERR_CORDON_POLICY_INVALID`), then what is refused for now
+    /// (`ERR_CORDON_UNSUPPORTED`).
+    pub fn from_json(value: &Value) -> Result<Policy, PolicyError> {
+        let top = ObjectReader::new("policy", value, TOP_KEYS)?;
+        let version = as_u64("policy.formatVersion", top.required("formatVersion")?)?;
+        if version != POLICY_FORMAT_VERSION {
+            return Err(FieldError::new("policy.formatVersion", "must be 1").into());
+        }
+        let (workspace, extra) = parse_filesystem(top.required("filesystem")?)?;
+        let network = parse_network(top.required("network")?)?;
+        parse_process(top.required("process")?)?;
+        let resources = match top.optional("resources") {
+            Some(v) => parse_resources(v)?,
+            None => Resources::default(),
+        };
+        let environment_allow = match top.optional("environment") {
+            Some(v) => parse_environment(v)?,
+            None => Vec::new(),
+        };
+        if matches!(network, NetworkMode::Mediated { .. }) {
+            return Err(PolicyError::MediatedUnsupported);
+        }
+        Ok(Policy {
+            workspace,
+            extra,
+            network,
+            resources,
+            environment_allow,
+        })
+    }
+
+    /// The normalized policy (defaults filled, keys sorted by serde_json's
+    /// ordered map) as compact JSON: the input of [`Policy::digest`].
+    pub fn canonical_json(&self) -> Value {
+        json!({
+            "formatVersion": POLICY_FORMAT_VERSION,
+            "filesystem": self.filesystem_json(),
+            "network": self.network_json(),
+            "process": {"treeConfinement": "required"},
+            "resources": self.resources_json(),
+            "environment": {"allow": self.environment_allow},
+        })
+    }
+
+    /// `sha256:<hex>` of the canonical JSON text.
+    pub fn digest(&self) -> String {
+        let text = self.canonical_json().to_string();
+        format!("sha256:{}", hex(&Sha256::digest(text.as_bytes())))
+    }
+
+    pub fn filesystem_json(&self) -> Value {
+        let extra: Vec<Value> = self
+            .extra
+            .iter()
+            .map(|m| json!({"path": m.path.to_string_lossy(), "access": m.access.as_str()}))
+            .collect();
+        json!({"workspace": self.workspace.as_str(), "temp": "write", "extra": extra})
+    }
+
+    pub fn network_json(&self) -> Value {
+        match &self.network {
+            NetworkMode::None => json!({"mode": "none"}),
+            NetworkMode::Mediated { allow } => json!({"mode": "mediated", "allow": allow}),
+        }
+    }
+
+    pub fn resources_json(&self) -> Value {
+        let r = &self.resources;
+        let pairs = [
+            ("memoryBytes", r.memory_bytes),
+            ("processes", r.processes),
+            ("fileSizeBytes", r.file_size_bytes),
+            ("cpuSeconds", r.cpu_seconds),
+            ("openFiles", r.open_files),
+        ];
+        let map = pairs
+            .iter()
+            .filter_map(|(k, v)| v.map(|n| (k.to_string(), json!(n))))
+            .collect::<serde_json::Map<_, _>>();
+        Value::Object(map)
+    }
+}
+
+/// Lower-case hex of a byte string.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_access(path: &str, value: &Value, allowed: &[Access]) -> Result<Access, FieldError> {
+    let text = as_str(path, value)?;
+    allowed
+        .iter()
+        .copied()
+        .find(|a| a.as_str() == text)
+        .ok_or_else(|| {
+            let names: Vec<&str> = allowed.iter().map(|a| a.as_str()).collect();
+            FieldError::new(path, format!("must be one of {}", names.join(", ")))
+        })
+}
+
+fn parse_filesystem(value: &Value) -> Result<(Access, Vec<ExtraMount>), FieldError> {
+    let fs = ObjectReader::new("policy.filesystem", value, FS_KEYS)?;
+    let all = [Access::Read, Access::Write, Access::None];
+    let workspace = parse_access(
+        "policy.filesystem.workspace",
+        fs.required("workspace")?,
+        &all,
+    )?;
+    parse_access(
+        "policy.filesystem.temp",
+        fs.required("temp")?,
+        &[Access::Write],
+    )?;
+    let mut extra = Vec::new();
+    if let Some(list) = fs.optional("extra") {
+        let list = as_array("policy.filesystem.extra", list)?;
+        if list.len() > MAX_EXTRA_MOUNTS {
+            return Err(FieldError::new(
+                "policy.filesystem.extra",
+                format!("at most {MAX_EXTRA_MOUNTS} entries"),
+            ));
+        }
+        for (i, item) in list.iter().enumerate() {
+            extra.push(parse_extra(&format!("policy.filesystem.extra[{i}]"), item)?);
+        }
+    }
+    Ok((workspace, extra))
+}
+
+fn parse_extra(path: &str, value: &Value) -> Result<ExtraMount, FieldError> {
+    let item = ObjectReader::new(path, value, EXTRA_KEYS)?;
+    let where_ = item.required_str("path")?;
+    let dest = crate::paths::normalized_absolute(where_)
+        .map_err(|reason| FieldError::new(&item.child_path("path"), reason))?;
+    if crate::paths::is_reserved_sandbox_path(&dest) {
+        return Err(FieldError::new(
+            &item.child_path("path"),
+            "overlaps a path the sandbox layout owns (/, /usr, /proc, /dev, /tmp, /workspace, ...)",
+        ));
+    }
+    let access = parse_access(
+        &item.child_path("access"),
+        item.required("access")?,
+        &[Access::Read, Access::Write],
+    )?;
+    Ok(ExtraMount { path: dest, access })
+}
+
+fn parse_network(value: &Value) -> Result<NetworkMode, FieldError> {
+    let net = ObjectReader::new("policy.network", value, NET_KEYS)?;
+    let mode = net.required_str("mode")?;
+    let allow = match net.optional("allow") {
+        Some(v) => parse_allowlist(v)?,
+        None => Vec::new(),
+    };
+    match mode {
+        "none" if allow.is_empty() => Ok(NetworkMode::None),
+        "none" => Err(FieldError::new(
+            "policy.network.allow",
+            "must be empty when mode is \"none\"",
+        )),
+        "mediated" => Ok(NetworkMode::Mediated { allow }),
+        _ => Err(FieldError::new(
+            "policy.network.mode",
+            "must be \"none\" or \"mediated\"",
+        )),
+    }
+}
+
+/// `host:port` entries; the port is 1–65535.
+fn parse_allowlist(value: &Value) -> Result<Vec<String>, FieldError> {
+    let list = as_array("policy.network.allow", value)?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let path = format!("policy.network.allow[{i}]");
+        let text = as_str(&path, item)?;
+        let valid = text.rsplit_once(':').is_some_and(|(host, port)| {
+            !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
+        });
+        if !valid {
+            return Err(FieldError::new(&path, "must be \"host:port\""));
+        }
+        out.push(text.to_string());
+    }
+    Ok(out)
+}
+
+fn parse_process(value: &Value) -> Result<(), FieldError> {
+    let process = ObjectReader::new("policy.process", value, PROCESS_KEYS)?;
+    match process.required_str("treeConfinement")? {
+        "required" => Ok(()),
+        _ => Err(FieldError::new(
+            "policy.process.treeConfinement",
+            "must be \"required\"",
+        )),
+    }
+}
+
+fn parse_resources(value: &Value) -> Result<Resources, FieldError> {
+    let r = ObjectReader::new("policy.resources", value, RESOURCE_KEYS)?;
+    let positive = |key: &str| -> Result<Option<u64>, FieldError> {
+        match r.optional_u64(key)? {
+            Some(0) => Err(FieldError::new(&r.child_path(key), "must be at least 1")),
+            other => Ok(other),
+        }
+    };
+    Ok(Resources {
+        memory_bytes: positive("memoryBytes")?,
+        processes: positive("processes")?,
+        file_size_bytes: positive("fileSizeBytes")?,
+        cpu_seconds: positive("cpuSeconds")?,
+        open_files: positive("openFiles")?,
+    })
+}
+
+fn parse_environment(value: &Value) -> Result<Vec<String>, FieldError> {
+    let env = ObjectReader::new("policy.environment", value, ENV_KEYS)?;
+    let Some(list) = env.optional("allow") else {
+        return Ok(Vec::new());
+    };
+    let list = as_array("policy.environment.allow", list)?;
+    if list.len() > MAX_ENV_ALLOW {
+        return Err(FieldError::new(
+            "policy.environment.allow",
+            format!("at most {MAX_ENV_ALLOW} names"),
+        ));
+    }
+    let mut names = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let path = format!("policy.environment.allow[{i}]");
+        let name = as_str(&path, item)?;
+        if !crate::paths::is_env_name(name) {
+            return Err(FieldError::new(
+                &path,
+                "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)",
+            ));
+        }
+        names.push(name.to_string());
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

@@ -1,0 +1,35 @@
+//! Identities of processes and fresh random names.
+
+use std::io::Read;
+
+/// A process's start time in clock ticks since boot (field 22 of
+/// `/proc/<pid>/stat`); with the pid it identifies a process across pid reuse.
+pub fn process_start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may contain spaces and ')': skip past the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// `bytes` random bytes from the kernel, hex-encoded.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(crate::policy::hex(&buf))
+}
+
+/// The unprivileged identity bwrap runs as when the provider is root
+/// ("nobody"): bwrap run as root would map the sandbox to real root.
+pub const SANDBOX_UID: u32 = 65_534;
+pub const SANDBOX_GID: u32 = 65_534;
+
+/// `Some(nobody)` when the provider runs as root, else `None` (bwrap runs
+/// as the provider's own unprivileged uid).
+pub fn sandbox_identity() -> Option<crate::plan::Identity> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    (euid == 0).then_some(crate::plan::Identity {
+        uid: SANDBOX_UID,
+        gid: SANDBOX_GID,
+    })
+}

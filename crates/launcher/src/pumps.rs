@@ -1,0 +1,215 @@
+//! The three byte pumps between the host and the sandbox, one thread each:
+//! fd 3 → host (`protocol` readable side), the stderr pipe → host, and
+//! host → fd 3 (`protocol` writable side).
+//!
+//! Backpressure: a reader delivers one chunk per credit; the owner grants a
+//! credit when its consumer wants more, so at most one chunk is in flight
+//! per stream. Once the sandbox is reaped the readers drain to EOF without
+//! credits: what is left is bounded by the kernel's pipe and socket buffers,
+//! and the last frame is never lost. The writer takes one chunk at a time
+//! and reports completion only when the kernel accepted all of it.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use crate::events::{Event, EventSink, Stream};
+
+/// Bytes read per chunk: large enough that a 1 GiB flood is ~16k events,
+/// small enough to keep per-stream memory tiny.
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// Chunks smaller than this share no capacity with the read buffer.
+const SHRINK_BELOW_BYTES: usize = READ_CHUNK_BYTES / 2;
+
+/// Credit-based flow control for one reader.
+#[derive(Debug, Default)]
+pub struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    credit: bool,
+    drain: bool,
+}
+
+impl Gate {
+    /// A gate holding one initial credit.
+    pub fn new() -> Gate {
+        Gate {
+            state: Mutex::new(GateState {
+                credit: true,
+                drain: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The consumer wants (at most) one more chunk.
+    pub fn grant(&self) {
+        self.update(|s| s.credit = true);
+    }
+
+    /// The sandbox is gone: read to EOF regardless of credits.
+    pub fn drain(&self) {
+        self.update(|s| s.drain = true);
+    }
+
+    fn update(&self, f: impl FnOnce(&mut GateState)) {
+        if let Ok(mut s) = self.state.lock() {
+            f(&mut s);
+            self.changed.notify_all();
+        }
+    }
+
+    fn acquire(&self) {
+        let Ok(mut s) = self.state.lock() else { return };
+        while !s.credit && !s.drain {
+            match self.changed.wait(s) {
+                Ok(next) => s = next,
+                Err(_) => return,
+            }
+        }
+        s.credit = false;
+    }
+}
+
+/// Starts the reader for `stream`; it ends with exactly one `End` event.
+pub fn spawn_reader(
+    stream: Stream,
+    fd: Arc<OwnedFd>,
+    gate: Arc<Gate>,
+    sink: Arc<dyn EventSink>,
+    counter: Arc<AtomicU64>,
+) -> std::io::Result<JoinHandle<()>> {
+    let name = match stream {
+        Stream::Protocol => "cordon-fd3-out",
+        Stream::Stderr => "cordon-stderr",
+    };
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || loop {
+            gate.acquire();
+            match read_chunk(&fd) {
+                Ok(bytes) if bytes.is_empty() => {
+                    sink.emit(Event::End {
+                        stream,
+                        error: None,
+                    });
+                    return;
+                }
+                Ok(bytes) => {
+                    counter.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    sink.emit(Event::Data { stream, bytes });
+                }
+                Err(e) => {
+                    sink.emit(Event::End {
+                        stream,
+                        error: Some(e.to_string()),
+                    });
+                    return;
+                }
+            }
+        })
+}
+
+fn read_chunk(fd: &OwnedFd) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; READ_CHUNK_BYTES];
+    loop {
+        // SAFETY: buf is a valid, writable allocation of buf.len() bytes and
+        // fd stays open for the call (borrowed from an Arc<OwnedFd>).
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            let n = n as usize;
+            if n < SHRINK_BELOW_BYTES {
+                return Ok(buf[..n].to_vec());
+            }
+            buf.truncate(n);
+            return Ok(buf);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// A request to the host → fd 3 writer.
+#[derive(Debug)]
+pub enum WriteCmd {
+    Data(Vec<u8>),
+    /// Half-close: `shutdown(SHUT_WR)`; the runner sees EOF, fd 3 → host stays open.
+    Shutdown,
+}
+
+/// Byte counters shared with the receipt.
+#[derive(Debug, Default)]
+pub struct WriterCounters {
+    pub written: AtomicU64,
+    pub discarded: AtomicU64,
+}
+
+/// Starts the writer; it exits when every sender of `commands` is dropped.
+pub fn spawn_writer(
+    fd: Arc<OwnedFd>,
+    commands: Receiver<WriteCmd>,
+    sink: Arc<dyn EventSink>,
+    counters: Arc<WriterCounters>,
+) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("cordon-fd3-in".into())
+        .spawn(move || {
+            let mut peer_closed = false;
+            while let Ok(cmd) = commands.recv() {
+                match cmd {
+                    WriteCmd::Data(bytes) => {
+                        let sent = if peer_closed {
+                            0
+                        } else {
+                            send_all(&fd, &bytes)
+                        };
+                        peer_closed |= sent < bytes.len();
+                        counters.written.fetch_add(sent as u64, Ordering::Relaxed);
+                        let dropped = (bytes.len() - sent) as u64;
+                        counters.discarded.fetch_add(dropped, Ordering::Relaxed);
+                        sink.emit(Event::WriteDone {
+                            discarded: dropped > 0,
+                        });
+                    }
+                    WriteCmd::Shutdown => {
+                        // SAFETY: shutdown on an open socket fd has no memory effects.
+                        unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_WR) };
+                        sink.emit(Event::ShutdownDone);
+                    }
+                }
+            }
+        })
+}
+
+/// Sends all of `bytes`, returning how many were accepted before the peer
+/// went away (EPIPE/ECONNRESET/any error ends the attempt).
+fn send_all(fd: &OwnedFd, bytes: &[u8]) -> usize {
+    let mut sent = 0;
+    while sent < bytes.len() {
+        let rest = &bytes[sent..];
+        // SAFETY: rest is a valid readable slice; MSG_NOSIGNAL turns a closed
+        // peer into EPIPE instead of a process-killing SIGPIPE.
+        let n = unsafe {
+            libc::send(
+                fd.as_raw_fd(),
+                rest.as_ptr().cast(),
+                rest.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        if n > 0 {
+            sent += n as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    sent
+}

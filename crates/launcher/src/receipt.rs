@@ -1,0 +1,125 @@
+//! The receipt: a snapshot of what was enforced and how the run ended,
+//! written atomically to `receipt.json` in the control root and read back
+//! by `wait()`. Format documented in docs/receipts.md.
+
+use std::time::SystemTime;
+
+use serde_json::{json, Value};
+
+use crate::control_root::{ControlRoot, ControlRootError};
+use crate::plan::{BindRole, Plan};
+use crate::policy::Policy;
+use crate::stop_ladder::StopRecord;
+use crate::timestamp::rfc3339;
+
+/// Bumped on any incompatible change of the receipt's shape.
+pub const RECEIPT_VERSION: u64 = 1;
+pub const RECEIPT_FILE: &str = "receipt.json";
+/// Namespaces every plan unshares (see bwrap_argv.rs).
+pub const NAMESPACES: &[&str] = &["user", "ipc", "pid", "net", "uts", "cgroup"];
+
+/// How the sandbox ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Exited { code: i32 },
+    Signaled { signal: String },
+    SpawnFailed { message: String },
+}
+
+/// Everything the receipt records besides the plan and policy.
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    pub invocation_id: String,
+    pub backend_version: String,
+    pub executable_sha256: String,
+    pub sandbox_uid: u32,
+    pub started_at: SystemTime,
+    pub ended_at: SystemTime,
+    pub outcome: Outcome,
+    pub stop: StopRecord,
+    pub containment_confirmed: bool,
+    pub bytes: ByteCounts,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByteCounts {
+    pub protocol_in: u64,
+    pub protocol_in_discarded: u64,
+    pub protocol_out: u64,
+    pub stderr: u64,
+}
+
+/// The receipt document.
+pub fn build(plan: &Plan, policy: &Policy, facts: &RunFacts) -> Value {
+    let duration_ms = facts
+        .ended_at
+        .duration_since(facts.started_at)
+        .unwrap_or_default()
+        .as_millis() as u64;
+    let outcome = match &facts.outcome {
+        Outcome::Exited { code } => json!({"status": "exited", "exitCode": code, "signal": null}),
+        Outcome::Signaled { signal } => {
+            json!({"status": "signaled", "exitCode": null, "signal": signal})
+        }
+        Outcome::SpawnFailed { message } => {
+            json!({"status": "spawn-failed", "exitCode": null, "signal": null, "message": message})
+        }
+    };
+    let rlimits: Vec<Value> = plan
+        .rlimits
+        .iter()
+        .map(|r| json!({"name": r.name, "soft": r.soft, "hard": r.hard}))
+        .collect();
+    json!({
+        "receiptVersion": RECEIPT_VERSION,
+        "invocationId": facts.invocation_id,
+        "backend": {"name": "bubblewrap", "version": facts.backend_version, "path": plan.bwrap},
+        "command": {
+            "argv": plan.argv,
+            "executable": plan
+                .binds
+                .iter()
+                .find(|b| b.role == BindRole::Executable)
+                .map(|b| &b.dest),
+            "executableSha256": facts.executable_sha256,
+        },
+        "policy": {
+            "digest": policy.digest(),
+            "network": policy.network_json(),
+            "filesystem": policy.filesystem_json(),
+            "resources": policy.resources_json(),
+        },
+        "confinement": {
+            "namespaces": NAMESPACES,
+            "uid": facts.sandbox_uid,
+            "seccomp": plan.seccomp.as_ref().map(|s| json!({"instructions": s.instructions})),
+            "rlimits": rlimits,
+            "cgroup": null,
+        },
+        "startedAt": rfc3339(facts.started_at),
+        "endedAt": rfc3339(facts.ended_at),
+        "durationMs": duration_ms,
+        "outcome": outcome,
+        "stop": {
+            "requested": facts.stop.reason.is_some(),
+            "reason": facts.stop.reason.map(|r| r.as_str()),
+            "gracefulStopAttempted": facts.stop.graceful_attempted,
+            "forcedStopAttempted": facts.stop.forced_attempted,
+            "containmentConfirmed": facts.containment_confirmed,
+        },
+        "bytes": {
+            "protocolIn": facts.bytes.protocol_in,
+            "protocolInDiscarded": facts.bytes.protocol_in_discarded,
+            "protocolOut": facts.bytes.protocol_out,
+            "stderr": facts.bytes.stderr,
+        },
+    })
+}
+
+/// Writes the receipt (temp + rename) and reads it back, as `wait()` reports
+/// what is on disk. `None` when either step failed: a missing receipt is
+/// reported as `{}`, never as a success.
+pub fn write_and_read(root: &ControlRoot, receipt: &Value) -> Result<String, ControlRootError> {
+    let path = root.write_atomic(RECEIPT_FILE, receipt.to_string().as_bytes())?;
+    std::fs::read_to_string(&path).map_err(|source| ControlRootError::Write { path, source })
+}

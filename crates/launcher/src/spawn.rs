@@ -1,0 +1,178 @@
+//! Starting bwrap for a plan: create the channels, raise every source
+//! descriptor above the slot range, fork, install slots in the child, drop
+//! to the sandbox identity, exec bwrap.
+//!
+//! Must run on a thread that lives until bwrap is reaped: `--die-with-parent`
+//! (PR_SET_PDEATHSIG) fires when the *thread* that forked exits.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+use crate::child_fds::{install_in_child, ChildRlimit, FdInstall, SOURCE_FD_FLOOR};
+use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
+
+/// A started bwrap and the host ends of its channels.
+#[derive(Debug)]
+pub struct Spawned {
+    pub child: Child,
+    pub protocol: OwnedFd,
+    pub stderr: OwnedFd,
+    pub info: File,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("create socketpair for fd 3: {0}")]
+    Socketpair(std::io::Error),
+    #[error("create pipe: {0}")]
+    Pipe(std::io::Error),
+    #[error("open /dev/null: {0}")]
+    DevNull(std::io::Error),
+    #[error("raise descriptor {fd} above {SOURCE_FD_FLOOR}: {source}")]
+    Raise { fd: RawFd, source: std::io::Error },
+    #[error("prepare seccomp program descriptor: {0}")]
+    Seccomp(std::io::Error),
+    #[error("exec {path}: {source}")]
+    Exec {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
+/// seccomp memfd → raise sources → fork/exec with the child set-up.
+/// `sources` are the opened bind descriptors, one per plan bind, by slot.
+pub fn spawn(
+    plan: &Plan,
+    argv: Vec<OsString>,
+    sources: Vec<(RawFd, OwnedFd)>,
+) -> Result<Spawned, SpawnError> {
+    let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
+    let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
+    let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
+    let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
+    let mut slots: Vec<(RawFd, OwnedFd)> = vec![(PROTOCOL_FD, child_sock), (INFO_FD, info_w)];
+    if let Some(seccomp) = &plan.seccomp {
+        slots.push((
+            seccomp.slot,
+            seccomp_memfd(&seccomp.program).map_err(SpawnError::Seccomp)?,
+        ));
+    }
+    slots.extend(sources);
+    let raised = slots
+        .into_iter()
+        .map(|(slot, fd)| raise(fd).map(|fd| (slot, fd)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let installs: Vec<FdInstall> = raised
+        .iter()
+        .map(|(slot, fd)| FdInstall {
+            source: fd.as_raw_fd(),
+            slot: *slot,
+        })
+        .collect();
+    let rlimits: Vec<ChildRlimit> = plan
+        .rlimits
+        .iter()
+        .map(|r| ChildRlimit {
+            resource: r.resource,
+            soft: r.soft,
+            hard: r.hard,
+        })
+        .collect();
+    let max_slot = plan.max_slot();
+    let stderr_w2 = stderr_w.try_clone().map_err(SpawnError::Pipe)?;
+    let mut cmd = Command::new(&plan.bwrap);
+    cmd.args(argv)
+        .env_clear()
+        .envs(plan.launcher_env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::from(devnull))
+        .stdout(Stdio::from(stderr_w))
+        .stderr(Stdio::from(stderr_w2));
+    if let Some(id) = plan.identity {
+        cmd.uid(id.uid).gid(id.gid);
+    }
+    // SAFETY: the closure only calls async-signal-safe functions (dup2,
+    // close_range/fcntl, setrlimit) on data prepared before fork.
+    unsafe {
+        cmd.pre_exec(move || install_in_child(&installs, max_slot, &rlimits));
+    }
+    let child = cmd.spawn().map_err(|source| SpawnError::Exec {
+        path: plan.bwrap.display().to_string(),
+        source,
+    })?;
+    // The child ends (`raised`, the pipe write ends inside `cmd`) close here:
+    // from now on only the sandbox holds them, so EOF means it is gone.
+    drop(raised);
+    drop(cmd);
+    Ok(Spawned {
+        child,
+        protocol: host_sock,
+        stderr: stderr_r,
+        info: File::from(info_r),
+    })
+}
+
+fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: fds has room for the two descriptors socketpair writes.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// (read end, write end), both close-on-exec.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: fds has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A close-on-exec duplicate numbered at least [`SOURCE_FD_FLOOR`].
+fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
+    let raw = fd.as_raw_fd();
+    if raw >= SOURCE_FD_FLOOR {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC on an open fd returns a new fd or -1.
+    let new = unsafe { libc::fcntl(raw, libc::F_DUPFD_CLOEXEC, SOURCE_FD_FLOOR) };
+    if new < 0 {
+        return Err(SpawnError::Raise {
+            fd: raw,
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    // SAFETY: the kernel just returned this fd to us.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// The BPF program in an anonymous file, positioned at its start.
+fn seccomp_memfd(program: &[u8]) -> std::io::Result<OwnedFd> {
+    // SAFETY: the name is a valid NUL-terminated C string.
+    let fd = unsafe { libc::memfd_create(c"cordon-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this fd to us.
+    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    file.write_all(program)?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
+    Ok(OwnedFd::from(file))
+}

@@ -1,0 +1,175 @@
+//! The stop ladder: check state → SIGTERM to the sandboxed program → wait
+//! `graceMs` → SIGKILL to the whole sandbox (its pid-namespace init, which
+//! takes every process of the namespace with it, and bwrap) → wait
+//! `forceMs`. Idempotent: the first request starts it, later ones are no-ops
+//! (the first reason wins).
+
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::launch_request::StopTimings;
+use crate::pidfd;
+
+/// Why a stop was requested (first cause wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Requested,
+    Deadline,
+    Signal,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Requested => "stop",
+            StopReason::Deadline => "deadline",
+            StopReason::Signal => "signal",
+        }
+    }
+}
+
+/// What the ladder did, for the receipt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StopRecord {
+    pub reason: Option<StopReason>,
+    pub graceful_attempted: bool,
+    pub forced_attempted: bool,
+}
+
+/// Shared between the supervisor (which reaps) and the ladder (which signals).
+#[derive(Debug, Default)]
+pub struct Supervision {
+    state: Mutex<SupervisionState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct SupervisionState {
+    exited: bool,
+    bwrap: Option<Arc<OwnedFd>>,
+    init_pid: Option<i32>,
+    init: Option<Arc<OwnedFd>>,
+    record: StopRecord,
+}
+
+impl Supervision {
+    pub fn set_bwrap(&self, fd: OwnedFd) {
+        self.with(|s| s.bwrap = Some(Arc::new(fd)));
+    }
+
+    /// The sandbox's pid-namespace init (host pid), from bwrap's info fd.
+    pub fn set_init(&self, pid: i32, fd: OwnedFd) {
+        self.with(|s| {
+            s.init_pid = Some(pid);
+            s.init = Some(Arc::new(fd));
+        });
+    }
+
+    pub fn init(&self) -> Option<Arc<OwnedFd>> {
+        self.state.lock().ok().and_then(|s| s.init.clone())
+    }
+
+    /// bwrap was reaped: wakes a waiting ladder, which then stops climbing.
+    pub fn mark_exited(&self) {
+        self.with(|s| s.exited = true);
+    }
+
+    pub fn record(&self) -> StopRecord {
+        self.state.lock().map(|s| s.record).unwrap_or_default()
+    }
+
+    fn with(&self, f: impl FnOnce(&mut SupervisionState)) {
+        if let Ok(mut s) = self.state.lock() {
+            f(&mut s);
+            self.changed.notify_all();
+        }
+    }
+
+    /// Starts the ladder on its own thread unless a stop was already
+    /// requested or bwrap already exited.
+    pub fn request_stop(self: &Arc<Self>, reason: StopReason, timings: StopTimings) {
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.record.reason.is_some() {
+            return;
+        }
+        s.record.reason = Some(reason);
+        if s.exited {
+            return;
+        }
+        drop(s);
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("cordon-stop".into())
+            .spawn(move || me.climb(timings));
+        if spawned.is_err() {
+            // No thread: go straight to the forced rung, inline.
+            self.force();
+        }
+    }
+
+    fn climb(&self, timings: StopTimings) {
+        self.terminate();
+        if self.wait_exited(Duration::from_millis(timings.grace_ms)) {
+            return;
+        }
+        self.force();
+        self.wait_exited(Duration::from_millis(timings.force_ms));
+    }
+
+    /// Rung 1: SIGTERM to the program (the init's child). Before the
+    /// sandbox exists, SIGTERM to bwrap, whose death takes the sandbox down.
+    fn terminate(&self) {
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.exited {
+            return;
+        }
+        let program = s.init_pid.and_then(first_child);
+        let sent = match (program, &s.bwrap) {
+            // SAFETY: kill with a pid and a signal number; no memory effects.
+            (Some(pid), _) => (unsafe { libc::kill(pid, libc::SIGTERM) }) == 0,
+            (None, Some(bwrap)) if s.init_pid.is_none() => {
+                pidfd::send_signal(bwrap, libc::SIGTERM).is_ok()
+            }
+            _ => false,
+        };
+        s.record.graceful_attempted |= sent;
+    }
+
+    /// Rung 2: SIGKILL the namespace init (the kernel then kills every
+    /// process of the pid namespace) and bwrap itself.
+    fn force(&self) {
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.exited {
+            return;
+        }
+        s.record.forced_attempted = true;
+        for fd in [&s.init, &s.bwrap].into_iter().flatten() {
+            let _ = pidfd::send_signal(fd, libc::SIGKILL);
+        }
+    }
+
+    fn wait_exited(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let Ok(mut s) = self.state.lock() else {
+            return false;
+        };
+        while !s.exited {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            match self.changed.wait_timeout(s, left) {
+                Ok((next, _)) => s = next,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+}
+
+/// The first child of `pid` (bwrap's init forks exactly the program).
+fn first_child(pid: i32) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}

@@ -1,0 +1,317 @@
+//! The supervisor thread of one execution. It forks bwrap (so bwrap's
+//! parent-death signal is tied to a thread that lives exactly as long as the
+//! execution), then: starts the three pumps → reads bwrap's info fd (the
+//! sandbox init's host pid) → reaps bwrap → lets the readers drain to EOF →
+//! confirms containment → writes and reads back the receipt → removes the
+//! control root → emits `Finished`.
+
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+use crate::backend::Backend;
+use crate::control_root::ControlRoot;
+use crate::error_code::ErrorCode;
+use crate::events::{Completion, Event, EventSink, LaunchFailure, Stream};
+use crate::execution::{Control, ExecutionHandle};
+use crate::launch_request::LaunchRequest;
+use crate::pidfd;
+use crate::plan::Plan;
+use crate::pumps::{spawn_reader, spawn_writer, Gate, WriteCmd, WriterCounters};
+use crate::receipt::{self, ByteCounts, Outcome, RunFacts};
+use crate::spawn::{spawn, Spawned};
+use crate::stop_ladder::Supervision;
+
+/// Host → fd 3 queue depth: one data chunk in flight plus a pending shutdown.
+const WRITE_QUEUE_DEPTH: usize = 2;
+/// bwrap's info JSON is ~250 bytes; more than this is not bwrap talking.
+const INFO_MAX_BYTES: u64 = 4096;
+/// Leading stderr bytes kept to explain a failed sandbox set-up.
+const DIAGNOSTIC_HEAD_BYTES: usize = 2048;
+/// Shortest wait for the namespace init's exit when judging containment (ms).
+const MIN_CONTAINMENT_WAIT_MS: u64 = 100;
+
+/// Everything the pipeline prepared before the fork.
+pub struct Prepared {
+    pub request: LaunchRequest,
+    pub plan: Plan,
+    pub argv: Vec<std::ffi::OsString>,
+    pub sources: Vec<(std::os::fd::RawFd, OwnedFd)>,
+    pub root: ControlRoot,
+    pub backend: Backend,
+    pub executable_sha256: String,
+    pub invocation_id: String,
+}
+
+/// Starts the supervisor and waits for it to report bwrap's pid.
+pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<ExecutionHandle> {
+    let (writer_tx, writer_rx) = mpsc::sync_channel(WRITE_QUEUE_DEPTH);
+    let control = Arc::new(Control {
+        writer: Mutex::new(Some(writer_tx)),
+        protocol_gate: Arc::new(Gate::new()),
+        stderr_gate: Arc::new(Gate::new()),
+        supervision: Arc::new(Supervision::default()),
+        stop_timings: prepared.request.stop,
+    });
+    let (pid_tx, pid_rx) = mpsc::channel();
+    let shared = Arc::clone(&control);
+    std::thread::Builder::new()
+        .name("cordon-supervisor".into())
+        .spawn(move || run(prepared, sink, shared, writer_rx, pid_tx))?;
+    let pid = pid_rx.recv().ok().flatten();
+    Ok(ExecutionHandle { control, pid })
+}
+
+/// Forwards events and keeps the head of stderr for diagnostics.
+struct Tap {
+    sink: Arc<dyn EventSink>,
+    head: Mutex<Vec<u8>>,
+}
+
+impl EventSink for Tap {
+    fn emit(&self, event: Event) {
+        if let Event::Data {
+            stream: Stream::Stderr,
+            bytes,
+        } = &event
+        {
+            if let Ok(mut head) = self.head.lock() {
+                let room = DIAGNOSTIC_HEAD_BYTES.saturating_sub(head.len());
+                head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+            }
+        }
+        self.sink.emit(event);
+    }
+}
+
+struct Pumps {
+    threads: Vec<JoinHandle<()>>,
+    writer: Option<JoinHandle<()>>,
+    protocol_out: Arc<AtomicU64>,
+    stderr: Arc<AtomicU64>,
+    writes: Arc<WriterCounters>,
+}
+
+fn run(
+    p: Prepared,
+    sink: Arc<dyn EventSink>,
+    control: Arc<Control>,
+    writer_rx: Receiver<WriteCmd>,
+    pid_tx: Sender<Option<u32>>,
+) {
+    let started_at = SystemTime::now();
+    let Prepared {
+        plan,
+        argv,
+        sources,
+        ..
+    } = &p;
+    let spawned = match spawn(plan, argv.clone(), take_sources(sources)) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = pid_tx.send(None);
+            control.close_writer();
+            let facts = facts(
+                &p,
+                started_at,
+                Outcome::SpawnFailed {
+                    message: e.to_string(),
+                },
+            );
+            return finish(p, &sink, facts, None);
+        }
+    };
+    let Spawned {
+        mut child,
+        protocol,
+        stderr,
+        mut info,
+    } = spawned;
+    if let Ok(fd) = pidfd::open(child.id() as i32) {
+        control.supervision.set_bwrap(fd);
+    }
+    let _ = pid_tx.send(Some(child.id()));
+    let tap = Arc::new(Tap {
+        sink: Arc::clone(&sink),
+        head: Mutex::new(Vec::new()),
+    });
+    let pumps = start_pumps(&control, protocol, stderr, writer_rx, tap.clone());
+    let init_pid = read_init_pid(&mut info);
+    if let Some((pid, fd)) = init_pid.and_then(|pid| Some((pid, pidfd::open(pid).ok()?))) {
+        control.supervision.set_init(pid, fd);
+    }
+    let status = child.wait();
+    control.supervision.mark_exited();
+    let containment = confirm_containment(&control, &status);
+    control.protocol_gate.drain();
+    control.stderr_gate.drain();
+    let bytes = join_pumps(pumps, &control);
+    let outcome = match (&status, init_pid.is_some()) {
+        (Ok(s), true) => match (s.code(), s.signal()) {
+            (Some(code), _) => Outcome::Exited { code },
+            (None, sig) => Outcome::Signaled {
+                signal: pidfd::signal_name(sig.unwrap_or(0)),
+            },
+        },
+        (Ok(_), false) => Outcome::SpawnFailed {
+            message: setup_failure(&tap),
+        },
+        (Err(e), _) => Outcome::SpawnFailed {
+            message: format!("wait for bwrap: {e}"),
+        },
+    };
+    let mut facts = facts(&p, started_at, outcome);
+    facts.stop = control.supervision.record();
+    facts.containment_confirmed = containment;
+    facts.bytes = bytes;
+    finish(p, &sink, facts, status.ok());
+}
+
+fn take_sources(sources: &[(std::os::fd::RawFd, OwnedFd)]) -> Vec<(std::os::fd::RawFd, OwnedFd)> {
+    sources
+        .iter()
+        .filter_map(|(slot, fd)| Some((*slot, fd.try_clone().ok()?)))
+        .collect()
+}
+
+fn start_pumps(
+    control: &Control,
+    protocol: OwnedFd,
+    stderr: OwnedFd,
+    writer_rx: Receiver<WriteCmd>,
+    tap: Arc<Tap>,
+) -> Pumps {
+    let protocol = Arc::new(protocol);
+    let protocol_out = Arc::new(AtomicU64::new(0));
+    let stderr_count = Arc::new(AtomicU64::new(0));
+    let writes = Arc::new(WriterCounters::default());
+    let sink: Arc<dyn EventSink> = tap;
+    let threads = [
+        spawn_reader(
+            Stream::Protocol,
+            Arc::clone(&protocol),
+            Arc::clone(&control.protocol_gate),
+            Arc::clone(&sink),
+            Arc::clone(&protocol_out),
+        ),
+        spawn_reader(
+            Stream::Stderr,
+            Arc::new(stderr),
+            Arc::clone(&control.stderr_gate),
+            Arc::clone(&sink),
+            Arc::clone(&stderr_count),
+        ),
+    ];
+    let writer = spawn_writer(protocol, writer_rx, sink, Arc::clone(&writes)).ok();
+    if threads.iter().any(|t| t.is_err()) || writer.is_none() {
+        // Without a pump the streams could never end: take the sandbox down.
+        control.supervision.request_stop(
+            crate::stop_ladder::StopReason::Requested,
+            control.stop_timings,
+        );
+    }
+    Pumps {
+        threads: threads.into_iter().flatten().collect(),
+        writer,
+        protocol_out,
+        stderr: stderr_count,
+        writes,
+    }
+}
+
+fn join_pumps(pumps: Pumps, control: &Control) -> ByteCounts {
+    for thread in pumps.threads {
+        let _ = thread.join();
+    }
+    control.close_writer();
+    if let Some(writer) = pumps.writer {
+        let _ = writer.join();
+    }
+    ByteCounts {
+        protocol_in: pumps.writes.written.load(Ordering::Relaxed),
+        protocol_in_discarded: pumps.writes.discarded.load(Ordering::Relaxed),
+        protocol_out: pumps.protocol_out.load(Ordering::Relaxed),
+        stderr: pumps.stderr.load(Ordering::Relaxed),
+    }
+}
+
+/// bwrap writes `{"child-pid": N, …}` once the namespaces exist and closes
+/// the fd; EOF without it means the set-up failed.
+fn read_init_pid(info: &mut std::fs::File) -> Option<i32> {
+    let mut text = String::new();
+    info.take(INFO_MAX_BYTES).read_to_string(&mut text).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    i32::try_from(value.get("child-pid")?.as_i64()?).ok()
+}
+
+/// bwrap exiting normally means it reaped the namespace init, and with it
+/// every process of the namespace. Otherwise (bwrap killed), wait for the
+/// init — killed by its parent-death signal — to be gone.
+fn confirm_containment(
+    control: &Control,
+    status: &std::io::Result<std::process::ExitStatus>,
+) -> bool {
+    let wait_ms = control.stop_timings.force_ms.max(MIN_CONTAINMENT_WAIT_MS);
+    match control.supervision.init() {
+        Some(init) => pidfd::wait_exit(&init, Duration::from_millis(wait_ms)),
+        None => status.as_ref().is_ok_and(|s| s.code().is_some()),
+    }
+}
+
+fn setup_failure(tap: &Tap) -> String {
+    let head = tap
+        .head
+        .lock()
+        .map(|h| String::from_utf8_lossy(&h).trim().to_string())
+        .unwrap_or_default();
+    format!("bubblewrap could not set up the sandbox: {head}")
+}
+
+fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
+    RunFacts {
+        invocation_id: p.invocation_id.clone(),
+        backend_version: p.backend.version.clone(),
+        executable_sha256: p.executable_sha256.clone(),
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        sandbox_uid: p
+            .plan
+            .identity
+            .map_or_else(|| unsafe { libc::geteuid() }, |id| id.uid),
+        started_at,
+        ended_at: SystemTime::now(),
+        outcome,
+        stop: Default::default(),
+        containment_confirmed: false,
+        bytes: ByteCounts::default(),
+    }
+}
+
+/// Receipt → read back → remove the control root → `Finished`.
+fn finish(
+    mut p: Prepared,
+    sink: &Arc<dyn EventSink>,
+    facts: RunFacts,
+    status: Option<std::process::ExitStatus>,
+) {
+    let document = receipt::build(&p.plan, &p.request.policy, &facts);
+    let receipt_json = receipt::write_and_read(&p.root, &document).ok();
+    p.root.remove();
+    let result = match facts.outcome {
+        Outcome::SpawnFailed { message } => Err(LaunchFailure {
+            code: ErrorCode::SpawnFailed,
+            message,
+            receipt_json,
+        }),
+        _ => Ok(Completion {
+            returncode: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()).map(pidfd::signal_name),
+            receipt_json,
+        }),
+    };
+    sink.emit(Event::Finished(result));
+}

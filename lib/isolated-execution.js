@@ -1,0 +1,185 @@
+'use strict';
+
+// The JavaScript side of one sandboxed execution: the `protocol` Duplex and
+// the `stderr` Readable fed by the launcher's pump threads, and the
+// idempotent wait()/stop() pair. Flow control: each Readable grants the
+// native reader one chunk per _read(); each write completes only when the
+// kernel accepted the bytes. Memory per stream stays ~ highWaterMark + 1 chunk.
+
+const { Duplex, Readable } = require('node:stream');
+const { CordonError } = require('./errors');
+
+// Event kinds and stream ids: mirror of src/lib.rs.
+const EV = Object.freeze({
+  PROTOCOL_DATA: 0,
+  STDERR_DATA: 1,
+  PROTOCOL_END: 2,
+  STDERR_END: 3,
+  WRITE_DONE: 4,
+  SHUTDOWN_DONE: 5,
+  FINISHED: 6,
+  FAILED: 7,
+});
+const STREAM_PROTOCOL = 0;
+const STREAM_STDERR = 1;
+/** Stream buffers (bytes): one native read chunk. */
+const HIGH_WATER_MARK = 64 * 1024;
+
+class ProtocolStream extends Duplex {
+  constructor(execution) {
+    super({
+      allowHalfOpen: true,
+      readableHighWaterMark: HIGH_WATER_MARK,
+      writableHighWaterMark: HIGH_WATER_MARK,
+    });
+    this._execution = execution;
+    this._pendingWrite = null;
+    this._pendingFinal = null;
+  }
+
+  _read() {
+    this._execution._grant(STREAM_PROTOCOL);
+  }
+
+  _write(chunk, encoding, callback) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding);
+    if (this._execution._native?.write(buffer)) this._pendingWrite = callback;
+    else callback(); // the execution is over: bytes dropped (docs/receipts.md)
+  }
+
+  _final(callback) {
+    if (this._execution._native?.shutdownWrite()) this._pendingFinal = callback;
+    else callback();
+  }
+
+  _settleWrite() {
+    const callback = this._pendingWrite;
+    this._pendingWrite = null;
+    callback?.();
+  }
+
+  _settleFinal() {
+    const callback = this._pendingFinal;
+    this._pendingFinal = null;
+    callback?.();
+  }
+}
+
+class StderrStream extends Readable {
+  constructor(execution) {
+    super({ highWaterMark: HIGH_WATER_MARK });
+    this._execution = execution;
+  }
+
+  _read() {
+    this._execution._grant(STREAM_STDERR);
+  }
+}
+
+class IsolatedExecution {
+  constructor() {
+    this._native = null;
+    this.protocol = new ProtocolStream(this);
+    this.stderr = new StderrStream(this);
+    this.pid = undefined;
+    this._cleanups = [];
+    this._waitPromise = new Promise((resolve, reject) => {
+      this._resolve = resolve;
+      this._reject = reject;
+    });
+    // wait() may never be called: a rejection must not become unhandled.
+    this._waitPromise.catch(() => {});
+    this._stopPromise = null;
+  }
+
+  /** Called once by spawnIsolated after the native launch returned. */
+  _attach(native) {
+    this._native = native;
+    this.pid = native.pid ?? undefined;
+  }
+
+  _grant(stream) {
+    this._native?.grant(stream);
+  }
+
+  /** Runs `fn` when the execution settles (timers, abort listeners). */
+  _onSettle(fn) {
+    this._cleanups.push(fn);
+  }
+
+  /** Receives every launcher event, in order, on the JS thread. */
+  _onEvent(kind, buffer, text) {
+    switch (kind) {
+      case EV.PROTOCOL_DATA: this.protocol.push(buffer); break;
+      case EV.STDERR_DATA: this.stderr.push(buffer); break;
+      case EV.PROTOCOL_END: this._end(this.protocol); break;
+      case EV.STDERR_END: this._end(this.stderr); break;
+      case EV.WRITE_DONE: this.protocol._settleWrite(); break;
+      case EV.SHUTDOWN_DONE: this.protocol._settleFinal(); break;
+      case EV.FINISHED: this._finish(JSON.parse(text)); break;
+      case EV.FAILED: this._fail(JSON.parse(text)); break;
+      default: break;
+    }
+  }
+
+  _end(stream) {
+    if (!stream.readableEnded && !stream._cordonEnded) {
+      stream._cordonEnded = true;
+      stream.push(null);
+    }
+  }
+
+  _settle() {
+    this._end(this.protocol);
+    this._end(this.stderr);
+    this.protocol._settleWrite();
+    this.protocol._settleFinal();
+    for (const cleanup of this._cleanups.splice(0)) cleanup();
+  }
+
+  _finish({ returncode, signal, receipt }) {
+    this._settle();
+    this._resolve({
+      returncode: returncode ?? null,
+      signal: signal ?? null,
+      receipt: parseReceipt(receipt),
+      networkReceipts: [],
+    });
+  }
+
+  _fail({ code, message, receipt }) {
+    this._settle();
+    this._reject(new CordonError(code, message, { details: { receipt: parseReceipt(receipt) } }));
+  }
+
+  /** Resolves after bwrap is reaped, both streams ended and the receipt was read. Same promise every call. */
+  wait() {
+    return this._waitPromise;
+  }
+
+  /** Runs the stop ladder once; resolves when the execution has settled. Same promise every call. */
+  stop() {
+    this._requestStop('stop');
+    return this._stopPromise;
+  }
+
+  _requestStop(reason) {
+    if (this._stopPromise === null) {
+      this._native?.stop(reason);
+      this._stopPromise = this._waitPromise.then(() => undefined, () => undefined);
+    }
+  }
+}
+
+/** A missing or unreadable receipt is `{}`, never a success. */
+function parseReceipt(text) {
+  if (typeof text !== 'string') return {};
+  try {
+    const value = JSON.parse(text);
+    return value !== null && typeof value === 'object' ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+module.exports = { IsolatedExecution };

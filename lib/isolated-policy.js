@@ -1,0 +1,106 @@
+'use strict';
+
+// Policy presets and the strict plain-JSON snapshot taken of every policy
+// and option object handed to spawnIsolated (docs/policy.md).
+
+const { CordonError } = require('./errors');
+
+/** Resource ceilings of the presets (carried into plan and receipt). */
+const PRESET_RESOURCES = Object.freeze({
+  memoryBytes: 268435456, // 256 MiB: ample for a QuickJS runner
+  processes: 64,
+  fileSizeBytes: 67108864, // 64 MiB per file written
+  cpuSeconds: 30,
+});
+/** Nesting deeper than this is not a policy: refuse rather than recurse. */
+const MAX_DEPTH = 32;
+
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) deepFreeze(value[key]);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function preset(workspace) {
+  return deepFreeze({
+    formatVersion: 1,
+    filesystem: { workspace, temp: 'write', extra: [] },
+    network: { mode: 'none' },
+    process: { treeConfinement: 'required' },
+    resources: { ...PRESET_RESOURCES },
+    environment: { allow: [] },
+  });
+}
+
+/** Workspace read-only, private writable /tmp, no network, tree confined. */
+function readOnly() {
+  return preset('read');
+}
+
+/** As readOnly(), with the workspace writable. */
+function workspaceWrite() {
+  return preset('write');
+}
+
+const PROFILES = Object.freeze({
+  'read-only': readOnly,
+  'workspace-write': workspaceWrite,
+  untrusted: () => preset('none'),
+});
+
+/** A named policy: "read-only", "workspace-write" or "untrusted" (no workspace). */
+function profile(name) {
+  const make = typeof name === 'string' && Object.hasOwn(PROFILES, name) ? PROFILES[name] : null;
+  if (make === null) {
+    throw new CordonError(
+      'ERR_CORDON_POLICY_INVALID',
+      `unknown policy profile ${JSON.stringify(String(name))}; known: ${Object.keys(PROFILES).join(', ')}`,
+    );
+  }
+  return make();
+}
+
+function isPlainObject(value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A JSON-safe deep copy of `value` taken from own, enumerable data
+ * properties only: getters, symbols, inherited keys, class instances,
+ * functions, undefined, non-finite numbers and sparse arrays are refused
+ * with `code`, naming the path.
+ */
+function toPlainJson(value, where, code, depth = 0) {
+  const fail = (why) => {
+    throw new CordonError(code, `${where} ${why}`);
+  };
+  if (depth > MAX_DEPTH) fail(`is nested deeper than ${MAX_DEPTH} levels`);
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : fail('must be a finite number');
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) fail('must be a plain array');
+    const out = [];
+    for (let i = 0; i < value.length; i += 1) {
+      const desc = Object.getOwnPropertyDescriptor(value, i);
+      if (desc === undefined || !('value' in desc)) fail(`[${i}] must be a plain data element`);
+      out.push(toPlainJson(desc.value, `${where}[${i}]`, code, depth + 1));
+    }
+    return out;
+  }
+  if (!isPlainObject(value)) fail('must be a plain object (own data properties only)');
+  const out = {};
+  for (const key of Reflect.ownKeys(value)) {
+    if (typeof key === 'symbol') fail('must not have symbol keys');
+    const desc = Object.getOwnPropertyDescriptor(value, key);
+    if (!('value' in desc)) fail(`.${key} must be a data property, not an accessor`);
+    if (!desc.enumerable) fail(`.${key} must be enumerable`);
+    out[key] = toPlainJson(desc.value, `${where}.${key}`, code, depth + 1);
+  }
+  return out;
+}
+
+module.exports = { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject, deepFreeze };
