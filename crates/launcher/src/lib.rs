@@ -8,12 +8,15 @@
 
 pub mod backend;
 pub mod bwrap_argv;
+pub mod cgroup;
 pub mod child_fds;
+pub mod confinement;
 pub mod control_root;
 pub mod error_code;
 pub mod events;
 pub mod exec_hash;
 pub mod execution;
+pub mod host_probe;
 pub mod launch;
 pub mod launch_request;
 pub mod paths;
@@ -23,7 +26,9 @@ pub mod policy;
 pub mod process_identity;
 pub mod pumps;
 pub mod receipt;
+pub mod rlimits;
 pub mod runtime_layout;
+pub mod seccomp;
 pub mod spawn;
 pub mod stop_ladder;
 pub mod strict_json;

@@ -79,6 +79,11 @@ impl Resource {
         }
     }
 
+    /// The `RLIMIT_*` number as the plan and receipts carry it.
+    pub fn raw_i32(self) -> i32 {
+        i32::try_from(self.raw()).unwrap_or(i32::MAX)
+    }
+
     fn raw(self) -> libc::__rlimit_resource_t {
         match self {
             Self::AddressSpace => libc::RLIMIT_AS,

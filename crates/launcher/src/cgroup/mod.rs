@@ -275,7 +275,9 @@ impl ExecutionCgroup {
 
     /// Removes the leaves, then the `cordon` parents if nothing else uses
     /// them (EBUSY/ENOTEMPTY from a sibling's leaf is expected and ignored).
-    pub fn remove(self) -> Result<(), CgroupError> {
+    /// Idempotent: a leaf already gone is not an error. Open `cgroup.procs`
+    /// descriptors do not keep a cgroup alive.
+    pub fn remove(&self) -> Result<(), CgroupError> {
         for leaf in &self.plan.leaves {
             match fs::remove_dir(leaf) {
                 Ok(()) => {}

@@ -6,8 +6,9 @@ use super::{own_path, CgroupError, Hierarchy};
 
 /// The parent directory name, under the launcher's own cgroup.
 pub const PARENT_NAME: &str = "cordon";
-/// The longest invocation id accepted as a directory name.
-pub const MAX_ID_BYTES: usize = 128;
+/// The longest leaf name accepted: an id of up to 128 bytes plus a random
+/// suffix, well under NAME_MAX (255).
+pub const MAX_ID_BYTES: usize = 200;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CgroupLimits {

@@ -204,8 +204,7 @@ fn a_process_tree_joined_in_pre_exec_is_killed_whole_and_the_cgroup_removed() {
         "sh died of a signal"
     );
     let leaves = cgroup.plan().leaves.clone();
-    let mut guard = cgroup;
-    guard.0.take().unwrap().remove().unwrap();
+    cgroup.remove().unwrap();
     assert!(leaves.iter().all(|leaf| !leaf.exists()));
 }
 

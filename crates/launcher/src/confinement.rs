@@ -1,0 +1,281 @@
+//! Confinement in depth, decided per launch: the seccomp program, the
+//! rlimits, the per-run cgroup and the size of the private `/tmp`, from the
+//! policy's `resources` and what the host offers. Pure except for the two
+//! cached host facts (`host_cgroups`, `default_seccomp_program`).
+//!
+//! Fail closed: ceilings the policy names explicitly (`memoryBytes`,
+//! `processes`) are whole-tree ceilings, which only a cgroup enforces; if the
+//! host has no usable cgroup hierarchy such a policy does not launch
+//! (`ERR_CORDON_CONFINEMENT_UNAVAILABLE`). Defaults fall back to per-process
+//! rlimits, and the receipt says which mechanisms were applied.
+
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+use crate::cgroup::{self, CgroupLimits, CgroupPlan, Hierarchy};
+use crate::plan::RlimitSetting;
+use crate::policy::Resources;
+use crate::rlimits::{self, ResourceCeilings};
+use crate::seccomp::{self, SeccompPolicy, DENIED_SYSCALLS, PROFILE_NAME};
+
+/// 256 MiB of tmpfs `/tmp`: disk-fill bounded; counts against the memory
+/// cgroup of the writer, so it cannot outgrow the sandbox's memory either.
+pub const DEFAULT_TEMP_BYTES: u64 = 256 << 20;
+
+/// Everything the spawn applies beyond namespaces.
+#[derive(Debug, Clone)]
+pub struct ConfinementPlan {
+    pub seccomp_program: Vec<u8>,
+    pub rlimits: Vec<RlimitSetting>,
+    pub cgroup: Option<CgroupPlan>,
+    pub temp_bytes: u64,
+    /// Why no cgroup is used (for the receipt), when `cgroup` is `None`.
+    pub cgroup_unavailable: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfinementError {
+    #[error("build the seccomp filter: {0}")]
+    Seccomp(String),
+    #[error(
+        "policy.resources.{field} is a whole-sandbox ceiling that needs a cgroup, and this host has \
+         none usable ({detail}); run the provider as root on a host with cgroup v1 memory+pids or at \
+         the root of a cgroup v2 tree with memory+pids, or drop policy.resources.{field} to accept \
+         per-process rlimits (see `npx cordon doctor`)"
+    )]
+    CgroupRequired { field: &'static str, detail: String },
+    #[error("plan the cgroup: {0}")]
+    CgroupPlan(#[from] cgroup::CgroupError),
+}
+
+/// The host's cgroup hierarchy, detected once per process.
+pub fn host_cgroups() -> &'static Result<Hierarchy, String> {
+    static HOST: OnceLock<Result<Hierarchy, String>> = OnceLock::new();
+    HOST.get_or_init(|| cgroup::detect().map_err(|e| e.to_string()))
+}
+
+/// The default profile's BPF bytes, compiled once per process.
+pub fn default_seccomp_program() -> Result<&'static [u8], ConfinementError> {
+    static PROGRAM: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    let built = PROGRAM.get_or_init(|| {
+        seccomp::build_filter(&SeccompPolicy::default()).map_err(|e| e.to_string())
+    });
+    built
+        .as_deref()
+        .map_err(|e| ConfinementError::Seccomp(e.clone()))
+}
+
+/// Pure: the ceilings a policy's resources ask for (defaults filled in).
+pub fn ceilings(resources: &Resources) -> ResourceCeilings {
+    let defaults = ResourceCeilings::default();
+    ResourceCeilings {
+        address_space_bytes: resources
+            .memory_bytes
+            .unwrap_or(defaults.address_space_bytes),
+        processes: resources.processes.unwrap_or(defaults.processes),
+        open_files: resources.open_files.unwrap_or(defaults.open_files),
+        file_size_bytes: resources
+            .file_size_bytes
+            .unwrap_or(defaults.file_size_bytes),
+        cpu_seconds: resources.cpu_seconds.unwrap_or(defaults.cpu_seconds),
+    }
+}
+
+/// Pure: the run's cgroup directory name — the invocation id made safe as
+/// a path component, plus a random suffix so two runs that reuse an id
+/// (allowed) never share or collide on a cgroup.
+pub fn cgroup_name(invocation_id: &str, random_suffix: &str) -> String {
+    let safe: String = invocation_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{safe}-{random_suffix}")
+}
+
+/// Pure: policy resources + host cgroups + program → the confinement plan.
+/// `cgroup_name` comes from [`cgroup_name`].
+pub fn plan(
+    resources: &Resources,
+    cgroup_name: &str,
+    host: &Result<Hierarchy, String>,
+    seccomp_program: &[u8],
+) -> Result<ConfinementPlan, ConfinementError> {
+    let ceilings = ceilings(resources);
+    let rlimits = rlimits::plan(&ceilings)
+        .limits
+        .iter()
+        .map(|l| RlimitSetting {
+            name: l.resource.name(),
+            resource: l.resource.raw_i32(),
+            soft: l.soft,
+            hard: l.hard,
+        })
+        .collect();
+    let limits = CgroupLimits {
+        memory_bytes: ceilings.address_space_bytes,
+        pids: ceilings.processes,
+    };
+    let (cgroup, cgroup_unavailable) = match host {
+        Ok(hierarchy) => (Some(cgroup::plan(hierarchy, cgroup_name, &limits)?), None),
+        Err(detail) => {
+            let explicit = [
+                ("memoryBytes", resources.memory_bytes),
+                ("processes", resources.processes),
+            ];
+            if let Some((field, _)) = explicit.iter().find(|(_, v)| v.is_some()) {
+                return Err(ConfinementError::CgroupRequired {
+                    field,
+                    detail: detail.clone(),
+                });
+            }
+            (None, Some(detail.clone()))
+        }
+    };
+    Ok(ConfinementPlan {
+        seccomp_program: seccomp_program.to_vec(),
+        rlimits,
+        cgroup,
+        temp_bytes: DEFAULT_TEMP_BYTES,
+        cgroup_unavailable,
+    })
+}
+
+/// What the run's cgroup reported at teardown (for the receipt).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CgroupOutcome {
+    pub oom_kills: u64,
+    pub killed_by_cgroup: bool,
+}
+
+/// The receipt's `seccomp`, `cgroup` and `temp` entries (the `confinement`
+/// object also carries namespaces, uid and rlimits).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfinementReceipt {
+    pub seccomp: Value,
+    pub cgroup: Value,
+    pub temp: Value,
+}
+
+/// Pure: what the receipt says was applied.
+pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> ConfinementReceipt {
+    let instructions = plan.seccomp_program.len() / seccomp::SOCK_FILTER_BYTES;
+    let denied: Vec<&str> = DENIED_SYSCALLS.iter().map(|d| d.name).collect();
+    let seccomp = json!({"profile": PROFILE_NAME, "instructions": instructions, "denied": denied});
+    let cgroup = match &plan.cgroup {
+        Some(c) => json!({
+            "version": c.version,
+            "memoryBytes": c.limits.iter().find(|w| is_memory_limit(w)).map(|w| &w.value),
+            "pidsMax": c.limits.iter().find(|w| w.path.ends_with("pids.max")).map(|w| &w.value),
+            "oomKills": outcome.oom_kills,
+            "killedByCgroup": outcome.killed_by_cgroup,
+        }),
+        None => Value::Null,
+    };
+    let temp = json!({"mount": "/tmp", "kind": "tmpfs", "sizeBytes": plan.temp_bytes});
+    ConfinementReceipt {
+        seccomp,
+        cgroup,
+        temp,
+    }
+}
+
+fn is_memory_limit(write: &cgroup::Write) -> bool {
+    write.path.ends_with("memory.max") || write.path.ends_with("memory.limit_in_bytes")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn v1() -> Result<Hierarchy, String> {
+        Ok(Hierarchy::V1 {
+            memory_own: "/m".into(),
+            pids_own: "/p".into(),
+        })
+    }
+
+    #[test]
+    fn cgroup_names_are_safe_path_components_unique_per_run() {
+        assert_eq!(cgroup_name("run.1:a", "ab12"), "run_1_a-ab12");
+        assert_eq!(cgroup_name("..", "ab12"), "__-ab12");
+    }
+
+    #[test]
+    fn defaults_give_the_issue_ceilings_a_cgroup_and_a_bounded_temp() {
+        let plan = plan(&Resources::default(), "r1-x", &v1(), b"12345678").unwrap();
+        let names: Vec<&str> = plan.rlimits.iter().map(|r| r.name).collect();
+        assert_eq!(names, ["AS", "NPROC", "NOFILE", "FSIZE", "CPU", "CORE"]);
+        let cgroup = plan.cgroup.as_ref().unwrap();
+        assert_eq!(cgroup.limits[0].value, (1u64 << 30).to_string());
+        assert_eq!(cgroup.limits[2].value, "256");
+        assert_eq!(plan.temp_bytes, 256 << 20);
+    }
+
+    #[test]
+    fn policy_resources_override_both_rlimits_and_cgroup() {
+        let resources = Resources {
+            memory_bytes: Some(64 << 20),
+            processes: Some(8),
+            ..Resources::default()
+        };
+        let plan = plan(&resources, "r2", &v1(), b"").unwrap();
+        assert_eq!(plan.rlimits[0].soft, 64 << 20);
+        assert_eq!(plan.rlimits[1].hard, 8);
+        assert_eq!(plan.cgroup.unwrap().limits[2].value, "8");
+    }
+
+    #[test]
+    fn without_cgroups_defaults_fall_back_but_explicit_tree_ceilings_refuse() {
+        let none: Result<Hierarchy, String> = Err("no hierarchy".into());
+        let fallback = plan(&Resources::default(), "r3", &none, b"").unwrap();
+        assert!(fallback.cgroup.is_none());
+        assert_eq!(fallback.cgroup_unavailable.as_deref(), Some("no hierarchy"));
+        let explicit = Resources {
+            processes: Some(4),
+            ..Resources::default()
+        };
+        let refused = plan(&explicit, "r3", &none, b"").unwrap_err();
+        assert!(matches!(
+            refused,
+            ConfinementError::CgroupRequired {
+                field: "processes",
+                ..
+            }
+        ));
+        assert!(refused.to_string().contains("cordon doctor"));
+    }
+
+    #[test]
+    fn the_receipt_names_the_profile_the_cgroup_and_the_temp_size() {
+        let program = default_seccomp_program().unwrap();
+        let plan = plan(&Resources::default(), "r4", &v1(), program).unwrap();
+        let outcome = CgroupOutcome {
+            oom_kills: 2,
+            killed_by_cgroup: true,
+        };
+        let ConfinementReceipt {
+            seccomp,
+            cgroup,
+            temp,
+        } = receipt_parts(&plan, outcome);
+        assert_eq!(seccomp["profile"], "cordon-default-v1");
+        assert_eq!(seccomp["instructions"], program.len() / 8);
+        assert!(seccomp["denied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "ptrace"));
+        assert_eq!(cgroup["version"], "v1");
+        assert_eq!(cgroup["pidsMax"], "256");
+        assert_eq!(cgroup["oomKills"], 2);
+        assert_eq!(temp["sizeBytes"], 256 << 20);
+    }
+}
