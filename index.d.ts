@@ -118,6 +118,9 @@ export type CordonErrorCode =
   | 'ERR_CORDON_UNSUPPORTED'
   | 'ERR_CORDON_BACKEND_UNAVAILABLE'
   | 'ERR_CORDON_SPAWN_FAILED'
+  | 'ERR_CORDON_ADMISSION'
+  | 'ERR_CORDON_INVALID_TOOL'
+  | 'ERR_CORDON_INVALID_LIMITS'
   | (string & {});
 
 export declare class CordonError extends Error {
@@ -136,3 +139,145 @@ export declare function workspaceWrite(): Readonly<Policy>;
 export declare function profile(name: 'read-only' | 'workspace-write' | 'untrusted'): Readonly<Policy>;
 /** Absolute path of the cordon-runner binary built in this checkout. */
 export declare const runnerPath: string;
+
+// ---- Code Mode (docs/code-mode.md) ----
+
+/** A JSON Schema object (draft 2020-12 subset understood by ajv). */
+export type JsonSchema = { [keyword: string]: unknown };
+
+export interface ToolContext {
+  readonly executionId: string;
+  /** The runner's call id: 1, 2, 3 … within the execution. */
+  readonly callId: number;
+  readonly mode: 'execute' | 'inspect';
+  /** `run(…, {context})`, passed through untouched; never sent to the sandbox. */
+  readonly context: unknown;
+  /** Aborted when the run stops waiting for this call (deadline, cancel, end). */
+  readonly signal: AbortSignal;
+}
+
+export interface CodeModeTool {
+  /** 1–256 UTF-8 bytes, no NUL, unique; the code calls `tools[name](args)`. */
+  name: string;
+  description: string;
+  /** Must be `{type: "object", …}`: arguments are always an object. */
+  inputSchema: JsonSchema;
+  /** Optional: types the result in declarations() and is checked against the projected result. */
+  outputSchema?: JsonSchema;
+  /** "read" tools are granted in inspect mode; anything else only in execute mode. */
+  effect: 'read' | 'write' | (string & {});
+  handler(args: any, ctx: ToolContext): unknown;
+  /** Shapes what the code sees; the output must be plain JSON. */
+  project?(result: any): unknown;
+}
+
+export interface CodeModeLimits {
+  /** Host: code size in UTF-8 bytes. Default 65536. */
+  sourceBytes?: number;
+  /** Runner: tool calls per run. Default 50. */
+  toolCalls?: number;
+  /** Host: one projected tool result, JSON bytes. Default 1 MiB. */
+  toolResultBytes?: number;
+  /** Host: all tool results of a run; ≥ toolResultBytes. Default 4 MiB. */
+  cumulativeResultBytes?: number;
+  /** Runner (re-checked by the host): the final result, JSON bytes. Default 512 KiB. */
+  resultBytes?: number;
+  /** Runner: wall clock from `ready`; the host adds a drain slack. Default 5000. */
+  timeoutMs?: number;
+  /** Runner: QuickJS heap. Default 64 MiB. */
+  memoryBytes?: number;
+}
+
+export interface CodeModeAdmission {
+  /** Sandboxes alive at once. Default 4. */
+  maxConcurrent?: number;
+  /** Runs waiting for a slot. Default 16. */
+  maxQueued?: number;
+  /** How long a run may wait. Default 30000. */
+  queueTimeoutMs?: number;
+}
+
+export type CodeModeEvent =
+  | { type: 'execution.started'; executionId: string; parentId: string | null; time: number; mode: string; tools: string[]; limits: Required<CodeModeLimits> }
+  | { type: 'execution.finished'; executionId: string; parentId: string | null; time: number; ok: boolean; durationMs: number; metrics: CodeModeMetrics; error?: { kind: string; code?: string }; droppedEvents?: number }
+  | { type: 'tool.requested'; executionId: string; parentId: string; time: number; callId: number; name: string; arguments: unknown }
+  | { type: 'tool.completed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: number; result: unknown }
+  | { type: 'tool.failed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: 0; error: { code: string } };
+
+export interface CodeModeMetrics {
+  elapsedMs: number;
+  toolCalls: number;
+  resultBytes: number;
+  cumulativeResultBytes: number;
+}
+
+export interface CodeModeAuditRecord {
+  auditVersion: 1;
+  executionId: string;
+  parentId: string | null;
+  mode: string;
+  startedAt: string;
+  /** Redacted, then cut to 4 KiB. */
+  code: string;
+  codeTruncated: boolean;
+  codeBytes: number;
+  tools: string[];
+  limits: Required<CodeModeLimits>;
+  outcome: { ok: true } | { ok: false; kind: string; code?: string };
+  metrics: CodeModeMetrics;
+  receiptDigest: string | null;
+  invocationId: string | null;
+}
+
+export type CodeModeErrorKind =
+  | 'cancelled' | 'timeout' | 'javascript' | 'memory' | 'result' | 'result_limit' | 'limit' | 'internal'
+  | 'source' | 'protocol' | 'runner_exit' | 'sandbox';
+
+interface CodeModeResultBase {
+  metrics: CodeModeMetrics;
+  events: readonly CodeModeEvent[];
+  /** The sandbox receipt; `{}` when no sandbox ran or none was read. */
+  receipt: Receipt | Record<string, never>;
+  executionId: string;
+  audit: CodeModeAuditRecord;
+}
+
+export type CodeModeResult =
+  | (CodeModeResultBase & { ok: true; result: unknown })
+  | (CodeModeResultBase & { ok: false; error: { kind: CodeModeErrorKind; code?: string; message: string } });
+
+export interface CodeModeOptions {
+  tools: CodeModeTool[];
+  limits?: CodeModeLimits;
+  /** Default readOnly(). Never take it from the model or an untrusted repository. */
+  policy?: Policy;
+  admission?: CodeModeAdmission;
+  onEvent?(event: CodeModeEvent): void;
+  onAudit?(record: CodeModeAuditRecord): void;
+  runner?: { path?: string; stop?: { graceMs: number; forceMs: number } };
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Default "execute" (every tool); "inspect" grants only effect "read" tools. */
+  mode?: 'execute' | 'inspect';
+  /** 1–128 of [A-Za-z0-9._:-]; default a random UUID. */
+  executionId?: string;
+  /** Parent of execution events, e.g. the agent turn or outer tool call. */
+  parentId?: string | null;
+  context?: unknown;
+}
+
+export interface CodeMode {
+  /** Resolves one result shape; rejects only for invalid options and ERR_CORDON_ADMISSION. */
+  run(code: string, options?: RunOptions): Promise<CodeModeResult>;
+  /** TypeScript declarations of the tools a mode grants. */
+  declarations(options?: { mode?: 'execute' | 'inspect' }): string;
+  /** A tool description for an LLM, with limits and declarations. */
+  description(options?: { mode?: 'execute' | 'inspect' }): string;
+  stats(): { active: number; queued: number; maxConcurrent: number; maxQueued: number; queueTimeoutMs: number };
+  readonly limits: Readonly<Required<CodeModeLimits>>;
+}
+
+/** A capability-scoped Code Mode host over spawnIsolated and cordon-runner. */
+export declare function createCodeMode(options: CodeModeOptions): CodeMode;

@@ -125,4 +125,8 @@ function armStopTriggers(execution, { deadlineMs, signal }) {
   }
 }
 
-module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError };
+// Code Mode host (docs/code-mode.md). lib/code-mode never loads the addon
+// itself: it is handed this module's spawnIsolated, so the dependency stays one-way.
+const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, readOnly, runnerPath });
+
+module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode };

@@ -46,6 +46,6 @@ test('aborting a queued run leaves the queue without taking a slot', async () =>
 
 test('admission options are validated', () => {
   for (const bad of [{ maxConcurrent: 0 }, { maxQueued: -1 }, { queueTimeoutMs: 1.5 }, { max: 1 }, null]) {
-    assert.throws(() => new Admission(bad), { code: 'ERR_CORDON_INVALID_ARGUMENT' }, JSON.stringify(bad));
+    assert.throws(() => new Admission(bad), { code: 'ERR_CORDON_INVALID_OPTIONS' }, JSON.stringify(bad));
   }
 });

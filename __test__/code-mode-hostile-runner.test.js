@@ -9,7 +9,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { codeMode, sandboxCensus, tool } = require('./code-mode-support');
 
-const mode = codeMode({ runner: 'hostile', tools: [tool('echo', (args) => args)], limits: { timeoutMs: 1000 } });
+const hang = tool('hang', (args, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)));
+const mode = codeMode({ runner: 'hostile', tools: [tool('echo', (args) => args), hang], limits: { timeoutMs: 1000 } });
 
 async function expectFailure(behaviour, kind, code, { withinMs = 4000 } = {}) {
   const started = Date.now();

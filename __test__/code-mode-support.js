@@ -9,10 +9,23 @@ const cordon = require('..');
 
 const HOSTILE_RUNNER = path.join(__dirname, 'fixtures', 'fake-runner-hostile');
 
+/**
+ * The fixture runner is a Node script, and V8 reserves far more address space
+ * than QuickJS: under the presets' 256 MiB RLIMIT_AS it dies before its first
+ * line ("Failed to reserve virtual memory for CodeRange"). It gets 1 GiB.
+ */
+function hostilePolicy() {
+  const policy = JSON.parse(JSON.stringify(cordon.readOnly()));
+  policy.resources.memoryBytes = 1 << 30;
+  return policy;
+}
+
 /** A Code Mode host over the real sandbox; `runner: 'hostile'` selects the fixture runner. */
 function codeMode({ runner, ...options } = {}) {
-  const runnerOption = runner === 'hostile' ? { path: HOSTILE_RUNNER, stop: { graceMs: 300, forceMs: 1000 } } : runner;
-  return cordon.createCodeMode({ tools: [], ...options, ...(runnerOption ? { runner: runnerOption } : {}) });
+  if (runner === 'hostile') {
+    return cordon.createCodeMode({ tools: [], policy: hostilePolicy(), ...options, runner: { path: HOSTILE_RUNNER, stop: { graceMs: 300, forceMs: 1000 } } });
+  }
+  return cordon.createCodeMode({ tools: [], ...options, ...(runner ? { runner } : {}) });
 }
 
 const ORDERS = Object.freeze([

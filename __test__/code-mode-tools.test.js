@@ -62,5 +62,5 @@ test('inspect mode grants only read tools; the default mode grants every tool', 
   assert.deepEqual([...grantTools(catalogue, 'inspect').keys()], ['orders.get']);
   assert.deepEqual([...grantTools(catalogue, undefined).keys()], ['orders.get', 'orders.cancel']);
   assert.deepEqual([...grantTools(catalogue, 'execute').keys()], ['orders.get', 'orders.cancel']);
-  assert.throws(() => grantTools(catalogue, 'admin'), { code: 'ERR_CORDON_INVALID_ARGUMENT' });
+  assert.throws(() => grantTools(catalogue, 'admin'), { code: 'ERR_CORDON_INVALID_OPTIONS' });
 });

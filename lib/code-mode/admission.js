@@ -25,17 +25,17 @@ class AdmissionAbortedError extends Error {
 function resolveAdmission(options) {
   if (options === undefined) return DEFAULT_ADMISSION;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new CordonError('ERR_CORDON_INVALID_ARGUMENT', 'admission must be an object such as {maxConcurrent: 4}');
+    throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'admission must be an object such as {maxConcurrent: 4}');
   }
   const resolved = { ...DEFAULT_ADMISSION };
   for (const key of Object.keys(options)) {
     const range = ADMISSION_RANGES[key];
     if (!Object.prototype.hasOwnProperty.call(ADMISSION_RANGES, key)) {
-      throw new CordonError('ERR_CORDON_INVALID_ARGUMENT', `unknown admission option "${key}"`, { details: { key } });
+      throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `unknown admission option "${key}"`, { details: { key } });
     }
     const value = options[key];
     if (!Number.isSafeInteger(value) || value < range[0] || value > range[1]) {
-      throw new CordonError('ERR_CORDON_INVALID_ARGUMENT', `admission.${key} must be an integer from ${range[0]} to ${range[1]}`, { details: { key, value } });
+      throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `admission.${key} must be an integer from ${range[0]} to ${range[1]}`, { details: { key, value } });
     }
     resolved[key] = value;
   }

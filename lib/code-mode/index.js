@@ -19,7 +19,7 @@ const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent'
 const RUNNER_KEYS = new Set(['path', 'stop']);
 
 function invalidArgument(message) {
-  return new CordonError('ERR_CORDON_INVALID_ARGUMENT', message);
+  return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
 }
 
 function checkCallback(value, name) {

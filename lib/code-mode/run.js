@@ -2,7 +2,7 @@
 
 // `codeMode.run(code, options)`: one Code Mode execution from the caller's
 // point of view. Steps:
-//   1. check options (programming errors throw ERR_CORDON_INVALID_ARGUMENT)
+//   1. check options (programming errors throw ERR_CORDON_INVALID_OPTIONS)
 //   2. grant tools for the mode; check the source (empty, NUL, sourceBytes)
 //   3. admission: a slot, or ERR_CORDON_ADMISSION at once
 //   4. Execution in a sandbox (execution.js)
@@ -24,7 +24,7 @@ const RUN_OPTION_KEYS = new Set(['signal', 'mode', 'executionId', 'context', 'pa
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function invalidArgument(message) {
-  return new CordonError('ERR_CORDON_INVALID_ARGUMENT', message);
+  return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
 }
 
 function checkId(value, name) {

@@ -117,7 +117,7 @@ function defineTools(tools) {
 function resolveMode(mode) {
   const resolved = mode === undefined ? 'execute' : mode;
   if (!Object.prototype.hasOwnProperty.call(MODE_EFFECTS, resolved)) {
-    throw new CordonError('ERR_CORDON_INVALID_ARGUMENT', `mode must be "execute" or "inspect", got ${JSON.stringify(mode)}`);
+    throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `mode must be "execute" or "inspect", got ${JSON.stringify(mode)}`);
   }
   return resolved;
 }
