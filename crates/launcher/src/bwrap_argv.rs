@@ -13,7 +13,7 @@
 
 use std::ffi::OsString;
 
-use crate::plan::{BindRole, Plan, INFO_FD, SANDBOX_HOSTNAME};
+use crate::plan::{BindRole, Plan, INFO_FD, SANDBOX_HOSTNAME, SANDBOX_TEMP};
 use crate::runtime_layout::{RuntimeEntry, LD_SO_CACHE};
 
 /// Every namespace, explicitly (no `-try` variant may silently weaken it).
@@ -55,6 +55,11 @@ pub fn bwrap_argv(plan: &Plan) -> Vec<OsString> {
         argv.push_all(&["--ro-bind", LD_SO_CACHE, LD_SO_CACHE]);
     }
     argv.push_all(&["--proc", "/proc", "--dev", "/dev"]);
+    // A size-bounded tmpfs, not a host directory: a disk fill ends with
+    // ENOSPC inside the sandbox. Before the binds, so extras may nest in it.
+    if let Some(bytes) = plan.temp_tmpfs_bytes {
+        argv.push_all(&["--size", &bytes.to_string(), "--tmpfs", SANDBOX_TEMP]);
+    }
     // The executable goes last so a bind of /tmp or /workspace can never
     // shadow it when it lives under one of them.
     let (exe, dirs): (Vec<_>, Vec<_>) = plan

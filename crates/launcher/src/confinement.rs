@@ -23,6 +23,10 @@ use crate::seccomp::{self, SeccompPolicy, DENIED_SYSCALLS, PROFILE_NAME};
 /// cgroup of the writer, so it cannot outgrow the sandbox's memory either.
 pub const DEFAULT_TEMP_BYTES: u64 = 256 << 20;
 
+/// RLIMIT_NPROC when a cgroup bounds each sandbox: all sandboxes (one host
+/// uid) together, lingering zombies included, stay far below pid_max.
+pub const HOST_NPROC_BACKSTOP: u64 = 4096;
+
 /// Everything the spawn applies beyond namespaces.
 #[derive(Debug, Clone)]
 pub struct ConfinementPlan {
@@ -108,7 +112,21 @@ pub fn plan(
     seccomp_program: &[u8],
 ) -> Result<ConfinementPlan, ConfinementError> {
     let ceilings = ceilings(resources);
-    let rlimits = rlimits::plan(&ceilings)
+    // RLIMIT_NPROC counts every process of the host uid, zombies included
+    // until something reaps them. bwrap's namespace init is orphaned when
+    // bwrap exits (it reports the exit status and leaves without waiting),
+    // so on hosts whose pid 1 reaps lazily zombies of finished sandboxes
+    // linger and would make new launches fail. With a cgroup, `pids.max` is
+    // the exact per-sandbox bound and NPROC only a host-wide backstop.
+    let nproc = match host {
+        Ok(_) => ceilings.processes.max(HOST_NPROC_BACKSTOP),
+        Err(_) => ceilings.processes,
+    };
+    let rlimit_ceilings = ResourceCeilings {
+        processes: nproc,
+        ..ceilings
+    };
+    let rlimits = rlimits::plan(&rlimit_ceilings)
         .limits
         .iter()
         .map(|l| RlimitSetting {
@@ -228,8 +246,15 @@ mod tests {
         };
         let plan = plan(&resources, "r2", &v1(), b"").unwrap();
         assert_eq!(plan.rlimits[0].soft, 64 << 20);
-        assert_eq!(plan.rlimits[1].hard, 8);
-        assert_eq!(plan.cgroup.unwrap().limits[2].value, "8");
+        assert_eq!(
+            plan.rlimits[1].hard, HOST_NPROC_BACKSTOP,
+            "NPROC is the host backstop"
+        );
+        assert_eq!(
+            plan.cgroup.unwrap().limits[2].value,
+            "8",
+            "pids.max is the sandbox's bound"
+        );
     }
 
     #[test]
@@ -237,6 +262,10 @@ mod tests {
         let none: Result<Hierarchy, String> = Err("no hierarchy".into());
         let fallback = plan(&Resources::default(), "r3", &none, b"").unwrap();
         assert!(fallback.cgroup.is_none());
+        assert_eq!(
+            fallback.rlimits[1].hard, 256,
+            "without a cgroup NPROC is the only bound"
+        );
         assert_eq!(fallback.cgroup_unavailable.as_deref(), Some("no hierarchy"));
         let explicit = Resources {
             processes: Some(4),

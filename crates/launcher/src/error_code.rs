@@ -18,6 +18,9 @@ pub enum ErrorCode {
     BackendUnavailable,
     /// Preparing or starting the sandbox failed after validation.
     SpawnFailed,
+    /// The policy requires a confinement mechanism this host lacks (e.g. a
+    /// whole-sandbox memory or process ceiling without a usable cgroup).
+    ConfinementUnavailable,
 }
 
 impl ErrorCode {
@@ -30,6 +33,7 @@ impl ErrorCode {
             ErrorCode::Unsupported => "ERR_CORDON_UNSUPPORTED",
             ErrorCode::BackendUnavailable => "ERR_CORDON_BACKEND_UNAVAILABLE",
             ErrorCode::SpawnFailed => "ERR_CORDON_SPAWN_FAILED",
+            ErrorCode::ConfinementUnavailable => "ERR_CORDON_CONFINEMENT_UNAVAILABLE",
         }
     }
 }

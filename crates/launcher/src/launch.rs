@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use crate::backend::{self, BackendError};
 use crate::bwrap_argv::bwrap_argv;
+use crate::cgroup::{self, CgroupError};
+use crate::confinement::{self, ConfinementError};
 use crate::control_root::{self, ControlRoot, ControlRootError};
 use crate::error_code::ErrorCode;
 use crate::events::EventSink;
@@ -44,6 +46,10 @@ pub enum LaunchError {
     Thread(std::io::Error),
     #[error("plan.json: {0}")]
     PlanJson(#[from] serde_json::Error),
+    #[error(transparent)]
+    Confinement(#[from] ConfinementError),
+    #[error("create the run's cgroup: {0}")]
+    Cgroup(#[from] CgroupError),
 }
 
 impl LaunchError {
@@ -51,6 +57,9 @@ impl LaunchError {
         match self {
             LaunchError::Request(e) => e.code(),
             LaunchError::Backend(_) => ErrorCode::BackendUnavailable,
+            LaunchError::Confinement(ConfinementError::CgroupRequired { .. }) => {
+                ErrorCode::ConfinementUnavailable
+            }
             _ => ErrorCode::SpawnFailed,
         }
     }
@@ -69,6 +78,19 @@ pub fn launch(
     let request = validate(options_json)?;
     let identity = sandbox_identity();
     let backend = backend::resolve(request.bwrap_path.as_deref(), identity)?;
+    let invocation_id = match &request.invocation_id {
+        Some(id) => id.clone(),
+        None => random_hex(16).map_err(ControlRootError::Random)?,
+    };
+    // Before anything exists on disk: a policy whose ceilings this host
+    // cannot enforce fails here, naming the missing mechanism.
+    let suffix = random_hex(8).map_err(ControlRootError::Random)?;
+    let confinement = confinement::plan(
+        &request.policy.resources,
+        &confinement::cgroup_name(&invocation_id, &suffix),
+        confinement::host_cgroups(),
+        confinement::default_seccomp_program()?,
+    )?;
     let base = control_root::base_dir()?;
     control_root::reap_stale(&base);
     let staging = identity.map(|_| base.as_path());
@@ -87,16 +109,19 @@ pub fn launch(
         sandbox_temp: root.temp_dir(),
         runtime: RuntimeLayout::host(),
         identity,
-        seccomp_program: None,
-        rlimits: Vec::new(),
+        seccomp_program: Some(confinement.seccomp_program.clone()),
+        rlimits: confinement.rlimits.clone(),
+        temp_bytes: Some(confinement.temp_bytes),
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
     let sources = open_binds(&plan)?;
-    let invocation_id = match &request.invocation_id {
-        Some(id) => id.clone(),
-        None => random_hex(16).map_err(ControlRootError::Random)?,
-    };
+    // Last, so an earlier failure leaves no cgroup behind.
+    let cgroup = confinement
+        .cgroup
+        .as_ref()
+        .map(cgroup::create)
+        .transpose()?;
     let prepared = Prepared {
         request,
         plan,
@@ -106,6 +131,8 @@ pub fn launch(
         backend,
         executable_sha256: executable.sha256,
         invocation_id,
+        confinement,
+        cgroup: cgroup.map(std::sync::Arc::new),
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Thread)
 }

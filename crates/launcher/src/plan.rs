@@ -85,6 +85,9 @@ pub struct PlanInputs<'a> {
     pub identity: Option<Identity>,
     pub seccomp_program: Option<Vec<u8>>,
     pub rlimits: Vec<RlimitSetting>,
+    /// `Some(bytes)`: `/tmp` is a tmpfs of that size instead of the
+    /// sandbox-temp bind (bounded disk use, no host path in the sandbox).
+    pub temp_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -104,6 +107,7 @@ pub struct Plan {
     pub chdir: PathBuf,
     pub seccomp: Option<SeccompSlot>,
     pub rlimits: Vec<RlimitSetting>,
+    pub temp_tmpfs_bytes: Option<u64>,
     pub identity: Option<Identity>,
 }
 
@@ -140,13 +144,15 @@ impl Plan {
                 writable: request.policy.workspace == Access::Write,
             });
         }
-        binds.push(FdBind {
-            slot: take_slot(),
-            role: BindRole::Temp,
-            source: inputs.sandbox_temp.clone(),
-            dest: SANDBOX_TEMP.into(),
-            writable: true,
-        });
+        if inputs.temp_bytes.is_none() {
+            binds.push(FdBind {
+                slot: take_slot(),
+                role: BindRole::Temp,
+                source: inputs.sandbox_temp.clone(),
+                dest: SANDBOX_TEMP.into(),
+                writable: true,
+            });
+        }
         for extra in &request.policy.extra {
             binds.push(FdBind {
                 slot: take_slot(),
@@ -185,6 +191,7 @@ impl Plan {
             chdir,
             seccomp,
             rlimits: inputs.rlimits,
+            temp_tmpfs_bytes: inputs.temp_bytes,
             identity: inputs.identity,
         }
     }

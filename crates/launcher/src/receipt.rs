@@ -39,6 +39,8 @@ pub struct RunFacts {
     pub stop: StopRecord,
     pub containment_confirmed: bool,
     pub bytes: ByteCounts,
+    /// seccomp profile, cgroup and temp as applied (None: not planned).
+    pub confinement: Option<crate::confinement::ConfinementReceipt>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -92,9 +94,10 @@ pub fn build(plan: &Plan, policy: &Policy, facts: &RunFacts) -> Value {
         "confinement": {
             "namespaces": NAMESPACES,
             "uid": facts.sandbox_uid,
-            "seccomp": plan.seccomp.as_ref().map(|s| json!({"instructions": s.instructions})),
+            "seccomp": facts.confinement.as_ref().map(|c| c.seccomp.clone()),
             "rlimits": rlimits,
-            "cgroup": null,
+            "cgroup": facts.confinement.as_ref().map(|c| c.cgroup.clone()),
+            "temp": facts.confinement.as_ref().map(|c| c.temp.clone()),
         },
         "startedAt": rfc3339(facts.started_at),
         "endedAt": rfc3339(facts.ended_at),

@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
+use crate::cgroup::{join_self, JoinFds};
 use crate::child_fds::{install_in_child, ChildRlimit, FdInstall, SOURCE_FD_FLOOR};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
 
@@ -46,10 +47,13 @@ pub enum SpawnError {
 /// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
 /// seccomp memfd → raise sources → fork/exec with the child set-up.
 /// `sources` are the opened bind descriptors, one per plan bind, by slot.
+/// `cgroup`: the run's `cgroup.procs` descriptors, joined in the child so
+/// bwrap is inside before it forks anything.
 pub fn spawn(
     plan: &Plan,
     argv: Vec<OsString>,
     sources: Vec<(RawFd, OwnedFd)>,
+    cgroup: Option<JoinFds>,
 ) -> Result<Spawned, SpawnError> {
     let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
@@ -96,9 +100,12 @@ pub fn spawn(
         cmd.uid(id.uid).gid(id.gid);
     }
     // SAFETY: the closure only calls async-signal-safe functions (dup2,
-    // close_range/fcntl, setrlimit) on data prepared before fork.
+    // close_range/fcntl, setrlimit, write) on data prepared before fork.
     unsafe {
-        cmd.pre_exec(move || install_in_child(&installs, max_slot, &rlimits));
+        cmd.pre_exec(move || {
+            install_in_child(&installs, max_slot, &rlimits)?;
+            cgroup.as_ref().map_or(Ok(()), join_self)
+        });
     }
     let child = cmd.spawn().map_err(|source| SpawnError::Exec {
         path: plan.bwrap.display().to_string(),

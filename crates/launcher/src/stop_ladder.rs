@@ -8,6 +8,7 @@ use std::os::fd::OwnedFd;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::cgroup::ExecutionCgroup;
 use crate::launch_request::StopTimings;
 use crate::pidfd;
 
@@ -50,6 +51,7 @@ struct SupervisionState {
     bwrap: Option<Arc<OwnedFd>>,
     init_pid: Option<i32>,
     init: Option<Arc<OwnedFd>>,
+    cgroup: Option<Arc<ExecutionCgroup>>,
     record: StopRecord,
 }
 
@@ -64,6 +66,11 @@ impl Supervision {
             s.init_pid = Some(pid);
             s.init = Some(Arc::new(fd));
         });
+    }
+
+    /// The run's cgroup, killed whole by the forced rung.
+    pub fn set_cgroup(&self, cgroup: Arc<ExecutionCgroup>) {
+        self.with(|s| s.cgroup = Some(cgroup));
     }
 
     pub fn init(&self) -> Option<Arc<OwnedFd>> {
@@ -114,7 +121,18 @@ impl Supervision {
             return;
         }
         self.force();
+        self.kill_cgroup(Duration::from_millis(timings.force_ms));
         self.wait_exited(Duration::from_millis(timings.force_ms));
+    }
+
+    /// Rung 2, second half: every process in the run's cgroup, wherever it
+    /// is in the tree (outside the lock: the kill waits for the cgroup to
+    /// empty, bounded by `timeout`).
+    fn kill_cgroup(&self, timeout: Duration) {
+        let cgroup = self.state.lock().ok().and_then(|s| s.cgroup.clone());
+        if let Some(cgroup) = cgroup {
+            let _ = cgroup.kill_all(timeout);
+        }
     }
 
     /// Rung 1: SIGTERM to the program (the init's child). Before the

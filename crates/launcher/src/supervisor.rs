@@ -15,6 +15,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use crate::backend::Backend;
+use crate::cgroup::ExecutionCgroup;
+use crate::confinement::{self, CgroupOutcome, ConfinementPlan};
 use crate::control_root::ControlRoot;
 use crate::error_code::ErrorCode;
 use crate::events::{Completion, Event, EventSink, LaunchFailure, Stream};
@@ -46,6 +48,8 @@ pub struct Prepared {
     pub backend: Backend,
     pub executable_sha256: String,
     pub invocation_id: String,
+    pub confinement: ConfinementPlan,
+    pub cgroup: Option<Arc<ExecutionCgroup>>,
 }
 
 /// Starts the supervisor and waits for it to report bwrap's pid.
@@ -109,9 +113,11 @@ fn run(
         plan,
         argv,
         sources,
+        cgroup,
         ..
     } = &p;
-    let spawned = match spawn(plan, argv.clone(), take_sources(sources)) {
+    let join = cgroup.as_ref().map(|c| c.join_fds());
+    let spawned = match spawn(plan, argv.clone(), take_sources(sources), join) {
         Ok(s) => s,
         Err(e) => {
             let _ = pid_tx.send(None);
@@ -134,6 +140,9 @@ fn run(
     } = spawned;
     if let Ok(fd) = pidfd::open(child.id() as i32) {
         control.supervision.set_bwrap(fd);
+    }
+    if let Some(cgroup) = &p.cgroup {
+        control.supervision.set_cgroup(Arc::clone(cgroup));
     }
     let _ = pid_tx.send(Some(child.id()));
     let tap = Arc::new(Tap {
@@ -263,6 +272,27 @@ fn confirm_containment(
     }
 }
 
+/// The run's cgroup at the end: kill whatever is still in it (nothing, when
+/// the pid namespace did its job), read its OOM count, remove it. Returns
+/// the outcome and whether the cgroup ended empty.
+fn settle_cgroup(
+    cgroup: Option<&ExecutionCgroup>,
+    forced: bool,
+    force_ms: u64,
+) -> (CgroupOutcome, bool) {
+    let Some(cgroup) = cgroup else {
+        return (CgroupOutcome::default(), true);
+    };
+    let wait = Duration::from_millis(force_ms.max(MIN_CONTAINMENT_WAIT_MS));
+    let emptied = cgroup.kill_all(wait).is_ok();
+    let outcome = CgroupOutcome {
+        oom_kills: cgroup.oom_kills(),
+        killed_by_cgroup: forced,
+    };
+    let _ = cgroup.remove();
+    (outcome, emptied)
+}
+
 fn setup_failure(tap: &Tap) -> String {
     let head = tap
         .head
@@ -288,6 +318,7 @@ fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
         stop: Default::default(),
         containment_confirmed: false,
         bytes: ByteCounts::default(),
+        confinement: None,
     }
 }
 
@@ -295,9 +326,13 @@ fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
 fn finish(
     mut p: Prepared,
     sink: &Arc<dyn EventSink>,
-    facts: RunFacts,
+    mut facts: RunFacts,
     status: Option<std::process::ExitStatus>,
 ) {
+    let forced = facts.stop.forced_attempted;
+    let (cgroup, emptied) = settle_cgroup(p.cgroup.as_deref(), forced, p.request.stop.force_ms);
+    facts.containment_confirmed &= emptied;
+    facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
     let document = receipt::build(&p.plan, &p.request.policy, &facts);
     let receipt_json = receipt::write_and_read(&p.root, &document).ok();
     p.root.remove();
