@@ -1,22 +1,13 @@
 //! Write-once termination causes, kept outside JavaScript (spec §10).
 //!
 //! Whatever generated code catches or returns, a set latch decides the
-//! outcome. The reader thread, the signal thread and the tool bridge set them;
-//! the QuickJS interrupt handler and the tool wait read them.
+//! outcome. The reader thread and the tool bridge set them;
+//! the QuickJS interrupt handler and the tool wait read them. (The signal
+//! handler keeps its own flag in `signals`, read through [`Latches::is_cancelled`].)
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// Where the process is in its one execution; the signal thread needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Phase {
-    /// No execute frame yet: a termination signal ends the process.
-    AwaitingExecute = 0,
-    /// An execute frame was read: a termination signal cancels it.
-    Executing = 1,
-}
 
 #[derive(Debug, Default)]
 pub struct Latches {
@@ -27,7 +18,6 @@ pub struct Latches {
     limit_attempted: AtomicU64,
     limit_set: AtomicBool,
     deadline: OnceLock<Option<Instant>>,
-    phase: AtomicU8,
 }
 
 /// The latches as read once, when the outcome is decided.
@@ -41,17 +31,6 @@ pub struct LatchSnapshot {
 }
 
 impl Latches {
-    pub fn phase(&self) -> Phase {
-        match self.phase.load(Ordering::SeqCst) {
-            0 => Phase::AwaitingExecute,
-            _ => Phase::Executing,
-        }
-    }
-
-    pub fn enter_execution(&self) {
-        self.phase.store(Phase::Executing as u8, Ordering::SeqCst);
-    }
-
     pub fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
     }
@@ -95,14 +74,15 @@ impl Latches {
     /// True once any latch is set (checking the deadline on the way): the
     /// interrupt handler stops JavaScript and tool calls stop being sent.
     pub fn should_stop(&self) -> bool {
-        let any = self.cancelled.load(Ordering::SeqCst)
+        let any = self.is_cancelled()
             || self.protocol_failed.load(Ordering::SeqCst)
             || self.limit_set.load(Ordering::SeqCst);
         any || self.check_deadline()
     }
 
+    /// By a cancel frame or by SIGINT/SIGTERM.
     pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
+        self.cancelled.load(Ordering::SeqCst) || crate::signals::cancel_requested()
     }
 
     pub fn is_protocol_failed(&self) -> bool {

@@ -1,15 +1,22 @@
 //! The bounded queue between the reader thread and the tool bridge (§8).
 //!
-//! Wake-ups cannot be lost: a waiter checks the latches while holding the
-//! lock, and every latch setter takes the lock before notifying.
+//! Wake-ups cannot be lost: a waiter checks the queue and the latches while
+//! holding the lock, and every producer changes them, then takes and releases
+//! the lock, then notifies. Notifying after the unlock spares the woken
+//! thread from blocking again on a lock still held (a measurable cost).
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use crate::latches::Latches;
+
+/// Longest a tool wait sleeps before re-reading the latches: a signal
+/// handler cannot notify a condition variable, so SIGINT/SIGTERM reach a
+/// pending tool wait within this tick.
+pub const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
 /// Frames that may wait unread; one more is a fatal protocol failure.
 pub const QUEUE_CAPACITY: usize = 8;
@@ -47,13 +54,14 @@ impl Mailbox {
             return Err(Overflow);
         }
         frames.push_back(frame);
+        drop(frames);
         self.wake.notify_all();
         Ok(())
     }
 
     /// Wakes waiters after a latch was set.
     pub fn notify(&self) {
-        let _frames = self.lock();
+        drop(self.lock());
         self.wake.notify_all();
     }
 
@@ -74,14 +82,14 @@ impl Mailbox {
             if latches.check_deadline() {
                 return Wake::TimedOut;
             }
-            frames = match latches.deadline() {
-                None => self.wake.wait(frames).unwrap_or_else(|p| p.into_inner()),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    let waited = self.wake.wait_timeout(frames, left);
-                    waited.unwrap_or_else(|p| p.into_inner()).0
-                }
+            let tick = match latches.deadline() {
+                None => SIGNAL_POLL,
+                Some(deadline) => deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(SIGNAL_POLL),
             };
+            let waited = self.wake.wait_timeout(frames, tick);
+            frames = waited.unwrap_or_else(|poisoned| poisoned.into_inner()).0;
         }
     }
 }
@@ -90,7 +98,6 @@ impl Mailbox {
 mod tests {
     use super::*;
     use std::sync::Arc;
-    use std::time::Duration;
 
     #[test]
     fn a_ninth_unread_frame_overflows() {

@@ -1,8 +1,9 @@
 //! `cordon-runner`: one code-bridge-v1 execution in a fresh QuickJS context.
 //!
-//! Steps: parse the command line (exit 2 on error) → block SIGINT/SIGTERM and
-//! start the signal thread → run the session on a thread whose stack fits
-//! `--stack-bytes` → exit with the session's code.
+//! Steps: parse the command line (exit 2 on error) → install the
+//! SIGINT/SIGTERM handler → run the session on a stack that fits
+//! `--stack-bytes` (the main thread's when its limit allows, else a sized
+//! thread) → exit with the session's code.
 
 mod canonical_json;
 mod cli;
@@ -35,6 +36,35 @@ use session::{Exit, Shared};
 /// (JSON encoding, the tool bridge) run on it too, outside QuickJS's count.
 const JS_THREAD_STACK_SLACK_BYTES: u64 = 1 << 20;
 
+/// Whether the main thread's stack may grow to `bytes` (its soft
+/// RLIMIT_STACK, often 8 MiB or unlimited).
+fn main_stack_fits(bytes: u64) -> bool {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the valid struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut limit) } != 0 {
+        return false;
+    }
+    limit.rlim_cur == libc::RLIM_INFINITY || bytes <= limit.rlim_cur
+}
+
+fn run_on_sized_thread(config: cli::Config, shared: Shared, stack_bytes: u64) -> Exit {
+    let session = std::thread::Builder::new()
+        .name("javascript".into())
+        .stack_size(usize::try_from(stack_bytes).unwrap_or(usize::MAX))
+        .spawn(move || session::run(&config, &shared));
+    match session.map(|thread| thread.join()) {
+        Ok(Ok(exit)) => exit,
+        Ok(Err(_)) => Exit::Failed,
+        Err(error) => {
+            eprintln!("cordon-runner: cannot start the JavaScript thread: {error}");
+            Exit::Failed
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let config = match cli::parse(std::env::args_os().skip(1)) {
         Ok(Command::Run(config)) => config,
@@ -55,24 +85,18 @@ fn main() -> ExitCode {
         latches: Arc::default(),
         mailbox: Arc::default(),
     };
-    if let Err(error) = signals::watch(Arc::clone(&shared.latches), Arc::clone(&shared.mailbox)) {
+    if let Err(error) = signals::install() {
         eprintln!("cordon-runner: cannot watch SIGINT/SIGTERM: {error}");
         return ExitCode::from(Exit::Failed as u8);
     }
     let stack_bytes = config
         .stack_bytes
         .saturating_add(JS_THREAD_STACK_SLACK_BYTES);
-    let session = std::thread::Builder::new()
-        .name("javascript".into())
-        .stack_size(usize::try_from(stack_bytes).unwrap_or(usize::MAX))
-        .spawn(move || session::run(&config, &shared));
-    let exit = match session.map(|thread| thread.join()) {
-        Ok(Ok(exit)) => exit,
-        Ok(Err(_)) => Exit::Failed,
-        Err(error) => {
-            eprintln!("cordon-runner: cannot start the JavaScript thread: {error}");
-            Exit::Failed
-        }
+    let exit = if main_stack_fits(stack_bytes) {
+        // Saves a thread start: the main thread's stack may grow that far.
+        session::run(&config, &shared)
+    } else {
+        run_on_sized_thread(config, shared, stack_bytes)
     };
     ExitCode::from(exit as u8)
 }

@@ -71,7 +71,7 @@ pub fn run(config: &Config, shared: &Shared) -> Exit {
             )
         }
     };
-    shared.latches.enter_execution();
+    crate::signals::enter_execution();
     let started = Instant::now();
     let request = match execute::validate(&frame) {
         Ok(request) => request,

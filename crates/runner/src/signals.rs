@@ -1,77 +1,59 @@
 //! SIGINT and SIGTERM (§8): they set the cancel flag.
 //!
-//! Order: block both signals in the main thread before any other thread
-//! starts (every thread inherits the mask), then one thread takes them with
-//! `sigwait`, so nothing runs in signal-handler context. Before an execute
-//! frame was read there is nothing to cancel: the signal's default action
-//! then ends the process.
+//! The handler only stores into atomics (async-signal-safe). Before an
+//! execute frame was read there is nothing to cancel: the handler restores
+//! the default action and re-raises, so the process dies by the signal as
+//! any program would. Afterwards it sets [`cancel_requested`]; the QuickJS
+//! interrupt handler sees it at its next check and a pending tool wait
+//! within one [`crate::mailbox::SIGNAL_POLL`] tick. (A handler instead of a
+//! `sigwait` thread: one thread fewer to start on every run.)
 
 use std::io;
-use std::mem::MaybeUninit;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::latches::{Latches, Phase};
-use crate::mailbox::Mailbox;
+static EXECUTING: AtomicBool = AtomicBool::new(false);
+static CANCEL_REQUESTED: AtomicBool = AtomicBool::new(false);
 
-/// Stack of the signal thread: it only flips flags.
-const SIGNAL_STACK_BYTES: usize = 64 * 1024;
-
-fn termination_set() -> io::Result<libc::sigset_t> {
-    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initialises the set it is given; sigaddset only
-    // reads and writes that initialised set.
+extern "C" fn on_termination(signal: libc::c_int) {
+    if EXECUTING.load(Ordering::SeqCst) {
+        CANCEL_REQUESTED.store(true, Ordering::SeqCst);
+        return;
+    }
+    // SAFETY: signal() and raise() are async-signal-safe; the re-raised
+    // signal is delivered with its default action once this handler returns.
     unsafe {
-        if libc::sigemptyset(set.as_mut_ptr()) != 0
-            || libc::sigaddset(set.as_mut_ptr(), libc::SIGINT) != 0
-            || libc::sigaddset(set.as_mut_ptr(), libc::SIGTERM) != 0
-        {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// Installs the handler for SIGINT and SIGTERM.
+pub fn install() -> io::Result<()> {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
+        // the handler is an `extern "C" fn(c_int)` that only touches atomics
+        // and async-signal-safe calls; SA_RESTART keeps blocking calls going.
+        let installed = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction =
+                on_termination as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
+        };
+        if installed != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(set.assume_init())
     }
-}
-
-fn change_mask(how: libc::c_int, set: &libc::sigset_t) -> io::Result<()> {
-    // SAFETY: `set` is an initialised signal set; the old mask is not wanted.
-    let result = unsafe { libc::pthread_sigmask(how, set, std::ptr::null_mut()) };
-    match result {
-        0 => Ok(()),
-        errno => Err(io::Error::from_raw_os_error(errno)),
-    }
-}
-
-/// Blocks SIGINT/SIGTERM in this thread and starts the thread that takes them.
-/// Must run before any other thread is spawned.
-pub fn watch(latches: Arc<Latches>, mailbox: Arc<Mailbox>) -> io::Result<()> {
-    let set = termination_set()?;
-    change_mask(libc::SIG_BLOCK, &set)?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .stack_size(SIGNAL_STACK_BYTES)
-        .spawn(move || loop {
-            let mut signal: libc::c_int = 0;
-            // SAFETY: `set` is initialised and `signal` is a valid out pointer.
-            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
-                continue;
-            }
-            if latches.phase() == Phase::AwaitingExecute {
-                die_by(signal, &set);
-            }
-            latches.cancel();
-            mailbox.notify();
-        })?;
     Ok(())
 }
 
-/// Ends the process as the signal's default action would.
-fn die_by(signal: libc::c_int, set: &libc::sigset_t) -> ! {
-    // SAFETY: restoring the default disposition and re-raising the signal in
-    // this thread (after unblocking it here) is the documented way to die by
-    // a signal; no Rust state is touched.
-    unsafe {
-        libc::signal(signal, libc::SIG_DFL);
-        let _ = change_mask(libc::SIG_UNBLOCK, set);
-        libc::raise(signal);
-    }
-    std::process::exit(128 + signal)
+/// From now on a termination signal cancels the execution.
+pub fn enter_execution() {
+    EXECUTING.store(true, Ordering::SeqCst);
+}
+
+/// Whether SIGINT or SIGTERM arrived during the execution.
+pub fn cancel_requested() -> bool {
+    CANCEL_REQUESTED.load(Ordering::SeqCst)
 }
