@@ -3,11 +3,12 @@
 //! policy's `resources` and what the host offers. Pure except for the two
 //! cached host facts (`host_cgroups`, `default_seccomp_program`).
 //!
-//! Fail closed: ceilings the policy names explicitly (`memoryBytes`,
-//! `processes`) are whole-tree ceilings, which only a cgroup enforces; if the
-//! host has no usable cgroup hierarchy such a policy does not launch
-//! (`ERR_CORDON_CONFINEMENT_UNAVAILABLE`). Defaults fall back to per-process
-//! rlimits, and the receipt says which mechanisms were applied.
+//! Fail closed where asked: a policy with `resources.treeLimits: "required"`
+//! wants its memory and process ceilings to hold for the whole tree, which
+//! only a cgroup enforces; on a host without a usable cgroup hierarchy it
+//! does not launch (`ERR_CORDON_CONFINEMENT_UNAVAILABLE`). Otherwise the
+//! ceilings fall back to per-process rlimits, and the receipt says which
+//! mechanisms were applied (`confinement.cgroup: null`).
 
 use std::sync::OnceLock;
 
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::cgroup::{self, CgroupLimits, CgroupPlan, Hierarchy};
 use crate::plan::RlimitSetting;
-use crate::policy::Resources;
+use crate::policy::{Resources, TreeLimits};
 use crate::rlimits::{self, ResourceCeilings};
 use crate::seccomp::{self, SeccompPolicy, DENIED_SYSCALLS, PROFILE_NAME};
 
@@ -43,12 +44,12 @@ pub enum ConfinementError {
     #[error("build the seccomp filter: {0}")]
     Seccomp(String),
     #[error(
-        "policy.resources.{field} is a whole-sandbox ceiling that needs a cgroup, and this host has \
-         none usable ({detail}); run the provider as root on a host with cgroup v1 memory+pids or at \
-         the root of a cgroup v2 tree with memory+pids, or drop policy.resources.{field} to accept \
+        "policy.resources.treeLimits is \"required\" but this host has no usable cgroup \
+         ({detail}); run the provider as root on a host with cgroup v1 memory+pids or at the root \
+         of a cgroup v2 tree with memory+pids, or use treeLimits \"if-available\" to accept \
          per-process rlimits (see `npx cordon doctor`)"
     )]
-    CgroupRequired { field: &'static str, detail: String },
+    CgroupRequired { detail: String },
     #[error("plan the cgroup: {0}")]
     CgroupPlan(#[from] cgroup::CgroupError),
 }
@@ -143,15 +144,9 @@ pub fn plan(
     let (cgroup, cgroup_unavailable) = match host {
         Ok(hierarchy) => (Some(cgroup::plan(hierarchy, cgroup_name, &limits)?), None),
         Err(detail) => {
-            let explicit = [
-                ("memoryBytes", resources.memory_bytes),
-                ("processes", resources.processes),
-            ];
-            if let Some((field, _)) = explicit.iter().find(|(_, v)| v.is_some()) {
-                return Err(ConfinementError::CgroupRequired {
-                    field,
-                    detail: detail.clone(),
-                });
+            if resources.tree_limits == TreeLimits::Required {
+                let detail = detail.clone();
+                return Err(ConfinementError::CgroupRequired { detail });
             }
             (None, Some(detail.clone()))
         }
@@ -258,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn without_cgroups_defaults_fall_back_but_explicit_tree_ceilings_refuse() {
+    fn without_cgroups_limits_fall_back_unless_tree_limits_are_required() {
         let none: Result<Hierarchy, String> = Err("no hierarchy".into());
         let fallback = plan(&Resources::default(), "r3", &none, b"").unwrap();
         assert!(fallback.cgroup.is_none());
@@ -271,15 +266,39 @@ mod tests {
             processes: Some(4),
             ..Resources::default()
         };
-        let refused = plan(&explicit, "r3", &none, b"").unwrap_err();
-        assert!(matches!(
-            refused,
-            ConfinementError::CgroupRequired {
-                field: "processes",
-                ..
-            }
-        ));
+        assert!(
+            plan(&explicit, "r3", &none, b"").is_ok(),
+            "explicit ceilings alone fall back"
+        );
+        let required = Resources {
+            tree_limits: TreeLimits::Required,
+            ..explicit
+        };
+        let refused = plan(&required, "r3", &none, b"").unwrap_err();
+        assert!(matches!(refused, ConfinementError::CgroupRequired { .. }));
         assert!(refused.to_string().contains("cordon doctor"));
+    }
+
+    #[test]
+    fn tree_limits_parse_strictly_and_only_change_the_digest_when_set() {
+        use crate::policy::Policy;
+        let with = |tree: serde_json::Value| {
+            let mut policy = json!({"formatVersion": 1, "filesystem": {"workspace": "read", "temp": "write"},
+                "network": {"mode": "none"}, "process": {"treeConfinement": "required"},
+                "resources": {"processes": 4}});
+            if !tree.is_null() {
+                policy["resources"]["treeLimits"] = tree;
+            }
+            Policy::from_json(&policy)
+        };
+        let absent = with(Value::Null).unwrap();
+        assert_eq!(absent.resources.tree_limits, TreeLimits::IfAvailable);
+        let explicit = with(json!("if-available")).unwrap();
+        assert_eq!(absent.digest(), explicit.digest());
+        let required = with(json!("required")).unwrap();
+        assert_eq!(required.resources.tree_limits, TreeLimits::Required);
+        assert_ne!(required.digest(), absent.digest());
+        assert!(with(json!("sometimes")).is_err());
     }
 
     #[test]

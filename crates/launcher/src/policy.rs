@@ -57,6 +57,19 @@ pub struct Resources {
     pub file_size_bytes: Option<u64>,
     pub cpu_seconds: Option<u64>,
     pub open_files: Option<u64>,
+    /// Whether memory/process ceilings must hold for the whole process tree
+    /// (a cgroup) or may fall back to per-process rlimits.
+    pub tree_limits: TreeLimits,
+}
+
+/// `policy.resources.treeLimits`: what happens on a host without a usable
+/// cgroup. Absent means `IfAvailable`; the receipt says what was applied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TreeLimits {
+    #[default]
+    IfAvailable,
+    /// No cgroup → the launch fails with ERR_CORDON_CONFINEMENT_UNAVAILABLE.
+    Required,
 }
 
 /// A validated policy. Construct it with [`Policy::from_json`].
@@ -104,6 +117,7 @@ const RESOURCE_KEYS: &[&str] = &[
     "fileSizeBytes",
     "cpuSeconds",
     "openFiles",
+    "treeLimits",
 ];
 const ENV_KEYS: &[&str] = &["allow"];
 
@@ -184,10 +198,14 @@ impl Policy {
             ("cpuSeconds", r.cpu_seconds),
             ("openFiles", r.open_files),
         ];
-        let map = pairs
+        let mut map = pairs
             .iter()
             .filter_map(|(k, v)| v.map(|n| (k.to_string(), json!(n))))
             .collect::<serde_json::Map<_, _>>();
+        // Only when set, so policies without it keep their digest.
+        if r.tree_limits == TreeLimits::Required {
+            map.insert("treeLimits".into(), json!("required"));
+        }
         Value::Object(map)
     }
 }
@@ -321,6 +339,17 @@ fn parse_resources(value: &Value) -> Result<Resources, FieldError> {
         file_size_bytes: positive("fileSizeBytes")?,
         cpu_seconds: positive("cpuSeconds")?,
         open_files: positive("openFiles")?,
+        tree_limits: match r.optional_str("treeLimits")? {
+            None | Some("if-available") => TreeLimits::IfAvailable,
+            Some("required") => TreeLimits::Required,
+            Some(_) => {
+                let path = r.child_path("treeLimits");
+                return Err(FieldError::new(
+                    &path,
+                    "must be \"required\" or \"if-available\"",
+                ));
+            }
+        },
     })
 }
 
