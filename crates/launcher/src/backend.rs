@@ -36,6 +36,8 @@ pub enum BackendError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path} is missing: the sandbox starts programs through it to clear bwrap's PWD (install coreutils)")]
+    EnvWrapper { path: PathBuf },
     #[error("bubblewrap at {path} cannot create the sandbox namespaces ({stderr}): {USERNS_HINT}")]
     Namespaces { path: PathBuf, stderr: String },
 }
@@ -87,9 +89,15 @@ fn locate(explicit: Option<&Path>) -> Result<PathBuf, BackendError> {
     Err(BackendError::NotFound { searched })
 }
 
-/// Steps: `bwrap --version`, then a throw-away sandbox with every namespace
+/// Steps: the env wrapper exists, `bwrap --version`, then a throw-away sandbox with every namespace
 /// the real plan uses, run as the same identity.
 fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendError> {
+    let env = Path::new(crate::runtime_layout::ENV_WRAPPER);
+    if !env.is_file() {
+        return Err(BackendError::EnvWrapper {
+            path: env.to_path_buf(),
+        });
+    }
     let version_out = as_identity(Command::new(path).arg("--version"), identity)
         .output()
         .map_err(|source| BackendError::Version {

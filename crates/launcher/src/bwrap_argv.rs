@@ -8,13 +8,14 @@
 //! 5. descriptor binds: /workspace, /tmp, extras, then the executable
 //!    (at its canonical path), and a symlink from `command[0]` if needed;
 //! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
-//! 7. working directory, environment (cleared, then the runner's own);
-//! 8. `--` and the command.
+//! 7. working directory, environment cleared;
+//! 8. `--`, `/usr/bin/env -i -- NAME=VALUE…` (the runner's own environment,
+//!    and no PWD), then the command.
 
 use std::ffi::OsString;
 
 use crate::plan::{BindRole, Plan, INFO_FD, SANDBOX_HOSTNAME, SANDBOX_TEMP};
-use crate::runtime_layout::{RuntimeEntry, LD_SO_CACHE};
+use crate::runtime_layout::{RuntimeEntry, ENV_WRAPPER, LD_SO_CACHE};
 
 /// Every namespace, explicitly (no `-try` variant may silently weaken it).
 pub const NAMESPACES: &[&str] = &[
@@ -84,10 +85,12 @@ pub fn bwrap_argv(plan: &Plan) -> Vec<OsString> {
     argv.push("--chdir");
     argv.push(plan.chdir.as_os_str());
     argv.push("--clearenv");
+    // bwrap always exports PWD after its chdir; `env -i` gives the program
+    // exactly the planned environment (nothing, by default).
+    argv.push_all(&["--", ENV_WRAPPER, "-i", "--"]);
     for (name, value) in &plan.runner_env {
-        argv.push_all(&["--setenv", name, value]);
+        argv.push(format!("{name}={value}"));
     }
-    argv.push("--");
     for arg in &plan.argv {
         argv.push(arg.as_str());
     }
@@ -108,5 +111,6 @@ impl Argv {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "bwrap_argv_tests.rs"]
 mod tests;

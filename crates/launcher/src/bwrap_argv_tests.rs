@@ -1,1 +1,174 @@
+use std::path::PathBuf;
 
+use serde_json::json;
+
+use super::*;
+use crate::launch_request::{LaunchRequest, StopTimings};
+use crate::plan::{Identity, PlanInputs, RlimitSetting};
+use crate::policy::Policy;
+use crate::runtime_layout::{RuntimeEntry, RuntimeLayout};
+
+fn policy(workspace: &str, extra: serde_json::Value, env_allow: &[&str]) -> Policy {
+    Policy::from_json(&json!({
+        "formatVersion": 1,
+        "filesystem": {"workspace": workspace, "temp": "write", "extra": extra},
+        "network": {"mode": "none"},
+        "process": {"treeConfinement": "required"},
+        "environment": {"allow": env_allow},
+    }))
+    .unwrap()
+}
+
+fn request(policy: Policy) -> LaunchRequest {
+    LaunchRequest {
+        argv: vec![
+            "/opt/cordon/cordon-runner".into(),
+            "--timeout-ms".into(),
+            "5000".into(),
+        ],
+        executable: "/opt/cordon/cordon-runner".into(),
+        invoked_as: "/opt/cordon/cordon-runner".into(),
+        policy,
+        invocation_id: None,
+        workspace: None,
+        env: Vec::new(),
+        launcher_env: Vec::new(),
+        stop: StopTimings {
+            grace_ms: 1000,
+            force_ms: 1000,
+        },
+        bwrap_path: None,
+    }
+}
+
+fn argv_for(
+    request: &LaunchRequest,
+    runtime: &RuntimeLayout,
+    tweak: impl FnOnce(&mut PlanInputs<'_>),
+) -> String {
+    let mut inputs = PlanInputs {
+        request,
+        bwrap: "/usr/bin/bwrap".into(),
+        executable_source: "/tmp/cordon-0/exec/0123abcd".into(),
+        workspace: (request.policy.workspace != crate::policy::Access::None)
+            .then(|| PathBuf::from("/tmp/cordon-0/ROOT/workspace")),
+        sandbox_temp: "/tmp/cordon-0/ROOT/sandbox-temp".into(),
+        runtime,
+        identity: Some(Identity {
+            uid: 65534,
+            gid: 65534,
+        }),
+        seccomp_program: None,
+        rlimits: Vec::new(),
+        temp_bytes: None,
+    };
+    tweak(&mut inputs);
+    let plan = Plan::build(inputs);
+    let argv: Vec<String> = bwrap_argv(&plan)
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    argv.join("\n")
+}
+
+#[test]
+fn read_only_policy_mounts_the_workspace_read_only_and_tmp_writable() {
+    let req = request(policy("read", json!([]), &[]));
+    insta::assert_snapshot!(
+        "read_only",
+        argv_for(&req, &RuntimeLayout::merged_usr(), |_| {})
+    );
+}
+
+#[test]
+fn workspace_write_policy_binds_the_workspace_writable() {
+    let req = request(policy("write", json!([]), &[]));
+    insta::assert_snapshot!(
+        "workspace_write",
+        argv_for(&req, &RuntimeLayout::merged_usr(), |_| {})
+    );
+}
+
+#[test]
+fn untrusted_policy_has_no_workspace_and_starts_in_root() {
+    let req = request(policy("none", json!([]), &[]));
+    insta::assert_snapshot!(
+        "untrusted",
+        argv_for(&req, &RuntimeLayout::merged_usr(), |_| {})
+    );
+}
+
+#[test]
+fn extra_mounts_env_seccomp_and_a_tmpfs_temp_are_planned_in_slot_order() {
+    let extra =
+        json!([{"path": "/opt/data", "access": "read"}, {"path": "/srv/out", "access": "write"}]);
+    let mut req = request(policy("read", extra, &["LANG"]));
+    req.env = vec![("LANG".into(), "C.UTF-8".into())];
+    let text = argv_for(&req, &RuntimeLayout::merged_usr(), |inputs| {
+        inputs.seccomp_program = Some(vec![0u8; 16]);
+        inputs.rlimits = vec![RlimitSetting {
+            name: "RLIMIT_NOFILE",
+            resource: 7,
+            soft: 256,
+            hard: 256,
+        }];
+        inputs.temp_bytes = Some(256 << 20);
+    });
+    insta::assert_snapshot!("extras_env_seccomp", text);
+}
+
+#[test]
+fn a_split_usr_host_binds_its_lib_directories_read_only() {
+    let runtime = RuntimeLayout {
+        entries: vec![
+            RuntimeEntry::Directory {
+                path: "/bin".into(),
+            },
+            RuntimeEntry::Directory {
+                path: "/lib".into(),
+            },
+            RuntimeEntry::Symlink {
+                path: "/lib64".into(),
+                target: "lib".into(),
+            },
+        ],
+        ld_so_cache: false,
+    };
+    let req = request(policy("read", json!([]), &[]));
+    insta::assert_snapshot!("split_usr", argv_for(&req, &runtime, |_| {}));
+}
+
+#[test]
+fn a_symlinked_command_outside_the_runtime_gets_a_link_to_its_canonical_path() {
+    let mut req = request(policy("read", json!([]), &[]));
+    req.invoked_as = "/opt/bin/runner".into();
+    req.argv[0] = "/opt/bin/runner".into();
+    let text = argv_for(&req, &RuntimeLayout::merged_usr(), |_| {});
+    assert!(
+        text.contains("--symlink\n/opt/cordon/cordon-runner\n/opt/bin/runner"),
+        "{text}"
+    );
+    let mut inside = request(policy("read", json!([]), &[]));
+    inside.invoked_as = "/bin/sh".into();
+    inside.executable = "/usr/bin/dash".into();
+    let text = argv_for(&inside, &RuntimeLayout::merged_usr(), |_| {});
+    assert!(!text.contains("/bin/sh\n--remount-ro"), "{text}");
+    assert!(text.contains("--ro-bind-fd\n5\n/usr/bin/dash"), "{text}");
+}
+
+#[test]
+fn every_namespace_is_unshared_without_a_try_variant_and_root_is_read_only_last() {
+    let req = request(policy("write", json!([]), &[]));
+    let text = argv_for(&req, &RuntimeLayout::merged_usr(), |_| {});
+    for ns in NAMESPACES {
+        assert!(text.lines().any(|l| l == *ns), "{ns} missing");
+    }
+    assert!(!text.contains("-try"));
+    let lines: Vec<&str> = text.lines().collect();
+    let remount = lines.iter().position(|l| *l == "--remount-ro").unwrap();
+    let last_bind = lines.iter().rposition(|l| l.ends_with("bind-fd")).unwrap();
+    assert!(remount > last_bind);
+    let end = lines.iter().rposition(|l| *l == "--").unwrap();
+    assert_eq!(lines[end - 2..end], ["/usr/bin/env", "-i"]);
+    assert_eq!(lines[end + 1], "/opt/cordon/cordon-runner");
+}

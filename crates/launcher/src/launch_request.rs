@@ -160,6 +160,10 @@ fn parse_command(value: Option<&Value>) -> Result<(Vec<String>, PathBuf, PathBuf
     }
     let invoked_as = normalized_absolute(&argv[0])
         .map_err(|r| bad(&format!("command[0] {r} (no $PATH lookup is done)")))?;
+    if argv[0].contains('=') {
+        // It follows `env -i NAME=VALUE…` in the sandbox argv.
+        return Err(bad("command[0] must not contain '='"));
+    }
     let executable = std::fs::canonicalize(&invoked_as)
         .map_err(|e| bad(&format!("command[0] {}: {e}", invoked_as.display())))?;
     let meta = std::fs::metadata(&executable)

@@ -383,5 +383,6 @@ fn parse_environment(value: &Value) -> Result<Vec<String>, FieldError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 #[path = "policy_tests.rs"]
 mod tests;

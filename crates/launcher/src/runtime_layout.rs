@@ -10,6 +10,9 @@ pub const RUNTIME_ENTRIES: &[&str] = &["/bin", "/sbin", "/lib", "/lib32", "/lib6
 /// The dynamic loader's cache: not secret, and it spares every exec a
 /// directory walk.
 pub const LD_SO_CACHE: &str = "/etc/ld.so.cache";
+/// Started in front of the program to hand it exactly the planned
+/// environment: bwrap itself always exports PWD after `--chdir`.
+pub const ENV_WRAPPER: &str = "/usr/bin/env";
 
 /// One top-level runtime entry as found on the host.
 #[derive(Debug, Clone, PartialEq, Eq)]

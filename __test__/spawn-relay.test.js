@@ -1,0 +1,49 @@
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnIsolated, readOnly } = require('..');
+const { fixture, runToEnd, collect } = require('./spawn-support');
+
+test('bytes written to protocol come back over fd 3 and stdout goes to stderr, never to protocol', async () => {
+  const execution = spawnIsolated([fixture('echo-fd3')], { policy: readOnly() });
+  execution.protocol.write('{"type":"ping","n":1}\n');
+  execution.protocol.end('{"type":"ping","n":2}\n');
+  const { result, protocol, stderr } = await runToEnd(execution);
+  assert.equal(result.returncode, 0);
+  assert.equal(protocol, '{"type":"ping","n":1}\n{"type":"ping","n":2}\n');
+  assert.equal(stderr, 'diagnostic on stdout\n');
+  assert.equal(result.receipt.bytes.protocolIn, protocol.length);
+  assert.equal(result.receipt.bytes.protocolOut, protocol.length);
+  assert.equal(result.receipt.bytes.stderr, stderr.length);
+});
+
+test('protocol.end() half-closes: the program sees EOF and its last bytes still arrive', async () => {
+  const execution = spawnIsolated(['/bin/sh', '-c', 'n=$(wc -c <&3); echo "got $n" >&3'], { policy: readOnly() });
+  execution.protocol.end('12345');
+  const { result, protocol } = await runToEnd(execution);
+  assert.equal(result.returncode, 0);
+  assert.equal(protocol, 'got 5\n');
+});
+
+test('a program that writes one frame and exits at once never loses it (500 runs)', async () => {
+  let lost = 0;
+  for (let i = 0; i < 500; i += 1) {
+    const execution = spawnIsolated([fixture('frame-then-exit'), String(i)], { policy: readOnly() });
+    const [text, result] = await Promise.all([collect(execution.protocol), execution.wait(), collect(execution.stderr)]);
+    assert.equal(result.returncode, 0);
+    if (text.toString() !== `{"type":"last","n":${i}}\n`) lost += 1;
+  }
+  assert.equal(lost, 0);
+});
+
+test('writes after the program closed fd 3 are discarded and counted, not thrown', async () => {
+  const execution = spawnIsolated(['/bin/sh', '-c', 'exec 3>&-; sleep 0.2'], { policy: readOnly() });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  execution.protocol.write(Buffer.alloc(1024));
+  execution.protocol.end();
+  const { result } = await runToEnd(execution);
+  assert.equal(result.returncode, 0);
+  assert.equal(result.receipt.bytes.protocolIn + result.receipt.bytes.protocolInDiscarded, 1024);
+  assert.ok(result.receipt.bytes.protocolInDiscarded > 0);
+});

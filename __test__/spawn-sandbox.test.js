@@ -1,0 +1,175 @@
+'use strict';
+
+// What the program can see and do inside the sandbox, probed from inside.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnIsolated, readOnly, workspaceWrite, profile } = require('..');
+const { fixture, runToEnd, controlRoots } = require('./spawn-support');
+
+/** Parses "name=value" lines. */
+const probes = (text) => Object.fromEntries(text.trim().split('\n').map((l) => l.split(/=(.*)/s).slice(0, 2)));
+
+test('the program starts with an empty environment: no PATH, HOME or TMPDIR', async () => {
+  process.env.CORDON_TEST_SECRET = 'must-not-leak';
+  const { result, stderr } = await runToEnd(spawnIsolated(['/usr/bin/env'], { policy: readOnly() }));
+  assert.equal(result.returncode, 0);
+  assert.equal(stderr, '');
+});
+
+test('options.env is the whole environment, and only names the policy allows', async () => {
+  const policy = { ...readOnly(), environment: { allow: ['LANG'] } };
+  const { stderr } = await runToEnd(spawnIsolated(['/usr/bin/env'], { policy, env: { LANG: 'C.UTF-8' } }));
+  assert.equal(stderr, 'LANG=C.UTF-8\n');
+  assert.throws(
+    () => spawnIsolated(['/usr/bin/env'], { policy: readOnly(), env: { LANG: 'C' } }),
+    { code: 'ERR_CORDON_INVALID_OPTIONS' },
+  );
+});
+
+test('under readOnly() the workspace is read-only, /tmp is writable and host secrets are unreadable', async () => {
+  let seenRoot = null;
+  const before = new Set(controlRoots());
+  const execution = spawnIsolated([fixture('probe-filesystem'), '/placeholder'], { policy: readOnly() });
+  seenRoot = controlRoots().find((r) => !before.has(r));
+  const { result, stderr } = await runToEnd(execution);
+  assert.equal(result.returncode, 0);
+  const seen = probes(stderr);
+  assert.equal(seen['write-workspace'], 'denied');
+  assert.equal(seen['write-tmp'], 'ok');
+  assert.equal(seen['write-root'], 'denied');
+  assert.equal(seen['write-usr'], 'denied');
+  assert.equal(seen['read-shadow'], 'denied');
+  assert.equal(seen['list-root'], 'denied');
+  assert.equal(seen['list-home'], 'denied');
+  assert.equal(seen['list-host-tmp-cordon'], 'denied');
+  assert.ok(seenRoot, 'a control root existed while the program ran');
+});
+
+test('the program holds exactly fd 0 (/dev/null), fd 1 and 2 (one pipe) and fd 3 (a socket)', async () => {
+  // A background sleep inherits exactly the descriptors the program got;
+  // ls then lists them from outside (listing one's own fds opens one more).
+  const script = 'sleep 1 & ls -l /proc/$!/fd; kill $!';
+  const { stderr } = await runToEnd(spawnIsolated(['/bin/sh', '-c', script], { policy: readOnly() }));
+  const fds = Object.fromEntries(stderr.trim().split('\n').slice(1).map((line) => {
+    const [, fd, target] = line.match(/ (\d+) -> (.*)$/);
+    return [fd, target];
+  }));
+  assert.deepEqual(Object.keys(fds), ['0', '1', '2', '3']);
+  assert.equal(fds[0], '/dev/null');
+  assert.match(fds[1], /^pipe:/);
+  assert.equal(fds[2], fds[1]);
+  assert.match(fds[3], /^socket:/);
+});
+
+test('the control root is not visible inside the sandbox', async () => {
+  const before = new Set(controlRoots());
+  const execution = spawnIsolated(['/bin/sh', '-c', 'read root <&3; ls "$root" && echo visible || echo hidden'], { policy: readOnly() });
+  const root = controlRoots().find((r) => !before.has(r));
+  execution.protocol.end(`${root}\n`);
+  const { stderr } = await runToEnd(execution);
+  assert.match(stderr, /hidden\n$/);
+});
+
+test('under workspaceWrite() a file written to /workspace appears in the host workspace', async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-ws-'));
+  // When the provider is root the sandbox runs as nobody: a caller-provided
+  // writable workspace must be writable by that uid (docs/policy.md).
+  if (process.geteuid() === 0) fs.chownSync(workspace, 65534, 65534);
+  try {
+    const execution = spawnIsolated(['/bin/sh', '-c', 'echo hello > /workspace/out.txt'], { policy: workspaceWrite(), workspace });
+    const { result } = await runToEnd(execution);
+    assert.equal(result.returncode, 0);
+    assert.equal(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8'), 'hello\n');
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
+});
+
+test('a caller-provided workspace is mounted read-only under readOnly()', async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-ws-'));
+  fs.chmodSync(workspace, 0o755);
+  fs.writeFileSync(path.join(workspace, 'input.txt'), 'data\n');
+  try {
+    const script = 'cat /workspace/input.txt; (echo x > /workspace/input.txt) 2>/dev/null && echo wrote || echo denied';
+    const { stderr } = await runToEnd(spawnIsolated(['/bin/sh', '-c', script], { policy: readOnly(), workspace }));
+    assert.equal(stderr, 'data\ndenied\n');
+    assert.equal(fs.readFileSync(path.join(workspace, 'input.txt'), 'utf8'), 'data\n');
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
+});
+
+test('profile("untrusted") has no /workspace at all', async () => {
+  const { stderr } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'pwd; test -e /workspace && echo present || echo absent'], { policy: profile('untrusted') }));
+  assert.equal(stderr, '/\nabsent\n');
+});
+
+test('only the loopback interface exists and a host listener on 127.0.0.1 is unreachable', async () => {
+  const server = net.createServer((socket) => socket.end('hello'));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address();
+    const { result, stderr } = await runToEnd(spawnIsolated([fixture('probe-network'), String(port)], { policy: readOnly() }));
+    assert.equal(result.returncode, 0, stderr);
+    const seen = probes(stderr);
+    assert.equal(seen.interfaces, 'lo');
+    assert.match(seen.connect, /^failed:/);
+    assert.equal(result.receipt.policy.network.mode, 'none');
+  } finally {
+    server.close();
+  }
+});
+
+test('host processes are invisible: the sandbox sees only its own pids', async () => {
+  const { stderr } = await runToEnd(spawnIsolated(['/bin/ls', '/proc'], { policy: readOnly() }));
+  const pids = stderr.split('\n').filter((name) => /^\d+$/.test(name)).map(Number);
+  assert.ok(pids.length >= 1 && pids.length <= 3, `pids seen: ${pids}`);
+  assert.ok(pids.every((pid) => pid <= 3), `pids seen: ${pids}`);
+});
+
+test('the sandbox is never real root: it runs as an unprivileged uid with no capabilities', async () => {
+  const { stderr, result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'grep -E "^(Uid|CapEff)" /proc/self/status'], { policy: readOnly() }));
+  assert.match(stderr, /CapEff:\s+0+\n/);
+  const expectedUid = process.geteuid() === 0 ? 65534 : process.geteuid();
+  assert.equal(result.receipt.confinement.uid, expectedUid);
+});
+
+test('an executable under a 0700 root-owned directory still launches', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-private-'));
+  fs.chmodSync(dir, 0o700);
+  const exe = path.join(dir, 'echo-fd3');
+  fs.copyFileSync(fixture('echo-fd3'), exe);
+  fs.chmodSync(exe, 0o755);
+  try {
+    const execution = spawnIsolated([exe], { policy: readOnly() });
+    execution.protocol.end('ping\n');
+    const { result, protocol } = await runToEnd(execution);
+    assert.equal(result.returncode, 0);
+    assert.equal(protocol, 'ping\n');
+    assert.equal(result.receipt.command.executable, exe);
+    assert.match(result.receipt.command.executableSha256, /^[0-9a-f]{64}$/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the receipt names the backend, the policy digest and the outcome', async () => {
+  const { result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'exit 7'], { policy: readOnly(), invocationId: 'receipt-test-1' }));
+  const { receipt } = result;
+  assert.equal(result.returncode, 7);
+  assert.equal(receipt.receiptVersion, 1);
+  assert.equal(receipt.invocationId, 'receipt-test-1');
+  assert.equal(receipt.backend.name, 'bubblewrap');
+  assert.match(receipt.backend.version, /^\d+\.\d+/);
+  assert.match(receipt.policy.digest, /^sha256:[0-9a-f]{64}$/);
+  assert.deepEqual(receipt.outcome, { status: 'exited', exitCode: 7, signal: null });
+  assert.deepEqual(receipt.confinement.namespaces, ['user', 'ipc', 'pid', 'net', 'uts', 'cgroup']);
+  assert.equal(receipt.stop.requested, false);
+  assert.equal(receipt.stop.containmentConfirmed, true);
+  assert.ok(Date.parse(receipt.endedAt) >= Date.parse(receipt.startedAt));
+});

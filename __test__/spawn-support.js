@@ -1,0 +1,82 @@
+'use strict';
+
+// Shared helpers of the spawn-*.test.js suites: fixture paths, stream
+// collection, JSON-lines reading, and the process census used to prove that
+// no sandbox process outlives wait().
+
+const fs = require('node:fs');
+const path = require('node:path');
+const readline = require('node:readline');
+
+const fixture = (name) => path.join(__dirname, 'fixtures', name);
+
+/** Collects a Readable into one Buffer (resolves at 'end'). */
+function collect(stream) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    stream.on('data', (chunk) => chunks.push(chunk));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+/** Runs to completion, returning the result and both streams as text. */
+async function runToEnd(execution) {
+  const [result, protocol, stderr] = await Promise.all([
+    execution.wait(), collect(execution.protocol), collect(execution.stderr),
+  ]);
+  return { result, protocol: protocol.toString(), stderr: stderr.toString() };
+}
+
+/** An async iterator of parsed JSON lines read from `stream`. */
+function jsonLines(stream) {
+  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  return (async function* frames() {
+    for await (const line of lines) yield JSON.parse(line);
+  }());
+}
+
+/** Host pids whose command line contains `marker`. */
+function pidsWithMarker(marker) {
+  const found = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'latin1');
+      if (cmdline.includes(marker)) found.push(Number(entry));
+    } catch { /* exited while we looked */ }
+  }
+  return found;
+}
+
+/** Polls `predicate` every 20 ms until true or `timeoutMs` passed. */
+async function eventually(predicate, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (predicate()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return predicate();
+}
+
+/** Control roots currently present under the per-uid base directory. */
+function controlRoots() {
+  const base = path.join(require('node:os').tmpdir(), `cordon-${process.geteuid()}`);
+  try {
+    return fs.readdirSync(base).filter((name) => /^[0-9a-f]{32}$/.test(name)).map((n) => path.join(base, n));
+  } catch {
+    return [];
+  }
+}
+
+/** Reads the first line of `stream` (for "ready" handshakes). */
+async function firstLine(stream) {
+  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  for await (const line of lines) {
+    lines.close();
+    return line;
+  }
+  return null;
+}
+
+module.exports = { fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRoots, firstLine };
