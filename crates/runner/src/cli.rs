@@ -12,9 +12,10 @@ use std::fmt;
 const VALUE_MAX: u64 = i64::MAX as u64;
 /// Largest `--fd`: descriptors are C `int`s.
 const FD_MAX: u64 = i32::MAX as u64;
-/// Largest `--stack-bytes` (1 GiB): the JavaScript thread reserves this much
-/// address space for its stack, so it must stay mappable.
-pub const STACK_BYTES_MAX: u64 = 1 << 30;
+/// Largest `--stack-bytes` (16 MiB): rquickjs silently turns a larger
+/// QuickJS stack ceiling into "no ceiling", which would let deep recursion
+/// crash the process instead of throwing.
+pub const STACK_BYTES_MAX: u64 = 1 << 24;
 
 /// The settings of one run, after defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,7 +205,7 @@ part of the protocol; console.* output goes to stderr.
 OPTIONS (every value is a decimal integer >= 1):
     --fd N                bridge descriptor                    [default: 3]
     --memory-bytes N      QuickJS heap ceiling                 [default: 67108864]
-    --stack-bytes N       QuickJS stack ceiling (max 1073741824) [default: 2097152]
+    --stack-bytes N       QuickJS stack ceiling (max 16777216)   [default: 2097152]
     --timeout-ms N        wall-clock ceiling from `ready`      [default: 5000]
     --max-calls N         tool-call ceiling                    [default: 64]
     --max-frame-bytes N   frame size ceiling, both directions  [default: 1048576]
@@ -250,7 +251,7 @@ mod tests {
             ["--fd", "2147483648"],
             ["--max-frame-bytes", "18446744073709551615"],
             ["--timeout-ms", "99999999999999999999999"],
-            ["--stack-bytes", "1073741825"],
+            ["--stack-bytes", "16777217"],
         ] {
             let error = run(&arguments).expect_err("must be refused");
             assert!(error.to_string().contains("out-of-range"), "{error}");

@@ -66,6 +66,8 @@ fn run_on_sized_thread(config: cli::Config, shared: Shared, stack_bytes: u64) ->
 }
 
 fn main() -> ExitCode {
+    // SAFETY: mallopt only tunes glibc's allocator; called before any thread.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
     let config = match cli::parse(std::env::args_os().skip(1)) {
         Ok(Command::Run(config)) => config,
         Ok(Command::Help) => {

@@ -50,6 +50,7 @@ fn range_errors_exit_2_with_an_out_of_range_diagnostic_line() {
         ["--fd", "2147483648"],
         ["--timeout-ms", "0"],
         ["--max-calls", "123456789012345678901234567890"],
+        ["--stack-bytes", "16777217"],
     ] {
         let (code, stdout, stderr) = runner(&args);
         assert_eq!(code, Some(2), "{args:?}");

@@ -307,3 +307,39 @@ fn frames_written_together_with_execute_are_not_lost() {
     assert_eq!(host.recv()["result"], "early");
     assert_eq!(host.end().code, Some(0));
 }
+
+#[test]
+fn a_stack_ceiling_beyond_the_main_thread_limit_still_ends_in_a_clean_stack_error() {
+    let (terminal, _) = run(
+        &["--stack-bytes", "16777216"],
+        "function recurse(n) { return recurse(n + 1) + 1; } return recurse(0);",
+        &[],
+    );
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .to_lowercase()
+        .contains("stack"));
+}
+
+#[test]
+fn a_tool_call_frame_over_max_frame_bytes_is_a_catchable_range_error_and_not_sent() {
+    let code = "try { await tools.t({blob: 'x'.repeat(5000)}); } catch (e) { return [e.name, tools.t !== undefined]; }";
+    let (terminal, _) = run(&["--max-frame-bytes", "4096"], code, &["t"]);
+    assert_eq!(terminal["result"], json!(["RangeError", true]));
+    assert_eq!(terminal["metrics"]["toolCalls"], 0);
+}
+
+#[test]
+fn an_ok_terminal_frame_over_max_frame_bytes_becomes_result_limit() {
+    let (terminal, _) = run(
+        &["--max-frame-bytes", "2048", "--max-result-bytes", "100000"],
+        "return 'x'.repeat(4000);",
+        &[],
+    );
+    assert_eq!(
+        terminal["error"],
+        json!({"kind": "result_limit", "message": "result exceeds max_result_bytes"})
+    );
+}
