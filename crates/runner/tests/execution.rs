@@ -253,17 +253,18 @@ fn a_syntax_error_is_javascript() {
 
 #[test]
 fn deep_recursion_under_stack_bytes_is_javascript_mentioning_stack() {
-    let (terminal, _) = run(
-        &["--stack-bytes", "524288"],
-        "function recurse() { return recurse(); } return recurse();",
-        &[],
-    );
-    assert_eq!(kind(&terminal), "javascript");
-    assert!(terminal["error"]["message"]
-        .as_str()
-        .expect("text")
-        .to_lowercase()
-        .contains("stack"));
+    // 16 MiB (the ceiling) does not fit an 8 MiB main-thread stack limit:
+    // it runs on a sized thread.
+    for stack_bytes in ["524288", "16777216"] {
+        let (terminal, _) = run(
+            &["--stack-bytes", stack_bytes],
+            "function recurse() { return recurse(); } return recurse();",
+            &[],
+        );
+        assert_eq!(kind(&terminal), "javascript", "{stack_bytes}");
+        let message = terminal["error"]["message"].as_str().expect("text");
+        assert!(message.to_lowercase().contains("stack"), "{message}");
+    }
 }
 
 #[test]
@@ -306,21 +307,6 @@ fn frames_written_together_with_execute_are_not_lost() {
     assert_eq!(host.recv()["type"], "tool.call");
     assert_eq!(host.recv()["result"], "early");
     assert_eq!(host.end().code, Some(0));
-}
-
-#[test]
-fn a_stack_ceiling_beyond_the_main_thread_limit_still_ends_in_a_clean_stack_error() {
-    let (terminal, _) = run(
-        &["--stack-bytes", "16777216"],
-        "function recurse(n) { return recurse(n + 1) + 1; } return recurse(0);",
-        &[],
-    );
-    assert_eq!(kind(&terminal), "javascript");
-    assert!(terminal["error"]["message"]
-        .as_str()
-        .expect("text")
-        .to_lowercase()
-        .contains("stack"));
 }
 
 #[test]
