@@ -48,6 +48,15 @@ test('a frame type the runner never sends, or a second call while one is pending
   await expectFailure('two-calls-at-once', 'protocol', 'UNEXPECTED_FRAME');
 });
 
+test('a runner that keeps calling past maxToolCalls is stopped by the host with TOOL_CALL_LIMIT_EXCEEDED', async () => {
+  const calls = [];
+  const limited = codeMode({ runner: 'hostile', tools: [tool('echo', (args) => { calls.push(args.id); return args; })], limits: { toolCalls: 3 } });
+  const result = await limited.run('calls-past-limit');
+  assert.deepEqual([result.error.kind, result.error.code], ['limit', 'TOOL_CALL_LIMIT_EXCEEDED']);
+  assert.deepEqual(calls, [1, 2, 3], 'the handler never runs past the limit');
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+});
+
 test('a runner that never sends ready is stopped after the ready budget (READY_TIMEOUT)', async () => {
   await expectFailure('silent', 'protocol', 'READY_TIMEOUT', { withinMs: 9000 });
 });

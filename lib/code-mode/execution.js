@@ -118,6 +118,7 @@ class Execution {
   }
 
   after(name, ms, fn) {
+    if (this.finished) return; // a late 'close' must not arm a timer that outlives the run
     clearTimeout(this.timers.get(name));
     this.timers.set(name, setTimeout(fn, ms));
   }
@@ -180,6 +181,10 @@ class Execution {
     }
     if (frame.id !== this.nextCallId) {
       return this.fail('protocol', 'WRONG_CALL_ID', `runner sent tool.call id ${frame.id}, expected ${this.nextCallId}`);
+    }
+    if (frame.id > this.effectiveLimits.maxToolCalls) {
+      // The runner should have latched; the host does not rely on it.
+      return this.fail('limit', 'TOOL_CALL_LIMIT_EXCEEDED', `runner sent tool.call ${frame.id} past maxToolCalls ${this.effectiveLimits.maxToolCalls}`);
     }
     this.nextCallId += 1;
     this.state = 'call-pending';
@@ -288,7 +293,7 @@ class Execution {
   }
 
   stopSandbox() {
-    if (this.stopping) return;
+    if (this.stopping || this.finished) return;
     this.stopping = true;
     this.execution.stop().catch(() => {});
     const bound = this.stop.graceMs + this.stop.forceMs + WAIT_BOUND_SLACK_MS;
