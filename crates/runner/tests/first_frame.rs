@@ -121,3 +121,15 @@ fn a_host_gone_before_ready_can_be_written_exits_1() {
     let ended = host.disconnect();
     assert_eq!(ended.code, Some(1), "stderr: {}", ended.stderr);
 }
+
+#[test]
+fn a_heap_ceiling_too_small_for_the_context_is_a_setup_failure_with_no_frame() {
+    let mut host = Host::spawn(&["--memory-bytes", "1024"]);
+    host.send(
+        &json!({"version": "code-bridge-v1", "type": "execute", "code": "return 1", "tools": [],
+                      "limits": {"maxToolCalls": 0, "maxResultBytes": 10, "timeoutMs": 1000}}),
+    );
+    let ended = host.end();
+    assert_eq!(ended.code, Some(1), "stderr: {}", ended.stderr);
+    assert!(ended.stderr.contains("QuickJS"), "{}", ended.stderr);
+}

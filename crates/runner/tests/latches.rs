@@ -236,3 +236,16 @@ fn host_eof_during_execution_is_a_protocol_failure_even_when_caught() {
         assert_eq!(kind(&finish(host)), "internal", "{code}");
     }
 }
+
+#[test]
+fn argument_checks_come_before_the_limit_check() {
+    let mut host = Host::spawn(&[]);
+    let limits = json!({"maxToolCalls": 0, "maxResultBytes": 100, "timeoutMs": 1000});
+    host.execute_with(
+        "try { await tools.t([]); } catch (e) { return e.message; }",
+        &["t"],
+        limits,
+    );
+    let terminal = finish(host);
+    assert_eq!(terminal["result"], "tool arguments must be an object");
+}
