@@ -49,6 +49,10 @@ impl FrameWriter {
         }
     }
 
+    pub fn max_frame_bytes(&self) -> u64 {
+        self.max_frame_bytes
+    }
+
     /// The frame's bytes with its newline, or `TooLarge`.
     pub fn encode(&self, frame: &Value) -> Result<Vec<u8>, WriteError> {
         let mut bytes = canonical_json::encode(frame);

@@ -79,9 +79,34 @@ pub fn terminal_frame(execution_id: Option<&str>, decision: Decision, metrics: M
     frame
 }
 
-/// The error used when an `ok` frame would exceed `--max-frame-bytes`.
-pub fn result_limit_error() -> Value {
-    json!({"kind": "result_limit", "message": "result exceeds max_result_bytes"})
+/// Makes a terminal frame that is too large for `--max-frame-bytes` fit:
+/// an `ok` frame becomes the `result_limit` error; a failed one keeps its
+/// kind and its message is cut (on a character boundary) to what fits, each
+/// byte counted as 6 for the worst-case `\u00XX` escape.
+pub fn shrink_to_fit(mut frame: Value, max_frame_bytes: u64) -> Value {
+    if frame["ok"] == Value::Bool(true) {
+        if let Value::Object(map) = &mut frame {
+            map.remove("result");
+        }
+        frame["ok"] = Value::Bool(false);
+        frame["error"] =
+            json!({"kind": "result_limit", "message": "result exceeds max_result_bytes"});
+        return frame;
+    }
+    let message = frame["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    frame["error"]["message"] = Value::String(String::new());
+    let rest = canonical_json::encode(&frame).len() as u64;
+    let budget =
+        usize::try_from(max_frame_bytes.saturating_sub(rest + 1) / 6).unwrap_or(usize::MAX);
+    let mut end = budget.min(message.len());
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    frame["error"]["message"] = Value::String(message[..end].to_owned());
+    frame
 }
 
 #[cfg(test)]
@@ -123,6 +148,33 @@ mod tests {
             ..no_cancel
         };
         assert_eq!(kind(&decide(no_timeout, returned(), 10)), "internal");
+    }
+
+    #[test]
+    fn an_oversized_failure_keeps_its_kind_and_a_cut_message_that_fits() {
+        let metrics = Metrics {
+            elapsed_ms: 1,
+            tool_calls: 0,
+        };
+        let error = json!({"kind": "javascript", "message": "é".repeat(5000)});
+        let frame = shrink_to_fit(terminal_frame(Some("id"), Err(error), metrics), 1000);
+        assert!(canonical_json::encode(&frame).len() < 1000);
+        assert_eq!(frame["error"]["kind"], "javascript");
+        assert!(frame["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("éé")));
+    }
+
+    #[test]
+    fn an_oversized_success_becomes_result_limit() {
+        let metrics = Metrics {
+            elapsed_ms: 1,
+            tool_calls: 0,
+        };
+        let frame = shrink_to_fit(terminal_frame(None, Ok(json!("x".repeat(99))), metrics), 50);
+        assert_eq!(frame["ok"], false);
+        assert_eq!(frame["error"]["kind"], "result_limit");
+        assert!(frame.get("result").is_none());
     }
 
     #[test]

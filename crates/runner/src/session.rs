@@ -53,30 +53,48 @@ pub struct Shared {
 }
 
 pub fn run(config: &Config, shared: &Shared) -> Exit {
-    let stream = match open_bridge(config.fd) {
-        Ok(stream) => stream,
-        Err(error) => return fail(Exit::Unreadable, format_args!("{error}")),
-    };
-    let writer = match stream.try_clone() {
-        Ok(write_side) => Rc::new(FrameWriter::new(write_side, config.max_frame_bytes)),
-        Err(error) => return fail(Exit::Failed, format_args!("cannot duplicate --fd: {error}")),
-    };
-    let mut reader = FrameReader::new(stream, config.max_frame_bytes);
-    let frame = match reader.read_frame() {
-        Ok(frame) => frame,
-        Err(error) => {
-            return fail(
-                Exit::Unreadable,
-                format_args!("cannot read the execute frame: {error}"),
-            )
+    match prepare(config, shared) {
+        Ok(prepared) => {
+            let exit = prepared.execute(shared);
+            // The process exits next: freeing the heap object by object
+            // would only delay it.
+            std::mem::forget(prepared);
+            exit
         }
-    };
+        Err(exit) => exit,
+    }
+}
+
+/// Everything built before `ready`.
+struct Prepared {
+    request: ExecuteRequest,
+    limits: EffectiveLimits,
+    started: Instant,
+    writer: Rc<FrameWriter>,
+    bridge: Rc<ToolBridge>,
+    console: Rc<Console>,
+    world: JsWorld,
+}
+
+/// Steps up to `ready`: bridge, execute frame, validation, limits, world,
+/// reader thread. Each failure is reported here and becomes the exit code.
+fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
+    let stream = open_bridge(config.fd).map_err(|e| fail(Exit::Unreadable, format_args!("{e}")))?;
+    let write_side = stream
+        .try_clone()
+        .map_err(|e| fail(Exit::Failed, format_args!("cannot duplicate --fd: {e}")))?;
+    let writer = Rc::new(FrameWriter::new(write_side, config.max_frame_bytes));
+    let mut reader = FrameReader::new(stream, config.max_frame_bytes);
+    let frame = reader.read_frame().map_err(|e| {
+        fail(
+            Exit::Unreadable,
+            format_args!("cannot read the execute frame: {e}"),
+        )
+    })?;
     crate::signals::enter_execution();
     let started = Instant::now();
-    let request = match execute::validate(&frame) {
-        Ok(request) => request,
-        Err(error) => return fail(Exit::Failed, format_args!("invalid execute frame: {error}")),
-    };
+    let request = execute::validate(&frame)
+        .map_err(|e| fail(Exit::Failed, format_args!("invalid execute frame: {e}")))?;
     let limits = EffectiveLimits::clamp(&request.limits, config);
     let bridge = Rc::new(ToolBridge::new(
         Rc::clone(&writer),
@@ -89,84 +107,74 @@ pub fn run(config: &Config, shared: &Shared) -> Exit {
         memory_bytes: config.memory_bytes,
         stack_bytes: config.stack_bytes,
     };
-    let world = match JsWorld::build(ceilings, &request.tool_names, &bridge, &console) {
-        Ok(world) => world,
-        Err(error) => return fail(Exit::Failed, format_args!("{error}")),
-    };
-    let spawned = reader_thread::spawn(
+    let world = JsWorld::build(ceilings, &request.tool_names, &bridge, &console)
+        .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    reader_thread::spawn(
         reader,
         Arc::clone(&shared.mailbox),
         Arc::clone(&shared.latches),
-    );
-    if let Err(error) = spawned {
-        return fail(
+    )
+    .map_err(|e| {
+        fail(
             Exit::Failed,
-            format_args!("cannot start the reader thread: {error}"),
-        );
-    }
-    let exit = execute(
-        &request, limits, &world, &writer, shared, started, &bridge, &console,
-    );
-    // The process exits next: freeing the heap object by object would only
-    // delay it.
-    std::mem::forget(world);
-    exit
+            format_args!("cannot start the reader thread: {e}"),
+        )
+    })?;
+    Ok(Prepared {
+        request,
+        limits,
+        started,
+        writer,
+        bridge,
+        console,
+        world,
+    })
 }
 
-/// Sends `ready`, runs the code and sends the terminal frame.
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    request: &ExecuteRequest,
-    limits: EffectiveLimits,
-    world: &JsWorld,
-    writer: &FrameWriter,
-    shared: &Shared,
-    started: Instant,
-    bridge: &ToolBridge,
-    console: &Console,
-) -> Exit {
-    let ready = json!({"effectiveLimits": limits.to_json(), "executionId": request.execution_id,
-                       "runnerVersion": RUNNER_VERSION, "type": "ready", "version": PROTOCOL_VERSION});
-    world.arm_interrupts(Arc::clone(&shared.latches));
-    if let Err(error) = writer.send(&ready) {
-        return fail(Exit::Failed, format_args!("cannot send ready: {error}"));
-    }
-    shared
-        .latches
-        .start_deadline(Duration::from_millis(limits.timeout_ms));
-    let completion = world
-        .context()
-        .with(|ctx| evaluation::run(&ctx, &shared.latches, &request.code));
-    let decision = outcome::decide(
-        shared.latches.snapshot(),
-        completion,
-        limits.max_result_bytes,
-    );
-    console.finish();
-    let metrics = Metrics {
-        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        tool_calls: bridge.calls_sent(),
-    };
-    let id = request.execution_id.as_deref();
-    let encoded = writer
-        .encode(&outcome::terminal_frame(id, decision, metrics))
-        .or_else(|_| {
-            // An ok frame over --max-frame-bytes becomes a result_limit failure.
-            writer.encode(&outcome::terminal_frame(
-                id,
-                Err(outcome::result_limit_error()),
-                metrics,
-            ))
-        });
-    let sent = encoded.and_then(|bytes| writer.write_encoded(&bytes));
-    if let Err(error) = sent {
-        return fail(
-            Exit::Failed,
-            format_args!("cannot send execution.result: {error}"),
+impl Prepared {
+    /// Sends `ready` (the deadline starts), runs the code, decides the
+    /// outcome from the latches first, sends the terminal frame, half-closes.
+    fn execute(&self, shared: &Shared) -> Exit {
+        let ready = json!({"effectiveLimits": self.limits.to_json(),
+                           "executionId": self.request.execution_id,
+                           "runnerVersion": RUNNER_VERSION, "type": "ready",
+                           "version": PROTOCOL_VERSION});
+        self.world.arm_interrupts(Arc::clone(&shared.latches));
+        if let Err(error) = self.writer.send(&ready) {
+            return fail(Exit::Failed, format_args!("cannot send ready: {error}"));
+        }
+        shared
+            .latches
+            .start_deadline(Duration::from_millis(self.limits.timeout_ms));
+        let completion = self
+            .world
+            .context()
+            .with(|ctx| evaluation::run(&ctx, &shared.latches, &self.request.code));
+        let decision = outcome::decide(
+            shared.latches.snapshot(),
+            completion,
+            self.limits.max_result_bytes,
         );
+        self.console.finish();
+        let metrics = Metrics {
+            elapsed_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            tool_calls: self.bridge.calls_sent(),
+        };
+        let id = self.request.execution_id.as_deref();
+        let frame = outcome::terminal_frame(id, decision, metrics);
+        let encoded = self.writer.encode(&frame).or_else(|_| {
+            let fitted = outcome::shrink_to_fit(frame, self.writer.max_frame_bytes());
+            self.writer.encode(&fitted)
+        });
+        if let Err(error) = encoded.and_then(|bytes| self.writer.write_encoded(&bytes)) {
+            return fail(
+                Exit::Failed,
+                format_args!("cannot send execution.result: {error}"),
+            );
+        }
+        self.writer.close();
+        Exit::Terminal
     }
-    writer.close();
-    Exit::Terminal
 }
 
 /// Takes ownership of the bridge descriptor after checking that it is open.

@@ -329,3 +329,18 @@ fn an_ok_terminal_frame_over_max_frame_bytes_becomes_result_limit() {
         json!({"kind": "result_limit", "message": "result exceeds max_result_bytes"})
     );
 }
+
+#[test]
+fn an_error_frame_over_max_frame_bytes_keeps_its_kind_with_a_cut_message() {
+    let mut host = Host::spawn(&["--max-frame-bytes", "4096"]);
+    host.execute("throw new Error('x'.repeat(10000));", &[]);
+    let line = host.recv_line().expect("terminal");
+    assert!(line.len() < 4096, "{}", line.len());
+    let terminal: serde_json::Value = serde_json::from_str(&line).expect("json");
+    assert_eq!(kind(&terminal), "javascript");
+    assert!(terminal["error"]["message"]
+        .as_str()
+        .expect("text")
+        .starts_with("Error: xxxx"));
+    assert_eq!(host.end().code, Some(0));
+}
