@@ -15,8 +15,9 @@ use crate::frame_reader::FrameReader;
 use crate::latches::Latches;
 use crate::mailbox::Mailbox;
 
-/// Stack of the reader thread: JSON decoding is depth-limited by serde_json.
-const READER_STACK_BYTES: usize = 256 * 1024;
+/// Stack of the reader thread: JSON decoding is depth-limited by serde_json
+/// (128 levels), with room for unoptimised builds; untouched pages cost nothing.
+const READER_STACK_BYTES: usize = 1024 * 1024;
 
 pub fn spawn<R: Read + Send + 'static>(
     mut reader: FrameReader<R>,

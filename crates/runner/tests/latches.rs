@@ -249,3 +249,23 @@ fn argument_checks_come_before_the_limit_check() {
     let terminal = finish(host);
     assert_eq!(terminal["result"], "tool arguments must be an object");
 }
+
+#[test]
+fn deeply_nested_frames_are_read_or_refused_without_crashing() {
+    for depth in [120, 100_000] {
+        let nested = format!(
+            "{{\"type\":\"note\",\"deep\":{}{}}}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let mut host = Host::spawn(&[]);
+        host.execute(
+            "try { await tools.t({}); } catch (e) {} return 'done';",
+            &["t"],
+        );
+        host.recv();
+        host.send_raw(nested.as_bytes());
+        // Either way the reply is not a tool.result: a protocol failure, cleanly.
+        assert_eq!(kind(&finish(host)), "internal", "depth {depth}");
+    }
+}
