@@ -8,8 +8,9 @@ use std::sync::Arc;
 use cordon_launcher::{
     Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream,
 };
-use napi::bindgen_prelude::{Buffer, Function};
+use napi::bindgen_prelude::{Buffer, BufferSlice, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::Env;
 use napi_derive::napi;
 use serde_json::json;
 
@@ -43,16 +44,21 @@ impl EventSink for JsSink {
     }
 }
 
-fn to_args(event: Event) -> EventArgs {
-    match event {
+/// Data chunks are copied into Node-allocated buffers: V8 accounts for
+/// them, so garbage collection keeps pace with a flood (an external buffer
+/// over the Rust allocation would be invisible to the GC heuristics), and
+/// the Rust chunk is freed at once.
+fn to_args(env: &Env, event: Event) -> napi::Result<EventArgs> {
+    let copy = |bytes: Vec<u8>| BufferSlice::copy_from(env, bytes)?.into_buffer(env);
+    Ok(match event {
         Event::Data {
             stream: Stream::Protocol,
             bytes,
-        } => (EV_PROTOCOL_DATA, Some(bytes.into()), None),
+        } => (EV_PROTOCOL_DATA, Some(copy(bytes)?), None),
         Event::Data {
             stream: Stream::Stderr,
             bytes,
-        } => (EV_STDERR_DATA, Some(bytes.into()), None),
+        } => (EV_STDERR_DATA, Some(copy(bytes)?), None),
         Event::End {
             stream: Stream::Protocol,
             error,
@@ -67,7 +73,7 @@ fn to_args(event: Event) -> EventArgs {
         Event::ShutdownDone => (EV_SHUTDOWN_DONE, None, None),
         Event::Finished(Ok(done)) => (EV_FINISHED, None, Some(completion_json(done))),
         Event::Finished(Err(failure)) => (EV_FAILED, None, Some(failure_json(failure))),
-    }
+    })
 }
 
 fn completion_json(done: Completion) -> String {
@@ -137,7 +143,7 @@ pub fn spawn_native(
 ) -> napi::Result<NativeExecution, String> {
     let tsfn: EventFn = on_event
         .build_threadsafe_function::<Event>()
-        .build_callback(|ctx| Ok(to_args(ctx.value)))
+        .build_callback(|ctx| to_args(&ctx.env, ctx.value))
         .map_err(|e| napi::Error::new("ERR_CORDON_SPAWN_FAILED".to_string(), e.reason.clone()))?;
     let sink: Arc<dyn EventSink> = Arc::new(JsSink(tsfn));
     cordon_launcher::launch(&options_json, sink)

@@ -110,7 +110,7 @@ impl LaunchRequest {
             .transpose()?;
         let policy_value = top
             .optional("policy")
-            .ok_or_else(|| FieldError::new("options.policy", "is required"))?;
+            .ok_or_else(|| PolicyError::Invalid(FieldError::new("policy", "is required")))?;
         let policy = Policy::from_json(policy_value)?;
         if let Some((name, _)) = env
             .iter()

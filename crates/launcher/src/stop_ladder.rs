@@ -12,6 +12,10 @@ use crate::cgroup::ExecutionCgroup;
 use crate::launch_request::StopTimings;
 use crate::pidfd;
 
+/// How often the first rung looks for a program still being started (a
+/// sandbox reports its init within milliseconds).
+const STARTUP_POLL: Duration = Duration::from_millis(2);
+
 /// Why a stop was requested (first cause wins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
@@ -82,6 +86,16 @@ impl Supervision {
         self.with(|s| s.exited = true);
     }
 
+    /// The run is over: close the process descriptors and drop the
+    /// cgroup handle now rather than when the owner's handle is collected.
+    pub fn release(&self) {
+        self.with(|s| {
+            s.bwrap = None;
+            s.init = None;
+            s.cgroup = None;
+        });
+    }
+
     pub fn record(&self) -> StopRecord {
         self.state.lock().map(|s| s.record).unwrap_or_default()
     }
@@ -116,8 +130,9 @@ impl Supervision {
     }
 
     fn climb(&self, timings: StopTimings) {
-        self.terminate();
-        if self.wait_exited(Duration::from_millis(timings.grace_ms)) {
+        let grace_end = Instant::now() + Duration::from_millis(timings.grace_ms);
+        self.terminate(grace_end);
+        if self.wait_exited_until(grace_end) {
             return;
         }
         self.force();
@@ -135,23 +150,30 @@ impl Supervision {
         }
     }
 
-    /// Rung 1: SIGTERM to the program (the init's child). Before the
-    /// sandbox exists, SIGTERM to bwrap, whose death takes the sandbox down.
-    fn terminate(&self) {
+    /// Rung 1: SIGTERM to the program (the namespace init's child). A
+    /// sandbox still starting has no program yet: look again every
+    /// [`STARTUP_POLL`] until it appears or the grace window ends.
+    fn terminate(&self, until: Instant) {
         let Ok(mut s) = self.state.lock() else { return };
-        if s.exited {
-            return;
-        }
-        let program = s.init_pid.and_then(first_child);
-        let sent = match (program, &s.bwrap) {
-            // SAFETY: kill with a pid and a signal number; no memory effects.
-            (Some(pid), _) => (unsafe { libc::kill(pid, libc::SIGTERM) }) == 0,
-            (None, Some(bwrap)) if s.init_pid.is_none() => {
-                pidfd::send_signal(bwrap, libc::SIGTERM).is_ok()
+        loop {
+            if s.exited {
+                return;
             }
-            _ => false,
-        };
-        s.record.graceful_attempted |= sent;
+            if let Some(pid) = s.init_pid.and_then(first_child) {
+                // SAFETY: kill with a pid and a signal number; no memory effects.
+                let sent = unsafe { libc::kill(pid, libc::SIGTERM) } == 0;
+                s.record.graceful_attempted |= sent;
+                return;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            match self.changed.wait_timeout(s, left.min(STARTUP_POLL)) {
+                Ok((next, _)) => s = next,
+                Err(_) => return,
+            }
+        }
     }
 
     /// Rung 2: SIGKILL the namespace init (the kernel then kills every
@@ -168,7 +190,10 @@ impl Supervision {
     }
 
     fn wait_exited(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        self.wait_exited_until(Instant::now() + timeout)
+    }
+
+    fn wait_exited_until(&self, deadline: Instant) -> bool {
         let Ok(mut s) = self.state.lock() else {
             return false;
         };

@@ -102,22 +102,18 @@ struct Pumps {
 }
 
 fn run(
-    p: Prepared,
+    mut p: Prepared,
     sink: Arc<dyn EventSink>,
     control: Arc<Control>,
     writer_rx: Receiver<WriteCmd>,
     pid_tx: Sender<Option<u32>>,
 ) {
     let started_at = SystemTime::now();
-    let Prepared {
-        plan,
-        argv,
-        sources,
-        cgroup,
-        ..
-    } = &p;
-    let join = cgroup.as_ref().map(|c| c.join_fds());
-    let spawned = match spawn(plan, argv.clone(), take_sources(sources), join) {
+    // Moved out: the bind descriptors close as soon as bwrap holds its copies.
+    let sources = std::mem::take(&mut p.sources);
+    let argv = std::mem::take(&mut p.argv);
+    let join = p.cgroup.as_ref().map(|c| c.join_fds());
+    let spawned = match spawn(&p.plan, argv, sources, join) {
         Ok(s) => s,
         Err(e) => {
             let _ = pid_tx.send(None);
@@ -160,7 +156,10 @@ fn run(
     control.protocol_gate.drain();
     control.stderr_gate.drain();
     let bytes = join_pumps(pumps, &control);
-    let outcome = match (&status, init_pid.is_some()) {
+    // A stop that lands before bwrap reported the sandbox kills bwrap during
+    // set-up: that is a stopped run, not a failed launch.
+    let stopped_early = control.supervision.record().reason.is_some();
+    let outcome = match (&status, init_pid.is_some() || stopped_early) {
         (Ok(s), true) => match (s.code(), s.signal()) {
             (Some(code), _) => Outcome::Exited { code },
             (None, sig) => Outcome::Signaled {
@@ -178,14 +177,8 @@ fn run(
     facts.stop = control.supervision.record();
     facts.containment_confirmed = containment;
     facts.bytes = bytes;
+    control.supervision.release();
     finish(p, &sink, facts, status.ok());
-}
-
-fn take_sources(sources: &[(std::os::fd::RawFd, OwnedFd)]) -> Vec<(std::os::fd::RawFd, OwnedFd)> {
-    sources
-        .iter()
-        .filter_map(|(slot, fd)| Some((*slot, fd.try_clone().ok()?)))
-        .collect()
 }
 
 fn start_pumps(
@@ -336,6 +329,8 @@ fn finish(
     let document = receipt::build(&p.plan, &p.request.policy, &facts);
     let receipt_json = receipt::write_and_read(&p.root, &document).ok();
     p.root.remove();
+    // Every descriptor of the run is closed before `wait()` can settle.
+    p.cgroup = None;
     let result = match facts.outcome {
         Outcome::SpawnFailed { message } => Err(LaunchFailure {
             code: ErrorCode::SpawnFailed,

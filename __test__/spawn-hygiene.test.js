@@ -1,0 +1,92 @@
+'use strict';
+
+// Resource hygiene: nothing leaks across runs (control roots, zombies,
+// descriptors), stale roots of a crashed provider are reaped, and a flood
+// read slowly keeps the provider's memory bounded.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { spawnIsolated, readOnly } = require('..');
+const { fixture, runToEnd, controlRoots } = require('./spawn-support');
+
+const openFds = () => fs.readdirSync('/proc/self/fd').length;
+
+/** Children of this process that are zombies (exited, never reaped). */
+function zombies() {
+  const out = [];
+  for (const entry of fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' && Number(fields[1]) === process.pid) out.push(Number(entry));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+test('a control root left by a crashed provider is reaped at the next spawn', async () => {
+  // The first spawn of this process sweeps; make a root owned by a dead pid first.
+  const dead = spawnSync('/bin/true');
+  const base = path.join(require('node:os').tmpdir(), `cordon-${process.geteuid()}`);
+  fs.mkdirSync(base, { recursive: true, mode: 0o711 });
+  const stale = path.join(base, 'deadbeef'.repeat(4));
+  fs.mkdirSync(stale, { mode: 0o700 });
+  fs.writeFileSync(path.join(stale, 'owner'), `${dead.pid} 1\n`);
+  fs.mkdirSync(path.join(stale, 'sandbox-temp'));
+  const { result } = await runToEnd(spawnIsolated(['/bin/true'], { policy: readOnly() }));
+  assert.equal(result.returncode, 0);
+  assert.equal(fs.existsSync(stale), false);
+});
+
+test('200 sequential runs leave no control root, no zombie and the same open descriptors', async () => {
+  await runToEnd(spawnIsolated(['/bin/true'], { policy: readOnly() })); // warm caches
+  const rootsBefore = controlRoots().length;
+  const fdsBefore = openFds();
+  for (let i = 0; i < 200; i += 1) {
+    const { result } = await runToEnd(spawnIsolated(['/bin/true'], { policy: readOnly() }));
+    assert.equal(result.returncode, 0);
+  }
+  assert.equal(controlRoots().length, rootsBefore);
+  assert.deepEqual(zombies(), []);
+  assert.equal(openFds(), fdsBefore);
+});
+
+test('a 1 GiB flood on fd 3 and on stdout, read slowly, keeps RSS growth under 64 MiB', async (t) => {
+  const GiB = 1024 ** 3;
+  global.gc?.();
+  const baseline = process.memoryUsage.rss();
+  let peak = baseline;
+  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()); }, 20);
+  const execution = spawnIsolated([fixture('spew-bytes'), String(GiB)], { policy: readOnly() });
+  /** Counts bytes, pausing 5 ms after every 4 MiB: slower than the producer. */
+  const drainSlowly = (stream) => new Promise((resolve, reject) => {
+    let total = 0;
+    let sincePause = 0;
+    stream.on('data', (chunk) => {
+      total += chunk.length;
+      sincePause += chunk.length;
+      if (sincePause >= 4 * 1024 * 1024) {
+        sincePause = 0;
+        stream.pause();
+        setTimeout(() => stream.resume(), 5);
+      }
+    });
+    stream.on('end', () => resolve(total));
+    stream.on('error', reject);
+  });
+  const [protocolBytes, stderrBytes, result] = await Promise.all([
+    drainSlowly(execution.protocol), drainSlowly(execution.stderr), execution.wait(),
+  ]);
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage.rss());
+  assert.equal(result.returncode, 0);
+  assert.equal(protocolBytes, GiB);
+  assert.equal(stderrBytes, GiB);
+  assert.equal(result.receipt.bytes.protocolOut, GiB);
+  const growthMiB = (peak - baseline) / 1024 / 1024;
+  t.diagnostic(`peak RSS growth ${growthMiB.toFixed(1)} MiB`);
+  assert.ok(growthMiB < 64, `RSS grew by ${growthMiB.toFixed(1)} MiB`);
+});

@@ -1,0 +1,121 @@
+'use strict';
+
+// Every invalid command, option and policy is refused with its documented
+// code (docs/errors.md) before anything is created on disk.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnIsolated, readOnly, profile } = require('..');
+const { fixture, controlRoots } = require('./spawn-support');
+
+/** Snapshot of what cordon could have created: control roots and the staging cache. */
+function footprint() {
+  const base = path.join(os.tmpdir(), `cordon-${process.geteuid()}`);
+  const staged = fs.existsSync(path.join(base, 'exec')) ? fs.readdirSync(path.join(base, 'exec')).sort() : [];
+  return JSON.stringify({ roots: controlRoots().sort(), staged });
+}
+
+function refuses(code, command, options) {
+  const before = footprint();
+  assert.throws(() => spawnIsolated(command, options), (error) => {
+    assert.equal(error.name, 'CordonError');
+    assert.equal(error.code, code, `${error.code}: ${error.message}`);
+    return true;
+  });
+  assert.equal(footprint(), before, 'nothing was created on disk');
+}
+
+const policy = readOnly();
+const missing = path.join(os.tmpdir(), 'cordon-no-such-file');
+const notExecutable = path.join(__dirname, 'spawn-support.js');
+
+test('invalid commands are ERR_CORDON_INVALID_COMMAND', () => {
+  const cases = [
+    undefined, null, 'ls', [], [42], ['/bin/true', 7], ['relative/path'], ['true'],
+    ['/bin/../bin/true'], ['/bin//true'], [missing], [notExecutable], ['/tmp'], ['/bin/tr\u0000ue'],
+  ];
+  for (const command of cases) refuses('ERR_CORDON_INVALID_COMMAND', command, { policy });
+});
+
+test('invalid options are ERR_CORDON_INVALID_OPTIONS', () => {
+  const cmd = ['/bin/true'];
+  const cases = [
+    { policy, unknownOption: true },
+    { policy, deadlineMs: 0 },
+    { policy, deadlineMs: 1.5 },
+    { policy, deadlineMs: 2 ** 31 },
+    { policy, signal: {} },
+    { policy, invocationId: '' },
+    { policy, invocationId: 'has space' },
+    { policy, invocationId: 'x'.repeat(129) },
+    { policy, workspace: 'relative' },
+    { policy, workspace: missing },
+    { policy, workspace: notExecutable },
+    { policy, env: { PATH: '/usr/bin' } },
+    { policy, env: { '1BAD': 'x' } },
+    { policy, env: ['PATH'] },
+    { policy, env: { LANG: 42 } },
+    { policy, launcherEnvironment: { 'A=B': 'x' } },
+    { policy, stop: { graceMs: -1 } },
+    { policy, stop: { graceMs: 600001 } },
+    { policy, stop: { unknown: 1 } },
+    { policy, bwrapPath: 'bwrap' },
+    { policy: profile('untrusted'), workspace: os.tmpdir() },
+    { policy, env: { get LANG() { return 'C'; } } },
+  ];
+  for (const options of cases) refuses('ERR_CORDON_INVALID_OPTIONS', cmd, options);
+  refuses('ERR_CORDON_INVALID_OPTIONS', cmd, null);
+  refuses('ERR_CORDON_INVALID_OPTIONS', cmd, new (class Options { constructor() { this.policy = policy; } })());
+});
+
+test('invalid policies are ERR_CORDON_POLICY_INVALID', () => {
+  const base = JSON.parse(JSON.stringify(readOnly()));
+  const edit = (fn) => { const p = JSON.parse(JSON.stringify(base)); fn(p); return p; };
+  const cases = [
+    undefined,
+    null,
+    'readOnly',
+    edit((p) => { p.formatVersion = 2; }),
+    edit((p) => { p.extra = true; }),
+    edit((p) => { p.filesystem.workspace = 'rw'; }),
+    edit((p) => { p.filesystem.temp = 'read'; }),
+    edit((p) => { p.filesystem.extra = [{ path: 'rel', access: 'read' }]; }),
+    edit((p) => { p.filesystem.extra = [{ path: '/usr/lib', access: 'read' }]; }),
+    edit((p) => { p.network.mode = 'host'; }),
+    edit((p) => { delete p.network; }),
+    edit((p) => { p.process.treeConfinement = 'optional'; }),
+    edit((p) => { p.resources.memoryBytes = 0; }),
+    edit((p) => { p.resources.memoryBytes = '1'; }),
+    edit((p) => { p.environment.allow = ['bad name']; }),
+    Object.create(base), // every key inherited, none own
+    { ...base, filesystem: Object.create(base.filesystem) },
+    { ...base, get network() { return { mode: 'none' }; } },
+    { ...base, [Symbol('x')]: 1 },
+    { ...base, resources: { memoryBytes: Infinity } },
+  ];
+  for (const bad of cases) refuses('ERR_CORDON_POLICY_INVALID', ['/bin/true'], { policy: bad });
+  assert.throws(() => profile('no-such-profile'), { code: 'ERR_CORDON_POLICY_INVALID' });
+});
+
+test('a mediated network is ERR_CORDON_UNSUPPORTED (fail closed)', () => {
+  const mediated = { ...readOnly(), network: { mode: 'mediated', allow: ['api.example.com:443'] } };
+  refuses('ERR_CORDON_UNSUPPORTED', ['/bin/true'], { policy: mediated });
+});
+
+test('a missing or unusable bwrap is ERR_CORDON_BACKEND_UNAVAILABLE with a fix in the message', () => {
+  refuses('ERR_CORDON_BACKEND_UNAVAILABLE', ['/bin/true'], { policy, bwrapPath: missing });
+  refuses('ERR_CORDON_BACKEND_UNAVAILABLE', ['/bin/true'], { policy, bwrapPath: fixture('echo-fd3') });
+  assert.throws(() => spawnIsolated(['/bin/true'], { policy, bwrapPath: missing }), /install Bubblewrap|bwrapPath/);
+});
+
+test('presets are deeply frozen and independent', () => {
+  const a = readOnly();
+  assert.ok(Object.isFrozen(a) && Object.isFrozen(a.filesystem) && Object.isFrozen(a.resources));
+  assert.throws(() => { 'use strict'; a.network.mode = 'mediated'; }, TypeError);
+  assert.notEqual(readOnly(), a);
+  assert.equal(profile('untrusted').filesystem.workspace, 'none');
+  assert.equal(profile('workspace-write').filesystem.workspace, 'write');
+});

@@ -1,0 +1,122 @@
+'use strict';
+
+// wait()/stop() semantics, the stop ladder, deadlines, AbortSignal and the
+// guarantee that no sandbox process outlives its execution or its provider.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const { randomUUID } = require('node:crypto');
+const path = require('node:path');
+const { spawnIsolated, readOnly } = require('..');
+const { fixture, runToEnd, collect, firstLine, pidsWithMarker, eventually } = require('./spawn-support');
+
+/** A sandbox that ignores SIGTERM and has a grandchild; resolves once it said "ready". */
+async function stubborn(options = {}) {
+  const marker = `cordon-marker-${randomUUID()}`;
+  const execution = spawnIsolated([fixture('ignore-sigterm-fork'), marker], { policy: readOnly(), ...options });
+  execution.stderr.resume();
+  assert.equal(await firstLine(execution.protocol), 'ready');
+  execution.protocol.resume();
+  return { execution, marker };
+}
+
+test('stop() takes down a program that ignores SIGTERM and its grandchild, with forcedStopAttempted', async () => {
+  const { execution, marker } = await stubborn({ stop: { graceMs: 200, forceMs: 1000 } });
+  assert.ok(pidsWithMarker(marker).length >= 1, 'the grandchild runs before stop()');
+  const started = Date.now();
+  await execution.stop();
+  const result = await execution.wait();
+  assert.ok(Date.now() - started >= 190, 'SIGKILL waited for graceMs');
+  assert.deepEqual(pidsWithMarker(marker), []);
+  const { stop } = result.receipt;
+  assert.deepEqual(stop, {
+    requested: true, reason: 'stop', gracefulStopAttempted: true, forcedStopAttempted: true, containmentConfirmed: true,
+  });
+});
+
+test('a program that honours SIGTERM stops on the graceful rung', async () => {
+  const execution = spawnIsolated(['/bin/sh', '-c', 'echo ready >&3; exec sleep 30'], { policy: readOnly() });
+  execution.stderr.resume();
+  assert.equal(await firstLine(execution.protocol), 'ready');
+  execution.protocol.resume();
+  await execution.stop();
+  const { returncode, receipt } = await execution.wait();
+  assert.equal(returncode, 128 + 15);
+  assert.equal(receipt.stop.gracefulStopAttempted, true);
+  assert.equal(receipt.stop.forcedStopAttempted, false);
+  assert.equal(receipt.stop.containmentConfirmed, true);
+});
+
+test('wait() returns the same promise every call and stop() is idempotent in every order', async () => {
+  const orders = [
+    async (e) => { await e.stop(); await e.stop(); await e.wait(); },
+    async (e) => { const w = e.wait(); await Promise.all([e.stop(), e.stop(), w]); },
+    async (e) => { e.stop(); await e.wait(); await e.stop(); },
+  ];
+  for (const order of orders) {
+    const { execution } = await stubborn({ stop: { graceMs: 50, forceMs: 1000 } });
+    assert.equal(execution.wait(), execution.wait());
+    assert.equal(execution.stop(), execution.stop());
+    await order(execution);
+    assert.equal((await execution.wait()).receipt.stop.forcedStopAttempted, true);
+  }
+});
+
+test('stop() before exit and after exit both resolve; after exit nothing is recorded as attempted', async () => {
+  const execution = spawnIsolated(['/bin/true'], { policy: readOnly() });
+  const result = await runToEnd(execution).then((r) => r.result);
+  await execution.stop();
+  await execution.stop();
+  assert.equal(result.returncode, 0);
+  assert.equal(result.receipt.stop.requested, false);
+  const early = spawnIsolated(['/bin/sh', '-c', 'sleep 30'], { policy: readOnly() });
+  early.stop();
+  const stopped = await runToEnd(early).then((r) => r.result);
+  assert.equal(stopped.receipt.stop.requested, true);
+  assert.equal(stopped.receipt.stop.containmentConfirmed, true);
+});
+
+test('deadlineMs runs the ladder and the receipt says why', async () => {
+  const { execution } = await stubborn({ deadlineMs: 100, stop: { graceMs: 50, forceMs: 1000 } });
+  const result = await execution.wait();
+  assert.equal(result.receipt.stop.reason, 'deadline');
+  assert.equal(result.receipt.stop.forcedStopAttempted, true);
+});
+
+test('an AbortSignal runs the ladder, including one already aborted', async () => {
+  const controller = new AbortController();
+  const { execution } = await stubborn({ signal: controller.signal, stop: { graceMs: 50, forceMs: 1000 } });
+  controller.abort();
+  const result = await execution.wait();
+  assert.equal(result.receipt.stop.reason, 'signal');
+  const aborted = spawnIsolated(['/bin/sh', '-c', 'sleep 30'], { policy: readOnly(), signal: AbortSignal.abort() });
+  const { result: early } = await runToEnd(aborted);
+  assert.equal(early.receipt.stop.reason, 'signal');
+});
+
+test('no sandbox process survives wait()', async () => {
+  const marker = `cordon-marker-${randomUUID()}`;
+  const script = `sleep 30 & sleep 31 & echo ${marker} >/dev/null; exit 0`;
+  const execution = spawnIsolated(['/bin/sh', '-c', script, marker], { policy: readOnly() });
+  const [result] = await Promise.all([execution.wait(), collect(execution.protocol), collect(execution.stderr)]);
+  assert.equal(result.returncode, 0);
+  assert.deepEqual(pidsWithMarker(marker), []);
+  const sleepers = pidsWithMarker('sleep\u000030').concat(pidsWithMarker('sleep\u000031'));
+  assert.deepEqual(sleepers, [], 'the program\'s background children died with its namespace');
+});
+
+test('a Node process that spawned a sandbox and is SIGKILLed leaves no sandbox behind', async () => {
+  const marker = `cordon-marker-${randomUUID()}`;
+  const script = `
+    const { spawnIsolated, readOnly } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const e = spawnIsolated([${JSON.stringify(fixture('ignore-sigterm-fork'))}, ${JSON.stringify(marker)}], { policy: readOnly() });
+    e.protocol.on('data', (d) => process.stdout.write(d));
+    e.stderr.resume();`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  assert.equal(await firstLine(child.stdout), 'ready');
+  assert.ok(pidsWithMarker(marker).length >= 2, 'program and grandchild run');
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.on('exit', resolve));
+  assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 3000), `left behind: ${pidsWithMarker(marker)}`);
+});
