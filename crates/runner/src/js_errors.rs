@@ -14,7 +14,7 @@ pub fn describe<'js>(ctx: &Ctx<'js>, thrown: &Value<'js>) -> String {
         Ok(Coerced(text)) => text,
         Err(_) => {
             let nested = ctx.catch();
-            if is_out_of_memory_text(ctx, &nested) {
+            if is_out_of_memory(ctx, &nested) {
                 "InternalError: out of memory".to_owned()
             } else {
                 "uncaught exception (its toString() failed)".to_owned()
@@ -36,19 +36,20 @@ pub fn describe<'js>(ctx: &Ctx<'js>, thrown: &Value<'js>) -> String {
     }
 }
 
-/// Whether a thrown value is QuickJS's out-of-memory error.
+/// Whether a thrown value is QuickJS's out-of-memory error (an error
+/// object whose `message` says so).
 pub fn is_out_of_memory<'js>(ctx: &Ctx<'js>, thrown: &Value<'js>) -> bool {
-    is_out_of_memory_text(ctx, thrown)
-}
-
-fn is_out_of_memory_text<'js>(ctx: &Ctx<'js>, thrown: &Value<'js>) -> bool {
-    let message = thrown
-        .as_object()
-        .and_then(|object| object.get::<_, Option<String>>("message").ok().flatten());
-    if message.is_none() {
-        ctx.catch();
+    let Some(object) = thrown.as_object() else {
+        return false;
+    };
+    match object.get::<_, Option<String>>("message") {
+        Ok(message) => message.is_some_and(|message| message.contains("out of memory")),
+        Err(_) => {
+            // A throwing getter or a non-string message: not QuickJS's error.
+            ctx.catch();
+            false
+        }
     }
-    message.is_some_and(|message| message.contains("out of memory"))
 }
 
 /// The message thrown into JavaScript once a latch stops the execution.

@@ -14,9 +14,9 @@ pub struct Latches {
     cancelled: AtomicBool,
     protocol_failed: AtomicBool,
     timed_out: AtomicBool,
-    /// 0 while unset; else the effective `maxToolCalls` + 1.
+    /// 0 while unset; else the effective `maxToolCalls` + 1 (the attempt).
+    /// One atomic, so that a reader never sees "set" without the number.
     limit_attempted: AtomicU64,
-    limit_set: AtomicBool,
     deadline: OnceLock<Option<Instant>>,
 }
 
@@ -41,10 +41,11 @@ impl Latches {
 
     /// Sets the tool-call limit latch for a ceiling of `limit` calls.
     pub fn exceed_limit(&self, limit: u64) {
-        if !self.limit_set.swap(true, Ordering::SeqCst) {
+        // First cause wins; limits stop at 2^63−1, so the attempt is never 0.
+        let attempted = limit.saturating_add(1);
+        let _ =
             self.limit_attempted
-                .store(limit.saturating_add(1), Ordering::SeqCst);
-        }
+                .compare_exchange(0, attempted, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// Starts the execution deadline; called once, when `ready` is sent.
@@ -76,7 +77,7 @@ impl Latches {
     pub fn should_stop(&self) -> bool {
         let any = self.is_cancelled()
             || self.protocol_failed.load(Ordering::SeqCst)
-            || self.limit_set.load(Ordering::SeqCst);
+            || self.limit_attempted.load(Ordering::SeqCst) != 0;
         any || self.check_deadline()
     }
 
@@ -91,11 +92,10 @@ impl Latches {
 
     pub fn snapshot(&self) -> LatchSnapshot {
         self.check_deadline();
-        let limit = self.limit_set.load(Ordering::SeqCst).then(|| {
-            self.limit_attempted
-                .load(Ordering::SeqCst)
-                .saturating_sub(1)
-        });
+        let limit = match self.limit_attempted.load(Ordering::SeqCst) {
+            0 => None,
+            attempted => Some(attempted - 1),
+        };
         LatchSnapshot {
             limit,
             cancelled: self.is_cancelled(),

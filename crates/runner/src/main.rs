@@ -96,7 +96,8 @@ fn main() -> ExitCode {
         .saturating_add(JS_THREAD_STACK_SLACK_BYTES);
     let exit = if main_stack_fits(stack_bytes) {
         // Saves a thread start: the main thread's stack may grow that far.
-        session::run(&config, &shared)
+        // A panic (a bug) ends as exit 1, as it does on the sized thread.
+        std::panic::catch_unwind(|| session::run(&config, &shared)).unwrap_or(Exit::Failed)
     } else {
         run_on_sized_thread(config, shared, stack_bytes)
     };

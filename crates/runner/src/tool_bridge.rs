@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::canonical_json;
 use crate::execute::{integer_value, PROTOCOL_VERSION};
-use crate::frame_writer::{FrameWriter, WriteError};
+use crate::frame_writer::FrameWriter;
 use crate::js_errors::{is_out_of_memory, latched_message, PROTOCOL_FAILURE};
 use crate::latches::Latches;
 use crate::mailbox::{Mailbox, Wake};
@@ -142,14 +142,12 @@ impl ToolBridge {
             Ok(bytes) => bytes,
             Err(error) => return Err(Exception::throw_range(ctx, &error.to_string())),
         };
-        match self.writer.write_encoded(&bytes) {
-            Ok(()) => Ok(()),
-            Err(WriteError::PeerGone(_) | WriteError::TooLarge { .. }) => {
-                self.latches.fail_protocol();
-                self.mailbox.notify();
-                Err(Exception::throw_message(ctx, PROTOCOL_FAILURE))
-            }
-        }
+        // The host is gone: the call can never be answered.
+        self.writer.write_encoded(&bytes).map_err(|_| {
+            self.latches.fail_protocol();
+            self.mailbox.notify();
+            Exception::throw_message(ctx, PROTOCOL_FAILURE)
+        })
     }
 
     /// Steps 5–6: the reply must be `tool.result` for this id with a boolean
