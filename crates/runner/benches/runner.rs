@@ -16,7 +16,13 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const RUNNER: &str = env!("CARGO_BIN_EXE_cordon-runner");
+const BUILT_RUNNER: &str = env!("CARGO_BIN_EXE_cordon-runner");
+
+/// The runner under test: the one cargo built, or `CORDON_RUNNER_BENCH_BIN`
+/// (to compare two builds with the same harness).
+fn runner() -> String {
+    std::env::var("CORDON_RUNNER_BENCH_BIN").unwrap_or_else(|_| BUILT_RUNNER.to_owned())
+}
 const SPAWN_RUNS: usize = 200;
 const ROUND_TRIPS: usize = 1000;
 const ROUND_TRIP_RUNS: usize = 15;
@@ -31,8 +37,8 @@ fn main() {
     let (runner_spawn, true_spawn) = paired(SPAWN_RUNS, spawn_to_terminal, spawn_true);
     let (tool_trip, echo_trip) = paired(ROUND_TRIP_RUNS, tool_round_trip, echo_round_trip);
     let rss = idle_rss_kib();
-    let size = std::fs::metadata(RUNNER).map(|m| m.len()).unwrap_or(0);
-    println!("cordon-runner benchmark (medians; {} binary)", RUNNER);
+    let size = std::fs::metadata(runner()).map(|m| m.len()).unwrap_or(0);
+    println!("cordon-runner benchmark (medians; {} binary)", runner());
     println!("{:<44} {:>12} {:>12} {:>8}", "", "runner", "floor", "ratio");
     row(
         "(a) spawn -> ready -> terminal (`return 1`)",
@@ -116,7 +122,7 @@ fn execute_frame(code: &str, max_calls: usize) -> Vec<u8> {
 fn spawn_to_terminal() -> Duration {
     let frame = execute_frame("return 1", 0);
     let started = Instant::now();
-    let (mut child, mut socket) = spawn_with_bridge(RUNNER, &[]);
+    let (mut child, mut socket) = spawn_with_bridge(&runner(), &[]);
     socket.write_all(&frame).expect("execute");
     let mut lines = BufReader::new(socket.try_clone().expect("clone")).lines();
     assert!(lines
@@ -145,7 +151,7 @@ fn spawn_true() -> Duration {
 fn tool_round_trip() -> Duration {
     let code = format!("for (let i = 0; i < {ROUND_TRIPS}; i++) await tools.echo({{pad: 'x'.repeat(40)}}); return 1;");
     let (mut child, mut socket) =
-        spawn_with_bridge(RUNNER, &["--max-calls", &ROUND_TRIPS.to_string()]);
+        spawn_with_bridge(&runner(), &["--max-calls", &ROUND_TRIPS.to_string()]);
     socket
         .write_all(&execute_frame(&code, ROUND_TRIPS))
         .expect("execute");
@@ -207,7 +213,7 @@ fn echo_child() {
 }
 
 fn idle_rss_kib() -> u64 {
-    let (mut child, socket) = spawn_with_bridge(RUNNER, &[]);
+    let (mut child, socket) = spawn_with_bridge(&runner(), &[]);
     std::thread::sleep(Duration::from_millis(200));
     let status =
         std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
