@@ -19,27 +19,45 @@ extern "C" fn on_termination(signal: libc::c_int) {
         CANCEL_REQUESTED.store(true, Ordering::SeqCst);
         return;
     }
-    // SAFETY: signal() and raise() are async-signal-safe; the re-raised
-    // signal is delivered with its default action once this handler returns.
+    // SAFETY: signal(), sigemptyset(), sigaddset(), sigprocmask(), raise()
+    // and _exit() are async-signal-safe. Unblocking the signal first makes
+    // raise() deliver it now, with its default action; if that does nothing
+    // (a PID-namespace init ignores default-action signals), _exit still ends
+    // the process with the conventional 128+signal status.
     unsafe {
         libc::signal(signal, libc::SIG_DFL);
+        let mut only = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut only);
+        libc::sigaddset(&mut only, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
         libc::raise(signal);
+        libc::_exit(128 + signal);
     }
 }
 
-/// Installs the handler for SIGINT and SIGTERM.
+/// Installs the handler for SIGINT and SIGTERM and unblocks both (a mask
+/// inherited from the parent must not keep a cancel from arriving).
 pub fn install() -> io::Result<()> {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
         // the handler is an `extern "C" fn(c_int)` that only touches atomics
         // and async-signal-safe calls; SA_RESTART keeps blocking calls going.
+        // The signal set is initialised by sigemptyset before use.
         let installed = unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction =
                 on_termination as extern "C" fn(libc::c_int) as libc::sighandler_t;
             action.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut())
+            let mut only = std::mem::zeroed::<libc::sigset_t>();
+            libc::sigemptyset(&mut only);
+            libc::sigaddset(&mut only, signal);
+            let unblocked = libc::pthread_sigmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
+            if unblocked == 0 {
+                libc::sigaction(signal, &action, std::ptr::null_mut())
+            } else {
+                -1
+            }
         };
         if installed != 0 {
             return Err(io::Error::last_os_error());

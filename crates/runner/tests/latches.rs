@@ -8,7 +8,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{kind, run, Host};
+use support::{kind, run, ChildMask, Host};
 
 const BUSY: &str = "while (true) {}";
 const BUSY_CAUGHT: &str = "try { while (true) {} } catch (e) {} return 'survived';";
@@ -268,4 +268,12 @@ fn deeply_nested_frames_are_read_or_refused_without_crashing() {
         // Either way the reply is not a tool.result: a protocol failure, cleanly.
         assert_eq!(kind(&finish(host)), "internal", "depth {depth}");
     }
+}
+
+#[test]
+fn sigterm_cancels_even_when_the_parent_left_it_blocked() {
+    let mut host = Host::spawn_with(&[], ChildMask::BlockTermination);
+    host.execute(BUSY, &[]);
+    host.signal(libc::SIGTERM);
+    assert_eq!(kind(&finish(host)), "cancelled");
 }

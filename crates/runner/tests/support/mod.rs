@@ -16,6 +16,14 @@ pub const RUNNER: &str = env!("CARGO_BIN_EXE_cordon-runner");
 /// Longest a test waits for one frame or for the process to end.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 
+/// The signal mask the runner inherits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildMask {
+    Inherit,
+    /// SIGINT and SIGTERM blocked, as some supervisors leave them.
+    BlockTermination,
+}
+
 pub struct Host {
     pub child: Child,
     socket: UnixStream,
@@ -35,6 +43,10 @@ pub struct Ended {
 impl Host {
     /// Spawns the runner with `args`, its bridge on fd 3.
     pub fn spawn(args: &[&str]) -> Host {
+        Host::spawn_with(args, ChildMask::Inherit)
+    }
+
+    pub fn spawn_with(args: &[&str], mask: ChildMask) -> Host {
         let (ours, theirs) = UnixStream::pair().expect("socketpair");
         let theirs_fd = theirs.as_raw_fd();
         let mut command = Command::new(RUNNER);
@@ -43,12 +55,20 @@ impl Host {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        // SAFETY: between fork and exec only async-signal-safe dup2 runs; it
-        // installs the socketpair end as fd 3 (dup2 clears close-on-exec).
+        // SAFETY: between fork and exec only async-signal-safe calls run:
+        // dup2 installs the socketpair end as fd 3 (clearing close-on-exec),
+        // sigemptyset/sigaddset/sigprocmask optionally block two signals.
         unsafe {
             command.pre_exec(move || {
                 if libc::dup2(theirs_fd, 3) == -1 {
                     return Err(std::io::Error::last_os_error());
+                }
+                if mask == ChildMask::BlockTermination {
+                    let mut set = std::mem::zeroed::<libc::sigset_t>();
+                    libc::sigemptyset(&mut set);
+                    libc::sigaddset(&mut set, libc::SIGTERM);
+                    libc::sigaddset(&mut set, libc::SIGINT);
+                    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
                 }
                 Ok(())
             });
