@@ -203,17 +203,19 @@ frames, and one terminal `execution.result`. stdout and stderr are never
 part of the protocol; console.* output goes to stderr.
 
 OPTIONS (every value is a decimal integer >= 1):
-    --fd N                bridge descriptor                    [default: 3]
-    --memory-bytes N      QuickJS heap ceiling                 [default: 67108864]
-    --stack-bytes N       QuickJS stack ceiling (max 16777216)   [default: 2097152]
-    --timeout-ms N        wall-clock ceiling from `ready`      [default: 5000]
-    --max-calls N         tool-call ceiling                    [default: 64]
-    --max-frame-bytes N   frame size ceiling, both directions  [default: 1048576]
-    --max-result-bytes N  final result ceiling                 [default: 524288]
-    --max-log-bytes N     console output budget on stderr; past it lines are
-                          dropped and one final line counts them [default: 65536]
-    --version             print the bare version and exit 0
-    --help                print this help and exit 0
+    --fd N                  bridge descriptor                 [default: 3]
+    --memory-bytes N        QuickJS heap ceiling              [default: 67108864]
+    --stack-bytes N         QuickJS stack ceiling, at most 16777216
+                                                              [default: 2097152]
+    --timeout-ms N          wall-clock ceiling from `ready`   [default: 5000]
+    --max-calls N           tool-call ceiling                 [default: 64]
+    --max-frame-bytes N     frame size ceiling, both ways     [default: 1048576]
+    --max-result-bytes N    final result ceiling              [default: 524288]
+    --max-log-bytes N       console budget on stderr; past it lines are
+                            dropped and one final line counts them
+                                                              [default: 65536]
+    --version               print the bare version and exit 0
+    --help                  print this help and exit 0
 
 EXIT CODES:
     0  --help, --version, or a terminal frame was sent (ok:false included)
