@@ -20,8 +20,10 @@ use crate::policy::{Resources, TreeLimits};
 use crate::rlimits::{self, ResourceCeilings};
 use crate::seccomp::{self, SeccompPolicy, DENIED_SYSCALLS, PROFILE_NAME};
 
-/// 256 MiB of tmpfs `/tmp`: disk-fill bounded; counts against the memory
-/// cgroup of the writer, so it cannot outgrow the sandbox's memory either.
+/// 256 MiB of tmpfs `/tmp` at most: a disk fill is bounded. tmpfs pages
+/// count against the sandbox's memory cgroup (and cannot be swapped), so the
+/// temp is also capped at half the memory ceiling: a full `/tmp` then ends in
+/// ENOSPC, not in an OOM kill.
 pub const DEFAULT_TEMP_BYTES: u64 = 256 << 20;
 
 /// RLIMIT_NPROC when a cgroup bounds each sandbox: all sandboxes (one host
@@ -155,7 +157,7 @@ pub fn plan(
         seccomp_program: seccomp_program.to_vec(),
         rlimits,
         cgroup,
-        temp_bytes: DEFAULT_TEMP_BYTES,
+        temp_bytes: DEFAULT_TEMP_BYTES.min(ceilings.address_space_bytes / 2),
         cgroup_unavailable,
     })
 }
@@ -241,6 +243,7 @@ mod tests {
         };
         let plan = plan(&resources, "r2", &v1(), b"").unwrap();
         assert_eq!(plan.rlimits[0].soft, 64 << 20);
+        assert_eq!(plan.temp_bytes, 32 << 20, "tmpfs is capped at half the memory");
         assert_eq!(
             plan.rlimits[1].hard, HOST_NPROC_BACKSTOP,
             "NPROC is the host backstop"

@@ -152,6 +152,14 @@ fn run(
     }
     let status = child.wait();
     control.supervision.mark_exited();
+    // bwrap is gone, so is the sandbox: whatever is still in the run's
+    // cgroup (an init orphaned when bwrap was stopped mid-setup holds the
+    // stream descriptors and would keep the pumps from ever seeing EOF) is
+    // killed before the streams are drained.
+    if let Some(cgroup) = &p.cgroup {
+        let wait = Duration::from_millis(p.request.stop.force_ms.max(MIN_CONTAINMENT_WAIT_MS));
+        let _ = cgroup.kill_all(wait);
+    }
     let containment = confirm_containment(&control, &status);
     control.protocol_gate.drain();
     control.stderr_gate.drain();

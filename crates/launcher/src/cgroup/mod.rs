@@ -28,6 +28,8 @@ pub use plan::{in_leaf, plan, CgroupLimits, CgroupPlan, KillMethod, Need, Write,
 
 /// Pause between kill rounds: long enough for SIGKILLed tasks to exit.
 const KILL_ROUND_PAUSE: Duration = Duration::from_millis(2);
+/// An empty leaf older than this belongs to a run whose provider died.
+pub const STALE_LEAF_AGE: Duration = Duration::from_secs(60);
 /// Attempts at creating a leaf whose parent a concurrent teardown removed.
 const CREATE_ATTEMPTS: usize = 3;
 
@@ -68,9 +70,12 @@ pub struct ExecutionCgroup {
     procs: Vec<OwnedFd>,
 }
 
-/// Thin: mkdir the leaves, write the limits, open `cgroup.procs` (O_CLOEXEC).
-/// On failure, whatever was created is removed again.
+/// Thin: reap stale siblings, mkdir the leaves, write the limits, open
+/// `cgroup.procs` (O_CLOEXEC). On failure, whatever was created is removed.
 pub fn create(plan: &CgroupPlan) -> Result<ExecutionCgroup, CgroupError> {
+    plan.parents
+        .iter()
+        .for_each(|p| reap_stale(p, STALE_LEAF_AGE));
     let mut cgroup = ExecutionCgroup {
         plan: plan.clone(),
         procs: Vec::new(),
@@ -99,6 +104,26 @@ fn populate(cgroup: &mut ExecutionCgroup) -> Result<(), CgroupError> {
         cgroup.procs.push(OwnedFd::from(file));
     }
     Ok(())
+}
+
+/// Removes empty leaves older than `age` under `parent`: runs whose provider
+/// died before its teardown. Young empty leaves may be another launch between
+/// mkdir and join, and populated ones may be live sandboxes of another
+/// provider, so both are left alone. Best effort: errors are ignored.
+pub fn reap_stale(parent: &Path, age: Duration) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for leaf in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        let old = fs::metadata(&leaf)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|e| e > age));
+        let empty =
+            fs::read_to_string(leaf.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty());
+        if old && empty {
+            let _ = fs::remove_dir(&leaf);
+        }
+    }
 }
 
 /// A concurrent teardown may rmdir an empty parent between our mkdirs.

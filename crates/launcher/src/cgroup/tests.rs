@@ -248,3 +248,25 @@ fn a_memory_bomb_is_oom_killed_inside_its_cgroup() {
         "the kernel counted an OOM kill in the leaf"
     );
 }
+
+#[test]
+fn only_old_empty_leaves_are_reaped() {
+    let id = format!("test-reap-{}", std::process::id());
+    let Some(cgroup) = real_cgroup(&id, &LIMITS) else {
+        return;
+    };
+    let parent = cgroup.plan().parents[1].clone();
+    let leaf = cgroup.plan().leaves[1].clone();
+    reap_stale(&parent, Duration::from_secs(3600));
+    assert!(leaf.exists(), "a young leaf stays");
+    let mut child = spawn_inside(&cgroup, "sleep 60");
+    // Ages of a second, not zero: leaves of concurrently running tests are
+    // younger than that and must not be touched.
+    std::thread::sleep(Duration::from_millis(1200));
+    reap_stale(&parent, Duration::from_secs(1));
+    assert!(leaf.exists(), "a populated leaf stays");
+    cgroup.kill_all(Duration::from_secs(5)).unwrap();
+    child.wait().unwrap();
+    reap_stale(&parent, Duration::from_secs(1));
+    assert!(!leaf.exists(), "an old empty leaf goes");
+}

@@ -1,0 +1,307 @@
+'use strict';
+
+// The adversarial battery: each test runs one attack (probe.c) inside a real
+// sandbox and asserts that the attack fails AND that the host is unharmed.
+// Ends with "security battery: N probes tried, N blocked".
+
+const { after, before, describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+const net = require('node:net');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { setTimeout: sleep } = require('node:timers/promises');
+
+const cordon = require('../..');
+const h = require('./harness');
+
+const skip = h.skipReason();
+if (skip) console.log(`# SKIPPED security battery: ${skip}`);
+
+const tally = { tried: 0, blocked: 0 };
+
+/** A battery probe: counted as tried, and as blocked if every assertion held. */
+function probe(name, fn, options = {}) {
+  test(name, { skip: skip ?? false, timeout: 60_000, ...options }, async () => {
+    tally.tried += 1;
+    await fn();
+    tally.blocked += 1;
+  });
+}
+
+function expectBlocked(run, name, detailPattern) {
+  const result = run.results.get(name);
+  assert.ok(result, `no RESULT for ${name}; sandbox output: ${run.text.slice(0, 500)}`);
+  assert.equal(result.verdict, 'blocked', `${name} worked: ${result.detail}`);
+  if (detailPattern) assert.match(result.detail, detailPattern);
+}
+
+let rootsBefore;
+
+before(() => {
+  if (skip) return;
+  h.probe();
+  rootsBefore = h.controlRoots();
+});
+
+
+describe('network', () => {
+  for (const family of ['inet', 'inet6', 'netlink', 'packet']) {
+    probe(`socket(AF_${family.toUpperCase()}) fails with EPERM`, async () => {
+      const run = await h.attack([`socket-${family}`]);
+      expectBlocked(run, `socket-${family}`, /Operation not permitted/);
+    });
+  }
+
+  probe('a listener on host 127.0.0.1 is unreachable and sees no connection', async () => {
+    let connections = 0;
+    const server = net.createServer(() => { connections += 1; });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const run = await h.attack(['connect-host-loopback', String(server.address().port)]);
+      expectBlocked(run, 'connect-host-loopback');
+      assert.equal(connections, 0);
+    } finally {
+      server.close();
+    }
+  });
+
+  probe('an abstract unix socket opened on the host is unreachable', async () => {
+    const name = `cordon-battery-${process.pid}`;
+    let connections = 0;
+    const server = net.createServer(() => { connections += 1; });
+    await new Promise((resolve) => server.listen(`\0${name}`, resolve));
+    try {
+      const run = await h.attack(['connect-abstract-unix', name]);
+      expectBlocked(run, 'connect-abstract-unix', /Connection refused|No such file/);
+      assert.equal(connections, 0);
+    } finally {
+      server.close();
+    }
+  });
+
+  probe('DNS has neither a resolver config nor a UDP socket', async () => {
+    expectBlocked(await h.attack(['dns']), 'dns');
+  });
+});
+
+describe('filesystem', () => {
+  for (const secret of ['/etc/shadow', '/proc/1/environ-of-host']) {
+    probe(`${secret} is not readable`, async () => {
+      const target = secret === '/etc/shadow' ? secret : `/proc/${process.pid}/environ`;
+      expectBlocked(await h.attack(['read', target]), target);
+    });
+  }
+
+  for (const dir of ['/root', '/home', path.join(os.tmpdir(), `cordon-${process.geteuid()}`)]) {
+    probe(`${dir} does not exist inside`, async () => {
+      expectBlocked(await h.attack(['list', dir]), dir, /No such file/);
+    });
+  }
+
+  probe('the sandbox init environment carries nothing of the provider', async () => {
+    process.env.CORDON_BATTERY_SECRET = 'hunter2-battery';
+    try {
+      const run = await h.attack(['dump', '/proc/1/environ']);
+      assert.doesNotMatch(run.text, /hunter2-battery/);
+      assert.doesNotMatch(run.text, /CORDON_BATTERY_SECRET/);
+    } finally {
+      delete process.env.CORDON_BATTERY_SECRET;
+    }
+  });
+
+  probe("another running sandbox's /tmp is invisible", async () => {
+    const marker = `secret-${process.pid}`;
+    let neighbour;
+    const first = await h.attack(['write-then-hang', `/tmp/${marker}`], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['read', `/tmp/${marker}`]);
+      execution.stop();
+    });
+    assert.equal(first.results.get(`/tmp/${marker}`)?.verdict, 'open', 'the first sandbox wrote its file');
+    expectBlocked(neighbour, `/tmp/${marker}`, /No such file/);
+  });
+
+  for (const [target, policy] of [['/workspace/x', 'readOnly'], ['/usr/x', 'workspaceWrite'], ['/x', 'workspaceWrite']]) {
+    probe(`writing ${target} under ${policy}() fails`, async () => {
+      const run = await h.attack(['write', target], { policy: cordon[policy]() });
+      expectBlocked(run, target, /Read-only file system|Permission denied|No such file/);
+    });
+  }
+
+  probe('a symlink in /tmp to /etc/shadow reaches nothing', async () => {
+    expectBlocked(await h.attack(['symlink-escape']), 'symlink-escape', /No such file/);
+  });
+
+  probe('/tmp/../etc/shadow reaches nothing', async () => {
+    expectBlocked(await h.attack(['read', '/tmp/../etc/shadow']), '/tmp/../etc/shadow');
+  });
+});
+
+
+describe('processes', () => {
+  probe('host pids are invisible', async () => {
+    expectBlocked(await h.attack(['see-host-pid', String(process.pid)]), 'see-host-pid');
+  });
+
+  probe('a host process of the sandbox uid can be neither signalled nor hit by kill(-1)', async () => {
+    const sentinel = h.sandboxUidSentinel();
+    try {
+      await sleep(100);
+      assert.ok(h.alive(sentinel.pid), 'the sentinel runs before the attack');
+      expectBlocked(await h.attack(['signal-host-pid', String(sentinel.pid)]), 'signal-host-pid');
+      expectBlocked(await h.attack(['kill-minus-one']), 'kill-minus-one');
+      assert.ok(h.alive(sentinel.pid), 'the sentinel survived both attacks');
+    } finally {
+      sentinel.kill('SIGKILL');
+    }
+  });
+
+  probe('ptrace fails with EPERM', async () => {
+    expectBlocked(await h.attack(['ptrace']), 'ptrace', /Operation not permitted/);
+  });
+
+  probe('a setsid + double-forked grandchild ignoring SIGTERM does not outlive stop()', async () => {
+    const marker = `9${String(process.pid).padStart(7, '0')}1`;
+    const run = await h.attack(['outlive-stop', marker], { stop: { graceMs: 200, forceMs: 2000 } }, async (execution) => {
+      for (let i = 0; i < 100 && h.processesWith(marker).length === 0; i += 1) await sleep(20);
+      assert.ok(h.processesWith(marker).length > 0, 'the grandchild started');
+      execution.stop();
+    });
+    // SIGTERM ends the program; the pid namespace (and the cgroup) take the
+    // SIGTERM-immune grandchild with it.
+    assert.equal(run.receipt.stop.requested, true);
+    assert.deepEqual(h.processesWith(marker), [], 'no process survives wait()');
+  });
+
+  probe('stop() while bwrap is still setting up leaves no sandbox process behind', async () => {
+    const marker = `8${String(process.pid).padStart(7, '0')}2`;
+    const run = await h.attack(['outlive-stop', marker], {}, async (execution) => {
+      execution.stop();
+    }).catch((error) => ({ error }));
+    await sleep(100);
+    assert.deepEqual(h.processesWith(marker), [], 'no process survives wait()');
+    assert.ok(run.receipt || run.error?.code, 'wait() settled');
+  });
+
+  probe('a fork bomb stops at the pids ceiling and the host can still fork', async () => {
+    const policy = { ...structuredClone(cordon.readOnly()), resources: { processes: 32 } };
+    const run = await h.attack(['fork-bomb'], { policy });
+    expectBlocked(run, 'fork-bomb', /Resource temporarily unavailable/);
+    const forks = Number(/forks=(\d+)/.exec(run.results.get('fork-bomb').detail)[1]);
+    assert.ok(forks < 32, `${forks} forks under processes: 32`);
+    assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n');
+  });
+});
+
+describe('resources', () => {
+  probe('a memory bomb is stopped inside the sandbox alone', async () => {
+    const policy = { ...structuredClone(cordon.readOnly()), resources: { memoryBytes: 64 << 20 } };
+    const run = await h.attack(['memory-bomb'], { policy });
+    const result = run.results.get('memory-bomb');
+    // Either RLIMIT_AS refuses the mapping (ENOMEM) or the cgroup OOM-kills it.
+    const killed = run.signal === 'SIGKILL' || run.receipt.confinement.cgroup?.oomKills > 0;
+    assert.ok(killed || result?.verdict === 'blocked', `memory bomb: ${result?.detail} ${run.signal}`);
+    if (result) assert.ok(Number(/touched=(\d+)/.exec(result.detail)[1]) <= 64, result.detail);
+  });
+
+  probe('a CPU burn is ended by the deadline', async () => {
+    const run = await h.attack(['cpu-burn'], { deadlineMs: 300, stop: { graceMs: 100, forceMs: 1000 } });
+    assert.equal(run.receipt.stop.reason, 'deadline');
+    assert.ok(run.ms < 5000, `took ${run.ms} ms`);
+  });
+
+  probe('a disk fill ends at the tmpfs size, not the host disk', async () => {
+    const run = await h.attack(['disk-fill']);
+    expectBlocked(run, 'disk-fill', /No space left on device/);
+    assert.ok(run.receipt.confinement.temp.sizeBytes > 0);
+    const wrote = Number(/wrote=(\d+)/.exec(run.results.get('disk-fill').detail)[1]);
+    assert.ok(wrote <= run.receipt.confinement.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
+  });
+
+  probe('descriptor exhaustion ends at the NOFILE ceiling', async () => {
+    const run = await h.attack(['fd-exhaustion']);
+    expectBlocked(run, 'fd-exhaustion');
+    assert.ok(Number(/opened=(\d+)/.exec(run.results.get('fd-exhaustion').detail)[1]) < 256);
+  });
+
+  // 512 MiB through each stream, 4x the bound on the provider's RSS growth:
+  // memory that scaled with the flood would fail this.
+  for (const [stream, attackName] of [['stdout', 'flood-stdout'], ['fd 3', 'flood-protocol']]) {
+    probe(`a 512 MiB flood on ${stream} keeps host memory bounded`, async () => {
+      const rssBefore = process.memoryUsage().rss;
+      let peak = rssBefore;
+      const watch = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 20);
+      try {
+        const run = await h.attack([attackName, '512']);
+        assert.equal(run.returncode, 0);
+      } finally {
+        clearInterval(watch);
+      }
+      assert.ok(peak - rssBefore < 128 * 2 ** 20, `RSS grew ${(peak - rssBefore) >> 20} MiB`);
+    });
+  }
+});
+
+describe('identity', () => {
+  probe('no capabilities, no_new_privs, seccomp filter mode', async () => {
+    expectBlocked(await h.attack(['identity']), 'identity');
+  });
+
+  probe('no nested user namespace', async () => {
+    expectBlocked(await h.attack(['new-user-namespace']), 'new-user-namespace');
+  });
+
+  probe('the sandbox is never uid 0 on the host', async () => {
+    let hostUid;
+    const run = await h.attack(['hang'], {}, async (execution, started) => {
+      await started;
+      const status = fs.readFileSync(`/proc/${execution.pid}/status`, 'utf8');
+      hostUid = Number(/^Uid:\s+(\d+)/m.exec(status)[1]);
+      execution.stop();
+    });
+    if (process.geteuid() === 0) assert.equal(hostUid, h.SANDBOX_UID);
+    assert.notEqual(hostUid, 0);
+    assert.notEqual(run.receipt.confinement.uid, 0);
+  });
+
+  probe('the receipt records every confinement layer applied', async () => {
+    const { receipt } = await h.attack(['exit', '0']);
+    const { confinement } = receipt;
+    assert.equal(confinement.seccomp.profile, 'cordon-default-v1');
+    assert.ok(confinement.seccomp.denied.includes('ptrace'));
+    const names = confinement.rlimits.map((r) => r.name);
+    assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE']);
+    assert.equal(confinement.temp.kind, 'tmpfs');
+    if (confinement.cgroup === null) console.log('# note: no cgroup on this host; rlimits only');
+    else assert.match(confinement.cgroup.version, /^v[12]$/);
+  });
+});
+
+describe('host afterwards', () => {
+  after(() => {
+    if (!skip) console.log(`security battery: ${tally.tried} probes tried, ${tally.blocked} blocked`);
+  });
+
+  probe('no control root, sandbox process, zombie or descriptor is left behind', async () => {
+    // Descriptors: compared across a batch of runs, so the Node runtime's
+    // own lazily-opened descriptors (from earlier tests) do not count.
+    const fds = h.openFdCount();
+    for (const args of [['exit', '0'], ['crash'], ['fork-bomb'], ['fd-exhaustion']]) await h.attack(args);
+    await sleep(200);
+    assert.equal(h.openFdCount(), fds, 'descriptors after the batch');
+    assert.deepEqual(h.controlRoots().filter((r) => !rootsBefore.includes(r)), []);
+    assert.deepEqual(h.zombieChildren(), []);
+    // Scoped to this battery's attacker binary: other suites may run
+    // sandboxes of the same uid concurrently.
+    const live = h.processesWith(h.probe()).filter((pid) => {
+      try {
+        return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(live, [], 'no live sandbox process of this battery');
+  });
+});

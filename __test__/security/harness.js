@@ -1,0 +1,187 @@
+'use strict';
+
+// Shared by the security battery and the soak: builds the attacker
+// (probe.c) once per process, runs it in a real sandbox, and looks at the
+// host afterwards (processes, control roots, descriptors).
+
+const { execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const cordon = require('../..');
+
+/** stderr kept per run: far above a probe's report, bounded for floods. */
+const MAX_CAPTURE_BYTES = 1 << 20;
+/** The uid sandboxes run as when the provider is root (see docs/security.md). */
+const SANDBOX_UID = 65534;
+
+/** Why the battery cannot run here, or null. */
+function skipReason() {
+  if (process.platform !== 'linux') return 'the battery needs Linux';
+  for (const bwrap of ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap']) {
+    if (fs.existsSync(bwrap)) return compiler() ? null : 'no C compiler (cc) with static glibc to build the attacker';
+  }
+  return 'bubblewrap is not installed';
+}
+
+function compiler() {
+  try {
+    execFileSync('cc', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let probePath = null;
+
+/** Compiles probe.c (static, so the sandbox needs no loader) once. */
+function probe() {
+  if (probePath) return probePath;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-battery-'));
+  fs.chmodSync(dir, 0o755);
+  const out = path.join(dir, 'probe');
+  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, 'probe.c')]);
+  probePath = out;
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return out;
+}
+
+/** Reads a stream to its end, keeping at most `max` bytes (the rest counted). */
+function capture(stream, max = MAX_CAPTURE_BYTES) {
+  const chunks = [];
+  let kept = 0;
+  let total = 0;
+  stream.on('data', (chunk) => {
+    total += chunk.length;
+    if (kept < max) {
+      chunks.push(chunk.subarray(0, max - kept));
+      kept += Math.min(chunk.length, max - kept);
+    }
+  });
+  return new Promise((resolve) => {
+    stream.on('end', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), total }));
+    stream.on('error', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), total }));
+  });
+}
+
+/**
+ * Runs one attack in a sandbox. `during(execution, started)` runs while it
+ * is alive; `started` resolves at the program's first output.
+ * @returns {Promise<{results: Map<string, {verdict: string, detail: string}>,
+ *   text: string, returncode: number|null, signal: string|null, receipt: object,
+ *   protocol: {text: string, total: number}, ms: number}>}
+ */
+async function attack(args, options = {}, during = null) {
+  const startedAt = Date.now();
+  const { policy = cordon.readOnly(), ...rest } = options;
+  const execution = cordon.spawnIsolated([probe(), ...args], { policy, ...rest });
+  // Resolves at the program's first output: the sandbox is set up by then.
+  const started = new Promise((resolve) => execution.stderr.once('data', resolve));
+  const stderr = capture(execution.stderr);
+  const protocol = capture(execution.protocol, 1 << 16);
+  if (during) await during(execution, started);
+  const outcome = await execution.wait();
+  const { text } = await stderr;
+  return { ...outcome, text, protocol: await protocol, results: parseResults(text), ms: Date.now() - startedAt };
+}
+
+/** `RESULT <name> <blocked|open> <detail>` lines → a map by name. */
+function parseResults(text) {
+  const results = new Map();
+  for (const line of text.split('\n')) {
+    const match = /^RESULT (\S+) (blocked|open) ?(.*)$/.exec(line);
+    if (match) results.set(match[1], { verdict: match[2], detail: match[3] });
+  }
+  return results;
+}
+
+/** Host pids for which `test(pid)` holds; processes that exit meanwhile are skipped. */
+function pidsWhere(test) {
+  const found = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (test(entry)) found.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
+/** Host pids whose command line contains `marker`. */
+function processesWith(marker) {
+  return pidsWhere((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker));
+}
+
+/** Host processes of the sandbox uid (all sandboxes, when the host is root). */
+function sandboxUidProcesses() {
+  const uid = new RegExp(`^Uid:\\s+${SANDBOX_UID}\\s`, 'm');
+  return pidsWhere((pid) => uid.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8')));
+}
+
+/** Children of this Node process that are zombies. */
+function zombieChildren() {
+  return pidsWhere((pid) => {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' && Number(fields[1]) === process.pid;
+  });
+}
+
+function openFdCount() {
+  return fs.readdirSync('/proc/self/fd').length;
+}
+
+/**
+ * Control roots this process owns (their `owner` record names our pid):
+ * other processes may be running sandboxes under the same base meanwhile.
+ */
+function controlRoots() {
+  const base = path.join(os.tmpdir(), `cordon-${process.geteuid()}`);
+  let names;
+  try {
+    names = fs.readdirSync(base).filter((name) => name !== 'exec');
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    try {
+      return fs.readFileSync(path.join(base, name, 'owner'), 'utf8').split(' ')[0] === String(process.pid);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A host process running as the sandbox uid: the test kills it itself. */
+function sandboxUidSentinel() {
+  const child = spawn('/usr/bin/sleep', ['300'], { uid: SANDBOX_UID, gid: SANDBOX_UID, stdio: 'ignore', cwd: '/' });
+  return child;
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+module.exports = {
+  attack,
+  alive,
+  controlRoots,
+  openFdCount,
+  parseResults,
+  probe,
+  processesWith,
+  sandboxUidProcesses,
+  sandboxUidSentinel,
+  skipReason,
+  zombieChildren,
+  SANDBOX_UID,
+};

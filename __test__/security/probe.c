@@ -1,0 +1,294 @@
+/*
+ * The adversarial battery's attacker: one static binary, one attack per
+ * argv[1], run inside a real cordon sandbox by the __test__/security tests.
+ *
+ * Every attack prints one line to stdout (which the sandbox routes to the
+ * `stderr` stream):  RESULT <attack> <blocked|open> <detail>
+ * "open" means the attack worked; the tests assert "blocked" AND check the
+ * host afterwards. Attacks that must kill or exhaust themselves (memory
+ * bomb, CPU burn) print progress and the test judges the outcome instead.
+ *
+ * Compiled at test time: cc -static -O1 -o probe probe.c
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <stddef.h>
+#include <unistd.h>
+
+static int report(const char *attack, int blocked, const char *detail) {
+    printf("RESULT %s %s %s\n", attack, blocked ? "blocked" : "open", detail);
+    fflush(stdout);
+    return 0;
+}
+
+static int errno_report(const char *attack, long rc) {
+    char detail[64];
+    snprintf(detail, sizeof detail, "%s", rc < 0 ? strerror(errno) : "succeeded");
+    return report(attack, rc < 0, detail);
+}
+
+static int socket_family(const char *attack, int family, int type) {
+    return errno_report(attack, socket(family, type, 0));
+}
+
+/* connect(AF_INET) to host 127.0.0.1:<port> where the test listens. */
+static int connect_loopback(const char *port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return errno_report("connect-host-loopback", fd);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(atoi(port))};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return errno_report("connect-host-loopback", connect(fd, (void *)&addr, sizeof addr));
+}
+
+/* connect to an abstract unix socket the test opened on the host. */
+static int connect_abstract(const char *name) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) return errno_report("connect-abstract-unix", fd);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    size_t len = strlen(name);
+    memcpy(addr.sun_path + 1, name, len);
+    socklen_t size = offsetof(struct sockaddr_un, sun_path) + 1 + len;
+    return errno_report("connect-abstract-unix", connect(fd, (void *)&addr, size));
+}
+
+/* DNS: no resolver config, and no way to send a UDP query to a stub. */
+static int dns(void) {
+    int conf = open("/etc/resolv.conf", O_RDONLY);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (conf >= 0 || fd >= 0) return report("dns", 0, conf >= 0 ? "resolv.conf readable" : "udp socket");
+    return report("dns", 1, "no resolv.conf, no udp socket");
+}
+
+static int read_path(const char *attack, const char *path) {
+    char buf[64];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return errno_report(attack, fd);
+    return errno_report(attack, read(fd, buf, sizeof buf));
+}
+
+static int write_path(const char *attack, const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return errno_report(attack, fd);
+    return errno_report(attack, write(fd, "x", 1));
+}
+
+/* List a directory: "open" if it exists and has entries. */
+static int list_dir(const char *path) {
+    DIR *dir = opendir(path);
+    if (!dir) return errno_report(path, -1);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(dir));) entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    char detail[64];
+    snprintf(detail, sizeof detail, "entries=%d", entries);
+    return report(path, entries == 0, detail);
+}
+
+/* Print a file's first 4 KiB with NULs as spaces, for the host to inspect. */
+static int dump(const char *path) {
+    char buf[4096];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return errno_report(path, fd);
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    for (ssize_t i = 0; i < n; i++) if (buf[i] == 0 || buf[i] == '\n') buf[i] = ' ';
+    buf[n > 0 ? n : 0] = 0;
+    printf("DUMP %s %s\n", path, buf);
+    return 0;
+}
+
+static int symlink_escape(void) {
+    unlink("/tmp/escape");
+    if (symlink("/etc/shadow", "/tmp/escape") != 0) return errno_report("symlink-escape", -1);
+    return read_path("symlink-escape", "/tmp/escape");
+}
+
+/* Is a given host pid visible (the test passes its own pid)? */
+static int see_host_pid(const char *pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/cmdline", pid);
+    char buf[256] = {0};
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return report("see-host-pid", 1, "not in this pid namespace");
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    int host = n > 0 && strstr(buf, "node") != NULL;
+    return report("see-host-pid", !host, host ? "host node process visible" : "same pid, not the host's");
+}
+
+static int signal_host_pid(const char *pid) {
+    return errno_report("signal-host-pid", kill(atoi(pid), SIGKILL) == 0 ? 0 : -1);
+}
+
+/* kill(-1): every process we may signal. Blocked if we survive it alone. */
+static int kill_all(void) {
+    signal(SIGTERM, SIG_IGN);
+    int rc = kill(-1, SIGKILL);
+    return report("kill-minus-one", 1, rc == 0 ? "sent within the sandbox only" : strerror(errno));
+}
+
+static int ptrace_parent(void) {
+    return errno_report("ptrace", ptrace(PTRACE_ATTACH, getppid(), 0, 0));
+}
+
+/* setsid + double fork: a grandchild that tries to outlive stop(). */
+static int escape_stop(const char *marker) {
+    if (fork() == 0) {
+        setsid();
+        if (fork() == 0) {
+            char *argv[] = {"/usr/bin/sleep", (char *)marker, NULL};
+            signal(SIGTERM, SIG_IGN);
+            execv(argv[0], argv);
+            _exit(127);
+        }
+        _exit(0);
+    }
+    wait(NULL);
+    report("outlive-stop", 1, "grandchild started; the host checks it is gone");
+    for (;;) pause();
+}
+
+static int fork_bomb(void) {
+    int forks = 0;
+    for (;;) {
+        pid_t pid = fork();
+        if (pid == 0) { pause(); _exit(0); }
+        if (pid < 0) break;
+        if (++forks > 100000) break;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "forks=%d stopped by %s", forks, strerror(errno));
+    report("fork-bomb", forks < 100000, detail);
+    kill(0, SIGKILL);
+    return 0;
+}
+
+static int memory_bomb(void) {
+    size_t chunk = 16 << 20, total = 0;
+    for (;;) {
+        char *p = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) break;
+        memset(p, 1, chunk);
+        total += chunk;
+        if (total > ((size_t)64 << 30)) break;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "touched=%zuMiB then %s", total >> 20, strerror(errno));
+    return report("memory-bomb", total < ((size_t)64 << 30), detail);
+}
+
+static __attribute__((noreturn)) void cpu_burn(void) {
+    report("cpu-burn", 1, "spinning; the deadline must end it");
+    for (volatile unsigned long i = 0;; i++) {}
+}
+
+static int disk_fill(void) {
+    signal(SIGXFSZ, SIG_IGN);
+    static char block[1 << 20];
+    memset(block, 'x', sizeof block);
+    unsigned long long total = 0;
+    for (int file = 0; file < 64; file++) {
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/fill-%d", file);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) break;
+        ssize_t n;
+        while ((n = write(fd, block, sizeof block)) > 0) total += n;
+        int full = errno == ENOSPC;
+        close(fd);
+        if (full) break;
+    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "wrote=%lluMiB then %s", total >> 20, strerror(errno));
+    return report("disk-fill", total < (64ULL << 30), detail);
+}
+
+static int fd_exhaustion(void) {
+    int count = 0;
+    while (open("/dev/null", O_RDONLY) >= 0) count++;
+    char detail[64];
+    snprintf(detail, sizeof detail, "opened=%d then %s", count, strerror(errno));
+    return report("fd-exhaustion", errno == EMFILE, detail);
+}
+
+static int flood(int fd, const char *megabytes) {
+    static char block[1 << 16];
+    memset(block, 'y', sizeof block);
+    long long left = atoll(megabytes) << 20;
+    while (left > 0) {
+        ssize_t n = write(fd, block, sizeof block);
+        if (n <= 0) break;
+        left -= n;
+    }
+    return 0;
+}
+
+static int identity(void) {
+    char line[256], caps[64] = "", nnp[64] = "", seccomp[64] = "";
+    FILE *status = fopen("/proc/self/status", "r");
+    while (status && fgets(line, sizeof line, status)) {
+        if (!strncmp(line, "CapEff:", 7)) sscanf(line + 7, "%63s", caps);
+        if (!strncmp(line, "NoNewPrivs:", 11)) sscanf(line + 11, "%63s", nnp);
+        if (!strncmp(line, "Seccomp:", 8)) sscanf(line + 8, "%63s", seccomp);
+    }
+    char detail[256];
+    snprintf(detail, sizeof detail, "caps=%s no_new_privs=%s seccomp=%s", caps, nnp, seccomp);
+    int ok = !strcmp(caps, "0000000000000000") && !strcmp(nnp, "1") && !strcmp(seccomp, "2");
+    return report("identity", ok, detail);
+}
+
+static int new_userns(void) {
+    return errno_report("new-user-namespace", unshare(CLONE_NEWUSER));
+}
+
+int main(int argc, char **argv) {
+    const char *a = argc > 1 ? argv[1] : "";
+    const char *arg = argc > 2 ? argv[2] : "";
+    if (!strcmp(a, "socket-inet")) return socket_family(a, AF_INET, SOCK_STREAM);
+    if (!strcmp(a, "socket-inet6")) return socket_family(a, AF_INET6, SOCK_STREAM);
+    if (!strcmp(a, "socket-netlink")) return socket_family(a, AF_NETLINK, SOCK_RAW);
+    if (!strcmp(a, "socket-packet")) return socket_family(a, AF_PACKET, SOCK_RAW);
+    if (!strcmp(a, "connect-host-loopback")) return connect_loopback(arg);
+    if (!strcmp(a, "connect-abstract-unix")) return connect_abstract(arg);
+    if (!strcmp(a, "dns")) return dns();
+    if (!strcmp(a, "read")) return read_path(arg, arg);
+    if (!strcmp(a, "write")) return write_path(arg, arg);
+    if (!strcmp(a, "symlink-escape")) return symlink_escape();
+    if (!strcmp(a, "see-host-pid")) return see_host_pid(arg);
+    if (!strcmp(a, "signal-host-pid")) return signal_host_pid(arg);
+    if (!strcmp(a, "kill-minus-one")) return kill_all();
+    if (!strcmp(a, "ptrace")) return ptrace_parent();
+    if (!strcmp(a, "outlive-stop")) return escape_stop(arg);
+    if (!strcmp(a, "fork-bomb")) return fork_bomb();
+    if (!strcmp(a, "memory-bomb")) return memory_bomb();
+    if (!strcmp(a, "cpu-burn")) cpu_burn();
+    if (!strcmp(a, "disk-fill")) return disk_fill();
+    if (!strcmp(a, "fd-exhaustion")) return fd_exhaustion();
+    if (!strcmp(a, "flood-stdout")) return flood(1, arg);
+    if (!strcmp(a, "flood-protocol")) return flood(3, arg);
+    if (!strcmp(a, "identity")) return identity();
+    if (!strcmp(a, "new-user-namespace")) return new_userns();
+    if (!strcmp(a, "list")) return list_dir(arg);
+    if (!strcmp(a, "dump")) return dump(arg);
+    if (!strcmp(a, "hang")) { report("hang", 1, "started"); for (;;) pause(); }
+    if (!strcmp(a, "write-then-hang")) { write_path(arg, arg); for (;;) pause(); }
+    if (!strcmp(a, "exit")) return atoi(arg);
+    if (!strcmp(a, "crash")) { raise(SIGSEGV); return 1; }
+    if (!strcmp(a, "frame")) { dprintf(3, "{\"type\":\"done\",\"n\":%s}\n", arg); return 0; }
+    fprintf(stderr, "unknown attack %s\n", a);
+    return 2;
+}
