@@ -188,6 +188,7 @@ pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> Confinem
             "version": c.version,
             "memoryBytes": c.limits.iter().find(|w| is_memory_limit(w)).map(|w| &w.value),
             "pidsMax": c.limits.iter().find(|w| w.path.ends_with("pids.max")).map(|w| &w.value),
+            "paths": c.leaves,
             "oomKills": outcome.oom_kills,
             "killedByCgroup": outcome.killed_by_cgroup,
         }),
@@ -243,7 +244,11 @@ mod tests {
         };
         let plan = plan(&resources, "r2", &v1(), b"").unwrap();
         assert_eq!(plan.rlimits[0].soft, 64 << 20);
-        assert_eq!(plan.temp_bytes, 32 << 20, "tmpfs is capped at half the memory");
+        assert_eq!(
+            plan.temp_bytes,
+            32 << 20,
+            "tmpfs is capped at half the memory"
+        );
         assert_eq!(
             plan.rlimits[1].hard, HOST_NPROC_BACKSTOP,
             "NPROC is the host backstop"
