@@ -9,13 +9,20 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnIsolated, readOnly, profile } = require('..');
-const { fixture, controlRoots } = require('./spawn-support');
+const crypto = require('node:crypto');
+const { fixture, ownControlRoots } = require('./spawn-support');
 
-/** Snapshot of what cordon could have created: control roots and the staging cache. */
+// A private copy of /bin/true with unique trailing bytes: its content hash
+// is ours alone, so a staged copy of it could only come from these tests.
+const uniqueTrue = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-invalid-')), 'true');
+fs.writeFileSync(uniqueTrue, Buffer.concat([fs.readFileSync('/bin/true'), crypto.randomBytes(32)]), { mode: 0o755 });
+const uniqueSha = crypto.createHash('sha256').update(fs.readFileSync(uniqueTrue)).digest('hex');
+test.after(() => fs.rmSync(path.dirname(uniqueTrue), { recursive: true, force: true }));
+
+/** What cordon could have created for this process: control roots, a staged copy. */
 function footprint() {
-  const base = path.join(os.tmpdir(), `cordon-${process.geteuid()}`);
-  const staged = fs.existsSync(path.join(base, 'exec')) ? fs.readdirSync(path.join(base, 'exec')).sort() : [];
-  return JSON.stringify({ roots: controlRoots().sort(), staged });
+  const staged = path.join(os.tmpdir(), `cordon-${process.geteuid()}`, 'exec', uniqueSha);
+  return JSON.stringify({ roots: ownControlRoots(), staged: fs.existsSync(staged) });
 }
 
 function refuses(code, command, options) {
@@ -41,7 +48,7 @@ test('invalid commands are ERR_CORDON_INVALID_COMMAND', () => {
 });
 
 test('invalid options are ERR_CORDON_INVALID_OPTIONS', () => {
-  const cmd = ['/bin/true'];
+  const cmd = [uniqueTrue];
   const cases = [
     { policy, unknownOption: true },
     { policy, deadlineMs: 0 },
@@ -96,19 +103,26 @@ test('invalid policies are ERR_CORDON_POLICY_INVALID', () => {
     { ...base, [Symbol('x')]: 1 },
     { ...base, resources: { memoryBytes: Infinity } },
   ];
-  for (const bad of cases) refuses('ERR_CORDON_POLICY_INVALID', ['/bin/true'], { policy: bad });
+  for (const bad of cases) refuses('ERR_CORDON_POLICY_INVALID', [uniqueTrue], { policy: bad });
   assert.throws(() => profile('no-such-profile'), { code: 'ERR_CORDON_POLICY_INVALID' });
 });
 
 test('a mediated network is ERR_CORDON_UNSUPPORTED (fail closed)', () => {
   const mediated = { ...readOnly(), network: { mode: 'mediated', allow: ['api.example.com:443'] } };
-  refuses('ERR_CORDON_UNSUPPORTED', ['/bin/true'], { policy: mediated });
+  refuses('ERR_CORDON_UNSUPPORTED', [uniqueTrue], { policy: mediated });
 });
 
 test('a missing or unusable bwrap is ERR_CORDON_BACKEND_UNAVAILABLE with a fix in the message', () => {
-  refuses('ERR_CORDON_BACKEND_UNAVAILABLE', ['/bin/true'], { policy, bwrapPath: missing });
-  refuses('ERR_CORDON_BACKEND_UNAVAILABLE', ['/bin/true'], { policy, bwrapPath: fixture('echo-fd3') });
+  refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: missing });
+  refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: fixture('echo-fd3') });
   assert.throws(() => spawnIsolated(['/bin/true'], { policy, bwrapPath: missing }), /install Bubblewrap|bwrapPath/);
+});
+
+test('the unique executable itself launches, so the refusals above were about the input alone', async () => {
+  const execution = spawnIsolated([uniqueTrue], { policy });
+  execution.protocol.resume();
+  execution.stderr.resume();
+  assert.equal((await execution.wait()).returncode, 0);
 });
 
 test('presets are deeply frozen and independent', () => {

@@ -69,6 +69,17 @@ function controlRoots() {
   }
 }
 
+/** Control roots created by this process (its pid in their owner record). */
+function ownControlRoots() {
+  return controlRoots().filter((root) => {
+    try {
+      return Number(fs.readFileSync(path.join(root, 'owner'), 'utf8').split(' ')[0]) === process.pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** Reads the first line of `stream` (for "ready" handshakes). */
 async function firstLine(stream) {
   const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
@@ -79,4 +90,6 @@ async function firstLine(stream) {
   return null;
 }
 
-module.exports = { fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRoots, firstLine };
+module.exports = {
+  fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRoots, ownControlRoots, firstLine,
+};
