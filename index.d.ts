@@ -140,6 +140,26 @@ export declare function profile(name: 'read-only' | 'workspace-write' | 'untrust
 /** Absolute path of the cordon-runner binary built in this checkout. */
 export declare const runnerPath: string;
 
+/** One host check of `cordon doctor` (docs/security.md). */
+export interface DoctorCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  /** A failed `required` check stops every launch; `optional` weakens confinement. */
+  readonly importance: 'required' | 'optional';
+  readonly detail: string;
+  /** The exact command or setting that fixes a failed check ("" when ok). */
+  readonly fix: string;
+}
+
+export interface DoctorReport {
+  /** True when every required check passed. */
+  readonly ok: boolean;
+  readonly checks: readonly DoctorCheck[];
+}
+
+/** Checks this host with the launcher's own probes: bwrap, user namespaces, seccomp, cgroups, runner. */
+export declare function doctor(options?: { bwrapPath?: string; runnerPath?: string }): DoctorReport;
+
 // ---- Code Mode (docs/code-mode.md) ----
 
 /** A JSON Schema object (draft 2020-12 subset understood by ajv). */

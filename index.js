@@ -129,4 +129,13 @@ function armStopTriggers(execution, { deadlineMs, signal }) {
 // itself: it is handed this module's spawnIsolated, so the dependency stays one-way.
 const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, readOnly, runnerPath });
 
-module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode };
+/**
+ * `cordon doctor`: can this host run sandboxes? The checks are the
+ * launcher's own (crates/launcher/src/host_probe); lib/doctor.js shapes them.
+ */
+function doctor(options = {}) {
+  const native = (opts) => JSON.parse(loadBinding().doctorNative(JSON.stringify(opts)));
+  return require('./lib/doctor').runDoctor(native, options);
+}
+
+module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, doctor };

@@ -151,6 +151,15 @@ pub fn spawn_native(
         .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))
 }
 
+/// Runs every host check of `cordon doctor` — the launcher's own code (see
+/// `host_probe`). `optionsJson` is `{"bwrapPath"?, "runnerPath"?}`; the
+/// result is a JSON array of `{name, ok, importance, detail, fix}`.
+#[napi]
+pub fn doctor_native(options_json: String) -> String {
+    let options = serde_json::from_str(&options_json).unwrap_or(serde_json::Value::Null);
+    cordon_launcher::host_probe::run_all_json(&options).to_string()
+}
+
 /// Validates `optionsJson` without touching the disk (for option checks).
 #[napi]
 pub fn validate_native(options_json: String) -> napi::Result<(), String> {

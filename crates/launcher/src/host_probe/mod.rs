@@ -1,32 +1,26 @@
 //! What a launch needs from the host, checked one item at a time. The same
 //! functions serve `cordon doctor` (all checks, printed with their fixes)
-//! and the launcher (the reason a launch fails), so they cannot disagree.
+//! and the launcher: bwrap is resolved and its namespaces proven by
+//! `backend::resolve` (the launcher's own probe, as the launch identity), and
+//! cgroups come from the launcher's cached detection — so doctor and launch
+//! cannot disagree.
 //!
 //! Each check reads a little of the host (thin) and decides with a pure
 //! function over what it read, which the unit tests exercise directly.
 
 use std::fs;
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use crate::cgroup;
+use serde_json::{json, Value};
 
-/// Trusted bwrap locations, in order; never a `$PATH` lookup.
-pub const BWRAP_LOCATIONS: [&str; 3] = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
+use crate::backend::{self, BackendError};
+use crate::confinement;
+use crate::process_identity::sandbox_identity;
+
 /// `--size` (bounded tmpfs) and `--disable-userns` first shipped in 0.8.0.
 pub const MIN_BWRAP_VERSION: (u32, u32, u32) = (0, 8, 0);
-/// The unprivileged uid bwrap runs as when the provider is root.
-pub const UNPRIVILEGED_UID: u32 = 65534;
-/// A trial sandbox starts in milliseconds; past this something is wrong.
-const TRIAL_TIMEOUT: Duration = Duration::from_secs(10);
-/// Poll interval while waiting for the trial sandbox.
-const TRIAL_POLL: Duration = Duration::from_millis(5);
-/// Bytes of bwrap's stderr kept for the detail line.
-const MAX_DETAIL_BYTES: u64 = 512;
 
 /// Whether a launch cannot proceed without the item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,28 +71,38 @@ pub struct ProbeTargets {
 
 /// All checks, in the order a reader should fix them.
 pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
-    let bwrap = find_bwrap(targets.bwrap.as_deref());
-    let mut checks = vec![check_bwrap(bwrap.as_deref())];
+    let resolved = backend::resolve(targets.bwrap.as_deref(), sandbox_identity());
+    let mut checks = vec![check_bwrap(&resolved)];
     checks.push(check_userns_sysctls(&read_userns_sysctls()));
-    if let Some(path) = bwrap.as_deref() {
-        checks.push(check_userns_trial(path));
-    }
+    checks.push(check_userns_trial(&resolved));
     checks.push(check_seccomp(&read_seccomp_status()));
-    checks.push(check_cgroup(cgroup::detect().map_err(|e| e.to_string())));
+    checks.push(check_cgroup(confinement::host_cgroups().clone()));
     if let Some(runner) = targets.runner.as_deref() {
         checks.push(check_executable("runner", runner));
     }
     checks
 }
 
-/// The explicit path if it is an executable file, else the first fixed
-/// location that is one.
-pub fn find_bwrap(explicit: Option<&Path>) -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = match explicit {
-        Some(path) => vec![path.to_path_buf()],
-        None => BWRAP_LOCATIONS.iter().map(PathBuf::from).collect(),
+/// `doctor` for the addon: `{"bwrapPath"?, "runnerPath"?}` in, an array of
+/// `{name, ok, importance, detail, fix}` out. Unknown keys are ignored:
+/// doctor must run even when the caller's options are odd.
+pub fn run_all_json(options: &Value) -> Value {
+    let path = |key: &str| options.get(key).and_then(Value::as_str).map(PathBuf::from);
+    let targets = ProbeTargets {
+        bwrap: path("bwrapPath"),
+        runner: path("runnerPath"),
     };
-    candidates.into_iter().find(|p| is_executable_file(p))
+    let checks: Vec<Value> = run_all(&targets)
+        .into_iter()
+        .map(|c| {
+            let importance = match c.importance {
+                Importance::Required => "required",
+                Importance::Optional => "optional",
+            };
+            json!({"name": c.name, "ok": c.ok, "importance": importance, "detail": c.detail, "fix": c.fix})
+        })
+        .collect();
+    Value::Array(checks)
 }
 
 fn is_executable_file(path: &Path) -> bool {
@@ -125,20 +129,27 @@ pub fn bwrap_version(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
-pub fn check_bwrap(found: Option<&Path>) -> Check {
+/// Pure: bwrap found (and recent enough), from the launcher's resolution.
+/// A namespace failure still means bwrap was found: that is the next check.
+pub fn check_bwrap(resolved: &Result<backend::Backend, BackendError>) -> Check {
     const NAME: &str = "bubblewrap";
     const FIX: &str = "apt-get install bubblewrap   # or dnf install bubblewrap; needs >= 0.8.0";
-    let Some(path) = found else {
-        let detail = format!("bwrap not found at {}", BWRAP_LOCATIONS.join(", "));
-        return Check::fail(NAME, Importance::Required, detail, FIX);
+    let (path, version) = match resolved {
+        Ok(found) => (found.path.clone(), found.version.clone()),
+        Err(BackendError::Namespaces { path, .. }) => {
+            let version = bwrap_version(path).unwrap_or_default();
+            (
+                path.clone(),
+                version.trim_start_matches("bubblewrap ").to_string(),
+            )
+        }
+        Err(other) => return Check::fail(NAME, Importance::Required, other.to_string(), FIX),
     };
-    let version = bwrap_version(path).unwrap_or_default();
-    match parse_bwrap_version(&version) {
-        Some(v) if v >= MIN_BWRAP_VERSION => Check::pass(
-            NAME,
-            Importance::Required,
-            format!("{} ({version})", path.display()),
-        ),
+    match parse_bwrap_version(&format!("bubblewrap {version}")) {
+        Some(v) if v >= MIN_BWRAP_VERSION => {
+            let detail = format!("{} (bubblewrap {version})", path.display());
+            Check::pass(NAME, Importance::Required, detail)
+        }
         _ => {
             let detail = format!(
                 "{} reports {version:?}; cordon needs >= 0.8.0",
@@ -197,89 +208,37 @@ pub fn check_userns_sysctls(values: &UsernsSysctls) -> Check {
     Check::pass(NAME, Importance::Required, detail)
 }
 
-/// Really starts `bwrap --unshare-all … /bin/true`, as uid 65534 when root,
-/// exactly as the launcher would. Catches what sysctls do not show (LSMs,
-/// container runtimes' seccomp profiles, a nosuid quirk).
-pub fn check_userns_trial(bwrap: &Path) -> Check {
+/// Pure over `backend::resolve`, which really starts a throw-away sandbox
+/// with every namespace, as the launch identity (uid 65534 when root).
+/// Catches what sysctls do not show (LSMs, a container's seccomp profile).
+pub fn check_userns_trial(resolved: &Result<backend::Backend, BackendError>) -> Check {
     const NAME: &str = "user namespaces (trial sandbox)";
-    let mut command = Command::new(bwrap);
-    command
-        .args([
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session",
-            "--disable-userns",
-        ])
-        .args(["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"])
-        .args([
-            "--symlink",
-            "usr/lib",
-            "/lib",
-            "--symlink",
-            "usr/lib64",
-            "/lib64",
-        ])
-        .args([
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--unshare-user",
-            "/usr/bin/true",
-        ])
-        .current_dir("/")
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    // SAFETY: geteuid has no preconditions.
-    let as_root = unsafe { libc::geteuid() } == 0;
-    if as_root {
-        command.uid(UNPRIVILEGED_UID).gid(UNPRIVILEGED_UID);
-    }
-    let who = if as_root {
+    let who = if sandbox_identity().is_some() {
         "as uid 65534"
     } else {
         "as this user"
     };
-    match run_bounded(command) {
-        Ok(()) => Check::pass(
-            NAME,
-            Importance::Required,
-            format!("bwrap --unshare-all ran {who}"),
-        ),
-        Err(why) => {
+    match resolved {
+        Ok(_) => {
+            let detail = format!("bwrap created every namespace {who}");
+            Check::pass(NAME, Importance::Required, detail)
+        }
+        Err(BackendError::Namespaces { stderr, .. }) => {
             let fix = "fix the user-namespace sysctls above; in a container, allow \
-                       unshare/clone(CLONE_NEWUSER) (e.g. docker --security-opt seccomp=unconfined \
-                       --security-opt apparmor=unconfined)";
-            Check::fail(NAME, Importance::Required, format!("{who}: {why}"), fix)
+                       unshare/clone(CLONE_NEWUSER) (e.g. docker --security-opt \
+                       seccomp=unconfined --security-opt apparmor=unconfined)";
+            Check::fail(NAME, Importance::Required, format!("{who}: {stderr}"), fix)
+        }
+        Err(_) => {
+            let detail = "not attempted: bubblewrap is missing".to_string();
+            Check::fail(
+                NAME,
+                Importance::Required,
+                detail,
+                "install bubblewrap first",
+            )
         }
     }
-}
-
-fn run_bounded(mut command: Command) -> Result<(), String> {
-    let mut child = command.spawn().map_err(|e| format!("spawn failed: {e}"))?;
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < TRIAL_TIMEOUT => std::thread::sleep(TRIAL_POLL),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("no exit within {TRIAL_TIMEOUT:?}"));
-            }
-            Err(e) => return Err(format!("wait failed: {e}")),
-        }
-    };
-    if status.success() {
-        return Ok(());
-    }
-    let mut stderr = String::new();
-    if let Some(pipe) = child.stderr.take() {
-        let _ = pipe.take(MAX_DETAIL_BYTES).read_to_string(&mut stderr);
-    }
-    Err(format!("{status}: {}", stderr.trim()))
 }
 
 /// What the kernel says about seccomp: the `Seccomp:` line of
@@ -314,16 +273,30 @@ pub fn check_seccomp(status: &SeccompStatus) -> Check {
         let detail = format!("filter actions {:?} lack errno", actions.trim());
         return Check::fail(NAME, Importance::Required, detail, FIX);
     }
-    let detail = format!("{} · actions: {}", line.trim(), actions.trim());
+    let mode = line.trim_start_matches("Seccomp:").trim();
+    let detail = format!(
+        "filter mode available (this process: mode {mode}) · actions: {}",
+        actions.trim()
+    );
     Check::pass(NAME, Importance::Required, detail)
 }
 
 /// Pure over `cgroup::detect`'s answer.
-pub fn check_cgroup(detected: Result<cgroup::Hierarchy, String>) -> Check {
+pub fn check_cgroup(detected: Result<crate::cgroup::Hierarchy, String>) -> Check {
     const NAME: &str = "cgroups (memory, pids)";
     match detected {
         Ok(hierarchy) => {
-            let detail = format!("{} hierarchy: {hierarchy:?}", hierarchy.version());
+            let detail = match &hierarchy {
+                crate::cgroup::Hierarchy::V2 { own } => format!("v2 at {}", own.display()),
+                crate::cgroup::Hierarchy::V1 {
+                    memory_own,
+                    pids_own,
+                } => format!(
+                    "v1: memory at {}, pids at {}",
+                    memory_own.display(),
+                    pids_own.display()
+                ),
+            };
             Check::pass(NAME, Importance::Optional, detail)
         }
         Err(detail) => {

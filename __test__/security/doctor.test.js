@@ -1,0 +1,63 @@
+'use strict';
+
+// `cordon doctor`: the JS function and the command, over the launcher's own
+// host checks.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+
+const cordon = require('../..');
+const h = require('./harness');
+
+const CLI = path.join(__dirname, '..', '..', 'bin', 'cordon.js');
+const skip = h.skipReason();
+
+test('doctor() reports every check, and on this host every required one passes', { skip: skip ?? false }, () => {
+  const report = cordon.doctor({ runnerPath: '/bin/true' });
+  const names = report.checks.map((c) => c.name);
+  assert.deepEqual(names, [
+    'bubblewrap', 'user namespaces (sysctls)', 'user namespaces (trial sandbox)',
+    'seccomp', 'cgroups (memory, pids)', 'runner',
+  ]);
+  for (const check of report.checks.filter((c) => c.importance === 'required')) {
+    assert.equal(check.ok, true, `${check.name}: ${check.detail}`);
+  }
+  assert.equal(report.ok, true);
+  assert.ok(Object.isFrozen(report) && Object.isFrozen(report.checks));
+});
+
+test('doctor() names the exact fix for a missing bwrap and a missing runner', () => {
+  const report = cordon.doctor({ bwrapPath: '/nonexistent/bwrap', runnerPath: '/nonexistent/cordon-runner' });
+  assert.equal(report.ok, false);
+  const byName = Object.fromEntries(report.checks.map((c) => [c.name, c]));
+  assert.equal(byName.bubblewrap.ok, false);
+  assert.match(byName.bubblewrap.fix, /apt-get install bubblewrap/);
+  assert.equal(byName.runner.ok, false);
+  assert.match(byName.runner.fix, /cargo build --release -p cordon-runner|npm rebuild/);
+});
+
+test('`cordon doctor` prints each check and exits 0 when the host is usable', { skip: skip ?? false }, () => {
+  const run = spawnSync(process.execPath, [CLI, 'doctor'], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /^ok +bubblewrap: /m);
+  assert.match(run.stdout, /cordon can launch sandboxes on this host\./);
+});
+
+test('`cordon doctor` exits 1 with a fix line when a required check fails', () => {
+  const run = spawnSync(process.execPath, [CLI, 'doctor', '--bwrap', '/nonexistent/bwrap'], { encoding: 'utf8' });
+  assert.equal(run.status, 1, run.stderr);
+  assert.match(run.stdout, /^FAIL {2}bubblewrap: /m);
+  assert.match(run.stdout, /^ {6}fix: apt-get install bubblewrap/m);
+});
+
+test('`cordon doctor --json` is the report as JSON; unknown commands exit 2', () => {
+  const json = spawnSync(process.execPath, [CLI, 'doctor', '--json', '--bwrap', '/nonexistent/bwrap'], { encoding: 'utf8' });
+  const report = JSON.parse(json.stdout);
+  assert.equal(report.ok, false);
+  assert.equal(report.checks[0].name, 'bubblewrap');
+  const bad = spawnSync(process.execPath, [CLI, 'frobnicate'], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /usage: cordon doctor/);
+});
