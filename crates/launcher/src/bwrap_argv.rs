@@ -37,50 +37,14 @@ pub fn bwrap_argv(plan: &Plan) -> Vec<OsString> {
     if let Some(seccomp) = &plan.seccomp {
         argv.push_all(&["--seccomp", &seccomp.slot.to_string()]);
     }
-    argv.push_all(&["--ro-bind", "/usr", "/usr"]);
-    for entry in &plan.runtime.entries {
-        match entry {
-            RuntimeEntry::Symlink { path, target } => {
-                argv.push("--symlink");
-                argv.push(target.as_os_str());
-                argv.push(path.as_os_str());
-            }
-            RuntimeEntry::Directory { path } => {
-                argv.push("--ro-bind");
-                argv.push(path.as_os_str());
-                argv.push(path.as_os_str());
-            }
-        }
-    }
-    if plan.runtime.ld_so_cache {
-        argv.push_all(&["--ro-bind", LD_SO_CACHE, LD_SO_CACHE]);
-    }
+    push_runtime(&mut argv, plan);
     argv.push_all(&["--proc", "/proc", "--dev", "/dev"]);
     // A size-bounded tmpfs, not a host directory: a disk fill ends with
     // ENOSPC inside the sandbox. Before the binds, so extras may nest in it.
     if let Some(bytes) = plan.temp_tmpfs_bytes {
         argv.push_all(&["--size", &bytes.to_string(), "--tmpfs", SANDBOX_TEMP]);
     }
-    // The executable goes last so a bind of /tmp or /workspace can never
-    // shadow it when it lives under one of them.
-    let (exe, dirs): (Vec<_>, Vec<_>) = plan
-        .binds
-        .iter()
-        .partition(|b| b.role == BindRole::Executable);
-    for bind in dirs.into_iter().chain(exe) {
-        argv.push(if bind.writable {
-            "--bind-fd"
-        } else {
-            "--ro-bind-fd"
-        });
-        argv.push(bind.slot.to_string().as_str());
-        argv.push(bind.dest.as_os_str());
-    }
-    for (target, link) in &plan.symlinks {
-        argv.push("--symlink");
-        argv.push(target.as_os_str());
-        argv.push(link.as_os_str());
-    }
+    push_binds(&mut argv, plan);
     argv.push_all(&["--remount-ro", "/"]);
     argv.push("--chdir");
     argv.push(plan.chdir.as_os_str());
@@ -97,12 +61,53 @@ pub fn bwrap_argv(plan: &Plan) -> Vec<OsString> {
     argv.0
 }
 
+/// `/usr` and the top-level runtime entries, read-only; symlinks stay symlinks.
+fn push_runtime(argv: &mut Argv, plan: &Plan) {
+    argv.push_all(&["--ro-bind", "/usr", "/usr"]);
+    for entry in &plan.runtime.entries {
+        match entry {
+            RuntimeEntry::Symlink { path, target } => argv.push_triple("--symlink", target, path),
+            RuntimeEntry::Directory { path } => argv.push_triple("--ro-bind", path, path),
+        }
+    }
+    if plan.runtime.ld_so_cache {
+        argv.push_all(&["--ro-bind", LD_SO_CACHE, LD_SO_CACHE]);
+    }
+}
+
+/// Descriptor binds, then the `command[0]` symlink. The executable goes
+/// last so a bind of /tmp or /workspace can never shadow it when it lives
+/// under one of them.
+fn push_binds(argv: &mut Argv, plan: &Plan) {
+    let (exe, dirs): (Vec<_>, Vec<_>) = plan
+        .binds
+        .iter()
+        .partition(|b| b.role == BindRole::Executable);
+    for bind in dirs.into_iter().chain(exe) {
+        let op = if bind.writable {
+            "--bind-fd"
+        } else {
+            "--ro-bind-fd"
+        };
+        argv.push_triple(op, bind.slot.to_string(), &bind.dest);
+    }
+    for (target, link) in &plan.symlinks {
+        argv.push_triple("--symlink", target, link);
+    }
+}
+
 #[derive(Default)]
 struct Argv(Vec<OsString>);
 
 impl Argv {
     fn push(&mut self, arg: impl Into<OsString>) {
         self.0.push(arg.into());
+    }
+
+    fn push_triple(&mut self, op: &str, a: impl Into<OsString>, b: impl Into<OsString>) {
+        self.push(op);
+        self.push(a);
+        self.push(b);
     }
 
     fn push_all(&mut self, args: &[&str]) {

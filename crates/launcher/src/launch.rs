@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::backend::{self, BackendError};
 use crate::bwrap_argv::bwrap_argv;
 use crate::cgroup::{self, CgroupError};
-use crate::confinement::{self, ConfinementError};
+use crate::confinement::{self, ConfinementError, ConfinementPlan};
 use crate::control_root::{self, ControlRoot, ControlRootError};
 use crate::error_code::ErrorCode;
 use crate::events::EventSink;
@@ -84,23 +84,13 @@ pub fn launch(
     };
     // Before anything exists on disk: a policy whose ceilings this host
     // cannot enforce fails here, naming the missing mechanism.
-    let suffix = random_hex(8).map_err(ControlRootError::Random)?;
-    let confinement = confinement::plan(
-        &request.policy.resources,
-        &confinement::cgroup_name(&invocation_id, &suffix),
-        confinement::host_cgroups(),
-        confinement::default_seccomp_program()?,
-    )?;
+    let confinement = plan_confinement(&request, &invocation_id)?;
     let base = control_root::base_dir()?;
     control_root::reap_stale(&base);
     let staging = identity.map(|_| base.as_path());
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
-    let workspace = match (&request.workspace, request.policy.workspace) {
-        (Some(ws), _) => Some(ws.clone()),
-        (None, crate::policy::Access::None) => None,
-        (None, _) => Some(root.create_workspace(identity)?),
-    };
+    let workspace = workspace_for(&request, &root, identity)?;
     let plan = Plan::build(PlanInputs {
         request: &request,
         bwrap: backend.path.clone(),
@@ -135,6 +125,33 @@ pub fn launch(
         cgroup: cgroup.map(std::sync::Arc::new),
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Thread)
+}
+
+fn plan_confinement(
+    request: &LaunchRequest,
+    invocation_id: &str,
+) -> Result<ConfinementPlan, LaunchError> {
+    let suffix = random_hex(8).map_err(ControlRootError::Random)?;
+    Ok(confinement::plan(
+        &request.policy.resources,
+        &confinement::cgroup_name(invocation_id, &suffix),
+        confinement::host_cgroups(),
+        confinement::default_seccomp_program()?,
+    )?)
+}
+
+/// The caller's workspace, none (`workspace: "none"`), or a fresh empty one
+/// in the control root.
+fn workspace_for(
+    request: &LaunchRequest,
+    root: &ControlRoot,
+    identity: Option<crate::plan::Identity>,
+) -> Result<Option<PathBuf>, LaunchError> {
+    Ok(match (&request.workspace, request.policy.workspace) {
+        (Some(ws), _) => Some(ws.clone()),
+        (None, crate::policy::Access::None) => None,
+        (None, _) => Some(root.create_workspace(identity)?),
+    })
 }
 
 /// Opens every bind source as root (O_PATH: no read access needed, nothing

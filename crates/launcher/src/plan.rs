@@ -3,7 +3,7 @@
 //! `plan.json` in the control root and turned into bwrap's argv by
 //! [`crate::bwrap_argv`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -117,78 +117,30 @@ impl Plan {
     /// workspace, temp, extras — so the argv is a pure function of inputs.
     pub fn build(inputs: PlanInputs<'_>) -> Plan {
         let request = inputs.request;
-        let mut next_slot = INFO_FD + 1;
-        let mut take_slot = || {
-            let slot = next_slot;
-            next_slot += 1;
-            slot
-        };
+        let first_slot = INFO_FD + 1;
+        let mut binds = wanted_binds(&inputs);
         let seccomp = inputs.seccomp_program.map(|program| SeccompSlot {
-            slot: take_slot(),
+            slot: first_slot,
             instructions: program.len() / 8,
             program,
         });
-        let mut binds = vec![FdBind {
-            slot: take_slot(),
-            role: BindRole::Executable,
-            source: inputs.executable_source,
-            dest: request.executable.clone(),
-            writable: false,
-        }];
-        if let Some(ws) = inputs.workspace {
-            binds.push(FdBind {
-                slot: take_slot(),
-                role: BindRole::Workspace,
-                source: ws,
-                dest: SANDBOX_WORKSPACE.into(),
-                writable: request.policy.workspace == Access::Write,
-            });
+        let bind_slots = (first_slot + i32::from(seccomp.is_some()))..;
+        for (bind, slot) in binds.iter_mut().zip(bind_slots) {
+            bind.slot = slot;
         }
-        if inputs.temp_bytes.is_none() {
-            binds.push(FdBind {
-                slot: take_slot(),
-                role: BindRole::Temp,
-                source: inputs.sandbox_temp.clone(),
-                dest: SANDBOX_TEMP.into(),
-                writable: true,
-            });
-        }
-        for extra in &request.policy.extra {
-            binds.push(FdBind {
-                slot: take_slot(),
-                role: BindRole::Extra,
-                source: extra.path.clone(),
-                dest: extra.path.clone(),
-                writable: extra.access == Access::Write,
-            });
-        }
-        let mut launcher_env = request.launcher_env.clone();
-        launcher_env.retain(|(k, _)| k != "TMPDIR");
-        launcher_env.push((
-            "TMPDIR".into(),
-            inputs.sandbox_temp.to_string_lossy().into(),
-        ));
-        let chdir = if request.policy.workspace == Access::None {
-            "/".into()
-        } else {
-            SANDBOX_WORKSPACE.into()
-        };
-        let symlinks = if request.invoked_as != request.executable
-            && !is_in_runtime(&request.invoked_as, inputs.runtime)
-        {
-            vec![(request.executable.clone(), request.invoked_as.clone())]
-        } else {
-            Vec::new()
-        };
         Plan {
             bwrap: inputs.bwrap,
-            symlinks,
-            launcher_env,
+            symlinks: command_symlinks(request, inputs.runtime),
+            launcher_env: launcher_env(request, &inputs.sandbox_temp),
             runner_env: request.env.clone(),
             argv: request.argv.clone(),
             binds,
             runtime: inputs.runtime.clone(),
-            chdir,
+            chdir: if request.policy.workspace == Access::None {
+                "/".into()
+            } else {
+                SANDBOX_WORKSPACE.into()
+            },
             seccomp,
             rlimits: inputs.rlimits,
             temp_tmpfs_bytes: inputs.temp_bytes,
@@ -201,6 +153,65 @@ impl Plan {
         let binds = self.binds.iter().map(|b| b.slot);
         let seccomp = self.seccomp.iter().map(|s| s.slot);
         binds.chain(seccomp).fold(INFO_FD, i32::max)
+    }
+}
+
+/// The descriptor binds in slot order (slots are assigned by the caller):
+/// executable, workspace, temp (unless it is a tmpfs), extras.
+fn wanted_binds(inputs: &PlanInputs<'_>) -> Vec<FdBind> {
+    let request = inputs.request;
+    let bind = |role, source: &Path, dest: &Path, writable| FdBind {
+        slot: 0,
+        role,
+        source: source.to_path_buf(),
+        dest: dest.to_path_buf(),
+        writable,
+    };
+    let mut binds = vec![bind(
+        BindRole::Executable,
+        &inputs.executable_source,
+        &request.executable,
+        false,
+    )];
+    if let Some(ws) = &inputs.workspace {
+        let writable = request.policy.workspace == Access::Write;
+        binds.push(bind(
+            BindRole::Workspace,
+            ws,
+            Path::new(SANDBOX_WORKSPACE),
+            writable,
+        ));
+    }
+    if inputs.temp_bytes.is_none() {
+        binds.push(bind(
+            BindRole::Temp,
+            &inputs.sandbox_temp,
+            Path::new(SANDBOX_TEMP),
+            true,
+        ));
+    }
+    for extra in &request.policy.extra {
+        let writable = extra.access == Access::Write;
+        binds.push(bind(BindRole::Extra, &extra.path, &extra.path, writable));
+    }
+    binds
+}
+
+/// bwrap's own environment: `launcherEnvironment`, and TMPDIR = sandbox temp.
+fn launcher_env(request: &LaunchRequest, sandbox_temp: &Path) -> Vec<(String, String)> {
+    let mut env = request.launcher_env.clone();
+    env.retain(|(k, _)| k != "TMPDIR");
+    env.push(("TMPDIR".into(), sandbox_temp.to_string_lossy().into()));
+    env
+}
+
+/// `command[0]` → canonical path, when `command[0]` is a symlink outside the
+/// mirrored runtime (inside it, the mirrored links already resolve).
+fn command_symlinks(request: &LaunchRequest, runtime: &RuntimeLayout) -> Vec<(PathBuf, PathBuf)> {
+    if request.invoked_as != request.executable && !is_in_runtime(&request.invoked_as, runtime) {
+        vec![(request.executable.clone(), request.invoked_as.clone())]
+    } else {
+        Vec::new()
     }
 }
 

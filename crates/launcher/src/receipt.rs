@@ -58,20 +58,6 @@ pub fn build(plan: &Plan, policy: &Policy, facts: &RunFacts) -> Value {
         .duration_since(facts.started_at)
         .unwrap_or_default()
         .as_millis() as u64;
-    let outcome = match &facts.outcome {
-        Outcome::Exited { code } => json!({"status": "exited", "exitCode": code, "signal": null}),
-        Outcome::Signaled { signal } => {
-            json!({"status": "signaled", "exitCode": null, "signal": signal})
-        }
-        Outcome::SpawnFailed { message } => {
-            json!({"status": "spawn-failed", "exitCode": null, "signal": null, "message": message})
-        }
-    };
-    let rlimits: Vec<Value> = plan
-        .rlimits
-        .iter()
-        .map(|r| json!({"name": r.name, "soft": r.soft, "hard": r.hard}))
-        .collect();
     json!({
         "receiptVersion": RECEIPT_VERSION,
         "invocationId": facts.invocation_id,
@@ -91,18 +77,11 @@ pub fn build(plan: &Plan, policy: &Policy, facts: &RunFacts) -> Value {
             "filesystem": policy.filesystem_json(),
             "resources": policy.resources_json(),
         },
-        "confinement": {
-            "namespaces": NAMESPACES,
-            "uid": facts.sandbox_uid,
-            "seccomp": facts.confinement.as_ref().map(|c| c.seccomp.clone()),
-            "rlimits": rlimits,
-            "cgroup": facts.confinement.as_ref().map(|c| c.cgroup.clone()),
-            "temp": facts.confinement.as_ref().map(|c| c.temp.clone()),
-        },
+        "confinement": confinement_json(plan, facts),
         "startedAt": rfc3339(facts.started_at),
         "endedAt": rfc3339(facts.ended_at),
         "durationMs": duration_ms,
-        "outcome": outcome,
+        "outcome": outcome_json(&facts.outcome),
         "stop": {
             "requested": facts.stop.reason.is_some(),
             "reason": facts.stop.reason.map(|r| r.as_str()),
@@ -116,6 +95,35 @@ pub fn build(plan: &Plan, policy: &Policy, facts: &RunFacts) -> Value {
             "protocolOut": facts.bytes.protocol_out,
             "stderr": facts.bytes.stderr,
         },
+    })
+}
+
+fn outcome_json(outcome: &Outcome) -> Value {
+    match outcome {
+        Outcome::Exited { code } => json!({"status": "exited", "exitCode": code, "signal": null}),
+        Outcome::Signaled { signal } => {
+            json!({"status": "signaled", "exitCode": null, "signal": signal})
+        }
+        Outcome::SpawnFailed { message } => {
+            json!({"status": "spawn-failed", "exitCode": null, "signal": null, "message": message})
+        }
+    }
+}
+
+fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
+    let rlimits: Vec<Value> = plan
+        .rlimits
+        .iter()
+        .map(|r| json!({"name": r.name, "soft": r.soft, "hard": r.hard}))
+        .collect();
+    let parts = facts.confinement.as_ref();
+    json!({
+        "namespaces": NAMESPACES,
+        "uid": facts.sandbox_uid,
+        "seccomp": parts.map(|c| c.seccomp.clone()),
+        "rlimits": rlimits,
+        "cgroup": parts.map(|c| c.cgroup.clone()),
+        "temp": parts.map(|c| c.temp.clone()),
     })
 }
 

@@ -59,18 +59,7 @@ pub fn spawn(
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
-    let mut slots: Vec<(RawFd, OwnedFd)> = vec![(PROTOCOL_FD, child_sock), (INFO_FD, info_w)];
-    if let Some(seccomp) = &plan.seccomp {
-        slots.push((
-            seccomp.slot,
-            seccomp_memfd(&seccomp.program).map_err(SpawnError::Seccomp)?,
-        ));
-    }
-    slots.extend(sources);
-    let raised = slots
-        .into_iter()
-        .map(|(slot, fd)| raise(fd).map(|fd| (slot, fd)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let raised = child_slots(plan, sources, child_sock, info_w)?;
     let installs: Vec<FdInstall> = raised
         .iter()
         .map(|(slot, fd)| FdInstall {
@@ -88,17 +77,7 @@ pub fn spawn(
         })
         .collect();
     let max_slot = plan.max_slot();
-    let stderr_w2 = stderr_w.try_clone().map_err(SpawnError::Pipe)?;
-    let mut cmd = Command::new(&plan.bwrap);
-    cmd.args(argv)
-        .env_clear()
-        .envs(plan.launcher_env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::from(devnull))
-        .stdout(Stdio::from(stderr_w))
-        .stderr(Stdio::from(stderr_w2));
-    if let Some(id) = plan.identity {
-        cmd.uid(id.uid).gid(id.gid);
-    }
+    let mut cmd = bwrap_command(plan, argv, devnull, stderr_w)?;
     // SAFETY: the closure only calls async-signal-safe functions (dup2,
     // close_range/fcntl, setrlimit, write) on data prepared before fork.
     unsafe {
@@ -121,6 +100,48 @@ pub fn spawn(
         stderr: stderr_r,
         info: File::from(info_r),
     })
+}
+
+/// Every descriptor the child installs, by slot — fd 3 (protocol), fd 4
+/// (info), the seccomp program, the binds — raised above the slot range.
+fn child_slots(
+    plan: &Plan,
+    sources: Vec<(RawFd, OwnedFd)>,
+    child_sock: OwnedFd,
+    info_w: OwnedFd,
+) -> Result<Vec<(RawFd, OwnedFd)>, SpawnError> {
+    let mut slots: Vec<(RawFd, OwnedFd)> = vec![(PROTOCOL_FD, child_sock), (INFO_FD, info_w)];
+    if let Some(seccomp) = &plan.seccomp {
+        let memfd = seccomp_memfd(&seccomp.program).map_err(SpawnError::Seccomp)?;
+        slots.push((seccomp.slot, memfd));
+    }
+    slots.extend(sources);
+    slots
+        .into_iter()
+        .map(|(slot, fd)| raise(fd).map(|fd| (slot, fd)))
+        .collect()
+}
+
+/// bwrap with its argv, its own environment only, stdin /dev/null, stdout
+/// and stderr both on the stderr pipe, and the sandbox identity.
+fn bwrap_command(
+    plan: &Plan,
+    argv: Vec<OsString>,
+    devnull: File,
+    stderr_w: OwnedFd,
+) -> Result<Command, SpawnError> {
+    let stderr_w2 = stderr_w.try_clone().map_err(SpawnError::Pipe)?;
+    let mut cmd = Command::new(&plan.bwrap);
+    cmd.args(argv)
+        .env_clear()
+        .envs(plan.launcher_env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::from(devnull))
+        .stdout(Stdio::from(stderr_w))
+        .stderr(Stdio::from(stderr_w2));
+    if let Some(id) = plan.identity {
+        cmd.uid(id.uid).gid(id.gid);
+    }
+    Ok(cmd)
 }
 
 fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {

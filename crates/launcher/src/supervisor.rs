@@ -113,21 +113,50 @@ fn run(
     let sources = std::mem::take(&mut p.sources);
     let argv = std::mem::take(&mut p.argv);
     let join = p.cgroup.as_ref().map(|c| c.join_fds());
-    let spawned = match spawn(&p.plan, argv, sources, join) {
-        Ok(s) => s,
+    match spawn(&p.plan, argv, sources, join) {
+        Ok(spawned) => {
+            let channels = Channels {
+                sink: &sink,
+                control: &control,
+                writer_rx,
+                pid_tx,
+            };
+            let (facts, status) = supervise(&p, spawned, channels, started_at);
+            control.supervision.release();
+            finish(p, &sink, facts, status);
+        }
         Err(e) => {
             let _ = pid_tx.send(None);
             control.close_writer();
-            let facts = facts(
-                &p,
-                started_at,
-                Outcome::SpawnFailed {
-                    message: e.to_string(),
-                },
-            );
-            return finish(p, &sink, facts, None);
+            let message = e.to_string();
+            let facts = facts(&p, started_at, Outcome::SpawnFailed { message });
+            finish(p, &sink, facts, None);
         }
-    };
+    }
+}
+
+/// Where a supervised run reports to.
+struct Channels<'a> {
+    sink: &'a Arc<dyn EventSink>,
+    control: &'a Arc<Control>,
+    writer_rx: Receiver<WriteCmd>,
+    pid_tx: Sender<Option<u32>>,
+}
+
+/// From a started bwrap to the run's facts: pumps → sandbox pid → reap →
+/// empty the cgroup → containment → drain the streams to EOF → outcome.
+fn supervise(
+    p: &Prepared,
+    spawned: Spawned,
+    channels: Channels<'_>,
+    started_at: SystemTime,
+) -> (RunFacts, Option<std::process::ExitStatus>) {
+    let Channels {
+        sink,
+        control,
+        writer_rx,
+        pid_tx,
+    } = channels;
     let Spawned {
         mut child,
         protocol,
@@ -142,32 +171,48 @@ fn run(
     }
     let _ = pid_tx.send(Some(child.id()));
     let tap = Arc::new(Tap {
-        sink: Arc::clone(&sink),
+        sink: Arc::clone(sink),
         head: Mutex::new(Vec::new()),
     });
-    let pumps = start_pumps(&control, protocol, stderr, writer_rx, tap.clone());
+    let pumps = start_pumps(control, protocol, stderr, writer_rx, tap.clone());
     let init_pid = read_init_pid(&mut info);
     if let Some((pid, fd)) = init_pid.and_then(|pid| Some((pid, pidfd::open(pid).ok()?))) {
         control.supervision.set_init(pid, fd);
     }
     let status = child.wait();
     control.supervision.mark_exited();
-    // bwrap is gone, so is the sandbox: whatever is still in the run's
-    // cgroup (an init orphaned when bwrap was stopped mid-setup holds the
-    // stream descriptors and would keep the pumps from ever seeing EOF) is
-    // killed before the streams are drained.
+    empty_cgroup(p);
+    let containment = confirm_containment(control, &status);
+    control.protocol_gate.drain();
+    control.stderr_gate.drain();
+    let bytes = join_pumps(pumps, control);
+    // A stop that lands before bwrap reported the sandbox kills bwrap during
+    // set-up: that is a stopped run, not a failed launch.
+    let sandbox_ran = init_pid.is_some() || control.supervision.record().reason.is_some();
+    let mut facts = facts(p, started_at, classify(&status, sandbox_ran, &tap));
+    facts.stop = control.supervision.record();
+    facts.containment_confirmed = containment;
+    facts.bytes = bytes;
+    (facts, status.ok())
+}
+
+/// bwrap is gone, so is the sandbox: whatever is still in the run's cgroup
+/// (an init orphaned when bwrap was stopped mid-setup holds the stream
+/// descriptors and would keep the pumps from ever seeing EOF) is killed
+/// before the streams are drained.
+fn empty_cgroup(p: &Prepared) {
     if let Some(cgroup) = &p.cgroup {
         let wait = Duration::from_millis(p.request.stop.force_ms.max(MIN_CONTAINMENT_WAIT_MS));
         let _ = cgroup.kill_all(wait);
     }
-    let containment = confirm_containment(&control, &status);
-    control.protocol_gate.drain();
-    control.stderr_gate.drain();
-    let bytes = join_pumps(pumps, &control);
-    // A stop that lands before bwrap reported the sandbox kills bwrap during
-    // set-up: that is a stopped run, not a failed launch.
-    let stopped_early = control.supervision.record().reason.is_some();
-    let outcome = match (&status, init_pid.is_some() || stopped_early) {
+}
+
+fn classify(
+    status: &std::io::Result<std::process::ExitStatus>,
+    sandbox_ran: bool,
+    tap: &Tap,
+) -> Outcome {
+    match (status, sandbox_ran) {
         (Ok(s), true) => match (s.code(), s.signal()) {
             (Some(code), _) => Outcome::Exited { code },
             (None, sig) => Outcome::Signaled {
@@ -175,18 +220,12 @@ fn run(
             },
         },
         (Ok(_), false) => Outcome::SpawnFailed {
-            message: setup_failure(&tap),
+            message: setup_failure(tap),
         },
         (Err(e), _) => Outcome::SpawnFailed {
             message: format!("wait for bwrap: {e}"),
         },
-    };
-    let mut facts = facts(&p, started_at, outcome);
-    facts.stop = control.supervision.record();
-    facts.containment_confirmed = containment;
-    facts.bytes = bytes;
-    control.supervision.release();
-    finish(p, &sink, facts, status.ok());
+    }
 }
 
 fn start_pumps(
