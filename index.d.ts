@@ -68,6 +68,7 @@ export interface Receipt {
     seccomp: null | Record<string, unknown>;
     rlimits: Array<{ name: string; soft: number; hard: number }>;
     cgroup: null | Record<string, unknown>;
+    temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
   };
   startedAt: string;
   endedAt: string;
