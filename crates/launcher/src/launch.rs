@@ -33,6 +33,11 @@ pub enum LaunchError {
     Request(#[from] RequestError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error(
+        "bubblewrap {version} at {path} is too old: cordon needs >= 0.8.0 (for --size and \
+         --disable-userns); upgrade bubblewrap (see `npx cordon doctor`)"
+    )]
+    BackendTooOld { path: PathBuf, version: String },
     #[error("control root: {0}")]
     ControlRoot(#[from] ControlRootError),
     #[error(transparent)]
@@ -56,7 +61,9 @@ impl LaunchError {
     pub fn code(&self) -> ErrorCode {
         match self {
             LaunchError::Request(e) => e.code(),
-            LaunchError::Backend(_) => ErrorCode::BackendUnavailable,
+            LaunchError::Backend(_) | LaunchError::BackendTooOld { .. } => {
+                ErrorCode::BackendUnavailable
+            }
             LaunchError::Confinement(ConfinementError::CgroupRequired { .. }) => {
                 ErrorCode::ConfinementUnavailable
             }
@@ -78,6 +85,10 @@ pub fn launch(
     let request = validate(options_json)?;
     let identity = sandbox_identity();
     let backend = backend::resolve(request.bwrap_path.as_deref(), identity)?;
+    if !crate::host_probe::version_supported(&backend.version) {
+        let (path, version) = (backend.path.clone(), backend.version.clone());
+        return Err(LaunchError::BackendTooOld { path, version });
+    }
     let invocation_id = match &request.invocation_id {
         Some(id) => id.clone(),
         None => random_hex(16).map_err(ControlRootError::Random)?,

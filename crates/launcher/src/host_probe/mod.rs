@@ -120,6 +120,11 @@ pub fn parse_bwrap_version(output: &str) -> Option<(u32, u32, u32)> {
     ))
 }
 
+/// Pure: whether a `Backend::version` ("0.8.0") is one cordon's argv needs.
+pub fn version_supported(version: &str) -> bool {
+    parse_bwrap_version(&format!("bubblewrap {version}")).is_some_and(|v| v >= MIN_BWRAP_VERSION)
+}
+
 pub fn bwrap_version(path: &Path) -> Option<String> {
     let output = Command::new(path)
         .arg("--version")
@@ -145,19 +150,15 @@ pub fn check_bwrap(resolved: &Result<backend::Backend, BackendError>) -> Check {
         }
         Err(other) => return Check::fail(NAME, Importance::Required, other.to_string(), FIX),
     };
-    match parse_bwrap_version(&format!("bubblewrap {version}")) {
-        Some(v) if v >= MIN_BWRAP_VERSION => {
-            let detail = format!("{} (bubblewrap {version})", path.display());
-            Check::pass(NAME, Importance::Required, detail)
-        }
-        _ => {
-            let detail = format!(
-                "{} reports {version:?}; cordon needs >= 0.8.0",
-                path.display()
-            );
-            Check::fail(NAME, Importance::Required, detail, FIX)
-        }
+    if version_supported(&version) {
+        let detail = format!("{} (bubblewrap {version})", path.display());
+        return Check::pass(NAME, Importance::Required, detail);
     }
+    let detail = format!(
+        "{} reports {version:?}; cordon needs >= 0.8.0",
+        path.display()
+    );
+    Check::fail(NAME, Importance::Required, detail, FIX)
 }
 
 /// The three sysctls that can refuse unprivileged user namespaces (each

@@ -16,6 +16,8 @@ fn bwrap_versions_parse_and_compare_numerically() {
     assert!(parse_bwrap_version("bubblewrap 0.10.1").unwrap() > MIN_BWRAP_VERSION);
     assert!(parse_bwrap_version("bubblewrap 0.6.2").unwrap() < MIN_BWRAP_VERSION);
     assert_eq!(parse_bwrap_version("garbage"), None);
+    assert!(version_supported("0.8.0") && version_supported("0.11.1"));
+    assert!(!version_supported("0.7.0") && !version_supported(""));
 }
 
 #[test]
