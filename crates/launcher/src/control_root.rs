@@ -253,6 +253,11 @@ pub fn reap_stale(base: &Path) -> usize {
         }
         *last = Some(Instant::now());
     }
+    sweep(base)
+}
+
+/// One unthrottled sweep of `base` (see [`reap_stale`]).
+fn sweep(base: &Path) -> usize {
     let Ok(entries) = fs::read_dir(base) else {
         return 0;
     };
@@ -278,11 +283,80 @@ fn is_stale(root: &Path) -> bool {
             let Ok(pid) = u32::try_from(pid) else {
                 return true;
             };
-            process_start_time(pid) != Some(started)
+            match process_start_time(pid) {
+                // No start time was recorded: only a dead pid makes it stale.
+                _ if started == 0 => !Path::new(&format!("/proc/{pid}")).exists(),
+                now => now != Some(started),
+            }
         }
         Err(_) => fs::symlink_metadata(root)
             .and_then(|m| m.modified())
             .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() > ORPHAN_GRACE)
             .unwrap_or(false),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn scratch() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("cordon-root-test-{}", random_hex(8).unwrap()));
+        fs::DirBuilder::new().mode(BASE_MODE).create(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_control_root_is_private_records_its_owner_and_is_removed_idempotently() {
+        let base = scratch();
+        let mut root = ControlRoot::create(&base, None).unwrap();
+        let meta = fs::metadata(root.path()).unwrap();
+        assert_eq!(meta.mode() & 0o777, ROOT_MODE);
+        assert!(is_root_name(
+            &root.path().file_name().unwrap().to_string_lossy()
+        ));
+        assert_eq!(fs::metadata(root.temp_dir()).unwrap().mode() & 0o777, 0o700);
+        let owner = fs::read_to_string(root.path().join(OWNER_FILE)).unwrap();
+        assert!(owner.starts_with(&format!("{} ", std::process::id())));
+        let receipt = root.write_atomic("receipt.json", b"{}").unwrap();
+        assert_eq!(fs::metadata(&receipt).unwrap().mode() & 0o777, 0o600);
+        let path = root.path().to_path_buf();
+        assert!(root.remove());
+        assert!(root.remove());
+        assert!(!path.exists());
+        fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn a_sweep_removes_roots_of_dead_or_reused_pids_and_keeps_live_ones() {
+        let base = scratch();
+        let live = ControlRoot::create(&base, None).unwrap();
+        let dead_child = std::process::Command::new("/bin/true").spawn().unwrap();
+        let dead_pid = dead_child.id();
+        let mut dead_child = dead_child;
+        dead_child.wait().unwrap();
+        let make = |name: &str, owner: Option<String>| {
+            let dir = base.join(name);
+            fs::create_dir(&dir).unwrap();
+            if let Some(text) = owner {
+                fs::write(dir.join(OWNER_FILE), text).unwrap();
+            }
+            dir
+        };
+        let dead = make(&"a".repeat(32), Some(format!("{dead_pid} 12345\n")));
+        let reused = make(&"b".repeat(32), Some(format!("{} 1\n", std::process::id())));
+        let fresh_orphan = make(&"c".repeat(32), None);
+        let not_a_root = make("exec", None);
+        assert_eq!(sweep(&base), 2);
+        assert!(!dead.exists() && !reused.exists());
+        assert!(live.path().exists(), "the live provider's root stays");
+        assert!(
+            fresh_orphan.exists(),
+            "an ownerless root younger than the grace stays"
+        );
+        assert!(not_a_root.exists());
+        drop(live);
+        fs::remove_dir_all(base).unwrap();
     }
 }

@@ -154,3 +154,66 @@ fn open_staging_temp(dir: &Path) -> Result<(PathBuf, fs::File), ExecHashError> {
         .map_err(|e| stage_err(&path, e))?;
     Ok((path, file))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn scratch() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("cordon-exec-test-{}", random_hex(8).unwrap()));
+        fs::create_dir(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_hash_is_the_file_sha256_and_follows_content_changes() {
+        let dir = scratch();
+        let exe = dir.join("prog");
+        fs::write(&exe, b"#!/bin/sh\necho one\n").unwrap();
+        let first = prepare(&exe, None).unwrap();
+        assert_eq!(first.sha256, hex(&Sha256::digest(b"#!/bin/sh\necho one\n")));
+        assert_eq!(first.bind_source, exe);
+        assert_eq!(
+            prepare(&exe, None).unwrap(),
+            first,
+            "cached by file identity"
+        );
+        fs::write(&exe, b"#!/bin/sh\necho two, longer\n").unwrap();
+        let second = prepare(&exe, None).unwrap();
+        assert_eq!(
+            second.sha256,
+            hex(&Sha256::digest(b"#!/bin/sh\necho two, longer\n"))
+        );
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_staged_copy_is_named_by_its_hash_read_only_and_identical() {
+        let dir = scratch();
+        let private = dir.join("private");
+        fs::DirBuilder::new().mode(0o700).create(&private).unwrap();
+        let exe = private.join("prog");
+        fs::write(&exe, b"#!/bin/sh\nexit 0\n").unwrap();
+        let staged = prepare(&exe, Some(&dir)).unwrap();
+        assert_eq!(
+            staged.bind_source,
+            dir.join(STAGING_DIR).join(&staged.sha256)
+        );
+        assert_eq!(
+            fs::read(&staged.bind_source).unwrap(),
+            fs::read(&exe).unwrap()
+        );
+        assert_eq!(
+            fs::metadata(&staged.bind_source).unwrap().mode() & 0o777,
+            0o555
+        );
+        assert_eq!(
+            fs::metadata(dir.join(STAGING_DIR)).unwrap().mode() & 0o777,
+            0o711
+        );
+        let again = prepare(&exe, Some(&dir)).unwrap();
+        assert_eq!(again, staged);
+        fs::remove_dir_all(dir).unwrap();
+    }
+}
