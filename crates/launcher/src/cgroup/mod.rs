@@ -16,7 +16,7 @@
 
 use std::fs;
 use std::io::{self, ErrorKind};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -97,13 +97,33 @@ fn populate(cgroup: &mut ExecutionCgroup) -> Result<(), CgroupError> {
     plan.limits.iter().try_for_each(write_value)?;
     for path in &plan.procs {
         let file = fs::OpenOptions::new().write(true).open(path);
+        let file = file.and_then(|f| raise_above_slots(OwnedFd::from(f)));
         let file = file.map_err(|source| CgroupError::OpenProcs {
             path: path.clone(),
             source,
         })?;
-        cgroup.procs.push(OwnedFd::from(file));
+        cgroup.procs.push(file);
     }
     Ok(())
+}
+
+/// The child installs its slots (3, 4, …) with dup2 before `join_self`
+/// writes to these descriptors: one sitting on a low slot number (a host
+/// process with few descriptors open, like the `cordon` CLI) would be
+/// replaced by a bind source first (EBADF at spawn). Raised like the slot
+/// sources (spawn.rs), above `SOURCE_FD_FLOOR`.
+fn raise_above_slots(fd: OwnedFd) -> io::Result<OwnedFd> {
+    let floor = crate::child_fds::SOURCE_FD_FLOOR;
+    if fd.as_raw_fd() >= floor {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC on an open fd returns a new fd or -1.
+    let raised = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, floor) };
+    if raised < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor to us; we own it.
+    Ok(unsafe { OwnedFd::from_raw_fd(raised) })
 }
 
 /// Removes empty leaves older than `age` under `parent`: runs whose provider
