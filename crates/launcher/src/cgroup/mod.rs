@@ -26,8 +26,14 @@ mod plan;
 pub use detect::{detect, detect_in, own_path, Hierarchy, CGROUP_ROOT};
 pub use plan::{in_leaf, plan, CgroupLimits, CgroupPlan, KillMethod, Need, Write, PARENT_NAME};
 
-/// Pause between kill rounds: long enough for SIGKILLed tasks to exit.
-const KILL_ROUND_PAUSE: Duration = Duration::from_millis(2);
+/// First pause between kill rounds: a SIGKILLed task usually exits within
+/// microseconds; the pause doubles up to `KILL_ROUND_PAUSE_MAX`.
+const KILL_ROUND_PAUSE_MIN: Duration = Duration::from_micros(100);
+/// Longest pause between kill rounds (a busy host, a large tree).
+const KILL_ROUND_PAUSE_MAX: Duration = Duration::from_millis(2);
+/// Stale-leaf sweeps run at most this often per process (each costs a
+/// readdir of the parents).
+const REAP_INTERVAL_SECS: u64 = 30;
 /// An empty leaf older than this belongs to a run whose provider died.
 pub const STALE_LEAF_AGE: Duration = Duration::from_secs(60);
 /// Attempts at creating a leaf whose parent a concurrent teardown removed.
@@ -73,9 +79,11 @@ pub struct ExecutionCgroup {
 /// Thin: reap stale siblings, mkdir the leaves, write the limits, open
 /// `cgroup.procs` (O_CLOEXEC). On failure, whatever was created is removed.
 pub fn create(plan: &CgroupPlan) -> Result<ExecutionCgroup, CgroupError> {
-    plan.parents
-        .iter()
-        .for_each(|p| reap_stale(p, STALE_LEAF_AGE));
+    if reap_due() {
+        plan.parents
+            .iter()
+            .for_each(|p| reap_stale(p, STALE_LEAF_AGE));
+    }
     let mut cgroup = ExecutionCgroup {
         plan: plan.clone(),
         procs: Vec::new(),
@@ -124,6 +132,20 @@ fn raise_above_slots(fd: OwnedFd) -> io::Result<OwnedFd> {
     }
     // SAFETY: the kernel just returned this descriptor to us; we own it.
     Ok(unsafe { OwnedFd::from_raw_fd(raised) })
+}
+
+/// True at most once per `REAP_INTERVAL_SECS` in this process.
+fn reap_due() -> bool {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let last = LAST.load(Ordering::Relaxed);
+    now.saturating_sub(last) >= REAP_INTERVAL_SECS
+        && LAST
+            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
 }
 
 /// Removes empty leaves older than `age` under `parent`: runs whose provider
@@ -253,6 +275,10 @@ impl ExecutionCgroup {
     /// Kills every process in the cgroup and waits until it is empty.
     pub fn kill_all(&self, timeout: Duration) -> Result<(), CgroupError> {
         let deadline = Instant::now() + timeout;
+        // The common case at teardown: nothing left, nothing to write.
+        if self.members()?.is_empty() {
+            return Ok(());
+        }
         match &self.plan.kill {
             KillMethod::CgroupKill { file } => {
                 let write = Write {
@@ -270,6 +296,7 @@ impl ExecutionCgroup {
                 })?;
             }
         }
+        let mut pause = KILL_ROUND_PAUSE_MIN;
         loop {
             let members = self.members()?;
             if members.is_empty() {
@@ -285,7 +312,8 @@ impl ExecutionCgroup {
             if let KillMethod::FreezeForksThenSignal { .. } = self.plan.kill {
                 members.iter().for_each(|pid| self.kill_member(*pid));
             }
-            std::thread::sleep(KILL_ROUND_PAUSE);
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(KILL_ROUND_PAUSE_MAX);
         }
     }
 
