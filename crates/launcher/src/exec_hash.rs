@@ -98,7 +98,8 @@ fn is_staged(path: &Path, size: u64) -> bool {
 }
 
 /// One pass over the file: hash it and, when staging, copy it to a temp
-/// file renamed to its hash (so a staged name always matches its content).
+/// file then linked under its hash (so a staged name always matches its
+/// content, and a published copy is never replaced).
 fn hash_and_stage(exe: &Path, staging: Option<&Path>) -> Result<String, ExecHashError> {
     let read_err = |source| ExecHashError::Read {
         path: exe.to_path_buf(),
@@ -127,10 +128,24 @@ fn hash_and_stage(exe: &Path, staging: Option<&Path>) -> Result<String, ExecHash
     }
     let sha256 = hex(&hasher.finalize());
     if let (Some((tmp, _)), Some(dir)) = (staged, staging) {
-        let dest = dir.join(&sha256);
-        fs::rename(&tmp, &dest).map_err(|source| ExecHashError::Stage { path: dest, source })?;
+        publish(&tmp, &dir.join(&sha256))?;
     }
     Ok(sha256)
+}
+
+/// Links the finished copy under its hash without ever replacing an existing
+/// one: other providers may have that inode open for a bind right now, and a
+/// rename over it would leave them a deleted file bwrap cannot resolve.
+fn publish(tmp: &Path, dest: &Path) -> Result<(), ExecHashError> {
+    let linked = match fs::hard_link(tmp, dest) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    };
+    let removed = fs::remove_file(tmp);
+    linked.and(removed).map_err(|source| ExecHashError::Stage {
+        path: dest.to_path_buf(),
+        source,
+    })
 }
 
 fn open_staging_temp(dir: &Path) -> Result<(PathBuf, fs::File), ExecHashError> {
@@ -212,8 +227,18 @@ mod tests {
             fs::metadata(dir.join(STAGING_DIR)).unwrap().mode() & 0o777,
             0o711
         );
+        let inode = fs::metadata(&staged.bind_source).unwrap().ino();
         let again = prepare(&exe, Some(&dir)).unwrap();
         assert_eq!(again, staged);
+        // A second provider (empty cache) hashing the same content must not
+        // replace the published inode another provider may be binding.
+        hash_and_stage(&exe, Some(&dir.join(STAGING_DIR))).unwrap();
+        assert_eq!(fs::metadata(&staged.bind_source).unwrap().ino(), inode);
+        assert_eq!(
+            fs::read_dir(dir.join(STAGING_DIR)).unwrap().count(),
+            1,
+            "no temp left behind"
+        );
         fs::remove_dir_all(dir).unwrap();
     }
 }
