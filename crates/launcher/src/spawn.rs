@@ -7,7 +7,6 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -112,7 +111,9 @@ fn child_slots(
 ) -> Result<Vec<(RawFd, OwnedFd)>, SpawnError> {
     let mut slots: Vec<(RawFd, OwnedFd)> = vec![(PROTOCOL_FD, child_sock), (INFO_FD, info_w)];
     if let Some(seccomp) = &plan.seccomp {
-        let memfd = seccomp_memfd(&seccomp.program).map_err(SpawnError::Seccomp)?;
+        // Sealed, rewound memfd: one per launch (dup'd fds share the offset).
+        let memfd = crate::seccomp::program_fd(&seccomp.program)
+            .map_err(|e| SpawnError::Seccomp(std::io::Error::other(e)))?;
         slots.push((seccomp.slot, memfd));
     }
     slots.extend(sources);
@@ -189,18 +190,4 @@ fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
     }
     // SAFETY: the kernel just returned this fd to us.
     Ok(unsafe { OwnedFd::from_raw_fd(new) })
-}
-
-/// The BPF program in an anonymous file, positioned at its start.
-fn seccomp_memfd(program: &[u8]) -> std::io::Result<OwnedFd> {
-    // SAFETY: the name is a valid NUL-terminated C string.
-    let fd = unsafe { libc::memfd_create(c"cordon-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned this fd to us.
-    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    file.write_all(program)?;
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))?;
-    Ok(OwnedFd::from(file))
 }
