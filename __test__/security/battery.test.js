@@ -104,6 +104,7 @@ describe('filesystem', () => {
     process.env.CORDON_BATTERY_SECRET = 'hunter2-battery';
     try {
       const run = await h.attack(['dump', '/proc/1/environ']);
+      assert.match(run.text, /^DUMP \/proc\/1\/environ /m, 'the init environment was read');
       assert.doesNotMatch(run.text, /hunter2-battery/);
       assert.doesNotMatch(run.text, /CORDON_BATTERY_SECRET/);
     } finally {
