@@ -1,0 +1,53 @@
+'use strict';
+
+// Confinement on a host without a usable cgroup, seen from a provider that
+// is not root (uid 65534 cannot write any cgroup here): the default policy
+// still launches, with seccomp and per-process rlimits and `cgroup: null` in
+// the receipt; a policy with `treeLimits: "required"` refuses to launch with
+// ERR_CORDON_CONFINEMENT_UNAVAILABLE.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+
+const h = require('./harness');
+
+const ROOT = path.join(__dirname, '..', '..');
+const SCRIPT = `
+const c = require(${JSON.stringify(ROOT)});
+const base = c.readOnly();
+const required = { ...structuredClone(base), resources: { ...base.resources, treeLimits: 'required' } };
+let refused = null;
+try { c.spawnIsolated(['/bin/true'], { policy: required }); } catch (e) { refused = e.code; }
+const ex = c.spawnIsolated(['/bin/true'], { policy: base });
+ex.stderr.resume(); ex.protocol.resume();
+ex.wait().then((r) => process.stdout.write(JSON.stringify({ refused, returncode: r.returncode,
+  confinement: r.receipt.confinement })));
+`;
+
+function skipReason() {
+  const base = h.skipReason();
+  if (base) return base;
+  if (process.geteuid() !== 0) return 'needs root to run the provider as uid 65534 (a user with no cgroup)';
+  return null;
+}
+
+test('without a cgroup: defaults fall back to rlimits; treeLimits "required" refuses', { skip: skipReason() ?? false }, (t) => {
+  const run = spawnSync(process.execPath, ['-e', SCRIPT], {
+    uid: h.SANDBOX_UID, gid: h.SANDBOX_UID, cwd: '/', encoding: 'utf8', timeout: 30_000,
+    env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
+  });
+  if (/EACCES/.test(run.stderr)) {
+    t.skip(`uid ${h.SANDBOX_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}`);
+    return;
+  }
+  assert.equal(run.status, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.refused, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE');
+  assert.equal(result.returncode, 0);
+  assert.equal(result.confinement.cgroup, null);
+  assert.equal(result.confinement.seccomp.profile, 'cordon-default-v1');
+  const nproc = result.confinement.rlimits.find((r) => r.name === 'NPROC');
+  assert.equal(nproc.hard, 64, 'without a cgroup NPROC is the policy ceiling');
+});
