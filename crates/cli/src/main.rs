@@ -1,0 +1,75 @@
+//! `cordon`: the sandbox for providers that are not Node.js.
+//! - `cordon run … -- /abs/program args…` (run.rs)
+//! - `cordon doctor [--json]` (doctor.rs)
+//!
+//! Exit statuses are listed in exit_status.rs and docs/cli.md.
+
+mod doctor;
+mod exit_status;
+mod policy_arg;
+mod receipt_file;
+mod relay;
+mod run;
+mod run_args;
+mod signals;
+
+use std::io::Write;
+
+/// Follows `run::USAGE`.
+const USAGE_REST: &str = "       cordon doctor [--json] [--bwrap PATH] [--runner PATH]
+       cordon --version
+
+  run      run a program in a Bubblewrap sandbox; our stdin/stdout are its fd 3,
+           its stdout+stderr come out on our stderr; exits with its status
+           (128+N when killed by signal N; 125 cordon error, 126 launch
+           failed, 127 invalid program); SIGTERM/SIGINT stop it gracefully
+  doctor   check that this host can run cordon sandboxes; prints each check
+           and the exact fix for each failure; exit status 1 if a required
+           check fails
+";
+
+fn usage() -> String {
+    format!("{}{USAGE_REST}", run::USAGE)
+}
+
+fn dispatch(args: &[String]) -> i32 {
+    let Some((name, rest)) = args.split_first() else {
+        eprint!("{}", usage());
+        return exit_status::USAGE;
+    };
+    match name.as_str() {
+        "run" => run::main(rest),
+        "doctor" => doctor::main(rest).unwrap_or_else(|e| {
+            eprint!("cordon doctor: {e}\n{}", usage());
+            exit_status::USAGE
+        }),
+        "--version" | "-V" => {
+            println!("cordon {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        "--help" | "-h" | "help" => {
+            print!("{}", usage());
+            0
+        }
+        _ => {
+            eprint!("{}", usage());
+            exit_status::USAGE
+        }
+    }
+}
+
+fn main() {
+    let args: Option<Vec<String>> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string().ok())
+        .collect();
+    let status = match args {
+        Some(args) => dispatch(&args),
+        None => {
+            eprintln!("cordon: arguments must be valid UTF-8");
+            exit_status::USAGE
+        }
+    };
+    let _ = std::io::stdout().flush();
+    std::process::exit(status);
+}

@@ -1,0 +1,141 @@
+//! `--policy read-only|workspace-write|untrusted|FILE`: a preset by name, or
+//! a policy JSON file (docs/policy.md). The launcher validates either
+//! strictly; this module only produces the JSON value.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+/// A policy file larger than this is not a policy: refuse rather than read it.
+const MAX_POLICY_FILE_BYTES: u64 = 1024 * 1024;
+/// Preset ceilings, the same numbers as `readOnly()` in lib/isolated-policy.js.
+const PRESET_MEMORY_BYTES: u64 = 268_435_456; // 256 MiB: ample for a QuickJS runner
+const PRESET_PROCESSES: u64 = 64;
+const PRESET_FILE_SIZE_BYTES: u64 = 67_108_864; // 64 MiB per file written
+const PRESET_CPU_SECONDS: u64 = 30;
+
+/// The names `--policy` accepts as presets; anything else is a file path.
+pub const PRESETS: &[&str] = &["read-only", "workspace-write", "untrusted"];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyArg {
+    Preset(&'static str),
+    File(PathBuf),
+}
+
+impl Default for PolicyArg {
+    /// `read-only`, the default of `createCodeMode` too.
+    fn default() -> Self {
+        PolicyArg::Preset("read-only")
+    }
+}
+
+#[derive(Debug)]
+pub struct PolicyFileError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl std::fmt::Display for PolicyFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "policy file {}: {}", self.path.display(), self.reason)
+    }
+}
+
+impl PolicyArg {
+    /// A preset name wins; write `./untrusted` for a file of that name.
+    pub fn parse(text: &str) -> PolicyArg {
+        match PRESETS.iter().find(|name| **name == text) {
+            Some(name) => PolicyArg::Preset(name),
+            None => PolicyArg::File(PathBuf::from(text)),
+        }
+    }
+
+    /// The policy as the launcher's JSON value.
+    pub fn load(&self) -> Result<Value, PolicyFileError> {
+        match self {
+            PolicyArg::Preset(name) => Ok(preset(name)),
+            PolicyArg::File(path) => read_file(path),
+        }
+    }
+}
+
+fn preset(name: &str) -> Value {
+    let workspace = match name {
+        "workspace-write" => "write",
+        "untrusted" => "none",
+        _ => "read",
+    };
+    json!({
+        "formatVersion": 1,
+        "filesystem": {"workspace": workspace, "temp": "write", "extra": []},
+        "network": {"mode": "none"},
+        "process": {"treeConfinement": "required"},
+        "resources": {
+            "memoryBytes": PRESET_MEMORY_BYTES,
+            "processes": PRESET_PROCESSES,
+            "fileSizeBytes": PRESET_FILE_SIZE_BYTES,
+            "cpuSeconds": PRESET_CPU_SECONDS,
+        },
+        "environment": {"allow": []},
+    })
+}
+
+fn read_file(path: &PathBuf) -> Result<Value, PolicyFileError> {
+    let fail = |reason: String| PolicyFileError {
+        path: path.clone(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut text = String::new();
+    file.take(MAX_POLICY_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| fail(e.to_string()))?;
+    if text.len() as u64 > MAX_POLICY_FILE_BYTES {
+        return Err(fail(format!("larger than {MAX_POLICY_FILE_BYTES} bytes")));
+    }
+    serde_json::from_str(&text).map_err(|e| fail(format!("not valid JSON: {e}")))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preset_names_are_presets_and_anything_else_is_a_file() {
+        assert_eq!(
+            PolicyArg::parse("untrusted"),
+            PolicyArg::Preset("untrusted")
+        );
+        assert_eq!(
+            PolicyArg::parse("./untrusted"),
+            PolicyArg::File(PathBuf::from("./untrusted"))
+        );
+    }
+
+    #[test]
+    fn every_preset_is_a_policy_the_launcher_accepts() {
+        for name in PRESETS {
+            let value = PolicyArg::Preset(name).load().unwrap();
+            cordon_launcher::policy::Policy::from_json(&value).unwrap();
+        }
+        let untrusted = PolicyArg::Preset("untrusted").load().unwrap();
+        assert_eq!(untrusted["filesystem"]["workspace"], "none");
+    }
+
+    #[test]
+    fn a_missing_or_malformed_policy_file_names_the_path() {
+        let missing = PolicyArg::parse("/nonexistent/policy.json").load();
+        assert!(missing
+            .unwrap_err()
+            .to_string()
+            .contains("/nonexistent/policy.json"));
+        let dir = std::env::temp_dir().join(format!("cordon-cli-policy-{}", std::process::id()));
+        std::fs::write(&dir, "{not json").unwrap();
+        let bad = PolicyArg::File(dir.clone()).load().unwrap_err().to_string();
+        std::fs::remove_file(&dir).unwrap();
+        assert!(bad.contains("not valid JSON"), "{bad}");
+    }
+}

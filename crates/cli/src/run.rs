@@ -1,0 +1,97 @@
+//! `cordon run`: one program in the launcher's sandbox, relayed over our
+//! stdin/stdout (its fd 3) and stderr (its stdout+stderr). Steps:
+//! 1. parse the command line (nothing happens on a usage error);
+//! 2. block SIGTERM/SIGINT and start their thread — before the launcher
+//!    starts any thread, so every thread inherits the mask;
+//! 3. load the policy, resolve the workspace, build the options document;
+//! 4. `cordon_launcher::launch` (validates strictly, then spawns bwrap);
+//! 5. relay until the run finished (signals → stop ladder);
+//! 6. copy the receipt to `--receipt`, exit with the program's status.
+
+use cordon_launcher::events::{Completion, LaunchFailure};
+use cordon_launcher::launch;
+
+use crate::exit_status::{self, RUN_ERROR};
+use crate::relay::{Channels, Message};
+use crate::run_args::{self, RunArgs};
+use crate::{receipt_file, signals};
+
+pub const USAGE: &str = "usage: cordon run [--policy read-only|workspace-write|untrusted|FILE]
+                  [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
+                  [--bwrap PATH] [--] /abs/program args…
+";
+
+fn fail(status: i32, message: &str) -> i32 {
+    eprintln!("cordon run: {message}");
+    status
+}
+
+/// Runs the command; returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    let parsed = match run_args::parse(args) {
+        Ok(parsed) => parsed,
+        Err(e) => return fail(RUN_ERROR, &format!("{e}\n{USAGE}")),
+    };
+    let channels = Channels::new();
+    let to_main = channels.main_tx.clone();
+    let forwarded =
+        signals::forward_stop_signals(move |_signal| to_main.send(Message::Signal).is_ok());
+    if let Err(e) = forwarded {
+        return fail(RUN_ERROR, &e.to_string());
+    }
+    let options = match options_document(&parsed) {
+        Ok(options) => options,
+        Err(message) => return fail(RUN_ERROR, &message),
+    };
+    let handle = match launch(&options, channels.sink()) {
+        Ok(handle) => handle,
+        Err(e) => {
+            let code = e.code();
+            return fail(
+                exit_status::for_error_code(code),
+                &format!("{}: {e}", code.as_str()),
+            );
+        }
+    };
+    let outcome = channels.relay(handle);
+    if let Err(failure) = &outcome {
+        eprintln!("cordon run: {}: {}", failure.code.as_str(), failure.message);
+    }
+    let status = exit_status::for_outcome(&outcome);
+    match (&parsed.receipt, receipt_of(&outcome)) {
+        (None, _) => status,
+        (Some(path), Some(json)) => match receipt_file::write_atomic(path, json) {
+            Ok(()) => status,
+            Err(e) => fail(
+                RUN_ERROR,
+                &format!("{e} (the program's status was {status})"),
+            ),
+        },
+        // A launch failure without a receipt keeps its own status.
+        (Some(_), None) if outcome.is_err() => status,
+        (Some(_), None) => fail(
+            RUN_ERROR,
+            &format!("the launcher returned no receipt (the program's status was {status})"),
+        ),
+    }
+}
+
+/// Step 3: the JSON `cordon_launcher::launch` takes.
+fn options_document(parsed: &RunArgs) -> Result<String, String> {
+    let policy = parsed.policy.load().map_err(|e| e.to_string())?;
+    let workspace = match &parsed.workspace {
+        Some(dir) => Some(
+            std::fs::canonicalize(dir)
+                .map_err(|e| format!("--workspace {}: {e}", dir.display()))?,
+        ),
+        None => None,
+    };
+    Ok(run_args::options_json(parsed, policy, workspace))
+}
+
+fn receipt_of(outcome: &Result<Completion, LaunchFailure>) -> Option<&str> {
+    match outcome {
+        Ok(done) => done.receipt_json.as_deref(),
+        Err(failure) => failure.receipt_json.as_deref(),
+    }
+}

@@ -1,0 +1,181 @@
+//! `cordon run` arguments → the launcher's options document (pure).
+//!
+//! `cordon run [--policy read-only|workspace-write|untrusted|FILE]
+//! [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
+//! [--bwrap PATH] [--] /abs/program args…`
+
+use std::path::PathBuf;
+
+use serde_json::{json, Map, Value};
+
+use crate::policy_arg::PolicyArg;
+
+/// What `cordon run` was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunArgs {
+    pub policy: PolicyArg,
+    pub workspace: Option<PathBuf>,
+    pub receipt: Option<PathBuf>,
+    pub grace_ms: Option<u64>,
+    pub force_ms: Option<u64>,
+    /// An explicit, trusted bwrap; default: the launcher's fixed locations.
+    pub bwrap: Option<String>,
+    pub command: Vec<String>,
+}
+
+/// A command-line mistake: nothing was launched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
+
+/// Parses everything after `run`. The first argument that is not an option
+/// (or everything after `--`) is the command.
+pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
+    let mut out = RunArgs {
+        policy: PolicyArg::default(),
+        workspace: None,
+        receipt: None,
+        grace_ms: None,
+        force_ms: None,
+        bwrap: None,
+        command: Vec::new(),
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if arg == "--" {
+            out.command = args[i + 1..].to_vec();
+            break;
+        }
+        if !arg.starts_with("--") {
+            out.command = args[i..].to_vec();
+            break;
+        }
+        let value = args
+            .get(i + 1)
+            .ok_or_else(|| usage(format!("{arg} needs a value")))?;
+        match arg {
+            "--policy" => out.policy = PolicyArg::parse(value),
+            "--workspace" => out.workspace = Some(PathBuf::from(value)),
+            "--receipt" => out.receipt = Some(PathBuf::from(value)),
+            "--grace-ms" => out.grace_ms = Some(parse_ms(arg, value)?),
+            "--force-ms" => out.force_ms = Some(parse_ms(arg, value)?),
+            "--bwrap" => out.bwrap = Some(value.clone()),
+            _ => return Err(usage(format!("unknown option {arg}"))),
+        }
+        i += 2;
+    }
+    if out.command.is_empty() {
+        return Err(usage(
+            "missing the program to run: cordon run [options] -- /abs/program args…",
+        ));
+    }
+    Ok(out)
+}
+
+/// A decimal integer of milliseconds (the launcher checks the upper bound).
+fn parse_ms(flag: &str, value: &str) -> Result<u64, UsageError> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(usage(format!(
+            "{flag} takes a whole number of milliseconds, not {value:?}"
+        )));
+    }
+    value
+        .parse()
+        .map_err(|_| usage(format!("{flag} {value} is out of range")))
+}
+
+/// The options document `cordon_launcher::launch` validates. `policy` is the
+/// already-loaded policy value and `workspace` an absolute directory.
+pub fn options_json(args: &RunArgs, policy: Value, workspace: Option<PathBuf>) -> String {
+    let mut options = Map::new();
+    options.insert("command".into(), json!(args.command));
+    options.insert("policy".into(), policy);
+    if let Some(dir) = workspace {
+        options.insert("workspace".into(), json!(dir.to_string_lossy()));
+    }
+    if let Some(bwrap) = &args.bwrap {
+        options.insert("bwrapPath".into(), json!(bwrap));
+    }
+    let mut stop = Map::new();
+    if let Some(ms) = args.grace_ms {
+        stop.insert("graceMs".into(), json!(ms));
+    }
+    if let Some(ms) = args.force_ms {
+        stop.insert("forceMs".into(), json!(ms));
+    }
+    if !stop.is_empty() {
+        options.insert("stop".into(), Value::Object(stop));
+    }
+    Value::Object(options).to_string()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_stop_before_the_double_dash_and_the_rest_is_the_command() {
+        let args = parse(&strings(&[
+            "--policy",
+            "untrusted",
+            "--grace-ms",
+            "50",
+            "--",
+            "/bin/sh",
+            "-c",
+            "--policy",
+        ]))
+        .unwrap();
+        assert_eq!(args.policy, PolicyArg::Preset("untrusted"));
+        assert_eq!(args.grace_ms, Some(50));
+        assert_eq!(args.command, strings(&["/bin/sh", "-c", "--policy"]));
+    }
+
+    #[test]
+    fn the_first_positional_argument_starts_the_command_without_a_double_dash() {
+        let args = parse(&strings(&["/bin/true", "--x"])).unwrap();
+        assert_eq!(args.command, strings(&["/bin/true", "--x"]));
+        assert_eq!(args.policy, PolicyArg::Preset("read-only"));
+    }
+
+    #[test]
+    fn unknown_options_missing_values_bad_numbers_and_no_command_are_usage_errors() {
+        for bad in [
+            vec!["--nope", "x", "/bin/true"],
+            vec!["--grace-ms"],
+            vec!["--grace-ms", "-1", "/bin/true"],
+            vec!["--force-ms", "1e3", "/bin/true"],
+            vec!["--grace-ms", "99999999999999999999999", "/bin/true"],
+            vec!["--policy", "untrusted"],
+            vec!["--"],
+        ] {
+            assert!(parse(&strings(&bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_options_document_carries_command_policy_workspace_and_stop() {
+        let args = parse(&strings(&["--force-ms", "7", "--", "/bin/true"])).unwrap();
+        let text = options_json(&args, json!({"p": 1}), Some(PathBuf::from("/w")));
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            doc,
+            json!({"command": ["/bin/true"], "policy": {"p": 1}, "workspace": "/w", "stop": {"forceMs": 7}})
+        );
+    }
+}
