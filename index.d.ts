@@ -24,6 +24,12 @@ export interface Policy {
     fileSizeBytes?: number;
     cpuSeconds?: number;
     openFiles?: number;
+    /**
+     * "if-available" (default): memory/process ceilings hold for the whole tree
+     * through a cgroup when the host has one, else per process (rlimits).
+     * "required": no usable cgroup → ERR_CORDON_CONFINEMENT_UNAVAILABLE.
+     */
+    treeLimits?: 'if-available' | 'required';
   };
   /** Names `options.env` may set for the runner. */
   environment?: { allow: ReadonlyArray<string> };
