@@ -1,6 +1,6 @@
 //! Pure: the directories, writes and kill method of one execution's cgroup.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{own_path, CgroupError, Hierarchy};
 
@@ -69,85 +69,102 @@ pub fn plan(
             id: invocation_id.to_string(),
         });
     }
-    let write = |path: PathBuf, value: String, need| Write { path, value, need };
-    let memory = limits.memory_bytes.to_string();
-    let pids = limits.pids.to_string();
     Ok(match hierarchy {
-        Hierarchy::V2 { own } => {
-            let parent = own.join(PARENT_NAME);
-            let leaf = parent.join(invocation_id);
-            let enable = "+memory +pids".to_string();
-            CgroupPlan {
-                version: "v2",
-                leaf_name: invocation_id.to_string(),
-                parent_setup: vec![
-                    write(
-                        own.join("cgroup.subtree_control"),
-                        enable.clone(),
-                        Need::Required,
-                    ),
-                    write(
-                        parent.join("cgroup.subtree_control"),
-                        enable,
-                        Need::Required,
-                    ),
-                ],
-                parents: vec![parent],
-                limits: vec![
-                    write(leaf.join("memory.max"), memory, Need::Required),
-                    write(leaf.join("memory.swap.max"), "0".into(), Need::IfPresent),
-                    write(leaf.join("pids.max"), pids, Need::Required),
-                ],
-                procs: vec![leaf.join("cgroup.procs")],
-                kill: KillMethod::CgroupKill {
-                    file: leaf.join("cgroup.kill"),
-                },
-                oom_report: leaf.join("memory.events"),
-                leaves: vec![leaf],
-            }
-        }
+        Hierarchy::V2 { own } => plan_v2(own, invocation_id, limits),
         Hierarchy::V1 {
             memory_own,
             pids_own,
-        } => {
-            let (memory_parent, pids_parent) =
-                (memory_own.join(PARENT_NAME), pids_own.join(PARENT_NAME));
-            let (memory_leaf, pids_leaf) = (
-                memory_parent.join(invocation_id),
-                pids_parent.join(invocation_id),
-            );
-            CgroupPlan {
-                version: "v1",
-                leaf_name: invocation_id.to_string(),
-                parent_setup: Vec::new(),
-                parents: vec![memory_parent, pids_parent],
-                // memsw must stay >= limit_in_bytes, so it is written second.
-                limits: vec![
-                    write(
-                        memory_leaf.join("memory.limit_in_bytes"),
-                        memory.clone(),
-                        Need::Required,
-                    ),
-                    write(
-                        memory_leaf.join("memory.memsw.limit_in_bytes"),
-                        memory,
-                        Need::IfPresent,
-                    ),
-                    write(pids_leaf.join("pids.max"), pids, Need::Required),
-                ],
-                procs: vec![
-                    memory_leaf.join("cgroup.procs"),
-                    pids_leaf.join("cgroup.procs"),
-                ],
-                kill: KillMethod::FreezeForksThenSignal {
-                    pids_max: pids_leaf.join("pids.max"),
-                    procs: pids_leaf.join("cgroup.procs"),
-                },
-                oom_report: memory_leaf.join("memory.oom_control"),
-                leaves: vec![memory_leaf, pids_leaf],
-            }
-        }
+        } => plan_v1(memory_own, pids_own, invocation_id, limits),
     })
+}
+
+fn write(path: PathBuf, value: String, need: Need) -> Write {
+    Write { path, value, need }
+}
+
+/// One leaf under `<own>/cordon`, whose controllers are enabled first.
+fn plan_v2(own: &Path, leaf_name: &str, limits: &CgroupLimits) -> CgroupPlan {
+    let parent = own.join(PARENT_NAME);
+    let leaf = parent.join(leaf_name);
+    let enable = || "+memory +pids".to_string();
+    CgroupPlan {
+        version: "v2",
+        leaf_name: leaf_name.to_string(),
+        parent_setup: vec![
+            write(own.join("cgroup.subtree_control"), enable(), Need::Required),
+            write(
+                parent.join("cgroup.subtree_control"),
+                enable(),
+                Need::Required,
+            ),
+        ],
+        parents: vec![parent],
+        limits: vec![
+            write(
+                leaf.join("memory.max"),
+                limits.memory_bytes.to_string(),
+                Need::Required,
+            ),
+            write(leaf.join("memory.swap.max"), "0".into(), Need::IfPresent),
+            write(
+                leaf.join("pids.max"),
+                limits.pids.to_string(),
+                Need::Required,
+            ),
+        ],
+        procs: vec![leaf.join("cgroup.procs")],
+        kill: KillMethod::CgroupKill {
+            file: leaf.join("cgroup.kill"),
+        },
+        oom_report: leaf.join("memory.events"),
+        leaves: vec![leaf],
+    }
+}
+
+/// A leaf in each of the memory and pids hierarchies.
+fn plan_v1(
+    memory_own: &Path,
+    pids_own: &Path,
+    leaf_name: &str,
+    limits: &CgroupLimits,
+) -> CgroupPlan {
+    let (memory_parent, pids_parent) = (memory_own.join(PARENT_NAME), pids_own.join(PARENT_NAME));
+    let (memory_leaf, pids_leaf) = (memory_parent.join(leaf_name), pids_parent.join(leaf_name));
+    let memory = limits.memory_bytes.to_string();
+    CgroupPlan {
+        version: "v1",
+        leaf_name: leaf_name.to_string(),
+        parent_setup: Vec::new(),
+        parents: vec![memory_parent, pids_parent],
+        // memsw must stay >= limit_in_bytes, so it is written second.
+        limits: vec![
+            write(
+                memory_leaf.join("memory.limit_in_bytes"),
+                memory.clone(),
+                Need::Required,
+            ),
+            write(
+                memory_leaf.join("memory.memsw.limit_in_bytes"),
+                memory,
+                Need::IfPresent,
+            ),
+            write(
+                pids_leaf.join("pids.max"),
+                limits.pids.to_string(),
+                Need::Required,
+            ),
+        ],
+        procs: vec![
+            memory_leaf.join("cgroup.procs"),
+            pids_leaf.join("cgroup.procs"),
+        ],
+        kill: KillMethod::FreezeForksThenSignal {
+            pids_max: pids_leaf.join("pids.max"),
+            procs: pids_leaf.join("cgroup.procs"),
+        },
+        oom_report: memory_leaf.join("memory.oom_control"),
+        leaves: vec![memory_leaf, pids_leaf],
+    }
 }
 
 /// Pure: does `/proc/<pid>/cgroup` text put the process in our v1 pids leaf?
