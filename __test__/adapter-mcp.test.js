@@ -1,0 +1,111 @@
+'use strict';
+
+// cordon/mcp both ways, over the real @modelcontextprotocol/sdk with its
+// in-memory transport pair and the real sandbox.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { z } = require('zod');
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');
+const { createCodeMode } = require('..');
+const { toolsFromMcpClient, createCodeModeMcpServer } = require('../lib/adapters/mcp');
+
+/** A real MCP server with a read tool (structured), a write tool (text) and a failing tool. */
+function inventoryServer(calls) {
+  const server = new McpServer({ name: 'inventory', version: '1.0.0' });
+  server.registerTool('stock', {
+    description: 'Units in stock for a sku',
+    inputSchema: { sku: z.string() },
+    outputSchema: { sku: z.string(), units: z.number() },
+    annotations: { readOnlyHint: true },
+  }, async ({ sku }) => {
+    calls.push(['stock', sku]);
+    const out = { sku, units: sku.length * 10 };
+    return { structuredContent: out, content: [{ type: 'text', text: JSON.stringify(out) }] };
+  });
+  server.registerTool('reorder', {
+    description: 'Reorder a sku',
+    inputSchema: { sku: z.string(), units: z.number() },
+  }, async ({ sku, units }) => {
+    calls.push(['reorder', sku, units]);
+    return { content: [{ type: 'text', text: `ordered ${units} of ${sku}` }] };
+  });
+  server.registerTool('broken', { description: 'Always fails', inputSchema: {} }, async () => ({
+    isError: true, content: [{ type: 'text', text: 'warehouse offline' }],
+  }));
+  return server;
+}
+
+async function connect(server) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  return client;
+}
+
+test('the tools of a connected MCP client become Code Mode tools the sandboxed code can call', async (t) => {
+  const calls = [];
+  const client = await connect(inventoryServer(calls));
+  t.after(() => client.close());
+  const tools = await toolsFromMcpClient(client, { prefix: 'inv.' });
+  assert.deepEqual(tools.map((tool) => [tool.name, tool.effect]), [['inv.stock', 'read'], ['inv.reorder', 'write'], ['inv.broken', 'write']]);
+  const codeMode = createCodeMode({ tools });
+  const run = await codeMode.run(`
+    const s = await tools['inv.stock']({ sku: 'KB-1' });
+    const r = await tools['inv.reorder']({ sku: s.sku, units: 100 - s.units });
+    let failure = null;
+    try { await tools['inv.broken']({}); } catch (e) { failure = e.message; }
+    return { s, r, failure };
+  `);
+  assert.equal(run.ok, true, JSON.stringify(run.error));
+  assert.deepEqual(run.result, { s: { sku: 'KB-1', units: 40 }, r: 'ordered 60 of KB-1', failure: 'tool failed: TOOL_FAILED: warehouse offline' });
+  assert.deepEqual(calls, [['stock', 'KB-1'], ['reorder', 'KB-1', 60]]);
+});
+
+test('imported MCP tools keep the host checks: schema violations never reach the MCP server, inspect mode hides write tools', async (t) => {
+  const calls = [];
+  const client = await connect(inventoryServer(calls));
+  t.after(() => client.close());
+  const codeMode = createCodeMode({ tools: await toolsFromMcpClient(client) });
+  const bad = await codeMode.run("try { await tools.stock({ sku: 42 }); } catch (e) { return e.message; } return 'called';");
+  assert.equal(bad.ok, true);
+  assert.match(bad.result, /tool failed/);
+  const scoped = await codeMode.run('return Object.keys(tools);', { mode: 'inspect' });
+  assert.deepEqual(scoped.result, ['stock']);
+  assert.deepEqual(calls, []);
+});
+
+test('an MCP server serves a Code Mode tool: list it, call it with code, get structured output', async (t) => {
+  const codeMode = createCodeMode({
+    tools: [{
+      name: 'math.square', description: 'Square a number', effect: 'read',
+      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      handler: ({ n }) => n * n,
+    }],
+  });
+  const runs = [];
+  const client = await connect(createCodeModeMcpServer(codeMode, { toolName: 'code', onResult: (run) => runs.push(run) }));
+  t.after(() => client.close());
+  const { tools } = await client.listTools();
+  assert.equal(tools.length, 1);
+  assert.equal(tools[0].name, 'code');
+  assert.deepEqual(tools[0].inputSchema.required, ['code']);
+  assert.match(tools[0].description, /math\.square/);
+  const ok = await client.callTool({ name: 'code', arguments: { code: "return await tools['math.square']({ n: 12 });" } });
+  assert.equal(ok.isError, false);
+  assert.deepEqual(ok.structuredContent, { ok: true, result: 144 });
+  assert.deepEqual(JSON.parse(ok.content[0].text), { ok: true, result: 144 });
+  assert.equal(runs[0].receipt.backend.name, 'bubblewrap');
+  const failed = await client.callTool({ name: 'code', arguments: { code: 'throw new Error("boom")' } });
+  assert.equal(failed.isError, true);
+  assert.equal(failed.structuredContent.error.kind, 'javascript');
+  const unknown = await client.callTool({ name: 'other', arguments: {} });
+  assert.equal(unknown.isError, true);
+});
+
+test('bad adapter arguments are coded errors', async () => {
+  await assert.rejects(toolsFromMcpClient({}), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  assert.throws(() => createCodeModeMcpServer(createCodeMode({ tools: [] }), { port: 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+});

@@ -1,0 +1,20 @@
+// `cordon/ai`: a Code Mode instance as one Vercel AI SDK tool (docs: README "Adapters").
+import type { Tool } from 'ai';
+import type { CodeMode, CodeModeResult, CodeModeErrorKind } from '../../index';
+
+/** What the model receives from one run. */
+export type CodeModeToolOutput =
+  | { ok: true; result: unknown }
+  | { ok: false; error: { kind: CodeModeErrorKind; code?: string; message: string } };
+
+export interface CodeModeToolOptions {
+  /** Default "execute"; "inspect" grants only `effect: "read"` tools. */
+  mode?: 'execute' | 'inspect';
+  /** Default `codeMode.description({mode})`: limits and the tools' declarations. */
+  description?: string;
+  /** Sees the whole result (receipt, events, audit), which the model does not. */
+  onResult?(run: CodeModeResult): void;
+}
+
+/** An `ai` tool taking `{code}` and running it through `codeMode.run`. */
+export declare function codeModeTool(codeMode: CodeMode, options?: CodeModeToolOptions): Tool<{ code: string }, CodeModeToolOutput>;

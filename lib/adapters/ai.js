@@ -1,0 +1,45 @@
+'use strict';
+
+// `cordon/ai`: a Code Mode instance as one Vercel AI SDK tool (`ai` >= 6).
+// The model sends `{code}`; the tool runs it in the sandbox through
+// `codeMode.run` and returns `{ok, result}` or `{ok:false, error}`.
+
+const { CordonError } = require('../errors');
+const { requirePeer, modelOutput, asParentId, CODE_INPUT_SCHEMA } = require('./peer');
+
+const OPTION_KEYS = new Set(['mode', 'description', 'onResult']);
+
+function checkOptions(codeMode, options) {
+  if (codeMode === null || typeof codeMode !== 'object' || typeof codeMode.run !== 'function') {
+    throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'codeModeTool(codeMode): pass the object createCodeMode() returned');
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `unknown codeModeTool option "${key}"; known: ${[...OPTION_KEYS].join(', ')}`);
+  }
+  if (options.onResult !== undefined && typeof options.onResult !== 'function') {
+    throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'onResult must be a function');
+  }
+}
+
+/**
+ * @param {import('../../index').CodeMode} codeMode
+ * @param {{mode?: 'execute'|'inspect', description?: string,
+ *          onResult?: (run: import('../../index').CodeModeResult) => void}} [options]
+ *   `onResult` sees the whole result (receipt, events, audit) the model does not.
+ */
+function codeModeTool(codeMode, options = {}) {
+  checkOptions(codeMode, options);
+  const { tool, jsonSchema } = requirePeer('ai', 'ai');
+  const mode = options.mode ?? 'execute';
+  return tool({
+    description: options.description ?? codeMode.description({ mode }),
+    inputSchema: jsonSchema(CODE_INPUT_SCHEMA),
+    async execute({ code }, { abortSignal, toolCallId } = {}) {
+      const run = await codeMode.run(code, { mode, signal: abortSignal, parentId: asParentId(toolCallId) });
+      options.onResult?.(run);
+      return modelOutput(run);
+    },
+  });
+}
+
+module.exports = { codeModeTool };

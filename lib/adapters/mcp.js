@@ -1,0 +1,119 @@
+'use strict';
+
+// `cordon/mcp`: Model Context Protocol both ways (`@modelcontextprotocol/sdk` 1.x).
+// - toolsFromMcpClient(client): the tools of a connected MCP client as Code
+//   Mode tools, so model-written code can call them through `tools[name]`;
+//   every call still passes the Code Mode host's grant and schema checks.
+// - createCodeModeMcpServer(codeMode): an MCP server whose one tool runs
+//   `{code}` in the sandbox.
+
+const { CordonError } = require('../errors');
+const { requirePeer, modelOutput, CODE_INPUT_SCHEMA } = require('./peer');
+
+const SDK = '@modelcontextprotocol/sdk';
+/** listTools pages followed at most: a server cannot make us loop forever. */
+const MAX_LIST_PAGES = 100;
+const IMPORT_KEYS = new Set(['prefix', 'effect', 'filter']);
+const SERVE_KEYS = new Set(['name', 'version', 'toolName', 'mode', 'onResult']);
+
+function invalid(message) {
+  return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
+}
+
+function checkKeys(options, known, what) {
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) throw invalid(`unknown ${what} option "${key}"; known: ${[...known].join(', ')}`);
+  }
+}
+
+/** MCP `annotations.readOnlyHint: true` → "read" (granted in inspect mode); else "write". */
+function defaultEffect(mcpTool) {
+  return mcpTool.annotations?.readOnlyHint === true ? 'read' : 'write';
+}
+
+/** A call result as the code sees it: structured content, else the text, else the content list. */
+function callValue(result) {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const content = Array.isArray(result.content) ? result.content : [];
+  if (content.every((item) => item.type === 'text')) return content.map((item) => item.text).join('');
+  return content;
+}
+
+function errorText(result) {
+  const content = Array.isArray(result.content) ? result.content : [];
+  const text = content.filter((item) => item.type === 'text').map((item) => item.text).join(' ');
+  return text || 'the MCP tool reported an error';
+}
+
+async function listAllTools(client) {
+  const tools = [];
+  let cursor;
+  for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
+    const answer = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...answer.tools);
+    cursor = answer.nextCursor;
+    if (cursor === undefined) return tools;
+  }
+  throw new CordonError('ERR_CORDON_MCP', `the MCP server returned more than ${MAX_LIST_PAGES} pages of tools`);
+}
+
+/**
+ * @param {import('@modelcontextprotocol/sdk/client/index.js').Client} client a connected client
+ * @param {{prefix?: string, effect?: (tool: object) => string, filter?: (tool: object) => boolean}} [options]
+ * @returns {Promise<import('../../index').CodeModeTool[]>}
+ */
+async function toolsFromMcpClient(client, options = {}) {
+  checkKeys(options, IMPORT_KEYS, 'toolsFromMcpClient');
+  if (client === null || typeof client?.listTools !== 'function' || typeof client.callTool !== 'function') {
+    throw invalid('toolsFromMcpClient(client): pass a connected @modelcontextprotocol/sdk Client');
+  }
+  const prefix = options.prefix ?? '';
+  const effectOf = options.effect ?? defaultEffect;
+  const keep = options.filter ?? (() => true);
+  const listed = (await listAllTools(client)).filter(keep);
+  return listed.map((mcpTool) => ({
+    name: `${prefix}${mcpTool.name}`,
+    description: mcpTool.description ?? mcpTool.title ?? mcpTool.name,
+    inputSchema: mcpTool.inputSchema ?? { type: 'object' },
+    effect: effectOf(mcpTool),
+    async handler(args, ctx) {
+      const result = await client.callTool({ name: mcpTool.name, arguments: args }, undefined, { signal: ctx.signal });
+      if (result.isError) throw new Error(errorText(result));
+      return callValue(result);
+    },
+  }));
+}
+
+/**
+ * @param {import('../../index').CodeMode} codeMode
+ * @param {{name?: string, version?: string, toolName?: string, mode?: 'execute'|'inspect',
+ *          onResult?: (run: object) => void}} [options]
+ * @returns {import('@modelcontextprotocol/sdk/server/index.js').Server} connect it to a transport
+ */
+function createCodeModeMcpServer(codeMode, options = {}) {
+  checkKeys(options, SERVE_KEYS, 'createCodeModeMcpServer');
+  if (codeMode === null || typeof codeMode?.run !== 'function') throw invalid('createCodeModeMcpServer(codeMode): pass the object createCodeMode() returned');
+  const { Server } = requirePeer(`${SDK}/server/index.js`, SDK);
+  const { ListToolsRequestSchema, CallToolRequestSchema } = requirePeer(`${SDK}/types.js`, SDK);
+  const mode = options.mode ?? 'execute';
+  const toolName = options.toolName ?? 'run_code';
+  const server = new Server(
+    { name: options.name ?? 'cordon-code-mode', version: options.version ?? '0.1.0' },
+    { capabilities: { tools: {} } },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [{ name: toolName, description: codeMode.description({ mode }), inputSchema: CODE_INPUT_SCHEMA }],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    if (name !== toolName) return { isError: true, content: [{ type: 'text', text: `unknown tool ${name}` }] };
+    if (typeof args?.code !== 'string') return { isError: true, content: [{ type: 'text', text: 'arguments.code must be a string' }] };
+    const run = await codeMode.run(args.code, { mode, signal: extra?.signal });
+    options.onResult?.(run);
+    const output = modelOutput(run);
+    return { isError: !run.ok, structuredContent: output, content: [{ type: 'text', text: JSON.stringify(output) }] };
+  });
+  return server;
+}
+
+module.exports = { toolsFromMcpClient, createCodeModeMcpServer };
