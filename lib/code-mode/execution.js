@@ -191,7 +191,9 @@ class Execution {
     if (this.termination) return this.answer(frame.id, { ok: false, error: { code: 'RUN_ENDING', message: 'RUN_ENDING: the run is ending' } });
     const controller = new AbortController();
     this.pendingCall = { id: frame.id, controller };
-    this.dispatcher.dispatch(frame, controller.signal).then((outcome) => this.onCallDone(frame.id, outcome));
+    // dispatch() is written never to reject; if it ever does, the call fails instead of the process.
+    const hostError = (error) => ({ ok: false, latch: false, error: { code: 'HOST_ERROR', message: `HOST_ERROR: ${String(error?.message ?? error).slice(0, 200)}` } });
+    this.dispatcher.dispatch(frame, controller.signal).then((outcome) => this.onCallDone(frame.id, outcome), (error) => this.onCallDone(frame.id, hostError(error)));
     return undefined;
   }
 
