@@ -23,9 +23,9 @@ const tally = { tried: 0, blocked: 0 };
 
 /** A battery probe: counted as tried, and as blocked if every assertion held. */
 function probe(name, fn, options = {}) {
-  test(name, { skip: skip ?? false, timeout: 60_000, ...options }, async () => {
+  test(name, { skip: skip ?? false, timeout: 60_000, ...options }, async (t) => {
     tally.tried += 1;
-    await fn();
+    await fn(t);
     tally.blocked += 1;
   });
 }
@@ -207,6 +207,20 @@ describe('resources', () => {
     if (result) assert.ok(Number(/touched=(\d+)/.exec(result.detail)[1]) <= 64, result.detail);
   });
 
+  probe('a memory bomb spread over four processes is OOM-killed by the tree ceiling', async (t) => {
+    const policy = { ...structuredClone(cordon.readOnly()), resources: { memoryBytes: 64 << 20 } };
+    // Each child touches 40 MiB (within its own 64 MiB address space); the
+    // tree needs 160 MiB. Only the cgroup's memory limit can stop that.
+    const run = await h.attack(['tree-memory-bomb', '40'], { policy, deadlineMs: 20_000 });
+    if (run.receipt.confinement.cgroup === null) {
+      t.skip('no cgroup on this host: the tree ceiling is not enforced (see docs/security.md)');
+      return;
+    }
+    expectBlocked(run, 'tree-memory-bomb');
+    assert.ok(run.receipt.confinement.cgroup.oomKills >= 1, JSON.stringify(run.receipt.confinement.cgroup));
+    assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n');
+  });
+
   probe('a CPU burn is ended by the deadline', async () => {
     const run = await h.attack(['cpu-burn'], { deadlineMs: 300, stop: { graceMs: 100, forceMs: 1000 } });
     assert.equal(run.receipt.stop.reason, 'deadline');
@@ -256,12 +270,20 @@ describe('identity', () => {
 
   probe('the sandbox is never uid 0 on the host', async () => {
     let hostUid;
+    let cgroupLines;
     const run = await h.attack(['hang'], {}, async (execution, started) => {
       await started;
       const status = fs.readFileSync(`/proc/${execution.pid}/status`, 'utf8');
       hostUid = Number(/^Uid:\s+(\d+)/m.exec(status)[1]);
+      cgroupLines = fs.readFileSync(`/proc/${execution.pid}/cgroup`, 'utf8');
       execution.stop();
     });
+    // bwrap itself joined the run's cgroup before exec (so everything it
+    // forks is inside): its pids/memory (v1) or unified (v2) line names it.
+    for (const leaf of run.receipt.confinement.cgroup?.paths ?? []) {
+      const name = path.basename(leaf);
+      assert.match(cgroupLines, new RegExp(`/cordon/${name}$`, 'm'), `bwrap is in ${leaf}`);
+    }
     if (process.geteuid() === 0) assert.equal(hostUid, h.SANDBOX_UID);
     assert.notEqual(hostUid, 0);
     assert.notEqual(run.receipt.confinement.uid, 0);

@@ -191,6 +191,26 @@ static int memory_bomb(void) {
     return report("memory-bomb", total < ((size_t)64 << 30), detail);
 }
 
+/* Four processes, each within its own address-space limit, together far
+ * above the sandbox's memory ceiling: only a whole-tree limit stops them. */
+static int tree_memory_bomb(const char *megabytes) {
+    size_t each = (size_t)atoi(megabytes) << 20;
+    for (int i = 0; i < 4; i++) {
+        if (fork() == 0) {
+            char *p = mmap(NULL, each, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) _exit(3);
+            memset(p, 1, each);
+            sleep(2); /* hold it while the siblings allocate, then leave */
+            _exit(0);
+        }
+    }
+    int killed = 0, status;
+    while (wait(&status) > 0) killed += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    char detail[64];
+    snprintf(detail, sizeof detail, "children_killed=%d", killed);
+    return report("tree-memory-bomb", killed > 0, detail);
+}
+
 static __attribute__((noreturn)) void cpu_burn(void) {
     report("cpu-burn", 1, "spinning; the deadline must end it");
     for (volatile unsigned long i = 0;; i++) {}
@@ -275,6 +295,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "outlive-stop")) return escape_stop(arg);
     if (!strcmp(a, "fork-bomb")) return fork_bomb();
     if (!strcmp(a, "memory-bomb")) return memory_bomb();
+    if (!strcmp(a, "tree-memory-bomb")) return tree_memory_bomb(arg);
     if (!strcmp(a, "cpu-burn")) cpu_burn();
     if (!strcmp(a, "disk-fill")) return disk_fill();
     if (!strcmp(a, "fd-exhaustion")) return fd_exhaustion();
