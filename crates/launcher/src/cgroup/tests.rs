@@ -270,3 +270,17 @@ fn only_old_empty_leaves_are_reaped() {
     reap_stale(&parent, Duration::from_secs(1));
     assert!(!leaf.exists(), "an old empty leaf goes");
 }
+
+#[test]
+fn a_running_process_added_by_pid_is_a_member_and_is_killed() {
+    let id = format!("test-add-{}", std::process::id());
+    let Some(cgroup) = real_cgroup(&id, &LIMITS) else {
+        return;
+    };
+    let mut child = Command::new("/bin/sleep").arg("60").spawn().unwrap();
+    cgroup.add_pid(child.id()).unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    assert_eq!(cgroup.members().unwrap(), vec![pid]);
+    cgroup.kill_all(Duration::from_secs(5)).unwrap();
+    assert!(child.wait().unwrap().code().is_none(), "killed by a signal");
+}
