@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { spawnIsolated, readOnly } = require('..');
-const { fixture, runToEnd, ownControlRoots } = require('./spawn-support');
+const { fixture, runToEnd, ownControlRoots, controlRootBase } = require('./spawn-support');
 
 /** This process's descriptors and what they point to. */
 function openFds() {
@@ -40,7 +40,7 @@ function zombies() {
 test('a control root left by a crashed provider is reaped at the next spawn', async () => {
   // The first spawn of this process sweeps; make a root owned by a dead pid first.
   const dead = spawnSync('/bin/true');
-  const base = path.join(require('node:os').tmpdir(), `cordon-${process.geteuid()}`);
+  const base = controlRootBase();
   fs.mkdirSync(base, { recursive: true, mode: 0o711 });
   const stale = path.join(base, 'deadbeef'.repeat(4));
   fs.mkdirSync(stale, { mode: 0o700 });

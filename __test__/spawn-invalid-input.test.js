@@ -10,7 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnIsolated, readOnly, profile } = require('..');
 const crypto = require('node:crypto');
-const { fixture, ownControlRoots } = require('./spawn-support');
+const { fixture, ownControlRoots, controlRootBase } = require('./spawn-support');
 
 // A private copy of /bin/true with unique trailing bytes: its content hash
 // is ours alone, so a staged copy of it could only come from these tests.
@@ -21,7 +21,7 @@ test.after(() => fs.rmSync(path.dirname(uniqueTrue), { recursive: true, force: t
 
 /** What cordon could have created for this process: control roots, a staged copy. */
 function footprint() {
-  const staged = path.join(os.tmpdir(), `cordon-${process.geteuid()}`, 'exec', uniqueSha);
+  const staged = path.join(controlRootBase(), 'exec', uniqueSha);
   return JSON.stringify({ roots: ownControlRoots(), staged: fs.existsSync(staged) });
 }
 

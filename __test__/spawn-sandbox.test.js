@@ -44,6 +44,7 @@ test('under readOnly() the workspace is read-only, /tmp is writable and host sec
   assert.equal(seen['list-root'], 'denied');
   assert.equal(seen['list-home'], 'denied');
   assert.equal(seen['list-host-tmp-cordon'], 'denied');
+  assert.equal(seen['list-host-shm-cordon'], 'denied');
 });
 
 test('the program holds exactly fd 0 (/dev/null), fd 1 and 2 (one pipe) and fd 3 (a socket)', async () => {

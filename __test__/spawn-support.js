@@ -59,9 +59,12 @@ async function eventually(predicate, timeoutMs) {
   return predicate();
 }
 
+/** The per-uid directory holding control roots, as the launcher chooses it. */
+const controlRootBase = () => require('../binding.js').controlRootBase();
+
 /** Control roots currently present under the per-uid base directory. */
 function controlRoots() {
-  const base = path.join(require('node:os').tmpdir(), `cordon-${process.geteuid()}`);
+  const base = controlRootBase();
   try {
     return fs.readdirSync(base).filter((name) => /^[0-9a-f]{32}$/.test(name)).map((n) => path.join(base, n));
   } catch {
@@ -91,5 +94,6 @@ async function firstLine(stream) {
 }
 
 module.exports = {
-  fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRoots, ownControlRoots, firstLine,
+  fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots,
+  firstLine,
 };

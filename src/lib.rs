@@ -160,6 +160,15 @@ pub fn doctor_native(options_json: String) -> String {
     cordon_launcher::host_probe::run_all_json(&options).to_string()
 }
 
+/// The directory holding this provider's control roots (not created here):
+/// for tests and diagnostics.
+#[napi]
+pub fn control_root_base() -> String {
+    cordon_launcher::control_root::base_path()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Validates `optionsJson` without touching the disk (for option checks).
 #[napi]
 pub fn validate_native(options_json: String) -> napi::Result<(), String> {

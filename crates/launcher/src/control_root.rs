@@ -2,8 +2,9 @@
 //! the plan, the receipt, the default workspace and the sandbox temp. It is
 //! never mounted into the sandbox and is removed when the execution ends.
 //!
-//! Layout: `$TMPDIR/cordon-<euid>/` (mode 0711: traversable, not listable)
-//! holds one `<32 hex>/` per execution and the `exec/` staging cache.
+//! Layout: `<base>/cordon-<euid>/` (mode 0711: traversable, not listable)
+//! holds one `<32 hex>/` per execution and the `exec/` staging cache; the
+//! base is `$TMPDIR` if set, else `/dev/shm` if a tmpfs, else `/tmp`.
 //!
 //! When bwrap runs as an unprivileged identity (provider is root), bwrap
 //! must traverse the control root to mount `workspace/` and `sandbox-temp/`
@@ -34,6 +35,8 @@ pub const REAP_INTERVAL: Duration = Duration::from_secs(60);
 /// Random bytes in a control root name (hex-encoded: 32 characters).
 const ROOT_NAME_BYTES: usize = 16;
 const OWNER_FILE: &str = "owner";
+/// The shared-memory tmpfs preferred for control roots when `$TMPDIR` is unset.
+const SHM_DIR: &str = "/dev/shm";
 pub const TEMP_DIR: &str = "sandbox-temp";
 pub const WORKSPACE_DIR: &str = "workspace";
 
@@ -73,11 +76,38 @@ pub struct ControlRoot {
     removed: bool,
 }
 
-/// `$TMPDIR/cordon-<euid>`, created (mode 0711) and checked.
+/// Where control roots live: `$TMPDIR` when the provider set it; else
+/// `/dev/shm` when it is a tmpfs (control roots are small, short-lived and
+/// private: on a disk-backed /tmp their mkdir/unlink journaling cost more
+/// than the whole sandbox start); else `/tmp`. Pure apart from one statfs.
+pub fn base_path() -> PathBuf {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let parent = match std::env::var_os("TMPDIR").filter(|t| Path::new(t).is_absolute()) {
+        Some(tmpdir) => PathBuf::from(tmpdir),
+        None if is_tmpfs(Path::new(SHM_DIR)) => PathBuf::from(SHM_DIR),
+        None => PathBuf::from("/tmp"),
+    };
+    parent.join(format!("cordon-{uid}"))
+}
+
+/// Whether `path` is on a tmpfs (statfs magic).
+fn is_tmpfs(path: &Path) -> bool {
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: c_path is NUL-terminated; stat is written by a successful call.
+    let rc = unsafe { libc::statfs(c_path.as_ptr(), stat.as_mut_ptr()) };
+    // SAFETY: statfs returned 0, so it initialised the struct.
+    rc == 0 && unsafe { stat.assume_init() }.f_type == libc::TMPFS_MAGIC
+}
+
+/// [`base_path`], created (mode 0711) and checked.
 pub fn base_dir() -> Result<PathBuf, ControlRootError> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
-    let path = std::env::temp_dir().join(format!("cordon-{uid}"));
+    let path = base_path();
     match fs::DirBuilder::new().mode(BASE_MODE).create(&path) {
         Ok(()) => {
             fs::set_permissions(&path, fs::Permissions::from_mode(BASE_MODE)).map_err(|source| {
