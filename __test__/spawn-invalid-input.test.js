@@ -115,7 +115,13 @@ test('a mediated network is ERR_CORDON_UNSUPPORTED (fail closed)', () => {
 test('a missing or unusable bwrap is ERR_CORDON_BACKEND_UNAVAILABLE with a fix in the message', () => {
   refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: missing });
   refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: fixture('echo-fd3') });
-  assert.throws(() => spawnIsolated(['/bin/true'], { policy, bwrapPath: missing }), /install Bubblewrap|bwrapPath/);
+  assert.throws(() => spawnIsolated([uniqueTrue], { policy, bwrapPath: missing }), /install Bubblewrap|bwrapPath/);
+  const refused = fixture('fake-bwrap-userns-refused');
+  refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: refused });
+  assert.throws(
+    () => spawnIsolated([uniqueTrue], { policy, bwrapPath: refused }),
+    /non-privileged user namespaces.*unprivileged_userns_clone|max_user_namespaces/s,
+  );
 });
 
 test('the unique executable itself launches, so the refusals above were about the input alone', async () => {
