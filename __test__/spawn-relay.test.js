@@ -47,3 +47,33 @@ test('writes after the program closed fd 3 are discarded and counted, not thrown
   assert.equal(result.receipt.bytes.protocolIn + result.receipt.bytes.protocolInDiscarded, 1024);
   assert.ok(result.receipt.bytes.protocolInDiscarded > 0);
 });
+
+test('host writes stall when the program does not read fd 3: drain stops coming, memory stays bounded', async () => {
+  const execution = spawnIsolated(['/bin/sh', '-c', 'exec sleep 30'], { policy: readOnly(), stop: { graceMs: 100, forceMs: 1000 } });
+  execution.stderr.resume();
+  execution.protocol.resume();
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  const LIMIT = 64 * 1024 * 1024;
+  let written = 0;
+  let stalled = false;
+  // Write, and on backpressure wait for 'drain'; a drain that does not come
+  // within 300 ms means the kernel socket is full and nothing is buffered
+  // beyond it. Without backpressure this would reach LIMIT.
+  while (written < LIMIT) {
+    written += chunk.length;
+    if (!execution.protocol.write(chunk)) {
+      const drained = await new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), 300);
+        execution.protocol.once('drain', () => { clearTimeout(timer); resolve(true); });
+      });
+      if (!drained) { stalled = true; break; }
+    }
+  }
+  assert.ok(stalled, 'writes stalled');
+  assert.ok(written < 16 * 1024 * 1024, `${written} bytes written before the stall`);
+  assert.ok(execution.protocol.writableLength <= 2 * chunk.length, `${execution.protocol.writableLength} bytes buffered`);
+  await execution.stop();
+  const result = await execution.wait();
+  assert.equal(result.receipt.stop.requested, true);
+  assert.equal(result.receipt.bytes.protocolIn + result.receipt.bytes.protocolInDiscarded <= written, true);
+});
