@@ -32,6 +32,13 @@ test('the tool call limit is enforced by the runner and cannot be caught', async
   assert.equal(result.metrics.toolCalls, 3);
 });
 
+test('a zero tool call budget runs code without tools and refuses the first call', async () => {
+  const mode = codeMode({ tools: [tool('ping', () => 'pong')], limits: { toolCalls: 0 } });
+  assert.equal((await mode.run('return 1;')).result, 1);
+  const result = await mode.run('try { await tools.ping({}); } catch {} return 2;');
+  assert.deepEqual([result.ok, result.error.code, result.metrics.toolCalls], [false, 'TOOL_CALL_LIMIT_EXCEEDED', 0]);
+});
+
 test('a tool result over toolResultBytes is withheld from the code and fails the run even when caught', async () => {
   const mode = codeMode({ tools: [sized(2000)], limits: { toolResultBytes: 1024, cumulativeResultBytes: 4096 } });
   const result = await mode.run("try { await tools.bytes2000({}); } catch (e) { return e.message; } return 'got it';");

@@ -89,7 +89,9 @@ function maxFrameBytes(limits) {
 function runnerArgs(limits, frameBytes) {
   return [
     '--timeout-ms', String(limits.timeoutMs),
-    '--max-calls', String(limits.toolCalls),
+    // The runner's flags are all >= 1 (spec §2); a zero call budget still
+    // reaches the runner through the execute frame's maxToolCalls.
+    '--max-calls', String(Math.max(1, limits.toolCalls)),
     '--max-result-bytes', String(limits.resultBytes),
     '--memory-bytes', String(limits.memoryBytes),
     '--max-frame-bytes', String(frameBytes),
