@@ -94,8 +94,15 @@ describe('filesystem', () => {
     });
   }
 
-  for (const dir of ['/root', '/home', path.join(os.tmpdir(), `cordon-${process.geteuid()}`)]) {
-    probe(`${dir} does not exist inside`, async () => {
+  const hostDirs = {
+    '/root': () => '/root',
+    '/home': () => '/home',
+    'the control-root base': () => h.controlRootBase(),
+    'the default-TMPDIR control-root base': () => path.join(os.tmpdir(), `cordon-${process.geteuid()}`),
+  };
+  for (const [name, dirOf] of Object.entries(hostDirs)) {
+    probe(`${name} does not exist inside`, async () => {
+      const dir = dirOf();
       expectBlocked(await h.attack(['list', dir]), dir, /No such file/);
     });
   }

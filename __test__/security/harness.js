@@ -135,12 +135,17 @@ function openFdCount() {
   return fs.readdirSync('/proc/self/fd').length;
 }
 
+/** Where the launcher puts control roots on this host (the addon knows). */
+function controlRootBase() {
+  return require('../../binding.js').controlRootBase();
+}
+
 /**
  * Control roots this process owns (their `owner` record names our pid):
  * other processes may be running sandboxes under the same base meanwhile.
  */
 function controlRoots() {
-  const base = path.join(os.tmpdir(), `cordon-${process.geteuid()}`);
+  const base = controlRootBase();
   let names;
   try {
     names = fs.readdirSync(base).filter((name) => name !== 'exec');
@@ -174,6 +179,7 @@ function alive(pid) {
 module.exports = {
   attack,
   alive,
+  controlRootBase,
   controlRoots,
   openFdCount,
   parseResults,
