@@ -1,0 +1,28 @@
+'use strict';
+
+// The package is usable as require('cordon') and import … from 'cordon',
+// with the same objects either way.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const root = path.join(__dirname, '..');
+const NAMES = ['spawnIsolated', 'readOnly', 'workspaceWrite', 'profile', 'runnerPath'];
+
+test('require("cordon") exposes spawnIsolated, the policy presets and an absolute runnerPath', () => {
+  const cordon = require('cordon');
+  assert.equal(cordon, require('..'));
+  for (const name of NAMES) assert.ok(name in cordon, name);
+  assert.ok(path.isAbsolute(cordon.runnerPath));
+});
+
+test('import from "cordon" gives the same named exports as require', () => {
+  const script = `import * as esm from 'cordon'; import { createRequire } from 'node:module';
+    const cjs = createRequire(import.meta.url)('cordon');
+    const names = ${JSON.stringify(NAMES)};
+    console.log(JSON.stringify(names.map((n) => esm[n] === cjs[n] && esm.default[n] === cjs[n])));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root }).toString();
+  assert.deepEqual(JSON.parse(out), NAMES.map(() => true));
+});
