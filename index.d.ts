@@ -145,7 +145,7 @@ export declare function readOnly(): Readonly<Policy>;
 export declare function workspaceWrite(): Readonly<Policy>;
 /** "read-only" | "workspace-write" | "untrusted" (no workspace at all). */
 export declare function profile(name: 'read-only' | 'workspace-write' | 'untrusted'): Readonly<Policy>;
-/** Absolute path of the cordon-runner binary built in this checkout. */
+/** Absolute path of cordon-runner: the installed platform package's (`cordon-linux-x64-gnu`, …), else this checkout's `target/release` build. */
 export declare const runnerPath: string;
 
 /** One host check of `cordon doctor` (docs/security.md). */

@@ -5,13 +5,13 @@
 // and one full-duplex protocol channel on its fd 3. See index.d.ts and
 // docs/policy.md, docs/receipts.md, docs/errors.md.
 
-const path = require('node:path');
 const { CordonError } = require('./lib/errors');
 const { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject } = require('./lib/isolated-policy');
 const { IsolatedExecution } = require('./lib/isolated-execution');
+const { nativeExecutable } = require('./lib/platform-package');
 
-/** Absolute path of the cordon-runner built in this checkout. */
-const runnerPath = path.join(__dirname, 'target', 'release', 'cordon-runner');
+/** cordon-runner: the platform package's when installed, else this checkout's build. */
+const runnerPath = nativeExecutable('cordon-runner');
 
 const OPTION_KEYS = new Set([
   'policy', 'invocationId', 'workspace', 'env', 'launcherEnvironment',

@@ -1,62 +1,41 @@
 #!/usr/bin/env node
 'use strict';
 
-// The `cordon` command. Subcommands are small functions in this table so a
-// later `run` (or a Rust CLI taking over) merges without touching `doctor`.
+// The `cordon` command: a shim that execs the native `cordon` (crates/cli),
+// shipped beside cordon-runner in the platform package (a checkout: its
+// target/release build). Every subcommand — `run`, `doctor` — is native, so
+// Python or Go providers can call the same binary directly. Stdio is
+// inherited (no copy in between); SIGINT/SIGTERM/SIGHUP are passed on, so
+// `cordon run`'s stop ladder runs; the native status is ours.
 
-const USAGE = `usage: cordon doctor [--json] [--bwrap PATH] [--runner PATH]
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const { nativeExecutable } = require('../lib/platform-package');
 
-  doctor   check that this host can run cordon sandboxes; prints each check
-           and the exact fix for each failure; exit status 1 if a required
-           check fails
-`;
+/** The status for a command we could not start at all (as a shell's 127). */
+const EXIT_NOT_FOUND = 127;
+const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-/** Parses `--flag value` pairs; unknown flags are usage errors. */
-function parseFlags(args, known) {
-  const flags = { json: false };
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i];
-    if (arg === '--json') flags.json = true;
-    else if (known.includes(arg) && i + 1 < args.length) flags[arg.slice(2)] = args[(i += 1)];
-    else throw new Error(`unknown or incomplete option: ${arg}`);
+function main() {
+  const native = nativeExecutable('cordon');
+  if (!fs.existsSync(native)) {
+    process.stderr.write(`cordon: the native cordon binary is missing at ${native}\n`
+      + '  fix: npm install cordon on a supported platform (docs: README "Platform support"),\n'
+      + '       or in a checkout: cargo build --release -p cordon-cli\n');
+    process.exitCode = EXIT_NOT_FOUND;
+    return;
   }
-  return flags;
+  const child = spawn(native, process.argv.slice(2), { stdio: 'inherit' });
+  const forward = (signal) => child.kill(signal);
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
+  child.on('error', (error) => {
+    process.stderr.write(`cordon: cannot start ${native}: ${error.message}\n`);
+    process.exitCode = EXIT_NOT_FOUND;
+  });
+  child.on('exit', (code, signal) => {
+    for (const name of FORWARDED_SIGNALS) process.off(name, forward);
+    process.exitCode = code ?? 128 + (require('node:os').constants.signals[signal] ?? 0);
+  });
 }
 
-function doctorCommand(args) {
-  const flags = parseFlags(args, ['--bwrap', '--runner']);
-  const cordon = require('..');
-  const { formatReport } = require('../lib/doctor.js');
-  const runnerPath = flags.runner ?? safeRunnerPath(cordon);
-  const report = cordon.doctor({ bwrapPath: flags.bwrap, runnerPath });
-  process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
-  return report.ok ? 0 : 1;
-}
-
-/** The packaged runner's path, or undefined when it cannot be resolved. */
-function safeRunnerPath(cordon) {
-  try {
-    return typeof cordon.runnerPath === 'function' ? cordon.runnerPath() : cordon.runnerPath;
-  } catch {
-    return undefined;
-  }
-}
-
-const COMMANDS = { doctor: doctorCommand };
-
-function main(argv) {
-  const [name, ...rest] = argv;
-  const command = COMMANDS[name];
-  if (!command) {
-    process.stderr.write(USAGE);
-    return 2;
-  }
-  try {
-    return command(rest);
-  } catch (error) {
-    process.stderr.write(`cordon ${name}: ${error.message}\n${USAGE}`);
-    return 2;
-  }
-}
-
-process.exitCode = main(process.argv.slice(2));
+main();

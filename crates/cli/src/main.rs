@@ -15,9 +15,8 @@ mod signals;
 
 use std::io::Write;
 
-/// Follows `run::USAGE`.
-const USAGE_REST: &str = "       cordon doctor [--json] [--bwrap PATH] [--runner PATH]
-       cordon --version
+const DOCTOR_SYNOPSIS: &str = "cordon doctor [--json] [--bwrap PATH] [--runner PATH]";
+const COMMANDS: &str = "       cordon --version
 
   run      run a program in a Bubblewrap sandbox; our stdin/stdout are its fd 3,
            its stdout+stderr come out on our stderr; exits with its status
@@ -29,7 +28,10 @@ const USAGE_REST: &str = "       cordon doctor [--json] [--bwrap PATH] [--runner
 ";
 
 fn usage() -> String {
-    format!("{}{USAGE_REST}", run::USAGE)
+    format!(
+        "usage: {DOCTOR_SYNOPSIS}\n       {}{COMMANDS}",
+        run::SYNOPSIS
+    )
 }
 
 fn dispatch(args: &[String]) -> i32 {

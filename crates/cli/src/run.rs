@@ -16,7 +16,8 @@ use crate::relay::{Channels, Message};
 use crate::run_args::{self, RunArgs};
 use crate::{receipt_file, signals};
 
-pub const USAGE: &str = "usage: cordon run [--policy read-only|workspace-write|untrusted|FILE]
+/// Follows "usage: " (or 7 spaces) in every usage text.
+pub const SYNOPSIS: &str = "cordon run [--policy read-only|workspace-write|untrusted|FILE]
                   [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
                   [--bwrap PATH] [--] /abs/program args…
 ";
@@ -30,7 +31,7 @@ fn fail(status: i32, message: &str) -> i32 {
 pub fn main(args: &[String]) -> i32 {
     let parsed = match run_args::parse(args) {
         Ok(parsed) => parsed,
-        Err(e) => return fail(RUN_ERROR, &format!("{e}\n{USAGE}")),
+        Err(e) => return fail(RUN_ERROR, &format!("{e}\nusage: {SYNOPSIS}")),
     };
     let channels = Channels::new();
     let to_main = channels.main_tx.clone();

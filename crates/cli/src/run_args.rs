@@ -33,6 +33,16 @@ impl std::fmt::Display for UsageError {
     }
 }
 
+/// Every option of `cordon run`; each takes one value.
+const OPTIONS: &[&str] = &[
+    "--policy",
+    "--workspace",
+    "--receipt",
+    "--grace-ms",
+    "--force-ms",
+    "--bwrap",
+];
+
 fn usage(message: impl Into<String>) -> UsageError {
     UsageError(message.into())
 }
@@ -59,6 +69,9 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
         if !arg.starts_with("--") {
             out.command = args[i..].to_vec();
             break;
+        }
+        if !OPTIONS.contains(&arg) {
+            return Err(usage(format!("unknown option {arg}")));
         }
         let value = args
             .get(i + 1)

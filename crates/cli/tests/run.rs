@@ -261,5 +261,5 @@ fn doctor_reports_json_and_exits_1_when_a_required_check_fails() {
         .output()
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
-    assert!(text(&unknown.stderr).contains("usage: cordon run"));
+    assert!(text(&unknown.stderr).contains("cordon run [--policy"));
 }
