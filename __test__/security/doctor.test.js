@@ -59,5 +59,6 @@ test('`cordon doctor --json` is the report as JSON; unknown commands exit 2', ()
   assert.equal(report.checks[0].name, 'bubblewrap');
   const bad = spawnSync(process.execPath, [CLI, 'frobnicate'], { encoding: 'utf8' });
   assert.equal(bad.status, 2);
-  assert.match(bad.stderr, /usage: cordon doctor/);
+  assert.match(bad.stderr, /usage/);
+  assert.match(bad.stderr, /cordon doctor/);
 });
