@@ -1,5 +1,8 @@
 //! Resource ceilings as rlimits: a pure plan (`plan`) and an
-//! async-signal-safe `apply` for the spawn's pre_exec hook.
+//! async-signal-safe `apply` for a pre_exec hook. The launcher turns the plan
+//! into `plan::RlimitSetting`s (confinement.rs), which `child_fds` applies in
+//! the spawn's pre_exec with the same setrlimit loop; `apply` is the
+//! standalone form (and what the tests exercise against a real child).
 //!
 //! The limits are set on bwrap before it execs and are inherited by
 //! everything in the sandbox; bwrap cannot raise them (hard = soft, and it
@@ -13,8 +16,9 @@
 //!   When the provider runs as root the launcher runs bwrap as uid 65534,
 //!   so this ceiling is shared by every concurrent sandbox and by any other
 //!   process of uid 65534 ("nobody" daemons): a fork bomb in one sandbox
-//!   can make forks fail in its siblings until it is stopped. It is a
-//!   host-wide backstop; the per-sandbox bound is the cgroup's `pids.max`.
+//!   can make forks fail in its siblings until it is stopped. Zombies count
+//!   until reaped (see confinement.rs on bwrap's orphaned init). With a
+//!   cgroup it is a host-wide backstop; the per-sandbox bound is `pids.max`.
 //! - `CORE` = 0: no core dumps (they would leak sandbox memory to the host's
 //!   core pattern handler and cost disk).
 
