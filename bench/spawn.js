@@ -3,8 +3,8 @@
 // Spawn cost, side by side, interleaved in one run:
 //   A  spawnIsolated(['/bin/true'], {policy: readOnly()}) → wait()
 //   B  the same Bubblewrap sandbox spawned with child_process.spawn
-//      (same namespaces, flags and layout; paths instead of descriptors;
-//      no seccomp, rlimits or cgroup) → 'close'
+//      (same namespaces, flags, layout and tmpfs /tmp; paths instead of
+//      descriptors; no seccomp filter, rlimits or cgroup) → 'close'
 //   C  child_process.spawn('/bin/true') → 'close'
 // Usage: node bench/spawn.js [iterations=300]. Prints medians, p90 and ratios.
 
@@ -19,7 +19,7 @@ const WARMUP = 20;
 const BWRAP = '/usr/bin/bwrap';
 const isRoot = process.geteuid() === 0;
 
-function rawBwrapArgv(workspace, temp) {
+function rawBwrapArgv(workspace) {
   const runtime = [];
   for (const entry of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
     let stat;
@@ -31,7 +31,8 @@ function rawBwrapArgv(workspace, temp) {
     '--unshare-user', '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup',
     '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'cordon',
     '--ro-bind', '/usr', '/usr', ...runtime, '--ro-bind', '/etc/ld.so.cache', '/etc/ld.so.cache',
-    '--proc', '/proc', '--dev', '/dev', '--ro-bind', workspace, '/workspace', '--bind', temp, '/tmp',
+    '--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp',
+    '--ro-bind', workspace, '/workspace',
     '--ro-bind', '/usr/bin/true', '/usr/bin/true', '--remount-ro', '/', '--chdir', '/workspace', '--clearenv',
     '--', '/usr/bin/env', '-i', '--', '/bin/true',
   ];
@@ -76,7 +77,7 @@ async function main() {
     env: { TMPDIR: temp },
     ...(isRoot ? { uid: 65534, gid: 65534 } : {}),
   };
-  const argv = rawBwrapArgv(workspace, temp);
+  const argv = rawBwrapArgv(workspace);
   const runs = {
     spawnIsolated: timeIsolated,
     'raw bwrap': () => timeChild(BWRAP, argv, bwrapOptions),
