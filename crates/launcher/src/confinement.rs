@@ -30,6 +30,12 @@ pub const DEFAULT_TEMP_BYTES: u64 = 256 << 20;
 /// uid) together, lingering zombies included, stay far below pid_max.
 pub const HOST_NPROC_BACKSTOP: u64 = 4096;
 
+/// Without a cgroup, NPROC is the only process bound; this much headroom
+/// over the policy's `processes` absorbs zombies of finished sandboxes that a
+/// lazily reaping pid 1 has not collected yet (measured on a firecracker
+/// guest: without it, rapid sequential launches failed after ~50 with EAGAIN).
+pub const NPROC_ZOMBIE_ALLOWANCE: u64 = 512;
+
 /// Everything the spawn applies beyond namespaces.
 #[derive(Debug, Clone)]
 pub struct ConfinementPlan {
@@ -123,7 +129,7 @@ pub fn plan(
     // the exact per-sandbox bound and NPROC only a host-wide backstop.
     let nproc = match host {
         Ok(_) => ceilings.processes.max(HOST_NPROC_BACKSTOP),
-        Err(_) => ceilings.processes,
+        Err(_) => ceilings.processes.saturating_add(NPROC_ZOMBIE_ALLOWANCE),
     };
     let rlimit_ceilings = ResourceCeilings {
         processes: nproc,
@@ -266,8 +272,9 @@ mod tests {
         let fallback = plan(&Resources::default(), "r3", &none, b"").unwrap();
         assert!(fallback.cgroup.is_none());
         assert_eq!(
-            fallback.rlimits[1].hard, 256,
-            "without a cgroup NPROC is the only bound"
+            fallback.rlimits[1].hard,
+            256 + NPROC_ZOMBIE_ALLOWANCE,
+            "without a cgroup NPROC is the only bound, with room for zombies"
         );
         assert_eq!(fallback.cgroup_unavailable.as_deref(), Some("no hierarchy"));
         let explicit = Resources {

@@ -11,8 +11,10 @@ pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Hierarchy {
-    /// A unified hierarchy where this process sits at the (namespace) root,
-    /// the only place v2 lets a process-holding cgroup delegate controllers.
+    /// A unified hierarchy, used at its (namespace) root: v2 forbids enabling
+    /// controllers below a cgroup that holds processes — the provider's own
+    /// cgroup does — so run cgroups live in `<root>/cordon`, outside the
+    /// provider's slice (their memory is not charged to it).
     V2 { own: PathBuf },
     /// Separate v1 hierarchies, each at this process's own cgroup.
     V1 {
@@ -30,12 +32,35 @@ impl Hierarchy {
     }
 }
 
-/// Thin: the hierarchy this process can use, from `/proc/self/cgroup`.
+/// Thin: the hierarchy this process can use, from `/proc/self/cgroup`,
+/// proven by creating, limiting and removing a trial cgroup — a hierarchy
+/// that looks writable but refuses (EBUSY from v2's no-internal-process
+/// rule in a container, a read-only mount) must mean "no cgroup", never a
+/// failed launch.
 pub fn detect() -> Result<Hierarchy, CgroupError> {
     let path = PathBuf::from("/proc/self/cgroup");
     let own =
         fs::read_to_string(&path).map_err(|source| CgroupError::ReadSelfCgroup { path, source })?;
-    detect_in(Path::new(CGROUP_ROOT), &own)
+    let hierarchy = detect_in(Path::new(CGROUP_ROOT), &own)?;
+    trial(&hierarchy).map_err(|e| CgroupError::NoUsableHierarchy {
+        detail: format!(
+            "{} found, but a trial cgroup failed: {e}",
+            hierarchy.version()
+        ),
+    })?;
+    Ok(hierarchy)
+}
+
+/// Ceilings of the trial cgroup (never used by a process).
+const TRIAL_LIMITS: super::CgroupLimits = super::CgroupLimits {
+    memory_bytes: 64 << 20,
+    pids: 8,
+};
+
+fn trial(hierarchy: &Hierarchy) -> Result<(), CgroupError> {
+    let name = format!("trial-{}", std::process::id());
+    let cgroup = super::create(&super::plan(hierarchy, &name, &TRIAL_LIMITS)?)?;
+    cgroup.remove()
 }
 
 /// `root` is where cgroup filesystems are mounted; `self_cgroup` the text
@@ -70,10 +95,7 @@ fn detect_v2(root: &Path, self_cgroup: &str) -> Result<Hierarchy, String> {
         .into_iter()
         .find(|m| m.join("cgroup.controllers").is_file())
         .ok_or("no cgroup2 mount")?;
-    let own = own_path(self_cgroup, "").ok_or("no 0:: line in /proc/self/cgroup")?;
-    if own != "/" {
-        return Err(format!("launcher is in {own}, not the root (v2 forbids delegating from a cgroup with processes)"));
-    }
+    own_path(self_cgroup, "").ok_or("no 0:: line in /proc/self/cgroup")?;
     let controllers =
         fs::read_to_string(mount.join("cgroup.controllers")).map_err(|e| e.to_string())?;
     let has = |name: &str| controllers.split_whitespace().any(|c| c == name);

@@ -46,6 +46,16 @@ fn a_hybrid_host_without_v2_controllers_uses_v1_under_its_own_cgroups() {
 }
 
 #[test]
+fn a_v2_mount_with_memory_and_pids_is_used_at_its_root_wherever_the_provider_sits() {
+    let root = fake_root(&["cgroup.controllers", "cgroup.subtree_control"]);
+    fs::write(root.join("cgroup.controllers"), "cpu io memory pids\n").unwrap();
+    let unified = "0::/user.slice/user-0.slice/session-3.scope\n";
+    let found = detect_in(&root, unified).unwrap();
+    assert_eq!(found, Hierarchy::V2 { own: root.clone() });
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
 fn no_usable_hierarchy_names_what_each_version_lacked() {
     let root = fake_root(&["unified/cgroup.controllers"]);
     let error = detect_in(&root, HYBRID).unwrap_err().to_string();
