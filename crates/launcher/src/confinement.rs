@@ -53,9 +53,9 @@ pub enum ConfinementError {
     Seccomp(String),
     #[error(
         "policy.resources.treeLimits is \"required\" but this host has no usable cgroup \
-         ({detail}); run the provider as root on a host with cgroup v1 memory+pids or at the root \
-         of a cgroup v2 tree with memory+pids, or use treeLimits \"if-available\" to accept \
-         per-process rlimits (see `npx cordon doctor`)"
+         ({detail}); run the provider as root on a host whose cgroup v2 (or v1) has the memory \
+         and pids controllers, or use treeLimits \"if-available\" to accept per-process rlimits \
+         (`npx cordon doctor` shows the exact fix)"
     )]
     CgroupRequired { detail: String },
     #[error("plan the cgroup: {0}")]

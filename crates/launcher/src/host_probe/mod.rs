@@ -301,9 +301,11 @@ pub fn check_cgroup(detected: Result<crate::cgroup::Hierarchy, String>) -> Check
             Check::pass(NAME, Importance::Optional, detail)
         }
         Err(detail) => {
-            let fix = "run the provider as root with cgroup v1 memory+pids mounted, or at the root \
-                       of a cgroup v2 tree: echo '+memory +pids' > /sys/fs/cgroup/cgroup.subtree_control \
-                       (without them only rlimits bound memory and processes)";
+            let fix = "run the provider as root (or with write access to the cgroup tree) on a \
+                       host whose cgroup v2 has memory+pids enabled at the root (echo '+memory \
+                       +pids' > /sys/fs/cgroup/cgroup.subtree_control) or with cgroup v1 memory \
+                       and pids mounted; in a container, give it its own cgroup namespace root \
+                       without processes (without cgroups only rlimits bound memory and processes)";
             Check::fail(NAME, Importance::Optional, detail, fix)
         }
     }
