@@ -279,22 +279,19 @@ impl ExecutionCgroup {
         if self.members()?.is_empty() {
             return Ok(());
         }
-        match &self.plan.kill {
-            KillMethod::CgroupKill { file } => {
-                let write = Write {
-                    path: file.clone(),
-                    value: "1".into(),
-                    need: Need::Required,
-                };
-                write_value(&write)?;
-            }
-            KillMethod::FreezeForksThenSignal { pids_max, .. } => {
-                write_value(&Write {
-                    path: pids_max.clone(),
-                    value: "0".into(),
-                    need: Need::Required,
-                })?;
-            }
+        // cgroup.kill (v2, Linux >= 5.14) kills the whole cgroup atomically;
+        // without it (older v2 kernels, v1), freeze forks and signal members.
+        let atomic = match &self.plan.kill {
+            KillMethod::CgroupKill { file } => write_value(&Write {
+                path: file.clone(),
+                value: "1".into(),
+                need: Need::Required,
+            })
+            .is_ok(),
+            KillMethod::FreezeForksThenSignal { .. } => false,
+        };
+        if !atomic {
+            self.freeze_forks()?;
         }
         let mut pause = KILL_ROUND_PAUSE_MIN;
         loop {
@@ -309,12 +306,23 @@ impl ExecutionCgroup {
                     remaining: members.len(),
                 });
             }
-            if let KillMethod::FreezeForksThenSignal { .. } = self.plan.kill {
+            if !atomic {
                 members.iter().for_each(|pid| self.kill_member(*pid));
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(KILL_ROUND_PAUSE_MAX);
         }
+    }
+
+    /// pids.max = 0: every fork in the cgroup fails from now on, so the
+    /// signal rounds converge.
+    fn freeze_forks(&self) -> Result<(), CgroupError> {
+        let pids_max = self.plan.leaves.last().map(|leaf| leaf.join("pids.max"));
+        write_value(&Write {
+            path: pids_max.unwrap_or_default(),
+            value: "0".into(),
+            need: Need::Required,
+        })
     }
 
     /// pidfd first, then re-check membership: a pid that exited and was

@@ -167,8 +167,12 @@ fn plan_v1(
     }
 }
 
-/// Pure: does `/proc/<pid>/cgroup` text put the process in our v1 pids leaf?
+/// Pure: does `/proc/<pid>/cgroup` text put the process in our leaf?
 pub fn in_leaf(proc_cgroup: &str, leaf_name: &str) -> bool {
     let suffix = format!("/{PARENT_NAME}/{leaf_name}");
-    own_path(proc_cgroup, "pids").is_some_and(|path| path.ends_with(&suffix))
+    // v1: the pids hierarchy's line; v2: the unified ("0::") line.
+    ["pids", ""]
+        .iter()
+        .filter_map(|controller| own_path(proc_cgroup, controller))
+        .any(|path| path.ends_with(&suffix))
 }

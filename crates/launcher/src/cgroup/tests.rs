@@ -146,6 +146,7 @@ fn membership_is_read_from_the_pids_line() {
     assert!(in_leaf("8:pids:/own/cordon/r1\n4:memory:/x\n", "r1"));
     assert!(!in_leaf("8:pids:/own/cordon/r10\n", "r1"));
     assert!(!in_leaf("4:memory:/own/cordon/r1\n", "r1"));
+    assert!(in_leaf("0::/cordon/r1\n", "r1"), "the v2 line");
 }
 
 /// Kills and removes the cgroup even when an assertion fails first.
