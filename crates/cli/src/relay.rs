@@ -128,13 +128,18 @@ struct Output {
 
 impl Output {
     fn write(&mut self, stream: Stream, bytes: &[u8]) {
-        let (gone, result) = match stream {
-            Stream::Protocol => (&mut self.stdout_gone, write_flush(std::io::stdout(), bytes)),
-            Stream::Stderr => (&mut self.stderr_gone, write_flush(std::io::stderr(), bytes)),
+        let gone = match stream {
+            Stream::Protocol => &mut self.stdout_gone,
+            Stream::Stderr => &mut self.stderr_gone,
         };
-        if !*gone && result.is_err() {
-            *gone = true;
+        if *gone {
+            return;
         }
+        let written = match stream {
+            Stream::Protocol => write_flush(std::io::stdout(), bytes),
+            Stream::Stderr => write_flush(std::io::stderr(), bytes),
+        };
+        *gone = written.is_err();
     }
 
     fn ended(&mut self, stream: Stream, error: Option<String>) {

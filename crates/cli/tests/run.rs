@@ -263,3 +263,18 @@ fn doctor_reports_json_and_exits_1_when_a_required_check_fails() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("cordon run [--policy"));
 }
+
+#[test]
+fn a_stdout_reader_that_goes_away_does_not_stop_the_program_from_draining() {
+    require_sandbox!();
+    let (mut child, stdout) = start_until_ready(&[
+        "--",
+        SH,
+        "-c",
+        "echo ready >&3; i=0; while [ $i -lt 20000 ]; do echo line$i >&3; i=$((i+1)); done; exit 4",
+    ]);
+    drop(stdout);
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(4));
+}
