@@ -121,3 +121,21 @@ test('a Node process that spawned a sandbox and is SIGKILLed leaves no sandbox b
   await new Promise((resolve) => child.on('exit', resolve));
   assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 3000), `left behind: ${pidsWithMarker(marker)}`);
 });
+
+test('a worker thread that spawned a sandbox and is terminated leaves no sandbox behind', async () => {
+  const { Worker } = require('node:worker_threads');
+  const marker = `cordon-marker-${randomUUID()}`;
+  const source = `
+    const { parentPort } = require('node:worker_threads');
+    const { spawnIsolated, readOnly } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const e = spawnIsolated([${JSON.stringify(fixture('ignore-sigterm-fork'))}, ${JSON.stringify(marker)}], { policy: readOnly() });
+    e.protocol.on('data', () => parentPort.postMessage('ready'));
+    e.stderr.resume();`;
+  const worker = new Worker(source, { eval: true });
+  await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+  assert.ok(pidsWithMarker(marker).length >= 2, 'program and grandchild run');
+  await worker.terminate();
+  // The Node process lives on, so no parent-death signal: the worker's
+  // environment teardown must stop the run itself.
+  assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 3000), `left behind: ${pidsWithMarker(marker)}`);
+});

@@ -3,6 +3,8 @@
 //! launcher events delivered to one JavaScript callback. Everything else
 //! lives in `cordon-launcher`; index.js builds the public API on top.
 
+mod live_executions;
+
 use std::sync::Arc;
 
 use cordon_launcher::{
@@ -138,6 +140,7 @@ impl NativeExecution {
 /// fails; later failures arrive as a `FAILED` event.
 #[napi]
 pub fn spawn_native(
+    env: Env,
     options_json: String,
     on_event: Function<'_, EventArgs, ()>,
 ) -> napi::Result<NativeExecution, String> {
@@ -146,9 +149,11 @@ pub fn spawn_native(
         .build_callback(|ctx| to_args(&ctx.env, ctx.value))
         .map_err(|e| napi::Error::new("ERR_CORDON_SPAWN_FAILED".to_string(), e.reason.clone()))?;
     let sink: Arc<dyn EventSink> = Arc::new(JsSink(tsfn));
-    cordon_launcher::launch(&options_json, sink)
-        .map(|handle| NativeExecution { handle })
-        .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))
+    let handle = cordon_launcher::launch(&options_json, sink)
+        .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))?;
+    // Not registering only loses the worker-teardown stop; the run is live.
+    let _ = live_executions::register(&env, &handle.control);
+    Ok(NativeExecution { handle })
 }
 
 /// Runs every host check of `cordon doctor` — the launcher's own code (see
