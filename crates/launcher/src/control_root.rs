@@ -271,23 +271,23 @@ fn make_owner_writable(path: &Path) {
     }
 }
 
-/// Removes control roots whose owning provider is gone (pid dead, or pid
-/// reused by a process with another start time). Runs at most once per
-/// [`REAP_INTERVAL`] per process; returns how many roots were removed.
-pub fn reap_stale(base: &Path) -> usize {
+/// Whether the once-per-[`REAP_INTERVAL`] housekeeping of this process is
+/// due (the first call always is); claims it when it is.
+pub fn sweep_due() -> bool {
     static LAST: Mutex<Option<Instant>> = Mutex::new(None);
-    {
-        let Ok(mut last) = LAST.lock() else { return 0 };
-        if last.is_some_and(|t| t.elapsed() < REAP_INTERVAL) {
-            return 0;
-        }
-        *last = Some(Instant::now());
+    let Ok(mut last) = LAST.lock() else {
+        return false;
+    };
+    if last.is_some_and(|t| t.elapsed() < REAP_INTERVAL) {
+        return false;
     }
-    sweep(base)
+    *last = Some(Instant::now());
+    true
 }
 
-/// One unthrottled sweep of `base` (see [`reap_stale`]).
-fn sweep(base: &Path) -> usize {
+/// Removes control roots whose owning provider is gone (pid dead, or pid
+/// reused by a process with another start time); returns how many.
+pub fn sweep(base: &Path) -> usize {
     let Ok(entries) = fs::read_dir(base) else {
         return 0;
     };

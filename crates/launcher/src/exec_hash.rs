@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
@@ -18,6 +19,9 @@ use crate::process_identity::random_hex;
 
 /// Staging directory name under the per-uid base directory.
 pub const STAGING_DIR: &str = "exec";
+/// Staged copies unused for this long are pruned: each is a whole copy of
+/// an executable (in memory when the base is a tmpfs).
+pub const STAGED_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Read size while hashing/copying (bytes).
 const COPY_CHUNK_BYTES: usize = 256 * 1024;
 
@@ -87,10 +91,39 @@ pub fn prepare(
             .insert(id, sha256.clone());
     }
     let bind_source = staging.map_or_else(|| exe.to_path_buf(), |d| d.join(&sha256));
+    if staging_base.is_some() {
+        mark_used(&bind_source);
+    }
     Ok(PreparedExecutable {
         sha256,
         bind_source,
     })
+}
+
+/// Refreshes a staged copy's mtime so [`prune_staged`] keeps it.
+fn mark_used(path: &Path) {
+    if let Ok(file) = fs::File::open(path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+}
+
+/// Removes staged copies (and abandoned temp files) not used for
+/// [`STAGED_TTL`]; returns how many. Runs with the stale-root sweep.
+pub fn prune_staged(base: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(base.join(STAGING_DIR)) else {
+        return 0;
+    };
+    let expired = |meta: &fs::Metadata| {
+        meta.modified()
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age > STAGED_TTL)
+    };
+    entries
+        .flatten()
+        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && expired(&m)))
+        .filter(|e| fs::remove_file(e.path()).is_ok())
+        .count()
 }
 
 fn is_staged(path: &Path, size: u64) -> bool {
@@ -228,6 +261,15 @@ mod tests {
             0o711
         );
         let inode = fs::metadata(&staged.bind_source).unwrap().ino();
+        assert_eq!(prune_staged(&dir), 0, "a copy just used is kept");
+        let old = SystemTime::now() - STAGED_TTL - Duration::from_secs(60);
+        fs::File::open(&staged.bind_source)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let reused = prepare(&exe, Some(&dir)).unwrap();
+        assert_eq!(reused, staged);
+        assert_eq!(prune_staged(&dir), 0, "using a copy refreshes it");
         let again = prepare(&exe, Some(&dir)).unwrap();
         assert_eq!(again, staged);
         // A second provider (empty cache) hashing the same content must not

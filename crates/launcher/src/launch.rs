@@ -97,7 +97,10 @@ pub fn launch(
     // cannot enforce fails here, naming the missing mechanism.
     let confinement = plan_confinement(&request, &invocation_id)?;
     let base = control_root::base_dir()?;
-    control_root::reap_stale(&base);
+    if control_root::sweep_due() {
+        control_root::sweep(&base);
+        exec_hash::prune_staged(&base);
+    }
     let staging = identity.map(|_| base.as_path());
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
