@@ -40,19 +40,31 @@ test('a handler still pending at the deadline is abandoned, its signal aborts, a
 });
 
 test('cancelling busy code sends cancel and the result is cancelled', async () => {
+  // The abort is armed by a tool call the code makes first, so it lands while the code is
+  // running (not before ready, however slow the sandbox starts): the cancel frame path.
+  const controller = new AbortController();
+  const armed = tool('arm', () => { setTimeout(() => controller.abort(), 100); return null; });
   const started = Date.now();
-  const result = await codeMode({ limits: { timeoutMs: 5000 } }).run('while (true) {}', { signal: abortAfter(150) });
+  const result = await codeMode({ tools: [armed], limits: { timeoutMs: 5000 } })
+    .run('await tools.arm({}); while (true) {}', { signal: controller.signal });
   assert.equal(result.error.kind, 'cancelled');
+  assert.equal(result.metrics.toolCalls, 1, 'the code was running when the abort came');
   assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });
 
 test('cancelling while a handler is pending aborts the handler and the result is cancelled', async () => {
   const record = {};
-  const result = await codeMode({ tools: [pendingTool(record)] }).run('return await tools.wait({});', { signal: abortAfter(150) });
+  const controller = new AbortController();
+  // Abort once the handler is running, so the call is surely pending when the cancel comes.
+  const waiting = tool('wait', (args, ctx) => new Promise((resolve) => {
+    ctx.signal.addEventListener('abort', () => { record.aborted = true; resolve('too late'); }, { once: true });
+    setImmediate(() => controller.abort());
+  }));
+  const result = await codeMode({ tools: [waiting] }).run('return await tools.wait({});', { signal: controller.signal });
   assert.equal(result.error.kind, 'cancelled');
   assert.equal(record.aborted, true);
-  assert.equal(result.events.find((e) => e.type === 'tool.failed').error.code, 'CANCELLED');
+  assert.equal(result.events.find((e) => e.type === 'tool.failed')?.error.code, 'CANCELLED');
 });
 
 test('a signal already aborted cancels the run without starting a sandbox', async () => {

@@ -33,16 +33,18 @@ test('a run emits started, requested/completed per call, and finished, with ids,
 });
 
 test('nested secrets in arguments and results never reach an event; other strings become byte counts', async () => {
-  const echo = tool('echo', (args) => ({ account: { owner: 'ada', apiKey: 'sk-result-secret', sessions: [{ cookie: 'c1', n: 1 }] }, args }));
+  // Values no event field could contain by chance: a random executionId (hex) once made 'c1' and 'ada' "leak".
+  const echo = tool('echo', (args) => ({ account: { owner: 'owner-ada-lovelace', apiKey: 'sk-result-secret', sessions: [{ cookie: 'cookie-value-c1', n: 1 }] }, args }));
   const result = await codeMode({ tools: [echo] }).run(`
-    return (await tools.echo({ user: 'ada', auth: { password: 'hunter2', nested: [{ access_token: 'at-123' }] } })).account.owner;`);
+    return (await tools.echo({ user: 'user-ada-lovelace', auth: { password: 'hunter2', nested: [{ access_token: 'at-123-token' }] } })).account.owner;`,
+  { executionId: 'redaction-events-1' });
   assert.equal(result.ok, true, JSON.stringify(result.error));
   const text = JSON.stringify(result.events);
-  for (const secret of ['hunter2', 'at-123', 'sk-result-secret', 'c1', 'ada']) assert.ok(!text.includes(secret), `${secret} leaked into events`);
+  for (const secret of ['hunter2', 'at-123-token', 'sk-result-secret', 'cookie-value-c1', 'ada-lovelace']) assert.ok(!text.includes(secret), `${secret} leaked into events`);
   const requested = result.events.find((e) => e.type === 'tool.requested');
-  assert.deepEqual(requested.arguments, { user: { type: 'string', utf8Bytes: 3 }, auth: { password: '[REDACTED]', nested: [{ access_token: '[REDACTED]' }] } });
+  assert.deepEqual(requested.arguments, { user: { type: 'string', utf8Bytes: 17 }, auth: { password: '[REDACTED]', nested: [{ access_token: '[REDACTED]' }] } });
   const completed = result.events.find((e) => e.type === 'tool.completed');
-  assert.deepEqual(completed.result.account, { owner: { type: 'string', utf8Bytes: 3 }, apiKey: '[REDACTED]', sessions: [{ cookie: '[REDACTED]', n: 1 }] });
+  assert.deepEqual(completed.result.account, { owner: { type: 'string', utf8Bytes: 18 }, apiKey: '[REDACTED]', sessions: [{ cookie: '[REDACTED]', n: 1 }] });
 });
 
 test('success and failure share one result shape', async () => {

@@ -6,6 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { parseFrame, validateFrame, encodeFrame, FrameError } = require('../lib/code-mode/frames');
 const { BoundedLineReader } = require('../lib/code-mode/line-reader');
+const { findStructureProblem, MAX_FRAME_DEPTH } = require('../lib/code-mode/json-structure');
 
 const line = (value) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 const base = { version: 'code-bridge-v1', executionId: 'e1' };
@@ -23,6 +24,48 @@ test('a runner line that is not a UTF-8 JSON object of code-bridge-v1 is a BAD_F
   for (const bad of ['garbage', '[1]', '"x"', '{"version":"code-bridge-v2","type":"ready"}', '{"type":"ready"}',
     Buffer.from([0x7b, 0xff, 0x7d]), Buffer.from('{"a":"\u0000"}'), Buffer.from('{"version":"code-bridge-v1",\0"type":"ready"}')]) {
     assertFrameError(() => parseFrame(Buffer.isBuffer(bad) ? bad : line(bad)), 'BAD_FRAME');
+  }
+});
+
+test('a runner frame with a duplicate key at any depth is a BAD_FRAME naming the key (JSON.parse would keep the last)', () => {
+  const frames = {
+    ok: '{"version":"code-bridge-v1","type":"execution.result","executionId":"e1","ok":false,"error":{"kind":"internal","message":"x"},"ok":true,"result":1}',
+    escaped: '{"version":"code-bridge-v1","type":"tool.call","id":1,"name":"a","arguments":{"user":1,"\\u0075ser":2}}',
+    nested: '{"version":"code-bridge-v1","type":"tool.call","id":1,"name":"a","arguments":{"list":[{"k":1},{"k":2,"k":3}]}}',
+    spaced: '{ "version" : "code-bridge-v1" , "type":"ready", "version" :"code-bridge-v1"}',
+  };
+  const keys = { ok: 'ok', escaped: 'user', nested: 'k', spaced: 'version' };
+  for (const [name, text] of Object.entries(frames)) {
+    assert.throws(() => parseFrame(line(text)), (error) => error instanceof FrameError && error.code === 'BAD_FRAME'
+      && error.message === `runner frame has a duplicate key "${keys[name]}"`, name);
+  }
+  // Equal keys in different objects, and keys that differ only after escaping, are fine.
+  const fine = parseFrame(line('{"version":"code-bridge-v1","type":"tool.call","id":1,"name":"a","arguments":{"a":{"a":1},"b":[{"a":2},{"a":3}],"a\\"":1,"a\\\\":2,"s":"\\\\\\"\\\\"}}'));
+  assert.deepEqual(Object.keys(fine.arguments), ['a', 'b', 'a"', 'a\\', 's']);
+});
+
+test('a runner frame nested deeper than the frame bound is a BAD_FRAME, so nothing on the host recurses into it', () => {
+  const deep = (n) => `{"version":"code-bridge-v1","type":"execution.result","executionId":"e1","ok":true,"result":${'['.repeat(n)}${']'.repeat(n)}}`;
+  assert.equal(parseFrame(line(deep(MAX_FRAME_DEPTH - 1))).ok, true);
+  assertFrameError(() => parseFrame(line(deep(MAX_FRAME_DEPTH))), 'BAD_FRAME');
+  assertFrameError(() => parseFrame(line(deep(500000))), 'BAD_FRAME');
+});
+
+test('the duplicate-key and depth scan is linear: a 1 MiB frame of keys, escapes and nesting takes well under a second', (t) => {
+  const MiB = 1 << 20;
+  const inputs = {
+    'many keys': `{${Array.from({ length: MiB / 16 }, (_, i) => `"k${i}":${i}`).join(',')}}`,
+    'escaped quotes': JSON.stringify({ s: '\\"'.repeat(MiB / 3) }),
+    'backslash run': JSON.stringify({ s: '\\'.repeat(MiB) }),
+    'small objects': JSON.stringify(Array.from({ length: MiB / 16 }, (_, i) => ({ a: i, b: [i] }))),
+  };
+  for (const [name, text] of Object.entries(inputs)) {
+    JSON.parse(text);
+    const started = performance.now();
+    assert.equal(findStructureProblem(text), null, name);
+    const ms = performance.now() - started;
+    t.diagnostic(`structure scan ${name} (${text.length} chars): ${ms.toFixed(1)} ms`);
+    assert.ok(ms < 1000, `${name} took ${ms} ms`);
   }
 });
 

@@ -35,6 +35,16 @@ test('a runner that floods one endless line is cut off at the frame bound with b
   assert.ok(grownMiB < 64, `host RSS grew by ${grownMiB.toFixed(1)} MiB`);
 });
 
+test('a terminal frame with a duplicate key is refused (BAD_FRAME), not read as whichever copy JSON.parse kept', async () => {
+  const result = await expectFailure('duplicate-keys', 'protocol', 'BAD_FRAME');
+  assert.match(result.error.message, /duplicate key "ok"/);
+});
+
+test('a result nested 100 000 levels deep is refused (BAD_FRAME) instead of overflowing the host stack', async () => {
+  const result = await expectFailure('deep-result', 'protocol', 'BAD_FRAME');
+  assert.match(result.error.message, /nested deeper than 256 levels/);
+});
+
 test('a tool.call with the wrong id is a protocol failure (WRONG_CALL_ID)', async () => {
   await expectFailure('wrong-call-id', 'protocol', 'WRONG_CALL_ID');
 });

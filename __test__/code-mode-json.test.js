@@ -4,7 +4,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { toJsonText } = require('../lib/code-mode/json-value');
+const { toJsonText, MAX_JSON_DEPTH } = require('../lib/code-mode/json-value');
 
 test('plain JSON values serialize compactly with their UTF-8 size', () => {
   assert.deepEqual(toJsonText({ a: [1, 'é', null, true] }, 'result'), { text: '{"a":[1,"é",null,true]}', bytes: 24 });
@@ -32,5 +32,16 @@ test('functions, BigInt, symbols, undefined, NaN, Infinity, cycles and class ins
 test('absurdly deep values are refused instead of overflowing the host stack', () => {
   let deep = 1;
   for (let i = 0; i < 10000; i += 1) deep = [deep];
-  assert.throws(() => toJsonText(deep, 'result'), /nested deeper than 128/);
+  assert.throws(() => toJsonText(deep, 'result'), /nested deeper than 126/);
+});
+
+test('the deepest accepted result still fits the runner: 126 nested levels pass, 127 are refused', () => {
+  const nested = (levels) => {
+    let value = 1;
+    for (let i = 0; i < levels; i += 1) value = [value];
+    return value;
+  };
+  assert.equal(MAX_JSON_DEPTH, 126);
+  assert.equal(toJsonText(nested(126), 'result').bytes, 2 * 126 + 1);
+  assert.throws(() => toJsonText(nested(127), 'result'), /nested deeper than 126/);
 });

@@ -24,6 +24,14 @@ test('values under secret-looking keys are redacted at any depth, whatever their
   });
 });
 
+test('a "__proto__" key in the arguments stays an own key of the redacted copy and is redacted like any other', () => {
+  const redacted = redactValue(JSON.parse('{"__proto__":{"password":"hunter2","note":"n"},"a":1}'));
+  assert.deepEqual(Object.keys(redacted), ['__proto__', 'a']);
+  assert.equal(Object.getPrototypeOf(redacted), Object.prototype);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(redacted, '__proto__').value, { password: '[REDACTED]', note: { type: 'string', utf8Bytes: 1 } });
+  assert.equal(JSON.stringify(redacted), '{"__proto__":{"password":"[REDACTED]","note":{"type":"string","utf8Bytes":1}},"a":1}');
+});
+
 test('other strings become their UTF-8 size, so no content reaches an event', () => {
   assert.deepEqual(redactValue(['héllo', '']), [{ type: 'string', utf8Bytes: 6 }, { type: 'string', utf8Bytes: 0 }]);
   assert.deepEqual(redactValue('top'), { type: 'string', utf8Bytes: 3 });

@@ -93,6 +93,23 @@ test('a non-JSON tool result (function, BigInt, cycle, NaN, Infinity, class inst
   assert.match(result.result.cycle, /cycle/);
 });
 
+test('a tool result at the depth bound reaches the code; one level deeper is a catchable RESULT_NOT_JSON, never a protocol failure', async () => {
+  const nested = (levels) => {
+    let value = 1;
+    for (let i = 0; i < levels; i += 1) value = [value];
+    return value;
+  };
+  const mode = codeMode({ tools: [tool('deep', (args) => nested(args.levels))] });
+  const result = await mode.run(`
+    const depth = (v) => { let n = 0; while (Array.isArray(v)) { v = v[0]; n += 1; } return n; };
+    const out = [depth(await tools.deep({ levels: 126 }))];
+    try { await tools.deep({ levels: 127 }); out.push('accepted'); } catch (error) { out.push(error.message); }
+    return out;`);
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  assert.equal(result.result[0], 126);
+  assert.match(result.result[1], /^tool failed: RESULT_NOT_JSON: result(\[0\])+ is nested deeper than 126 levels/);
+});
+
 test('project() can turn a non-JSON handler result into JSON', async () => {
   const mode = codeMode({ tools: [tool('when', () => new Date(Date.UTC(2026, 10, 30)), { project: (d) => ({ iso: d.toISOString() }) })] });
   const result = await mode.run('return await tools.when({});');

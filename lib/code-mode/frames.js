@@ -2,8 +2,10 @@
 
 // code-bridge-v1 frames: encoding what the host sends and validating what the
 // runner sends. Validation here is about one frame's shape; whether a frame
-// may arrive *now* (order, id correlation) is the session's job (session.js).
+// may arrive *now* (order, id correlation) is the execution's job (execution.js).
 // A frame that fails either check is a protocol failure, never a guess.
+
+const { findStructureProblem } = require('./json-structure');
 
 const VERSION = 'code-bridge-v1';
 const RUNNER_FRAME_TYPES = new Set(['ready', 'tool.call', 'execution.result']);
@@ -36,12 +38,17 @@ const isObject = (value) => value !== null && typeof value === 'object' && !Arra
 function parseFrame(line) {
   if (line.includes(0)) throw new FrameError('BAD_FRAME', 'runner frame contains a NUL byte');
   let frame;
+  let text;
   try {
-    frame = JSON.parse(strictUtf8.decode(line));
+    text = strictUtf8.decode(line);
+    frame = JSON.parse(text);
   } catch (error) {
     throw new FrameError('BAD_FRAME', `runner sent a line that is not UTF-8 JSON: ${error.message.slice(0, 200)}`);
   }
   if (!isObject(frame)) throw new FrameError('BAD_FRAME', 'runner frame is not a JSON object');
+  // Duplicate keys (which JSON.parse hides) and stack-overflowing depth, as the runner refuses them (§1).
+  const problem = findStructureProblem(text);
+  if (problem) throw new FrameError('BAD_FRAME', problem);
   if (frame.version !== VERSION) throw new FrameError('BAD_FRAME', `runner frame version is ${JSON.stringify(frame.version)?.slice(0, 64)}, expected "${VERSION}"`);
   if (!RUNNER_FRAME_TYPES.has(frame.type)) {
     throw new FrameError('UNEXPECTED_FRAME', `runner sent a frame of unknown type ${JSON.stringify(frame.type)?.slice(0, 64)}`);

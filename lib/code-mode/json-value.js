@@ -6,8 +6,14 @@
 // cycle. Every one of those is refused here with the path that caused it, so
 // the provider learns to shape the value in `project()`.
 
-/** Deeper than this is refused: JSON.stringify would recurse that far on the host's stack. */
-const MAX_JSON_DEPTH = 128;
+/**
+ * Nested arrays/objects allowed in a tool result. The runner decodes frames
+ * with serde_json, which refuses a 128th nested level, and the tool.result
+ * frame is one level itself: a 127-deep result would reach the runner as an
+ * unreadable frame (an uncatchable protocol failure) instead of a catchable
+ * RESULT_NOT_JSON. It also keeps JSON.stringify's recursion on the host shallow.
+ */
+const MAX_JSON_DEPTH = 126;
 
 class NotJsonError extends Error {
   constructor(path, what) {

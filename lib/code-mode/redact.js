@@ -46,7 +46,11 @@ function redactObject(value, depth) {
   const keys = Object.keys(value);
   for (const key of keys.slice(0, MAX_REDACT_ENTRIES)) {
     const shownKey = key.length > MAX_KEY_CHARS ? `${key.slice(0, MAX_KEY_CHARS)}…` : key;
-    out[shownKey] = isSecretKey(key) ? REDACTED : redactAt(value[key], depth + 1);
+    // defineProperty, not assignment: an own "__proto__" key (JSON.parse makes one) must stay a key,
+    // not become the redacted copy's prototype and vanish from the event.
+    Object.defineProperty(out, shownKey, {
+      value: isSecretKey(key) ? REDACTED : redactAt(value[key], depth + 1), enumerable: true, writable: true, configurable: true,
+    });
   }
   if (keys.length > MAX_REDACT_ENTRIES) out['…'] = { type: 'omitted', entries: keys.length - MAX_REDACT_ENTRIES };
   return out;
