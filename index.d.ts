@@ -129,6 +129,7 @@ export type CordonErrorCode =
   | 'ERR_CORDON_ADMISSION'
   | 'ERR_CORDON_INVALID_TOOL'
   | 'ERR_CORDON_INVALID_LIMITS'
+  | 'ERR_CORDON_CLOSED'
   | (string & {});
 
 export declare class CordonError extends Error {
@@ -283,6 +284,8 @@ export interface CodeModeOptions {
   onEvent?(event: CodeModeEvent): void;
   onAudit?(record: CodeModeAuditRecord): void;
   runner?: { path?: string; stop?: { graceMs: number; forceMs: number } };
+  /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. See docs/performance.md. */
+  pool?: { size: number };
 }
 
 export interface RunOptions {
@@ -304,8 +307,42 @@ export interface CodeMode {
   /** A tool description for an LLM, with limits and declarations. */
   description(options?: { mode?: 'execute' | 'inspect' }): string;
   stats(): { active: number; queued: number; maxConcurrent: number; maxQueued: number; queueTimeoutMs: number };
+  /** The prewarmed pool's counters, or null when created without `pool`. */
+  poolStats(): PoolStats | null;
+  /** Refuse new runs (ERR_CORDON_CLOSED) and stop the pool's waiting sandboxes; resolves once they have ended. Idempotent. */
+  close(): Promise<void>;
   readonly limits: Readonly<Required<CodeModeLimits>>;
 }
 
 /** A capability-scoped Code Mode host over spawnIsolated and cordon-runner. */
 export declare function createCodeMode(options: CodeModeOptions): CodeMode;
+
+/** What every sandbox of a pool is spawned with (fixed per pool). Per-run options go to take(). */
+export interface PoolSpawnOptions extends Omit<IsolatedOptions, 'invocationId' | 'deadlineMs' | 'signal'> {
+  command: string[];
+}
+
+export interface PoolStats {
+  size: number;
+  idle: number;
+  closed: boolean;
+  spawned: number;
+  taken: number;
+  idleDeaths: number;
+  spawnFailures: number;
+  /** Takes that found no idle sandbox and spawned one on the spot. */
+  coldTakes: number;
+  lastError: { code?: string; message: string } | null;
+}
+
+export interface SandboxPool {
+  /** A waiting sandbox, the caller's alone from now on (never handed out again); spawned on the spot when none is idle. deadlineMs and signal count from the take. */
+  take(options?: { deadlineMs?: number; signal?: AbortSignal }): IsolatedExecution;
+  stats(): PoolStats;
+  /** Stops every sandbox still in the pool and resolves once each has ended. Idempotent; take() then throws ERR_CORDON_CLOSED. */
+  close(): Promise<void>;
+  readonly size: number;
+}
+
+/** `size` (1–64) sandboxes spawned ahead of time with one command and option set; refilled in the background. */
+export declare function createPool(spawnOptions: PoolSpawnOptions, options: { size: number }): SandboxPool;

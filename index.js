@@ -127,7 +127,8 @@ function armStopTriggers(execution, { deadlineMs, signal }) {
 
 // Code Mode host (docs/code-mode.md). lib/code-mode never loads the addon
 // itself: it is handed this module's spawnIsolated, so the dependency stays one-way.
-const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, readOnly, runnerPath });
+const { createPool } = require('./lib/pool').bindPool({ spawnIsolated });
+const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, runnerPath });
 
 /**
  * `cordon doctor`: can this host run sandboxes? The checks are the
@@ -138,4 +139,4 @@ function doctor(options = {}) {
   return require('./lib/doctor').runDoctor(native, options);
 }
 
-module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, doctor };
+module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, createPool, doctor };

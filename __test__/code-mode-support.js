@@ -73,22 +73,32 @@ function readStat(pid) {
   }
 }
 
-/**
- * Sandboxes alive below this test process, counted two ways: outermost bwrap
- * processes and cordon-runner processes.
- */
-function sandboxCensus(rootPid = process.pid) {
+/** Every process below `rootPid` (any depth), and all processes by pid. */
+function descendants(rootPid) {
   const procs = fs.readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name)).map(readStat).filter(Boolean);
   const byPid = new Map(procs.map((p) => [p.pid, p]));
   const descends = (p) => {
     for (let cur = p, hops = 0; cur && hops < 64; cur = byPid.get(cur.ppid), hops += 1) if (cur.ppid === rootPid) return true;
     return false;
   };
-  const mine = procs.filter(descends);
+  return { mine: procs.filter(descends), byPid };
+}
+
+/** Pids of the cordon-runner processes below `rootPid`, ascending. */
+function runnerPids(rootPid = process.pid) {
+  return descendants(rootPid).mine.filter((p) => p.comm === 'cordon-runner').map((p) => p.pid).sort((a, b) => a - b);
+}
+
+/**
+ * Sandboxes alive below this test process, counted two ways: outermost bwrap
+ * processes and cordon-runner processes.
+ */
+function sandboxCensus(rootPid = process.pid) {
+  const { mine, byPid } = descendants(rootPid);
   return {
     bwrap: mine.filter((p) => p.comm === 'bwrap' && byPid.get(p.ppid)?.comm !== 'bwrap').length,
     runners: mine.filter((p) => p.comm === 'cordon-runner').length,
   };
 }
 
-module.exports = { cordon, codeMode, orderTools, tool, sandboxCensus, HOSTILE_RUNNER, ORDERS };
+module.exports = { cordon, codeMode, orderTools, tool, sandboxCensus, runnerPids, HOSTILE_RUNNER, ORDERS };

@@ -76,15 +76,8 @@ class Execution {
       limits: this.requested,
     });
     const frameBytes = Math.max(maxFrameBytes(this.limits), Buffer.byteLength(frame) + 1);
-    const { runner, policy } = this.host;
-    this.stop = runner.stop ?? DEFAULT_STOP;
-    this.execution = this.host.spawnIsolated([runner.path, ...runnerArgs(this.limits, frameBytes)], {
-      policy,
-      invocationId: this.executionId,
-      stop: this.stop,
-      // The launcher's own backstop, behind every timer here.
-      deadlineMs: READY_BUDGET_MS + this.limits.timeoutMs + 2 * DRAIN_SLACK_MS,
-    });
+    this.stop = this.host.runner.stop ?? DEFAULT_STOP;
+    this.execution = this.spawnSandbox(frameBytes);
     this.reader = new BoundedLineReader({
       maxLineBytes: frameBytes,
       onLine: (line) => this.onLine(line),
@@ -94,6 +87,21 @@ class Execution {
     this.settled = this.execution.wait().then((exit) => this.onExit(exit), (error) => this.onSpawnFailure(error));
     this.write(frame);
     this.after('ready', READY_BUDGET_MS, () => this.fail('protocol', 'READY_TIMEOUT', `runner sent no ready frame within ${READY_BUDGET_MS} ms`));
+  }
+
+  /**
+   * A prewarmed sandbox from the pool when its runner's frame ceiling is this
+   * run's, else a cold spawn. Either way the ready budget below counts from the
+   * execute frame, not from the spawn: a pooled runner was idle until now.
+   */
+  spawnSandbox(frameBytes) {
+    const { runner, policy, pool } = this.host;
+    // The launcher's own backstop, behind every timer here.
+    const deadlineMs = READY_BUDGET_MS + this.limits.timeoutMs + 2 * DRAIN_SLACK_MS;
+    if (pool && frameBytes === pool.frameBytes) return pool.take({ deadlineMs });
+    return this.host.spawnIsolated([runner.path, ...runnerArgs(this.limits, frameBytes)], {
+      policy, invocationId: this.executionId, stop: this.stop, deadlineMs,
+    });
   }
 
   wireStreams() {
@@ -333,4 +341,4 @@ class Execution {
   }
 }
 
-module.exports = { Execution, CANCEL_GRACE_MS, EXIT_GRACE_MS };
+module.exports = { Execution, CANCEL_GRACE_MS, EXIT_GRACE_MS, DEFAULT_STOP };

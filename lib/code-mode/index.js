@@ -10,12 +10,13 @@
 
 const { CordonError } = require('../errors');
 const { defineTools, grantTools } = require('./tools');
-const { resolveLimits } = require('./limits');
+const { resolveLimits, maxFrameBytes, runnerArgs } = require('./limits');
 const { Admission } = require('./admission');
 const { renderDeclarations, renderDescription } = require('./declarations');
 const { runCode } = require('./run');
+const { DEFAULT_STOP } = require('./execution');
 
-const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner']);
+const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool']);
 const RUNNER_KEYS = new Set(['path', 'stop']);
 
 function invalidArgument(message) {
@@ -51,8 +52,24 @@ function resolveRunner(runner, defaultPath) {
 }
 
 /**
+ * `pool: {size}`: prewarmed runners started with this instance's policy and
+ * CLI ceilings (fixed per pool). Their frame ceiling is the limits' own; an
+ * execute frame larger than that (a huge source) takes the cold path.
+ */
+function createRunnerPool(api, { pool, runner, limits, policy }) {
+  if (pool === undefined) return null;
+  const frameBytes = maxFrameBytes(limits);
+  const sandboxes = api.createPool({
+    command: [runner.path, ...runnerArgs(limits, frameBytes)],
+    policy,
+    stop: runner.stop ?? DEFAULT_STOP,
+  }, pool);
+  return Object.freeze({ frameBytes, take: sandboxes.take, stats: sandboxes.stats, close: sandboxes.close });
+}
+
+/**
  * Bind the Code Mode host to the native layer.
- * @param {{spawnIsolated: Function, readOnly: () => object, runnerPath: string}} api
+ * @param {{spawnIsolated: Function, createPool: Function, readOnly: () => object, runnerPath: string}} api
  */
 function bindCodeMode(api) {
   /**
@@ -68,19 +85,29 @@ function bindCodeMode(api) {
     }
     const catalogue = defineTools(options.tools);
     const limits = resolveLimits(options.limits);
+    const policy = options.policy === undefined ? api.readOnly() : options.policy;
+    const runner = resolveRunner(options.runner, api.runnerPath);
+    const admission = new Admission(options.admission);
+    const onEvent = checkCallback(options.onEvent, 'onEvent');
+    const onAudit = checkCallback(options.onAudit, 'onAudit');
+    const pool = createRunnerPool(api, { pool: options.pool, runner, limits, policy });
     const host = Object.freeze({
-      catalogue,
-      limits,
-      policy: options.policy === undefined ? api.readOnly() : options.policy,
-      admission: new Admission(options.admission),
-      onEvent: checkCallback(options.onEvent, 'onEvent'),
-      onAudit: checkCallback(options.onAudit, 'onAudit'),
-      runner: resolveRunner(options.runner, api.runnerPath),
-      spawnIsolated: api.spawnIsolated,
+      catalogue, limits, policy, admission, onEvent, onAudit, runner, pool, spawnIsolated: api.spawnIsolated,
     });
+    let closed = null;
     return Object.freeze({
       /** Run model-written code; resolves one result shape, rejects only for caller errors and admission. */
-      run: (code, runOptions) => runCode(host, code, runOptions),
+      run: (code, runOptions) => {
+        if (closed) return Promise.reject(new CordonError('ERR_CORDON_CLOSED', 'this Code Mode instance is closed'));
+        return runCode(host, code, runOptions);
+      },
+      /** Refuse new runs and stop the pool's waiting sandboxes (awaiting their end); runs in flight finish on their own. */
+      close: () => {
+        closed ??= pool ? pool.close() : Promise.resolve();
+        return closed;
+      },
+      /** The prewarmed pool's counters, or null without a pool. */
+      poolStats: () => (pool ? pool.stats() : null),
       /** TypeScript declarations of the `tools` a mode grants, for the model's prompt. */
       declarations: ({ mode } = {}) => renderDeclarations(grantTools(catalogue, mode)),
       /** A ready tool description for an LLM, with the declarations and limits. */

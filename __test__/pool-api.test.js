@@ -1,0 +1,66 @@
+'use strict';
+
+// createPool(spawnOptions, {size}) over the real sandbox: options checked at
+// creation, a take is the caller's alone, per-run time limits count from the
+// take, an empty pool spawns on the spot, and close() ends everything it holds.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { createPool, readOnly, runnerPath } = require('..');
+const { sandboxCensus } = require('./code-mode-support');
+const { ownControlRoots, eventually } = require('./spawn-support');
+
+const spawnOptions = () => ({ command: [runnerPath], policy: readOnly() });
+
+/** A bound on background work (refills, stops), never a timing assertion. */
+const WAIT_MS = 10000;
+
+test('invalid pool and spawn options throw ERR_CORDON_INVALID_OPTIONS before anything is spawned', () => {
+  for (const size of [0, -1, 1.5, 65, '2', undefined]) {
+    assert.throws(() => createPool(spawnOptions(), { size }), { code: 'ERR_CORDON_INVALID_OPTIONS' }, String(size));
+  }
+  assert.throws(() => createPool(spawnOptions(), { size: 1, max: 2 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  assert.throws(() => createPool({ ...spawnOptions(), deadlineMs: 10 }, { size: 1 }), /per run: pass it to take/);
+  assert.throws(() => createPool({ ...spawnOptions(), invocationId: 'x' }, { size: 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  assert.throws(() => createPool({ policy: readOnly() }, { size: 1 }), { code: 'ERR_CORDON_INVALID_COMMAND' });
+  // The first sandbox is spawned at creation: a bad command or policy is the caller's error, now.
+  assert.throws(() => createPool({ command: ['/nonexistent/runner'], policy: readOnly() }, { size: 1 }), { code: 'ERR_CORDON_INVALID_COMMAND' });
+  assert.throws(() => createPool({ command: [runnerPath], policy: { formatVersion: 2 } }, { size: 1 }), { code: 'ERR_CORDON_POLICY_INVALID' });
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+});
+
+test('take() hands out distinct sandboxes; an empty pool spawns one on the spot', async () => {
+  const pool = createPool(spawnOptions(), { size: 1 });
+  const first = pool.take();
+  const second = pool.take(); // the refill has not run yet: cold
+  assert.notEqual(first.pid, second.pid);
+  assert.equal(pool.stats().coldTakes, 1);
+  assert.equal(pool.stats().taken, 2);
+  await Promise.all([first.stop(), second.stop()]);
+  assert.ok(await eventually(() => pool.stats().idle === 1, WAIT_MS));
+  await pool.close();
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+  assert.deepEqual(ownControlRoots(), []);
+  assert.throws(() => pool.take(), { code: 'ERR_CORDON_CLOSED' });
+});
+
+test('deadlineMs and signal count from the take, not from the spawn', async () => {
+  const pool = createPool(spawnOptions(), { size: 2 });
+  try {
+    assert.ok(await eventually(() => pool.stats().idle === 2, WAIT_MS));
+    const byDeadline = pool.take({ deadlineMs: 50 });
+    byDeadline.stderr.resume();
+    const exit = await byDeadline.wait();
+    assert.equal(exit.receipt.stop.requested, true, 'the deadline ran the stop ladder');
+    const controller = new AbortController();
+    const bySignal = pool.take({ signal: controller.signal });
+    bySignal.stderr.resume();
+    controller.abort();
+    assert.equal((await bySignal.wait()).receipt.stop.requested, true);
+    assert.throws(() => pool.take({ deadlineMs: 0 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+    assert.throws(() => pool.take({ timeout: 5 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  } finally {
+    await pool.close();
+  }
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+});
