@@ -38,11 +38,22 @@ test('a program that writes one frame and exits at once never loses it (500 runs
 });
 
 test('writes after the program closed fd 3 are discarded and counted, not thrown', async () => {
-  const execution = spawnIsolated(['/bin/sh', '-c', 'exec 3>&-; sleep 0.2'], { policy: readOnly() });
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The program says on stderr when fd 3 is closed, so the write surely comes after it
+  // (a fixed sleep raced a slow sandbox start: bytes that arrive first are not discarded).
+  const execution = spawnIsolated(['/bin/sh', '-c', 'exec 3>&-; echo closed >&2; sleep 0.2'], { policy: readOnly() });
+  const stderr = collect(execution.stderr);
+  const protocol = collect(execution.protocol);
+  await new Promise((resolve) => {
+    let seen = '';
+    const onData = (chunk) => {
+      seen += chunk;
+      if (seen.includes('closed\n')) { execution.stderr.off('data', onData); resolve(); }
+    };
+    execution.stderr.on('data', onData);
+  });
   execution.protocol.write(Buffer.alloc(1024));
   execution.protocol.end();
-  const { result } = await runToEnd(execution);
+  const [result] = await Promise.all([execution.wait(), protocol, stderr]);
   assert.equal(result.returncode, 0);
   assert.equal(result.receipt.bytes.protocolIn + result.receipt.bytes.protocolInDiscarded, 1024);
   assert.ok(result.receipt.bytes.protocolInDiscarded > 0);
