@@ -300,7 +300,12 @@ export interface RunOptions {
 }
 
 export interface CodeMode {
-  /** Resolves one result shape; rejects only for invalid options and ERR_CORDON_ADMISSION. */
+  /**
+   * Resolves one result shape for everything that happens to the code. Rejects only for caller errors
+   * (ERR_CORDON_INVALID_OPTIONS), ERR_CORDON_ADMISSION, ERR_CORDON_CLOSED after close(), and spawnIsolated's own
+   * configuration errors: the policy and runner path are first checked here (ERR_CORDON_POLICY_INVALID,
+   * ERR_CORDON_INVALID_COMMAND, …).
+   */
   run(code: string, options?: RunOptions): Promise<CodeModeResult>;
   /** TypeScript declarations of the tools a mode grants. */
   declarations(options?: { mode?: 'execute' | 'inspect' }): string;
