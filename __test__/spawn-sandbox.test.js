@@ -9,7 +9,8 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnIsolated, readOnly, workspaceWrite, profile } = require('..');
-const { fixture, runToEnd, ownControlRoots } = require('./spawn-support');
+const { once } = require('node:events');
+const { fixture, runToEnd, ownControlRoots, pidsWithMarker } = require('./spawn-support');
 
 /** Parses "name=value" lines. */
 const probes = (text) => Object.fromEntries(text.trim().split('\n').map((l) => l.split(/=(.*)/s).slice(0, 2)));
@@ -29,6 +30,25 @@ test('options.env is the whole environment, and only names the policy allows', a
     () => spawnIsolated(['/usr/bin/env'], { policy: readOnly(), env: { LANG: 'C' } }),
     { code: 'ERR_CORDON_INVALID_OPTIONS' },
   );
+});
+
+test('an options.env secret reaches the program but no host command line (bwrap reads it from --args)', async () => {
+  const secret = `sk-cordon-test-${process.pid}-${Date.now()}`;
+  const policy = { ...readOnly(), environment: { allow: ['API_KEY'] } };
+  const script = 'printf "%s\\n" "$API_KEY"; exec /usr/bin/sleep 30';
+  const execution = spawnIsolated(['/bin/sh', '-c', script], { policy, env: { API_KEY: secret } });
+  const done = runToEnd(execution);
+  try {
+    const [first] = await once(execution.stderr, 'data');
+    assert.equal(first.toString(), `${secret}\n`, 'the program got the value');
+    const bwrapCmdline = fs.readFileSync(`/proc/${execution.pid}/cmdline`, 'latin1');
+    assert.ok(!bwrapCmdline.includes(secret), `bwrap's argv shows the secret: ${bwrapCmdline}`);
+    assert.ok(bwrapCmdline.includes('--args'), bwrapCmdline);
+    assert.deepEqual(pidsWithMarker(secret), [], 'no host process shows the secret in its command line');
+  } finally {
+    await execution.stop();
+  }
+  await done;
 });
 
 test('under readOnly() the workspace is read-only, /tmp is writable and host secrets are unreadable', async () => {

@@ -1,4 +1,4 @@
-//! Plan → Bubblewrap argv: a pure function, snapshot-tested per policy.
+//! Plan → Bubblewrap arguments: a pure function, snapshot-tested per policy.
 //!
 //! Order matters to bwrap (operations apply left to right):
 //! 1. namespaces (every one, explicitly: no `-try` variants), session, caps;
@@ -8,9 +8,16 @@
 //! 5. descriptor binds: /workspace, /tmp, extras, then the executable
 //!    (at its canonical path), and a symlink from `command[0]` if needed;
 //! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
-//! 7. working directory, environment cleared;
-//! 8. `--`, `/usr/bin/env -i -- NAME=VALUE…` (the runner's own environment,
-//!    and no PWD), then the command.
+//! 7. working directory, environment cleared, then `--setenv NAME VALUE`
+//!    for the runner's own environment;
+//! 8. `--`, `/usr/bin/env -u PWD --` (bwrap exports PWD after its chdir),
+//!    then the command.
+//!
+//! Steps 1–7 are bwrap's *options*: they reach bwrap through a sealed memfd
+//! read with `--args FD`, never through argv, because argv is world-readable
+//! in `/proc/<pid>/cmdline` and the options carry the runner's environment
+//! values (API keys, tokens). bwrap takes the command (step 8) only from
+//! argv; it holds no environment value.
 
 use std::ffi::OsString;
 
@@ -27,8 +34,49 @@ pub const NAMESPACES: &[&str] = &[
     "--unshare-cgroup",
 ];
 
-/// The full argv after the bwrap path itself.
-pub fn bwrap_argv(plan: &Plan) -> Vec<OsString> {
+/// bwrap's arguments, split by where they travel.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BwrapArgs {
+    /// Read by bwrap from the `--args` descriptor (NUL-terminated each).
+    pub options: Vec<OsString>,
+    /// The program bwrap starts inside the sandbox, on bwrap's argv.
+    pub command: Vec<OsString>,
+}
+
+/// An option holds a NUL byte: written to the `--args` descriptor it would
+/// split into two arguments (an option injection), so it is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bwrap option {index} contains a NUL byte")]
+pub struct NulInOption {
+    pub index: usize,
+}
+
+impl BwrapArgs {
+    /// The argv after the bwrap path: `--args <slot> -- <command>`.
+    pub fn exec_argv(&self, args_slot: i32) -> Vec<OsString> {
+        let mut argv = vec![OsString::from("--args"), args_slot.to_string().into()];
+        argv.push("--".into());
+        argv.extend(self.command.iter().cloned());
+        argv
+    }
+
+    /// The `--args` descriptor's content: every option NUL-terminated.
+    pub fn options_bytes(&self) -> Result<Vec<u8>, NulInOption> {
+        let mut bytes = Vec::new();
+        for (index, option) in self.options.iter().enumerate() {
+            let option = option.as_encoded_bytes();
+            if option.contains(&0) {
+                return Err(NulInOption { index });
+            }
+            bytes.extend_from_slice(option);
+            bytes.push(0);
+        }
+        Ok(bytes)
+    }
+}
+
+/// The plan's bwrap options and command.
+pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     let mut argv = Argv::default();
     argv.push_all(NAMESPACES);
     argv.push_all(&["--disable-userns", "--die-with-parent", "--new-session"]);
@@ -49,16 +97,25 @@ pub fn bwrap_argv(plan: &Plan) -> Vec<OsString> {
     argv.push("--chdir");
     argv.push(plan.chdir.as_os_str());
     argv.push("--clearenv");
-    // bwrap always exports PWD after its chdir; `env -i` gives the program
-    // exactly the planned environment (nothing, by default).
-    argv.push_all(&["--", ENV_WRAPPER, "-i", "--"]);
     for (name, value) in &plan.runner_env {
-        argv.push(format!("{name}={value}"));
+        argv.push_triple("--setenv", name.as_str(), value.as_str());
+    }
+    // bwrap exports PWD after its chdir, whatever the options say: the
+    // wrapper removes it, so the program gets exactly the planned
+    // environment (nothing, by default). A planned PWD (a path, not a
+    // secret) can only be set after bwrap, so it goes on the command.
+    let mut command = Argv::default();
+    command.push_all(&[ENV_WRAPPER, "-u", "PWD", "--"]);
+    if let Some((_, pwd)) = plan.runner_env.iter().find(|(name, _)| name == "PWD") {
+        command.push(format!("PWD={pwd}"));
     }
     for arg in &plan.argv {
-        argv.push(arg.as_str());
+        command.push(arg.as_str());
     }
-    argv.0
+    BwrapArgs {
+        options: argv.0,
+        command: command.0,
+    }
 }
 
 /// `/usr` and the top-level runtime entries, read-only; symlinks stay symlinks.

@@ -63,12 +63,21 @@ fn argv_for(
         temp_bytes: None,
     };
     tweak(&mut inputs);
-    let plan = Plan::build(inputs);
-    let argv: Vec<String> = bwrap_argv(&plan)
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    argv.join("\n")
+    render(&Plan::build(inputs))
+}
+
+/// The exec'd argv, then what bwrap reads from its `--args` descriptor.
+fn render(plan: &Plan) -> String {
+    let args = bwrap_argv(plan);
+    let lines = |list: &[std::ffi::OsString]| -> Vec<String> {
+        list.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    };
+    let mut text = lines(&args.exec_argv(plan.args_slot));
+    text.push(format!("# read from fd {} (--args):", plan.args_slot));
+    text.extend(lines(&args.options));
+    text.join("\n")
 }
 
 #[test]
@@ -168,7 +177,99 @@ fn every_namespace_is_unshared_without_a_try_variant_and_root_is_read_only_last(
     let remount = lines.iter().position(|l| *l == "--remount-ro").unwrap();
     let last_bind = lines.iter().rposition(|l| l.ends_with("bind-fd")).unwrap();
     assert!(remount > last_bind);
-    let end = lines.iter().rposition(|l| *l == "--").unwrap();
-    assert_eq!(lines[end - 2..end], ["/usr/bin/env", "-i"]);
-    assert_eq!(lines[end + 1], "/opt/cordon/cordon-runner");
+    assert_eq!(
+        lines[..9],
+        [
+            "--args",
+            "8",
+            "--",
+            "/usr/bin/env",
+            "-u",
+            "PWD",
+            "--",
+            "/opt/cordon/cordon-runner",
+            "--timeout-ms"
+        ]
+    );
+}
+
+fn plan_with_env(env: &[(&str, &str)]) -> Plan {
+    let names: Vec<&str> = env.iter().map(|(n, _)| *n).collect();
+    let mut req = request(policy("read", json!([]), &names));
+    req.env = env
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    let runtime = RuntimeLayout::merged_usr();
+    Plan::build(PlanInputs {
+        request: &req,
+        bwrap: "/usr/bin/bwrap".into(),
+        executable_source: "/opt/cordon/cordon-runner".into(),
+        workspace: Some("/tmp/ws".into()),
+        sandbox_temp: "/tmp/st".into(),
+        runtime: &runtime,
+        identity: None,
+        seccomp_program: Some(vec![0u8; 8]),
+        rlimits: Vec::new(),
+        temp_bytes: Some(1 << 20),
+    })
+}
+
+#[test]
+fn environment_values_travel_in_the_args_descriptor_never_on_argv() {
+    let plan = plan_with_env(&[("API_KEY", "sk-secret-123"), ("LANG", "C")]);
+    let args = bwrap_argv(&plan);
+    let exec = args.exec_argv(plan.args_slot);
+    assert!(
+        !exec
+            .iter()
+            .any(|a| a.to_string_lossy().contains("sk-secret")),
+        "{exec:?}"
+    );
+    let bytes = args.options_bytes().unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(
+        text.contains("--clearenv\0--setenv\0API_KEY\0sk-secret-123\0--setenv\0LANG\0C\0"),
+        "{text:?}"
+    );
+    assert!(text.ends_with('\0'), "every option is NUL-terminated");
+    assert!(plan.args_slot > plan.binds.iter().map(|b| b.slot).max().unwrap());
+    assert_eq!(plan.max_slot(), plan.args_slot);
+    let json = serde_json::to_string(&plan).unwrap();
+    assert!(
+        !json.contains("sk-secret"),
+        "plan.json keeps names only: {json}"
+    );
+    assert!(
+        json.contains("\"runnerEnv\":[\"API_KEY\",\"LANG\"]"),
+        "{json}"
+    );
+}
+
+#[test]
+fn an_option_holding_a_nul_byte_is_refused_rather_than_split() {
+    let plan = plan_with_env(&[("A", "x\0--bind\0/\0/host")]);
+    let err = bwrap_argv(&plan).options_bytes().unwrap_err();
+    assert!(err.to_string().contains("NUL"), "{err}");
+}
+
+#[test]
+fn a_planned_pwd_is_set_after_bwrap_exports_its_own() {
+    let plan = plan_with_env(&[("PWD", "/workspace/sub")]);
+    let command: Vec<String> = bwrap_argv(&plan)
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        command[..6],
+        [
+            "/usr/bin/env",
+            "-u",
+            "PWD",
+            "--",
+            "PWD=/workspace/sub",
+            "/opt/cordon/cordon-runner"
+        ]
+    );
 }

@@ -54,6 +54,24 @@ pub fn install_in_child(
     Ok(())
 }
 
+/// Runs in the child, first: SIGKILL it when the thread that forked it (the
+/// supervisor, alive until bwrap is reaped) exits. bwrap arms the same
+/// signal itself with `--die-with-parent`, but only once it runs: a provider
+/// killed between fork and that point would leave an orphaned sandbox. So
+/// arm it before exec and give up if `parent` already died (the signal
+/// covers only deaths after arming). Async-signal-safe: prctl/getppid.
+pub fn die_with_parent(parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number; no memory effects.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: getppid has no preconditions and cannot fail.
+    if unsafe { libc::getppid() } != parent {
+        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    Ok(())
+}
+
 /// CLOEXEC rather than close: std's exec-error pipe must stay usable until
 /// exec (it is already close-on-exec), and everything else vanishes at exec.
 fn mark_rest_cloexec(first: RawFd) {
@@ -72,5 +90,27 @@ fn mark_rest_cloexec(first: RawFd) {
     for fd in first..FALLBACK_MAX_FD {
         // SAFETY: F_SETFD on a possibly-closed fd fails harmlessly with EBADF.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    fn spawn_expecting_parent(parent: libc::pid_t) -> std::io::Result<std::process::ExitStatus> {
+        let mut cmd = std::process::Command::new("/bin/true");
+        // SAFETY: the closure only calls die_with_parent (prctl, getppid).
+        unsafe { cmd.pre_exec(move || die_with_parent(parent)) };
+        cmd.spawn()?.wait()
+    }
+
+    #[test]
+    fn a_child_whose_parent_already_died_gives_up_before_exec() {
+        let me = std::process::id() as libc::pid_t;
+        assert!(spawn_expecting_parent(me).unwrap().success());
+        let err = spawn_expecting_parent(1).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ESRCH));
     }
 }

@@ -198,14 +198,24 @@ impl ControlRoot {
     }
 
     /// Writes `name` as temp file + rename, so readers never see half a file.
+    /// The temp file is created fresh (O_EXCL, O_NOFOLLOW): when bwrap runs
+    /// as the sandbox identity that identity owns the control root, and any
+    /// host process of that uid could plant `.<name>.tmp` as a symlink to a
+    /// file the root provider would then overwrite. A planted entry is
+    /// unlinked (the link itself, never its target); one planted again in
+    /// between makes the write fail rather than follow it.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, ControlRootError> {
         let path = self.path.join(name);
         let tmp = self.path.join(format!(".{name}.tmp"));
         let write = || -> std::io::Result<()> {
+            match fs::remove_file(&tmp) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
             let mut file = fs::OpenOptions::new()
                 .write(true)
-                .create(true)
-                .truncate(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
                 .mode(0o600)
                 .open(&tmp)?;
             file.write_all(bytes)?;
@@ -355,6 +365,21 @@ mod tests {
         assert!(root.remove());
         assert!(root.remove());
         assert!(!path.exists());
+        fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn an_atomic_write_never_follows_a_planted_temp_symlink() {
+        let base = scratch();
+        let root = ControlRoot::create(&base, None).unwrap();
+        let victim = base.join("victim");
+        fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, root.path().join(".receipt.json.tmp")).unwrap();
+        let receipt = root.write_atomic("receipt.json", b"{}").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(fs::symlink_metadata(&receipt).unwrap().is_file());
+        assert_eq!(fs::read_to_string(&receipt).unwrap(), "{}");
+        drop(root);
         fs::remove_dir_all(base).unwrap();
     }
 

@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::backend::{self, BackendError};
@@ -22,7 +22,7 @@ use crate::events::EventSink;
 use crate::exec_hash::{self, ExecHashError};
 use crate::execution::ExecutionHandle;
 use crate::launch_request::{LaunchRequest, RequestError};
-use crate::plan::{BindRole, Plan, PlanInputs};
+use crate::plan::{BindRole, FdBind, Plan, PlanInputs};
 use crate::process_identity::{random_hex, sandbox_identity};
 use crate::runtime_layout::RuntimeLayout;
 use crate::supervisor::{self, Prepared};
@@ -119,7 +119,7 @@ pub fn launch(
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
-    let sources = open_binds(&plan)?;
+    let sources = open_binds(&plan, root.path())?;
     // Last, so an earlier failure leaves no cgroup behind.
     let cgroup = confinement
         .cgroup
@@ -170,23 +170,66 @@ fn workspace_for(
 
 /// Opens every bind source as root (O_PATH: no read access needed, nothing
 /// is followed after this point), in slot order.
-fn open_binds(plan: &Plan) -> Result<Vec<(RawFd, OwnedFd)>, LaunchError> {
+fn open_binds(plan: &Plan, control_root: &Path) -> Result<Vec<(RawFd, OwnedFd)>, LaunchError> {
     plan.binds
         .iter()
-        .map(|bind| {
-            let mut options = std::fs::OpenOptions::new();
-            options.read(true).custom_flags(libc::O_PATH);
-            if matches!(bind.role, BindRole::Workspace | BindRole::Temp) {
-                options.custom_flags(libc::O_PATH | libc::O_DIRECTORY);
-            }
-            let file: File =
-                options
-                    .open(&bind.source)
-                    .map_err(|source| LaunchError::OpenBind {
-                        path: bind.source.clone(),
-                        source,
-                    })?;
-            Ok((bind.slot, OwnedFd::from(file)))
-        })
+        .map(|bind| Ok((bind.slot, open_bind(bind, control_root)?)))
         .collect()
+}
+
+/// One bind source. Inside the control root the last component is not
+/// followed: when bwrap runs as the sandbox identity, that identity owns
+/// the root, and any host process of that uid could swap `workspace/` for a
+/// symlink to a directory it cannot reach itself, to have it mounted.
+fn open_bind(bind: &FdBind, control_root: &Path) -> Result<OwnedFd, LaunchError> {
+    let mut flags = libc::O_PATH;
+    if matches!(bind.role, BindRole::Workspace | BindRole::Temp) {
+        flags |= libc::O_DIRECTORY;
+    }
+    if bind.source.starts_with(control_root) {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file: File = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(&bind.source)
+        .map_err(|source| LaunchError::OpenBind {
+            path: bind.source.clone(),
+            source,
+        })?;
+    Ok(OwnedFd::from(file))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn workspace_bind(source: PathBuf) -> FdBind {
+        FdBind {
+            slot: 6,
+            role: BindRole::Workspace,
+            source,
+            dest: "/workspace".into(),
+            writable: false,
+        }
+    }
+
+    #[test]
+    fn a_symlink_swapped_in_for_a_control_root_directory_is_not_mounted() {
+        let scratch = std::env::temp_dir().join(format!("cordon-bind-{}", random_hex(8).unwrap()));
+        let root = scratch.join("root");
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::create_dir_all(scratch.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(scratch.join("elsewhere"), root.join("workspace")).unwrap();
+        assert!(open_bind(&workspace_bind(root.join("real")), &root).is_ok());
+        let swapped = open_bind(&workspace_bind(root.join("workspace")), &root);
+        assert!(matches!(swapped, Err(LaunchError::OpenBind { .. })));
+        let caller_link = open_bind(&workspace_bind(root.join("workspace")), &scratch.join("x"));
+        assert!(
+            caller_link.is_ok(),
+            "a caller's own workspace may be a link"
+        );
+        std::fs::remove_dir_all(scratch).unwrap();
+    }
 }

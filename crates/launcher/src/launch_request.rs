@@ -156,6 +156,9 @@ fn parse_command(value: Option<&Value>) -> Result<(Vec<String>, PathBuf, PathBuf
     let mut argv = Vec::with_capacity(list.len());
     for (i, item) in list.iter().enumerate() {
         let text = as_str(&format!("command[{i}]"), item).map_err(|e| bad(&e.to_string()))?;
+        if text.contains('\0') {
+            return Err(bad(&format!("command[{i}] must not contain NUL bytes")));
+        }
         argv.push(text.to_string());
     }
     let invoked_as = normalized_absolute(&argv[0])
@@ -220,7 +223,12 @@ fn parse_env(path: &str, value: Option<&Value>) -> Result<Vec<(String, String)>,
         if !is_env_name(name) {
             return Err(FieldError::new(&item, "is not a valid variable name"));
         }
-        out.push((name.clone(), as_str(&item, v)?.to_string()));
+        let value = as_str(&item, v)?;
+        if value.contains('\0') {
+            // Would be cut at the NUL by exec, or split bwrap's `--args`.
+            return Err(FieldError::new(&item, "must not contain NUL bytes"));
+        }
+        out.push((name.clone(), value.to_string()));
     }
     Ok(out)
 }
@@ -249,4 +257,43 @@ fn parse_stop(value: Option<&Value>) -> Result<StopTimings, FieldError> {
         }
     }
     Ok(timings)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn options(env: Value, command: Value) -> String {
+        serde_json::json!({
+            "command": command,
+            "policy": {"formatVersion": 1, "filesystem": {"workspace": "read", "temp": "write"},
+                "network": {"mode": "none"}, "process": {"treeConfinement": "required"},
+                "environment": {"allow": ["A"]}},
+            "env": env,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn nul_bytes_in_env_values_or_arguments_are_invalid_input() {
+        let ok = LaunchRequest::from_json_text(&options(
+            serde_json::json!({"A": "x"}),
+            serde_json::json!(["/bin/sh"]),
+        ));
+        assert!(ok.is_ok(), "{ok:?}");
+        let env = LaunchRequest::from_json_text(&options(
+            serde_json::json!({"A": "x\u{0}--bind\u{0}/\u{0}/h"}),
+            serde_json::json!(["/bin/sh"]),
+        ))
+        .unwrap_err();
+        assert_eq!(env.code(), ErrorCode::InvalidOptions);
+        assert!(env.to_string().contains("options.env.A"), "{env}");
+        let arg = LaunchRequest::from_json_text(&options(
+            serde_json::json!({}),
+            serde_json::json!(["/bin/sh", "a\u{0}b"]),
+        ))
+        .unwrap_err();
+        assert_eq!(arg.code(), ErrorCode::InvalidCommand);
+    }
 }

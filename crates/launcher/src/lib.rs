@@ -28,6 +28,7 @@ pub mod pumps;
 pub mod receipt;
 pub mod rlimits;
 pub mod runtime_layout;
+pub mod sealed_memfd;
 pub mod seccomp;
 pub mod spawn;
 pub mod stop_ladder;

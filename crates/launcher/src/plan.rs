@@ -95,6 +95,9 @@ pub struct PlanInputs<'a> {
 pub struct Plan {
     pub bwrap: PathBuf,
     pub launcher_env: Vec<(String, String)>,
+    /// plan.json keeps the names only: the values may be secrets, and the
+    /// plan sits on disk while the run lasts (or longer, if the host crashes).
+    #[serde(serialize_with = "names_only")]
     pub runner_env: Vec<(String, String)>,
     pub argv: Vec<String>,
     pub binds: Vec<FdBind>,
@@ -106,6 +109,9 @@ pub struct Plan {
     pub symlinks: Vec<(PathBuf, PathBuf)>,
     pub chdir: PathBuf,
     pub seccomp: Option<SeccompSlot>,
+    /// bwrap's `--args FD`: its options, environment values included, are
+    /// read from this descriptor rather than from argv (see bwrap_argv.rs).
+    pub args_slot: i32,
     pub rlimits: Vec<RlimitSetting>,
     pub temp_tmpfs_bytes: Option<u64>,
     pub identity: Option<Identity>,
@@ -114,7 +120,8 @@ pub struct Plan {
 impl Plan {
     /// Builds the plan. Descriptor slots are allocated in a fixed order
     /// after fd 3 (protocol) and fd 4 (info): seccomp, executable,
-    /// workspace, temp, extras — so the argv is a pure function of inputs.
+    /// workspace, temp, extras, then the `--args` options — so the argv is a
+    /// pure function of inputs.
     pub fn build(inputs: PlanInputs<'_>) -> Plan {
         let request = inputs.request;
         let first_slot = INFO_FD + 1;
@@ -124,11 +131,13 @@ impl Plan {
             instructions: program.len() / 8,
             program,
         });
-        let bind_slots = (first_slot + i32::from(seccomp.is_some()))..;
-        for (bind, slot) in binds.iter_mut().zip(bind_slots) {
-            bind.slot = slot;
+        let mut next_slot = first_slot + i32::from(seccomp.is_some());
+        for bind in binds.iter_mut() {
+            bind.slot = next_slot;
+            next_slot += 1;
         }
         Plan {
+            args_slot: next_slot,
             bwrap: inputs.bwrap,
             symlinks: command_symlinks(request, inputs.runtime),
             launcher_env: launcher_env(request, &inputs.sandbox_temp),
@@ -152,8 +161,18 @@ impl Plan {
     pub fn max_slot(&self) -> i32 {
         let binds = self.binds.iter().map(|b| b.slot);
         let seccomp = self.seccomp.iter().map(|s| s.slot);
-        binds.chain(seccomp).fold(INFO_FD, i32::max)
+        binds
+            .chain(seccomp)
+            .chain([self.args_slot])
+            .fold(INFO_FD, i32::max)
     }
+}
+
+fn names_only<S: serde::Serializer>(
+    env: &[(String, String)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(env.iter().map(|(name, _)| name))
 }
 
 /// The descriptor binds in slot order (slots are assigned by the caller):

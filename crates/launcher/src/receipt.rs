@@ -2,6 +2,8 @@
 //! written atomically to `receipt.json` in the control root and read back
 //! by `wait()`. Format documented in docs/receipts.md.
 
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::time::SystemTime;
 
 use serde_json::{json, Value};
@@ -132,5 +134,15 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
 /// reported as `{}`, never as a success.
 pub fn write_and_read(root: &ControlRoot, receipt: &Value) -> Result<String, ControlRootError> {
     let path = root.write_atomic(RECEIPT_FILE, receipt.to_string().as_bytes())?;
-    std::fs::read_to_string(&path).map_err(|source| ControlRootError::Write { path, source })
+    // O_NOFOLLOW: a link swapped in after the rename is not read through.
+    let read = || -> std::io::Result<String> {
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        let mut text = String::new();
+        file.read_to_string(&mut text)?;
+        Ok(text)
+    };
+    read().map_err(|source| ControlRootError::Write { path, source })
 }

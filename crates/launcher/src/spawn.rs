@@ -1,18 +1,21 @@
-//! Starting bwrap for a plan: create the channels, raise every source
-//! descriptor above the slot range, fork, install slots in the child, drop
-//! to the sandbox identity, exec bwrap.
+//! Starting bwrap for a plan: create the channels, put bwrap's options in
+//! a sealed memfd (`--args`), raise every source descriptor above the slot
+//! range, fork, install slots in the child, drop to the sandbox identity,
+//! exec bwrap.
 //!
 //! Must run on a thread that lives until bwrap is reaped: `--die-with-parent`
 //! (PR_SET_PDEATHSIG) fires when the *thread* that forked exits.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
+use crate::bwrap_argv::{BwrapArgs, NulInOption};
 use crate::cgroup::{join_self, JoinFds};
-use crate::child_fds::{install_in_child, ChildRlimit, FdInstall, SOURCE_FD_FLOOR};
+use crate::child_fds::{
+    die_with_parent, install_in_child, ChildRlimit, FdInstall, SOURCE_FD_FLOOR,
+};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
 
 /// A started bwrap and the host ends of its channels.
@@ -36,6 +39,10 @@ pub enum SpawnError {
     Raise { fd: RawFd, source: std::io::Error },
     #[error("prepare seccomp program descriptor: {0}")]
     Seccomp(std::io::Error),
+    #[error("prepare bwrap's --args descriptor: {0}")]
+    Options(#[from] NulInOption),
+    #[error("prepare bwrap's --args descriptor: {0}")]
+    OptionsMemfd(#[from] crate::sealed_memfd::SealedMemfdError),
     #[error("exec {path}: {source}")]
     Exec {
         path: String,
@@ -44,20 +51,22 @@ pub enum SpawnError {
 }
 
 /// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
-/// seccomp memfd → raise sources → fork/exec with the child set-up.
-/// `sources` are the opened bind descriptors, one per plan bind, by slot.
-/// `cgroup`: the run's `cgroup.procs` descriptors, joined in the child so
-/// bwrap is inside before it forks anything.
+/// seccomp memfd → `--args` memfd → raise sources → fork/exec with the
+/// child set-up. `sources` are the opened bind descriptors, one per plan
+/// bind, by slot. `cgroup`: the run's `cgroup.procs` descriptors, joined in
+/// the child so bwrap is inside before it forks anything.
 pub fn spawn(
     plan: &Plan,
-    argv: Vec<OsString>,
-    sources: Vec<(RawFd, OwnedFd)>,
+    args: BwrapArgs,
+    mut sources: Vec<(RawFd, OwnedFd)>,
     cgroup: Option<JoinFds>,
 ) -> Result<Spawned, SpawnError> {
     let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
+    let options = crate::sealed_memfd::create(c"cordon-bwrap-args", &args.options_bytes()?)?;
+    sources.push((plan.args_slot, options));
     let raised = child_slots(plan, sources, child_sock, info_w)?;
     let installs: Vec<FdInstall> = raised
         .iter()
@@ -76,11 +85,14 @@ pub fn spawn(
         })
         .collect();
     let max_slot = plan.max_slot();
-    let mut cmd = bwrap_command(plan, argv, devnull, stderr_w)?;
-    // SAFETY: the closure only calls async-signal-safe functions (dup2,
-    // close_range/fcntl, setrlimit, write) on data prepared before fork.
+    let mut cmd = bwrap_command(plan, args.exec_argv(plan.args_slot), devnull, stderr_w)?;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure only calls async-signal-safe functions (prctl,
+    // getppid, dup2, close_range/fcntl, setrlimit, write) on data prepared
+    // before fork.
     unsafe {
         cmd.pre_exec(move || {
+            die_with_parent(parent)?;
             install_in_child(&installs, max_slot, &rlimits)?;
             cgroup.as_ref().map_or(Ok(()), join_self)
         });
@@ -102,7 +114,8 @@ pub fn spawn(
 }
 
 /// Every descriptor the child installs, by slot — fd 3 (protocol), fd 4
-/// (info), the seccomp program, the binds — raised above the slot range.
+/// (info), the seccomp program, the binds, the `--args` options — raised
+/// above the slot range.
 fn child_slots(
     plan: &Plan,
     sources: Vec<(RawFd, OwnedFd)>,
@@ -127,7 +140,7 @@ fn child_slots(
 /// and stderr both on the stderr pipe, and the sandbox identity.
 fn bwrap_command(
     plan: &Plan,
-    argv: Vec<OsString>,
+    argv: Vec<std::ffi::OsString>,
     devnull: File,
     stderr_w: OwnedFd,
 ) -> Result<Command, SpawnError> {

@@ -159,9 +159,9 @@ impl Supervision {
             if s.exited {
                 return;
             }
-            if let Some(pid) = s.init_pid.and_then(first_child) {
-                // SAFETY: kill with a pid and a signal number; no memory effects.
-                let sent = unsafe { libc::kill(pid, libc::SIGTERM) } == 0;
+            let init = s.init_pid.zip(s.init.clone());
+            if let Some(program) = init.and_then(|(pid, fd)| program_pidfd(pid, &fd)) {
+                let sent = pidfd::signal_live(&program, libc::SIGTERM).is_ok();
                 s.record.graceful_attempted |= sent;
                 return;
             }
@@ -211,8 +211,14 @@ impl Supervision {
     }
 }
 
-/// The first child of `pid` (bwrap's init forks exactly the program).
-fn first_child(pid: i32) -> Option<i32> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
-    text.split_whitespace().next()?.parse().ok()
+/// A pidfd for the program: the first child of the namespace init (bwrap's
+/// init forks exactly the program), confirmed as such once open — and the
+/// init still alive after that check, so the parent pid checked was the
+/// init's own and not a reuse of it.
+fn program_pidfd(init_pid: i32, init: &OwnedFd) -> Option<OwnedFd> {
+    let children = format!("/proc/{init_pid}/task/{init_pid}/children");
+    let text = std::fs::read_to_string(children).ok()?;
+    let pid = text.split_whitespace().next()?.parse().ok()?;
+    let program = pidfd::open_child(pid, init_pid)?;
+    (!pidfd::wait_exit(init, Duration::ZERO)).then_some(program)
 }

@@ -42,7 +42,7 @@ const MIN_CONTAINMENT_WAIT_MS: u64 = 100;
 pub struct Prepared {
     pub request: LaunchRequest,
     pub plan: Plan,
-    pub argv: Vec<std::ffi::OsString>,
+    pub argv: crate::bwrap_argv::BwrapArgs,
     pub sources: Vec<(std::os::fd::RawFd, OwnedFd)>,
     pub root: ControlRoot,
     pub backend: Backend,
@@ -127,6 +127,8 @@ fn run(
         }
         Err(e) => {
             let _ = pid_tx.send(None);
+            // Nothing to stop: a later stop() records itself and returns.
+            control.supervision.mark_exited();
             control.close_writer();
             let message = e.to_string();
             let facts = facts(&p, started_at, Outcome::SpawnFailed { message });
@@ -176,7 +178,11 @@ fn supervise(
     });
     let pumps = start_pumps(control, protocol, stderr, writer_rx, tap.clone());
     let init_pid = read_init_pid(&mut info);
-    if let Some((pid, fd)) = init_pid.and_then(|pid| Some((pid, pidfd::open(pid).ok()?))) {
+    // bwrap is unreaped (its pid is stable); the init's pid may be reused.
+    let bwrap_pid = i32::try_from(child.id()).unwrap_or(-1);
+    if let Some((pid, fd)) =
+        init_pid.and_then(|pid| Some((pid, pidfd::open_child(pid, bwrap_pid)?)))
+    {
         control.supervision.set_init(pid, fd);
     }
     let status = child.wait();

@@ -13,9 +13,7 @@
 //! bwrap's own work. `no_new_privs` is set by bwrap before loading it.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, Seek, SeekFrom, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 
 use seccompiler::{
     sock_filter, BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp,
@@ -203,14 +201,8 @@ pub enum SeccompError {
     CompileFilter { source: BackendError },
     #[error("the seccomp program has {instructions} instructions (max {BPF_MAX_INSTRUCTIONS})")]
     ProgramTooLarge { instructions: usize },
-    #[error("memfd_create for the seccomp program: {source}")]
-    CreateMemfd { source: io::Error },
-    #[error("writing the seccomp program to fd {fd}: {source}")]
-    WriteMemfd { fd: RawFd, source: io::Error },
-    #[error("sealing the seccomp memfd {fd}: {source}")]
-    SealMemfd { fd: RawFd, source: io::Error },
-    #[error("rewinding the seccomp memfd {fd}: {source}")]
-    RewindMemfd { fd: RawFd, source: io::Error },
+    #[error("the seccomp program's descriptor: {0}")]
+    Memfd(crate::sealed_memfd::SealedMemfdError),
 }
 
 /// The seccompiler architecture this build filters for.
@@ -368,29 +360,7 @@ fn serialize(program: &[sock_filter]) -> Vec<u8> {
 /// dup2s it onto the number it passes to `--seccomp`). Use one per launch:
 /// dup'd descriptors share the read offset bwrap consumes.
 pub fn program_fd(bytes: &[u8]) -> Result<OwnedFd, SeccompError> {
-    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
-    // SAFETY: the name is a NUL-terminated static C string; flags are valid.
-    let raw = unsafe { libc::memfd_create(c"cordon-seccomp".as_ptr(), flags) };
-    if raw < 0 {
-        return Err(SeccompError::CreateMemfd {
-            source: io::Error::last_os_error(),
-        });
-    }
-    // SAFETY: `raw` is a fresh descriptor this function exclusively owns.
-    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(raw) });
-    file.write_all(bytes)
-        .map_err(|source| SeccompError::WriteMemfd { fd: raw, source })?;
-    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
-    // SAFETY: fcntl on a descriptor we own, with an integer argument.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) } < 0 {
-        return Err(SeccompError::SealMemfd {
-            fd: raw,
-            source: io::Error::last_os_error(),
-        });
-    }
-    file.seek(SeekFrom::Start(0))
-        .map_err(|source| SeccompError::RewindMemfd { fd: raw, source })?;
-    Ok(OwnedFd::from(file))
+    crate::sealed_memfd::create(c"cordon-seccomp", bytes).map_err(SeccompError::Memfd)
 }
 
 #[cfg(test)]

@@ -1,4 +1,7 @@
 use super::*;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

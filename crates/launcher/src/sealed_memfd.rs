@@ -1,0 +1,71 @@
+//! A read-only byte blob handed to bwrap by descriptor: the seccomp program
+//! (`--seccomp FD`) and the option list (`--args FD`). Steps: memfd_create
+//! (close-on-exec; the spawner dup2s it onto the planned slot) → write →
+//! seal (no write, grow, shrink or further sealing: what bwrap reads is what
+//! was planned) → rewind. One per launch: dup'd descriptors share the read
+//! offset bwrap consumes.
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SealedMemfdError {
+    #[error("memfd_create {name:?}: {source}")]
+    Create { name: String, source: io::Error },
+    #[error("write memfd {fd}: {source}")]
+    Write { fd: RawFd, source: io::Error },
+    #[error("seal memfd {fd}: {source}")]
+    Seal { fd: RawFd, source: io::Error },
+    #[error("rewind memfd {fd}: {source}")]
+    Rewind { fd: RawFd, source: io::Error },
+}
+
+/// `bytes` in a sealed, rewound, close-on-exec memfd named `name`.
+pub fn create(name: &CStr, bytes: &[u8]) -> Result<OwnedFd, SealedMemfdError> {
+    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+    // SAFETY: `name` is a NUL-terminated C string; flags are valid.
+    let raw = unsafe { libc::memfd_create(name.as_ptr(), flags) };
+    if raw < 0 {
+        return Err(SealedMemfdError::Create {
+            name: name.to_string_lossy().into_owned(),
+            source: io::Error::last_os_error(),
+        });
+    }
+    // SAFETY: `raw` is a fresh descriptor this function exclusively owns.
+    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(raw) });
+    file.write_all(bytes)
+        .map_err(|source| SealedMemfdError::Write { fd: raw, source })?;
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl on a descriptor we own, with an integer argument.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) } < 0 {
+        return Err(SealedMemfdError::Seal {
+            fd: raw,
+            source: io::Error::last_os_error(),
+        });
+    }
+    file.seek(SeekFrom::Start(0))
+        .map_err(|source| SealedMemfdError::Rewind { fd: raw, source })?;
+    Ok(OwnedFd::from(file))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_sealed_memfd_reads_back_its_bytes_and_refuses_writes() {
+        let fd = create(c"cordon-test", b"a\0b\0").unwrap();
+        let mut file = File::from(fd);
+        let mut text = Vec::new();
+        file.read_to_end(&mut text).unwrap();
+        assert_eq!(text, b"a\0b\0");
+        assert!(file.write_all(b"x").is_err(), "sealed against writes");
+        // SAFETY: F_GETFD on an open descriptor.
+        let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFD) };
+        assert_ne!(flags & libc::FD_CLOEXEC, 0, "close-on-exec until installed");
+    }
+}
