@@ -42,6 +42,17 @@ test('run() refuses non-string code, unknown options, bad ids, modes and signals
   assert.equal(codeMode.stats().active, 0, 'a refused run never takes a slot');
 });
 
+test('declarations() and description() refuse non-object options, unknown keys and bad modes with ERR_CORDON_INVALID_OPTIONS', () => {
+  const codeMode = createCodeMode({ tools: [ping] });
+  for (const method of ['declarations', 'description']) {
+    for (const options of [null, 'inspect', [], { mood: 'inspect' }, { mode: 'admin' }]) {
+      assert.throws(() => codeMode[method](options), { code: 'ERR_CORDON_INVALID_OPTIONS' }, `${method}(${JSON.stringify(options)})`);
+    }
+    assert.equal(codeMode[method](), codeMode[method]({}));
+    assert.equal(codeMode[method]({ mode: 'execute' }), codeMode[method]());
+  }
+});
+
 test('the host exposes its frozen limits and an idle admission state', () => {
   const codeMode = createCodeMode({ tools: [ping], limits: { timeoutMs: 1234 } });
   assert.equal(codeMode.limits.timeoutMs, 1234);

@@ -52,6 +52,19 @@ function resolveRunner(runner, defaultPath) {
 }
 
 /**
+ * The `mode` of declarations()/description() options. Strict like run(): a typo
+ * such as `{mood: 'inspect'}` would otherwise describe every tool to the model.
+ */
+function viewMode(options, method) {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalidArgument(`${method}() options must be an object such as {mode: "inspect"}`);
+  for (const key of Object.keys(options)) {
+    if (key !== 'mode') throw invalidArgument(`unknown ${method}() option "${key}"; known: mode`);
+  }
+  return options.mode;
+}
+
+/**
  * `pool: {size}`: prewarmed runners started with this instance's policy and
  * CLI ceilings (fixed per pool). Their frame ceiling is the limits' own; an
  * execute frame larger than that (a huge source) takes the cold path.
@@ -109,9 +122,9 @@ function bindCodeMode(api) {
       /** The prewarmed pool's counters, or null without a pool. */
       poolStats: () => (pool ? pool.stats() : null),
       /** TypeScript declarations of the `tools` a mode grants, for the model's prompt. */
-      declarations: ({ mode } = {}) => renderDeclarations(grantTools(catalogue, mode)),
+      declarations: (viewOptions) => renderDeclarations(grantTools(catalogue, viewMode(viewOptions, 'declarations'))),
       /** A ready tool description for an LLM, with the declarations and limits. */
-      description: ({ mode } = {}) => renderDescription(grantTools(catalogue, mode), limits),
+      description: (viewOptions) => renderDescription(grantTools(catalogue, viewMode(viewOptions, 'description')), limits),
       /** Current admission load: {active, queued, maxConcurrent, maxQueued, queueTimeoutMs}. */
       stats: () => host.admission.stats(),
       limits,
