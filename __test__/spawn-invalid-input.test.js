@@ -43,6 +43,7 @@ test('invalid commands are ERR_CORDON_INVALID_COMMAND', () => {
   const cases = [
     undefined, null, 'ls', [], [42], ['/bin/true', 7], ['relative/path'], ['true'],
     ['/bin/../bin/true'], ['/bin//true'], [missing], [notExecutable], ['/tmp'], ['/bin/tr\u0000ue'],
+    [uniqueTrue, 'a\u0000--bind'],
   ];
   for (const command of cases) refuses('ERR_CORDON_INVALID_COMMAND', command, { policy });
 });
@@ -72,6 +73,8 @@ test('invalid options are ERR_CORDON_INVALID_OPTIONS', () => {
     { policy, bwrapPath: 'bwrap' },
     { policy: profile('untrusted'), workspace: os.tmpdir() },
     { policy, env: { get LANG() { return 'C'; } } },
+    // A NUL would end the value at exec, or split bwrap's --args options.
+    { policy: { ...policy, environment: { allow: ['LANG'] } }, env: { LANG: 'C\u0000--bind' } },
   ];
   for (const options of cases) refuses('ERR_CORDON_INVALID_OPTIONS', cmd, options);
   refuses('ERR_CORDON_INVALID_OPTIONS', cmd, null);
@@ -102,6 +105,8 @@ test('invalid policies are ERR_CORDON_POLICY_INVALID', () => {
     { ...base, get network() { return { mode: 'none' }; } },
     { ...base, [Symbol('x')]: 1 },
     { ...base, resources: { memoryBytes: Infinity } },
+    // An own "__proto__" key is an unknown key, not a prototype to drop.
+    { ...base, filesystem: JSON.parse('{"workspace":"read","temp":"write","__proto__":{"x":1}}') },
   ];
   for (const bad of cases) refuses('ERR_CORDON_POLICY_INVALID', [uniqueTrue], { policy: bad });
   assert.throws(() => profile('no-such-profile'), { code: 'ERR_CORDON_POLICY_INVALID' });

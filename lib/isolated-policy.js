@@ -98,7 +98,15 @@ function toPlainJson(value, where, code, depth = 0) {
     const desc = Object.getOwnPropertyDescriptor(value, key);
     if (!('value' in desc)) fail(`.${key} must be a data property, not an accessor`);
     if (!desc.enumerable) fail(`.${key} must be enumerable`);
-    out[key] = toPlainJson(desc.value, `${where}.${key}`, code, depth + 1);
+    // defineProperty, not assignment: an own "__proto__" key (JSON.parse
+    // makes one) stays a key, so the strict native validation refuses it
+    // instead of it silently becoming the copy's prototype and vanishing.
+    Object.defineProperty(out, key, {
+      value: toPlainJson(desc.value, `${where}.${key}`, code, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
