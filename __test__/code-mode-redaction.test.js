@@ -4,7 +4,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { redactValue } = require('../lib/code-mode/redact');
+const { redactValue, MAX_REDACT_NODES } = require('../lib/code-mode/redact');
 const { redactSource, truncateUtf8 } = require('../lib/code-mode/redact-source');
 const { buildAuditRecord, AUDIT_SOURCE_BYTES } = require('../lib/code-mode/audit');
 
@@ -46,6 +46,19 @@ test('redacted values are bounded in breadth and depth', () => {
   const text = JSON.stringify(redactValue(deep));
   assert.match(text, /"truncated":true/);
   assert.ok(text.length < 1000);
+});
+
+test('a redacted value is bounded in total size, not only per level: 64³ numbers keep about a thousand', () => {
+  const cube = JSON.parse(JSON.stringify(Array.from({ length: 64 }, () => Array.from({ length: 64 }, () => Array(64).fill(0)))));
+  const count = (value) => (value !== null && typeof value === 'object' ? 1 + Object.values(value).reduce((n, v) => n + count(v), 0) : 1);
+  const redacted = redactValue({ data: cube });
+  const nodes = count(redacted);
+  // Past the budget only the containers already open (at most 16 deep, 64 wide) finish with markers.
+  assert.ok(nodes <= MAX_REDACT_NODES + 16 * 64 * 2, `${nodes} nodes kept`);
+  assert.ok(nodes >= MAX_REDACT_NODES / 2, `${nodes} nodes kept: the budget should be used, not skipped`);
+  assert.deepEqual(redacted.data.at(-1), { type: 'array', truncated: true });
+  assert.deepEqual(redacted.data[0][0].slice(0, 2), [0, 0], 'the start of the value keeps its shape');
+  assert.ok(JSON.stringify(redacted).length < 64 * 1024, 'an event stays small enough to log');
 });
 
 test('source redaction removes assigned secrets and token-looking strings and keeps the rest', () => {
