@@ -130,6 +130,8 @@ export type CordonErrorCode =
   | 'ERR_CORDON_INVALID_TOOL'
   | 'ERR_CORDON_INVALID_LIMITS'
   | 'ERR_CORDON_CLOSED'
+  | 'ERR_CORDON_PEER_MISSING'
+  | 'ERR_CORDON_MCP'
   | (string & {});
 
 export declare class CordonError extends Error {
