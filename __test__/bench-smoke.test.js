@@ -1,0 +1,39 @@
+'use strict';
+
+// `npm run bench` cannot rot: its --smoke mode (tiny counts) runs every
+// section end to end and must print the table and write the results file.
+// Timings are never asserted; only that each section produced its rows.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { promisify } = require('node:util');
+
+const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory'];
+
+test('bench/run.js --smoke prints the table and writes the results file', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-smoke-'));
+  const out = path.join(dir, 'results.json');
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', path.join(__dirname, '..', 'bench', 'run.js'), '--smoke', '--out', out], { timeout: 120000 });
+    assert.match(stdout, /section\s+contestant\s+unit\s+n\s+median\s+p90\s+p99\s+x baseline/);
+    for (const section of SECTIONS) assert.ok(stdout.includes(section), `the table has a "${section}" row`);
+    assert.match(stdout, /goals \(issue 6\):/);
+    const report = JSON.parse(fs.readFileSync(out, 'utf8'));
+    assert.equal(report.smoke, true);
+    for (const section of SECTIONS) {
+      const rows = report.rows.filter((r) => r.section.startsWith(section));
+      assert.ok(rows.length >= 2, `results.json has contestants for "${section}"`);
+      for (const row of rows) {
+        assert.ok(row.n >= 1 && Number.isFinite(row.median) && (row.ratio === null || Number.isFinite(row.ratio)), JSON.stringify(row));
+      }
+    }
+    assert.equal(report.goals.length, 9);
+    assert.ok(report.goals.every((g) => typeof g.met === 'boolean'), 'every goal was evaluated');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,99 @@
+'use strict';
+
+// `npm run bench`: every benchmark, side by side with its peers, in one
+// process tree. Prints one table (median, p90, p99, ratio to the section's
+// baseline) and the goals of issue 6, and writes the rows to
+// bench/results.json (or --out FILE). See bench/README.md.
+//   node --expose-gc bench/run.js [--smoke] [--out FILE] [--only 1,3]
+// --smoke: tiny iteration counts, for `npm test` (asserts the output exists,
+// never a timing).
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const latency = require('./latency');
+const bridge = require('./bridge');
+const load = require('./load');
+const { renderTable } = require('./stats');
+
+const FULL = {
+  cold: { iterations: 100, warmup: 10 },
+  pooled: { iterations: 100, warmup: 10, settleMs: 30 },
+  toolCalls: { runs: 7, calls: 1000 },
+  relay: { runs: 5, megabytes: 64 },
+  concurrency: { rounds: 3, runsPerLevel: 32 },
+  memory: { rounds: 3, inFlight: 16, idleCount: 4 },
+};
+const SMOKE = {
+  cold: { iterations: 2, warmup: 0 },
+  pooled: { iterations: 2, warmup: 0, settleMs: 0 },
+  toolCalls: { runs: 1, calls: 20 },
+  relay: { runs: 1, megabytes: 1 },
+  concurrency: { rounds: 1, runsPerLevel: 2, levels: [1, 2] },
+  memory: { rounds: 1, inFlight: 2, idleCount: 1 },
+};
+
+const SECTIONS = [
+  ['1', (c) => latency.cold(c.cold)],
+  ['2', (c) => latency.pooled(c.pooled)],
+  ['3', (c) => bridge.toolCalls(c.toolCalls)],
+  ['4', (c) => bridge.relay(c.relay)],
+  ['5', (c) => load.concurrency(c.concurrency)],
+  ['6', (c) => load.memory(c.memory)],
+];
+
+function parseArgs(argv) {
+  const args = { smoke: false, out: path.join(__dirname, 'results.json'), only: null };
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--smoke') args.smoke = true;
+    else if (argv[i] === '--out') args.out = path.resolve(argv[(i += 1)]);
+    else if (argv[i] === '--only') args.only = new Set(argv[(i += 1)].split(','));
+    else throw new Error(`unknown argument ${argv[i]}; usage: bench/run.js [--smoke] [--out FILE] [--only 1,2,…]`);
+  }
+  return args;
+}
+
+const find = (rows, section, name) => rows.find((r) => r.section.startsWith(section) && r.name.startsWith(name));
+
+/** Issue 6's goals, each checked against this run's rows (null when its section did not run). */
+function goals(rows) {
+  const check = (goal, row, value, ok) => ({ goal, value: row ? value(row) : null, met: row ? ok(value(row)) : null });
+  return [
+    check('cold run <= 1.3x raw bwrap /bin/true', find(rows, '1', 'cordon'), (r) => r.ratio, (v) => v <= 1.3),
+    check('pooled run p50 <= 1 ms', find(rows, '2', 'cordon'), (r) => r.median, (v) => v <= 1),
+    check('pooled run <= 5x quickjs-emscripten ctx+eval', find(rows, '2', 'cordon'), (r) => r.ratio, (v) => v <= 5),
+    check('tool call <= 1.3x raw echo', find(rows, '3 tool call (', 'cordon'), (r) => r.ratio, (v) => v <= 1.3),
+    check('>= 10000 tool calls/s in one run', find(rows, '3 tool call rate', 'cordon'), (r) => r.median, (v) => v >= 10000),
+    check('relay >= 0.5x raw net.Socket', find(rows, '4', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
+    check('idle runner RSS <= 4 MiB', find(rows, '6 idle', 'cordon-runner'), (r) => r.median / 1024, (v) => v <= 4),
+    check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
+    check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
+  ];
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const config = args.smoke ? SMOKE : FULL;
+  const rows = [];
+  for (const [id, section] of SECTIONS) {
+    if (args.only && !args.only.has(id)) continue;
+    rows.push(...(await section(config)));
+  }
+  const checked = goals(rows);
+  const machine = `node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+  console.log(`cordon bench${args.smoke ? ' --smoke (tiny counts: not a measurement)' : ''} — ${machine}`);
+  console.log(renderTable(rows));
+  console.log('\ngoals (issue 6):');
+  for (const g of checked) {
+    const value = g.value === null ? 'not run' : g.value.toFixed(g.value >= 100 ? 0 : 2);
+    console.log(`  ${g.met === null ? '-' : g.met ? 'met   ' : 'missed'}  ${g.goal}: ${value}`);
+  }
+  const report = { date: new Date().toISOString(), smoke: args.smoke, machine, config, rows, goals: checked };
+  fs.writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwrote ${path.relative(process.cwd(), args.out) || args.out}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
