@@ -286,7 +286,7 @@ export interface CodeModeOptions {
   onEvent?(event: CodeModeEvent): void;
   onAudit?(record: CodeModeAuditRecord): void;
   runner?: { path?: string; stop?: { graceMs: number; forceMs: number } };
-  /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. See docs/performance.md. */
+  /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. The waiting sandboxes keep the process alive until close(). See docs/performance.md. */
   pool?: { size: number };
 }
 
@@ -351,5 +351,5 @@ export interface SandboxPool {
   readonly size: number;
 }
 
-/** `size` (1–64) sandboxes spawned ahead of time with one command and option set; refilled in the background. */
+/** `size` (1–64) sandboxes spawned ahead of time with one command and option set; refilled in the background. They keep the process alive until close(). */
 export declare function createPool(spawnOptions: PoolSpawnOptions, options: { size: number }): SandboxPool;

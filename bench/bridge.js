@@ -29,13 +29,16 @@ async function codeModeUsPerCall(mode, calls) {
   return ((last.time - first.time) / (calls - 1)) * 1000;
 }
 
-async function toolCalls({ runs, calls }) {
+async function toolCalls({ runs, warmup = 0, calls }) {
   const mode = createCodeMode({ tools: [echoTool], limits: { toolCalls: calls, timeoutMs: 120000 } });
   const samples = { cordon: [], echo: [], runner: [] };
-  for (let i = 0; i < runs; i += 1) {
-    samples.cordon.push(await codeModeUsPerCall(mode, calls));
-    samples.echo.push(await rawEchoUs(calls));
-    samples.runner.push(await runnerOverSocketpairUs(runnerPath, calls));
+  for (let i = 0; i < warmup + runs; i += 1) {
+    // Warm-up rounds let V8 optimize both sides' JSON and validation paths before counting.
+    const keep = i >= warmup;
+    const a = await codeModeUsPerCall(mode, calls);
+    const b = await rawEchoUs(calls);
+    const c = await runnerOverSocketpairUs(runnerPath, calls);
+    if (keep) { samples.cordon.push(a); samples.echo.push(b); samples.runner.push(c); }
   }
   const perSecond = (values) => values.map((us) => 1e6 / us);
   return [

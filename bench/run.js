@@ -19,8 +19,8 @@ const { renderTable } = require('./stats');
 const FULL = {
   cold: { iterations: 100, warmup: 10 },
   pooled: { iterations: 100, warmup: 10, settleMs: 30 },
-  toolCalls: { runs: 7, calls: 1000 },
-  relay: { runs: 5, megabytes: 64 },
+  toolCalls: { runs: 15, warmup: 2, calls: 1000 },
+  relay: { runs: 7, megabytes: 64 },
   concurrency: { rounds: 3, runsPerLevel: 32 },
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
 };
