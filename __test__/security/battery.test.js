@@ -282,14 +282,22 @@ describe('identity', () => {
       await started;
       const status = fs.readFileSync(`/proc/${execution.pid}/status`, 'utf8');
       hostUid = Number(/^Uid:\s+(\d+)/m.exec(status)[1]);
-      cgroupLines = fs.readFileSync(`/proc/${execution.pid}/cgroup`, 'utf8');
+      // bwrap, the namespace init it forked, and the program below it.
+      const tree = [execution.pid];
+      for (let i = 0; i < tree.length && tree.length < 16; i += 1) {
+        tree.push(...fs.readFileSync(`/proc/${tree[i]}/task/${tree[i]}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      }
+      cgroupLines = tree.map((pid) => fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
       execution.stop();
     });
-    // bwrap itself joined the run's cgroup before exec (so everything it
-    // forks is inside): its pids/memory (v1) or unified (v2) line names it.
+    // bwrap joined the run's cgroup before it forked anything (it waits for
+    // its options until the launcher has moved it), so the init and the
+    // program it forks are inside too: each one's pids/memory (v1) or
+    // unified (v2) line names the leaf.
+    assert.ok(cgroupLines.length >= 3, `bwrap, init and program: ${cgroupLines.length} processes`);
     for (const leaf of run.receipt.confinement.cgroup?.paths ?? []) {
       const name = path.basename(leaf);
-      assert.match(cgroupLines, new RegExp(`/cordon/${name}$`, 'm'), `bwrap is in ${leaf}`);
+      cgroupLines.forEach((lines, i) => assert.match(lines, new RegExp(`/cordon/${name}$`, 'm'), `process ${i} of the tree is in ${leaf}`));
     }
     if (process.geteuid() === 0) assert.equal(hostUid, h.SANDBOX_UID);
     assert.notEqual(hostUid, 0);

@@ -1,18 +1,22 @@
-//! Starting bwrap for a plan: create the channels, put bwrap's options in
-//! a sealed memfd (`--args`), raise every source descriptor above the slot
-//! range, fork, install slots in the child, drop to the sandbox identity,
-//! exec bwrap.
+//! Starting bwrap for a plan: create the channels and the pipe bwrap reads
+//! its options from (`--args`), raise every source descriptor above the
+//! slot range, fork, install slots in the child, drop to the sandbox
+//! identity, exec bwrap. bwrap then blocks reading its options until the
+//! supervisor sends them ([`OptionsFeed`]), after joining it to the run's
+//! cgroup: so bwrap is inside before it forks anything, and the join's wait
+//! is not spent between fork and exec, where the caller's thread (waiting
+//! for bwrap's pid) would wait with it (docs/performance.md).
 //!
 //! Must run on a thread that lives until bwrap is reaped: `--die-with-parent`
 //! (PR_SET_PDEATHSIG) fires when the *thread* that forked exits.
 
 use std::fs::File;
+use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use crate::bwrap_argv::{BwrapArgs, NulInOption};
-use crate::cgroup::{join_self, JoinFds};
 use crate::child_fds::{
     die_with_parent, install_in_child, ChildRlimit, FdInstall, SOURCE_FD_FLOOR,
 };
@@ -25,6 +29,25 @@ pub struct Spawned {
     pub protocol: OwnedFd,
     pub stderr: OwnedFd,
     pub info: File,
+    /// bwrap's options, still to be written: bwrap waits for them.
+    pub options: OptionsFeed,
+}
+
+/// The write end of the `--args` pipe and the option bytes. Only the
+/// launcher ever holds this end (close-on-exec, never installed in the
+/// child), so what bwrap reads is what was planned, as with a sealed memfd.
+#[derive(Debug)]
+pub struct OptionsFeed {
+    fd: OwnedFd,
+    bytes: Vec<u8>,
+}
+
+impl OptionsFeed {
+    /// Writes every option byte and closes the pipe (bwrap reads to EOF).
+    /// Fails with EPIPE when bwrap is already gone (stopped during set-up).
+    pub fn send(self) -> std::io::Result<()> {
+        File::from(self.fd).write_all(&self.bytes)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -41,8 +64,6 @@ pub enum SpawnError {
     Seccomp(std::io::Error),
     #[error("prepare bwrap's --args descriptor: {0}")]
     Options(#[from] NulInOption),
-    #[error("prepare bwrap's --args descriptor: {0}")]
-    OptionsMemfd(#[from] crate::sealed_memfd::SealedMemfdError),
     #[error("exec {path}: {source}")]
     Exec {
         path: String,
@@ -51,22 +72,22 @@ pub enum SpawnError {
 }
 
 /// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
-/// seccomp memfd → `--args` memfd → raise sources → fork/exec with the
+/// seccomp memfd → `--args` pipe → raise sources → fork/exec with the
 /// child set-up. `sources` are the opened bind descriptors, one per plan
-/// bind, by slot. `cgroup`: the run's `cgroup.procs` descriptors, joined in
-/// the child so bwrap is inside before it forks anything.
+/// bind, by slot. The caller must [`OptionsFeed::send`] the options (after
+/// joining bwrap to the run's cgroup, if any), else bwrap waits forever.
 pub fn spawn(
     plan: &Plan,
     args: BwrapArgs,
     mut sources: Vec<(RawFd, OwnedFd)>,
-    cgroup: Option<JoinFds>,
 ) -> Result<Spawned, SpawnError> {
     let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
-    let options = crate::sealed_memfd::create(c"cordon-bwrap-args", &args.options_bytes()?)?;
-    sources.push((plan.args_slot, options));
+    let options = args.options_bytes()?;
+    let (options_r, options_w) = pipe().map_err(SpawnError::Pipe)?;
+    sources.push((plan.args_slot, options_r));
     let raised = child_slots(plan, sources, child_sock, info_w)?;
     let installs: Vec<FdInstall> = raised
         .iter()
@@ -88,13 +109,12 @@ pub fn spawn(
     let mut cmd = bwrap_command(plan, args.exec_argv(plan.args_slot), devnull, stderr_w)?;
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure only calls async-signal-safe functions (prctl,
-    // getppid, dup2, close_range/fcntl, setrlimit, write) on data prepared
-    // before fork.
+    // getppid, dup2, close_range/fcntl, setrlimit) on data prepared before
+    // fork.
     unsafe {
         cmd.pre_exec(move || {
             die_with_parent(parent)?;
-            install_in_child(&installs, max_slot, &rlimits)?;
-            cgroup.as_ref().map_or(Ok(()), join_self)
+            install_in_child(&installs, max_slot, &rlimits)
         });
     }
     let child = cmd.spawn().map_err(|source| SpawnError::Exec {
@@ -110,6 +130,10 @@ pub fn spawn(
         protocol: host_sock,
         stderr: stderr_r,
         info: File::from(info_r),
+        options: OptionsFeed {
+            fd: options_w,
+            bytes: options,
+        },
     })
 }
 

@@ -1,6 +1,8 @@
 //! The supervisor thread of one execution. It forks bwrap (so bwrap's
 //! parent-death signal is tied to a thread that lives exactly as long as the
-//! execution), then: starts the three pumps → reads bwrap's info fd (the
+//! execution), then: reports bwrap's pid → joins bwrap to the run's cgroup
+//! and sends it its options (it waits for them, so it forks nothing before
+//! the join) → starts the three pumps → reads bwrap's info fd (the
 //! sandbox init's host pid) → reaps bwrap → lets the readers drain to EOF →
 //! confirms containment → writes and reads back the receipt → removes the
 //! control root → emits `Finished`.
@@ -26,7 +28,7 @@ use crate::pidfd;
 use crate::plan::Plan;
 use crate::pumps::{spawn_reader, spawn_writer, Gate, WriteCmd, WriterCounters};
 use crate::receipt::{self, ByteCounts, Outcome, RunFacts};
-use crate::spawn::{spawn, Spawned};
+use crate::spawn::{spawn, OptionsFeed, Spawned};
 use crate::stop_ladder::Supervision;
 
 /// Host → fd 3 queue depth: one data chunk in flight plus a pending shutdown.
@@ -112,8 +114,7 @@ fn run(
     // Moved out: the bind descriptors close as soon as bwrap holds its copies.
     let sources = std::mem::take(&mut p.sources);
     let argv = std::mem::take(&mut p.argv);
-    let join = p.cgroup.as_ref().map(|c| c.join_fds());
-    match spawn(&p.plan, argv, sources, join) {
+    match spawn(&p.plan, argv, sources) {
         Ok(spawned) => {
             let channels = Channels {
                 sink: &sink,
@@ -164,6 +165,7 @@ fn supervise(
         protocol,
         stderr,
         mut info,
+        options,
     } = spawned;
     if let Ok(fd) = pidfd::open(child.id() as i32) {
         control.supervision.set_bwrap(fd);
@@ -172,6 +174,7 @@ fn supervise(
         control.supervision.set_cgroup(Arc::clone(cgroup));
     }
     let _ = pid_tx.send(Some(child.id()));
+    let setup_error = release_bwrap(p.cgroup.as_deref(), &mut child, options).err();
     let tap = Arc::new(Tap {
         sink: Arc::clone(sink),
         head: Mutex::new(Vec::new()),
@@ -195,11 +198,40 @@ fn supervise(
     // A stop that lands before bwrap reported the sandbox kills bwrap during
     // set-up: that is a stopped run, not a failed launch.
     let sandbox_ran = init_pid.is_some() || control.supervision.record().reason.is_some();
-    let mut facts = facts(p, started_at, classify(&status, sandbox_ran, &tap));
+    let outcome = classify(&status, sandbox_ran, setup_error, &tap);
+    let mut facts = facts(p, started_at, outcome);
     facts.stop = control.supervision.record();
     facts.containment_confirmed = containment;
     facts.bytes = bytes;
     (facts, status.ok())
+}
+
+/// bwrap is blocked reading its options (`--args` is a pipe): join it to
+/// the run's cgroup first, so it is inside before it forks anything, then
+/// send them. The join can wait a whole RCU grace period (~10 ms on a quiet
+/// host, docs/performance.md); here that wait overlaps bwrap's exec and the
+/// caller's thread, which already has the pid, instead of blocking both.
+/// On failure bwrap is killed (it is still waiting: nothing of the sandbox
+/// exists yet) and the error becomes the spawn failure's message. A stop
+/// during the join kills bwrap: the send then fails with EPIPE and the stop
+/// explains the outcome.
+fn release_bwrap(
+    cgroup: Option<&ExecutionCgroup>,
+    child: &mut std::process::Child,
+    options: OptionsFeed,
+) -> Result<(), String> {
+    let released = cgroup
+        .map_or(Ok(()), |cgroup| cgroup.add_pid(child.id()))
+        .map_err(|e| format!("cannot move bwrap into the run's cgroup: {e}"))
+        .and_then(|()| {
+            options
+                .send()
+                .map_err(|e| format!("cannot send bwrap its options: {e}"))
+        });
+    if released.is_err() {
+        let _ = child.kill();
+    }
+    released
 }
 
 /// bwrap is gone, so is the sandbox: whatever is still in the run's cgroup
@@ -213,9 +245,12 @@ fn empty_cgroup(p: &Prepared) {
     }
 }
 
+/// A bwrap that ended before reporting a sandbox failed its set-up: the
+/// launcher's own reason (`setup_error`), else the head of bwrap's stderr.
 fn classify(
     status: &std::io::Result<std::process::ExitStatus>,
     sandbox_ran: bool,
+    setup_error: Option<String>,
     tap: &Tap,
 ) -> Outcome {
     match (status, sandbox_ran) {
@@ -226,7 +261,7 @@ fn classify(
             },
         },
         (Ok(_), false) => Outcome::SpawnFailed {
-            message: setup_failure(tap),
+            message: setup_error.unwrap_or_else(|| setup_failure(tap)),
         },
         (Err(e), _) => Outcome::SpawnFailed {
             message: format!("wait for bwrap: {e}"),

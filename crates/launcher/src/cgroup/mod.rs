@@ -7,9 +7,13 @@
 //!    cgroup (so the host's accounting of the provider still covers it).
 //! 2. `plan`: the `cordon/<invocation id>` leaves, limit writes, kill method.
 //! 3. `create`: mkdir, write limits, open the `cgroup.procs` files.
-//! 4. `join_self` (pre_exec, async-signal-safe): write "0" to those fds, so
-//!    bwrap is inside before it forks anything. The kernel checks the
-//!    opener's credentials, so this still works after the uid switch.
+//! 4. `add_pid` (supervisor, after fork): write bwrap's pid to the
+//!    `cgroup.procs` files while bwrap still waits for its options, so it is
+//!    inside before it forks anything (supervisor.rs `release_bwrap`).
+//!    `join_self` (pre_exec, async-signal-safe, "0" to the opened fds) does
+//!    the same from inside a child; the launcher no longer uses it there,
+//!    because a migration can wait an RCU grace period and, between fork and
+//!    exec, the caller's thread waited with it (docs/performance.md).
 //! 5. `kill_all`: `cgroup.kill` on v2; on v1 `pids.max` = 0 (no new forks),
 //!    then SIGKILL every member via a pidfd until `cgroup.procs` is empty.
 //! 6. `remove`: rmdir the leaves, then the `cordon` parents if now empty.
