@@ -191,7 +191,7 @@ pub fn spawn_writer(
 
 /// Sends all of `bytes`, returning how many were accepted before the peer
 /// went away (EPIPE/ECONNRESET/any error ends the attempt).
-fn send_all(fd: &OwnedFd, bytes: &[u8]) -> usize {
+pub(crate) fn send_all(fd: &OwnedFd, bytes: &[u8]) -> usize {
     let mut sent = 0;
     while sent < bytes.len() {
         let rest = &bytes[sent..];

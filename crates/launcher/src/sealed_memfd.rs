@@ -1,5 +1,5 @@
 //! A read-only byte blob handed to bwrap by descriptor: the seccomp program
-//! (`--seccomp FD`). (The option list, `--args FD`, is a pipe the launcher
+//! (`--seccomp FD`). (The option list, `--args FD`, is a socket the launcher
 //! alone writes: bwrap must wait for it, spawn.rs.) Steps: memfd_create
 //! (close-on-exec; the spawner dup2s it onto the planned slot) → write →
 //! seal (no write, grow, shrink or further sealing: what bwrap reads is what

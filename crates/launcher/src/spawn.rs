@@ -1,4 +1,4 @@
-//! Starting bwrap for a plan: create the channels and the pipe bwrap reads
+//! Starting bwrap for a plan: create the channels and the socket bwrap reads
 //! its options from (`--args`), raise every source descriptor above the
 //! slot range, fork, install slots in the child, drop to the sandbox
 //! identity, exec bwrap. bwrap then blocks reading its options until the
@@ -11,7 +11,6 @@
 //! (PR_SET_PDEATHSIG) fires when the *thread* that forked exits.
 
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -33,9 +32,10 @@ pub struct Spawned {
     pub options: OptionsFeed,
 }
 
-/// The write end of the `--args` pipe and the option bytes. Only the
-/// launcher ever holds this end (close-on-exec, never installed in the
-/// child), so what bwrap reads is what was planned, as with a sealed memfd.
+/// The launcher's end of the `--args` socketpair and the option bytes. Only
+/// the launcher ever holds this end (close-on-exec, never installed in the
+/// child), and a socket cannot be reopened through `/proc/<pid>/fd`, so what
+/// bwrap reads is what was planned, as with a sealed memfd.
 #[derive(Debug)]
 pub struct OptionsFeed {
     fd: OwnedFd,
@@ -43,10 +43,17 @@ pub struct OptionsFeed {
 }
 
 impl OptionsFeed {
-    /// Writes every option byte and closes the pipe (bwrap reads to EOF).
-    /// Fails with EPIPE when bwrap is already gone (stopped during set-up).
+    /// Writes every option byte and closes the socket (bwrap reads to EOF).
+    /// Fails when bwrap is already gone (stopped during set-up); never
+    /// raises SIGPIPE (MSG_NOSIGNAL, like the protocol pump).
     pub fn send(self) -> std::io::Result<()> {
-        File::from(self.fd).write_all(&self.bytes)
+        if crate::pumps::send_all(&self.fd, &self.bytes) == self.bytes.len() {
+            return Ok(());
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "bwrap closed its options socket before reading them",
+        ))
     }
 }
 
@@ -72,7 +79,7 @@ pub enum SpawnError {
 }
 
 /// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
-/// seccomp memfd → `--args` pipe → raise sources → fork/exec with the
+/// seccomp memfd → `--args` socketpair → raise sources → fork/exec with the
 /// child set-up. `sources` are the opened bind descriptors, one per plan
 /// bind, by slot. The caller must [`OptionsFeed::send`] the options (after
 /// joining bwrap to the run's cgroup, if any), else bwrap waits forever.
@@ -86,7 +93,10 @@ pub fn spawn(
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
     let options = args.options_bytes()?;
-    let (options_r, options_w) = pipe().map_err(SpawnError::Pipe)?;
+    // A socketpair, not a pipe: a pipe can be reopened for writing through
+    // /proc/<bwrap>/fd/N by another process of bwrap's uid while bwrap waits;
+    // a socket cannot be opened that way (ENXIO), nor read there.
+    let (options_w, options_r) = socketpair().map_err(SpawnError::Socketpair)?;
     sources.push((plan.args_slot, options_r));
     let raised = child_slots(plan, sources, child_sock, info_w)?;
     let installs: Vec<FdInstall> = raised

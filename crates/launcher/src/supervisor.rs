@@ -206,7 +206,7 @@ fn supervise(
     (facts, status.ok())
 }
 
-/// bwrap is blocked reading its options (`--args` is a pipe): join it to
+/// bwrap is blocked reading its options (`--args` is a socket): join it to
 /// the run's cgroup first, so it is inside before it forks anything, then
 /// send them. The join can wait a whole RCU grace period (~10 ms on a quiet
 /// host, docs/performance.md); here that wait overlaps bwrap's exec and the
