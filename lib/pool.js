@@ -127,7 +127,8 @@ class SandboxPool {
 
   /**
    * Measured (docs/performance.md): a sandbox starting next to a running one
-   * delays it ~10× on two cores (namespace and mount setup compete for the CPU).
+   * delays it several-fold on two cores (bwrap's namespace and mount setup
+   * competes for the CPUs with the run and its teardown).
    * While another sandbox is still idle, the refill waits until the taken one has
    * ended; with none left idle the next take would be cold anyway, so refill now.
    */
