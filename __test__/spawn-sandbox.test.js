@@ -11,6 +11,7 @@ const path = require('node:path');
 const { spawnIsolated, readOnly, workspaceWrite, profile } = require('..');
 const { once } = require('node:events');
 const { fixture, runToEnd, ownControlRoots, pidsWithMarker } = require('./spawn-support');
+const { SANDBOX_UID } = require('./security/harness');
 
 /** Parses "name=value" lines. */
 const probes = (text) => Object.fromEntries(text.trim().split('\n').map((l) => l.split(/=(.*)/s).slice(0, 2)));
@@ -98,9 +99,9 @@ test('the control root is not visible inside the sandbox', async () => {
 
 test('under workspaceWrite() a file written to /workspace appears in the host workspace', async () => {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-ws-'));
-  // When the provider is root the sandbox runs as nobody: a caller-provided
-  // writable workspace must be writable by that uid (docs/policy.md).
-  if (process.geteuid() === 0) fs.chownSync(workspace, 65534, 65534);
+  // When the provider is root the sandbox runs as its own uid: a
+  // caller-provided writable workspace must be writable by it (docs/policy.md).
+  if (process.geteuid() === 0) fs.chownSync(workspace, SANDBOX_UID, SANDBOX_UID);
   try {
     const execution = spawnIsolated(['/bin/sh', '-c', 'echo hello > /workspace/out.txt'], { policy: workspaceWrite(), workspace });
     const { result } = await runToEnd(execution);
@@ -156,7 +157,7 @@ test('host processes are invisible: the sandbox sees only its own pids', async (
 test('the sandbox is never real root: it runs as an unprivileged uid with no capabilities', async () => {
   const { stderr, result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'grep -E "^(Uid|CapEff)" /proc/self/status'], { policy: readOnly() }));
   assert.match(stderr, /CapEff:\s+0+\n/);
-  const expectedUid = process.geteuid() === 0 ? 65534 : process.geteuid();
+  const expectedUid = process.geteuid() === 0 ? SANDBOX_UID : process.geteuid();
   assert.equal(result.receipt.confinement.uid, expectedUid);
 });
 

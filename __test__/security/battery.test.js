@@ -7,10 +7,11 @@
 const { after, before, describe, test } = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
+const { once } = require('node:events');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawnSync } = require('node:child_process');
 const { setTimeout: sleep } = require('node:timers/promises');
 
 const cordon = require('../..');
@@ -303,6 +304,50 @@ describe('identity', () => {
     assert.notEqual(hostUid, 0);
     assert.notEqual(run.receipt.confinement.uid, 0);
   });
+
+  // What a host process of "nobody" (65534, shared by ordinary daemons) tries
+  // on a running sandbox: read its environment (a secret passed in `env`) and
+  // its files through /proc. Both need ptrace-read access, which a matching
+  // uid grants: it fails only because sandboxes run as a uid of their own.
+  const NOBODY_PEEK = `
+const fs = require('node:fs');
+const tryCode = (fn) => { try { fn(); return 'read'; } catch (e) { return e.code; } };
+const pid = process.argv[1];
+process.stdout.write(JSON.stringify({
+  environ: tryCode(() => fs.readFileSync('/proc/' + pid + '/environ')),
+  root: tryCode(() => fs.readdirSync('/proc/' + pid + '/root/')),
+}));`;
+  const rootOnly = process.geteuid() === 0 ? false : 'needs root: only a root provider gives sandboxes their own uid';
+  probe('a host process of uid 65534 (nobody) can read neither the environment nor the files of a sandboxed program', async () => {
+    const secret = `cordon-secret-${process.pid}-${Date.now()}`;
+    const execution = cordon.spawnIsolated(['/bin/sh', '-c', 'echo "got=$CORDON_SECRET"; exec /bin/sleep 30'], {
+      policy: { ...cordon.readOnly(), environment: { allow: ['CORDON_SECRET'] } }, env: { CORDON_SECRET: secret },
+    });
+    const outcome = execution.wait();
+    execution.protocol.resume();
+    try {
+      const [first] = await once(execution.stderr, 'data');
+      assert.equal(first.toString(), `got=${secret}\n`, 'the sandbox received the secret');
+      // The program among bwrap's descendants: the one whose environment (read
+      // as root) holds the secret, so the peek below aims at the right target.
+      const tree = [execution.pid];
+      for (let i = 0; i < tree.length && tree.length < 16; i += 1) {
+        tree.push(...fs.readFileSync(`/proc/${tree[i]}/task/${tree[i]}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      }
+      const holder = tree.find((pid) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(secret));
+      assert.ok(holder, 'a sandbox process holds the secret in its environment');
+      const peek = spawnSync(process.execPath, ['-e', NOBODY_PEEK, String(holder)], {
+        uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', env: {}, timeout: 30_000,
+      });
+      assert.equal(peek.status, 0, peek.stderr);
+      assert.deepEqual(JSON.parse(peek.stdout), { environ: 'EACCES', root: 'EACCES' });
+    } finally {
+      execution.stop();
+      execution.stderr.resume();
+    }
+    const { receipt } = await outcome;
+    assert.equal(receipt.confinement.uid, h.SANDBOX_UID);
+  }, { skip: skip ?? rootOnly });
 
   probe('the receipt records every confinement layer applied', async () => {
     const { receipt } = await h.attack(['exit', '0']);

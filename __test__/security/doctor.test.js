@@ -19,13 +19,30 @@ test('doctor() reports every check, and on this host every required one passes',
   const names = report.checks.map((c) => c.name);
   assert.deepEqual(names, [
     'bubblewrap', 'user namespaces (sysctls)', 'user namespaces (trial sandbox)',
-    'seccomp', 'cgroups (memory, pids)', 'runner',
+    'sandbox uid unused by the host', 'seccomp', 'cgroups (memory, pids)', 'runner',
   ]);
   for (const check of report.checks.filter((c) => c.importance === 'required')) {
     assert.equal(check.ok, true, `${check.name}: ${check.detail}`);
   }
   assert.equal(report.ok, true);
   assert.ok(Object.isFrozen(report) && Object.isFrozen(report.checks));
+});
+
+const rootOnly = process.geteuid() === 0 ? false : 'needs root: only a root provider gives sandboxes their own uid';
+test('doctor() fails, with the fix, while a host process runs as the sandbox uid', { skip: skip ?? rootOnly }, async () => {
+  const sentinel = h.sandboxUidSentinel();
+  try {
+    await new Promise((resolve) => sentinel.once('spawn', resolve));
+    const report = cordon.doctor({ runnerPath: '/bin/true' });
+    const check = report.checks.find((c) => c.name === 'sandbox uid unused by the host');
+    assert.equal(check.ok, false, check.detail);
+    assert.equal(report.ok, false);
+    assert.match(check.detail, new RegExp(`uid ${h.SANDBOX_UID} .*\\b${sentinel.pid} \\(sleep\\)`));
+    assert.match(check.fix, /reserved for cordon's sandboxes/);
+  } finally {
+    sentinel.kill('SIGKILL');
+    await new Promise((resolve) => sentinel.once('exit', resolve));
+  }
 });
 
 test('doctor() names the exact fix for a missing bwrap and a missing runner', () => {

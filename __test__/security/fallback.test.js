@@ -35,11 +35,11 @@ function skipReason() {
 
 test('without a cgroup: defaults fall back to rlimits; treeLimits "required" refuses', { skip: skipReason() ?? false }, (t) => {
   const run = spawnSync(process.execPath, ['-e', SCRIPT], {
-    uid: h.SANDBOX_UID, gid: h.SANDBOX_UID, cwd: '/', encoding: 'utf8', timeout: 30_000,
+    uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', timeout: 30_000,
     env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
   });
   if (/EACCES/.test(run.stderr)) {
-    t.skip(`uid ${h.SANDBOX_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}`);
+    t.skip(`uid ${h.NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}`);
     return;
   }
   assert.equal(run.status, 0, run.stderr);

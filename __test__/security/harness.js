@@ -13,8 +13,13 @@ const cordon = require('../..');
 
 /** stderr kept per run: far above a probe's report, bounded for floods. */
 const MAX_CAPTURE_BYTES = 1 << 20;
-/** The uid sandboxes run as when the provider is root (see docs/security.md). */
-const SANDBOX_UID = 65534;
+/**
+ * The uid sandboxes run as when the provider is root: reserved for them, used
+ * by no host account (process_identity.rs SANDBOX_UID, docs/security.md).
+ */
+const SANDBOX_UID = 0x7000_0000;
+/** "nobody": an ordinary host account that daemons share, never the sandbox's. */
+const NOBODY_UID = 65534;
 
 /** Why the battery cannot run here, or null. */
 function skipReason() {
@@ -189,5 +194,6 @@ module.exports = {
   sandboxUidSentinel,
   skipReason,
   zombieChildren,
+  NOBODY_UID,
   SANDBOX_UID,
 };

@@ -55,8 +55,8 @@ fn argv_for(
         sandbox_temp: "/tmp/cordon-0/ROOT/sandbox-temp".into(),
         runtime,
         identity: Some(Identity {
-            uid: 65534,
-            gid: 65534,
+            uid: crate::process_identity::SANDBOX_UID,
+            gid: crate::process_identity::SANDBOX_GID,
         }),
         seccomp_program: None,
         rlimits: Vec::new(),

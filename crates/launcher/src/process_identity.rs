@@ -25,13 +25,20 @@ pub fn random_hex(bytes: usize) -> std::io::Result<String> {
     Ok(crate::policy::hex(&buf))
 }
 
-/// The unprivileged identity bwrap runs as when the provider is root
-/// ("nobody"): bwrap run as root would map the sandbox to real root.
-pub const SANDBOX_UID: u32 = 65_534;
-pub const SANDBOX_GID: u32 = 65_534;
+/// The unprivileged identity bwrap runs as when the provider is root (bwrap
+/// run as root would map the sandbox to real root): 0x70000000, a uid no host
+/// account uses. Not 65534 ("nobody"): host daemons run as it, and a process
+/// of the sandbox's uid can read its /proc/<pid>/environ and /proc/<pid>/root,
+/// owns its user namespace and shares its RLIMIT_NPROC. This one lies above
+/// system (<1000), user (1000-60000), nobody (65534) and the usual
+/// subordinate ranges (/etc/subuid: 100000 + 65536·n), below 2^31 (signed
+/// uid_t in old tools) and far from (uid_t)-1 and overflowuid.
+pub const SANDBOX_UID: u32 = 0x7000_0000;
+/// The sandbox's gid: the same reserved number, for the same reasons.
+pub const SANDBOX_GID: u32 = 0x7000_0000;
 
-/// `Some(nobody)` when the provider runs as root, else `None` (bwrap runs
-/// as the provider's own unprivileged uid).
+/// `Some(SANDBOX_UID)` when the provider runs as root, else `None` (bwrap
+/// runs as the provider's own unprivileged uid).
 pub fn sandbox_identity() -> Option<crate::plan::Identity> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };

@@ -13,10 +13,11 @@
 //! - `FSIZE`: the largest file a process may write (SIGXFSZ/EFBIG past it).
 //! - `NOFILE`: open descriptors per process.
 //! - `NPROC`: processes of the *real uid*, counted across the whole host.
-//!   When the provider runs as root the launcher runs bwrap as uid 65534,
-//!   so this ceiling is shared by every concurrent sandbox and by any other
-//!   process of uid 65534 ("nobody" daemons): a fork bomb in one sandbox
-//!   can make forks fail in its siblings until it is stopped. Zombies count
+//!   When the provider runs as root the launcher runs bwrap as the dedicated
+//!   `SANDBOX_UID` (process_identity.rs), which no host process uses, so
+//!   this ceiling is shared by every concurrent sandbox (of any provider on
+//!   the host) and nothing else: a fork bomb in one sandbox can make forks
+//!   fail in its siblings until it is stopped. Zombies count
 //!   until reaped (see confinement.rs on bwrap's orphaned init). With a
 //!   cgroup it is a host-wide backstop; the per-sandbox bound is `pids.max`.
 //! - `CORE` = 0: no core dumps (they would leak sandbox memory to the host's

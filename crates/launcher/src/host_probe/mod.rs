@@ -17,7 +17,10 @@ use serde_json::{json, Value};
 
 use crate::backend::{self, BackendError};
 use crate::confinement;
-use crate::process_identity::sandbox_identity;
+use crate::process_identity::{sandbox_identity, SANDBOX_UID};
+
+mod sandbox_uid;
+pub use sandbox_uid::{check_sandbox_uid_unused, status_has_uid, UidProcess};
 
 /// `--size` (bounded tmpfs) and `--disable-userns` first shipped in 0.8.0.
 pub const MIN_BWRAP_VERSION: (u32, u32, u32) = (0, 8, 0);
@@ -75,6 +78,7 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     let mut checks = vec![check_bwrap(&resolved)];
     checks.push(check_userns_sysctls(&read_userns_sysctls()));
     checks.push(check_userns_trial(&resolved));
+    checks.push(sandbox_uid::check_host_sandbox_uid());
     checks.push(check_seccomp(&read_seccomp_status()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
     if let Some(runner) = targets.runner.as_deref() {
@@ -210,14 +214,14 @@ pub fn check_userns_sysctls(values: &UsernsSysctls) -> Check {
 }
 
 /// Pure over `backend::resolve`, which really starts a throw-away sandbox
-/// with every namespace, as the launch identity (uid 65534 when root).
+/// with every namespace, as the launch identity (`SANDBOX_UID` when root).
 /// Catches what sysctls do not show (LSMs, a container's seccomp profile).
 pub fn check_userns_trial(resolved: &Result<backend::Backend, BackendError>) -> Check {
     const NAME: &str = "user namespaces (trial sandbox)";
     let who = if sandbox_identity().is_some() {
-        "as uid 65534"
+        format!("as uid {SANDBOX_UID}")
     } else {
-        "as this user"
+        "as this user".to_string()
     };
     match resolved {
         Ok(_) => {

@@ -97,6 +97,41 @@ fn cgroups_are_optional_and_their_absence_explains_itself() {
 }
 
 #[test]
+fn a_status_uid_line_matches_on_any_of_its_four_ids_unless_a_zombie() {
+    let status = "Name:\tsleep\nState:\tS (sleeping)\nUid:\t0\t1879048192\t0\t0\n";
+    assert!(status_has_uid(status, 1_879_048_192));
+    assert!(status_has_uid(status, 0));
+    assert!(!status_has_uid(status, 65_534));
+    assert!(!status_has_uid("Name:\tx\n", 0));
+    let zombie = "Name:\tsleep\nState:\tZ (zombie)\nUid:\t0\t1879048192\t0\t0\n";
+    assert!(!status_has_uid(zombie, 1_879_048_192));
+}
+
+#[test]
+fn a_host_process_of_the_sandbox_uid_fails_doctor_but_sandboxes_and_bwrap_do_not() {
+    let process = |pid, comm: &str, host_userns| UidProcess {
+        pid,
+        comm: comm.into(),
+        host_userns,
+    };
+    let bwrap = process(10, "bwrap", true);
+    let in_sandbox = process(11, "sh", false);
+    assert!(!bwrap.is_foreign() && !in_sandbox.is_foreign());
+    let daemon = process(12, "dnsmasq", true);
+    assert!(daemon.is_foreign());
+    let uid = Some(crate::process_identity::SANDBOX_UID);
+    assert!(check_sandbox_uid_unused(uid, &[]).ok);
+    let check = check_sandbox_uid_unused(uid, &[daemon]);
+    assert!(!check.ok && check.importance == Importance::Required);
+    assert!(check.detail.contains("12 (dnsmasq)"), "{check:?}");
+    assert!(check.fix.contains("reserved"), "{check:?}");
+    assert!(
+        check_sandbox_uid_unused(None, &[]).ok,
+        "not root: nothing to check"
+    );
+}
+
+#[test]
 fn on_this_host_every_required_check_passes() {
     if !Path::new("/usr/bin/bwrap").exists() {
         eprintln!("SKIPPED: no /usr/bin/bwrap; the host checks cannot pass here");
@@ -105,7 +140,7 @@ fn on_this_host_every_required_check_passes() {
     let options = json!({"runnerPath": "/bin/true", "ignored": 1});
     let checks = run_all_json(&options);
     let checks = checks.as_array().unwrap();
-    assert_eq!(checks.len(), 6, "{checks:?}");
+    assert_eq!(checks.len(), 7, "{checks:?}");
     for check in checks.iter().filter(|c| c["importance"] == "required") {
         assert_eq!(check["ok"], true, "{check}");
     }
