@@ -16,6 +16,8 @@ test('one use only: a second run never sees the first run\'s globals or process'
   const mode = codeMode({ pool: { size: 2 } });
   t.after(() => mode.close());
   assert.ok(await eventually(() => mode.poolStats().idle === 2, WAIT_MS), 'the pool fills');
+  // A sandbox counts as idle once bwrap is spawned; its runner may still be starting.
+  assert.ok(await eventually(() => runnerPids().length === 2, WAIT_MS), 'both idle runners are up');
   const before = runnerPids();
   const first = await mode.run('globalThis.leak = "secret"; return typeof globalThis.leak;');
   assert.equal(first.ok, true, JSON.stringify(first.error));
