@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the host packages cordon needs on Debian/Ubuntu, only when missing:
+# bubblewrap (the sandbox backend) and a C compiler with glibc's static
+# archive (the security battery compiles its attacker statically).
+# Uses apt-get directly as root, sudo otherwise; prints the command if neither works.
+set -euo pipefail
+
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+if [ ! -e /usr/lib/x86_64-linux-gnu/libc.a ] && [ ! -e /usr/lib/aarch64-linux-gnu/libc.a ]; then
+  missing+=(libc6-dev)
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "cordon needs: apt-get install -y ${missing[*]} (run it as root)" >&2
+  exit 1
+fi
+echo "installing ${missing[*]}" >&2
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
