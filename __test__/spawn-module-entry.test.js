@@ -18,6 +18,12 @@ test('require("cordon") exposes spawnIsolated, the policy presets and an absolut
   assert.ok(path.isAbsolute(cordon.runnerPath));
 });
 
+test('in a checkout, runnerPath is the workspace build (no platform package installed)', () => {
+  const { platformPackageDir } = require('../lib/platform-package');
+  assert.equal(platformPackageDir(), null, 'this checkout has no cordon-<platform> package in node_modules');
+  assert.equal(require('cordon').runnerPath, path.join(root, 'target', 'release', 'cordon-runner'));
+});
+
 test('import from "cordon" gives the same named exports as require', () => {
   const script = `import * as esm from 'cordon'; import { createRequire } from 'node:module';
     const cjs = createRequire(import.meta.url)('cordon');
