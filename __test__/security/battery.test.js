@@ -22,13 +22,45 @@ if (skip) console.log(`# SKIPPED security battery: ${skip}`);
 
 const tally = { tried: 0, blocked: 0 };
 
-/** A battery probe: counted as tried, and as blocked if every assertion held. */
+/**
+ * A battery probe: counted as tried, and as blocked if every assertion held —
+ * the attack's own and, after it, that the host is unharmed.
+ */
 function probe(name, fn, options = {}) {
   test(name, { skip: skip ?? false, timeout: 60_000, ...options }, async (t) => {
     tally.tried += 1;
     await fn(t);
+    await hostUnharmed();
     tally.blocked += 1;
   });
+}
+
+/**
+ * After every probe: the test process still forks and execs, and nothing of
+ * the attack is left on the host — no control root of this process, no
+ * zombie child, no live process of the attacker binary. Polled for up to a
+ * second: a SIGKILLed helper (e.g. the uid sentinel) is reaped by libuv
+ * asynchronously. Descriptors are compared across a batch in "host afterwards".
+ */
+async function hostUnharmed() {
+  assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n', 'the test process can still fork and exec');
+  let left;
+  for (let i = 0; i < 50; i += 1) {
+    left = {
+      controlRoots: h.controlRoots().filter((r) => !rootsBefore.includes(r)),
+      zombies: h.zombieChildren(),
+      attackers: h.processesWith(h.probe()).filter((pid) => {
+        try {
+          return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+        } catch {
+          return false;
+        }
+      }),
+    };
+    if (Object.values(left).every((list) => list.length === 0)) return;
+    await sleep(20);
+  }
+  assert.deepEqual(left, { controlRoots: [], zombies: [], attackers: [] }, 'the host is left as it was');
 }
 
 function expectBlocked(run, name, detailPattern) {
