@@ -105,3 +105,22 @@ test('a runner that ignores cancel and SIGTERM is stopped by the ladder and the 
   assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });
+
+test('an admission slot is freed only once the sandbox is gone, not at the terminal frame', async () => {
+  // terminal-then-linger ignores SIGTERM, so each sandbox outlives its terminal frame by the
+  // 300 ms grace window; a slot freed at the frame would let the next run's bwrap overlap it.
+  const serial = codeMode({ runner: 'hostile', admission: { maxConcurrent: 1, maxQueued: 2, queueTimeoutMs: 60000 } });
+  let peak = 0;
+  let samples = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, sandboxCensus().bwrap);
+    samples += 1;
+  }, 5);
+  const results = await Promise.all([1, 2, 3].map(() => serial.run('terminal-then-linger')));
+  clearInterval(sampler);
+  for (const result of results) assert.deepEqual([result.ok, result.result], [true, 'done'], JSON.stringify(result.error));
+  assert.ok(samples > 20, `only ${samples} samples`);
+  assert.equal(peak, 1, `peak ${peak} sandboxes alive with maxConcurrent 1`);
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+  assert.equal(serial.stats().active, 0);
+});
