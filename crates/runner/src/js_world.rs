@@ -4,9 +4,12 @@
 //! loader, no timers, no WebAssembly. The only added globals are `tools` and
 //! `console`.
 //!
-//! Steps: runtime → ceilings → context (chosen intrinsics) → console → tools
-//! → interrupt handler (armed last, so that a cancel arriving during setup
-//! cannot break the bootstrap; it still wins at the first interrupt check).
+//! Steps: runtime → ceilings → context (chosen intrinsics) → console, all in
+//! [`JsWorld::build`], before the execute frame is read (nothing there
+//! depends on it, so a runner waiting in a pool is already warm) → tools, in
+//! [`JsWorld::install_tools`], once `execute` is validated → interrupt
+//! handler (armed last, so that a cancel arriving during setup cannot break
+//! the bootstrap; it still wins at the first interrupt check).
 
 use std::fmt;
 use std::rc::Rc;
@@ -38,7 +41,8 @@ type Intrinsics = (
 pub enum WorldError {
     CreateRuntime(rquickjs::Error),
     CreateContext(rquickjs::Error),
-    InstallGlobals(rquickjs::Error),
+    InstallConsole(rquickjs::Error),
+    InstallTools(rquickjs::Error),
 }
 
 impl fmt::Display for WorldError {
@@ -50,7 +54,8 @@ impl fmt::Display for WorldError {
             WorldError::CreateContext(error) => {
                 write!(f, "cannot create the QuickJS context: {error}")
             }
-            WorldError::InstallGlobals(error) => write!(f, "cannot install tools/console: {error}"),
+            WorldError::InstallConsole(error) => write!(f, "cannot install console: {error}"),
+            WorldError::InstallTools(error) => write!(f, "cannot install tools: {error}"),
         }
     }
 }
@@ -68,23 +73,28 @@ pub struct JsWorld {
 }
 
 impl JsWorld {
-    pub fn build(
-        ceilings: Ceilings,
-        tool_names: &[String],
-        bridge: &Rc<ToolBridge>,
-        console: &Rc<Console>,
-    ) -> Result<Self, WorldError> {
+    /// The part of the world that does not depend on the execute frame:
+    /// runtime with its ceilings, context, `console`.
+    pub fn build(ceilings: Ceilings, console: &Rc<Console>) -> Result<Self, WorldError> {
         let runtime = Runtime::new().map_err(WorldError::CreateRuntime)?;
         runtime.set_memory_limit(usize::try_from(ceilings.memory_bytes).unwrap_or(usize::MAX));
         runtime.set_max_stack_size(usize::try_from(ceilings.stack_bytes).unwrap_or(usize::MAX));
         let context = Context::custom::<Intrinsics>(&runtime).map_err(WorldError::CreateContext)?;
         context
-            .with(|ctx| {
-                console.install(&ctx)?;
-                bridge.install(&ctx, tool_names)
-            })
-            .map_err(WorldError::InstallGlobals)?;
+            .with(|ctx| console.install(&ctx))
+            .map_err(WorldError::InstallConsole)?;
         Ok(JsWorld { runtime, context })
+    }
+
+    /// Defines the global `tools` of the execute frame's catalogue.
+    pub fn install_tools(
+        &self,
+        tool_names: &[String],
+        bridge: &Rc<ToolBridge>,
+    ) -> Result<(), WorldError> {
+        self.context
+            .with(|ctx| bridge.install(&ctx, tool_names))
+            .map_err(WorldError::InstallTools)
     }
 
     /// From now on QuickJS stops running code as soon as any latch is set

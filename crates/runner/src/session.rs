@@ -1,9 +1,12 @@
 //! One execution from the first byte to the terminal frame.
 //!
-//! Steps: open the bridge → read `execute` (exit 2 on failure) → validate it
-//! (exit 1) → clamp limits → build the JS world → start the reader thread →
-//! send `ready` and start the deadline → run the code → decide the outcome
-//! from the latches first → send `execution.result` → half-close → exit 0.
+//! Steps: open the bridge → build the JS world without `tools` and start the
+//! reader thread, parked (exit 1 on failure; both done before the blocking
+//! read, so a runner waiting in a pool is already warm) → read `execute`
+//! (exit 2 on failure) → validate it (exit 1) → clamp limits → install
+//! `tools` → hand the frame reader to the reader thread → send `ready`
+//! and start the deadline → run the code → decide the outcome from the
+//! latches first → send `execution.result` → half-close → exit 0.
 
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
@@ -76,14 +79,33 @@ struct Prepared {
     world: JsWorld,
 }
 
-/// Steps up to `ready`: bridge, execute frame, validation, limits, world,
-/// reader thread. Each failure is reported here and becomes the exit code.
+/// Steps up to `ready`: bridge, world without `tools`, parked reader
+/// thread, execute frame, validation, limits, `tools`, reader hand-over.
+/// Each failure is reported here and becomes the exit code.
 fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     let stream = open_bridge(config.fd).map_err(|e| fail(Exit::Unreadable, format_args!("{e}")))?;
     let write_side = stream
         .try_clone()
         .map_err(|e| fail(Exit::Failed, format_args!("cannot duplicate --fd: {e}")))?;
     let writer = Rc::new(FrameWriter::new(write_side, config.max_frame_bytes));
+    let console = Rc::new(Console::new(config.max_log_bytes));
+    let ceilings = Ceilings {
+        memory_bytes: config.memory_bytes,
+        stack_bytes: config.stack_bytes,
+    };
+    // Nothing here depends on `execute`: built while the host has not sent
+    // it yet. A failure (a heap ceiling too small for the context) is a
+    // setup failure before any frame is read: exit 1, nothing read or sent.
+    let world =
+        JsWorld::build(ceilings, &console).map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    let parked_reader =
+        reader_thread::spawn_parked(Arc::clone(&shared.mailbox), Arc::clone(&shared.latches))
+            .map_err(|e| {
+                fail(
+                    Exit::Failed,
+                    format_args!("cannot start the reader thread: {e}"),
+                )
+            })?;
     let mut reader = FrameReader::new(stream, config.max_frame_bytes);
     let frame = reader.read_frame().map_err(|e| {
         fail(
@@ -102,22 +124,13 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
         Arc::clone(&shared.latches),
         limits.max_tool_calls,
     ));
-    let console = Rc::new(Console::new(config.max_log_bytes));
-    let ceilings = Ceilings {
-        memory_bytes: config.memory_bytes,
-        stack_bytes: config.stack_bytes,
-    };
-    let world = JsWorld::build(ceilings, &request.tool_names, &bridge, &console)
+    world
+        .install_tools(&request.tool_names, &bridge)
         .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
-    reader_thread::spawn(
-        reader,
-        Arc::clone(&shared.mailbox),
-        Arc::clone(&shared.latches),
-    )
-    .map_err(|e| {
+    parked_reader.start(reader).map_err(|_| {
         fail(
             Exit::Failed,
-            format_args!("cannot start the reader thread: {e}"),
+            format_args!("the reader thread ended before reading"),
         )
     })?;
     Ok(Prepared {

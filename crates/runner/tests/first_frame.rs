@@ -123,12 +123,19 @@ fn a_host_gone_before_ready_can_be_written_exits_1() {
 }
 
 #[test]
-fn a_heap_ceiling_too_small_for_the_context_is_a_setup_failure_with_no_frame() {
+fn a_heap_ceiling_too_small_for_the_context_is_a_setup_failure_before_any_frame() {
+    // The world is built before the execute frame is read: the runner exits
+    // 1 on its own, having read and sent nothing.
+    let host = Host::spawn(&["--memory-bytes", "1024"]);
+    let ended = host.end();
+    assert_eq!(ended.code, Some(1), "stderr: {}", ended.stderr);
+    assert!(ended.stderr.contains("QuickJS"), "{}", ended.stderr);
+}
+
+#[test]
+fn a_heap_ceiling_too_small_for_the_context_wins_over_a_bad_first_frame() {
     let mut host = Host::spawn(&["--memory-bytes", "1024"]);
-    host.send(
-        &json!({"version": "code-bridge-v1", "type": "execute", "code": "return 1", "tools": [],
-                      "limits": {"maxToolCalls": 0, "maxResultBytes": 10, "timeoutMs": 1000}}),
-    );
+    host.send_raw_lossy(b"not json\n");
     let ended = host.end();
     assert_eq!(ended.code, Some(1), "stderr: {}", ended.stderr);
     assert!(ended.stderr.contains("QuickJS"), "{}", ended.stderr);
