@@ -2,9 +2,10 @@
 
 // One audit record per run: who ran what (redacted, bounded source), with
 // which tools and limits, and how it ended, plus a digest of the sandbox
-// receipt so the record can be matched to it later. Redaction runs over the
-// whole source *before* truncation, so a secret straddling the cut cannot
-// leave a prefix behind.
+// receipt so the record can be matched to it later. Redaction runs *before*
+// truncation, so a secret straddling the cut cannot leave a prefix behind; it
+// stops once the redacted output is past the cut (a UTF-16 unit is at least
+// one UTF-8 byte), so a 1 MiB source costs what its first 4 KiB cost.
 
 const crypto = require('node:crypto');
 const { redactSource, truncateUtf8 } = require('./redact-source');
@@ -33,7 +34,8 @@ function receiptDigest(receipt) {
  *   limits: object, ok: boolean, error?: object, metrics: object, receipt: object, startedAt: number}} run
  */
 function buildAuditRecord(run) {
-  const source = truncateUtf8(redactSource(run.code), AUDIT_SOURCE_BYTES);
+  const redacted = redactSource(run.code, { maxOutputChars: AUDIT_SOURCE_BYTES });
+  const source = truncateUtf8(redacted, AUDIT_SOURCE_BYTES);
   return Object.freeze({
     auditVersion: 1,
     executionId: run.executionId,

@@ -48,16 +48,24 @@ class Splicer {
     this.text = text;
     this.parts = [];
     this.copiedTo = 0;
+    this.emitted = 0; // UTF-16 units in `parts`
   }
 
   replace(start, end, replacement) {
     this.parts.push(this.text.slice(this.copiedTo, start), replacement);
+    this.emitted += start - this.copiedTo + replacement.length;
     this.copiedTo = end;
   }
 
-  result() {
-    if (this.copiedTo === 0) return this.text;
-    this.parts.push(this.text.slice(this.copiedTo));
+  /** Length of the output for the input up to `index` (everything before it is final). */
+  lengthAt(index) {
+    return this.emitted + (index - this.copiedTo);
+  }
+
+  /** The output for text[0, end). */
+  result(end = this.text.length) {
+    if (this.copiedTo === 0 && end === this.text.length) return this.text;
+    this.parts.push(this.text.slice(this.copiedTo, end));
     return this.parts.join('');
   }
 }
@@ -93,15 +101,24 @@ function scanString(code, start) {
 
 /**
  * Redact secrets from source code in one linear pass.
+ *
+ * With `maxOutputChars`, the scan stops at the first token boundary where the
+ * output already holds more than that many UTF-16 units: a caller that keeps
+ * only a prefix (the audit record) pays for that prefix, not for the whole
+ * input. Stopping only at a boundary keeps the prefix exactly what a full
+ * scan would produce: each token's fate is decided by what precedes it and by
+ * the whole token itself, never by what follows.
  * @param {string} code
+ * @param {{maxOutputChars?: number}} [options]
  * @returns {string}
  */
-function redactSource(code) {
+function redactSource(code, { maxOutputChars = Infinity } = {}) {
   const out = new Splicer(code);
   let keyIsSecret = false; // the last key-like token named a secret
   let valueIsSecret = false; // …and was followed by `:` or `=`: the next value is redacted
   let i = 0;
   while (i < code.length) {
+    if (out.lengthAt(i) > maxOutputChars) return out.result(i);
     const c = code.charCodeAt(i);
     if (isSpace(c)) {
       i += 1;
