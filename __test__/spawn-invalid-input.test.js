@@ -121,7 +121,14 @@ test('a missing or unusable bwrap is ERR_CORDON_BACKEND_UNAVAILABLE with a fix i
   refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: missing });
   refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: fixture('echo-fd3') });
   assert.throws(() => spawnIsolated([uniqueTrue], { policy, bwrapPath: missing }), /install Bubblewrap|bwrapPath/);
-  const refused = fixture('fake-bwrap-userns-refused');
+  // bwrap is probed as the sandbox identity, which may not reach the checkout
+  // (a clone under /root): a world-readable copy keeps this about userns.
+  const refusedDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-fake-bwrap-'));
+  fs.chmodSync(refusedDir, 0o755);
+  const refused = path.join(refusedDir, 'bwrap');
+  fs.copyFileSync(fixture('fake-bwrap-userns-refused'), refused);
+  fs.chmodSync(refused, 0o755);
+  test.after(() => fs.rmSync(refusedDir, { recursive: true, force: true }));
   refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: refused });
   assert.throws(
     () => spawnIsolated([uniqueTrue], { policy, bwrapPath: refused }),

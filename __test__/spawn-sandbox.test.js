@@ -52,9 +52,22 @@ test('an options.env secret reaches the program but no host command line (bwrap 
   await done;
 });
 
-test('under readOnly() the workspace is read-only, /tmp is writable and host secrets are unreadable', async () => {
-  const execution = spawnIsolated([fixture('probe-filesystem')], { policy: readOnly() });
-  const { result, stderr } = await runToEnd(execution);
+test('under readOnly() the workspace is read-only, /tmp is writable and host secrets are unreadable', async (t) => {
+  // Markers in the host's /root and /home: the sandbox must not see them,
+  // wherever the checkout (and so the probe's own path) lives.
+  const markers = ['/root', '/home'].map((dir) => path.join(dir, `.cordon-probe-marker-${process.pid}`));
+  if (process.geteuid() !== 0) t.diagnostic('not root: the /root and /home markers cannot be planted, so those two probes prove little');
+  else fs.mkdirSync('/home', { recursive: true });
+  for (const marker of markers) {
+    try { fs.writeFileSync(marker, 'host secret\n', { mode: 0o644 }); } catch (error) { if (error.code !== 'EACCES') throw error; }
+  }
+  let outcome;
+  try {
+    outcome = await runToEnd(spawnIsolated([fixture('probe-filesystem'), ...markers], { policy: readOnly() }));
+  } finally {
+    for (const marker of markers) fs.rmSync(marker, { force: true });
+  }
+  const { result, stderr } = outcome;
   assert.equal(result.returncode, 0);
   const seen = probes(stderr);
   assert.equal(seen['write-workspace'], 'denied');
@@ -62,8 +75,8 @@ test('under readOnly() the workspace is read-only, /tmp is writable and host sec
   assert.equal(seen['write-root'], 'denied');
   assert.equal(seen['write-usr'], 'denied');
   assert.equal(seen['read-shadow'], 'denied');
-  assert.equal(seen['list-root'], 'denied');
-  assert.equal(seen['list-home'], 'denied');
+  assert.equal(seen['read-root-marker'], 'denied');
+  assert.equal(seen['read-home-marker'], 'denied');
   assert.equal(seen['list-host-tmp-cordon'], 'denied');
   assert.equal(seen['list-host-shm-cordon'], 'denied');
 });
