@@ -8,21 +8,10 @@ use std::io::{self, Read};
 use crate::execute;
 use crate::frame_reader::{FrameReader, ReadError};
 
-/// xorshift64*: small, deterministic, good enough to spread inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound.max(1) as u64) as usize
-    }
-}
+/// The seeded generator, shared with the binary-level property test.
+#[path = "../tests/support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 const VALID: &[u8] = br#"{"version":"code-bridge-v1","type":"execute","executionId":"e","code":"return 1","tools":[{"name":"a.b"}],"limits":{"maxToolCalls":1,"maxResultBytes":10,"timeoutMs":100}}"#;
 /// Bytes that matter to JSON and to the framing.

@@ -1,8 +1,11 @@
 //! §5, §7 and §9 without latches: ready, results, tool calls and the
-//! unlatched terminal kinds (javascript, memory, result, result_limit).
+//! unlatched terminal kinds (javascript, memory, result, result_limit);
+//! and §3's exit 1 when the peer is gone while the terminal frame is written.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+
+use std::os::unix::process::ExitStatusExt;
 
 use serde_json::json;
 use support::{kind, run, Host};
@@ -34,6 +37,23 @@ fn ready_carries_clamped_limits_then_the_result_follows_with_metrics() {
     assert_eq!(terminal["executionId"], "exec-1");
     assert_eq!(terminal["metrics"]["toolCalls"], 0);
     assert!(terminal["metrics"]["elapsedMs"].is_u64());
+    assert_eq!(host.end().code, Some(0));
+}
+
+#[test]
+fn without_flags_ready_clamps_a_generous_request_to_the_documented_defaults() {
+    let mut host = Host::spawn(&[]);
+    let ready = host.execute_with(
+        "return 1;",
+        &[],
+        json!({"maxToolCalls": 1000, "maxResultBytes": 1_000_000_000_u64,
+               "timeoutMs": 1_000_000_000_u64}),
+    );
+    assert_eq!(
+        ready["effectiveLimits"],
+        json!({"maxResultBytes": 524288, "maxToolCalls": 64, "timeoutMs": 5000})
+    );
+    assert_eq!(kind(&host.terminal()), "ok");
     assert_eq!(host.end().code, Some(0));
 }
 
@@ -343,4 +363,40 @@ fn an_error_frame_over_max_frame_bytes_keeps_its_kind_with_a_cut_message() {
         .expect("text")
         .starts_with("Error: xxxx"));
     assert_eq!(host.end().code, Some(0));
+}
+
+/// §3: the peer gone while the terminal frame is written is exit 1, with
+/// the failed write on stderr, and never a death by signal (SIGPIPE).
+fn exited_1_failing_the_terminal_write(ended: &support::Ended) {
+    assert_eq!(ended.status.signal(), None, "killed by a signal: {ended:?}");
+    assert_eq!(ended.code, Some(1), "stderr: {}", ended.stderr);
+    assert!(
+        ended.stderr.contains("cannot send execution.result"),
+        "{}",
+        ended.stderr
+    );
+}
+
+#[test]
+fn a_host_that_stops_reading_makes_the_terminal_write_fail_and_the_runner_exit_1() {
+    // The host keeps writing (no EOF, no protocol latch): the code finishes
+    // `ok`, and only the write of `execution.result` fails (EPIPE). SIGPIPE
+    // must not kill the runner: it exits 1, not by a signal.
+    let mut host = Host::spawn(&[]);
+    host.execute("return await tools.t({});", &["t"]);
+    assert_eq!(host.recv()["type"], "tool.call");
+    host.shut_read();
+    host.reply_ok(1, json!("answer"));
+    exited_1_failing_the_terminal_write(&host.wait_unread());
+}
+
+#[test]
+fn a_host_gone_while_the_code_runs_makes_the_terminal_write_fail_and_the_runner_exit_1() {
+    // The tool call proves the code started; then the host closes both
+    // directions: the runner sees EOF (protocol failure) and cannot write
+    // the terminal frame.
+    let mut host = Host::spawn(&[]);
+    host.execute("try { await tools.t({}); } catch (e) {} return 1;", &["t"]);
+    assert_eq!(host.recv()["type"], "tool.call");
+    exited_1_failing_the_terminal_write(&host.disconnect());
 }

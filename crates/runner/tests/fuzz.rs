@@ -7,22 +7,8 @@
 mod support;
 
 use serde_json::{json, Value};
+use support::rng::Rng;
 use support::Host;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound.max(1) as u64) as usize
-    }
-}
 
 const SPICE: &[u8] = b"{}[]\",:\\\n\0 0-1e.\xff";
 

@@ -138,6 +138,37 @@ fn the_deadline_interrupts_busy_code_even_when_caught() {
 }
 
 #[test]
+fn the_deadline_starts_when_ready_is_sent_not_at_spawn() {
+    // The host idles twice the timeout before sending `execute`; quick code
+    // still ends `ok`. Shown for the ceiling from the command line and for
+    // the one from the request. The margins are wide (the timeout leaves a
+    // second for a bare `return`, the idling exceeds it by another second)
+    // so a loaded machine cannot flip the outcome.
+    const TIMEOUT_MS: u64 = 1000;
+    let timeout = TIMEOUT_MS.to_string();
+    let mut from_flag = Host::spawn(&["--timeout-ms", &timeout]);
+    let mut from_request = Host::spawn(&[]);
+    let idle = Duration::from_millis(2 * TIMEOUT_MS);
+    std::thread::sleep(idle);
+    for (host, requested) in [(&mut from_flag, 5000), (&mut from_request, TIMEOUT_MS)] {
+        let limits = json!({"maxToolCalls": 0, "maxResultBytes": 100, "timeoutMs": requested});
+        let ready = host.execute_with("return 'in time';", &[], limits);
+        assert_eq!(ready["effectiveLimits"]["timeoutMs"], TIMEOUT_MS);
+        let terminal = host.terminal();
+        assert_eq!(kind(&terminal), "ok", "{terminal}");
+        assert_eq!(terminal["result"], "in time");
+        // elapsedMs starts with `execute` too: the idle time is not in it.
+        let elapsed = terminal["metrics"]["elapsedMs"]
+            .as_u64()
+            .expect("elapsedMs");
+        assert!(elapsed < idle.as_millis() as u64, "elapsedMs {elapsed}");
+    }
+    for host in [from_flag, from_request] {
+        assert_eq!(host.end().code, Some(0));
+    }
+}
+
+#[test]
 fn the_deadline_ends_an_unanswered_tool_wait() {
     for code in [CALL, CALL_CAUGHT] {
         let (terminal, _) = run(&["--timeout-ms", "100"], code, &["t"]);

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+pub mod rng;
+
 pub const RUNNER: &str = env!("CARGO_BIN_EXE_cordon-runner");
 /// Longest a test waits for one frame or for the process to end.
 pub const PATIENCE: Duration = Duration::from_secs(10);
@@ -110,6 +112,17 @@ impl Host {
     /// Half-closes the host's write side (the runner reads EOF).
     pub fn shut_write(&self) {
         let _ = self.socket.shutdown(std::net::Shutdown::Write);
+    }
+
+    /// Half-closes the host's read side: the runner's next write fails
+    /// (EPIPE), while the host can still write to it.
+    pub fn shut_read(&self) {
+        let _ = self.socket.shutdown(std::net::Shutdown::Read);
+    }
+
+    /// Waits for the process without reading anything further.
+    pub fn wait_unread(mut self) -> Ended {
+        self.wait()
     }
 
     /// The next frame's raw line (newline excluded); `None` at EOF.
