@@ -31,7 +31,10 @@ use crate::receipt::{self, ByteCounts, Outcome, RunFacts};
 use crate::spawn::{spawn, OptionsFeed, Spawned};
 use crate::stop_ladder::Supervision;
 
-/// Host → fd 3 queue depth: one data chunk in flight plus a pending shutdown.
+/// Host → fd 3 queue depth: two data chunks, or one plus a pending shutdown.
+/// lib/isolated-execution.js keeps up to WRITES_IN_FLIGHT (2) writes queued so
+/// the writer thread never idles between chunks; lowering this below that
+/// makes `write` refuse (and drop) data.
 const WRITE_QUEUE_DEPTH: usize = 2;
 /// bwrap's info JSON is ~250 bytes; more than this is not bwrap talking.
 const INFO_MAX_BYTES: u64 = 4096;
