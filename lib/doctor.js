@@ -3,7 +3,8 @@
 // `cordon doctor`: what this host lacks for a launch, and the exact fix.
 // The checks themselves are the launcher's own Rust code (host_probe.rs,
 // exposed by the addon as `doctor`), so doctor and launch cannot disagree;
-// this module only shapes and prints their answers.
+// this module only shapes their answers (the `cordon doctor` command prints
+// them from the Rust CLI).
 
 const IMPORTANCE = Object.freeze({ required: 'required', optional: 'optional' });
 
@@ -31,20 +32,4 @@ function runDoctor(nativeDoctor, options = {}) {
   return Object.freeze({ ok, checks: Object.freeze(checks) });
 }
 
-/**
- * One line per check, then an indented fix line for each failure.
- * @param {DoctorReport} report
- * @returns {string}
- */
-function formatReport(report) {
-  const lines = [];
-  for (const check of report.checks) {
-    const mark = check.ok ? 'ok  ' : check.importance === IMPORTANCE.required ? 'FAIL' : 'warn';
-    lines.push(`${mark}  ${check.name}: ${check.detail}`);
-    if (!check.ok) lines.push(`      fix: ${check.fix}`);
-  }
-  lines.push(report.ok ? 'cordon can launch sandboxes on this host.' : 'cordon cannot launch sandboxes on this host until the FAIL lines are fixed.');
-  return `${lines.join('\n')}\n`;
-}
-
-module.exports = { runDoctor, formatReport, IMPORTANCE };
+module.exports = { runDoctor, IMPORTANCE };

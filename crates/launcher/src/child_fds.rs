@@ -4,6 +4,9 @@
 
 use std::os::fd::RawFd;
 
+use crate::plan::RlimitSetting;
+use crate::rlimits::set_limit;
+
 /// Parent-side descriptors are raised to at least this number before fork,
 /// so installing them on the low slots (3, 4, …) can never overwrite a
 /// source that is still to be installed.
@@ -18,21 +21,13 @@ pub struct FdInstall {
     pub slot: RawFd,
 }
 
-/// An rlimit to apply in the child before exec.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChildRlimit {
-    pub resource: i32,
-    pub soft: u64,
-    pub hard: u64,
-}
-
 /// Runs in the child: install every slot (dup2 clears close-on-exec), mark
 /// every descriptor above the highest slot close-on-exec, apply rlimits.
 /// Async-signal-safe: only dup2/close_range/fcntl/setrlimit.
 pub fn install_in_child(
     installs: &[FdInstall],
     max_slot: RawFd,
-    rlimits: &[ChildRlimit],
+    rlimits: &[RlimitSetting],
 ) -> std::io::Result<()> {
     for install in installs {
         // SAFETY: dup2 on descriptors that are open in this (child) process.
@@ -42,14 +37,7 @@ pub fn install_in_child(
     }
     mark_rest_cloexec(max_slot + 1);
     for limit in rlimits {
-        let value = libc::rlimit {
-            rlim_cur: limit.soft,
-            rlim_max: limit.hard,
-        };
-        // SAFETY: setrlimit reads one valid rlimit struct.
-        if unsafe { libc::setrlimit(limit.resource as _, &value) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        set_limit(limit.resource, limit.soft, limit.hard)?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Resource ceilings as rlimits: a pure plan (`plan`) and an
 //! async-signal-safe `apply` for a pre_exec hook. The launcher turns the plan
 //! into `plan::RlimitSetting`s (confinement.rs), which `child_fds` applies in
-//! the spawn's pre_exec with the same setrlimit loop; `apply` is the
+//! the spawn's pre_exec through the same `set_limit`; `apply` is the
 //! standalone form (and what the tests exercise against a real child).
 //!
 //! The limits are set on bwrap before it execs and are inherited by
@@ -147,15 +147,23 @@ pub fn plan(ceilings: &ResourceCeilings) -> RlimitPlan {
 /// The error is built from the raw errno, which does not allocate.
 pub fn apply(plan: &RlimitPlan) -> io::Result<()> {
     for limit in &plan.limits {
-        let value = libc::rlimit {
-            rlim_cur: limit.soft,
-            rlim_max: limit.hard,
-        };
-        // SAFETY: setrlimit reads a valid, initialized rlimit struct; it is
-        // a plain syscall and async-signal-safe.
-        if unsafe { libc::setrlimit(limit.resource.raw(), &value) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        set_limit(limit.resource.raw_i32(), limit.soft, limit.hard)?;
+    }
+    Ok(())
+}
+
+/// The one `setrlimit(2)` call, shared by `apply` and the spawn's pre_exec
+/// (`child_fds`), which applies the plan's `RlimitSetting`s. Async-signal-safe.
+pub fn set_limit(resource: i32, soft: u64, hard: u64) -> io::Result<()> {
+    let value = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit reads a valid, initialized rlimit struct; it is a
+    // plain syscall and async-signal-safe. The RLIMIT_* numbers are small
+    // non-negative constants, so the cast to the libc type is exact.
+    if unsafe { libc::setrlimit(resource as libc::__rlimit_resource_t, &value) } != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }

@@ -16,9 +16,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use crate::bwrap_argv::{BwrapArgs, NulInOption};
-use crate::child_fds::{
-    die_with_parent, install_in_child, ChildRlimit, FdInstall, SOURCE_FD_FLOOR,
-};
+use crate::child_fds::{die_with_parent, install_in_child, FdInstall, SOURCE_FD_FLOOR};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
 
 /// A started bwrap and the host ends of its channels.
@@ -106,15 +104,8 @@ pub fn spawn(
             slot: *slot,
         })
         .collect();
-    let rlimits: Vec<ChildRlimit> = plan
-        .rlimits
-        .iter()
-        .map(|r| ChildRlimit {
-            resource: r.resource,
-            soft: r.soft,
-            hard: r.hard,
-        })
-        .collect();
+    // Copied before fork: the pre_exec closure must not allocate.
+    let rlimits = plan.rlimits.clone();
     let max_slot = plan.max_slot();
     let mut cmd = bwrap_command(plan, args.exec_argv(plan.args_slot), devnull, stderr_w)?;
     let parent = std::process::id() as libc::pid_t;
