@@ -19,6 +19,7 @@ pub mod execution;
 pub mod host_probe;
 pub mod launch;
 pub mod launch_request;
+pub mod observe;
 pub mod paths;
 pub mod pidfd;
 pub mod plan;

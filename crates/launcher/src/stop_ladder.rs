@@ -22,6 +22,8 @@ pub enum StopReason {
     Requested,
     Deadline,
     Signal,
+    /// The observed confinement differs from the plan (observe/).
+    ConfinementMismatch,
 }
 
 impl StopReason {
@@ -30,6 +32,7 @@ impl StopReason {
             StopReason::Requested => "stop",
             StopReason::Deadline => "deadline",
             StopReason::Signal => "signal",
+            StopReason::ConfinementMismatch => "confinement-mismatch",
         }
     }
 }

@@ -3,9 +3,11 @@
 //! execution), then: reports bwrap's pid → joins bwrap to the run's cgroup
 //! and sends it its options (it waits for them, so it forks nothing before
 //! the join) → starts the three pumps → reads bwrap's info fd (the
-//! sandbox init's host pid) → reaps bwrap → lets the readers drain to EOF →
-//! confirms containment → writes and reads back the receipt → removes the
-//! control root → emits `Finished`.
+//! sandbox init's host pid) → observes the program's confinement from
+//! outside (observe/; a mismatch with the plan stops the run) → reaps bwrap
+//! → lets the readers drain to EOF → confirms containment → writes and
+//! reads back the receipt → removes the control root → emits `Finished`
+//! (a failure when the confinement mismatched or no receipt was read).
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -24,12 +26,14 @@ use crate::error_code::ErrorCode;
 use crate::events::{Completion, Event, EventSink, LaunchFailure, Stream};
 use crate::execution::{Control, ExecutionHandle};
 use crate::launch_request::LaunchRequest;
+use crate::launch_request::StopTimings;
+use crate::observe::run::{observe_run, RunObservation};
 use crate::pidfd;
 use crate::plan::Plan;
 use crate::pumps::{spawn_reader, spawn_writer, Gate, WriteCmd, WriterCounters};
 use crate::receipt::{self, ByteCounts, Outcome, RunFacts};
 use crate::spawn::{spawn, OptionsFeed, Spawned};
-use crate::stop_ladder::Supervision;
+use crate::stop_ladder::{StopReason, Supervision};
 
 /// Host → fd 3 queue depth: two data chunks, or one plus a pending shutdown.
 /// lib/isolated-execution.js keeps up to WRITES_IN_FLIGHT (2) writes queued so
@@ -191,6 +195,7 @@ fn supervise(
     {
         control.supervision.set_init(pid, fd);
     }
+    let observation = observe(p, control, init_pid);
     let status = child.wait();
     control.supervision.mark_exited();
     empty_cgroup(p);
@@ -206,7 +211,29 @@ fn supervise(
     facts.stop = control.supervision.record();
     facts.containment_confirmed = containment;
     facts.bytes = bytes;
+    if let Some(seen) = observation {
+        facts.observed = Some(seen.observed);
+        facts.mismatches = seen.mismatches;
+    }
     (facts, status.ok())
+}
+
+/// Observes the program once bwrap reported its init; a mismatch stops the
+/// run at once (no grace: a sandbox that is not what was planned gets no
+/// time to act). `None` when no sandbox was reported.
+fn observe(p: &Prepared, control: &Control, init_pid: Option<i32>) -> Option<RunObservation> {
+    let init = control.supervision.init()?;
+    let seen = observe_run(&p.plan, &p.confinement, &p.invocation_id, init_pid?, &init);
+    if !seen.mismatches.is_empty() {
+        let timings = StopTimings {
+            grace_ms: 0,
+            ..control.stop_timings
+        };
+        control
+            .supervision
+            .request_stop(StopReason::ConfinementMismatch, timings);
+    }
+    Some(seen)
 }
 
 /// bwrap is blocked reading its options (`--args` is a socket): join it to
@@ -377,6 +404,15 @@ fn settle_cgroup(
     (outcome, emptied)
 }
 
+fn mismatch_message(mismatches: &[crate::observe::compare::Mismatch]) -> String {
+    let checks: Vec<&str> = mismatches.iter().map(|m| m.check.as_str()).collect();
+    format!(
+        "the sandbox did not show the planned confinement ({}); it was stopped \
+         (receipt: confinement.mismatches)",
+        checks.join(", ")
+    )
+}
+
 fn setup_failure(tap: &Tap) -> String {
     let head = tap
         .head
@@ -403,6 +439,8 @@ fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
         containment_confirmed: false,
         bytes: ByteCounts::default(),
         confinement: None,
+        observed: None,
+        mismatches: Vec::new(),
     }
 }
 
@@ -418,20 +456,36 @@ fn finish(
     facts.containment_confirmed &= emptied;
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
     let document = receipt::build(&p.plan, &p.request.policy, &facts);
-    let receipt_json = receipt::write_and_read(&p.root, &document).ok();
+    let receipt = receipt::write_and_read(&p.root, &document);
     p.root.remove();
     // Every descriptor of the run is closed before `wait()` can settle.
     p.cgroup = None;
-    let result = match facts.outcome {
-        Outcome::SpawnFailed { message } => Err(LaunchFailure {
+    let mismatched = !facts.mismatches.is_empty();
+    let result = match (facts.outcome, receipt) {
+        (Outcome::SpawnFailed { message }, receipt) => Err(LaunchFailure {
             code: ErrorCode::SpawnFailed,
             message,
-            receipt_json,
+            receipt_json: receipt.ok(),
         }),
-        _ => Ok(Completion {
+        (_, receipt) if mismatched => Err(LaunchFailure {
+            code: ErrorCode::ConfinementMismatch,
+            message: mismatch_message(&facts.mismatches),
+            receipt_json: receipt.ok(),
+        }),
+        // Ran, but not accounted for: never a success.
+        (_, Err(e)) => Err(LaunchFailure {
+            code: ErrorCode::ReceiptUnavailable,
+            message: format!(
+                "the run's receipt could not be written and read back ({e}); the program's \
+                 status was {}",
+                status.map_or_else(|| "unknown".to_string(), |s| s.to_string())
+            ),
+            receipt_json: None,
+        }),
+        (_, Ok(receipt_json)) => Ok(Completion {
             returncode: status.and_then(|s| s.code()),
             signal: status.and_then(|s| s.signal()).map(pidfd::signal_name),
-            receipt_json,
+            receipt_json: Some(receipt_json),
         }),
     };
     sink.emit(Event::Finished(result));
