@@ -171,7 +171,7 @@ test('the sandbox is never real root: it runs as an unprivileged uid with no cap
   const { stderr, result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'grep -E "^(Uid|CapEff)" /proc/self/status'], { policy: readOnly() }));
   assert.match(stderr, /CapEff:\s+0+\n/);
   const expectedUid = process.geteuid() === 0 ? SANDBOX_UID : process.geteuid();
-  assert.equal(result.receipt.confinement.uid, expectedUid);
+  assert.equal(result.receipt.confinement.planned.uid, expectedUid);
 });
 
 test('an executable under a 0700 root-owned directory still launches', async () => {
@@ -197,13 +197,14 @@ test('the receipt names the backend, the policy digest and the outcome', async (
   const { result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'exit 7'], { policy: readOnly(), invocationId: 'receipt-test-1' }));
   const { receipt } = result;
   assert.equal(result.returncode, 7);
-  assert.equal(receipt.receiptVersion, 1);
+  assert.equal(receipt.receiptVersion, 2);
   assert.equal(receipt.invocationId, 'receipt-test-1');
   assert.equal(receipt.backend.name, 'bubblewrap');
   assert.match(receipt.backend.version, /^\d+\.\d+/);
   assert.match(receipt.policy.digest, /^sha256:[0-9a-f]{64}$/);
   assert.deepEqual(receipt.outcome, { status: 'exited', exitCode: 7, signal: null });
-  assert.deepEqual(receipt.confinement.namespaces, ['user', 'ipc', 'pid', 'net', 'uts', 'cgroup']);
+  assert.deepEqual(receipt.confinement.planned.namespaces, ['user', 'ipc', 'pid', 'net', 'uts', 'cgroup']);
+  assert.deepEqual(receipt.confinement.mismatches, []);
   assert.equal(receipt.stop.requested, false);
   assert.equal(receipt.stop.containmentConfirmed, true);
   assert.ok(Date.parse(receipt.endedAt) >= Date.parse(receipt.startedAt));

@@ -242,7 +242,7 @@ describe('resources', () => {
     const run = await h.attack(['memory-bomb'], { policy });
     const result = run.results.get('memory-bomb');
     // Either RLIMIT_AS refuses the mapping (ENOMEM) or the cgroup OOM-kills it.
-    const killed = run.signal === 'SIGKILL' || run.receipt.confinement.cgroup?.oomKills > 0;
+    const killed = run.signal === 'SIGKILL' || run.receipt.confinement.cgroupOutcome?.oomKills > 0;
     assert.ok(killed || result?.verdict === 'blocked', `memory bomb: ${result?.detail} ${run.signal}`);
     if (result) assert.ok(Number(/touched=(\d+)/.exec(result.detail)[1]) <= 64, result.detail);
   });
@@ -252,12 +252,12 @@ describe('resources', () => {
     // Each child touches 40 MiB (within its own 64 MiB address space); the
     // tree needs 160 MiB. Only the cgroup's memory limit can stop that.
     const run = await h.attack(['tree-memory-bomb', '40'], { policy, deadlineMs: 20_000 });
-    if (run.receipt.confinement.cgroup === null) {
+    if (run.receipt.confinement.planned.cgroup === null) {
       t.skip('no cgroup on this host: the tree ceiling is not enforced (see docs/security.md)');
       return;
     }
     expectBlocked(run, 'tree-memory-bomb');
-    assert.ok(run.receipt.confinement.cgroup.oomKills >= 1, JSON.stringify(run.receipt.confinement.cgroup));
+    assert.ok(run.receipt.confinement.cgroupOutcome.oomKills >= 1, JSON.stringify(run.receipt.confinement.cgroupOutcome));
     assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n');
   });
 
@@ -270,9 +270,9 @@ describe('resources', () => {
   probe('a disk fill ends at the tmpfs size, not the host disk', async () => {
     const run = await h.attack(['disk-fill']);
     expectBlocked(run, 'disk-fill', /No space left on device/);
-    assert.ok(run.receipt.confinement.temp.sizeBytes > 0);
+    assert.ok(run.receipt.confinement.planned.temp.sizeBytes > 0);
     const wrote = Number(/wrote=(\d+)/.exec(run.results.get('disk-fill').detail)[1]);
-    assert.ok(wrote <= run.receipt.confinement.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
+    assert.ok(wrote <= run.receipt.confinement.planned.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
   });
 
   probe('descriptor exhaustion ends at the NOFILE ceiling', async () => {
@@ -328,13 +328,13 @@ describe('identity', () => {
     // program it forks are inside too: each one's pids/memory (v1) or
     // unified (v2) line names the leaf.
     assert.ok(cgroupLines.length >= 3, `bwrap, init and program: ${cgroupLines.length} processes`);
-    for (const leaf of run.receipt.confinement.cgroup?.paths ?? []) {
+    for (const leaf of run.receipt.confinement.planned.cgroup?.paths ?? []) {
       const name = path.basename(leaf);
       cgroupLines.forEach((lines, i) => assert.match(lines, new RegExp(`/cordon/${name}$`, 'm'), `process ${i} of the tree is in ${leaf}`));
     }
     if (process.geteuid() === 0) assert.equal(hostUid, h.SANDBOX_UID);
     assert.notEqual(hostUid, 0);
-    assert.notEqual(run.receipt.confinement.uid, 0);
+    assert.notEqual(run.receipt.confinement.planned.uid, 0);
   });
 
   // What a host process of "nobody" (65534, shared by ordinary daemons) tries
@@ -378,12 +378,12 @@ process.stdout.write(JSON.stringify({
       execution.stderr.resume();
     }
     const { receipt } = await outcome;
-    assert.equal(receipt.confinement.uid, h.SANDBOX_UID);
+    assert.equal(receipt.confinement.planned.uid, h.SANDBOX_UID);
   }, { skip: skip ?? rootOnly });
 
-  probe('the receipt records every confinement layer applied', async () => {
+  probe('the receipt records every confinement layer planned', async () => {
     const { receipt } = await h.attack(['exit', '0']);
-    const { confinement } = receipt;
+    const confinement = receipt.confinement.planned;
     assert.equal(confinement.seccomp.profile, 'cordon-default-v1');
     assert.ok(confinement.seccomp.denied.includes('ptrace'));
     const names = confinement.rlimits.map((r) => r.name);

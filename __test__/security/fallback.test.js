@@ -48,9 +48,11 @@ test('without a cgroup: defaults fall back to rlimits; treeLimits "required" ref
   const result = JSON.parse(run.stdout);
   assert.equal(result.refused, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE');
   assert.equal(result.returncode, 0);
-  assert.equal(result.confinement.cgroup, null);
-  assert.equal(result.confinement.seccomp.profile, 'cordon-default-v1');
-  const nproc = result.confinement.rlimits.find((r) => r.name === 'NPROC');
+  assert.equal(result.confinement.planned.cgroup, null);
+  assert.equal(result.confinement.cgroupOutcome, null);
+  assert.deepEqual(result.confinement.mismatches, []);
+  assert.equal(result.confinement.planned.seccomp.profile, 'cordon-default-v1');
+  const nproc = result.confinement.planned.rlimits.find((r) => r.name === 'NPROC');
   // The policy's 64 plus the zombie allowance (confinement.rs NPROC_ZOMBIE_ALLOWANCE).
   assert.equal(nproc.hard, 64 + 512, 'without a cgroup NPROC is the only process bound');
 });
