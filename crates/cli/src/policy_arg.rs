@@ -52,6 +52,10 @@ impl PolicyArg {
         }
     }
 
+    pub fn is_preset(&self) -> bool {
+        matches!(self, PolicyArg::Preset(_))
+    }
+
     /// The policy as the launcher's JSON value.
     pub fn load(&self) -> Result<Value, PolicyFileError> {
         match self {
