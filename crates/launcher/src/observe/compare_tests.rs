@@ -235,3 +235,17 @@ fn a_mount_covered_by_a_later_one_is_judged_by_the_top_one() {
         .insert(5, mount(8, "/workspace", true, "ext4", Some(1)));
     assert_eq!(checks(&seen), Vec::<String>::new());
 }
+
+#[test]
+fn a_program_never_seen_while_alive_fails_but_one_that_ended_first_does_not() {
+    use crate::observe::moment::NotObserved;
+    use crate::observe::Report;
+    assert_eq!(Report::NotObserved(NotObserved::Ended).mismatches(), []);
+    let unseen = Report::NotObserved(NotObserved::NotStarted).mismatches();
+    assert_eq!(unseen.len(), 1);
+    assert_eq!(unseen[0].check, "observation");
+    assert_eq!(
+        Report::Unreadable("gone".into()).mismatches()[0].check,
+        "observation"
+    );
+}

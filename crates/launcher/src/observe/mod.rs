@@ -38,8 +38,10 @@ use parse::{IdRange, Limit, Mount, Status};
 use reader::{ProcDir, ReadError};
 
 /// How long the supervisor waits for the program to exec after bwrap
-/// reported its init (ms): generous for a loaded host; past it the receipt
-/// says "not observed" (a run is never failed for being slow to start).
+/// reported its init (ms): ~250 times a loaded host's usual few ms. A
+/// program still alive and still "bwrap" past it fails the run: the
+/// sandbox's `/usr` holds the very bwrap binary, and a program that execs
+/// it (blocking in `--args 3`) would otherwise never be observed.
 pub const OBSERVE_WINDOW_MS: u64 = 5000;
 
 /// A mount as observed, with its size when it is writable storage.
@@ -78,11 +80,18 @@ pub enum Report {
 }
 
 impl Report {
-    /// The mismatches that fail the run (an unreadable program is one).
+    /// The mismatches that fail the run: an unreadable program is one, and
+    /// so is one that never showed itself while alive. A program that ended
+    /// first is not (it is reported as not observed).
     pub fn mismatches(&self) -> Vec<Mismatch> {
         match self {
             Report::Observed { mismatches, .. } => mismatches.clone(),
-            Report::NotObserved(_) => Vec::new(),
+            Report::NotObserved(NotObserved::Ended) => Vec::new(),
+            Report::NotObserved(why @ NotObserved::NotStarted) => vec![Mismatch {
+                check: "observation".into(),
+                planned: json!(format!("observed within {OBSERVE_WINDOW_MS} ms")),
+                observed: json!(why.as_str()),
+            }],
             Report::Unreadable(detail) => vec![Mismatch {
                 check: "observation".into(),
                 planned: json!("readable"),

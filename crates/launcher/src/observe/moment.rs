@@ -35,7 +35,9 @@ impl NotObserved {
     pub fn as_str(self) -> &'static str {
         match self {
             NotObserved::Ended => "the program ended before it could be observed",
-            NotObserved::NotStarted => "the program did not start within the observation window",
+            NotObserved::NotStarted => {
+                "the program was still not exec'ed (still bwrap's file) at the end of the observation window"
+            }
         }
     }
 }
