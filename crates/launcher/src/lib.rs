@@ -28,6 +28,7 @@ pub mod process_identity;
 pub mod pumps;
 pub mod receipt;
 pub mod rlimits;
+pub mod run_result;
 pub mod runtime_layout;
 pub mod sealed_memfd;
 pub mod seccomp;

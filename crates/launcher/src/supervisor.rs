@@ -22,16 +22,17 @@ use crate::backend::Backend;
 use crate::cgroup::ExecutionCgroup;
 use crate::confinement::{self, CgroupOutcome, ConfinementPlan};
 use crate::control_root::ControlRoot;
-use crate::error_code::ErrorCode;
-use crate::events::{Completion, Event, EventSink, LaunchFailure, Stream};
+use crate::events::{Event, EventSink, Stream};
 use crate::execution::{Control, ExecutionHandle};
 use crate::launch_request::LaunchRequest;
 use crate::launch_request::StopTimings;
+use crate::observe::moment::NotObserved;
 use crate::observe::run::{observe_run, RunObservation};
 use crate::pidfd;
 use crate::plan::Plan;
 use crate::pumps::{spawn_reader, spawn_writer, Gate, WriteCmd, WriterCounters};
 use crate::receipt::{self, ByteCounts, Outcome, RunFacts};
+use crate::run_result;
 use crate::spawn::{spawn, OptionsFeed, Spawned};
 use crate::stop_ladder::{StopReason, Supervision};
 
@@ -222,8 +223,12 @@ fn supervise(
 /// run at once (no grace: a sandbox that is not what was planned gets no
 /// time to act). `None` when no sandbox was reported.
 fn observe(p: &Prepared, control: &Control, init_pid: Option<i32>) -> Option<RunObservation> {
-    let init = control.supervision.init()?;
-    let seen = observe_run(&p.plan, &p.confinement, &p.invocation_id, init_pid?, &init);
+    let init_pid = init_pid?;
+    let Some(init) = control.supervision.init() else {
+        // Reported, but gone before its pidfd could be opened.
+        return Some(RunObservation::not_observed(NotObserved::Ended));
+    };
+    let seen = observe_run(&p.plan, &p.confinement, &p.invocation_id, init_pid, &init);
     if !seen.mismatches.is_empty() {
         let timings = StopTimings {
             grace_ms: 0,
@@ -404,15 +409,6 @@ fn settle_cgroup(
     (outcome, emptied)
 }
 
-fn mismatch_message(mismatches: &[crate::observe::compare::Mismatch]) -> String {
-    let checks: Vec<&str> = mismatches.iter().map(|m| m.check.as_str()).collect();
-    format!(
-        "the sandbox did not show the planned confinement ({}); it was stopped \
-         (receipt: confinement.mismatches)",
-        checks.join(", ")
-    )
-}
-
 fn setup_failure(tap: &Tap) -> String {
     let head = tap
         .head
@@ -460,33 +456,7 @@ fn finish(
     p.root.remove();
     // Every descriptor of the run is closed before `wait()` can settle.
     p.cgroup = None;
-    let mismatched = !facts.mismatches.is_empty();
-    let result = match (facts.outcome, receipt) {
-        (Outcome::SpawnFailed { message }, receipt) => Err(LaunchFailure {
-            code: ErrorCode::SpawnFailed,
-            message,
-            receipt_json: receipt.ok(),
-        }),
-        (_, receipt) if mismatched => Err(LaunchFailure {
-            code: ErrorCode::ConfinementMismatch,
-            message: mismatch_message(&facts.mismatches),
-            receipt_json: receipt.ok(),
-        }),
-        // Ran, but not accounted for: never a success.
-        (_, Err(e)) => Err(LaunchFailure {
-            code: ErrorCode::ReceiptUnavailable,
-            message: format!(
-                "the run's receipt could not be written and read back ({e}); the program's \
-                 status was {}",
-                status.map_or_else(|| "unknown".to_string(), |s| s.to_string())
-            ),
-            receipt_json: None,
-        }),
-        (_, Ok(receipt_json)) => Ok(Completion {
-            returncode: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| s.signal()).map(pidfd::signal_name),
-            receipt_json: Some(receipt_json),
-        }),
-    };
+    let receipt = receipt.map_err(|e| e.to_string());
+    let result = run_result::settle(facts.outcome, &facts.mismatches, status, receipt);
     sink.emit(Event::Finished(result));
 }

@@ -136,7 +136,23 @@ pub fn observe(target: &Target<'_>) -> Report {
     }
 }
 
+/// Reads everything, the namespaces last: an exiting task drops its
+/// namespaces (`exit_task_namespaces`) before it leaves its cgroup
+/// (`cgroup_exit`), and a zombie still shows its status, limits and cgroup
+/// line. So namespace links that still resolve after the other reads prove
+/// those reads saw the program alive, not a process already on its way out
+/// (which would show the root cgroup: a false mismatch).
 fn read_all(program: &ProcDir, expect: &Expectation) -> Result<Observation, ReadError> {
+    let proc_cgroup = program.read("cgroup")?;
+    let cgroup_limits = expect
+        .cgroup_limits
+        .iter()
+        .map(|w| (w.path.clone(), reader::read_trimmed(&w.path)))
+        .collect();
+    let limits = program.limits()?;
+    let status = program.status()?;
+    let uid_map = program.id_map("uid_map")?;
+    let gid_map = program.id_map("gid_map")?;
     let mut mounts = Vec::new();
     for mount in program.mounts()? {
         let size_bytes = match holds_data(&mount) {
@@ -145,20 +161,15 @@ fn read_all(program: &ProcDir, expect: &Expectation) -> Result<Observation, Read
         };
         mounts.push(MountSeen { mount, size_bytes });
     }
-    let cgroup_limits = expect
-        .cgroup_limits
-        .iter()
-        .map(|w| (w.path.clone(), reader::read_trimmed(&w.path)))
-        .collect();
     Ok(Observation {
         pid: program.pid,
-        status: program.status()?,
-        uid_map: program.id_map("uid_map")?,
-        gid_map: program.id_map("gid_map")?,
         namespaces: program.namespaces()?,
-        proc_cgroup: program.read("cgroup")?,
+        status,
+        uid_map,
+        gid_map,
+        proc_cgroup,
         cgroup_limits,
-        limits: program.limits()?,
+        limits,
         mounts,
     })
 }

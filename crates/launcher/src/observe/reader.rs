@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use super::parse::{self, IdRange, Limit, Mount, Status};
 
+/// The kernel's task flag for a task inside `do_exit` (include/linux/sched.h).
+const PF_EXITING: u64 = 0x4;
+
 /// The namespaces compared with the provider's, by `/proc/<pid>/ns` name.
 pub const NAMESPACES: &[&str] = &["user", "pid", "net", "ipc", "uts", "cgroup", "mnt"];
 
@@ -66,15 +69,21 @@ impl ProcDir {
             .ok()
     }
 
-    /// Still running: `stat` readable through the descriptor and not a zombie.
+    /// Still running: `stat` readable through the descriptor, not a zombie,
+    /// and not exiting (a task in `do_exit` still shows state R or D, but
+    /// has `PF_EXITING` in its flags, field 9).
     pub fn is_running(&self) -> bool {
         let Ok(stat) = self.read("stat") else {
             return false;
         };
-        let state = stat
+        let mut fields = stat
             .rfind(')')
-            .and_then(|i| stat.get(i + 1..)?.split_whitespace().next());
-        !matches!(state, None | Some("Z") | Some("X"))
+            .and_then(|i| stat.get(i + 1..))
+            .unwrap_or("")
+            .split_whitespace();
+        let state = fields.next();
+        let flags: Option<u64> = fields.nth(5).and_then(|f| f.parse().ok());
+        !matches!(state, None | Some("Z") | Some("X")) && flags.is_some_and(|f| f & PF_EXITING == 0)
     }
 
     /// The executable's (device, inode): `exe` followed to its file.

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::compare::Mismatch;
 use super::expect::{self, Expectation, ProviderIds};
+use super::moment::NotObserved;
 use super::{reader, Report, Target, OBSERVE_WINDOW_MS};
 use crate::confinement::ConfinementPlan;
 use crate::plan::Plan;
@@ -16,6 +17,17 @@ use crate::plan::Plan;
 pub struct RunObservation {
     pub observed: Value,
     pub mismatches: Vec<Mismatch>,
+}
+
+impl RunObservation {
+    /// A sandbox whose program could not be looked at (see [`NotObserved`]).
+    pub fn not_observed(why: NotObserved) -> RunObservation {
+        let report = Report::NotObserved(why);
+        RunObservation {
+            observed: json!({"status": "not-observed", "reason": why.as_str()}),
+            mismatches: report.mismatches(),
+        }
+    }
 }
 
 /// Observes the program of a sandbox whose init (host pid, pidfd) bwrap
