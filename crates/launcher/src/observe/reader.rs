@@ -170,14 +170,16 @@ pub struct ProviderFacts {
     pub namespaces: Vec<(&'static str, u64)>,
 }
 
-/// The provider's own seccomp filter count and namespaces.
+/// The provider's own seccomp filter count and namespaces — of the calling
+/// thread, which must be the one that forked bwrap (the supervisor): filters
+/// and namespaces are per thread, and bwrap inherited that thread's.
 pub fn provider_facts() -> Result<ProviderFacts, ReadError> {
     let status =
-        std::fs::read_to_string("/proc/self/status").map_err(|e| read_error("status", e))?;
+        std::fs::read_to_string("/proc/thread-self/status").map_err(|e| read_error("status", e))?;
     let status = parse::status(&status).ok_or_else(|| read_error("status", "malformed"))?;
     Ok(ProviderFacts {
         seccomp_filters: status.seccomp_filters,
-        namespaces: namespaces_at(&|name| PathBuf::from(format!("/proc/self/ns/{name}")))?,
+        namespaces: namespaces_at(&|name| PathBuf::from(format!("/proc/thread-self/ns/{name}")))?,
     })
 }
 

@@ -30,6 +30,7 @@ impl RunObservation {
     }
 }
 
+/// On the thread that forked bwrap (the provider facts are that thread's).
 /// Observes the program of a sandbox whose init (host pid, pidfd) bwrap
 /// reported. Nothing here can make the run look better than it was: a fact
 /// of the provider's that cannot be read fails the run like a mismatch.
