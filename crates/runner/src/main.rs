@@ -11,6 +11,7 @@ mod console;
 mod duplicate_keys;
 mod evaluation;
 mod execute;
+mod extensions;
 mod frame_reader;
 mod frame_writer;
 #[cfg(test)]
@@ -21,6 +22,7 @@ mod latches;
 mod limits;
 mod mailbox;
 mod outcome;
+mod promised_calls;
 mod reader_thread;
 mod session;
 mod signals;

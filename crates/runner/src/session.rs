@@ -20,6 +20,7 @@ use crate::cli::Config;
 use crate::console::Console;
 use crate::evaluation;
 use crate::execute::{self, ExecuteRequest, PROTOCOL_VERSION};
+use crate::extensions::Extensions;
 use crate::frame_reader::FrameReader;
 use crate::frame_writer::FrameWriter;
 use crate::js_world::{Ceilings, JsWorld};
@@ -27,8 +28,9 @@ use crate::latches::Latches;
 use crate::limits::EffectiveLimits;
 use crate::mailbox::Mailbox;
 use crate::outcome::{self, Metrics};
+use crate::promised_calls::PromisedCalls;
 use crate::reader_thread;
-use crate::tool_bridge::ToolBridge;
+use crate::tool_bridge::{CallMode, ToolBridge};
 
 pub const RUNNER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -72,6 +74,8 @@ pub fn run(config: &Config, shared: &Shared) -> Exit {
 struct Prepared {
     request: ExecuteRequest,
     limits: EffectiveLimits,
+    /// `None` for a plain v1 host (no `extensions` in `execute`).
+    extensions: Option<Extensions>,
     started: Instant,
     writer: Rc<FrameWriter>,
     bridge: Rc<ToolBridge>,
@@ -118,11 +122,19 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     let request = execute::validate(&frame)
         .map_err(|e| fail(Exit::Failed, format_args!("invalid execute frame: {e}")))?;
     let limits = EffectiveLimits::clamp(&request.limits, config);
+    let extensions = request
+        .extensions
+        .map(|requested| Extensions::clamp(requested, config.max_log_bytes));
+    let mode = match extensions.and_then(|e| e.max_outstanding) {
+        Some(k) => CallMode::Promised(PromisedCalls::new(k)),
+        None => CallMode::Synchronous,
+    };
     let bridge = Rc::new(ToolBridge::new(
         Rc::clone(&writer),
         Arc::clone(&shared.mailbox),
         Arc::clone(&shared.latches),
         limits.max_tool_calls,
+        mode,
     ));
     world
         .install_tools(&request.tool_names, &bridge)
@@ -136,6 +148,7 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     Ok(Prepared {
         request,
         limits,
+        extensions,
         started,
         writer,
         bridge,
@@ -148,10 +161,13 @@ impl Prepared {
     /// Sends `ready` (the deadline starts), runs the code, decides the
     /// outcome from the latches first, sends the terminal frame, half-closes.
     fn execute(&self, shared: &Shared) -> Exit {
-        let ready = json!({"effectiveLimits": self.limits.to_json(),
-                           "executionId": self.request.execution_id,
-                           "runnerVersion": RUNNER_VERSION, "type": "ready",
-                           "version": PROTOCOL_VERSION});
+        let mut ready = json!({"effectiveLimits": self.limits.to_json(),
+                               "executionId": self.request.execution_id,
+                               "runnerVersion": RUNNER_VERSION, "type": "ready",
+                               "version": PROTOCOL_VERSION});
+        if let Some(extensions) = self.extensions {
+            ready["extensions"] = extensions.to_json();
+        }
         self.world.arm_interrupts(Arc::clone(&shared.latches));
         if let Err(error) = self.writer.send(&ready) {
             return fail(Exit::Failed, format_args!("cannot send ready: {error}"));
@@ -162,7 +178,7 @@ impl Prepared {
         let completion = self
             .world
             .context()
-            .with(|ctx| evaluation::run(&ctx, &shared.latches, &self.request.code));
+            .with(|ctx| evaluation::run(&ctx, &shared.latches, &self.bridge, &self.request.code));
         let decision = outcome::decide(
             shared.latches.snapshot(),
             completion,
