@@ -56,6 +56,9 @@ pub fn decide(latches: LatchSnapshot, completion: Completion, max_result_bytes: 
 pub struct Metrics {
     pub elapsed_ms: u64,
     pub tool_calls: u64,
+    /// Console lines not sent; only when the console extension was
+    /// confirmed (v1 metrics have exactly the two keys above).
+    pub console_dropped_lines: Option<u64>,
 }
 
 /// The terminal `execution.result` frame.
@@ -66,6 +69,9 @@ pub fn terminal_frame(execution_id: Option<&str>, decision: Decision, metrics: M
         "type": "execution.result",
         "version": PROTOCOL_VERSION,
     });
+    if let Some(dropped) = metrics.console_dropped_lines {
+        frame["metrics"]["consoleDroppedLines"] = json!(dropped);
+    }
     match decision {
         Ok(result) => {
             frame["ok"] = Value::Bool(true);
@@ -155,6 +161,7 @@ mod tests {
         let metrics = Metrics {
             elapsed_ms: 1,
             tool_calls: 0,
+            console_dropped_lines: None,
         };
         let error = json!({"kind": "javascript", "message": "é".repeat(5000)});
         let frame = shrink_to_fit(terminal_frame(Some("id"), Err(error), metrics), 1000);
@@ -170,6 +177,7 @@ mod tests {
         let metrics = Metrics {
             elapsed_ms: 1,
             tool_calls: 0,
+            console_dropped_lines: None,
         };
         let frame = shrink_to_fit(terminal_frame(None, Ok(json!("x".repeat(99))), metrics), 50);
         assert_eq!(frame["ok"], false);

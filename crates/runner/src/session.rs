@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::cli::Config;
-use crate::console::Console;
+use crate::console::{Console, FrameSink};
 use crate::evaluation;
 use crate::execute::{self, ExecuteRequest, PROTOCOL_VERSION};
 use crate::extensions::Extensions;
@@ -129,6 +129,15 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
         Some(k) => CallMode::Promised(PromisedCalls::new(k)),
         None => CallMode::Synchronous,
     };
+    if let Some(budget_bytes) = extensions.and_then(|e| e.max_log_bytes) {
+        console.send_frames(FrameSink {
+            writer: Rc::clone(&writer),
+            execution_id: request.execution_id.clone(),
+            budget_bytes,
+            latches: Arc::clone(&shared.latches),
+            mailbox: Arc::clone(&shared.mailbox),
+        });
+    }
     let bridge = Rc::new(ToolBridge::new(
         Rc::clone(&writer),
         Arc::clone(&shared.mailbox),
@@ -172,6 +181,7 @@ impl Prepared {
         if let Err(error) = self.writer.send(&ready) {
             return fail(Exit::Failed, format_args!("cannot send ready: {error}"));
         }
+        self.console.mark_ready(Instant::now());
         shared
             .latches
             .start_deadline(Duration::from_millis(self.limits.timeout_ms));
@@ -188,6 +198,10 @@ impl Prepared {
         let metrics = Metrics {
             elapsed_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             tool_calls: self.bridge.calls_sent(),
+            console_dropped_lines: self
+                .extensions
+                .and_then(|e| e.max_log_bytes)
+                .map(|_| self.console.dropped_lines()),
         };
         let id = self.request.execution_id.as_deref();
         let frame = outcome::terminal_frame(id, decision, metrics);
