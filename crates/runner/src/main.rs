@@ -21,6 +21,7 @@ mod js_world;
 mod latches;
 mod limits;
 mod mailbox;
+mod model_errors;
 mod outcome;
 mod promised_calls;
 mod reader_thread;

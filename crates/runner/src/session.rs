@@ -19,6 +19,7 @@ use serde_json::json;
 use crate::cli::Config;
 use crate::console::{Console, FrameSink};
 use crate::evaluation;
+use crate::evaluation::Completion;
 use crate::execute::{self, ExecuteRequest, PROTOCOL_VERSION};
 use crate::extensions::Extensions;
 use crate::frame_reader::FrameReader;
@@ -27,7 +28,8 @@ use crate::js_world::{Ceilings, JsWorld};
 use crate::latches::Latches;
 use crate::limits::EffectiveLimits;
 use crate::mailbox::Mailbox;
-use crate::outcome::{self, Metrics};
+use crate::model_errors;
+use crate::outcome::{self, Metrics, Wording};
 use crate::promised_calls::PromisedCalls;
 use crate::reader_thread;
 use crate::tool_bridge::{CallMode, ToolBridge};
@@ -189,10 +191,26 @@ impl Prepared {
             .world
             .context()
             .with(|ctx| evaluation::run(&ctx, &shared.latches, &self.bridge, &self.request.code));
+        let wording = match self.extensions {
+            Some(_) => Wording::Extended,
+            None => Wording::V1,
+        };
+        let completion = match completion {
+            Completion::Threw(message) if wording == Wording::Extended => Completion::Threw(
+                model_errors::name_ungranted_tool(
+                    &message,
+                    &self.request.code,
+                    &self.request.tool_names,
+                )
+                .unwrap_or(message),
+            ),
+            other => other,
+        };
         let decision = outcome::decide(
             shared.latches.snapshot(),
             completion,
             self.limits.max_result_bytes,
+            wording,
         );
         self.console.finish();
         let metrics = Metrics {
