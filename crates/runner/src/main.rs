@@ -28,6 +28,7 @@ mod reader_thread;
 mod session;
 mod signals;
 mod tool_bridge;
+mod web_globals;
 
 use std::process::ExitCode;
 use std::sync::Arc;

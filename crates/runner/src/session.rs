@@ -131,6 +131,11 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
         Some(k) => CallMode::Promised(PromisedCalls::new(k)),
         None => CallMode::Synchronous,
     };
+    if extensions.is_some() {
+        world
+            .install_performance()
+            .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    }
     if let Some(budget_bytes) = extensions.and_then(|e| e.max_log_bytes) {
         console.send_frames(FrameSink {
             writer: Rc::clone(&writer),
@@ -183,7 +188,9 @@ impl Prepared {
         if let Err(error) = self.writer.send(&ready) {
             return fail(Exit::Failed, format_args!("cannot send ready: {error}"));
         }
-        self.console.mark_ready(Instant::now());
+        let ready_at = Instant::now();
+        self.console.mark_ready(ready_at);
+        self.world.mark_ready(ready_at);
         shared
             .latches
             .start_deadline(Duration::from_millis(self.limits.timeout_ms));
