@@ -155,31 +155,34 @@ fn results_answered_out_of_order_reach_their_own_calls() {
 
 #[test]
 fn never_more_than_k_calls_are_on_the_wire_and_the_rest_go_out_in_order() {
-    let code = "return await Promise.all(Array.from({length: 7}, (_, i) => tools.t({i})));";
-    let mut host = start(code, 2);
-    let mut outstanding: Vec<u64> = Vec::new();
-    let mut seen = Vec::new();
-    while seen.len() < 7 {
-        let frame = host.recv();
-        let id = call_id(&frame);
-        // ids are assigned in wire order and the FIFO keeps call order.
-        assert_eq!(frame["arguments"]["i"], seen.len() as u64);
-        seen.push(id);
-        outstanding.push(id);
-        assert!(
-            outstanding.len() <= 2,
-            "more than K=2 outstanding: {outstanding:?}"
-        );
-        if outstanding.len() == 2 || seen.len() == 7 {
-            // Answer the newest first: order does not matter to the runner.
-            let newest = outstanding.pop().expect("one");
-            reply(&mut host, newest, true, json!(newest));
+    // All seven calls are made synchronously before the console line: only
+    // K=2 frames may precede it, the rest wait for free slots.
+    let code = "const all = Promise.all(Array.from({length: 7}, (_, i) => tools.t({i})));
+                console.log('all issued');
+                return await all;";
+    let mut host = Host::spawn(&[]);
+    let extensions = json!({"concurrentToolCalls": {"maxOutstanding": 2},
+                            "console": {"maxLogBytes": 100}});
+    host.execute_ext(code, &["t"], limits(64, 5000), extensions);
+    assert_eq!(call_id(&host.recv()), 1);
+    assert_eq!(call_id(&host.recv()), 2);
+    assert_eq!(host.recv()["text"], "all issued");
+    let mut outstanding: Vec<u64> = vec![1, 2];
+    let mut seen = vec![1, 2];
+    // Answer the newest first (order does not matter to the runner); each
+    // answer frees exactly one slot.
+    while let Some(newest) = outstanding.pop() {
+        reply(&mut host, newest, true, json!(newest));
+        if seen.len() < 7 {
+            let frame = host.recv();
+            let id = call_id(&frame);
+            // ids are assigned in wire order and the FIFO keeps call order.
+            assert_eq!(frame["arguments"]["i"], seen.len() as u64);
+            seen.push(id);
+            outstanding.push(id);
         }
     }
     assert_eq!(seen, (1..=7).collect::<Vec<_>>());
-    while let Some(id) = outstanding.pop() {
-        reply(&mut host, id, true, json!(id));
-    }
     let terminal = finish(host);
     assert_eq!(terminal["result"], json!([1, 2, 3, 4, 5, 6, 7]));
     assert_eq!(terminal["metrics"]["toolCalls"], 7);
