@@ -1,11 +1,18 @@
 // The side-effect-free web globals of the runner (docs/runner.md, "Globals").
-// Evaluated once per process while the world is built, as a function that
-// receives the native helpers of web_globals.rs; it leaves nothing else
-// behind. Nothing here reaches outside the process: no I/O, no timers.
+// Evaluated at most once per process, on the first access to one of the
+// names web_globals_lazy.js announces, as a function that receives the
+// native helpers of web_globals.rs; it leaves nothing else behind. Nothing
+// here reaches outside the process: no I/O, no timers.
 (function (native) {
   'use strict';
   const define = (target, name, value) => Object.defineProperty(target, name,
     { value, writable: true, configurable: true, enumerable: false });
+  // A name still announced lazily (an accessor) gets its value; one the code
+  // already assigned (a data property) is left as the code set it.
+  const publish = (target, name, value) => {
+    const current = Object.getOwnPropertyDescriptor(target, name);
+    if (!current || current.get) define(target, name, value);
+  };
   const global = globalThis;
 
   // ---- DOMException (minimal: name, message, code) ----
@@ -20,7 +27,7 @@
     get name() { return this.#name; }
     get code() { return DOM_CODES[this.#name] || 0; }
   }
-  define(global, 'DOMException', DOMException);
+  publish(global, 'DOMException', DOMException);
 
   // ---- UTF-8: TextEncoder / TextDecoder ----
   const UTF8_LABELS = ['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8'];
@@ -72,12 +79,12 @@
       return text;
     }
   }
-  define(global, 'TextEncoder', TextEncoder);
-  define(global, 'TextDecoder', TextDecoder);
+  publish(global, 'TextEncoder', TextEncoder);
+  publish(global, 'TextDecoder', TextDecoder);
 
   // ---- atob / btoa (forgiving base64) ----
   const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  define(global, 'btoa', function btoa(data) {
+  publish(global, 'btoa', function btoa(data) {
     if (arguments.length === 0) throw new TypeError('btoa requires 1 argument');
     const text = String(data);
     let out = '';
@@ -93,7 +100,7 @@
     }
     return out;
   });
-  define(global, 'atob', function atob(data) {
+  publish(global, 'atob', function atob(data) {
     if (arguments.length === 0) throw new TypeError('atob requires 1 argument');
     let text = String(data).replace(/[\t\n\f\r ]/g, '');
     if (text.length % 4 === 0) text = text.replace(/==?$/, '');
@@ -134,7 +141,7 @@
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   });
   Object.freeze(crypto);
-  define(global, 'crypto', crypto);
+  publish(global, 'crypto', crypto);
 
   // ---- structuredClone ----
   const cloneError = (what) => new DOMException(`${what} could not be cloned.`, 'DataCloneError');
@@ -187,7 +194,7 @@
     for (const key of Object.keys(value)) copy[key] = clone(value[key], seen);
     return copy;
   }
-  define(global, 'structuredClone', function structuredClone(value, options) {
+  publish(global, 'structuredClone', function structuredClone(value, options) {
     if (arguments.length === 0) throw new TypeError('structuredClone requires 1 argument');
     if (options && options.transfer && options.transfer.length) {
       throw new DOMException('structuredClone: transfer is not supported', 'DataCloneError');
@@ -298,7 +305,7 @@
     toString() { return this.#list.map(([k, v]) => `${formEncode(k)}=${formEncode(v)}`).join('&'); }
     get [Symbol.toStringTag]() { return 'URLSearchParams'; }
   }
-  define(global, 'URLSearchParams', URLSearchParams);
+  publish(global, 'URLSearchParams', URLSearchParams);
 
   // ---- URL (WHATWG parsing by the Rust `url` crate) ----
   // native.urlParse/urlSet return [href, origin, protocol, username, password,
@@ -354,7 +361,7 @@
     toJSON() { return this.#parts[0]; }
     get [Symbol.toStringTag]() { return 'URL'; }
   }
-  define(global, 'URL', URL);
+  publish(global, 'URL', URL);
 
   // ---- Intl (a documented en-US, UTC-only subset) ----
   const Intl = {};
@@ -526,9 +533,9 @@
   define(Intl, 'NumberFormat', constructor(NumberFormat));
   define(Intl, 'DateTimeFormat', constructor(DateTimeFormat));
   define(Intl, Symbol.toStringTag, 'Intl');
-  define(global, 'Intl', Intl);
+  publish(global, 'Intl', Intl);
   // What an engine with Intl does: the locale methods format through it.
-  define(Number.prototype, 'toLocaleString', function toLocaleString(locales, options) {
+  publish(Number.prototype, 'toLocaleString', function toLocaleString(locales, options) {
     return new NumberFormat(locales, options).format(Number(this));
   });
   const localeDate = (defaults, required) => function (locales, options) {
@@ -539,8 +546,8 @@
   };
   const DATE = { year: 'numeric', month: 'numeric', day: 'numeric' };
   const TIME = { hour: 'numeric', minute: '2-digit', second: '2-digit' };
-  define(Date.prototype, 'toLocaleString', localeDate({ ...DATE, ...TIME },
+  publish(Date.prototype, 'toLocaleString', localeDate({ ...DATE, ...TIME },
     ['weekday', 'year', 'month', 'day', 'hour', 'minute', 'second']));
-  define(Date.prototype, 'toLocaleDateString', localeDate(DATE, ['weekday', 'year', 'month', 'day']));
-  define(Date.prototype, 'toLocaleTimeString', localeDate(TIME, ['hour', 'minute', 'second']));
+  publish(Date.prototype, 'toLocaleDateString', localeDate(DATE, ['weekday', 'year', 'month', 'day']));
+  publish(Date.prototype, 'toLocaleTimeString', localeDate(TIME, ['hour', 'minute', 'second']));
 })

@@ -4,8 +4,10 @@
 //! an en-US/UTC `Intl` subset — and, in extension mode only,
 //! `performance.now` (a v1 world has no `performance`).
 //!
-//! Most of it is JavaScript (`web_globals.js`), evaluated while the world is
-//! built (before `execute` is read, so off a pooled run's critical path).
+//! Most of it is JavaScript (`web_globals.js`). Building it costs about as
+//! much as the rest of the world, so the world only announces the names
+//! (`web_globals_lazy.js`, accessors) and the script is compiled and run on
+//! the first read of any of them.
 //! What JavaScript cannot do safely or quickly comes from here, through
 //! native helpers handed to that script and never bound to a global: UTF-8
 //! transcoding, the OS random number generator (`getrandom`), and WHATWG
@@ -23,23 +25,35 @@ use rquickjs::{Ctx, Exception, Function, Object, TypedArray};
 use url::{quirks, Url};
 
 const SCRIPT: &str = include_str!("web_globals.js");
+const ANNOUNCE: &str = include_str!("web_globals_lazy.js");
 
 /// Largest `crypto.getRandomValues` request, in bytes (the Web Crypto
 /// quota; the script refuses more before asking).
 const MAX_RANDOM_BYTES: usize = 65536;
 
-/// Installs the web globals of every world (not `performance`).
+/// Announces the web globals of every world (not `performance`); they are
+/// built on first use.
 pub fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
+    let announce: Function = ctx.eval_with_options(ANNOUNCE, script_options())?;
+    announce.call((Function::new(ctx.clone(), build)?,))
+}
+
+fn script_options() -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.strict = true;
+    options.filename = Some("<web-globals>".to_owned());
+    options
+}
+
+/// Builds every web global: runs `web_globals.js` with its native helpers.
+fn build(ctx: Ctx<'_>) -> rquickjs::Result<()> {
     let native = Object::new(ctx.clone())?;
     native.set("utf8Encode", Function::new(ctx.clone(), utf8_encode)?)?;
     native.set("utf8Decode", Function::new(ctx.clone(), utf8_decode)?)?;
     native.set("randomBytes", Function::new(ctx.clone(), random_bytes)?)?;
     native.set("urlParse", Function::new(ctx.clone(), url_parse)?)?;
     native.set("urlSet", Function::new(ctx.clone(), url_set)?)?;
-    let mut options = EvalOptions::default();
-    options.strict = true;
-    options.filename = Some("<web-globals>".to_owned());
-    let script: Function = ctx.eval_with_options(SCRIPT, options)?;
+    let script: Function = ctx.eval_with_options(SCRIPT, script_options())?;
     script.call((native,))
 }
 

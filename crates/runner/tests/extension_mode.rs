@@ -202,3 +202,17 @@ fn intl_formats_numbers_and_dates_in_en_us_and_utc() {
                "zone": "UTC", "otherZone": "RangeError"})
     );
 }
+
+#[test]
+fn the_web_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
+    let code = "const before = Object.getOwnPropertyDescriptor(globalThis, 'atob');
+        globalThis.URL = 'mine';
+        const encoder = typeof TextEncoder;
+        const after = Object.getOwnPropertyDescriptor(globalThis, 'atob');
+        return [typeof before.get, encoder, URL, typeof after.value, after.enumerable,
+                Object.keys(globalThis).includes('TextEncoder'), (12345.5).toLocaleString()];";
+    assert_eq!(
+        run_v1(code)["result"],
+        json!(["function", "function", "mine", "function", false, false, "12,345.5"])
+    );
+}
