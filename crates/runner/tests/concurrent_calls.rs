@@ -348,3 +348,19 @@ fn a_host_that_does_not_ask_gets_synchronous_v1_calls() {
     reply(&mut host, 1, true, json!({"then": "not a function"}));
     assert_eq!(finish(host)["result"], "string");
 }
+
+#[test]
+fn busy_code_inside_a_promise_job_still_ends_as_timeout_or_cancelled() {
+    let code = "try { await tools.t({}).then(() => { while (true) {} }); } catch (e) {}
+                return 'survived';";
+    let mut host = Host::spawn(&[]);
+    host.execute_ext(code, &["t"], limits(64, 300), concurrent(2));
+    assert_eq!(call_id(&host.recv()), 1);
+    reply(&mut host, 1, true, json!(1));
+    assert_eq!(kind(&finish(host)), "timeout");
+    let mut host = start(code, 2);
+    assert_eq!(call_id(&host.recv()), 1);
+    reply(&mut host, 1, true, json!(1));
+    host.send(&json!({"version": "code-bridge-v1", "type": "cancel"}));
+    assert_eq!(kind(&finish(host)), "cancelled");
+}
