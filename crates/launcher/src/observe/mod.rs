@@ -122,7 +122,10 @@ pub fn observe(target: &Target<'_>) -> Report {
         Err(why) => return Report::NotObserved(why),
     };
     let started = Instant::now();
+    // PF_EXITING only ever gets set: a program not exiting after the reads
+    // was not exiting during them.
     match read_all(&program, target.expect) {
+        Ok(_) if !program.is_running() => Report::NotObserved(NotObserved::Ended),
         Ok(seen) => {
             let mismatches = compare::compare(target.expect, &seen, page_bytes());
             Report::Observed {
@@ -136,12 +139,10 @@ pub fn observe(target: &Target<'_>) -> Report {
     }
 }
 
-/// Reads everything, the namespaces last: an exiting task drops its
-/// namespaces (`exit_task_namespaces`) before it leaves its cgroup
-/// (`cgroup_exit`), and a zombie still shows its status, limits and cgroup
-/// line. So namespace links that still resolve after the other reads prove
-/// those reads saw the program alive, not a process already on its way out
-/// (which would show the root cgroup: a false mismatch).
+/// Reads everything. A task on its way out is not what was confined: from
+/// the moment it has `PF_EXITING` a cgroup v1 hierarchy shows it in the
+/// root cgroup, then its namespaces go — a false mismatch. So [`observe`]
+/// discards reads after which the program is exiting or gone.
 fn read_all(program: &ProcDir, expect: &Expectation) -> Result<Observation, ReadError> {
     let proc_cgroup = program.read("cgroup")?;
     let cgroup_limits = expect
