@@ -181,6 +181,49 @@ describe('filesystem', () => {
 });
 
 
+/** A provider-supplied host workspace the sandbox may write (docs/policy.md). */
+function hostWorkspace() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-battery-ws-'));
+  fs.chmodSync(dir, 0o755);
+  if (process.geteuid() === 0) fs.chownSync(dir, h.SANDBOX_UID, h.SANDBOX_UID);
+  return dir;
+}
+
+/** Host files under `dir` (not following links) with a set-uid or set-gid bit. */
+function setIdFiles(dir) {
+  const found = [];
+  for (const entry of fs.readdirSync(dir, { recursive: true })) {
+    const stat = fs.lstatSync(path.join(dir, entry));
+    if (stat.mode & 0o6000) found.push(`${entry} ${(stat.mode & 0o7777).toString(8)}`);
+  }
+  return found;
+}
+
+describe('set-id files', () => {
+  probe('no call plants a set-uid or set-gid file in a host workspace', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const run = await h.attack(['setid-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
+      expectBlocked(run, 'setid-files', /plain-chmod=ok$/);
+      assert.ok(fs.statSync(path.join(workspace, 'copy')).size > 0, 'the sandbox wrote its copy on the host');
+      assert.deepEqual(setIdFiles(workspace), [], 'no host file carries a set-id bit');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  probe('every mount inside the sandbox is nosuid', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const policy = { ...structuredClone(cordon.workspaceWrite()) };
+      policy.filesystem.extra = [{ path: '/opt', access: 'read' }];
+      expectBlocked(await h.attack(['mounts-nosuid'], { policy, workspace }), 'mounts-nosuid');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('processes', () => {
   probe('host pids are invisible', async () => {
     expectBlocked(await h.attack(['see-host-pid', String(process.pid)]), 'see-host-pid');
@@ -273,6 +316,38 @@ describe('resources', () => {
     assert.ok(run.receipt.confinement.temp.sizeBytes > 0);
     const wrote = Number(/wrote=(\d+)/.exec(run.results.get('disk-fill').detail)[1]);
     assert.ok(wrote <= run.receipt.confinement.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
+  });
+
+  probe('/dev is read-only and /dev/shm ends at its planned size', async () => {
+    const run = await h.attack(['write', '/dev/planted']);
+    expectBlocked(run, '/dev/planted', /Read-only file system/);
+    const writable = run.receipt.confinement.writableFilesystems;
+    assert.ok(!writable.some((w) => w.mount === '/dev'), JSON.stringify(writable));
+    const shm = writable.find((w) => w.mount === '/dev/shm');
+    assert.equal(shm.kind, 'tmpfs');
+    const fill = await h.attack(['fill', '/dev/shm']);
+    expectBlocked(fill, 'fill:/dev/shm', /No space left on device/);
+    const wrote = Number(/wrote=(\d+)/.exec(fill.results.get('fill:/dev/shm').detail)[1]);
+    assert.ok(wrote <= shm.sizeBytes / 2 ** 20, `${wrote} MiB in a ${shm.sizeBytes}-byte /dev/shm`);
+  });
+
+  probe('filling every writable filesystem at once ends in ENOSPC, not an OOM kill', async () => {
+    // Default workspace under workspaceWrite(): a bounded tmpfs too. With a
+    // 64 MiB memory ceiling, every tmpfs together stays within half of it.
+    const policy = { ...structuredClone(cordon.workspaceWrite()), resources: { memoryBytes: 64 << 20 } };
+    const run = await h.attack(['fill', '/dev/shm', '/tmp', '/workspace'], { policy });
+    assert.equal(run.signal, null, `the sandbox was killed: ${run.text.slice(0, 300)}`);
+    assert.equal(run.receipt.confinement.cgroup?.oomKills ?? 0, 0);
+    const writable = run.receipt.confinement.writableFilesystems;
+    assert.deepEqual(writable.map((w) => [w.mount, w.kind]), [['/dev/shm', 'tmpfs'], ['/tmp', 'tmpfs'], ['/workspace', 'tmpfs']]);
+    let total = 0;
+    for (const { mount, sizeBytes } of writable) {
+      expectBlocked(run, `fill:${mount}`, /No space left on device/);
+      const wrote = Number(/wrote=(\d+)/.exec(run.results.get(`fill:${mount}`).detail)[1]);
+      assert.ok(wrote <= sizeBytes / 2 ** 20, `${mount}: ${wrote} MiB > ${sizeBytes} bytes`);
+      total += sizeBytes;
+    }
+    assert.ok(total <= (64 << 20) / 2, `tmpfs total ${total} within half the memory ceiling`);
   });
 
   probe('descriptor exhaustion ends at the NOFILE ceiling', async () => {
@@ -384,7 +459,7 @@ process.stdout.write(JSON.stringify({
   probe('the receipt records every confinement layer applied', async () => {
     const { receipt } = await h.attack(['exit', '0']);
     const { confinement } = receipt;
-    assert.equal(confinement.seccomp.profile, 'cordon-default-v1');
+    assert.equal(confinement.seccomp.profile, 'cordon-default-v2');
     assert.ok(confinement.seccomp.denied.includes('ptrace'));
     const names = confinement.rlimits.map((r) => r.name);
     assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE']);

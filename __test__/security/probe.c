@@ -26,6 +26,8 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -275,6 +277,116 @@ static int new_userns(void) {
     return errno_report("new-user-namespace", unshare(CLONE_NEWUSER));
 }
 
+/* Fill each directory with 1 MiB writes until an error (at most 512 MiB
+ * each, far beyond any bound cordon plans): one RESULT per directory,
+ * blocked iff the error was ENOSPC. */
+static int fill_dirs(int count, char **dirs) {
+    signal(SIGXFSZ, SIG_IGN);
+    static char block[1 << 20];
+    memset(block, 'z', sizeof block);
+    for (int i = 0; i < count; i++) {
+        unsigned long long total = 0;
+        int err = 0;
+        for (int file = 0; !err && total < (512ULL << 20); file++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/fill-%d", dirs[i], file);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0) { err = errno; break; }
+            for (int mib = 0; mib < 32 && total < (512ULL << 20); mib++) {
+                ssize_t n = write(fd, block, sizeof block);
+                if (n < 0) { err = errno; break; }
+                total += n;
+            }
+            close(fd);
+        }
+        char attack[300], detail[128];
+        snprintf(attack, sizeof attack, "fill:%s", dirs[i]);
+        snprintf(detail, sizeof detail, "wrote=%lluMiB then %s", total >> 20, err ? strerror(err) : "no error");
+        report(attack, err == ENOSPC, detail);
+    }
+    return 0;
+}
+
+/* Plant set-uid/set-gid files in `dir` (a host-visible workspace) by every
+ * call that sets a mode. Blocked if each call failed and no file there has
+ * a set-id bit; a plain chmod 0755 must still work (the filter is narrow). */
+static int setid_files(const char *dir) {
+    char path[512], detail[512] = "", copy[512];
+    int worked = 0;
+    snprintf(copy, sizeof copy, "%s/copy", dir);
+    int in = open("/proc/self/exe", O_RDONLY), out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    char buf[65536];
+    for (ssize_t n; in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0;) if (write(out, buf, n) != n) break;
+#define TRY(name, call) do { errno = 0; long rc_ = (call); if (rc_ >= 0) { worked++; strncat(detail, name "=ok ", sizeof detail - strlen(detail) - 1); } \
+    else { char e_[48]; snprintf(e_, sizeof e_, "%s=%d ", name, errno); strncat(detail, e_, sizeof detail - strlen(detail) - 1); } } while (0)
+    TRY("chmod", chmod(copy, 06755));
+    TRY("fchmod", fchmod(out, 04755));
+    TRY("fchmodat", fchmodat(AT_FDCWD, copy, 02755, 0));
+    TRY("fchmodat2", syscall(452, AT_FDCWD, copy, 06755, 0));
+    snprintf(path, sizeof path, "%s/open", dir);
+    TRY("open", syscall(SYS_open, path, O_WRONLY | O_CREAT, 06755));
+    snprintf(path, sizeof path, "%s/openat", dir);
+    TRY("openat", openat(AT_FDCWD, path, O_WRONLY | O_CREAT, 04755));
+    snprintf(path, sizeof path, "%s/creat", dir);
+    TRY("creat", syscall(SYS_creat, path, 02755));
+    snprintf(path, sizeof path, "%s/mknod", dir);
+    TRY("mknod", mknod(path, S_IFREG | 06755, 0));
+    snprintf(path, sizeof path, "%s/mkdir", dir);
+    TRY("mkdir", mkdir(path, 02755));
+    /* openat2(dirfd, path, struct open_how {flags, mode, resolve}, size). */
+    unsigned long long how[3] = {O_WRONLY | O_CREAT, 06755, 0};
+    snprintf(path, sizeof path, "%s/openat2", dir);
+    TRY("openat2", syscall(SYS_openat2, AT_FDCWD, path, how, sizeof how));
+    /* Whatever the calls said, nothing in dir may carry a set-id bit. */
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+            worked++;
+            strncat(detail, "setid-file ", sizeof detail - strlen(detail) - 1);
+        }
+    }
+    int plain = chmod(copy, 0755);
+    strncat(detail, plain == 0 ? "plain-chmod=ok" : "plain-chmod=failed", sizeof detail - strlen(detail) - 1);
+    return report("setid-files", worked == 0 && plain == 0, detail);
+}
+
+/* Every mount in the sandbox is nosuid (a set-id file bound in from the host
+ * would not raise privileges). */
+static int mounts_nosuid(void) {
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[1024];
+    int mounts = 0, suid = 0;
+    char first[256] = "";
+    while (f && fgets(line, sizeof line, f)) {
+        mounts++;
+        /* field 6 holds the per-mount options */
+        char *p = line;
+        for (int field = 0; field < 5 && p; field++) p = strchr(p + 1, ' ');
+        char options[256] = "";
+        if (p) sscanf(p + 1, "%255s", options);
+        if (!strstr(options, "nosuid")) {
+            suid++;
+            if (!first[0]) snprintf(first, sizeof first, "%.200s", line);
+        }
+    }
+    char detail[320];
+    snprintf(detail, sizeof detail, "mounts=%d without-nosuid=%d %s", mounts, suid, first);
+    for (char *c = detail; *c; c++) if (*c == '\n') *c = ' ';
+    return report("mounts-nosuid", f && mounts > 0 && suid == 0, detail);
+}
+
+/* Take every inotify instance this uid may have, report, then hold them. */
+static __attribute__((noreturn)) void inotify_hog(void) {
+    int held = 0;
+    while (inotify_init1(IN_CLOEXEC) >= 0) held++;
+    char detail[64];
+    snprintf(detail, sizeof detail, "held=%d then %s", held, strerror(errno));
+    report("inotify-hog", 1, detail);
+    for (;;) pause();
+}
+
 int main(int argc, char **argv) {
     const char *a = argc > 1 ? argv[1] : "";
     const char *arg = argc > 2 ? argv[2] : "";
@@ -304,6 +416,11 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "identity")) return identity();
     if (!strcmp(a, "new-user-namespace")) return new_userns();
     if (!strcmp(a, "list")) return list_dir(arg);
+    if (!strcmp(a, "setid-files")) return setid_files(arg);
+    if (!strcmp(a, "fill")) return fill_dirs(argc - 2, argv + 2);
+    if (!strcmp(a, "mounts-nosuid")) return mounts_nosuid();
+    if (!strcmp(a, "inotify-hog")) inotify_hog();
+    if (!strcmp(a, "inotify")) return errno_report("inotify", inotify_init1(IN_CLOEXEC));
     if (!strcmp(a, "dump")) return dump(arg);
     if (!strcmp(a, "hang")) { report("hang", 1, "started"); for (;;) pause(); }
     if (!strcmp(a, "write-then-hang")) { write_path(arg, arg); for (;;) pause(); }

@@ -21,10 +21,20 @@ use crate::rlimits::{self, ResourceCeilings};
 use crate::seccomp::{self, SeccompPolicy, DENIED_SYSCALLS, PROFILE_NAME};
 
 /// 256 MiB of tmpfs `/tmp` at most: a disk fill is bounded. tmpfs pages
-/// count against the sandbox's memory cgroup (and cannot be swapped), so the
-/// temp is also capped at half the memory ceiling: a full `/tmp` then ends in
-/// ENOSPC, not in an OOM kill.
+/// count against the sandbox's memory cgroup (and cannot be swapped), so
+/// every writable tmpfs of a sandbox together (`/tmp`, `/dev/shm`, a
+/// writable default `/workspace`) is capped at half the memory ceiling: full,
+/// they end in ENOSPC, not in an OOM kill; without a cgroup they hold at most
+/// that much host memory.
 pub const DEFAULT_TEMP_BYTES: u64 = 256 << 20;
+/// `/dev/shm` (POSIX shared memory, semaphores): at most 64 MiB and 1/16 of
+/// the memory ceiling.
+pub const DEV_SHM_BYTES: u64 = 64 << 20;
+const DEV_SHM_MEMORY_DIVISOR: u64 = 16;
+/// A writable default workspace (a tmpfs: nothing reads it after the run):
+/// at most 256 MiB and 1/8 of the memory ceiling.
+pub const DEFAULT_WORKSPACE_BYTES: u64 = 256 << 20;
+const WORKSPACE_MEMORY_DIVISOR: u64 = 8;
 
 /// RLIMIT_NPROC when a cgroup bounds each sandbox: all sandboxes (one host
 /// uid) together, lingering zombies included, stay far below pid_max.
@@ -43,6 +53,10 @@ pub struct ConfinementPlan {
     pub rlimits: Vec<RlimitSetting>,
     pub cgroup: Option<CgroupPlan>,
     pub temp_bytes: u64,
+    pub dev_shm_bytes: u64,
+    /// The size of `/workspace` when it is a tmpfs (a writable default
+    /// workspace); reserved from the budget whether or not it is used.
+    pub workspace_tmpfs_bytes: u64,
     /// Why no cgroup is used (for the receipt), when `cgroup` is `None`.
     pub cgroup_unavailable: Option<String>,
 }
@@ -159,13 +173,36 @@ pub fn plan(
             (None, Some(detail.clone()))
         }
     };
+    let sizes = tmpfs_sizes(ceilings.address_space_bytes);
     Ok(ConfinementPlan {
         seccomp_program: seccomp_program.to_vec(),
         rlimits,
         cgroup,
-        temp_bytes: DEFAULT_TEMP_BYTES.min(ceilings.address_space_bytes / 2),
+        temp_bytes: sizes.temp,
+        dev_shm_bytes: sizes.dev_shm,
+        workspace_tmpfs_bytes: sizes.workspace,
         cgroup_unavailable,
     })
+}
+
+/// The sizes of a sandbox's writable tmpfs mounts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TmpfsSizes {
+    pub temp: u64,
+    pub dev_shm: u64,
+    pub workspace: u64,
+}
+
+/// Pure: memory ceiling → tmpfs sizes that together stay within half of it.
+pub fn tmpfs_sizes(memory_bytes: u64) -> TmpfsSizes {
+    let dev_shm = DEV_SHM_BYTES.min(memory_bytes / DEV_SHM_MEMORY_DIVISOR);
+    let workspace = DEFAULT_WORKSPACE_BYTES.min(memory_bytes / WORKSPACE_MEMORY_DIVISOR);
+    let rest = (memory_bytes / 2).saturating_sub(dev_shm + workspace);
+    TmpfsSizes {
+        temp: DEFAULT_TEMP_BYTES.min(rest),
+        dev_shm,
+        workspace,
+    }
 }
 
 /// What the run's cgroup reported at teardown (for the receipt).
@@ -251,9 +288,13 @@ mod tests {
         let plan = plan(&resources, "r2", &v1(), b"").unwrap();
         assert_eq!(plan.rlimits[0].soft, 64 << 20);
         assert_eq!(
-            plan.temp_bytes,
-            32 << 20,
-            "tmpfs is capped at half the memory"
+            (
+                plan.dev_shm_bytes,
+                plan.workspace_tmpfs_bytes,
+                plan.temp_bytes
+            ),
+            (4 << 20, 8 << 20, 20 << 20),
+            "every tmpfs together is capped at half the memory"
         );
         assert_eq!(
             plan.rlimits[1].hard, HOST_NPROC_BACKSTOP,
@@ -263,6 +304,22 @@ mod tests {
             plan.cgroup.unwrap().limits[2].value,
             "8",
             "pids.max is the sandbox's bound"
+        );
+    }
+
+    #[test]
+    fn writable_tmpfs_mounts_together_stay_within_half_the_memory_ceiling() {
+        for memory in [1u64, 4096, 64 << 20, 300 << 20, 1 << 30, 64 << 30] {
+            let s = tmpfs_sizes(memory);
+            assert!(
+                s.temp + s.dev_shm + s.workspace <= memory / 2,
+                "{memory}: {s:?}"
+            );
+        }
+        let default = tmpfs_sizes(1 << 30);
+        assert_eq!(
+            (default.temp, default.dev_shm, default.workspace),
+            (256 << 20, 64 << 20, 128 << 20)
         );
     }
 
@@ -329,7 +386,7 @@ mod tests {
             cgroup,
             temp,
         } = receipt_parts(&plan, outcome);
-        assert_eq!(seccomp["profile"], "cordon-default-v1");
+        assert_eq!(seccomp["profile"], "cordon-default-v2");
         assert_eq!(seccomp["instructions"], program.len() / 8);
         assert!(seccomp["denied"]
             .as_array()

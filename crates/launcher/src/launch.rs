@@ -105,6 +105,11 @@ pub fn launch(
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
     let workspace = workspace_for(&request, &root, identity)?;
+    // A writable default workspace is a bounded tmpfs: nothing reads it
+    // after the run, and as a host directory it was unbounded memory.
+    let workspace_tmpfs_bytes = (request.workspace.is_none()
+        && request.policy.workspace == crate::policy::Access::Write)
+        .then_some(confinement.workspace_tmpfs_bytes);
     let plan = Plan::build(PlanInputs {
         request: &request,
         bwrap: backend.path.clone(),
@@ -116,6 +121,8 @@ pub fn launch(
         seccomp_program: Some(confinement.seccomp_program.clone()),
         rlimits: confinement.rlimits.clone(),
         temp_bytes: Some(confinement.temp_bytes),
+        dev_shm_bytes: confinement.dev_shm_bytes,
+        workspace_tmpfs_bytes,
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
@@ -154,8 +161,8 @@ fn plan_confinement(
     )?)
 }
 
-/// The caller's workspace, none (`workspace: "none"`), or a fresh empty one
-/// in the control root.
+/// The caller's workspace, none (`workspace: "none"`, or a writable default
+/// one, which is a tmpfs), or a fresh empty read-only one in the control root.
 fn workspace_for(
     request: &LaunchRequest,
     root: &ControlRoot,
@@ -163,7 +170,7 @@ fn workspace_for(
 ) -> Result<Option<PathBuf>, LaunchError> {
     Ok(match (&request.workspace, request.policy.workspace) {
         (Some(ws), _) => Some(ws.clone()),
-        (None, crate::policy::Access::None) => None,
+        (None, crate::policy::Access::None | crate::policy::Access::Write) => None,
         (None, _) => Some(root.create_workspace(identity)?),
     })
 }

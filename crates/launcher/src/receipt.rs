@@ -126,6 +126,8 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
         "rlimits": rlimits,
         "cgroup": parts.map(|c| c.cgroup.clone()),
         "temp": parts.map(|c| c.temp.clone()),
+        // Planned: every filesystem the program can write and its bound.
+        "writableFilesystems": plan.writable_filesystems(),
     })
 }
 
