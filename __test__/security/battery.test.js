@@ -231,14 +231,20 @@ describe('processes', () => {
 
   probe('a host process of the sandbox uid can be neither signalled nor hit by kill(-1)', async () => {
     const sentinel = h.sandboxUidSentinel();
+    const workspace = hostWorkspace();
     try {
       await sleep(100);
       assert.ok(h.alive(sentinel.pid), 'the sentinel runs before the attack');
-      expectBlocked(await h.attack(['signal-host-pid', String(sentinel.pid)]), 'signal-host-pid');
-      expectBlocked(await h.attack(['kill-minus-one']), 'kill-minus-one');
+      // A workspace owned by the sentinel's uid: the sandbox runs as it too.
+      const options = { workspace };
+      const signalled = await h.attack(['signal-host-pid', String(sentinel.pid)], options);
+      if (process.geteuid() === 0) assert.equal(signalled.receipt.confinement.uid, h.SANDBOX_UID);
+      expectBlocked(signalled, 'signal-host-pid');
+      expectBlocked(await h.attack(['kill-minus-one'], options), 'kill-minus-one');
       assert.ok(h.alive(sentinel.pid), 'the sentinel survived both attacks');
     } finally {
       sentinel.kill('SIGKILL');
+      fs.rmSync(workspace, { recursive: true, force: true });
     }
   });
 
@@ -407,7 +413,10 @@ describe('identity', () => {
       const name = path.basename(leaf);
       cgroupLines.forEach((lines, i) => assert.match(lines, new RegExp(`/cordon/${name}$`, 'm'), `process ${i} of the tree is in ${leaf}`));
     }
-    if (process.geteuid() === 0) assert.equal(hostUid, h.SANDBOX_UID);
+    if (process.geteuid() === 0) {
+      assert.ok(hostUid >= h.RUN_UID_FIRST && hostUid < h.RESERVED_UIDS.end, `per-run uid ${hostUid}`);
+      assert.equal(run.receipt.confinement.uid, hostUid);
+    }
     assert.notEqual(hostUid, 0);
     assert.notEqual(run.receipt.confinement.uid, 0);
   });
@@ -453,7 +462,24 @@ process.stdout.write(JSON.stringify({
       execution.stderr.resume();
     }
     const { receipt } = await outcome;
-    assert.equal(receipt.confinement.uid, h.SANDBOX_UID);
+    assert.equal(receipt.confinement.uidAllocation, 'per-run');
+    assert.ok(receipt.confinement.uid >= h.RUN_UID_FIRST, `uid ${receipt.confinement.uid}`);
+  }, { skip: skip ?? rootOnly });
+
+  // Per-user kernel quotas (here inotify instances, fs.inotify.max_user_instances)
+  // are per host uid: a sandbox that takes them all must not starve another.
+  probe('a sandbox holding every inotify instance of its uid leaves a concurrent sandbox its own', async () => {
+    const limit = Number(fs.readFileSync('/proc/sys/fs/inotify/max_user_instances', 'utf8'));
+    let neighbour;
+    const hog = await h.attack(['inotify-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['inotify-available']);
+      execution.stop();
+    });
+    const held = Number(/held=(\d+)/.exec(hog.results.get('inotify-hog').detail)[1]);
+    assert.ok(held >= Math.min(limit, 128) - 1, `the hog took its uid's instances: ${hog.results.get('inotify-hog').detail}`);
+    expectBlocked(neighbour, 'inotify-available');
+    assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
   }, { skip: skip ?? rootOnly });
 
   probe('the receipt records every confinement layer applied', async () => {

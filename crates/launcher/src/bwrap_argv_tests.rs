@@ -63,6 +63,7 @@ fn argv_for(
         temp_bytes: None,
         dev_shm_bytes: 8 << 20,
         workspace_tmpfs_bytes: None,
+        uid_allocation: crate::run_identity::UidAllocation::WorkspaceOwner,
     };
     tweak(&mut inputs);
     render(&Plan::build(inputs))
@@ -129,6 +130,7 @@ fn a_writable_default_workspace_is_a_bounded_tmpfs_and_only_dev_shm_is_writable_
         temp_bytes: Some(3),
         dev_shm_bytes: 1,
         workspace_tmpfs_bytes: Some(2),
+        uid_allocation: crate::run_identity::UidAllocation::Provider,
     });
     let sizes: Vec<(String, Option<u64>)> = plan
         .writable_filesystems()
@@ -262,6 +264,7 @@ fn plan_with_env(env: &[(&str, &str)]) -> Plan {
         temp_bytes: Some(1 << 20),
         dev_shm_bytes: 1 << 20,
         workspace_tmpfs_bytes: None,
+        uid_allocation: crate::run_identity::UidAllocation::Provider,
     })
 }
 

@@ -24,6 +24,7 @@ use crate::execution::ExecutionHandle;
 use crate::launch_request::{LaunchRequest, RequestError};
 use crate::plan::{BindRole, FdBind, Plan, PlanInputs};
 use crate::process_identity::{random_hex, sandbox_identity};
+use crate::run_identity;
 use crate::runtime_layout::RuntimeLayout;
 use crate::supervisor::{self, Prepared};
 
@@ -55,6 +56,8 @@ pub enum LaunchError {
     Confinement(#[from] ConfinementError),
     #[error("create the run's cgroup: {0}")]
     Cgroup(#[from] CgroupError),
+    #[error("lease a sandbox uid: {0}")]
+    UidLease(#[from] crate::uid_lease::UidLeaseError),
 }
 
 impl LaunchError {
@@ -83,8 +86,8 @@ pub fn launch(
     sink: Arc<dyn EventSink>,
 ) -> Result<ExecutionHandle, LaunchError> {
     let request = validate(options_json)?;
-    let identity = sandbox_identity();
-    let backend = backend::resolve(request.bwrap_path.as_deref(), identity)?;
+    let provider_is_root = sandbox_identity().is_some();
+    let backend = backend::resolve(request.bwrap_path.as_deref(), sandbox_identity())?;
     if !crate::host_probe::version_supported(&backend.version) {
         let (path, version) = (backend.path.clone(), backend.version.clone());
         return Err(LaunchError::BackendTooOld { path, version });
@@ -101,6 +104,12 @@ pub fn launch(
         control_root::sweep(&base);
         exec_hash::prune_staged(&base);
     }
+    let mounted_workspace = request
+        .workspace
+        .as_deref()
+        .filter(|_| request.policy.workspace != crate::policy::Access::None);
+    let run_identity = run_identity::resolve(provider_is_root, mounted_workspace)?;
+    let identity = run_identity.identity;
     let staging = identity.map(|_| base.as_path());
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
@@ -123,6 +132,7 @@ pub fn launch(
         temp_bytes: Some(confinement.temp_bytes),
         dev_shm_bytes: confinement.dev_shm_bytes,
         workspace_tmpfs_bytes,
+        uid_allocation: run_identity.allocation,
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
@@ -144,6 +154,7 @@ pub fn launch(
         invocation_id,
         confinement,
         cgroup: cgroup.map(std::sync::Arc::new),
+        uid_lease: run_identity.lease,
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Thread)
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::launch_request::LaunchRequest;
 use crate::policy::Access;
+use crate::run_identity::UidAllocation;
 use crate::runtime_layout::RuntimeLayout;
 
 /// The runner's protocol channel (the socketpair end).
@@ -118,6 +119,8 @@ pub struct PlanInputs<'a> {
     /// default workspace, which nothing reads after the run) instead of a
     /// bind; `inputs.workspace` is then `None`.
     pub workspace_tmpfs_bytes: Option<u64>,
+    /// How `identity` was chosen (crate::run_identity).
+    pub uid_allocation: UidAllocation,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -147,6 +150,7 @@ pub struct Plan {
     pub dev_shm_bytes: u64,
     pub workspace_tmpfs_bytes: Option<u64>,
     pub identity: Option<Identity>,
+    pub uid_allocation: UidAllocation,
 }
 
 impl Plan {
@@ -188,6 +192,7 @@ impl Plan {
             dev_shm_bytes: inputs.dev_shm_bytes,
             workspace_tmpfs_bytes: inputs.workspace_tmpfs_bytes,
             identity: inputs.identity,
+            uid_allocation: inputs.uid_allocation,
         }
     }
 
