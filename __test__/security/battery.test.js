@@ -482,6 +482,20 @@ process.stdout.write(JSON.stringify({
     assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
   }, { skip: skip ?? rootOnly });
 
+  // The POSIX message queue byte quota (RLIMIT_MSGQUEUE) is per host uid too,
+  // although the queues themselves are per ipc namespace.
+  probe('a sandbox holding its uid\'s message-queue quota leaves a concurrent sandbox its own', async () => {
+    let neighbour;
+    const hog = await h.attack(['mqueue-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['mqueue-available']);
+      execution.stop();
+    });
+    assert.match(hog.results.get('mqueue-hog').detail, /held=\d+ then Too many open files/, 'the hog ran out of its uid\'s quota');
+    expectBlocked(neighbour, 'mqueue-available');
+    assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
+  }, { skip: skip ?? rootOnly });
+
   probe('the receipt records every confinement layer applied', async () => {
     const { receipt } = await h.attack(['exit', '0']);
     const { confinement } = receipt;

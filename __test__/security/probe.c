@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/inotify.h>
+#include <mqueue.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -387,6 +388,29 @@ static __attribute__((noreturn)) void inotify_hog(void) {
     for (;;) pause();
 }
 
+/* POSIX message queues: take the uid's whole RLIMIT_MSGQUEUE byte quota
+ * (queues are per ipc namespace, the byte quota per host uid), then hold. */
+static __attribute__((noreturn)) void mqueue_hog(void) {
+    struct mq_attr attr = {.mq_maxmsg = 10, .mq_msgsize = 8192};
+    int held = 0;
+    for (; held < 10000; held++) {
+        char name[32];
+        snprintf(name, sizeof name, "/hog-%d", held);
+        if (mq_open(name, O_CREAT | O_RDWR, 0600, &attr) < 0) break;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "held=%d then %s", held, strerror(errno));
+    report("mqueue-hog", 1, detail);
+    for (;;) pause();
+}
+
+/* Starvation by a neighbour is blocked when this sandbox still gets a queue. */
+static int mqueue_available(void) {
+    struct mq_attr attr = {.mq_maxmsg = 10, .mq_msgsize = 8192};
+    mqd_t q = mq_open("/mine", O_CREAT | O_RDWR, 0600, &attr);
+    return report("mqueue-available", q >= 0, q >= 0 ? "got a queue" : strerror(errno));
+}
+
 int main(int argc, char **argv) {
     const char *a = argc > 1 ? argv[1] : "";
     const char *arg = argc > 2 ? argv[2] : "";
@@ -420,6 +444,8 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "fill")) return fill_dirs(argc - 2, argv + 2);
     if (!strcmp(a, "mounts-nosuid")) return mounts_nosuid();
     if (!strcmp(a, "inotify-hog")) inotify_hog();
+    if (!strcmp(a, "mqueue-hog")) mqueue_hog();
+    if (!strcmp(a, "mqueue-available")) return mqueue_available();
     /* Starvation by a neighbour is blocked when this sandbox still gets one. */
     if (!strcmp(a, "inotify-available")) {
         int fd = inotify_init1(IN_CLOEXEC);
