@@ -114,11 +114,6 @@ pub fn launch(
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
     let workspace = workspace_for(&request, &root, identity)?;
-    // A writable default workspace is a bounded tmpfs: nothing reads it
-    // after the run, and as a host directory it was unbounded memory.
-    let workspace_tmpfs_bytes = (request.workspace.is_none()
-        && request.policy.workspace == crate::policy::Access::Write)
-        .then_some(confinement.workspace_tmpfs_bytes);
     let plan = Plan::build(PlanInputs {
         request: &request,
         bwrap: backend.path.clone(),
@@ -131,7 +126,7 @@ pub fn launch(
         rlimits: confinement.rlimits.clone(),
         temp_bytes: Some(confinement.temp_bytes),
         dev_shm_bytes: confinement.dev_shm_bytes,
-        workspace_tmpfs_bytes,
+        workspace_tmpfs_bytes: confinement.workspace_tmpfs_bytes,
         uid_allocation: run_identity.allocation,
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
@@ -164,8 +159,18 @@ fn plan_confinement(
     invocation_id: &str,
 ) -> Result<ConfinementPlan, LaunchError> {
     let suffix = random_hex(8).map_err(ControlRootError::Random)?;
+    // A writable default workspace is a bounded tmpfs: nothing reads it
+    // after the run, and as a host directory it was unbounded memory.
+    let default_writable =
+        request.workspace.is_none() && request.policy.workspace == crate::policy::Access::Write;
+    let workspace = if default_writable {
+        confinement::WorkspaceMount::Tmpfs
+    } else {
+        confinement::WorkspaceMount::NotTmpfs
+    };
     Ok(confinement::plan(
         &request.policy.resources,
+        workspace,
         &confinement::cgroup_name(invocation_id, &suffix),
         confinement::host_cgroups(),
         confinement::default_seccomp_program()?,
