@@ -212,6 +212,18 @@ describe('set-id files', () => {
     }
   });
 
+  probe('no file capability or device node reaches a host workspace', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const run = await h.attack(['privileged-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
+      expectBlocked(run, 'privileged-files', /setxattr=Operation not permitted getxattr=absent mknod-chr=Operation not permitted/);
+      assert.ok(fs.existsSync(path.join(workspace, 'capfile')), 'the sandbox wrote the file on the host');
+      assert.ok(!fs.existsSync(path.join(workspace, 'mem')), 'no device node on the host');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
   probe('every mount inside the sandbox is nosuid', async () => {
     const workspace = hostWorkspace();
     try {

@@ -29,6 +29,7 @@
 #include <sys/sysmacros.h>
 #include <sys/inotify.h>
 #include <mqueue.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -353,6 +354,30 @@ static int setid_files(const char *dir) {
     return report("setid-files", worked == 0 && plain == 0, detail);
 }
 
+/* Other privileged files a host user could use: file capabilities
+ * (security.capability, v2: cap_setuid permitted+effective) and device
+ * nodes (a block or char device readable by anyone). Blocked if neither can
+ * be made and the file carries no capability afterwards. */
+static int privileged_files(const char *dir) {
+    char file[512], node[512], detail[256];
+    snprintf(file, sizeof file, "%s/capfile", dir);
+    snprintf(node, sizeof node, "%s/mem", dir);
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    if (fd >= 0) close(fd);
+    /* struct vfs_cap_data v2: magic_etc, {permitted, inheritable} x 2 */
+    unsigned int cap[5] = {0x02000000 | 1 /* VFS_CAP_REVISION_2 | effective */, 1u << 7 /* CAP_SETUID */, 0, 0, 0};
+    int xattr = setxattr(file, "security.capability", cap, sizeof cap, 0);
+    int xattr_errno = errno;
+    char back[64];
+    long present = getxattr(file, "security.capability", back, sizeof back);
+    int dev = mknod(node, S_IFCHR | 0666, makedev(1, 1)); /* /dev/mem */
+    int dev_errno = errno;
+    snprintf(detail, sizeof detail, "setxattr=%s getxattr=%s mknod-chr=%s",
+             xattr == 0 ? "ok" : strerror(xattr_errno), present >= 0 ? "present" : "absent",
+             dev == 0 ? "ok" : strerror(dev_errno));
+    return report("privileged-files", fd >= 0 && xattr != 0 && present < 0 && dev != 0, detail);
+}
+
 /* Every mount in the sandbox is nosuid (a set-id file bound in from the host
  * would not raise privileges). */
 static int mounts_nosuid(void) {
@@ -443,6 +468,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "setid-files")) return setid_files(arg);
     if (!strcmp(a, "fill")) return fill_dirs(argc - 2, argv + 2);
     if (!strcmp(a, "mounts-nosuid")) return mounts_nosuid();
+    if (!strcmp(a, "privileged-files")) return privileged_files(arg);
     if (!strcmp(a, "inotify-hog")) inotify_hog();
     if (!strcmp(a, "mqueue-hog")) mqueue_hog();
     if (!strcmp(a, "mqueue-available")) return mqueue_available();
