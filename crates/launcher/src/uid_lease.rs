@@ -122,14 +122,23 @@ fn try_lease(dir: &Path, uid: u32) -> Result<Option<UidLease>, UidLeaseError> {
     }))
 }
 
-/// The host-wide lock directory, created root-only and checked.
+/// The host-wide lock directory, created root-only and checked: under the
+/// first of [`LOCK_PARENTS`] where that works (a read-only `/run` in a
+/// container falls through to `/dev/shm`).
 pub fn lock_dir() -> Result<PathBuf, UidLeaseError> {
-    let parent = LOCK_PARENTS
-        .iter()
-        .map(Path::new)
-        .find(|p| p.is_dir())
-        .ok_or(UidLeaseError::NoLockParent)?;
-    let path = parent.join(LOCK_DIR_NAME);
+    let mut last = UidLeaseError::NoLockParent;
+    for parent in LOCK_PARENTS.iter().map(Path::new).filter(|p| p.is_dir()) {
+        match private_dir(&parent.join(LOCK_DIR_NAME)) {
+            Ok(path) => return Ok(path),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// `path` as a directory only this euid may use, created 0700 if missing.
+fn private_dir(path: &Path) -> Result<PathBuf, UidLeaseError> {
+    let path = path.to_path_buf();
     match fs::DirBuilder::new().mode(0o700).create(&path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -184,6 +193,27 @@ mod tests {
             UidLease::acquire_in(dir.path(), 1000, 2).unwrap().uid(),
             freed
         );
+    }
+
+    #[test]
+    fn a_lock_directory_open_to_others_or_a_link_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch();
+        let open = dir.path().join("open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(
+            private_dir(&open),
+            Err(UidLeaseError::UnsafeDir { .. })
+        ));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert!(matches!(
+            private_dir(&link),
+            Err(UidLeaseError::UnsafeDir { .. })
+        ));
+        let fresh = private_dir(&dir.path().join("fresh")).unwrap();
+        assert_eq!(fs::metadata(fresh).unwrap().mode() & 0o777, 0o700);
     }
 
     #[test]
