@@ -181,6 +181,13 @@ test('the sandbox is never real root: it runs as an unprivileged uid with no cap
   }
 });
 
+test('concurrent runs of a root provider without a shared workspace each get a host uid of their own', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {
+  const runs = Array.from({ length: 8 }, () => runToEnd(spawnIsolated(['/bin/sh', '-c', 'sleep 0.3; grep ^Uid: /proc/self/status'], { policy: workspaceWrite() })));
+  const uids = (await Promise.all(runs)).map(({ result }) => result.receipt.confinement.uid);
+  assert.equal(new Set(uids).size, uids.length, `uids: ${uids}`);
+  assert.ok(uids.every((uid) => uid >= RUN_UID_FIRST && uid < RUN_UID_FIRST + 0x10000), `uids: ${uids}`);
+});
+
 test('runs on a workspace owned by a reserved owner uid share it, and each keeps working on what the last left', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-ws-'));
   const owner = SANDBOX_UID + 7;
