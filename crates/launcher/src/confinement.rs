@@ -36,8 +36,10 @@ const DEV_SHM_MEMORY_DIVISOR: u64 = 16;
 pub const DEFAULT_WORKSPACE_BYTES: u64 = 256 << 20;
 const WORKSPACE_MEMORY_DIVISOR: u64 = 8;
 
-/// RLIMIT_NPROC when a cgroup bounds each sandbox: all sandboxes (one host
-/// uid) together, lingering zombies included, stay far below pid_max.
+/// RLIMIT_NPROC when a cgroup bounds each sandbox: the processes of one
+/// host uid (a run's own, or shared by runs on one reserved owner's
+/// workspace or of a non-root provider), lingering zombies included, stay
+/// far below pid_max.
 pub const HOST_NPROC_BACKSTOP: u64 = 4096;
 
 /// Without a cgroup, NPROC is the only process bound; this much headroom
