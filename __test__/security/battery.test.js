@@ -508,6 +508,20 @@ process.stdout.write(JSON.stringify({
     assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
   }, { skip: skip ?? rootOnly });
 
+  // Pipe buffer pages too (fs.pipe-user-pages-soft, per host uid): past it
+  // every new pipe of that uid shrinks to a page or two.
+  probe('a sandbox holding its uid\'s pipe-buffer pages leaves a concurrent sandbox full-size pipes', async () => {
+    let neighbour;
+    const hog = await h.attack(['pipe-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['pipe-available']);
+      execution.stop();
+    });
+    assert.match(hog.results.get('pipe-hog').detail, /children_with_shrunk_pipes=[1-9]/, 'the hog exhausted its uid\'s pipe pages');
+    expectBlocked(neighbour, 'pipe-available');
+    assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
+  }, { skip: skip ?? rootOnly });
+
   probe('the receipt records every confinement layer applied', async () => {
     const { receipt } = await h.attack(['exit', '0']);
     const { confinement } = receipt;

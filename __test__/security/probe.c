@@ -436,6 +436,43 @@ static int mqueue_available(void) {
     return report("mqueue-available", q >= 0, q >= 0 ? "got a queue" : strerror(errno));
 }
 
+/* Pipe buffer pages are counted per host uid (fs.pipe-user-pages-soft):
+ * past the soft limit every new pipe of that uid gets one page instead of
+ * sixteen. Ten children each fill their descriptor table with pipes, then
+ * report whether their last pipe was shrunk; the hog then holds them. */
+static __attribute__((noreturn)) void pipe_hog(void) {
+    int status[2];
+    if (pipe(status) != 0) { report("pipe-hog", 0, "no status pipe"); for (;;) pause(); }
+    for (int child = 0; child < 10; child++) {
+        if (fork() == 0) {
+            int fds[2], size = 0, pipes = 0;
+            while (pipe(fds) == 0) { size = fcntl(fds[1], F_GETPIPE_SZ); pipes++; }
+            char verdict = size > 0 && size < 65536 ? 'r' : 'f';
+            if (write(status[1], &verdict, 1) != 1) _exit(1);
+            for (;;) pause();
+        }
+    }
+    int reduced = 0;
+    for (int i = 0; i < 10; i++) {
+        char verdict;
+        if (read(status[0], &verdict, 1) != 1) break;
+        reduced += verdict == 'r';
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "children_with_shrunk_pipes=%d", reduced);
+    report("pipe-hog", 1, detail);
+    for (;;) pause();
+}
+
+/* Starvation by a neighbour is blocked when a new pipe has its full size. */
+static int pipe_available(void) {
+    int fds[2];
+    int size = pipe(fds) == 0 ? fcntl(fds[1], F_GETPIPE_SZ) : -1;
+    char detail[64];
+    snprintf(detail, sizeof detail, "pipe_size=%d", size);
+    return report("pipe-available", size >= 65536, detail);
+}
+
 int main(int argc, char **argv) {
     const char *a = argc > 1 ? argv[1] : "";
     const char *arg = argc > 2 ? argv[2] : "";
@@ -472,6 +509,8 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "inotify-hog")) inotify_hog();
     if (!strcmp(a, "mqueue-hog")) mqueue_hog();
     if (!strcmp(a, "mqueue-available")) return mqueue_available();
+    if (!strcmp(a, "pipe-hog")) pipe_hog();
+    if (!strcmp(a, "pipe-available")) return pipe_available();
     /* Starvation by a neighbour is blocked when this sandbox still gets one. */
     if (!strcmp(a, "inotify-available")) {
         int fd = inotify_init1(IN_CLOEXEC);
