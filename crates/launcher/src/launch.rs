@@ -103,6 +103,12 @@ pub fn launch(
     if control_root::sweep_due() {
         control_root::sweep(&base);
         exec_hash::prune_staged(&base);
+        if provider_is_root {
+            // Lock files of providers killed mid-run (harmless, but they pile up).
+            if let Ok(dir) = crate::uid_lease::lock_dir() {
+                crate::uid_lease::sweep_stale(&dir);
+            }
+        }
     }
     let mounted_workspace = request
         .workspace
