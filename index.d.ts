@@ -106,11 +106,17 @@ export interface Receipt {
     /** Declared: what the launcher asked bwrap and the kernel for. */
     planned: {
       namespaces: string[];
+      /** Host uid/gid the sandbox was started as. */
       uid: number;
+      gid: number;
+      /** `provider`: not root, the provider's own uid; `workspace-owner`: the reserved owner of the caller's workspace; `per-run`: leased for this run alone. */
+      uidAllocation: 'provider' | 'workspace-owner' | 'per-run';
       seccomp: null | { profile: string; instructions: number; denied: string[] };
       rlimits: Array<{ name: string; soft: number; hard: number }>;
       cgroup: null | { version: 'v1' | 'v2'; memoryBytes: string | null; pidsMax: string | null; paths: string[] };
       temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
+      /** Every filesystem the program can write; `sizeBytes` null: a host directory the policy grants. */
+      writableFilesystems: Array<{ mount: string; kind: 'tmpfs' | 'host-directory'; sizeBytes: number | null }>;
     };
     /** Observed from outside while the program ran; `null` when no sandbox ran. */
     observed: ObservedConfinement | null;

@@ -133,15 +133,25 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
         "planned": {
             "namespaces": NAMESPACES,
             "uid": facts.sandbox_uid,
+            // The run's host gid and how its uid was chosen.
+            "gid": plan.identity.map_or_else(provider_gid, |id| id.gid),
+            "uidAllocation": plan.uid_allocation.as_str(),
             "seccomp": parts.map(|c| c.seccomp.clone()),
             "rlimits": rlimits,
             "cgroup": parts.map(|c| c.cgroup.clone()),
             "temp": parts.map(|c| c.temp.clone()),
+            // Every filesystem the program can write and its bound.
+            "writableFilesystems": plan.writable_filesystems(),
         },
         "observed": facts.observed,
         "mismatches": facts.mismatches,
         "cgroupOutcome": parts.map(|c| c.cgroup_outcome.clone()),
     })
+}
+
+fn provider_gid() -> u32 {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    unsafe { libc::getegid() }
 }
 
 /// Writes the receipt (temp + rename) and reads it back, as `wait()` reports

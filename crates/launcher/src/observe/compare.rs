@@ -15,7 +15,8 @@ use super::Observation;
 /// data a program could fill: the sandbox's procfs, its pty instance and
 /// message queues.
 const PSEUDO_FS: &[&str] = &["proc", "devpts", "mqueue"];
-/// bwrap's `--dev`: a tmpfs at /dev holding bound device nodes.
+/// bwrap's `--dev`: a tmpfs at /dev holding bound device nodes (read-only
+/// once set up: a writable /dev is a mismatch unless the plan lists it).
 const DEV_DIR: &str = "/dev";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -181,18 +182,15 @@ fn mounts(expect: &Expectation, seen: &Observation, page: u64, out: &mut Vec<Mis
             ));
         }
     }
-    if let Some(bytes) = expect.temp_bytes {
-        let temp = top(seen, crate::plan::SANDBOX_TEMP);
-        let size = temp
+    for (point, bytes) in &expect.tmpfs_bytes {
+        let found = top(seen, point);
+        let size = found
             .filter(|t| t.mount.fs_type == "tmpfs")
             .and_then(|t| t.size_bytes);
         let rounded = bytes.div_ceil(page.max(1)) * page.max(1);
         if size != Some(rounded) {
-            out.push(mismatch(
-                "mounts./tmp.sizeBytes",
-                json!(rounded),
-                json!(size),
-            ));
+            let check = format!("mounts.{point}.sizeBytes");
+            out.push(mismatch(check, json!(rounded), json!(size)));
         }
     }
     for m in seen.mounts.iter().filter(|m| m.mount.writable) {
@@ -217,9 +215,7 @@ fn bwrap_own(m: &Mount) -> bool {
             .strip_prefix("/dev/")
             .is_some_and(|n| !n.contains('/'))
         && m.root == format!("/{}", &m.point[DEV_DIR.len() + 1..]);
-    PSEUDO_FS.contains(&m.fs_type.as_str())
-        || (m.point == DEV_DIR && m.fs_type == "tmpfs")
-        || node_in_dev
+    PSEUDO_FS.contains(&m.fs_type.as_str()) || node_in_dev
 }
 
 #[cfg(test)]

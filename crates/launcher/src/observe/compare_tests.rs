@@ -30,7 +30,7 @@ fn expectation() -> Expectation {
             value: "100000000".into(),
             need: Need::Required,
         }],
-        temp_bytes: Some(1000),
+        tmpfs_bytes: vec![("/dev/shm".into(), 4096), ("/tmp".into(), 1000)],
         mounts: vec![
             PlannedMount {
                 point: "/".into(),
@@ -39,6 +39,10 @@ fn expectation() -> Expectation {
             PlannedMount {
                 point: "/workspace".into(),
                 writable: false,
+            },
+            PlannedMount {
+                point: "/dev/shm".into(),
+                writable: true,
             },
             PlannedMount {
                 point: "/tmp".into(),
@@ -103,8 +107,9 @@ fn observation() -> Observation {
         mounts: vec![
             mount(1, "/", false, "tmpfs", None),
             mount(2, "/proc", true, "proc", None),
-            mount(3, "/dev", true, "tmpfs", Some(1 << 20)),
+            mount(3, "/dev", false, "tmpfs", None),
             mount(4, "/dev/null", true, "devtmpfs", None),
+            mount(41, "/dev/shm", true, "tmpfs", Some(4096)),
             mount(5, "/dev/pts", true, "devpts", None),
             mount(6, "/workspace", false, "ext4", None),
             mount(7, "/tmp", true, "tmpfs", Some(4096)),
@@ -202,26 +207,47 @@ fn leaving_the_cgroup_or_a_limit_not_reading_back_is_a_mismatch() {
 }
 
 #[test]
-fn a_writable_workspace_planned_read_only_or_a_wrong_temp_size_is_a_mismatch() {
+fn a_writable_workspace_planned_read_only_or_a_wrong_tmpfs_size_is_a_mismatch() {
     let mut seen = observation();
-    seen.mounts[5].mount.writable = true;
-    seen.mounts[6].size_bytes = Some(1 << 30);
+    let at = |seen: &Observation, point: &str| {
+        seen.mounts
+            .iter()
+            .position(|m| m.mount.point == point)
+            .unwrap()
+    };
+    let (ws, tmp, shm) = (
+        at(&seen, "/workspace"),
+        at(&seen, "/tmp"),
+        at(&seen, "/dev/shm"),
+    );
+    seen.mounts[ws].mount.writable = true;
+    seen.mounts[tmp].size_bytes = Some(1 << 30);
+    seen.mounts[shm].size_bytes = None;
     assert_eq!(
         checks(&seen),
-        ["mounts./workspace", "mounts./tmp.sizeBytes"]
+        [
+            "mounts./workspace",
+            "mounts./dev/shm.sizeBytes",
+            "mounts./tmp.sizeBytes"
+        ]
     );
 }
 
 #[test]
 fn an_unplanned_writable_mount_is_a_mismatch_but_bwraps_own_are_not() {
     let mut seen = observation();
+    seen.mounts[2].mount.writable = true;
     seen.mounts
         .push(mount(8, "/home", true, "ext4", Some(1 << 40)));
     seen.mounts
         .push(mount(9, "/dev/sda", true, "devtmpfs", None));
     seen.mounts
         .push(mount(10, "/etc/x", true, "devtmpfs", None));
-    assert_eq!(checks(&seen), ["mounts./home", "mounts./etc/x"]);
+    assert_eq!(
+        checks(&seen),
+        ["mounts./dev", "mounts./home", "mounts./etc/x"],
+        "a writable /dev (bwrap's unbounded tmpfs) is not planned"
+    );
 }
 
 #[test]
@@ -232,7 +258,7 @@ fn a_mount_covered_by_a_later_one_is_judged_by_the_top_one() {
     assert_eq!(checks(&seen), ["mounts./workspace"]);
     let mut seen = observation();
     seen.mounts
-        .insert(5, mount(8, "/workspace", true, "ext4", Some(1)));
+        .insert(6, mount(8, "/workspace", true, "ext4", Some(1)));
     assert_eq!(checks(&seen), Vec::<String>::new());
 }
 

@@ -4,7 +4,7 @@
 
 use crate::cgroup::Write;
 use crate::confinement::ConfinementPlan;
-use crate::plan::{Plan, RlimitSetting, SANDBOX_TEMP};
+use crate::plan::{Plan, RlimitSetting, WritableKind};
 
 use super::reader::{ProviderFacts, NAMESPACES};
 
@@ -33,9 +33,10 @@ pub struct Expectation {
     /// The run's cgroup leaf name and the limits written to it.
     pub cgroup_leaf: Option<String>,
     pub cgroup_limits: Vec<Write>,
-    /// `/tmp`'s tmpfs size in bytes, when it is a tmpfs.
-    pub temp_bytes: Option<u64>,
-    /// `/` and every bind, with the access planned for it.
+    /// Each tmpfs the program can write (the plan's writable filesystems
+    /// of kind tmpfs: `/dev/shm`, `/tmp`, a default workspace) and its size.
+    pub tmpfs_bytes: Vec<(String, u64)>,
+    /// `/`, every bind and every writable filesystem, with its planned access.
     pub mounts: Vec<PlannedMount>,
 }
 
@@ -70,12 +71,21 @@ pub fn expectation(
         point: b.dest.to_string_lossy().into_owned(),
         writable: b.writable,
     }));
-    if plan.temp_tmpfs_bytes.is_some() {
-        mounts.push(PlannedMount {
-            point: SANDBOX_TEMP.into(),
-            writable: true,
-        });
+    let writable = plan.writable_filesystems();
+    for fs in &writable {
+        let point = fs.mount.to_string_lossy().into_owned();
+        if !mounts.iter().any(|m| m.point == point) {
+            mounts.push(PlannedMount {
+                point,
+                writable: true,
+            });
+        }
     }
+    let tmpfs_bytes = writable
+        .iter()
+        .filter(|fs| fs.kind == WritableKind::Tmpfs)
+        .filter_map(|fs| Some((fs.mount.to_string_lossy().into_owned(), fs.size_bytes?)))
+        .collect();
     Expectation {
         seccomp_filters: provider.seccomp_filters + seccomp,
         no_new_privs: seccomp > 0,
@@ -90,7 +100,7 @@ pub fn expectation(
             .as_ref()
             .map(|c| c.limits.clone())
             .unwrap_or_default(),
-        temp_bytes: plan.temp_tmpfs_bytes,
+        tmpfs_bytes,
         mounts,
     }
 }
