@@ -4,7 +4,8 @@
 // back. Steps, in order — each refusal answers ok:false with a code and the
 // handler never runs for a call refused before step 3:
 //   1. granted?            TOOL_NOT_GRANTED (the allowlist is re-checked here, not trusted)
-//   2. arguments valid?    INVALID_ARGUMENTS (the tool's inputSchema, ajv)
+//   2. arguments valid?    INVALID_ARGUMENTS (reserved keys, the tool's inputSchema), or
+//                          VALIDATION_TIMEOUT / VALIDATION_BUSY / VALIDATION_FAILED (validation.js)
 //   3. handler(args, ctx)  TOOL_FAILED when it throws or rejects
 //   4. project(result)     PROJECTION_FAILED when it throws
 //   5. strict JSON?        RESULT_NOT_JSON (functions, BigInt, cycles, NaN/Infinity, class instances)
@@ -12,19 +13,15 @@
 //   7. sizes               TOOL_RESULT_LIMIT_EXCEEDED / CUMULATIVE_RESULT_LIMIT_EXCEEDED (these latch the run)
 
 const { toJsonText, NotJsonError } = require('./json-value');
+const { validateArguments } = require('./validation');
+const { schemaErrors } = require('./argument-check');
+const { FRAME_TEXT } = require('./frames');
 
 /** Handler and projection error messages reach the model's code; they are cut to this. */
 const MAX_TOOL_ERROR_CHARS = 1024;
-/** Schema errors listed in an INVALID_ARGUMENTS message. */
-const MAX_SCHEMA_ERRORS = 5;
 
 function failure(code, message, latch = false) {
   return { ok: false, error: { code, message: `${code}: ${String(message).slice(0, MAX_TOOL_ERROR_CHARS)}` }, latch };
-}
-
-function schemaErrors(validate) {
-  return (validate.errors ?? []).slice(0, MAX_SCHEMA_ERRORS)
-    .map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
 }
 
 function errorText(error) {
@@ -84,13 +81,16 @@ class CallDispatcher {
     this.events.toolFailed({ callId: call.callId, name: call.name, durationMs: Math.round(performance.now() - call.started), error: { code } });
   }
 
-  async evaluate({ id: callId, name, arguments: args }, signal) {
+  async evaluate(frame, signal) {
+    const { id: callId, name, arguments: args } = frame;
     const tool = this.granted.get(name);
     if (!tool) {
       const why = this.catalogue.has(name) ? `"${name}" is not granted in ${this.ctxBase.mode} mode` : `"${name}" is not a granted tool`;
       return failure('TOOL_NOT_GRANTED', why.slice(0, 400));
     }
-    if (!tool.validateInput(args)) return failure('INVALID_ARGUMENTS', `arguments for "${name}" do not match its inputSchema: ${schemaErrors(tool.validateInput)}`);
+    const verdict = await validateArguments(tool, args, { signal, frameText: frame[FRAME_TEXT] });
+    if (!verdict.ok) return failure(verdict.code, verdict.message);
+    if (signal.aborted) return failure('RUN_ENDED', 'the run ended before the tool started');
     let value;
     try {
       value = await tool.handler(args, Object.freeze({ ...this.ctxBase, callId, signal }));

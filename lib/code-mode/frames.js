@@ -22,6 +22,12 @@ class FrameError extends Error {
   }
 }
 
+/**
+ * The JSON text a parsed frame came from, kept on the frame (non-enumerable) so a
+ * validator thread can be handed a string instead of a structured clone (validation.js).
+ */
+const FRAME_TEXT = Symbol('cordon.frameText');
+
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 function encodeFrame(type, fields) {
@@ -53,6 +59,7 @@ function parseFrame(line) {
   if (!RUNNER_FRAME_TYPES.has(frame.type)) {
     throw new FrameError('UNEXPECTED_FRAME', `runner sent a frame of unknown type ${JSON.stringify(frame.type)?.slice(0, 64)}`);
   }
+  Object.defineProperty(frame, FRAME_TEXT, { value: text });
   return frame;
 }
 
@@ -118,4 +125,4 @@ function runnerError(error) {
   return out;
 }
 
-module.exports = { VERSION, FrameError, encodeFrame, parseFrame, validateFrame, runnerError };
+module.exports = { VERSION, FRAME_TEXT, FrameError, encodeFrame, parseFrame, validateFrame, runnerError };

@@ -1,0 +1,178 @@
+'use strict';
+
+// A bounded pool of validator threads shared by every Code Mode instance of
+// the process. Argument validation runs the provider's schema over the
+// model's data; some keywords cost far more than the data's size (Ajv's
+// `uniqueItems` is quadratic, a `pattern` can backtrack exponentially), so it
+// never runs on the provider's event loop unless validation.js can bound it.
+//
+// Bounds:
+// - threads: POOL_THREADS workers, started on demand, ended after IDLE_MS idle;
+// - time: each request gets BUDGET_MS of a worker from the moment the worker
+//   takes it; past that the worker is terminated (V8 interrupts even a
+//   backtracking regex) and the call fails with VALIDATION_TIMEOUT;
+// - memory: each worker's heap is capped (WORKER_HEAP_MB); a worker that runs
+//   out dies and the call fails with VALIDATION_FAILED;
+// - queue: at most MAX_QUEUED requests wait; past it a call fails at once with
+//   VALIDATION_BUSY. A request whose run gave up (signal aborted) leaves the
+//   queue at once.
+// The main thread's own cost per request is a postMessage of strings (the
+// frame text, the schema text) or, without frame text, of the arguments.
+
+const os = require('node:os');
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
+
+/** Two threads at least, so one request at its budget does not stall every other run. */
+const POOL_THREADS = Math.min(4, Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1));
+/** Wall time a worker may spend on one request (compile on first use + parse + check). */
+const BUDGET_MS = 1000;
+/** Requests waiting for a worker; 8 outstanding calls × 64 runs before anyone is refused. */
+const MAX_QUEUED = 512;
+/** Workers with nothing to do for this long are ended (their heaps are freed). */
+const IDLE_MS = 10_000;
+/** Per-worker heap: a maximal default frame parses in a few tens of MiB. */
+const WORKER_HEAP_MB = 256;
+const WORKER_PATH = path.join(__dirname, 'validator-worker.js');
+
+const failure = (code, message) => ({ ok: false, code, message: message.slice(0, 1024) });
+
+class ValidatorPool {
+  /**
+   * @param {{threads?: number, budgetMs?: number, maxQueued?: number, idleMs?: number}} [options] tests shrink them
+   */
+  constructor(options = {}) {
+    this.threads = options.threads ?? POOL_THREADS;
+    this.budgetMs = options.budgetMs ?? BUDGET_MS;
+    this.maxQueued = options.maxQueued ?? MAX_QUEUED;
+    this.idleMs = options.idleMs ?? IDLE_MS;
+    this.slots = Array.from({ length: this.threads }, () => ({ worker: null, job: null }));
+    this.queue = [];
+    this.seq = 0;
+    /** Counters for tests and diagnostics. */
+    this.stats = { started: 0, timedOut: 0, crashed: 0, refused: 0 };
+  }
+
+  /**
+   * @param {object} request see validator-worker.js (without seq)
+   * @param {AbortSignal} [signal] the call was abandoned: leave the queue, answer RUN_ENDED
+   * @returns {Promise<{ok: true} | {ok: false, code: string, message: string}>} never rejects
+   */
+  validate(request, signal) {
+    if (signal?.aborted) return Promise.resolve(failure('RUN_ENDED', 'the run ended before the arguments were validated'));
+    if (this.queue.length >= this.maxQueued) {
+      this.stats.refused += 1;
+      return Promise.resolve(failure('VALIDATION_BUSY', `${this.queue.length} validations are already waiting; try again`));
+    }
+    return new Promise((resolve) => {
+      const job = { request: { ...request, seq: (this.seq += 1) }, resolve, signal, timer: null, onAbort: null };
+      if (signal) {
+        job.onAbort = () => {
+          const at = this.queue.indexOf(job);
+          if (at !== -1) this.queue.splice(at, 1);
+          // A running job is left to finish (its budget bounds it); its answer is ignored by the caller.
+          if (at !== -1) this.settle(job, failure('RUN_ENDED', 'the run ended before the arguments were validated'));
+        };
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  settle(job, reply) {
+    clearTimeout(job.timer);
+    job.signal?.removeEventListener('abort', job.onAbort);
+    job.resolve(reply);
+  }
+
+  pump() {
+    clearTimeout(this.idleTimer);
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) break;
+      if (slot.job) continue;
+      this.start(slot, this.queue.shift());
+    }
+    if (this.queue.length === 0 && this.slots.every((slot) => !slot.job)) {
+      this.idleTimer = setTimeout(() => this.endIdle(), this.idleMs);
+      this.idleTimer.unref();
+    }
+  }
+
+  start(slot, job) {
+    if (!slot.worker) slot.worker = this.spawn(slot);
+    slot.job = job;
+    job.timer = setTimeout(() => this.overrun(slot), this.budgetMs);
+    slot.worker.postMessage(job.request);
+  }
+
+  spawn(slot) {
+    this.stats.started += 1;
+    const worker = new Worker(WORKER_PATH, {
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32 },
+      stdout: false,
+      stderr: false,
+    });
+    // The pool must never keep the provider's process alive; a waiting run does that.
+    worker.unref();
+    worker.on('message', (reply) => {
+      if (slot.worker !== worker || !slot.job || reply?.seq !== slot.job.request.seq) return;
+      const { job } = slot;
+      slot.job = null;
+      const { seq, ...answer } = reply;
+      this.settle(job, answer);
+      this.pump();
+    });
+    worker.on('error', () => {}); // 'exit' follows and reports it
+    worker.on('exit', () => this.lost(slot, worker));
+    return worker;
+  }
+
+  /** The budget ran out: the worker is terminated and replaced on next use. */
+  overrun(slot) {
+    const { job, worker } = slot;
+    if (!job) return;
+    this.stats.timedOut += 1;
+    slot.job = null;
+    slot.worker = null;
+    worker.terminate().catch(() => {});
+    this.settle(job, failure('VALIDATION_TIMEOUT', `arguments for "${job.request.name}" could not be validated within ${this.budgetMs} ms`));
+    this.pump();
+  }
+
+  /** A worker died by itself (heap limit, a crash): its job fails, the slot respawns on next use. */
+  lost(slot, worker) {
+    if (slot.worker !== worker) return; // terminated on purpose
+    slot.worker = null;
+    const { job } = slot;
+    slot.job = null;
+    if (job) {
+      this.stats.crashed += 1;
+      this.settle(job, failure('VALIDATION_FAILED', `the validator for "${job.request.name}" stopped (out of memory?) before answering`));
+    }
+    this.pump();
+  }
+
+  endIdle() {
+    for (const slot of this.slots) {
+      if (slot.job || !slot.worker) continue;
+      const { worker } = slot;
+      slot.worker = null;
+      worker.terminate().catch(() => {});
+    }
+  }
+
+  /** Workers alive now (tests). */
+  liveWorkers() {
+    return this.slots.filter((slot) => slot.worker).length;
+  }
+}
+
+let shared = null;
+/** The process-wide pool. */
+function sharedPool() {
+  shared ??= new ValidatorPool();
+  return shared;
+}
+
+module.exports = { ValidatorPool, sharedPool, POOL_THREADS, BUDGET_MS, MAX_QUEUED };
