@@ -39,13 +39,14 @@ const failure = (code, message) => ({ ok: false, code, message: message.slice(0,
 
 class ValidatorPool {
   /**
-   * @param {{threads?: number, budgetMs?: number, maxQueued?: number, idleMs?: number}} [options] tests shrink them
+   * @param {{threads?: number, budgetMs?: number, maxQueued?: number, idleMs?: number, heapMb?: number}} [options] tests shrink them
    */
   constructor(options = {}) {
     this.threads = options.threads ?? POOL_THREADS;
     this.budgetMs = options.budgetMs ?? BUDGET_MS;
     this.maxQueued = options.maxQueued ?? MAX_QUEUED;
     this.idleMs = options.idleMs ?? IDLE_MS;
+    this.heapMb = options.heapMb ?? WORKER_HEAP_MB;
     this.slots = Array.from({ length: this.threads }, () => ({ worker: null, job: null }));
     this.queue = [];
     this.seq = 0;
@@ -109,7 +110,7 @@ class ValidatorPool {
   spawn(slot) {
     this.stats.started += 1;
     const worker = new Worker(WORKER_PATH, {
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32 },
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: Math.min(32, this.heapMb) },
       stdout: false,
       stderr: false,
     });
