@@ -16,6 +16,7 @@ const { toJsonText, NotJsonError } = require('./json-value');
 const { validateArguments } = require('./validation');
 const { schemaErrors } = require('./argument-check');
 const { FRAME_TEXT } = require('./frames');
+const { ARGUMENTS_REFUSAL } = require('./frame-decoder');
 
 /** Handler and projection error messages reach the model's code; they are cut to this. */
 const MAX_TOOL_ERROR_CHARS = 1024;
@@ -88,7 +89,8 @@ class CallDispatcher {
       const why = this.catalogue.has(name) ? `"${name}" is not granted in ${this.ctxBase.mode} mode` : `"${name}" is not a granted tool`;
       return failure('TOOL_NOT_GRANTED', why.slice(0, 400));
     }
-    const verdict = await validateArguments(tool, args, { signal, frameText: frame[FRAME_TEXT] });
+    // A frame too complex to parse on the main thread arrives as a stand-in carrying its refusal.
+    const verdict = frame[ARGUMENTS_REFUSAL] ?? await validateArguments(tool, args, { signal, frameText: frame[FRAME_TEXT] });
     if (!verdict.ok) return failure(verdict.code, verdict.message);
     if (signal.aborted) return failure('RUN_ENDED', 'the run ended before the tool started');
     let value;

@@ -1,10 +1,15 @@
 'use strict';
 
 // A bounded pool of validator threads shared by every Code Mode instance of
-// the process. Argument validation runs the provider's schema over the
-// model's data; some keywords cost far more than the data's size (Ajv's
-// `uniqueItems` is quadratic, a `pattern` can backtrack exponentially), so it
-// never runs on the provider's event loop unless validation.js can bound it.
+// the process, for the two steps over model-controlled bytes whose cost is not
+// bounded by their size on the main thread:
+// - argument validation runs the provider's schema over the model's data; some
+//   keywords cost far more than the data's size (Ajv's `uniqueItems` is
+//   quadratic, a `pattern` can backtrack exponentially), so it never runs on
+//   the provider's event loop unless validation.js can bound it;
+// - decoding a large runner frame (frame-decoder.js): parse, duplicate-key and
+//   depth scan, and the count of values and keys that decides whether the
+//   main thread may parse it too.
 //
 // Bounds:
 // - threads: POOL_THREADS workers, started on demand, ended after IDLE_MS idle;
@@ -27,6 +32,8 @@ const { Worker } = require('node:worker_threads');
 const POOL_THREADS = Math.min(4, Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1));
 /** Wall time a worker may spend on one request (compile on first use + parse + check). */
 const BUDGET_MS = 1000;
+/** Extra budget for decoding a large frame, per MiB of it. */
+const DECODE_MS_PER_MIB = 500;
 /** Requests waiting for a worker; 8 outstanding calls × 64 runs before anyone is refused. */
 const MAX_QUEUED = 512;
 /** Workers with nothing to do for this long are ended (their heaps are freed). */
@@ -55,18 +62,38 @@ class ValidatorPool {
   }
 
   /**
-   * @param {object} request see validator-worker.js (without seq)
+   * Validate tool arguments (validation.js).
+   * @param {object} request see validator-worker.js (without seq and kind)
    * @param {AbortSignal} [signal] the call was abandoned: leave the queue, answer RUN_ENDED
    * @returns {Promise<{ok: true} | {ok: false, code: string, message: string}>} never rejects
    */
   validate(request, signal) {
+    return this.submit({ kind: 'validate', ...request }, {
+      signal,
+      budgetMs: this.budgetMs,
+      what: `arguments for "${request.name}" could not be validated`,
+    });
+  }
+
+  /**
+   * Decode a large runner line off the main thread (frame-decoder.js). The budget grows
+   * with the line (a frame of raised limits parses for longer), from this.budgetMs.
+   * @param {Buffer} line
+   * @returns {Promise<{ok: true, text: string, weight: object, summary: object} | {ok: false, code: string, message: string}>}
+   */
+  decode(line) {
+    const budgetMs = this.budgetMs + Math.ceil(line.length / (1024 * 1024)) * DECODE_MS_PER_MIB;
+    return this.submit({ kind: 'decode', line }, { budgetMs, what: `a ${line.length}-byte runner frame could not be decoded` });
+  }
+
+  submit(request, { signal, budgetMs, what }) {
     if (signal?.aborted) return Promise.resolve(failure('RUN_ENDED', 'the run ended before the arguments were validated'));
     if (this.queue.length >= this.maxQueued) {
       this.stats.refused += 1;
       return Promise.resolve(failure('VALIDATION_BUSY', `${this.queue.length} validations are already waiting; try again`));
     }
     return new Promise((resolve) => {
-      const job = { request: { ...request, seq: (this.seq += 1) }, resolve, signal, timer: null, onAbort: null };
+      const job = { request: { ...request, seq: (this.seq += 1) }, resolve, signal, budgetMs, what, timer: null, onAbort: null };
       if (signal) {
         job.onAbort = () => {
           const at = this.queue.indexOf(job);
@@ -103,7 +130,7 @@ class ValidatorPool {
   start(slot, job) {
     if (!slot.worker) slot.worker = this.spawn(slot);
     slot.job = job;
-    job.timer = setTimeout(() => this.overrun(slot), this.budgetMs);
+    job.timer = setTimeout(() => this.overrun(slot), job.budgetMs);
     slot.worker.postMessage(job.request);
   }
 
@@ -137,7 +164,7 @@ class ValidatorPool {
     slot.job = null;
     slot.worker = null;
     worker.terminate().catch(() => {});
-    this.settle(job, failure('VALIDATION_TIMEOUT', `arguments for "${job.request.name}" could not be validated within ${this.budgetMs} ms`));
+    this.settle(job, failure('VALIDATION_TIMEOUT', `${job.what} within ${job.budgetMs} ms`));
     this.pump();
   }
 
@@ -149,7 +176,7 @@ class ValidatorPool {
     slot.job = null;
     if (job) {
       this.stats.crashed += 1;
-      this.settle(job, failure('VALIDATION_FAILED', `the validator for "${job.request.name}" stopped (out of memory?) before answering`));
+      this.settle(job, failure('VALIDATION_FAILED', `${job.what}: the validator thread stopped (out of memory?) before answering`));
     }
     this.pump();
   }

@@ -1,18 +1,38 @@
 'use strict';
 
 // A validator thread (validator-pool.js). It receives one request at a time:
-//   {seq, schemaId, schemaText, draft, strict, namedKeys, name, frameText | args}
-// and answers {seq, ok: true} or {seq, ok: false, code, message}. Schemas are
+//   {seq, kind: 'validate', schemaId, schemaText, draft, strict, namedKeys, name, frameText | args}
+//     → {seq, ok: true} or {seq, ok: false, code, message}
+//   {seq, kind: 'decode', line}
+//     → {seq, ok: true, text, weight: {values, distinctKeys}, summary: {version, type, id, name, executionId}}
+//       or {seq, ok: false, code, message} Schemas are
 // compiled on first sight and cached by id; the cache is dropped whole past
 // MAX_CACHED_SCHEMAS so a process creating many Code Mode instances cannot
 // grow a worker without bound. The pool terminates a worker that overruns its
 // budget, so nothing here needs to be fast — only correct.
 
+const fs = require('node:fs');
+const os = require('node:os');
 const { parentPort } = require('node:worker_threads');
 const { createAjv, addExtensionKeywords } = require('./schema-compiler');
 const { checkArguments } = require('./argument-check');
+const { decodeText, FrameError } = require('./frames');
+const { findStructureProblem } = require('./json-structure');
+const { frameWeight } = require('./frame-weight');
 
 const MAX_CACHED_SCHEMAS = 1024;
+/**
+ * This thread's nice value: a validation spinning to its budget must not take CPU from the
+ * provider's event loop on a busy machine. Linux applies setpriority(PRIO_PROCESS, tid) to
+ * one thread; /proc/thread-self names ours. Best effort: elsewhere the thread keeps its priority.
+ */
+const WORKER_NICE = 10;
+try {
+  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isSafeInteger(tid) && tid > 0) os.setPriority(tid, WORKER_NICE);
+} catch {
+  // not Linux, or /proc not mounted: priority unchanged
+}
 const compiled = new Map();
 const compilers = new Map();
 
@@ -44,7 +64,30 @@ function compile({ schemaId, schemaText, draft, strict, namedKeys }) {
   return entry;
 }
 
+/** Everything about a large line that could refuse it, so the main thread parses only what it will keep. */
+function decode({ line }) {
+  try {
+    const text = decodeText(Buffer.from(line.buffer, line.byteOffset, line.byteLength));
+    let frame;
+    try {
+      frame = JSON.parse(text);
+    } catch (error) {
+      return { ok: false, code: 'BAD_FRAME', message: `runner sent a line that is not UTF-8 JSON: ${error.message.slice(0, 200)}` };
+    }
+    if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) return { ok: false, code: 'BAD_FRAME', message: 'runner frame is not a JSON object' };
+    const problem = findStructureProblem(text);
+    if (problem) return { ok: false, code: 'BAD_FRAME', message: problem };
+    const str = (value) => (typeof value === 'string' ? value.slice(0, 1024) : undefined);
+    const summary = { version: str(frame.version), type: str(frame.type), id: frame.id, name: str(frame.name), executionId: str(frame.executionId) };
+    return { ok: true, text, weight: frameWeight(frame), summary };
+  } catch (error) {
+    if (error instanceof FrameError) return { ok: false, code: error.code, message: error.message };
+    throw error;
+  }
+}
+
 function handle(request) {
+  if (request.kind === 'decode') return decode(request);
   const entry = compiled.get(request.schemaId) ?? compile(request);
   const args = request.frameText === undefined ? request.args : JSON.parse(request.frameText).arguments;
   return checkArguments(entry, args, request.name);
@@ -55,7 +98,10 @@ parentPort.on('message', (request) => {
   try {
     reply = handle(request);
   } catch (error) {
-    reply = { ok: false, code: 'INVALID_ARGUMENTS', message: `arguments for "${request.name}" could not be validated: ${String(error?.message ?? error).slice(0, 300)}` };
+    const message = String(error?.message ?? error).slice(0, 300);
+    reply = request.kind === 'decode'
+      ? { ok: false, code: 'BAD_FRAME', message: `runner frame could not be decoded: ${message}` }
+      : { ok: false, code: 'INVALID_ARGUMENTS', message: `arguments for "${request.name}" could not be validated: ${message}` };
   }
   parentPort.postMessage({ seq: request.seq, ...reply });
 });

@@ -1,0 +1,102 @@
+'use strict';
+
+// Nothing a model sends can stall the provider (issue 11 §1): real Code Mode
+// runs in the real sandbox throw the worst payloads we know at the host while
+// a 10 ms interval keeps ticking; the event loop's worst delay stays ≤ 50 ms.
+// Each payload is sized to the default limits (frames up to ~1 MiB).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+const { codeMode, tool } = require('./code-mode-support');
+
+/** The bound the issue sets for any one blocking stretch of the provider's event loop. */
+const MAX_BLOCK_MS = 50;
+const TICK_MS = 10;
+
+/** Measure the event loop while `work` runs: the longest gap between 10 ms ticks, minus the period. */
+async function measureLoop(work) {
+  const histogram = monitorEventLoopDelay({ resolution: TICK_MS });
+  let last = performance.now();
+  let worstGap = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    worstGap = Math.max(worstGap, now - last - TICK_MS);
+    last = now;
+  }, TICK_MS);
+  histogram.enable();
+  try {
+    const value = await work();
+    return { value, worstGapMs: worstGap, histogramMaxMs: histogram.max / 1e6 };
+  } finally {
+    histogram.disable();
+    clearInterval(ticker);
+  }
+}
+
+const hostileTools = (seen) => [
+  tool('tags.set', (args) => { seen.push('tags.set'); return args.tags.length; }, {
+    inputSchema: { type: 'object', properties: { tags: { type: 'array', uniqueItems: true } }, required: ['tags'] },
+  }),
+  tool('name.check', () => { seen.push('name.check'); return true; }, {
+    inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } },
+  }),
+  tool('email.send', () => { seen.push('email.send'); return true; }, {
+    inputSchema: { type: 'object', properties: { to: { type: 'string', format: 'email' } } },
+  }),
+  tool('tree.put', () => { seen.push('tree.put'); return true; }, {
+    // Each level tries its first branch over the whole subtree, fails at the end, tries the second: 2^depth.
+    inputSchema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      $defs: { n: { anyOf: [{ type: 'array', prefixItems: [{ $ref: '#/$defs/n' }], items: { const: 'x' } }, { type: 'array', prefixItems: [{ $ref: '#/$defs/n' }] }, { type: 'number' }] } },
+      type: 'object',
+      properties: { t: { $ref: '#/$defs/n' } },
+    },
+  }),
+  tool('echo', (args) => { seen.push('echo'); return Object.keys(args).length; }),
+];
+
+// Model programs, each at the default limits' edge, with what the model must see.
+// `call(name, args)` is how models write it: await, catch, report the message.
+const CALL = 'async function call(name, args) { try { return await tools[name](args); } catch (e) { return String(e.message).slice(0, 300); } }\n';
+const PAYLOADS = [
+  ['quadratic uniqueItems over 65 000 small arrays (as many values as the host parses)',
+    'return await call("tags.set", {tags: Array.from({length: 65000}, (_, i) => [i])});', /VALIDATION_TIMEOUT|^65000$/],
+  ['quadratic uniqueItems over ~1 MiB of small arrays', 'return await call("tags.set", {tags: Array.from({length: 260000}, (_, i) => [i % 10])});', /INVALID_ARGUMENTS: .*too complex/],
+  ['catastrophic pattern', 'return await call("name.check", {s: "a".repeat(60) + "!"});', /VALIDATION_TIMEOUT/],
+  ['format over a 1 MiB string', 'return await call("email.send", {to: "a".repeat(1000000) + "@"});', /INVALID_ARGUMENTS|VALIDATION_TIMEOUT/],
+  ['recursive anyOf over 100-deep nesting (2^100 branches)', 'let t = 0; for (let i = 0; i < 100; i++) t = [t, 0]; return await call("tree.put", {t});', /VALIDATION_TIMEOUT/],
+  ['many keys', 'const o = {}; for (let i = 0; i < 90000; i++) o["k" + i] = 0; return await call("echo", o);', /INVALID_ARGUMENTS: .*distinct object keys/],
+  ['keys just under the distinct-key bound', 'const o = {}; for (let i = 0; i < 16000; i++) o["\\u00e9" + i] = 0; return await call("echo", o);', /^16000$/],
+  ['empty containers (the most values per byte)', 'return await call("echo", {a: Array.from({length: 340000}, () => ({}))});', /INVALID_ARGUMENTS: .*too complex/],
+  ['empty containers just under the value bound', 'return await call("echo", {a: Array.from({length: 131000}, () => ({}))});', /^1$/],
+  ['huge string argument', 'return await call("echo", {s: "\\\\\\"".repeat(250000)});', /^1$/],
+  ['deep nesting at the runner\'s limit', 'let t = {}; for (let i = 0; i < 120; i++) t = {t}; return await call("echo", t);', /^1$/],
+  ['many frames: 2000 tool calls', 'let n = 0; for (let i = 0; i < 2000; i++) n += await call("echo", {i}); return n;', /^2000$/],
+  ['reserved key deep inside', 'return await call("echo", JSON.parse("{\\"a\\":" + "[".repeat(100) + "{\\"__proto__\\":{}}" + "]".repeat(100) + "}"));', /INVALID_ARGUMENTS: .*reserved key/],
+  ['stderr flood through console', 'for (let i = 0; i < 4000; i++) console.log("x".repeat(4000)); return 1;', /^1$/],
+  ['final result of ~512 KiB of empty containers', 'return Array.from({length: 170000}, () => []);', /RESULT_TOO_COMPLEX/],
+  ['final result just under the value bound', 'return Array.from({length: 131000}, () => []);', /^array$/],
+];
+
+/** What the model saw, as one string: the returned value, or the run's error code. */
+function outcome(result) {
+  if (!result.ok) return `${result.error.code}: ${result.error.message}`;
+  return Array.isArray(result.result) ? 'array' : String(result.result);
+}
+
+test('no model-sent payload blocks the provider\'s event loop for more than 50 ms', { timeout: 600_000 }, async (t) => {
+  const seen = [];
+  const mode = codeMode({ tools: hostileTools(seen), limits: { toolCalls: 2000, timeoutMs: 20_000, memoryBytes: 256 * 1024 * 1024 } });
+  const report = [];
+  for (const [name, program, expected] of PAYLOADS) {
+    const { value: result, worstGapMs, histogramMaxMs } = await measureLoop(() => mode.run(CALL + program));
+    report.push({ name, outcome: outcome(result).slice(0, 160), expected, worstGapMs: Math.round(worstGapMs), histogramMaxMs: Math.max(0, Math.round(histogramMaxMs - TICK_MS)) });
+  }
+  t.diagnostic(report.map((row) => `${row.worstGapMs} ms / ${row.histogramMaxMs} ms  ${row.name} → ${row.outcome}`).join('\n'));
+  for (const row of report) {
+    assert.match(row.outcome, row.expected, row.name);
+    assert.ok(row.worstGapMs <= MAX_BLOCK_MS && row.histogramMaxMs <= MAX_BLOCK_MS, `${row.name}: the event loop stalled ${row.worstGapMs} ms (histogram ${row.histogramMaxMs} ms over the period)`);
+  }
+  assert.ok(!seen.includes('name.check') && !seen.includes('tree.put'), 'no handler ran on arguments that were not validated');
+});
