@@ -142,4 +142,12 @@ function grantTools(catalogue, mode) {
   return granted;
 }
 
-module.exports = { defineTools, grantTools, resolveMode, MAX_TOOLS, MAX_TOOL_NAME_BYTES };
+/**
+ * The identity on a tool definition: it exists for TypeScript, where it types the
+ * handler's `args` from the schema (index.d.ts). createCodeMode does the checking.
+ */
+function defineTool(tool) {
+  return tool;
+}
+
+module.exports = { defineTool, defineTools, grantTools, resolveMode, MAX_TOOLS, MAX_TOOL_NAME_BYTES };
