@@ -100,3 +100,31 @@ test('no model-sent payload blocks the provider\'s event loop for more than 50 m
   }
   assert.ok(!seen.includes('name.check') && !seen.includes('tree.put'), 'no handler ran on arguments that were not validated');
 });
+
+test('an own __proto__ key in tool arguments is refused before the handler runs, unless the schema names the key', async () => {
+  const merged = [];
+  const settings = tool('settings.update', (args) => {
+    // The handler shape the refusal protects: a merge into defaults.
+    const next = Object.assign({ theme: 'light' }, args);
+    merged.push({ keys: Object.keys(args), isAdmin: next.isAdmin });
+    return 'ok';
+  });
+  const named = tool('classes.describe', (args) => `${args.constructor}/${args.prototype}`, {
+    inputSchema: { type: 'object', properties: { constructor: { type: 'string' }, prototype: { type: 'string' } } },
+  });
+  const mode = codeMode({ tools: [settings, named] });
+  const result = await mode.run(`
+    const out = [];
+    for (const text of ['{"__proto__": {"isAdmin": true}}', '{"nested": [{"constructor": {"prototype": {"isAdmin": true}}}]}']) {
+      try { out.push(await tools['settings.update'](JSON.parse(text))); } catch (e) { out.push(e.message); }
+    }
+    out.push(await tools['classes.describe'](JSON.parse('{"constructor": "Car", "prototype": "Vehicle"}')));
+    return out;`);
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  assert.match(result.result[0], /INVALID_ARGUMENTS: arguments for "settings.update" carry the reserved key "\/__proto__"/);
+  assert.match(result.result[1], /INVALID_ARGUMENTS: .*reserved key "\/nested\/0\/constructor"/);
+  assert.equal(result.result[2], 'Car/Vehicle');
+  assert.deepEqual(merged, [], 'the handler never ran on a reserved key');
+  const failedCodes = result.events.filter((e) => e.type === 'tool.failed').map((e) => e.error.code);
+  assert.deepEqual(failedCodes, ['INVALID_ARGUMENTS', 'INVALID_ARGUMENTS']);
+});
