@@ -12,7 +12,7 @@ const { z } = require('zod');
 const zod3 = require('zod/v3');
 const { jsonSchema } = require('ai');
 const { defineTools } = require('../lib/code-mode/tools');
-const { validateArguments, fitsFastPath } = require('../lib/code-mode/validation');
+const { validateArguments, validateResult, fitsFastPath } = require('../lib/code-mode/validation');
 const { ValidatorPool } = require('../lib/code-mode/validator-pool');
 const { FRAME_TEXT, parseFrame } = require('../lib/code-mode/frames');
 
@@ -69,12 +69,23 @@ test('a zod 4 schema is converted through Standard JSON Schema and validates', a
   assert.equal((await check(compiled, { id: 'A1', qty: 1.5 })).code, 'INVALID_ARGUMENTS');
 });
 
-test('a zod 4 outputSchema is converted and checked like a JSON Schema one', () => {
+test('a zod 4 outputSchema is converted and checked like a JSON Schema one', async () => {
   const catalogue = defineTools([tool({ type: 'object' }, { outputSchema: z.object({ total: z.number() }) })]);
   const compiled = catalogue.get('t');
   assert.equal(compiled.outputSchema.type, 'object');
-  assert.equal(compiled.validateOutput({ total: 1 }), true);
-  assert.equal(compiled.validateOutput({ total: 'x' }), false);
+  assert.deepEqual(await validateResult(compiled, { total: 1 }, { text: '{"total":1}' }), { ok: true });
+  assert.equal((await validateResult(compiled, { total: 'x' }, { text: '{"total":"x"}' })).code, 'RESULT_SCHEMA_MISMATCH');
+});
+
+test('a super-linear outputSchema is checked in a validator thread, with the same budget', async () => {
+  const pool = new ValidatorPool({ threads: 1, budgetMs: 300 });
+  const compiled = defineTools([tool({ type: 'object' }, { outputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } } })]).get('t');
+  assert.equal(compiled.output.weight, null);
+  const evil = { s: `${'a'.repeat(40)}!` };
+  assert.equal((await validateResult(compiled, evil, { text: JSON.stringify(evil), pool })).code, 'VALIDATION_TIMEOUT');
+  assert.equal((await validateResult(compiled, { s: 'b' }, { text: '{"s":"b"}', pool })).code, 'RESULT_SCHEMA_MISMATCH');
+  assert.deepEqual(await validateResult(compiled, { s: 'aa' }, { text: '{"s":"aa"}', pool }), { ok: true });
+  pool.endIdle();
 });
 
 test('an AI SDK jsonSchema() value is unwrapped and validates', async () => {

@@ -1,9 +1,9 @@
 'use strict';
 
-// The check itself, shared by the main-thread fast path and the validator
-// workers so both answer alike: reserved keys first (a prototype key is
-// refused even when the schema would let any object through), then the
-// compiled schema.
+// The checks themselves, shared by the main-thread fast path and the
+// validator workers so both answer alike. Arguments: reserved keys first (a
+// prototype key is refused even when the schema would let any object
+// through), then the compiled schema. Results: the outputSchema only.
 
 const { findReservedKey } = require('./reserved-keys');
 
@@ -36,4 +36,13 @@ function checkArguments(compiled, args, name) {
   return { ok: false, code: 'INVALID_ARGUMENTS', message: `arguments for "${name}" do not match its inputSchema: ${schemaErrors(compiled.validate)}` };
 }
 
-module.exports = { checkArguments, schemaErrors };
+/**
+ * A tool's projected result against its outputSchema (no reserved-key rule: the provider made it).
+ * @returns {{ok: true} | {ok: false, code: 'RESULT_SCHEMA_MISMATCH', message: string}}
+ */
+function checkResult(compiled, value, name) {
+  if (compiled.validate(value)) return { ok: true };
+  return { ok: false, code: 'RESULT_SCHEMA_MISMATCH', message: `result of "${name}" does not match its outputSchema: ${schemaErrors(compiled.validate)}` };
+}
+
+module.exports = { checkArguments, checkResult, schemaErrors };

@@ -9,12 +9,11 @@
 //   3. handler(args, ctx)  TOOL_FAILED when it throws or rejects
 //   4. project(result)     PROJECTION_FAILED when it throws
 //   5. strict JSON?        RESULT_NOT_JSON (functions, BigInt, cycles, NaN/Infinity, class instances)
-//   6. outputSchema?       RESULT_SCHEMA_MISMATCH
+//   6. outputSchema?       RESULT_SCHEMA_MISMATCH (validation.js, off the main thread when not provably cheap)
 //   7. sizes               TOOL_RESULT_LIMIT_EXCEEDED / CUMULATIVE_RESULT_LIMIT_EXCEEDED (these latch the run)
 
 const { toJsonText, NotJsonError } = require('./json-value');
-const { validateArguments } = require('./validation');
-const { schemaErrors } = require('./argument-check');
+const { validateArguments, validateResult } = require('./validation');
 const { FRAME_TEXT } = require('./frames');
 const { ARGUMENTS_REFUSAL } = require('./frame-decoder');
 
@@ -100,10 +99,10 @@ class CallDispatcher {
       return failure('TOOL_FAILED', errorText(error));
     }
     if (signal.aborted) return failure('RUN_ENDED', 'the run ended before the tool finished');
-    return this.shape(tool, value === undefined ? null : value);
+    return this.shape(tool, value === undefined ? null : value, signal);
   }
 
-  shape(tool, value) {
+  async shape(tool, value, signal) {
     let projected = value;
     if (tool.project) {
       try {
@@ -119,8 +118,9 @@ class CallDispatcher {
       // Anything else (a throwing getter, a stack overflow) is just as much "not JSON".
       return failure('RESULT_NOT_JSON', error instanceof NotJsonError ? error.message : `result cannot be serialized: ${errorText(error)}`);
     }
-    if (tool.validateOutput && !tool.validateOutput(projected)) {
-      return failure('RESULT_SCHEMA_MISMATCH', `result of "${tool.name}" does not match its outputSchema: ${schemaErrors(tool.validateOutput)}`);
+    if (tool.output) {
+      const verdict = await validateResult(tool, projected, { signal, text: json.text });
+      if (!verdict.ok) return failure(verdict.code, verdict.message);
     }
     return this.checkSizes(projected, json);
   }

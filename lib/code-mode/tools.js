@@ -8,7 +8,7 @@ const { CordonError } = require('../errors');
 const { deepFreeze } = require('./deep-freeze');
 const { toJsonSchema, SchemaSourceError } = require('./schema-source');
 const { createCompiler, draftOf } = require('./schema-compiler');
-const { prepareInputValidation } = require('./validation');
+const { prepareValidation } = require('./validation');
 
 /** The runner's catalogue ceiling (code-bridge-v1 §4). */
 const MAX_TOOLS = 512;
@@ -93,8 +93,8 @@ function buildTool(compiler, strict, tool, index) {
     outputSchema: output === null ? undefined : deepFreeze(output.schema),
     handler: tool.handler,
     project: tool.project,
-    input: prepareInputValidation({ ...input, strict }),
-    validateOutput: output === null ? null : output.validate,
+    input: prepareValidation({ ...input, strict }),
+    output: output === null ? null : prepareValidation({ ...output, strict }),
   });
 }
 

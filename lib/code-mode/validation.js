@@ -4,6 +4,7 @@
 //
 //   await validateArguments(tool, args, {signal, frameText})
 //     → {ok: true} | {ok: false, code, message}      (never rejects)
+//   await validateResult(tool, projected, {signal, text})   (outputSchema; same shape)
 //
 // codes: INVALID_ARGUMENTS (schema mismatch, reserved key, unparseable),
 // VALIDATION_TIMEOUT (the worker's budget ran out), VALIDATION_BUSY (the
@@ -24,7 +25,7 @@
 // main thread as much as parsing them did.
 
 const crypto = require('node:crypto');
-const { checkArguments } = require('./argument-check');
+const { checkArguments, checkResult } = require('./argument-check');
 const { describeSchema } = require('./schema-shape');
 const { sharedPool } = require('./validator-pool');
 
@@ -34,10 +35,10 @@ const FAST_PATH_MAX_FRAME_CHARS = 16 * 1024;
 const FAST_PATH_MAX_WORK = 256 * 1024;
 
 /**
- * What validation needs of a tool's input schema, prepared once at createCodeMode.
+ * What validation needs of a tool's input or output schema, prepared once at createCodeMode.
  * @param {{schema: object, validate: Function, draft: string, strict: boolean}} compiled
  */
-function prepareInputValidation({ schema, validate, draft, strict }) {
+function prepareValidation({ schema, validate, draft, strict }) {
   const { weight, namedKeys } = describeSchema(schema);
   const schemaText = JSON.stringify(schema);
   const schemaId = crypto.createHash('sha256').update(`${draft}\0${strict}\0${schemaText}`).digest('hex');
@@ -71,15 +72,27 @@ function boundedValueCount(args, max) {
   return count;
 }
 
-function fitsFastPath(input, args, frameText) {
-  if (input.weight === null) return false;
-  const maxValues = Math.floor(FAST_PATH_MAX_WORK / input.weight);
-  if (frameText !== undefined) return frameText.length <= FAST_PATH_MAX_FRAME_CHARS && frameText.length <= maxValues * 2;
-  return boundedValueCount(args, Math.min(maxValues, FAST_PATH_MAX_FRAME_CHARS / 2)) !== Infinity;
+/**
+ * @param {ReturnType<typeof prepareValidation>} prepared
+ * @param {unknown} value
+ * @param {string} [text] JSON text holding `value` (the frame, or the value's own serialization)
+ */
+function fitsFastPath(prepared, value, text) {
+  if (prepared.weight === null) return false;
+  const maxValues = Math.floor(FAST_PATH_MAX_WORK / prepared.weight);
+  if (text !== undefined) return text.length <= FAST_PATH_MAX_FRAME_CHARS && text.length <= maxValues * 2;
+  return boundedValueCount(value, Math.min(maxValues, FAST_PATH_MAX_FRAME_CHARS / 2)) !== Infinity;
+}
+
+function poolRequest(prepared, name, role) {
+  return {
+    role, name, schemaId: prepared.schemaId, schemaText: prepared.schemaText, draft: prepared.draft, strict: prepared.strict,
+    namedKeys: [...prepared.namedKeys],
+  };
 }
 
 /**
- * @param {{name: string, input: ReturnType<typeof prepareInputValidation>}} tool
+ * @param {{name: string, input: ReturnType<typeof prepareValidation>}} tool
  * @param {unknown} args the parsed arguments
  * @param {{signal?: AbortSignal, frameText?: string, pool?: import('./validator-pool').ValidatorPool}} [options]
  * @returns {Promise<{ok: true} | {ok: false, code: string, message: string}>}
@@ -87,13 +100,26 @@ function fitsFastPath(input, args, frameText) {
 async function validateArguments(tool, args, { signal, frameText, pool = sharedPool() } = {}) {
   const { input, name } = tool;
   if (fitsFastPath(input, args, frameText)) return checkArguments(input, args, name);
-  const request = {
-    schemaId: input.schemaId, schemaText: input.schemaText, draft: input.draft, strict: input.strict,
-    namedKeys: [...input.namedKeys], name,
-  };
+  const request = poolRequest(input, name, 'input');
   if (frameText !== undefined) request.frameText = frameText;
-  else request.args = args;
+  else request.value = args;
   return pool.validate(request, signal);
 }
 
-module.exports = { validateArguments, prepareInputValidation, fitsFastPath, FAST_PATH_MAX_FRAME_CHARS, FAST_PATH_MAX_WORK };
+/**
+ * A projected tool result against the tool's outputSchema, on the same two paths: a result may
+ * echo what the model sent, so a super-linear outputSchema must not run on the main thread either.
+ * @param {{name: string, output: ReturnType<typeof prepareValidation>}} tool with an outputSchema
+ * @param {unknown} value the projected result
+ * @param {{signal?: AbortSignal, text: string, pool?: import('./validator-pool').ValidatorPool}} options
+ *   text: the result's JSON serialization (calls.js has it already)
+ * @returns {Promise<{ok: true} | {ok: false, code: string, message: string}>} codes: RESULT_SCHEMA_MISMATCH,
+ *   VALIDATION_TIMEOUT, VALIDATION_BUSY, VALIDATION_FAILED, RUN_ENDED
+ */
+async function validateResult(tool, value, { signal, text, pool = sharedPool() }) {
+  const { output, name } = tool;
+  if (fitsFastPath(output, value, text)) return checkResult(output, value, name);
+  return pool.validate({ ...poolRequest(output, name, 'output'), valueText: text }, signal);
+}
+
+module.exports = { validateArguments, validateResult, prepareValidation, fitsFastPath, FAST_PATH_MAX_FRAME_CHARS, FAST_PATH_MAX_WORK };

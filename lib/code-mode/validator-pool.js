@@ -14,8 +14,9 @@
 // Bounds:
 // - threads: POOL_THREADS workers, started on demand, ended after IDLE_MS idle;
 // - time: each request gets BUDGET_MS of a worker from the moment the worker
-//   takes it; past that the worker is terminated (V8 interrupts even a
-//   backtracking regex) and the call fails with VALIDATION_TIMEOUT;
+//   takes it (and has started: loading ajv is not the request's time); past
+//   that the worker is terminated (V8 interrupts even a backtracking regex)
+//   and the call fails with VALIDATION_TIMEOUT. A worker gets STARTUP_MS to start;
 // - memory: each worker's heap is capped (WORKER_HEAP_MB); a worker that runs
 //   out dies and the call fails with VALIDATION_FAILED;
 // - queue: at most MAX_QUEUED requests wait; past it a call fails at once with
@@ -32,6 +33,8 @@ const { Worker } = require('node:worker_threads');
 const POOL_THREADS = Math.min(4, Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1));
 /** Wall time a worker may spend on one request (compile on first use + parse + check). */
 const BUDGET_MS = 1000;
+/** A validator thread that has not loaded its modules after this long is given up (its job fails). */
+const STARTUP_MS = 10_000;
 /** Extra budget for decoding a large frame, per MiB of it. */
 const DECODE_MS_PER_MIB = 500;
 /** Requests waiting for a worker; 8 outstanding calls × 64 runs before anyone is refused. */
@@ -71,7 +74,7 @@ class ValidatorPool {
     return this.submit({ kind: 'validate', ...request }, {
       signal,
       budgetMs: this.budgetMs,
-      what: `arguments for "${request.name}" could not be validated`,
+      what: `${request.role === 'output' ? 'the result' : 'arguments'} for "${request.name}" could not be validated`,
     });
   }
 
@@ -130,12 +133,20 @@ class ValidatorPool {
   start(slot, job) {
     if (!slot.worker) slot.worker = this.spawn(slot);
     slot.job = job;
-    job.timer = setTimeout(() => this.overrun(slot), job.budgetMs);
+    // The budget is the job's, not the thread's start-up (loading ajv takes a while on a busy host).
+    if (slot.ready) this.arm(slot);
     slot.worker.postMessage(job.request);
+  }
+
+  arm(slot) {
+    const { job } = slot;
+    clearTimeout(job.timer);
+    job.timer = setTimeout(() => this.overrun(slot), job.budgetMs);
   }
 
   spawn(slot) {
     this.stats.started += 1;
+    slot.ready = false;
     const worker = new Worker(WORKER_PATH, {
       resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: Math.min(32, this.heapMb) },
       stdout: false,
@@ -143,7 +154,17 @@ class ValidatorPool {
     });
     // The pool must never keep the provider's process alive; a waiting run does that.
     worker.unref();
+    // A thread that does not even start is lost like one that dies.
+    // (terminate() makes it exit; the 'exit' handler below fails its job)
+    const startup = setTimeout(() => worker.terminate().catch(() => {}), STARTUP_MS);
+    startup.unref();
     worker.on('message', (reply) => {
+      if (reply?.ready === true) {
+        clearTimeout(startup);
+        slot.ready = true;
+        if (slot.worker === worker && slot.job) this.arm(slot);
+        return;
+      }
       if (slot.worker !== worker || !slot.job || reply?.seq !== slot.job.request.seq) return;
       const { job } = slot;
       slot.job = null;
@@ -152,7 +173,10 @@ class ValidatorPool {
       this.pump();
     });
     worker.on('error', () => {}); // 'exit' follows and reports it
-    worker.on('exit', () => this.lost(slot, worker));
+    worker.on('exit', () => {
+      clearTimeout(startup);
+      this.lost(slot, worker);
+    });
     return worker;
   }
 
@@ -168,7 +192,7 @@ class ValidatorPool {
     this.pump();
   }
 
-  /** A worker died by itself (heap limit, a crash): its job fails, the slot respawns on next use. */
+  /** A worker died by itself (heap limit, a crash, no start-up): its job fails, the slot respawns on next use. */
   lost(slot, worker) {
     if (slot.worker !== worker) return; // terminated on purpose
     slot.worker = null;

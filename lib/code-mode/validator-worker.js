@@ -1,7 +1,8 @@
 'use strict';
 
 // A validator thread (validator-pool.js). It receives one request at a time:
-//   {seq, kind: 'validate', schemaId, schemaText, draft, strict, namedKeys, name, frameText | args}
+//   {seq, kind: 'validate', role: 'input', schemaId, schemaText, draft, strict, namedKeys, name, frameText | value}
+//   {seq, kind: 'validate', role: 'output', …, valueText}
 //     → {seq, ok: true} or {seq, ok: false, code, message}
 //   {seq, kind: 'decode', line}
 //     → {seq, ok: true, text, weight: {values, distinctKeys}, summary: {version, type, id, name, executionId}}
@@ -15,7 +16,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const { parentPort } = require('node:worker_threads');
 const { createAjv, addExtensionKeywords } = require('./schema-compiler');
-const { checkArguments } = require('./argument-check');
+const { checkArguments, checkResult } = require('./argument-check');
 const { decodeText, FrameError } = require('./frames');
 const { findStructureProblem } = require('./json-structure');
 const { frameWeight } = require('./frame-weight');
@@ -89,9 +90,13 @@ function decode({ line }) {
 function handle(request) {
   if (request.kind === 'decode') return decode(request);
   const entry = compiled.get(request.schemaId) ?? compile(request);
-  const args = request.frameText === undefined ? request.args : JSON.parse(request.frameText).arguments;
+  if (request.role === 'output') return checkResult(entry, JSON.parse(request.valueText), request.name);
+  const args = request.frameText === undefined ? request.value : JSON.parse(request.frameText).arguments;
   return checkArguments(entry, args, request.name);
 }
+
+// Modules are loaded: from now on the pool counts each request's budget.
+parentPort.postMessage({ ready: true });
 
 parentPort.on('message', (request) => {
   let reply;
@@ -101,7 +106,7 @@ parentPort.on('message', (request) => {
     const message = String(error?.message ?? error).slice(0, 300);
     reply = request.kind === 'decode'
       ? { ok: false, code: 'BAD_FRAME', message: `runner frame could not be decoded: ${message}` }
-      : { ok: false, code: 'INVALID_ARGUMENTS', message: `arguments for "${request.name}" could not be validated: ${message}` };
+      : { ok: false, code: request.role === 'output' ? 'RESULT_SCHEMA_MISMATCH' : 'INVALID_ARGUMENTS', message: `${request.role === 'output' ? 'result' : 'arguments'} for "${request.name}" could not be validated: ${message}` };
   }
   parentPort.postMessage({ seq: request.seq, ...reply });
 });
