@@ -186,6 +186,19 @@ test('the pool queue is bounded (VALIDATION_BUSY) and an abandoned call leaves t
   pool.endIdle();
 });
 
+test('abandoning a call that a worker is running terminates that worker at once (RUN_ENDED)', async () => {
+  const pool = new ValidatorPool({ threads: 1, budgetMs: 60_000 });
+  const slow = compile({ type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } });
+  const controller = new AbortController();
+  const running = validateArguments(slow, { s: `${'a'.repeat(60)}!` }, { pool, signal: controller.signal });
+  while (!pool.slots[0].ready) await new Promise((resolve) => setTimeout(resolve, 20));
+  controller.abort();
+  assert.equal((await running).code, 'RUN_ENDED');
+  assert.equal(pool.liveWorkers(), 0, 'the stuck worker was terminated, not left to its 60 s budget');
+  assert.deepEqual(await validateArguments(slow, { s: 'aa' }, { pool }), { ok: true });
+  pool.endIdle();
+});
+
 test('a worker that runs out of heap fails its call with VALIDATION_FAILED and the pool recovers', async () => {
   const pool = new ValidatorPool({ threads: 1, budgetMs: 60_000, heapMb: 16 });
   const compiled = compile({ type: 'object', properties: { tags: { type: 'array', uniqueItems: true } } });

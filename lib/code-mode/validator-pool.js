@@ -13,18 +13,21 @@
 //
 // Bounds:
 // - threads: POOL_THREADS workers, started on demand, ended after IDLE_MS idle;
-// - time: each request gets BUDGET_MS of a worker from the moment the worker
-//   takes it (and has started: loading ajv is not the request's time); past
-//   that the worker is terminated (V8 interrupts even a backtracking regex)
-//   and the call fails with VALIDATION_TIMEOUT. A worker gets STARTUP_MS to start;
+// - time: each request gets BUDGET_MS of a worker's CPU time (Linux; wall time
+//   elsewhere) from the moment the worker takes it (and has started: loading
+//   ajv is not the request's time), and at most MAX_WALL_FACTOR × that of wall
+//   time when the machine starves it; past either the worker is terminated (V8
+//   interrupts even a backtracking regex) and the call fails with
+//   VALIDATION_TIMEOUT. A worker gets STARTUP_MS to start;
 // - memory: each worker's heap is capped (WORKER_HEAP_MB); a worker that runs
 //   out dies and the call fails with VALIDATION_FAILED;
 // - queue: at most MAX_QUEUED requests wait; past it a call fails at once with
 //   VALIDATION_BUSY. A request whose run gave up (signal aborted) leaves the
-//   queue at once.
+//   queue at once, or, if a worker is on it, that worker is terminated.
 // The main thread's own cost per request is a postMessage of strings (the
 // frame text, the schema text) or, without frame text, of the arguments.
 
+const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
@@ -44,6 +47,24 @@ const IDLE_MS = 10_000;
 /** Per-worker heap: a maximal default frame parses in a few tens of MiB. */
 const WORKER_HEAP_MB = 256;
 const WORKER_PATH = path.join(__dirname, 'validator-worker.js');
+
+/** A starved validator gets its CPU budget within this many times the budget of wall time. */
+const MAX_WALL_FACTOR = 10;
+/** Shortest re-arm of an unspent budget (the /proc read is cheap, but not free). */
+const MIN_RECHECK_MS = 20;
+
+/**
+ * CPU time (ms) the kernel has charged to one thread of this process, from
+ * /proc/self/task/<tid>/schedstat (its first field: ns on a CPU); null when unreadable.
+ */
+function threadCpuMs(tid) {
+  if (tid === null || tid === undefined) return null;
+  try {
+    return Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return null;
+  }
+}
 
 const failure = (code, message) => ({ ok: false, code, message: message.slice(0, 1024) });
 
@@ -98,17 +119,30 @@ class ValidatorPool {
     return new Promise((resolve) => {
       const job = { request: { ...request, seq: (this.seq += 1) }, resolve, signal, budgetMs, what, timer: null, onAbort: null };
       if (signal) {
-        job.onAbort = () => {
-          const at = this.queue.indexOf(job);
-          if (at !== -1) this.queue.splice(at, 1);
-          // A running job is left to finish (its budget bounds it); its answer is ignored by the caller.
-          if (at !== -1) this.settle(job, failure('RUN_ENDED', 'the run ended before the arguments were validated'));
-        };
+        job.onAbort = () => this.abandon(job);
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
       this.queue.push(job);
       this.pump();
     });
+  }
+
+  /**
+   * The caller gave up (its run ended): a queued job leaves the queue; a running one has its
+   * worker terminated at once — a hostile validation must not hold a thread past its run.
+   */
+  abandon(job) {
+    const at = this.queue.indexOf(job);
+    if (at !== -1) this.queue.splice(at, 1);
+    const slot = this.slots.find((candidate) => candidate.job === job);
+    if (slot) {
+      const { worker } = slot;
+      slot.job = null;
+      slot.worker = null;
+      worker.terminate().catch(() => {});
+    }
+    if (at !== -1 || slot) this.settle(job, failure('RUN_ENDED', 'the run ended before validation finished'));
+    if (slot) this.pump();
   }
 
   settle(job, reply) {
@@ -141,12 +175,15 @@ class ValidatorPool {
   arm(slot) {
     const { job } = slot;
     clearTimeout(job.timer);
+    job.startedAt = performance.now();
+    job.cpuAtStart = threadCpuMs(slot.tid);
     job.timer = setTimeout(() => this.overrun(slot), job.budgetMs);
   }
 
   spawn(slot) {
     this.stats.started += 1;
     slot.ready = false;
+    slot.tid = null;
     const worker = new Worker(WORKER_PATH, {
       resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: Math.min(32, this.heapMb) },
       stdout: false,
@@ -162,6 +199,7 @@ class ValidatorPool {
       if (reply?.ready === true) {
         clearTimeout(startup);
         slot.ready = true;
+        slot.tid = Number.isSafeInteger(reply.tid) ? reply.tid : null;
         if (slot.worker === worker && slot.job) this.arm(slot);
         return;
       }
@@ -184,11 +222,20 @@ class ValidatorPool {
   overrun(slot) {
     const { job, worker } = slot;
     if (!job) return;
+    // The budget is CPU time when the thread's is readable: a validator starved by a busy
+    // machine (it runs at nice 10) gets its full budget of work, within MAX_WALL_FACTOR × the budget.
+    const cpuMs = threadCpuMs(slot.tid);
+    const usedMs = cpuMs === null || job.cpuAtStart === null ? Infinity : cpuMs - job.cpuAtStart;
+    const wallMs = performance.now() - job.startedAt;
+    if (usedMs < job.budgetMs && wallMs < job.budgetMs * MAX_WALL_FACTOR) {
+      job.timer = setTimeout(() => this.overrun(slot), Math.max(MIN_RECHECK_MS, Math.min(job.budgetMs - usedMs, job.budgetMs * MAX_WALL_FACTOR - wallMs)));
+      return;
+    }
     this.stats.timedOut += 1;
     slot.job = null;
     slot.worker = null;
     worker.terminate().catch(() => {});
-    this.settle(job, failure('VALIDATION_TIMEOUT', `${job.what} within ${job.budgetMs} ms`));
+    this.settle(job, failure('VALIDATION_TIMEOUT', `${job.what} within ${job.budgetMs} ms${usedMs === Infinity ? '' : ' of CPU time'}`));
     this.pump();
   }
 

@@ -28,12 +28,24 @@ const MAX_CACHED_SCHEMAS = 1024;
  * one thread; /proc/thread-self names ours. Best effort: elsewhere the thread keeps its priority.
  */
 const WORKER_NICE = 10;
-try {
-  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isSafeInteger(tid) && tid > 0) os.setPriority(tid, WORKER_NICE);
-} catch {
-  // not Linux, or /proc not mounted: priority unchanged
+
+/** This thread's kernel id (Linux), so the pool can read its CPU time; null elsewhere. */
+function threadId() {
+  try {
+    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isSafeInteger(tid) && tid > 0 ? tid : null;
+  } catch {
+    return null; // not Linux, or /proc not mounted
+  }
 }
+
+const TID = threadId();
+try {
+  if (TID !== null) os.setPriority(TID, WORKER_NICE);
+} catch {
+  // not permitted: priority unchanged
+}
+
 const compiled = new Map();
 const compilers = new Map();
 
@@ -96,7 +108,7 @@ function handle(request) {
 }
 
 // Modules are loaded: from now on the pool counts each request's budget.
-parentPort.postMessage({ ready: true });
+parentPort.postMessage({ ready: true, tid: TID });
 
 parentPort.on('message', (request) => {
   let reply;
