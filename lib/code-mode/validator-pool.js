@@ -34,7 +34,7 @@ const { Worker } = require('node:worker_threads');
 
 /** Two threads at least, so one request at its budget does not stall every other run. */
 const POOL_THREADS = Math.min(4, Math.max(2, (os.availableParallelism?.() ?? os.cpus().length) - 1));
-/** Wall time a worker may spend on one request (compile on first use + parse + check). */
+/** CPU time a worker may spend on one request (compile on first use + parse + check); see overrun(). */
 const BUDGET_MS = 1000;
 /** A validator thread that has not loaded its modules after this long is given up (its job fails). */
 const STARTUP_MS = 10_000;
@@ -198,6 +198,7 @@ class ValidatorPool {
     worker.on('message', (reply) => {
       if (reply?.ready === true) {
         clearTimeout(startup);
+        if (slot.worker !== worker) return; // replaced meanwhile
         slot.ready = true;
         slot.tid = Number.isSafeInteger(reply.tid) ? reply.tid : null;
         if (slot.worker === worker && slot.job) this.arm(slot);
