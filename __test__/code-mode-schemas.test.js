@@ -144,6 +144,7 @@ test('the main-thread fast path is taken only for linear schemas and small argum
   assert.equal(fitsFastPath(simple, { id: 'a', n: 1 }, undefined), true);
   assert.equal(fitsFastPath(simple, { id: 'a' }, '{"id":"a"}'), true);
   assert.equal(fitsFastPath(simple, { id: 'x'.repeat(20_000) }, undefined), false);
+  assert.equal(fitsFastPath(simple, { a: Array.from({ length: 100 }, () => 'x'.repeat(1000)) }, undefined), false, 'strings count in total');
   assert.equal(fitsFastPath(simple, { list: Array.from({ length: 20_000 }, () => 0) }, undefined), false);
   for (const slow of [
     { type: 'object', properties: { tags: { type: 'array', uniqueItems: true } } },

@@ -46,18 +46,21 @@ function prepareValidation({ schema, validate, draft, strict }) {
 }
 
 /**
- * Values in `args` if there are at most `max`, else Infinity. Bounded: stops after max + 1 values.
+ * Values in `args` if there are at most `max` and their strings total at most
+ * FAST_PATH_MAX_FRAME_CHARS, else Infinity. Bounded: stops after max + 1 values.
  * Used only without frame text, when the arguments' size is not known yet.
  */
 function boundedValueCount(args, max) {
   let count = 0;
+  let chars = 0; // string keywords (minLength, …) walk the string: bound the total as a frame would
   const stack = [args];
   while (stack.length > 0) {
     count += 1;
     if (count > max) return Infinity;
     const node = stack.pop();
     if (node === null || typeof node !== 'object') {
-      if (typeof node === 'string' && node.length > FAST_PATH_MAX_FRAME_CHARS) return Infinity;
+      if (typeof node === 'string') chars += node.length;
+      if (chars > FAST_PATH_MAX_FRAME_CHARS) return Infinity;
       continue;
     }
     // for…in stops early; Object.keys on a 100 000-key object would not.
