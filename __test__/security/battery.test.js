@@ -236,6 +236,64 @@ describe('processes', () => {
   });
 });
 
+describe('pid namespace', () => {
+  for (const name of ['pidfd-getfd', 'process-vm-readv']) {
+    probe(`${name} on the namespace init fails with EPERM`, async () => {
+      expectBlocked(await h.attack([name]), name, /Operation not permitted/);
+    });
+  }
+
+  // The attack: rewrite the init through /proc/1/mem so that it clears its
+  // parent-death signal and reports "exited 0" to bwrap, which then exits
+  // while the init and the program live on, holding the streams open.
+  probe('a program that fakes its exit through the init neither outlives wait() nor keeps it pending', async () => {
+    let settled;
+    const run = h.attack(['fake-exit', 'open'], { stop: { graceMs: 200, forceMs: 500 } });
+    const timer = new Promise((resolve) => { settled = setTimeout(resolve, 15_000, null); });
+    const outcome = await Promise.race([run, timer]);
+    clearTimeout(settled);
+    assert.ok(outcome, 'wait() settled within 15 s');
+    assert.equal(outcome.results.get('fake-exit')?.detail, 'init rewritten; the host checks that nothing outlives wait()');
+    assert.equal(outcome.receipt.stop.containmentConfirmed, true);
+  });
+
+  const WITHOUT_CGROUP = `
+const runs = [];
+const once = (mode) => new Promise((resolve) => {
+  const started = Date.now();
+  const ex = cordon.spawnIsolated([probe, 'fake-exit', mode], { policy: cordon.readOnly(), stop: { graceMs: 200, forceMs: 500 } });
+  let text = '';
+  ex.stderr.on('data', (d) => { text += d; });
+  ex.protocol.resume();
+  const late = setTimeout(() => resolve({ mode, settled: false }), 10_000);
+  ex.wait().then((r) => { clearTimeout(late); resolve({ mode, settled: true, ms: Date.now() - started, text,
+    cgroup: r.receipt.confinement.cgroup, contained: r.receipt.stop.containmentConfirmed }); });
+});
+(async () => {
+  for (const mode of ['closed', 'open']) runs.push(await once(mode));
+  process.stdout.write(JSON.stringify(runs));
+  process.exit(0);
+})();
+`;
+  probe('without a cgroup (non-root provider), a faked exit is killed with the whole pid namespace before wait() settles', async (t) => {
+    const marker = h.probe();
+    try {
+      const run = h.runAsNobody(WITHOUT_CGROUP);
+      if (run.skip) return t.skip(run.skip);
+      assert.equal(run.error, undefined, run.error);
+      for (const result of run.value) {
+        assert.equal(result.settled, true, `wait() settled (streams ${result.mode})`);
+        assert.match(result.text, /RESULT fake-exit blocked init rewritten/, `the attack ran (${result.mode})`);
+        assert.equal(result.cgroup, null, 'no cgroup helped');
+        assert.equal(result.contained, true, `containment confirmed (${result.mode})`);
+      }
+      assert.deepEqual(h.processesWith(marker), [], 'no init or program of the attack survives its provider');
+    } finally {
+      for (const pid of h.processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
 describe('resources', () => {
   probe('a memory bomb is stopped inside the sandbox alone', async () => {
     const policy = { ...structuredClone(cordon.readOnly()), resources: { memoryBytes: 64 << 20 } };
@@ -384,7 +442,7 @@ process.stdout.write(JSON.stringify({
   probe('the receipt records every confinement layer applied', async () => {
     const { receipt } = await h.attack(['exit', '0']);
     const { confinement } = receipt;
-    assert.equal(confinement.seccomp.profile, 'cordon-default-v1');
+    assert.equal(confinement.seccomp.profile, 'cordon-default-v2');
     assert.ok(confinement.seccomp.denied.includes('ptrace'));
     const names = confinement.rlimits.map((r) => r.name);
     assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE']);

@@ -49,7 +49,7 @@ test('without a cgroup: defaults fall back to rlimits; treeLimits "required" ref
   assert.equal(result.refused, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE');
   assert.equal(result.returncode, 0);
   assert.equal(result.confinement.cgroup, null);
-  assert.equal(result.confinement.seccomp.profile, 'cordon-default-v1');
+  assert.equal(result.confinement.seccomp.profile, 'cordon-default-v2');
   const nproc = result.confinement.rlimits.find((r) => r.name === 'NPROC');
   // The policy's 64 plus the zombie allowance (confinement.rs NPROC_ZOMBIE_ALLOWANCE).
   assert.equal(nproc.hard, 64 + 512, 'without a cgroup NPROC is the only process bound');

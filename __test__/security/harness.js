@@ -172,6 +172,26 @@ function sandboxUidSentinel() {
   return child;
 }
 
+/**
+ * Runs `script` (CommonJS, with `cordon` and `probe` — the addon and the
+ * attacker's path — in scope) in a Node process of a non-root provider
+ * (uid 65534: no cgroup is writable for it), and returns its JSON output.
+ * `skip` is set instead when that uid cannot read the checkout (a clone in
+ * a 0700 directory) or this process is not root.
+ */
+function runAsNobody(script, timeoutMs = 30_000) {
+  if (process.geteuid() !== 0) return { skip: 'needs root to run a provider as uid 65534 (a user with no cgroup)' };
+  const root = path.join(__dirname, '..', '..');
+  const prelude = `const cordon = require(${JSON.stringify(root)}); const probe = ${JSON.stringify(probe())};\n`;
+  const run = require('node:child_process').spawnSync(process.execPath, ['-e', prelude + script], {
+    uid: NOBODY_UID, gid: NOBODY_UID, cwd: '/', encoding: 'utf8', timeout: timeoutMs,
+    env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
+  });
+  if (/EACCES|Cannot find module/.test(run.stderr)) return { skip: `uid ${NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}` };
+  if (run.status !== 0) return { error: `provider exited ${run.status ?? run.signal}: ${run.stderr}` };
+  return { value: JSON.parse(run.stdout) };
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -190,6 +210,7 @@ module.exports = {
   parseResults,
   probe,
   processesWith,
+  runAsNobody,
   sandboxUidProcesses,
   sandboxUidSentinel,
   skipReason,

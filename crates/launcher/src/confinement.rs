@@ -329,7 +329,7 @@ mod tests {
             cgroup,
             temp,
         } = receipt_parts(&plan, outcome);
-        assert_eq!(seccomp["profile"], "cordon-default-v1");
+        assert_eq!(seccomp["profile"], "cordon-default-v2");
         assert_eq!(seccomp["instructions"], program.len() / 8);
         assert!(seccomp["denied"]
             .as_array()

@@ -38,7 +38,7 @@ pub struct SeccompPolicy {
 }
 
 /// The name recorded in receipts; bump it when the denial table changes.
-pub const PROFILE_NAME: &str = "cordon-default-v1";
+pub const PROFILE_NAME: &str = "cordon-default-v2";
 
 /// How a denied call fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +101,9 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
         Always,
         Eperm,
     ),
+    // Another process's descriptors (the namespace init's eventfd, bwrap's
+    // pipes): the same reach into a process as ptrace, without its check.
+    deny("pidfd_getfd", libc::SYS_pidfd_getfd, Always, Eperm),
     deny("io_uring_setup", libc::SYS_io_uring_setup, Always, Enosys),
     deny("io_uring_enter", libc::SYS_io_uring_enter, Always, Enosys),
     deny(
