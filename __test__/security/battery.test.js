@@ -236,6 +236,43 @@ describe('processes', () => {
   });
 });
 
+describe('teardown', () => {
+  // What the provider does with a tree a sandbox left in its default
+  // workspace: the run settles, the provider lives, the tree goes. The
+  // provider runs in a process of its own (a crash must fail the test, not
+  // end it) and reports whether its control roots are gone after wait().
+  const LITTER = `
+(async () => {
+  const started = Date.now();
+  const ex = cordon.spawnIsolated([probe, 'litter', '20000'], { policy: cordon.workspaceWrite() });
+  let text = '';
+  ex.stderr.on('data', (d) => { text += d; });
+  ex.protocol.resume();
+  const r = await ex.wait();
+  const settledMs = Date.now() - started;
+  const fs = require('node:fs');
+  const base = require(${JSON.stringify(require.resolve('../../binding.js'))}).controlRootBase();
+  const mine = () => fs.readdirSync(base).filter((n) => {
+    try { return fs.readFileSync(base + '/' + n + '/owner', 'utf8').split(' ')[0] === String(process.pid); } catch { return false; }
+  });
+  let left = mine();
+  for (let i = 0; i < 500 && left.length > 0; i += 1) { await new Promise((res) => setTimeout(res, 20)); left = mine(); }
+  process.stdout.write(JSON.stringify({ text, returncode: r.returncode, settledMs, left }));
+})();
+`;
+  for (const asNobody of [false, true]) {
+    const who = asNobody ? 'a non-root provider' : 'a root provider';
+    probe(`${who} survives a 20 000-level tree with locked directories, FIFOs, sockets and links, and removes it`, async (t) => {
+      const run = h.runProvider(LITTER, { asNobody });
+      if (run.skip) return t.skip(run.skip);
+      assert.equal(run.error, undefined, run.error);
+      assert.match(run.value.text, /RESULT litter blocked nested=20000/, run.value.text.slice(0, 300));
+      assert.equal(run.value.returncode, 0);
+      assert.deepEqual(run.value.left, [], 'the control root and everything in it are gone');
+    });
+  }
+});
+
 describe('pid namespace', () => {
   for (const name of ['pidfd-getfd', 'process-vm-readv']) {
     probe(`${name} on the namespace init fails with EPERM`, async () => {
@@ -278,7 +315,7 @@ const once = (mode) => new Promise((resolve) => {
   probe('without a cgroup (non-root provider), a faked exit is killed with the whole pid namespace before wait() settles', async (t) => {
     const marker = h.probe();
     try {
-      const run = h.runAsNobody(WITHOUT_CGROUP);
+      const run = h.runProvider(WITHOUT_CGROUP, { asNobody: true });
       if (run.skip) return t.skip(run.skip);
       assert.equal(run.error, undefined, run.error);
       for (const result of run.value) {

@@ -174,20 +174,22 @@ function sandboxUidSentinel() {
 
 /**
  * Runs `script` (CommonJS, with `cordon` and `probe` — the addon and the
- * attacker's path — in scope) in a Node process of a non-root provider
- * (uid 65534: no cgroup is writable for it), and returns its JSON output.
- * `skip` is set instead when that uid cannot read the checkout (a clone in
- * a 0700 directory) or this process is not root.
+ * attacker's path — in scope) in a provider process of its own, so that a
+ * provider crash is a test failure rather than the test process's death,
+ * and returns the JSON it prints. `asNobody`: the provider runs as uid
+ * 65534, for which no cgroup is writable. `skip` is set instead when that
+ * uid cannot read the checkout (a clone in a 0700 directory) or this
+ * process is not root.
  */
-function runAsNobody(script, timeoutMs = 30_000) {
-  if (process.geteuid() !== 0) return { skip: 'needs root to run a provider as uid 65534 (a user with no cgroup)' };
+function runProvider(script, { asNobody = false, timeoutMs = 60_000 } = {}) {
+  if (asNobody && process.geteuid() !== 0) return { skip: 'needs root to run a provider as uid 65534 (a user with no cgroup)' };
   const root = path.join(__dirname, '..', '..');
   const prelude = `const cordon = require(${JSON.stringify(root)}); const probe = ${JSON.stringify(probe())};\n`;
+  const identity = asNobody ? { uid: NOBODY_UID, gid: NOBODY_UID, env: { PATH: process.env.PATH, TMPDIR: '/tmp' } } : {};
   const run = require('node:child_process').spawnSync(process.execPath, ['-e', prelude + script], {
-    uid: NOBODY_UID, gid: NOBODY_UID, cwd: '/', encoding: 'utf8', timeout: timeoutMs,
-    env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
+    cwd: '/', encoding: 'utf8', timeout: timeoutMs, ...identity,
   });
-  if (/EACCES|Cannot find module/.test(run.stderr)) return { skip: `uid ${NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}` };
+  if (asNobody && /EACCES|Cannot find module/.test(run.stderr)) return { skip: `uid ${NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}` };
   if (run.status !== 0) return { error: `provider exited ${run.status ?? run.signal}: ${run.stderr}` };
   return { value: JSON.parse(run.stdout) };
 }
@@ -210,7 +212,7 @@ module.exports = {
   parseResults,
   probe,
   processesWith,
-  runAsNobody,
+  runProvider,
   sandboxUidProcesses,
   sandboxUidSentinel,
   skipReason,

@@ -370,6 +370,36 @@ static int vm_read_init(void) {
     return errno_report("process-vm-readv", syscall(SYS_process_vm_readv, 1, &local, 1, &remote, 1, 0));
 }
 
+/* Leaves the hardest tree it can for the host to remove, in the current
+ * directory: a 000-mode and a 0555 directory with content, a FIFO, a bound
+ * socket, symlinks to / and .., a hardlink, 1000 files side by side, then
+ * `mkdir d; chdir d` `levels` times. */
+static int litter(const char *levels) {
+    mkdir("locked", 0755); mkdir("locked/inner", 0755);
+    close(open("locked/inner/file", O_WRONLY | O_CREAT, 0644));
+    chmod("locked", 0);
+    mkdir("readonly", 0755); mkdir("readonly/sub", 0755);
+    close(open("readonly/sub/file", O_WRONLY | O_CREAT, 0644));
+    chmod("readonly/sub", 0555); chmod("readonly", 0555);
+    mkfifo("fifo", 0600);
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX, .sun_path = "sock"};
+    bind(sock, (void *)&addr, sizeof addr);
+    symlink("/", "to-root"); symlink("..", "to-parent");
+    close(open("file", O_WRONLY | O_CREAT, 0644)); link("file", "hardlink");
+    mkdir("wide", 0755);
+    for (int i = 0; i < 1000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "wide/%d", i);
+        close(open(name, O_WRONLY | O_CREAT, 0644));
+    }
+    int n = atoi(levels), made = 0;
+    for (; made < n; made++) if (mkdir("d", 0755) != 0 || chdir("d") != 0) break;
+    char detail[64];
+    snprintf(detail, sizeof detail, "nested=%d", made);
+    return report("litter", 1, detail); /* the host judges its teardown */
+}
+
 int main(int argc, char **argv) {
     const char *a = argc > 1 ? argv[1] : "";
     const char *arg = argc > 2 ? argv[2] : "";
@@ -402,6 +432,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "dump")) return dump(arg);
     if (!strcmp(a, "pidfd-getfd")) return pidfd_getfd_init();
     if (!strcmp(a, "process-vm-readv")) return vm_read_init();
+    if (!strcmp(a, "litter")) return litter(arg);
     if (!strcmp(a, "fake-exit")) return fake_exit(arg);
     if (!strcmp(a, "hang")) { report("hang", 1, "started"); for (;;) pause(); }
     if (!strcmp(a, "write-then-hang")) { write_path(arg, arg); for (;;) pause(); }

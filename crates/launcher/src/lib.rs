@@ -35,6 +35,7 @@ pub mod stop_ladder;
 pub mod strict_json;
 pub mod supervisor;
 pub mod timestamp;
+pub mod tree_removal;
 
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};

@@ -437,7 +437,7 @@ fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
     }
 }
 
-/// Receipt → read back → remove the control root → `Finished`.
+/// Receipt → read back → detach the control root → `Finished` → remove it.
 fn finish(
     mut p: Prepared,
     sink: &Arc<dyn EventSink>,
@@ -450,7 +450,12 @@ fn finish(
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
     let document = receipt::build(&p.plan, &p.request.policy, &facts);
     let receipt_json = receipt::write_and_read(&p.root, &document).ok();
-    p.root.remove();
+    // What the sandbox left may take long to remove (any depth or width):
+    // the root leaves its name in one rename so the run settles now, and is
+    // removed below, after `Finished`. If the rename fails, before it.
+    if !p.root.detach() {
+        p.root.remove();
+    }
     // Every descriptor of the run is closed before `wait()` can settle.
     p.cgroup = None;
     let result = match facts.outcome {
@@ -466,4 +471,5 @@ fn finish(
         }),
     };
     sink.emit(Event::Finished(result));
+    p.root.remove();
 }
