@@ -260,6 +260,42 @@ describe('teardown', () => {
   process.stdout.write(JSON.stringify({ text, returncode: r.returncode, settledMs, left }));
 })();
 `;
+  // A provider killed mid-run leaves its control root, litter included; the
+  // next provider's stale-root sweep (on its own thread, at its first
+  // launch) must remove it whatever its depth.
+  const DIE_MID_RUN = `
+const ex = cordon.spawnIsolated([probe, 'litter', '25000', 'hang'], { policy: cordon.workspaceWrite() });
+ex.protocol.resume();
+ex.stderr.on('data', (d) => { if (String(d).includes('RESULT litter')) { process.stdout.write(JSON.stringify(String(d))); process.kill(process.pid, 'SIGKILL'); } });
+`;
+  const NEXT_PROVIDER = (stale) => `
+(async () => {
+  const fs = require('node:fs');
+  const ex = cordon.spawnIsolated([probe, 'exit', '0'], { policy: cordon.readOnly() });
+  ex.stderr.resume(); ex.protocol.resume();
+  await ex.wait();
+  let gone = false;
+  for (let i = 0; i < 500 && !gone; i += 1) { gone = !fs.existsSync(${JSON.stringify(stale)}); if (!gone) await new Promise((r) => setTimeout(r, 20)); }
+  process.stdout.write(JSON.stringify({ gone }));
+})();
+`;
+  probe("the next provider's stale-root sweep removes a dead provider's 25 000-level tree", async () => {
+    const base = h.controlRootBase();
+    const dead = h.runProvider(DIE_MID_RUN);
+    assert.match(dead.error ?? '', /SIGKILL/, 'the first provider died mid-run');
+    const stale = fs.readdirSync(base).filter((n) => {
+      try {
+        return fs.readFileSync(path.join(base, n, 'owner'), 'utf8').split(' ')[0] === String(dead.pid);
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(stale.length, 1, `one stale root: ${stale}`);
+    const next = h.runProvider(NEXT_PROVIDER(path.join(base, stale[0])));
+    assert.equal(next.error, undefined, next.error);
+    assert.equal(next.value.gone, true, 'the stale root is gone');
+  });
+
   for (const asNobody of [false, true]) {
     const who = asNobody ? 'a non-root provider' : 'a root provider';
     probe(`${who} survives a 20 000-level tree with locked directories, FIFOs, sockets and links, and removes it`, async (t) => {

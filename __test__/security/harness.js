@@ -176,7 +176,7 @@ function sandboxUidSentinel() {
  * Runs `script` (CommonJS, with `cordon` and `probe` — the addon and the
  * attacker's path — in scope) in a provider process of its own, so that a
  * provider crash is a test failure rather than the test process's death,
- * and returns the JSON it prints. `asNobody`: the provider runs as uid
+ * and returns the JSON it prints (and the provider's pid). `asNobody`: the provider runs as uid
  * 65534, for which no cgroup is writable. `skip` is set instead when that
  * uid cannot read the checkout (a clone in a 0700 directory) or this
  * process is not root.
@@ -190,8 +190,8 @@ function runProvider(script, { asNobody = false, timeoutMs = 60_000 } = {}) {
     cwd: '/', encoding: 'utf8', timeout: timeoutMs, ...identity,
   });
   if (asNobody && /EACCES|Cannot find module/.test(run.stderr)) return { skip: `uid ${NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}` };
-  if (run.status !== 0) return { error: `provider exited ${run.status ?? run.signal}: ${run.stderr}` };
-  return { value: JSON.parse(run.stdout) };
+  if (run.status !== 0) return { pid: run.pid, error: `provider exited ${run.status ?? run.signal}: ${run.stderr}` };
+  return { pid: run.pid, value: JSON.parse(run.stdout) };
 }
 
 function alive(pid) {

@@ -432,7 +432,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "dump")) return dump(arg);
     if (!strcmp(a, "pidfd-getfd")) return pidfd_getfd_init();
     if (!strcmp(a, "process-vm-readv")) return vm_read_init();
-    if (!strcmp(a, "litter")) return litter(arg);
+    if (!strcmp(a, "litter")) { litter(arg); if (argc > 3) for (;;) pause(); return 0; }
     if (!strcmp(a, "fake-exit")) return fake_exit(arg);
     if (!strcmp(a, "hang")) { report("hang", 1, "started"); for (;;) pause(); }
     if (!strcmp(a, "write-then-hang")) { write_path(arg, arg); for (;;) pause(); }
