@@ -181,6 +181,48 @@ describe('filesystem', () => {
 });
 
 
+describe('disclosure', () => {
+  probe("the sandbox init's environment is empty: bwrap runs with none", async () => {
+    const run = await h.attack(['dump', '/proc/1/environ']);
+    assert.match(run.text, /^DUMP \/proc\/1\/environ $/m, `the init's environment: ${run.text.slice(0, 300)}`);
+  });
+
+  probe('launcherEnvironment is refused before anything is spawned, so none of it can reach the sandbox', async () => {
+    const secret = `launcher-secret-${process.pid}`;
+    let run = null;
+    try {
+      run = await h.attack(['dump', '/proc/1/environ'], { launcherEnvironment: { CORDON_LAUNCHER_SECRET: secret } });
+    } catch (error) {
+      assert.equal(error.code, 'ERR_CORDON_INVALID_OPTIONS');
+      assert.match(error.message, /launcherEnvironment.*\/proc\/1\/environ/);
+    }
+    assert.equal(run, null, `the option was accepted; the init's environment: ${run?.text.slice(0, 300)}`);
+  });
+
+  // The control root's name, seen from the host while the sandbox runs,
+  // must appear in nothing the sandbox can read. (The default workspace is
+  // a bind from the control root, and mountinfo names a bind's source: see
+  // docs/security.md, "Not guaranteed"; this run has no workspace.)
+  for (const file of ['/proc/1/environ', '/proc/self/environ', '/proc/self/mountinfo', '/proc/self/cmdline']) {
+    probe(`${file} names no host path of the control root`, async () => {
+      let roots = [];
+      const run = await h.attack(['dump-then-hang', file], { policy: cordon.profile('untrusted') }, async (execution, started) => {
+        await started;
+        roots = h.controlRoots().filter((r) => !rootsBefore.includes(r));
+        execution.stop();
+      });
+      assert.match(run.text, new RegExp(`^DUMP ${file} `, 'm'), 'the file was read');
+      assert.equal(roots.length, 1, 'the run\'s control root was seen from the host');
+      assert.ok(!run.text.includes(roots[0]), `${file} names the control root ${roots[0]}: ${run.text.slice(0, 400)}`);
+      assert.ok(!run.text.includes(h.controlRootBase()), `${file} names the control-root base`);
+    });
+  }
+
+  probe("the host's boot command line (/proc/cmdline) is not readable", async () => {
+    expectBlocked(await h.attack(['read', '/proc/cmdline']), '/proc/cmdline', /Permission denied/);
+  });
+});
+
 describe('processes', () => {
   probe('host pids are invisible', async () => {
     expectBlocked(await h.attack(['see-host-pid', String(process.pid)]), 'see-host-pid');

@@ -110,6 +110,7 @@ static int dump(const char *path) {
     for (ssize_t i = 0; i < n; i++) if (buf[i] == 0 || buf[i] == '\n') buf[i] = ' ';
     buf[n > 0 ? n : 0] = 0;
     printf("DUMP %s %s\n", path, buf);
+    fflush(stdout);
     return 0;
 }
 
@@ -430,6 +431,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "new-user-namespace")) return new_userns();
     if (!strcmp(a, "list")) return list_dir(arg);
     if (!strcmp(a, "dump")) return dump(arg);
+    if (!strcmp(a, "dump-then-hang")) { dump(arg); for (;;) pause(); }
     if (!strcmp(a, "pidfd-getfd")) return pidfd_getfd_init();
     if (!strcmp(a, "process-vm-readv")) return vm_read_init();
     if (!strcmp(a, "litter")) { litter(arg); if (argc > 3) for (;;) pause(); return 0; }

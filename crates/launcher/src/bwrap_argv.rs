@@ -4,7 +4,7 @@
 //! 1. namespaces (every one, explicitly: no `-try` variants), session, caps;
 //! 2. the info fd and the seccomp fd;
 //! 3. the read-only runtime (/usr, /lib*, /bin, /sbin, ld.so.cache);
-//! 4. the sandbox's own /proc and /dev;
+//! 4. the sandbox's own /proc and /dev, then host facts in /proc masked;
 //! 5. descriptor binds: /workspace, /tmp, extras, then the executable
 //!    (at its canonical path), and a symlink from `command[0]` if needed;
 //! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
@@ -33,6 +33,14 @@ pub const NAMESPACES: &[&str] = &[
     "--unshare-uts",
     "--unshare-cgroup",
 ];
+
+/// Host facts in the sandbox's own `/proc` that say nothing about the
+/// sandbox: each is covered by [`MASK_SOURCE`], which bwrap binds `nodev`,
+/// so reading it fails with EACCES. `/proc/cmdline` carries the host's boot
+/// command line (hypervisor, init and console settings).
+pub const MASKED_PROC_FILES: &[&str] = &["/proc/cmdline"];
+/// What a masked `/proc` file is covered with.
+pub const MASK_SOURCE: &str = "/dev/null";
 
 /// bwrap's arguments, split by where they travel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -87,6 +95,9 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     }
     push_runtime(&mut argv, plan);
     argv.push_all(&["--proc", "/proc", "--dev", "/dev"]);
+    for file in MASKED_PROC_FILES {
+        argv.push_triple("--ro-bind", MASK_SOURCE, file);
+    }
     // A size-bounded tmpfs, not a host directory: a disk fill ends with
     // ENOSPC inside the sandbox. Before the binds, so extras may nest in it.
     if let Some(bytes) = plan.temp_tmpfs_bytes {
