@@ -197,7 +197,11 @@ fn remove_entry(
         Ok(()) => Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTEMPTY) | Some(libc::EEXIST)) => {
-            entry.open_dir().map(Some)
+            // Gone meanwhile: another provider's sweep of the same stale root.
+            match entry.open_dir() {
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+                other => other.map(Some),
+            }
         }
         Err(e) => Err(e),
     }
