@@ -190,9 +190,7 @@ fn supervise(
     let init_pid = read_init_pid(&mut info);
     // bwrap is unreaped (its pid is stable); the init's pid may be reused.
     let bwrap_pid = i32::try_from(child.id()).unwrap_or(-1);
-    if let Some((pid, fd)) =
-        init_pid.and_then(|pid| Some((pid, pidfd::open_child(pid, bwrap_pid)?)))
-    {
+    if let Some((pid, fd)) = init_pid.and_then(|pid| Some((pid, open_init(p, pid, bwrap_pid)?))) {
         control.supervision.set_init(pid, fd);
     }
     let status = child.wait();
@@ -361,6 +359,21 @@ fn read_init_pid(info: &mut std::fs::File) -> Option<i32> {
     info.take(INFO_MAX_BYTES).read_to_string(&mut text).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     i32::try_from(value.get("child-pid")?.as_i64()?).ok()
+}
+
+/// The namespace init as bwrap's child; else, when bwrap is already gone (a
+/// rewritten init can fake the program's exit before the launcher gets
+/// here), as the reparented init of a namespace started by that bwrap.
+fn open_init(p: &Prepared, init: i32, bwrap: i32) -> Option<OwnedFd> {
+    pidfd::open_child(init, bwrap).or_else(|| {
+        let started = crate::process_identity::process_start_time(u32::try_from(bwrap).ok()?)?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = p
+            .plan
+            .identity
+            .map_or_else(|| unsafe { libc::geteuid() }, |id| id.uid);
+        pidfd::open_namespace_init(init, uid, started)
+    })
 }
 
 /// bwrap is reaped: kill its pid namespace from outside whatever bwrap
