@@ -407,6 +407,40 @@ const once = (mode) => new Promise((resolve) => {
       for (const pid of h.processesWith(marker)) process.kill(pid, 'SIGKILL');
     }
   });
+
+  const STOP_WITHOUT_CGROUP = (marker) => `
+const until = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+(async () => {
+  const fs = require('node:fs');
+  // This script's own command line holds the marker too.
+  const grandchild = () => fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p) && p !== String(process.pid)).some((p) => {
+    try { return fs.readFileSync('/proc/' + p + '/cmdline', 'utf8').includes(${JSON.stringify(marker)}); } catch { return false; }
+  });
+  const ex = cordon.spawnIsolated([probe, 'outlive-stop', ${JSON.stringify(marker)}], { policy: cordon.readOnly(), stop: { graceMs: 200, forceMs: 1000 } });
+  ex.stderr.resume(); ex.protocol.resume();
+  let started = false;
+  for (let i = 0; i < 250 && !started; i += 1) { started = grandchild(); if (!started) await until(20); }
+  ex.stop();
+  const r = await ex.wait();
+  const burn = cordon.spawnIsolated([probe, 'cpu-burn'], { policy: cordon.readOnly(), deadlineMs: 300, stop: { graceMs: 100, forceMs: 1000 } });
+  burn.stderr.resume(); burn.protocol.resume();
+  const b = await burn.wait();
+  process.stdout.write(JSON.stringify({ started, survivor: grandchild(), cgroup: r.receipt.confinement.cgroup,
+    contained: r.receipt.stop.containmentConfirmed, burnReason: b.receipt.stop.reason, burnContained: b.receipt.stop.containmentConfirmed }));
+})();
+`;
+  probe('without a cgroup (non-root provider), stop() ends a setsid, SIGTERM-immune grandchild and a deadline ends a CPU burn', async (t) => {
+    const marker = `7${String(process.pid).padStart(7, '0')}3`;
+    try {
+      const run = h.runProvider(STOP_WITHOUT_CGROUP(marker), { asNobody: true });
+      if (run.skip) return t.skip(run.skip);
+      assert.equal(run.error, undefined, run.error);
+      assert.deepEqual(run.value, { started: true, survivor: false, cgroup: null, contained: true, burnReason: 'deadline', burnContained: true });
+      assert.deepEqual(h.processesWith(marker), [], 'nothing of the run outlives its provider');
+    } finally {
+      for (const pid of h.processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  });
 });
 
 describe('resources', () => {
