@@ -307,10 +307,15 @@ static int fake_exit(const char *mode) {
     int evfd = init_eventfd();
     if (evfd < 0) return report("fake-exit", 1, "no eventfd readable in the init");
     unsigned long nr, arg[6], sp, pc;
-    FILE *sys = fopen("/proc/1/syscall", "r");
-    if (!sys) return errno_report("fake-exit", -1);
-    int fields = fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc);
-    fclose(sys);
+    int fields = 0;
+    /* Until the init is blocked in its wait() ("running" while it starts up). */
+    for (int tries = 0; tries < 500 && fields != 9; tries++) {
+        FILE *sys = fopen("/proc/1/syscall", "r");
+        if (!sys) return errno_report("fake-exit", -1);
+        fields = fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc);
+        fclose(sys);
+        if (fields != 9) usleep(10000);
+    }
     if (fields != 9) return report("fake-exit", 1, "the init is not blocked in a call");
     unsigned char code[] = {
         0xbf, 0x01, 0, 0, 0,          /* mov edi, PR_SET_PDEATHSIG */
