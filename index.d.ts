@@ -44,8 +44,12 @@ export interface IsolatedOptions {
   workspace?: string;
   /** The runner's entire environment (default: empty). Names must be in policy.environment.allow. */
   env?: Record<string, string>;
-  /** bwrap's own environment additions (never the runner's). TMPDIR is always the sandbox temp. */
-  launcherEnvironment?: Record<string, string>;
+  /**
+   * Refused (ERR_CORDON_INVALID_OPTIONS): bwrap's environment is the sandbox init's, readable
+   * inside at /proc/1/environ, so it cannot carry anything unseen. bwrap runs with an empty one.
+   * @deprecated
+   */
+  launcherEnvironment?: never;
   /** Stop ladder windows in ms (defaults 1000 / 1000). */
   stop?: { graceMs?: number; forceMs?: number };
   /** Runs stop() after this many ms. */

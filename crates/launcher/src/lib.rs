@@ -38,6 +38,7 @@ pub mod stop_ladder;
 pub mod strict_json;
 pub mod supervisor;
 pub mod timestamp;
+pub mod tree_removal;
 pub mod uid_lease;
 
 pub use error_code::ErrorCode;

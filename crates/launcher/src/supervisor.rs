@@ -5,9 +5,10 @@
 //! the join) → starts the three pumps → reads bwrap's info fd (the
 //! sandbox init's host pid) → observes the program's confinement from
 //! outside (observe/; a mismatch with the plan stops the run) → reaps bwrap
-//! → lets the readers drain to EOF → confirms containment → writes and
-//! reads back the receipt → removes the control root → emits `Finished`
-//! (a failure when the confinement mismatched or no receipt was read).
+//! → kills the pid namespace through the init's pidfd and confirms it empty
+//! → lets the readers drain to EOF → writes and reads back the receipt →
+//! hands the control root to teardown → emits `Finished` (a failure when the
+//! confinement mismatched or no receipt was read).
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -16,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::backend::Backend;
 use crate::cgroup::ExecutionCgroup;
@@ -47,6 +48,9 @@ const INFO_MAX_BYTES: u64 = 4096;
 const DIAGNOSTIC_HEAD_BYTES: usize = 2048;
 /// Shortest wait for the namespace init's exit when judging containment (ms).
 const MIN_CONTAINMENT_WAIT_MS: u64 = 100;
+/// How often a bounded pump join looks again (only for a namespace that
+/// could not be confirmed empty).
+const PUMP_POLL: Duration = Duration::from_millis(5);
 
 /// Everything the pipeline prepared before the fork.
 pub struct Prepared {
@@ -193,19 +197,20 @@ fn supervise(
     let init_pid = read_init_pid(&mut info);
     // bwrap is unreaped (its pid is stable); the init's pid may be reused.
     let bwrap_pid = i32::try_from(child.id()).unwrap_or(-1);
-    if let Some((pid, fd)) =
-        init_pid.and_then(|pid| Some((pid, pidfd::open_child(pid, bwrap_pid)?)))
-    {
+    if let Some((pid, fd)) = init_pid.and_then(|pid| Some((pid, open_init(p, pid, bwrap_pid)?))) {
         control.supervision.set_init(pid, fd);
     }
     let observation = observe(p, control, init_pid);
     let status = child.wait();
     control.supervision.mark_exited();
-    empty_cgroup(p);
     let containment = confirm_containment(control, &status);
+    empty_cgroup(p);
     control.protocol_gate.drain();
     control.stderr_gate.drain();
-    let bytes = join_pumps(pumps, control);
+    // An unconfirmed namespace may still hold the stream ends: the readers
+    // get the stop ladder's bound to reach EOF, then are left to finish alone.
+    let pump_bound = (!containment).then(|| Instant::now() + containment_wait(control));
+    let bytes = join_pumps(pumps, control, pump_bound);
     // A stop that lands before bwrap reported the sandbox kills bwrap during
     // set-up: that is a stopped run, not a failed launch.
     let sandbox_ran = init_pid.is_some() || control.supervision.record().reason.is_some();
@@ -351,13 +356,15 @@ fn start_pumps(
     }
 }
 
-fn join_pumps(pumps: Pumps, control: &Control) -> ByteCounts {
+/// Joins the pumps; with a `bound`, a pump still blocked past it is left
+/// running (it ends at its EOF or EPIPE) so the run settles anyway.
+fn join_pumps(pumps: Pumps, control: &Control, bound: Option<Instant>) -> ByteCounts {
     for thread in pumps.threads {
-        let _ = thread.join();
+        join_within(thread, bound);
     }
     control.close_writer();
     if let Some(writer) = pumps.writer {
-        let _ = writer.join();
+        join_within(writer, bound);
     }
     ByteCounts {
         protocol_in: pumps.writes.written.load(Ordering::Relaxed),
@@ -365,6 +372,18 @@ fn join_pumps(pumps: Pumps, control: &Control) -> ByteCounts {
         protocol_out: pumps.protocol_out.load(Ordering::Relaxed),
         stderr: pumps.stderr.load(Ordering::Relaxed),
     }
+}
+
+fn join_within(thread: JoinHandle<()>, bound: Option<Instant>) {
+    if let Some(bound) = bound {
+        while !thread.is_finished() && Instant::now() < bound {
+            std::thread::sleep(PUMP_POLL);
+        }
+        if !thread.is_finished() {
+            return;
+        }
+    }
+    let _ = thread.join();
 }
 
 /// bwrap writes `{"child-pid": N, …}` once the namespaces exist and closes
@@ -376,18 +395,43 @@ fn read_init_pid(info: &mut std::fs::File) -> Option<i32> {
     i32::try_from(value.get("child-pid")?.as_i64()?).ok()
 }
 
-/// bwrap exiting normally means it reaped the namespace init, and with it
-/// every process of the namespace. Otherwise (bwrap killed), wait for the
-/// init — killed by its parent-death signal — to be gone.
+/// The namespace init as bwrap's child; else, when bwrap is already gone (a
+/// rewritten init can fake the program's exit before the launcher gets
+/// here), as the reparented init of a namespace started by that bwrap.
+fn open_init(p: &Prepared, init: i32, bwrap: i32) -> Option<OwnedFd> {
+    pidfd::open_child(init, bwrap).or_else(|| {
+        let started = crate::process_identity::process_start_time(u32::try_from(bwrap).ok()?)?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = p
+            .plan
+            .identity
+            .map_or_else(|| unsafe { libc::geteuid() }, |id| id.uid);
+        pidfd::open_namespace_init(init, uid, started)
+    })
+}
+
+/// bwrap is reaped: kill its pid namespace from outside whatever bwrap
+/// reported (a program that rewrote the init through `/proc/1/mem` can fake
+/// its exit to bwrap and clear the init's parent-death signal), and confirm
+/// it empty by the init's pidfd. Without an init (set-up failed before bwrap
+/// reported one) only a normal bwrap exit counts as contained.
 fn confirm_containment(
     control: &Control,
     status: &std::io::Result<std::process::ExitStatus>,
 ) -> bool {
-    let wait_ms = control.stop_timings.force_ms.max(MIN_CONTAINMENT_WAIT_MS);
-    match control.supervision.init() {
-        Some(init) => pidfd::wait_exit(&init, Duration::from_millis(wait_ms)),
+    match control
+        .supervision
+        .kill_namespace(containment_wait(control))
+    {
+        Some(emptied) => emptied,
         None => status.as_ref().is_ok_and(|s| s.code().is_some()),
     }
+}
+
+/// How long the end of a run waits for the namespace to empty: the stop
+/// ladder's forced rung, at least [`MIN_CONTAINMENT_WAIT_MS`].
+fn containment_wait(control: &Control) -> Duration {
+    Duration::from_millis(control.stop_timings.force_ms.max(MIN_CONTAINMENT_WAIT_MS))
 }
 
 /// The run's cgroup at the end: kill whatever is still in it (nothing, when
@@ -442,7 +486,7 @@ fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
     }
 }
 
-/// Receipt → read back → remove the control root → `Finished`.
+/// Receipt → read back → detach the control root → `Finished` → remove it.
 fn finish(
     mut p: Prepared,
     sink: &Arc<dyn EventSink>,
@@ -458,10 +502,16 @@ fn finish(
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
     let document = receipt::build(&p.plan, &p.request.policy, &facts);
     let receipt = receipt::write_and_read(&p.root, &document);
-    p.root.remove();
+    // What the sandbox left may take long to remove (any depth or width):
+    // the root leaves its name in one rename so the run settles now, and is
+    // removed below, after `Finished`. If the rename fails, before it.
+    if !p.root.detach() {
+        p.root.remove();
+    }
     // Every descriptor of the run is closed before `wait()` can settle.
     p.cgroup = None;
     let receipt = receipt.map_err(|e| e.to_string());
     let result = run_result::settle(facts.outcome, &facts.mismatches, status, receipt);
     sink.emit(Event::Finished(result));
+    p.root.remove();
 }
