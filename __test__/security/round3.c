@@ -21,11 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/quota.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -249,6 +252,85 @@ static int unix_pin(int procs, int pairs) {
     return 0;
 }
 
+
+/*
+ * Locks its own executable (staged by the launcher and shared by every run
+ * of the same binary) every way an unprivileged process can: flock, a POSIX
+ * read lock, an OFD lock and a read lease; then holds them. A launcher that
+ * waited on any of them would hang the next run of the same program.
+ */
+static int lock_exe(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return errno_report("lock-exe", -1);
+    char detail[160];
+    struct flock rd = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+    int fd2 = open(path, O_RDONLY);
+    int f = flock(fd, LOCK_EX | LOCK_NB);
+    int p = fcntl(fd, F_SETLK, &rd);
+    int o = fcntl(fd2, F_OFD_SETLK, &rd);
+    int fd3 = open(path, O_RDONLY);
+    int l = fcntl(fd3, F_SETLEASE, F_RDLCK);
+    snprintf(detail, sizeof detail, "flock=%d posix=%d ofd=%d lease=%s", f, p, o, l < 0 ? strerror(errno) : "held");
+    report("lock-exe", 0, detail);
+    for (int i = 0; i < 600; i += 1) sleep(1);
+    return 0;
+}
+
+/* inotify on host files bound into the sandbox: does host activity show? Reports each event's name. */
+static int watch_host(const char *dir, int seconds) {
+    int fd = inotify_init1(IN_NONBLOCK);
+    if (fd < 0) return errno_report("watch-host", -1);
+    if (inotify_add_watch(fd, dir, IN_OPEN | IN_ACCESS) < 0) return errno_report("watch-host", -1);
+    report("watch-host", 0, "watching");
+    char buf[4096] __attribute__((aligned(8)));
+    for (int i = 0; i < seconds * 20; i += 1) {
+        long n = read(fd, buf, sizeof buf);
+        for (long off = 0; n > 0 && off < n;) {
+            struct inotify_event *e = (void *)(buf + off);
+            if (e->len) printf("EVENT %x %s\n", e->mask, e->name);
+            off += sizeof *e + e->len;
+        }
+        fflush(stdout);
+        usleep(50000);
+    }
+    return 0;
+}
+
+
+/*
+ * Memory held by the kernel for the process but mapped nowhere, so outside
+ * RLIMIT_AS: `count` memfds of `mib` MiB each (each within RLIMIT_FSIZE),
+ * written through and then only held by their descriptors; and SysV shared
+ * memory segments, touched and detached. Prints the bytes held, then holds.
+ */
+static int unmapped_memory(const char *kind, int count, int mib) {
+    static char chunk[1 << 20];
+    memset(chunk, 0x5a, sizeof chunk);
+    long held = 0;
+    for (int i = 0; i < count; i += 1) {
+        if (!strcmp(kind, "memfd")) {
+            int fd = syscall(SYS_memfd_create, "hold", 0);
+            if (fd < 0) break;
+            int m = 0;
+            for (; m < mib; m += 1) if (write(fd, chunk, sizeof chunk) != (long)sizeof chunk) break;
+            held += (long)m << 20;
+            if (m < mib) break;
+        } else {
+            int id = shmget(IPC_PRIVATE, (size_t)mib << 20, IPC_CREAT | 0600);
+            if (id < 0) break;
+            char *p = shmat(id, NULL, 0);
+            if (p == (void *)-1) break;
+            for (long off = 0; off < ((long)mib << 20); off += 4096) p[off] = 1;
+            shmdt(p);
+            held += (long)mib << 20;
+        }
+    }
+    printf("HELD %ld\n", held);
+    report("unmapped-memory", 0, kind);
+    for (int i = 0; i < 600; i += 1) sleep(1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     const char *cmd = argv[1];
@@ -270,6 +352,9 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "subreaper-daemon")) return subreaper_daemon();
     if (!strcmp(cmd, "aio-hog") && argc == 3) return aio_hog(atol(argv[2]));
     if (!strcmp(cmd, "unix-pin") && argc == 4) return unix_pin(atoi(argv[2]), atoi(argv[3]));
+    if (!strcmp(cmd, "lock-exe") && argc == 3) return lock_exe(argv[2]);
+    if (!strcmp(cmd, "watch-host") && argc == 4) return watch_host(argv[2], atoi(argv[3]));
+    if (!strcmp(cmd, "unmapped-memory") && argc == 5) return unmapped_memory(argv[2], atoi(argv[3]), atoi(argv[4]));
     fprintf(stderr, "unknown attack %s\n", cmd);
     return 2;
 }
