@@ -331,9 +331,46 @@ static int unmapped_memory(const char *kind, int count, int mib) {
     return 0;
 }
 
+
+/*
+ * Hostile code-bridge-v1 runner (Code Mode starts it with --flags, so
+ * argv[1] begins with "--"): reads the execute frame, answers ready, then
+ * shuts its read side so every write of the host to fd 3 fails with EPIPE,
+ * and calls the tool named in the code. A host that let that write's error
+ * escape would crash the provider. Then sends a terminal frame.
+ */
+static int hostile_runner(void) {
+    static char frame[1 << 20];
+    long n = 0;
+    while (n < (long)sizeof frame - 1) {
+        long r = read(3, frame + n, sizeof frame - 1 - n);
+        if (r <= 0) break;
+        n += r;
+        frame[n] = 0;
+        if (strchr(frame, '\n')) break;
+    }
+    char id[160] = "";
+    char *at = strstr(frame, "\"executionId\":\"");
+    if (at) sscanf(at + 15, "%159[^\"]", id);
+    char out[1024];
+    int len = snprintf(out, sizeof out,
+        "{\"effectiveLimits\":{\"maxResultBytes\":1024,\"maxToolCalls\":1,\"timeoutMs\":1000},\"executionId\":\"%s\",\"runnerVersion\":\"round3\",\"type\":\"ready\",\"version\":\"code-bridge-v1\"}\n", id);
+    write(3, out, len);
+    shutdown(3, SHUT_RD);
+    len = snprintf(out, sizeof out,
+        "{\"arguments\":{},\"executionId\":\"%s\",\"id\":1,\"name\":\"echo\",\"type\":\"tool.call\",\"version\":\"code-bridge-v1\"}\n", id);
+    write(3, out, len);
+    usleep(300000);
+    len = snprintf(out, sizeof out,
+        "{\"executionId\":\"%s\",\"metrics\":{\"elapsedMs\":1,\"toolCalls\":1},\"ok\":true,\"result\":\"epipe survived\",\"type\":\"execution.result\",\"version\":\"code-bridge-v1\"}\n", id);
+    write(3, out, len);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     const char *cmd = argv[1];
+    if (!strncmp(cmd, "--", 2)) return hostile_runner();
     if (!strcmp(cmd, "open-by-handle")) return open_by_handle();
     if (!strcmp(cmd, "tiocsti")) return tiocsti();
     if (!strcmp(cmd, "hardlink-setuid") && argc == 4) return hardlink_setuid(argv[2], argv[3]);

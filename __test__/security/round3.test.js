@@ -225,6 +225,41 @@ describe('the provider\'s own process', () => {
   });
 });
 
+describe('a hostile runner against the provider', () => {
+  // round3 started with "--" flags acts as a code-bridge-v1 runner that
+  // shuts the read side of fd 3 (every host write then fails with EPIPE)
+  // and calls a tool. The provider runs in a process of its own, with no
+  // 'error' listener of its own: an error that escaped cordon would kill it.
+  probe('Code Mode: a runner that shut its read side makes the tool result\'s write fail, and the provider survives', async () => {
+    const run = h.runProvider(`
+      const mode = cordon.createCodeMode({
+        tools: [{ name: 'echo', description: 'echo', effect: 'read', inputSchema: { type: 'object' }, handler: async () => ({ big: 'x'.repeat(200000) }) }],
+        runner: { path: ${JSON.stringify(attacker())} }, limits: { timeoutMs: 2000 } });
+      mode.run('return 1').then((r) => process.stdout.write(JSON.stringify({ settled: true, toolCalls: r.metrics.toolCalls, kind: r.error?.kind ?? null })));
+    `);
+    assert.equal(run.error, undefined, `the provider died: ${run.error}`);
+    assert.equal(run.value.settled, true);
+    assert.equal(run.value.toolCalls, 1, 'the host dispatched the call and wrote its result into a closed pipe');
+  });
+
+  probe('spawnIsolated: writes to fd 3 after the sandbox shut its read side neither crash nor grow the provider', async () => {
+    const run = h.runProvider(`
+      const ex = cordon.spawnIsolated([${JSON.stringify(attacker())}, '--hostile'], { policy: cordon.readOnly(), deadlineMs: 20000 });
+      ex.stderr.resume();
+      let got = '';
+      ex.protocol.on('data', (d) => {
+        got += d;
+        if (got.includes('tool.call') && !got.includes('#')) { got += '#'; setTimeout(() => { for (let i = 0; i < 64; i += 1) ex.protocol.write(Buffer.alloc(65536)); }, 50); }
+      });
+      ex.protocol.write('{"executionId":"x"}\\n');
+      ex.wait().then((r) => process.stdout.write(JSON.stringify({ returncode: r.returncode, bytes: r.receipt.bytes })));
+    `);
+    assert.equal(run.error, undefined, `the provider died: ${run.error}`);
+    assert.equal(run.value.returncode, 0);
+    assert.equal(run.value.bytes.protocolInDiscarded, 64 * 65536, 'the bytes the sandbox refused are counted as discarded');
+  });
+});
+
 describe('kernel memory outside RLIMIT_AS', () => {
   probe('AF_UNIX socket buffers past the memory ceiling are charged to the run\'s cgroup: an OOM kill inside', async (t) => {
     // 2 processes × 32 socket pairs, both directions filled to 2 × wmem_max:
