@@ -27,7 +27,9 @@
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <sys/quota.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -367,6 +369,30 @@ static int hostile_runner(void) {
     return 0;
 }
 
+
+/*
+ * Real-time scheduling: SCHED_FIFO needs CAP_SYS_NICE or an RLIMIT_RTPRIO
+ * above 0, which the sandbox would inherit from its provider if the
+ * launcher left that limit alone. A SCHED_FIFO busy loop starves every
+ * normal process of its CPU (the provider's event loop included).
+ * Reports the rlimits it inherited, then tries priority 1 (and gives it up).
+ */
+static int rt_sched(void) {
+    struct rlimit rt, nice, memlock, rttime;
+    getrlimit(RLIMIT_RTPRIO, &rt);
+    getrlimit(RLIMIT_NICE, &nice);
+    getrlimit(RLIMIT_MEMLOCK, &memlock);
+    getrlimit(RLIMIT_RTTIME, &rttime);
+    printf("RLIMITS rtprio=%ld nice=%ld memlock=%ld rttime=%ld\n", (long)rt.rlim_cur, (long)nice.rlim_cur, (long)memlock.rlim_cur, (long)rttime.rlim_cur);
+    struct sched_param param = {.sched_priority = 1};
+    long rc = sched_setscheduler(0, SCHED_FIFO, &param);
+    int saved = errno;
+    struct sched_param zero = {.sched_priority = 0};
+    sched_setscheduler(0, SCHED_OTHER, &zero);
+    errno = saved;
+    return errno_report("rt-sched", rc);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     const char *cmd = argv[1];
@@ -392,6 +418,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "lock-exe") && argc == 3) return lock_exe(argv[2]);
     if (!strcmp(cmd, "watch-host") && argc == 4) return watch_host(argv[2], atoi(argv[3]));
     if (!strcmp(cmd, "unmapped-memory") && argc == 5) return unmapped_memory(argv[2], atoi(argv[3]), atoi(argv[4]));
+    if (!strcmp(cmd, "rt-sched")) return rt_sched();
     fprintf(stderr, "unknown attack %s\n", cmd);
     return 2;
 }

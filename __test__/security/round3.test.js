@@ -131,6 +131,10 @@ describe('kernel interfaces a default-allow filter could forget', () => {
     expectBlocked(await attack(['stacked-allow']), 'stacked-allow', /Operation not permitted/);
   });
 
+  probe('no real-time scheduling (SCHED_FIFO would starve every normal process, the provider included)', async () => {
+    expectBlocked(await attack(['rt-sched']), 'rt-sched', /Operation not permitted/);
+  });
+
   probe('a memfd cannot be made set-uid (fchmod 04755)', async () => {
     expectBlocked(await attack(['memfd-setuid']), 'memfd-setuid', /Operation not permitted/);
   });
@@ -317,6 +321,40 @@ describe('the shared staged executable', () => {
     assert.ok(second.ms < 10_000, `the second run took ${second.ms} ms`);
     expectBlocked(second, 'memfd-setuid');
     assert.equal(first.receipt.stop.reason, 'stop');
+  });
+});
+
+describe('a planted control-root base', () => {
+  // What a sandbox could do with the host /dev/shm in reach
+  // (findings/workspace-symlink-redirect.repro.js): create the control-root
+  // base of a provider uid that has not run yet, world-writable, to own its
+  // staged executables. The launcher must refuse it and write nothing there.
+  probe('a provider refuses a control-root base that a sandbox uid created before it', async (t) => {
+    if (process.geteuid() !== 0) return t.skip('needs root to plant a base and run a provider as another uid');
+    const uid = 40000 + (process.pid % 20000);
+    const base = `/dev/shm/cordon-${uid}`;
+    if (fs.existsSync(base)) return t.skip(`${base} exists already`);
+    fs.mkdirSync(base, { mode: 0o777 });
+    fs.chmodSync(base, 0o777);
+    fs.chownSync(base, h.SANDBOX_UID, h.SANDBOX_UID);
+    try {
+      const root = path.join(__dirname, '..', '..');
+      const run = spawnSync(process.execPath, ['-e', `
+        const cordon = require(${JSON.stringify(root)});
+        try {
+          const ex = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+          ex.stderr.resume(); ex.protocol.resume();
+          ex.wait().then((r) => console.log(JSON.stringify({ ran: r.returncode })), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })));
+        } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }
+      `], { uid, gid: uid, cwd: '/', encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH } });
+      if (/EACCES|Cannot find module/.test(run.stderr)) return t.skip(`uid ${uid} cannot read the checkout`);
+      const result = JSON.parse(run.stdout);
+      assert.equal(result.ran, undefined, 'the provider launched through a base a sandbox uid owns');
+      assert.match(result.message, /not a private directory owned by uid/);
+      assert.deepEqual(fs.readdirSync(base), [], 'nothing was staged in the planted base');
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
   });
 });
 
