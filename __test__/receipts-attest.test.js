@@ -196,23 +196,35 @@ test('CLI: a run whose receipt cannot be written exits 125, not with the program
   });
 });
 
-test('spawnIsolated: a sandboxed process that survives SIGKILL leaves containmentConfirmed false', freezerOption, async () => {
+test('spawnIsolated: a sandboxed process that survives SIGKILL leaves containmentConfirmed false, and wait() still settles within the ladder bound', freezerOption, async () => {
   assert.equal(freezerSkip(), null);
-  const execution = cordon.spawnIsolated(['/bin/sleep', '600'], { policy: cordon.readOnly(), stop: { graceMs: 100, forceMs: 300 } });
+  const stop = { graceMs: 100, forceMs: 300 };
+  const execution = cordon.spawnIsolated(['/bin/sleep', '600'], { policy: cordon.readOnly(), stop });
   execution.protocol.resume();
   execution.stderr.resume();
   const sleeper = await until(() => descendants(execution.pid).find((p) => p.comm === 'sleep'), 'the program');
   const frozen = await freeze([sleeper.pid]);
-  let settled = false;
-  const outcome = execution.wait().finally(() => { settled = true; });
-  execution.stop();
-  // The ladder's rungs and the containment check (each bounded by forceMs) run out meanwhile.
-  await delay(2000);
-  assert.equal(settled, false, 'wait() cannot settle while a sandboxed process holds the streams');
-  await frozen.thaw();
-  const { receipt } = await outcome;
-  assert.equal(receipt.stop.forcedStopAttempted, true);
-  assert.equal(receipt.stop.containmentConfirmed, false);
+  try {
+    const started = Date.now();
+    execution.stop();
+    // The contract (docs/receipts.md): grace, the forced rung, the
+    // containment check and the readers each get at most their bound, then
+    // wait() settles whatever still runs inside; the frozen process keeps
+    // the streams open throughout. Slack for a loaded machine, far below
+    // "never" (the process stays frozen until after the assertion).
+    const bound = stop.graceMs + 3 * stop.forceMs;
+    let timer;
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, bound + 10_000, null); });
+    const settled = await Promise.race([execution.wait().then((outcome) => ({ outcome })), late]);
+    clearTimeout(timer);
+    assert.ok(settled, `wait() did not settle within ${bound} ms + 10 s slack while a frozen process held the streams`);
+    const { receipt } = settled.outcome;
+    assert.equal(receipt.stop.forcedStopAttempted, true);
+    assert.equal(receipt.stop.containmentConfirmed, false);
+    console.log(`# wait() settled ${Date.now() - started} ms after stop() (ladder bound ${bound} ms)`);
+  } finally {
+    await frozen.thaw();
+  }
 });
 
 test('Code Mode: a sandbox that survives the stop ladder ends the run with CONTAINMENT_UNCONFIRMED', freezerOption, async () => {
@@ -229,7 +241,9 @@ test('Code Mode: a sandbox that survives the stop ladder ends the run with CONTA
     assert.equal(result.ok, false);
     assert.equal(result.error.kind, 'sandbox');
     assert.equal(result.error.code, 'CONTAINMENT_UNCONFIRMED', result.error.message);
-    assert.deepEqual(result.receipt, {});
+    // wait() settles within the ladder's bound since boundary-a, so the run has a receipt that
+    // says so (before, it never settled and the result had none).
+    assert.equal(result.receipt.stop.containmentConfirmed, false, JSON.stringify(result.receipt.stop));
   } finally {
     await frozen?.thaw();
   }

@@ -738,10 +738,10 @@ process.stdout.write(JSON.stringify({
   probe('the receipt records every confinement layer planned', async () => {
     const { receipt } = await h.attack(['exit', '0']);
     const confinement = receipt.confinement.planned;
-    assert.equal(confinement.seccomp.profile, 'cordon-default-v2');
+    assert.equal(confinement.seccomp.profile, 'cordon-default-v3');
     assert.ok(confinement.seccomp.denied.includes('ptrace'));
     const names = confinement.rlimits.map((r) => r.name);
-    assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE']);
+    assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE', 'RTPRIO', 'NICE', 'RTTIME', 'SIGPENDING', 'MSGQUEUE', 'MEMLOCK']);
     assert.equal(confinement.temp.kind, 'tmpfs');
     if (confinement.cgroup === null) console.log('# note: no cgroup on this host; rlimits only');
     else assert.match(confinement.cgroup.version, /^v[12]$/);

@@ -368,6 +368,14 @@ class Execution {
       const stderr = this.stderrText();
       this.termination.error.message += ` — runner ended with ${status}${stderr ? `; stderr: ${stderr}` : ''}`;
     }
+    if (exit?.receipt?.stop?.containmentConfirmed === false) {
+      // wait() now settles within the stop ladder's bound even when a process of the sandbox
+      // outlived SIGKILL (the launcher gives up on it and says so in the receipt). That is the
+      // same unaccounted-for run as a wait() that never settles, and outranks how the run ended.
+      const before = this.termination ? ` (the run had ended: ${this.termination.ok ? 'ok' : this.termination.error.code ?? this.termination.error.kind})` : '';
+      this.termination = failed('sandbox', 'CONTAINMENT_UNCONFIRMED',
+        `the sandbox's processes could not be confirmed gone after stop() (receipt stop.containmentConfirmed: false)${before}`);
+    }
     this.finish(exit, failed('runner_exit', 'NO_TERMINAL_FRAME', 'runner ended without an execution.result'));
   }
 

@@ -298,7 +298,23 @@ mod tests {
         )
         .unwrap();
         let names: Vec<&str> = plan.rlimits.iter().map(|r| r.name).collect();
-        assert_eq!(names, ["AS", "NPROC", "NOFILE", "FSIZE", "CPU", "CORE"]);
+        assert_eq!(
+            names,
+            [
+                "AS",
+                "NPROC",
+                "NOFILE",
+                "FSIZE",
+                "CPU",
+                "CORE",
+                "RTPRIO",
+                "NICE",
+                "RTTIME",
+                "SIGPENDING",
+                "MSGQUEUE",
+                "MEMLOCK"
+            ]
+        );
         let cgroup = plan.cgroup.as_ref().unwrap();
         assert_eq!(cgroup.limits[0].value, (1u64 << 30).to_string());
         assert_eq!(cgroup.limits[2].value, "256");
@@ -434,7 +450,7 @@ mod tests {
             temp,
             cgroup_outcome,
         } = receipt_parts(&plan, outcome);
-        assert_eq!(seccomp["profile"], "cordon-default-v2");
+        assert_eq!(seccomp["profile"], "cordon-default-v3");
         assert_eq!(seccomp["instructions"], program.len() / 8);
         assert!(seccomp["denied"]
             .as_array()

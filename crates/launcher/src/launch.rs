@@ -25,6 +25,7 @@ use crate::execution::ExecutionHandle;
 use crate::launch_request::{LaunchRequest, RequestError};
 use crate::plan::{BindRole, FdBind, Plan, PlanInputs};
 use crate::process_identity::{random_hex, sandbox_identity};
+use crate::receipt::HostBind;
 use crate::run_identity;
 use crate::runtime_layout::RuntimeLayout;
 use crate::supervisor::{self, Prepared};
@@ -49,6 +50,10 @@ pub enum LaunchError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A caller-named host path (workspace, `filesystem.extra`) goes
+    /// through a symlink, or could not be opened without following one.
+    #[error("policy.filesystem.extra / options.workspace: {0}")]
+    HostPath(#[from] crate::host_path::HostPathError),
     #[error("start supervisor thread: {0}")]
     Thread(std::io::Error),
     #[error("plan.json: {0}")]
@@ -67,6 +72,9 @@ impl LaunchError {
             LaunchError::Request(e) => e.code(),
             LaunchError::Backend(_) | LaunchError::BackendTooOld { .. } => {
                 ErrorCode::BackendUnavailable
+            }
+            LaunchError::HostPath(crate::host_path::HostPathError::Symlink { .. }) => {
+                ErrorCode::InvalidOptions
             }
             LaunchError::Confinement(ConfinementError::CgroupRequired { .. }) => {
                 ErrorCode::ConfinementUnavailable
@@ -87,6 +95,12 @@ pub fn launch(
     sink: Arc<dyn EventSink>,
 ) -> Result<ExecutionHandle, LaunchError> {
     let request = validate(options_json)?;
+    // Early, before anything exists on disk: an extra that goes through a
+    // symlink is refused with a coded error. open_binds opens it again the
+    // same way and binds that descriptor, so a later swap is refused too.
+    for extra in &request.policy.extra {
+        crate::host_path::open_no_follow(&extra.path, false)?;
+    }
     let provider_is_root = sandbox_identity().is_some();
     let backend = backend::resolve(request.bwrap_path.as_deref(), sandbox_identity())?;
     if !crate::host_probe::version_supported(&backend.version) {
@@ -139,6 +153,7 @@ pub fn launch(
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
     let sources = open_binds(&plan, root.path())?;
+    let host_binds = host_binds(&plan, &sources);
     // Last, so an earlier failure leaves no cgroup behind.
     let cgroup = confinement
         .cgroup
@@ -157,6 +172,7 @@ pub fn launch(
         confinement,
         cgroup: cgroup.map(std::sync::Arc::new),
         uid_lease: run_identity.lease,
+        host_binds,
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Thread)
 }
@@ -207,11 +223,43 @@ fn open_binds(plan: &Plan, control_root: &Path) -> Result<Vec<(RawFd, OwnedFd)>,
         .collect()
 }
 
-/// One bind source. Inside the control root the last component is not
-/// followed: when bwrap runs as the sandbox identity, that identity owns
-/// the root, and any host process of that uid could swap `workspace/` for a
-/// symlink to a directory it cannot reach itself, to have it mounted.
+/// The device and inode of each caller-named host path as opened, for the
+/// receipt: what was bound, not only the name it was asked for by.
+fn host_binds(plan: &Plan, sources: &[(RawFd, OwnedFd)]) -> Vec<HostBind> {
+    plan.binds
+        .iter()
+        .zip(sources)
+        .filter(|(bind, _)| matches!(bind.role, BindRole::Workspace | BindRole::Extra))
+        .filter_map(|(bind, (_, fd))| {
+            let id = crate::host_path::identity(fd).ok()?;
+            Some(HostBind {
+                source: bind.source.clone(),
+                dest: bind.dest.clone(),
+                writable: bind.writable,
+                device: id.device,
+                inode: id.inode,
+            })
+        })
+        .collect()
+}
+
+/// One bind source. A caller-named path (the workspace, an extra) is
+/// opened component by component without following any symlink
+/// (host_path.rs): that descriptor is what bwrap binds. Inside the control
+/// root the last component is not followed: when bwrap runs as the sandbox
+/// identity, that identity owns the root, and any host process of that uid
+/// could swap `workspace/` for a symlink to a directory it cannot reach
+/// itself, to have it mounted.
 fn open_bind(bind: &FdBind, control_root: &Path) -> Result<OwnedFd, LaunchError> {
+    let caller_named = match bind.role {
+        BindRole::Extra => true,
+        BindRole::Workspace => !bind.source.starts_with(control_root),
+        BindRole::Executable | BindRole::Temp => false,
+    };
+    if caller_named {
+        let directory = bind.role == BindRole::Workspace;
+        return Ok(crate::host_path::open_no_follow(&bind.source, directory)?);
+    }
     let mut flags = libc::O_PATH;
     if matches!(bind.role, BindRole::Workspace | BindRole::Temp) {
         flags |= libc::O_DIRECTORY;
@@ -257,8 +305,17 @@ mod tests {
         assert!(matches!(swapped, Err(LaunchError::OpenBind { .. })));
         let caller_link = open_bind(&workspace_bind(root.join("workspace")), &scratch.join("x"));
         assert!(
-            caller_link.is_ok(),
-            "a caller's own workspace may be a link"
+            matches!(
+                caller_link,
+                Err(LaunchError::HostPath(
+                    crate::host_path::HostPathError::Symlink { .. }
+                ))
+            ),
+            "a caller-named workspace that is a link is refused: {caller_link:?}"
+        );
+        assert_eq!(
+            caller_link.map(drop).unwrap_err().code(),
+            ErrorCode::InvalidOptions
         );
         std::fs::remove_dir_all(scratch).unwrap();
     }

@@ -202,7 +202,12 @@ fn check_id(id: &str) -> Result<String, FieldError> {
 fn absolute_dir(path: &str, text: &str) -> Result<PathBuf, FieldError> {
     let dir = normalized_absolute(text).map_err(|r| FieldError::new(path, r))?;
     match std::fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => Ok(dir),
+        // The bind opens the path again the same way (launch.rs); this is
+        // the early, coded refusal before anything exists on disk.
+        Ok(m) if m.is_dir() => match crate::host_path::open_no_follow(&dir, true) {
+            Ok(_) => Ok(dir),
+            Err(e) => Err(FieldError::new(path, e.to_string())),
+        },
         Ok(_) => Err(FieldError::new(path, "is not a directory")),
         Err(e) => Err(FieldError::new(path, format!("{}: {e}", dir.display()))),
     }

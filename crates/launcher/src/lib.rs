@@ -16,6 +16,7 @@ pub mod error_code;
 pub mod events;
 pub mod exec_hash;
 pub mod execution;
+pub mod host_path;
 pub mod host_probe;
 pub mod launch;
 pub mod launch_request;

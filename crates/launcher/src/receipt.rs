@@ -53,6 +53,20 @@ pub struct RunFacts {
     pub observed: Option<Value>,
     /// Where the observation differed from the plan; non-empty fails the run.
     pub mismatches: Vec<crate::observe::compare::Mismatch>,
+    /// Caller-named host paths bound into the sandbox, as opened.
+    pub host_binds: Vec<HostBind>,
+}
+
+/// A caller-named host path (workspace, extra) as the launcher opened it
+/// (no symlink followed) and bwrap bound it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostBind {
+    pub source: std::path::PathBuf,
+    pub dest: std::path::PathBuf,
+    pub writable: bool,
+    pub device: u64,
+    pub inode: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -142,6 +156,8 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
             "temp": parts.map(|c| c.temp.clone()),
             // Every filesystem the program can write and its bound.
             "writableFilesystems": plan.writable_filesystems(),
+            // Caller-named host paths: what was bound (device, inode).
+            "hostBinds": facts.host_binds,
         },
         "observed": facts.observed,
         "mismatches": facts.mismatches,

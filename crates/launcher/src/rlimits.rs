@@ -23,6 +23,23 @@
 //!   cgroup it is a host-wide backstop; the per-sandbox bound is `pids.max`.
 //! - `CORE` = 0: no core dumps (they would leak sandbox memory to the host's
 //!   core pattern handler and cost disk).
+//!
+//! Fixed values, set explicitly rather than inherited from whatever the
+//! provider's own limits happen to be (a provider started from a shell with
+//! raised limits would otherwise pass them on):
+//! - `RTPRIO` = 0: no real-time scheduling policy (SCHED_FIFO/RR would
+//!   starve every normal process on the CPU, the provider included).
+//! - `NICE` = 0: the nice value can only be raised (priority lowered),
+//!   never lowered below the default.
+//! - `RTTIME` = 0 µs: with RTPRIO 0 no thread can be real-time; should one
+//!   become so anyway, it gets no real-time CPU before SIGKILL.
+//! - `SIGPENDING` = 1024: queued signals of the real uid (kernel memory per
+//!   signal); plenty for a runtime, far below the host default (~96 000).
+//! - `MSGQUEUE` = 819 200 bytes: the POSIX message-queue bytes of the real
+//!   uid, the kernel's own default, now independent of the provider's.
+//! - `MEMLOCK` = 64 KiB: memory locked against swap (gpg's secure memory
+//!   fits); locked pages would otherwise be host memory the kernel can
+//!   never reclaim under pressure.
 
 use std::io;
 
@@ -46,6 +63,13 @@ pub const DEFAULT_OPEN_FILES: u64 = 256;
 pub const DEFAULT_FILE_SIZE_BYTES: u64 = 256 << 20;
 /// 60 s of CPU: longer than any deadline we expect a provider to set.
 pub const DEFAULT_CPU_SECONDS: u64 = 60;
+/// The fixed ceilings every sandbox gets (see the module comment).
+pub const RTPRIO: u64 = 0;
+pub const NICE: u64 = 0;
+pub const RTTIME_MICROS: u64 = 0;
+pub const SIGPENDING: u64 = 1024;
+pub const MSGQUEUE_BYTES: u64 = 819_200;
+pub const MEMLOCK_BYTES: u64 = 64 << 10;
 /// Seconds between SIGXCPU (catchable: a chance to report) and SIGKILL.
 pub const CPU_KILL_GRACE_SECONDS: u64 = 1;
 
@@ -70,6 +94,12 @@ pub enum Resource {
     FileSize,
     CpuSeconds,
     CoreFileSize,
+    RealtimePriority,
+    Nice,
+    RealtimeMicros,
+    PendingSignals,
+    MessageQueueBytes,
+    LockedMemory,
 }
 
 impl Resource {
@@ -82,6 +112,12 @@ impl Resource {
             Self::FileSize => "FSIZE",
             Self::CpuSeconds => "CPU",
             Self::CoreFileSize => "CORE",
+            Self::RealtimePriority => "RTPRIO",
+            Self::Nice => "NICE",
+            Self::RealtimeMicros => "RTTIME",
+            Self::PendingSignals => "SIGPENDING",
+            Self::MessageQueueBytes => "MSGQUEUE",
+            Self::LockedMemory => "MEMLOCK",
         }
     }
 
@@ -98,6 +134,12 @@ impl Resource {
             Self::FileSize => libc::RLIMIT_FSIZE,
             Self::CpuSeconds => libc::RLIMIT_CPU,
             Self::CoreFileSize => libc::RLIMIT_CORE,
+            Self::RealtimePriority => libc::RLIMIT_RTPRIO,
+            Self::Nice => libc::RLIMIT_NICE,
+            Self::RealtimeMicros => libc::RLIMIT_RTTIME,
+            Self::PendingSignals => libc::RLIMIT_SIGPENDING,
+            Self::MessageQueueBytes => libc::RLIMIT_MSGQUEUE,
+            Self::LockedMemory => libc::RLIMIT_MEMLOCK,
         }
     }
 }
@@ -110,7 +152,7 @@ pub struct Rlimit {
 }
 
 /// How many rlimits a plan holds; fixed so `apply` never allocates.
-pub const RLIMIT_COUNT: usize = 6;
+pub const RLIMIT_COUNT: usize = 12;
 
 /// A fixed-size, `Copy` plan: safe to move into a pre_exec closure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +181,12 @@ pub fn plan(ceilings: &ResourceCeilings) -> RlimitPlan {
                 hard: cpu_hard,
             },
             fixed(Resource::CoreFileSize, 0),
+            fixed(Resource::RealtimePriority, RTPRIO),
+            fixed(Resource::Nice, NICE),
+            fixed(Resource::RealtimeMicros, RTTIME_MICROS),
+            fixed(Resource::PendingSignals, SIGPENDING),
+            fixed(Resource::MessageQueueBytes, MSGQUEUE_BYTES),
+            fixed(Resource::LockedMemory, MEMLOCK_BYTES),
         ],
     }
 }
@@ -193,6 +241,12 @@ mod tests {
                 ("FSIZE", 256 << 20, 256 << 20),
                 ("CPU", 60, 61),
                 ("CORE", 0, 0),
+                ("RTPRIO", 0, 0),
+                ("NICE", 0, 0),
+                ("RTTIME", 0, 0),
+                ("SIGPENDING", 1024, 1024),
+                ("MSGQUEUE", 819_200, 819_200),
+                ("MEMLOCK", 65_536, 65_536),
             ]
         );
     }
@@ -234,6 +288,12 @@ mod tests {
         assert_eq!(row("Max processes"), ["256", "256"]);
         assert_eq!(row("Max address space"), ["1073741824", "1073741824"]);
         assert_eq!(row("Max file size"), ["268435456", "268435456"]);
+        assert_eq!(row("Max realtime priority"), ["0", "0"]);
+        assert_eq!(row("Max nice priority"), ["0", "0"]);
+        assert_eq!(row("Max realtime timeout"), ["0", "0"]);
+        assert_eq!(row("Max pending signals"), ["1024", "1024"]);
+        assert_eq!(row("Max msgqueue size"), ["819200", "819200"]);
+        assert_eq!(row("Max locked memory"), ["65536", "65536"]);
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub struct Prepared {
     pub cgroup: Option<Arc<ExecutionCgroup>>,
     /// The run's own uid, held until its processes are confirmed gone.
     pub uid_lease: Option<crate::uid_lease::UidLease>,
+    /// Caller-named host paths as opened (device, inode), for the receipt.
+    pub host_binds: Vec<crate::receipt::HostBind>,
 }
 
 /// Starts the supervisor and waits for it to report bwrap's pid.
@@ -483,6 +485,7 @@ fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
         confinement: None,
         observed: None,
         mismatches: Vec::new(),
+        host_binds: p.host_binds.clone(),
     }
 }
 

@@ -92,6 +92,11 @@ pub const LIMIT_ROWS: &[(&str, &str)] = &[
     ("NOFILE", "Max open files"),
     ("MEMLOCK", "Max locked memory"),
     ("AS", "Max address space"),
+    ("SIGPENDING", "Max pending signals"),
+    ("MSGQUEUE", "Max msgqueue size"),
+    ("NICE", "Max nice priority"),
+    ("RTPRIO", "Max realtime priority"),
+    ("RTTIME", "Max realtime timeout"),
 ];
 
 /// Parses `/proc/<pid>/limits` into the rows of [`LIMIT_ROWS`].

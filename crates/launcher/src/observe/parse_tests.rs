@@ -52,12 +52,19 @@ Max core file size        0                    0                    bytes     \n
 Max processes             4096                 4096                 processes \n\
 Max open files            256                  256                  files     \n\
 Max locked memory         8388608              8388608              bytes     \n\
-Max address space         268435456            268435456            bytes     \n";
+Max address space         268435456            268435456            bytes     \n\
+Max pending signals       1024                 1024                 signals   \n\
+Max msgqueue size         819200               819200               bytes     \n\
+Max nice priority         0                    0                              \n\
+Max realtime priority     0                    0                              \n\
+Max realtime timeout      unlimited            unlimited            us        \n";
     let rows = limits(text).unwrap();
     let cpu = rows.iter().find(|l| l.name == "CPU").unwrap();
     assert_eq!((cpu.soft, cpu.hard), (Some(30), Some(31)));
     let stack = rows.iter().find(|l| l.name == "STACK").unwrap();
     assert_eq!(stack.hard, None);
+    let rttime = rows.iter().find(|l| l.name == "RTTIME").unwrap();
+    assert_eq!(rttime.soft, None);
     assert_eq!(limits("Limit\n"), None);
 }
 

@@ -38,7 +38,7 @@ pub struct SeccompPolicy {
 }
 
 /// The name recorded in receipts; bump it when the denial table changes.
-pub const PROFILE_NAME: &str = "cordon-default-v2";
+pub const PROFILE_NAME: &str = "cordon-default-v3";
 
 /// How a denied call fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +116,32 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
         Always,
         Enosys,
     ),
+    // Kernel AIO: every context counts against the host-wide
+    // `fs.aio-max-nr`, so one sandbox could take all of it and make
+    // `io_setup` fail for every host process. ENOSYS makes libaio users
+    // fall back to synchronous or threaded I/O, as for io_uring.
+    deny("io_setup", libc::SYS_io_setup, Always, Enosys),
+    deny("io_destroy", libc::SYS_io_destroy, Always, Enosys),
+    deny("io_submit", libc::SYS_io_submit, Always, Enosys),
+    deny("io_cancel", libc::SYS_io_cancel, Always, Enosys),
+    deny("io_getevents", libc::SYS_io_getevents, Always, Enosys),
+    deny("io_pgetevents", SYS_IO_PGETEVENTS, Always, Enosys),
+    // Memory that no process's address space holds, so RLIMIT_AS does not
+    // bound it: a memfd kept only as a descriptor, a SysV segment left
+    // attached to nothing. Without a cgroup that is host memory far past
+    // the ceiling. ENOSYS: V8 and glibc treat a missing memfd_create as
+    // "use anonymous memory"; nothing cordon runs needs SysV shm.
+    deny("memfd_create", libc::SYS_memfd_create, Always, Enosys),
+    deny("shmget", libc::SYS_shmget, Always, Enosys),
+    deny("shmat", libc::SYS_shmat, Always, Enosys),
+    deny("shmctl", libc::SYS_shmctl, Always, Enosys),
+    // inotify on a host-bound directory (`/usr`, a read-only extra) reports
+    // host activity as it happens: a live feed of the programs the host
+    // runs and a covert channel between sandboxes. ENOSYS: libuv and Node
+    // fall back to polling with stat.
+    #[cfg(target_arch = "x86_64")]
+    deny("inotify_init", libc::SYS_inotify_init, Always, Enosys),
+    deny("inotify_init1", libc::SYS_inotify_init1, Always, Enosys),
     deny("bpf", libc::SYS_bpf, Always, Eperm),
     deny("perf_event_open", libc::SYS_perf_event_open, Always, Eperm),
     deny("userfaultfd", libc::SYS_userfaultfd, Always, Eperm),
@@ -189,6 +215,12 @@ const NAMESPACE_CLONE_FLAGS: [libc::c_int; 7] = [
     libc::CLONE_NEWUTS,
     libc::CLONE_NEWCGROUP,
 ];
+
+/// io_pgetevents(2) (Linux 4.18), by number: the libc crate does not name it.
+#[cfg(target_arch = "x86_64")]
+const SYS_IO_PGETEVENTS: i64 = 333;
+#[cfg(not(target_arch = "x86_64"))]
+const SYS_IO_PGETEVENTS: i64 = 292;
 
 /// fchmodat2(2) (Linux 6.6), by number: not every libc crate names it.
 const SYS_FCHMODAT2: i64 = 452;

@@ -1,0 +1,198 @@
+//! Opening a caller-named host path (the workspace, a `filesystem.extra`)
+//! without following any symlink in it, and the identity of what was opened.
+//!
+//! A sandbox with a writable workspace can plant `cache -> /dev/shm` in it;
+//! a later run given `<project>/cache` as its workspace would otherwise get
+//! the link's target bound read-write. So the path is walked from `/` one
+//! component at a time with `openat(O_PATH | O_NOFOLLOW)`: a symlink
+//! anywhere is refused, naming the component, and the descriptor the walk
+//! ends on is the one bwrap binds (`--bind-fd`), so a swap after the walk
+//! changes nothing (no check-then-use window).
+
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostPathError {
+    #[error(
+        "{path} goes through the symlink {component}: cordon binds only real directories \
+         and files, named without links (a link planted by an earlier run could point anywhere)"
+    )]
+    Symlink { path: PathBuf, component: PathBuf },
+    #[error("open {path} (at {component}): {source}")]
+    Open {
+        path: PathBuf,
+        component: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Device and inode of an opened host path, as the receipt records them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileIdentity {
+    pub device: u64,
+    pub inode: u64,
+}
+
+/// Thin: opens `path` (absolute) component by component, refusing any
+/// symlink. `directory`: the last component must be a directory too.
+pub fn open_no_follow(path: &Path, directory: bool) -> Result<OwnedFd, HostPathError> {
+    let open_err = |component: &Path, source| HostPathError::Open {
+        path: path.to_path_buf(),
+        component: component.to_path_buf(),
+        source,
+    };
+    let names: Vec<&OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    let root = Path::new("/");
+    let mut current = openat(None, OsStr::new("/"), OPEN_DIR).map_err(|e| open_err(root, e))?;
+    let mut walked = PathBuf::from("/");
+    for (index, name) in names.iter().enumerate() {
+        walked.push(name);
+        let last = index + 1 == names.len();
+        let flags = if last && !directory {
+            OPEN_ANY
+        } else {
+            OPEN_DIR
+        };
+        let next = match openat(Some(&current), name, flags) {
+            Ok(fd) => fd,
+            // O_DIRECTORY|O_NOFOLLOW on a link fails (ENOTDIR or ELOOP):
+            // find out whether a link was the reason, to say so.
+            Err(source) => {
+                return Err(if is_symlink_at(&current, name) {
+                    HostPathError::Symlink {
+                        path: path.to_path_buf(),
+                        component: walked,
+                    }
+                } else {
+                    open_err(&walked, source)
+                });
+            }
+        };
+        // O_PATH|O_NOFOLLOW without O_DIRECTORY opens a link itself.
+        if last && !directory && is_symlink(&next) {
+            return Err(HostPathError::Symlink {
+                path: path.to_path_buf(),
+                component: walked,
+            });
+        }
+        current = next;
+    }
+    Ok(current)
+}
+
+/// Thin: the device and inode of an open descriptor.
+pub fn identity(fd: &OwnedFd) -> std::io::Result<FileIdentity> {
+    let stat = fstat(fd)?;
+    Ok(FileIdentity {
+        device: stat.st_dev,
+        inode: stat.st_ino,
+    })
+}
+
+const OPEN_ANY: libc::c_int = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+const OPEN_DIR: libc::c_int = OPEN_ANY | libc::O_DIRECTORY;
+
+fn openat(dir: Option<&OwnedFd>, name: &OsStr, flags: libc::c_int) -> std::io::Result<OwnedFd> {
+    let name = CString::new(name.as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let dirfd = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `name` is a valid NUL-terminated string that outlives the
+    // call; `dirfd` is an open descriptor we own (or AT_FDCWD, used only
+    // for the absolute "/").
+    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn fstat(fd: &OwnedFd) -> std::io::Result<libc::stat> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a whole `struct stat` into the buffer on success;
+    // the descriptor is open (O_PATH descriptors support fstat).
+    if unsafe { libc::fstat(fd.as_raw_fd(), stat.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fstat succeeded, so the struct is initialized.
+    Ok(unsafe { stat.assume_init() })
+}
+
+fn is_symlink(fd: &OwnedFd) -> bool {
+    fstat(fd).is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFLNK)
+}
+
+fn is_symlink_at(dir: &OwnedFd, name: &OsStr) -> bool {
+    openat(Some(dir), name, OPEN_ANY).is_ok_and(|fd| is_symlink(&fd))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn scratch() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "cordon-host-path-{}",
+            crate::process_identity::random_hex(8).unwrap()
+        ));
+        std::fs::create_dir_all(dir.join("real/inner")).unwrap();
+        std::fs::write(dir.join("real/file"), b"x").unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", dir.join("real/filelink")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_real_directory_opens_and_its_identity_is_the_one_stat_reports() {
+        let dir = scratch();
+        let fd = open_no_follow(&dir.join("real/inner"), true).unwrap();
+        let meta = std::fs::metadata(dir.join("real/inner")).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            identity(&fd).unwrap(),
+            FileIdentity {
+                device: meta.dev(),
+                inode: meta.ino()
+            }
+        );
+        assert!(open_no_follow(&dir.join("real/file"), false).is_ok());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_symlink_anywhere_in_the_path_is_refused_naming_it() {
+        let dir = scratch();
+        for (path, directory) in [
+            (dir.join("link"), true),
+            (dir.join("link/inner"), true),
+            (dir.join("link/file"), false),
+            (dir.join("real/filelink"), false),
+        ] {
+            match open_no_follow(&path, directory) {
+                Err(HostPathError::Symlink { component, .. }) => {
+                    assert!(path.starts_with(&component), "{component:?} of {path:?}");
+                    assert!(std::fs::symlink_metadata(&component)
+                        .unwrap()
+                        .file_type()
+                        .is_symlink());
+                }
+                other => panic!("{path:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            open_no_follow(&dir.join("missing"), true),
+            Err(HostPathError::Open { .. })
+        ));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
