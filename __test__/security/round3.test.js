@@ -226,6 +226,101 @@ describe('host workspace', () => {
   });
 });
 
+describe('caller-named host paths that go through a symlink', () => {
+  // Was findings/workspace-symlink-redirect.repro.js: a run with a writable
+  // workspace plants `cache -> /dev/shm` and `config -> /etc`; a later run
+  // given `<project>/cache` as its workspace got the host's /dev/shm bound
+  // read-write, `<project>/config` the host's /etc. Now every component of
+  // a workspace or extra path is opened without following links, and that
+  // descriptor is what bwrap binds.
+
+  /** spawnIsolated → wait(), with a synchronous refusal returned as the error. */
+  async function runIn(script, options) {
+    let execution;
+    try {
+      execution = cordon.spawnIsolated(['/bin/sh', '-c', script], options);
+    } catch (error) {
+      return { error };
+    }
+    let out = '';
+    execution.stderr.on('data', (d) => { out += d; });
+    execution.protocol.resume();
+    return execution.wait().then((r) => ({ ...r, out }), (error) => ({ error, out }));
+  }
+
+  function project() {
+    const dir = fs.mkdtempSync('/var/tmp/cordon-round3-project-');
+    fs.chmodSync(dir, 0o755);
+    if (process.geteuid() === 0) fs.chownSync(dir, h.SANDBOX_UID, h.SANDBOX_UID);
+    return dir;
+  }
+
+  probe('a symlink planted by an earlier run is refused as a later run\'s workspace or extra, naming it', async () => {
+    const dir = project();
+    const marker = `round3-planted-${process.pid}`;
+    try {
+      const planted = await runIn('ln -s /dev/shm /workspace/cache && ln -s /etc /workspace/config', { policy: cordon.workspaceWrite(), workspace: dir });
+      assert.equal(planted.returncode, 0, `${planted.error?.message ?? ''} ${planted.out}`);
+      assert.ok(fs.lstatSync(path.join(dir, 'cache')).isSymbolicLink(), 'the first run planted its link');
+      const redirected = await runIn(`echo from-the-sandbox > /workspace/${marker}`, { policy: cordon.workspaceWrite(), workspace: path.join(dir, 'cache') });
+      assert.equal(redirected.error?.code, 'ERR_CORDON_INVALID_OPTIONS', `the run was not refused: ${JSON.stringify(redirected.receipt?.confinement?.planned?.hostBinds)}`);
+      assert.match(redirected.error.message, new RegExp(`goes through the symlink ${path.join(dir, 'cache')}`));
+      assert.equal(fs.existsSync(`/dev/shm/${marker}`), false, 'nothing was written to the host /dev/shm');
+      const nested = await runIn('ls /workspace', { policy: cordon.readOnly(), workspace: path.join(dir, 'config', 'ssl') });
+      assert.equal(nested.error?.code, 'ERR_CORDON_INVALID_OPTIONS', 'a link in the middle of the path is refused too');
+      const policy = structuredClone(cordon.readOnly());
+      policy.filesystem.extra = [{ path: path.join(dir, 'config'), access: 'read' }];
+      const extra = await runIn('cat /var/tmp/*/config/passwd', { policy });
+      assert.equal(extra.error?.code, 'ERR_CORDON_INVALID_OPTIONS', `the extra was not refused: ${extra.out}`);
+      assert.match(extra.error.message, /goes through the symlink/);
+    } finally {
+      fs.rmSync(`/dev/shm/${marker}`, { force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  probe('a directory swapped for a symlink to /etc in a loop while runs launch never gets /etc bound', async () => {
+    const dir = project();
+    const etc = fs.statSync('/etc');
+    // Swaps <dir>/swap between a real directory, nothing and a link to /etc
+    // as fast as it can, in a process of its own, while runs launch on it.
+    const swapper = require('node:child_process').spawn('/bin/sh', ['-c', 'while :; do mkdir swap; sleep 0.003; rmdir swap; ln -s /etc swap; sleep 0.003; rm swap; done'], { cwd: dir, stdio: 'ignore' });
+    const seen = { bound: 0, refused: 0, other: 0 };
+    try {
+      for (let i = 0; i < 30; i += 1) {
+        const run = await runIn('ls /workspace | head -3; echo listed', { policy: cordon.readOnly(), workspace: path.join(dir, 'swap') });
+        if (run.error) {
+          assert.equal(run.error.code, 'ERR_CORDON_INVALID_OPTIONS', run.error.message);
+          seen.refused += 1;
+          continue;
+        }
+        assert.doesNotMatch(run.out, /passwd|hostname|group/, `run ${i} listed the host /etc`);
+        const bound = run.receipt.confinement.planned.hostBinds.find((b) => b.dest === '/workspace');
+        assert.ok(bound, JSON.stringify(run.receipt.confinement.planned.hostBinds));
+        assert.ok(!(bound.device === etc.dev && bound.inode === etc.ino), `run ${i} bound the host /etc`);
+        if (run.returncode === 0) seen.bound += 1; else seen.other += 1;
+      }
+    } finally {
+      swapper.kill('SIGKILL');
+      await new Promise((resolve) => swapper.once('exit', resolve));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    console.log(`# swap race: ${JSON.stringify(seen)}`);
+  });
+
+  probe('the receipt records the device and inode of each bound host directory', async () => {
+    const dir = project();
+    try {
+      const run = await runIn('true', { policy: cordon.readOnly(), workspace: dir });
+      assert.equal(run.returncode, 0, run.error?.message);
+      const st = fs.statSync(dir);
+      assert.deepEqual(run.receipt.confinement.planned.hostBinds, [{ source: dir, dest: '/workspace', writable: false, device: st.dev, inode: st.ino }]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the provider\'s own process', () => {
   probe('descriptors sent over fd 3 (SCM_RIGHTS: stdout, fd 3 itself, a pipe, a /tmp file) neither leak into the provider nor hold wait()', async () => {
     const fds = h.openFdCount();
