@@ -121,6 +121,8 @@ export interface Receipt {
       temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
       /** Every filesystem the program can write; `sizeBytes` null: a host directory the policy grants. */
       writableFilesystems: Array<{ mount: string; kind: 'tmpfs' | 'host-directory'; sizeBytes: number | null }>;
+      /** Caller-named host paths (workspace, extras) as opened without following symlinks, by device and inode. */
+      hostBinds: Array<{ source: string; dest: string; writable: boolean; device: number; inode: number }>;
     };
     /** Observed from outside while the program ran; `null` when no sandbox ran. */
     observed: ObservedConfinement | null;

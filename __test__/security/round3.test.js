@@ -59,9 +59,11 @@ async function attack(args, options = {}, during = null) {
   return { ...outcome, text, protocol: Buffer.concat(protocolChunks), results: h.parseResults(text) };
 }
 
-/** Waits until the attacker has printed its RESULT line (it then holds). */
-async function untilResult(text) {
-  while (!/^RESULT /m.test(text())) await sleep(20);
+/** Waits until the attacker has printed its RESULT line (it then holds), or has ended. */
+async function untilResult(text, execution) {
+  let ended = false;
+  execution.wait().then(() => {}, () => {}).finally(() => { ended = true; });
+  while (!ended && !/^RESULT /m.test(text())) await sleep(20);
 }
 
 function expectBlocked(run, name, detailPattern) {
@@ -151,7 +153,7 @@ describe('kernel interfaces a default-allow filter could forget', () => {
     const aioBefore = Number(fs.readFileSync('/proc/sys/fs/aio-nr', 'utf8'));
     let during = null;
     const run = await attack(['aio-hog', '1'], { deadlineMs: 30_000 }, async (execution, started, text) => {
-      await untilResult(text);
+      await untilResult(text, execution);
       during = Number(fs.readFileSync('/proc/sys/fs/aio-nr', 'utf8'));
       execution.stop();
     });
@@ -279,31 +281,51 @@ describe('caller-named host paths that go through a symlink', () => {
     }
   });
 
-  probe('a directory swapped for a symlink to /etc in a loop while runs launch never gets /etc bound', async () => {
+  probe('a directory swapped for a symlink in a loop while runs launch never gets the link\'s target bound', async () => {
     const dir = project();
-    const etc = fs.statSync('/etc');
-    // Swaps <dir>/swap between a real directory, nothing and a link to /etc
-    // as fast as it can, in a process of its own, while runs launch on it.
-    const swapper = require('node:child_process').spawn('/bin/sh', ['-c', 'while :; do mkdir swap; sleep 0.003; rmdir swap; ln -s /etc swap; sleep 0.003; rm swap; done'], { cwd: dir, stdio: 'ignore' });
+    // The link's target: a directory the launcher would otherwise accept as
+    // a workspace (owned like the project), holding a file no run may see.
+    const target = fs.mkdtempSync('/var/tmp/cordon-round3-target-');
+    fs.chmodSync(target, 0o755);
+    fs.writeFileSync(path.join(target, 'passwd'), 'secret\n');
+    if (process.geteuid() === 0) fs.chownSync(target, h.SANDBOX_UID, h.SANDBOX_UID);
+    const etc = fs.statSync(target);
+    // Swaps <dir>/swap between a real directory, nothing and a link to the
+    // target, in a process of its own, while runs launch on it.
+    const swap = `
+      const fs = require('fs');
+      const hold = (ms) => { const end = Date.now() + ms; while (Date.now() < end); };
+      for (;;) { fs.mkdirSync('swap'); hold(2); fs.rmdirSync('swap'); fs.symlinkSync(${JSON.stringify(target)}, 'swap'); hold(2); fs.unlinkSync('swap'); }`;
+    const swapper = require('node:child_process').spawn(process.execPath, ['-e', swap], { cwd: dir, stdio: 'ignore' });
     const seen = { bound: 0, refused: 0, other: 0 };
     try {
+      // The swapper is running once `swap` exists (a refused launch takes
+      // a millisecond: without this, all could end before it starts).
+      for (let i = 0; i < 500 && !fs.existsSync(path.join(dir, 'swap')); i += 1) await sleep(20);
       for (let i = 0; i < 30; i += 1) {
+        await sleep(7); // a different phase of the 4 ms swap cycle each time
         const run = await runIn('ls /workspace | head -3; echo listed', { policy: cordon.readOnly(), workspace: path.join(dir, 'swap') });
         if (run.error) {
+          // A symlink (refused by name), or caught mid-swap (gone).
           assert.equal(run.error.code, 'ERR_CORDON_INVALID_OPTIONS', run.error.message);
+          assert.match(run.error.message, /goes through the symlink|No such file|not a directory/, run.error.message);
           seen.refused += 1;
+          const why = /symlink/.test(run.error.message) ? 'symlink' : 'gone';
+          seen[why] = (seen[why] ?? 0) + 1;
+          if (seen.refused === 1) console.log(`# first refusal: ${run.error.message}`);
           continue;
         }
-        assert.doesNotMatch(run.out, /passwd|hostname|group/, `run ${i} listed the host /etc`);
+        assert.doesNotMatch(run.out, /passwd/, `run ${i} listed the link's target`);
         const bound = run.receipt.confinement.planned.hostBinds.find((b) => b.dest === '/workspace');
         assert.ok(bound, JSON.stringify(run.receipt.confinement.planned.hostBinds));
-        assert.ok(!(bound.device === etc.dev && bound.inode === etc.ino), `run ${i} bound the host /etc`);
+        assert.ok(!(bound.device === etc.dev && bound.inode === etc.ino), `run ${i} bound the link's target`);
         if (run.returncode === 0) seen.bound += 1; else seen.other += 1;
       }
     } finally {
       swapper.kill('SIGKILL');
       await new Promise((resolve) => swapper.once('exit', resolve));
       fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(target, { recursive: true, force: true });
     }
     console.log(`# swap race: ${JSON.stringify(seen)}`);
   });
@@ -431,7 +453,7 @@ describe('kernel memory outside RLIMIT_AS, without a cgroup', () => {
       const policy = structuredClone(cordon.readOnly());
       policy.resources = { ...policy.resources, memoryBytes: 128 * 1024 * 1024, processes: 8 };
       const run = await attack(['unmapped-memory', kind, '8', '32'], { policy, deadlineMs: 30_000 }, async (execution, started, text) => {
-        await untilResult(text);
+        await untilResult(text, execution);
         execution.stop();
       });
       assert.match(run.text, /^HELD 0$/m, `the sandbox held ${kind} memory: ${run.text.slice(0, 200)}`);
@@ -487,7 +509,7 @@ describe('the shared staged executable', () => {
 
 describe('a planted control-root base', () => {
   // What a sandbox could do with the host /dev/shm in reach
-  // (findings/workspace-symlink-redirect.repro.js): create the control-root
+  // (the symlinked-workspace redirect of round 3, now refused): create the control-root
   // base of a provider uid that has not run yet, world-writable, to own its
   // staged executables. The launcher must refuse it and write nothing there.
   probe('a provider refuses a control-root base that a sandbox uid created before it', async (t) => {

@@ -1,6 +1,7 @@
 'use strict';
 
-// Finding (round 3): without a cgroup (a non-root provider, or any host
+// Finding (round 3; memfd and SysV parts fixed, AF_UNIX part documented as
+// not guaranteed): without a cgroup (a non-root provider, or any host
 // without a writable cgroup), ONE sandboxed process holds host memory far
 // past its memory ceiling (RLIMIT_AS), because memory the kernel keeps for
 // it without a mapping is outside its address space:
@@ -25,9 +26,10 @@ fs.chmodSync(dir, 0o755);
 const attacker = path.join(dir, 'round3');
 execFileSync('cc', ['-static', '-O1', '-o', attacker, path.join(__dirname, '..', 'round3.c')]);
 
+// memfd and sysv are closed (memfd_create/shmget: ENOSYS; round3.test.js ›
+// kernel memory outside RLIMIT_AS, without a cgroup); unix stays open and is
+// documented in docs/security.md › Not guaranteed.
 const attacks = {
-  memfd: ['unmapped-memory', 'memfd', '8', '64'],
-  sysv: ['unmapped-memory', 'sysv', '8', '64'],
   unix: ['unix-pin', '1', '48'],
 };
 
