@@ -100,6 +100,8 @@ function runnerArgs(limits, frameBytes) {
     '--max-result-bytes', String(limits.resultBytes),
     '--memory-bytes', String(limits.memoryBytes),
     '--max-frame-bytes', String(frameBytes),
+    // The ceiling of the console extension's budget (and of console on stderr for a v1 run).
+    '--max-log-bytes', String(limits.logBytes),
   ];
 }
 
