@@ -31,6 +31,34 @@ function strip(code) {
   }
 }
 
-parentPort.on('message', ({ id, code }) => {
-  parentPort.postMessage({ id, ...strip(code) });
+/** Characters per answer message: the provider's thread copies each one synchronously. */
+const CHUNK_CHARS = 256 * 1024;
+/** id → the pieces of a source received so far. */
+const sources = new Map();
+/** id → {code, sent}: stripped code whose pieces the provider's thread pulls one by one. */
+const answers = new Map();
+
+function sendNext(id) {
+  const answer = answers.get(id);
+  if (!answer) return;
+  const { code, sent } = answer;
+  const last = sent + CHUNK_CHARS >= code.length;
+  if (last) answers.delete(id);
+  else answer.sent = sent + CHUNK_CHARS;
+  parentPort.postMessage({ id, part: code.slice(sent, sent + CHUNK_CHARS), last });
+}
+
+parentPort.on('message', ({ id, part, last, more }) => {
+  if (more) return sendNext(id);
+  const parts = sources.get(id) ?? [];
+  parts.push(part);
+  if (!last) {
+    sources.set(id, parts);
+    return undefined;
+  }
+  sources.delete(id);
+  const answer = strip(parts.join(''));
+  if (answer.error) return parentPort.postMessage({ id, error: answer.error });
+  answers.set(id, { code: answer.code, sent: 0 });
+  return sendNext(id);
 });

@@ -5,7 +5,7 @@
 // The provider's event loop only posts the source and reads the answer; the
 // parser (amaro, swc in WebAssembly) never runs on it. Steps per source:
 //   1. post {id, code} to the worker (started on first use, unref'd)
-//   2. answer within STRIP_DEADLINE_MS → stripped code, or the parser's error
+//   2. answer within stripDeadlineMs(code) → stripped code, or the parser's error
 //   3. past the deadline → the worker is terminated (the other sources it held
 //      are posted again to a fresh one) and this source fails STRIP_TIMEOUT
 // Jobs run one at a time in the worker; admission bounds how many wait.
@@ -13,12 +13,19 @@
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 
-/** Wall time one source may take in the worker, queueing included (~1 s per 16 MiB here, unloaded). */
-const STRIP_DEADLINE_MS = 10000;
+/**
+ * Wall time one source may take in the worker, queueing included: a base plus a
+ * share per MiB, because swc's cost grows faster than the size (measured on a
+ * loaded 2-core machine: 64 KiB ~15 ms, 1 MiB ~0.3 s, 4 MiB ~2 s, 16 MiB ~7 s).
+ */
+const STRIP_BASE_DEADLINE_MS = 5000;
+const STRIP_DEADLINE_MS_PER_MIB = 1500;
 /** The worker's own heap: a 16 MiB source and swc's AST fit with room to spare. */
 const WORKER_HEAP_MB = 512;
 
 const WORKER_PATH = path.join(__dirname, 'strip-types-worker.js');
+/** Characters per message each way: copying one costs well under a millisecond. */
+const CHUNK_CHARS = 256 * 1024;
 
 let worker = null;
 let nextId = 1;
@@ -27,7 +34,17 @@ const pending = new Map();
 
 function spawnWorker() {
   const spawned = new Worker(WORKER_PATH, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
-  spawned.on('message', ({ id, ...answer }) => settle(id, answer));
+  spawned.on('message', ({ id, part, last, ...answer }) => {
+    // The stripped code comes back in pieces, like the source went out.
+    if (part === undefined) return settle(id, answer);
+    const job = pending.get(id);
+    if (!job) return undefined;
+    job.parts.push(part);
+    if (last) return settle(id, { code: job.parts.join('') });
+    // Pulled one piece at a time: pieces posted together would all be read in one task.
+    spawned.postMessage({ id, more: true });
+    return undefined;
+  });
   // A crash (heap limit, a bug in the parser) fails what it held; the next source starts a new worker.
   spawned.on('error', (error) => dropWorker(spawned, { error: { code: 'WorkerFailed', message: String(error?.message ?? error).slice(0, 200) } }));
   spawned.on('exit', () => dropWorker(spawned, { error: { code: 'WorkerFailed', message: 'the type-stripping worker exited' } }));
@@ -51,10 +68,10 @@ function dropWorker(which, answer) {
 }
 
 /** The worker is stuck on `id`: fail that source, replace the worker, re-post the others. */
-function onDeadline(id) {
+function onDeadline(id, deadlineMs) {
   const stuck = worker;
   const others = [...pending.entries()].filter(([other]) => other !== id);
-  settle(id, { error: { code: 'STRIP_TIMEOUT', message: `type stripping took longer than ${STRIP_DEADLINE_MS} ms` } });
+  settle(id, { error: { code: 'STRIP_TIMEOUT', message: `type stripping took longer than ${deadlineMs} ms` } });
   worker = null;
   for (const [other] of others) pending.delete(other);
   stuck?.terminate().catch(() => {});
@@ -64,16 +81,35 @@ function onDeadline(id) {
   }
 }
 
+/** The deadline for one source: STRIP_BASE_DEADLINE_MS + STRIP_DEADLINE_MS_PER_MIB per MiB (UTF-16 units as a proxy). */
+function stripDeadlineMs(code) {
+  return STRIP_BASE_DEADLINE_MS + Math.ceil((code.length / (1024 * 1024)) * STRIP_DEADLINE_MS_PER_MIB);
+}
+
 function post(code) {
   return new Promise((resolve) => {
     worker ??= spawnWorker();
     const id = nextId;
     nextId += 1;
-    const timer = setTimeout(() => onDeadline(id), STRIP_DEADLINE_MS);
-    pending.set(id, { code, resolve, timer });
+    const deadlineMs = stripDeadlineMs(code);
+    const timer = setTimeout(() => onDeadline(id, deadlineMs), deadlineMs);
+    pending.set(id, { code, resolve, timer, parts: [] });
     worker.ref();
-    worker.postMessage({ id, code });
+    sendInChunks(worker, id, code);
   });
+}
+
+/**
+ * Post the source in CHUNK_CHARS pieces, yielding to the event loop between
+ * them: one postMessage copies its string synchronously (~40 ms for 16 MiB).
+ */
+async function sendInChunks(target, id, code) {
+  for (let start = 0; start < code.length || start === 0; start += CHUNK_CHARS) {
+    if (worker !== target || !pending.has(id)) return; // replaced or settled meanwhile
+    const end = start + CHUNK_CHARS;
+    target.postMessage({ id, part: code.slice(start, end), last: end >= code.length });
+    if (end < code.length) await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /**
@@ -86,4 +122,4 @@ function stripTypes(code) {
   return post(code);
 }
 
-module.exports = { stripTypes, STRIP_DEADLINE_MS };
+module.exports = { stripTypes, stripDeadlineMs };
