@@ -217,6 +217,10 @@ export interface CodeModeLimits {
   timeoutMs?: number;
   /** Runner: QuickJS heap. Default 64 MiB. */
   memoryBytes?: number;
+  /** Runner: tool calls outstanding at once (`Promise.all`), 1–8. Default 8. With a runner that does not confirm the extension: 1. */
+  maxOutstandingCalls?: number;
+  /** Runner (checked by the host): UTF-8 bytes of console text kept in `result.logs`. Default 64 KiB. */
+  logBytes?: number;
 }
 
 export interface CodeModeAdmission {
@@ -233,13 +237,32 @@ export type CodeModeEvent =
   | { type: 'execution.finished'; executionId: string; parentId: string | null; time: number; ok: boolean; durationMs: number; metrics: CodeModeMetrics; error?: { kind: string; code?: string }; droppedEvents?: number }
   | { type: 'tool.requested'; executionId: string; parentId: string; time: number; callId: number; name: string; arguments: unknown }
   | { type: 'tool.completed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: number; result: unknown }
-  | { type: 'tool.failed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: 0; error: { code: string } };
+  | { type: 'tool.failed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: 0; error: { code: string }; /** Advice about the provider's own tool (e.g. shape results in project()); never shown to the model. */ providerHint?: string }
+  | { type: 'console'; executionId: string; parentId: string; time: number; level: CodeModeLogLevel; /** Redacted (secret-looking values replaced), at most 4 KiB; the full line is in result.logs. */ text: string; bytes: number; elapsedMs: number; truncated?: true };
+
+export type CodeModeLogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
+
+/** One console line of the program, as it logged it. */
+export interface CodeModeLogLine {
+  level: CodeModeLogLevel;
+  text: string;
+  /** Wall clock (ms since the epoch) when the host received the line. */
+  time: number;
+  /** Milliseconds since the runner's `ready`. */
+  elapsedMs: number;
+  /** The line that crossed `logBytes`, cut to fit; nothing was kept after it. */
+  truncated?: true;
+}
 
 export interface CodeModeMetrics {
   elapsedMs: number;
   toolCalls: number;
   resultBytes: number;
   cumulativeResultBytes: number;
+  /** Console lines received, their text bytes, and lines the runner dropped past `logBytes`. */
+  logLines: number;
+  logBytes: number;
+  droppedLogLines: number;
 }
 
 export interface CodeModeAuditRecord {
@@ -256,6 +279,8 @@ export interface CodeModeAuditRecord {
   limits: Required<CodeModeLimits>;
   outcome: { ok: true } | { ok: false; kind: string; code?: string };
   metrics: CodeModeMetrics;
+  /** Console lines, redacted, at most 4 KiB of text in all. */
+  logs: readonly { level: CodeModeLogLevel; text: string; elapsedMs: number }[];
   receiptDigest: string | null;
   invocationId: string | null;
 }
@@ -265,6 +290,8 @@ export type CodeModeErrorKind =
   | 'source' | 'protocol' | 'runner_exit' | 'sandbox';
 
 interface CodeModeResultBase {
+  /** The program's console output, in order, bounded by `logBytes`. */
+  logs: readonly CodeModeLogLine[];
   metrics: CodeModeMetrics;
   events: readonly CodeModeEvent[];
   /** The sandbox receipt; `{}` when no sandbox ran or none was read. */

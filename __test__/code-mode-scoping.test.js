@@ -23,7 +23,7 @@ test('an inspect run cannot call a write tool even by name, and its handler neve
   const result = await codeMode({ tools: orderTools(calls) }).run("return await tools['orders.cancel']({ id: 'A-1' });", { mode: 'inspect' });
   assert.equal(result.ok, false);
   assert.equal(result.error.kind, 'javascript');
-  assert.match(result.error.message, /not a function/);
+  assert.match(result.error.message, /tools\["orders\.cancel"\] is not a granted tool \(granted: orders\.search, orders\.get\)/);
   assert.deepEqual(calls, []);
   assert.equal(result.metrics.toolCalls, 0);
 });
