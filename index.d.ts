@@ -173,8 +173,63 @@ export declare function doctor(options?: { bwrapPath?: string; runnerPath?: stri
 
 // ---- Code Mode (docs/code-mode.md) ----
 
-/** A JSON Schema object (draft 2020-12 subset understood by ajv). */
+/** A JSON Schema object: draft 2020-12, 2019-09 or draft-07 (picked from `$schema`; none means draft-07). */
 export type JsonSchema = { [keyword: string]: unknown };
+
+/** A Standard Schema that can describe itself as JSON Schema (zod ≥ 4.2, valibot ≥ 1.2, arktype ≥ 2.1.28). */
+export interface StandardJsonSchemaLike<Input = unknown> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly types?: { readonly input: Input; readonly output: unknown } | undefined;
+    readonly jsonSchema: { readonly input: (options: { readonly target: string }) => Record<string, unknown> };
+  };
+}
+
+/** An AI SDK schema (`jsonSchema<T>({...})`, `zodSchema(...)` from `ai`). */
+export interface AiSdkSchemaLike<T = unknown> {
+  readonly _type: T;
+  readonly jsonSchema: unknown;
+}
+
+/** Every form a tool schema may take (converted to JSON Schema at createCodeMode; docs/code-mode.md). */
+export type ToolSchema = JsonSchema | StandardJsonSchemaLike | AiSdkSchemaLike;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type SchemaRequired<S> = S extends { readonly required: readonly (infer R)[] } ? Extract<R, string> : never;
+type SchemaObject<S> = S extends { readonly properties: infer P }
+  ? Simplify<
+      { -readonly [K in Extract<keyof P, SchemaRequired<S>>]: FromJsonSchema<P[K]> }
+      & { -readonly [K in Exclude<keyof P, SchemaRequired<S>>]?: FromJsonSchema<P[K]> }
+    >
+  : { [key: string]: unknown };
+type SchemaTypeName<T, S> =
+  T extends 'string' ? string
+  : T extends 'number' | 'integer' ? number
+  : T extends 'boolean' ? boolean
+  : T extends 'null' ? null
+  : T extends 'array' ? (S extends { readonly items: infer I } ? FromJsonSchema<I>[] : unknown[])
+  : T extends 'object' ? SchemaObject<S>
+  : unknown;
+
+/**
+ * The TypeScript type of the values a JSON Schema literal accepts: `type` (one or a list), `properties`
+ * with `required`, `items`, `enum`, `const`, `anyOf`/`oneOf`. Anything it does not model is `unknown`.
+ */
+export type FromJsonSchema<S> =
+  S extends { readonly const: infer C } ? C
+  : S extends { readonly enum: readonly (infer E)[] } ? E
+  : S extends { readonly anyOf: readonly (infer A)[] } ? FromJsonSchema<A>
+  : S extends { readonly oneOf: readonly (infer A)[] } ? FromJsonSchema<A>
+  : S extends { readonly type: readonly (infer T)[] } ? SchemaTypeName<T, S>
+  : S extends { readonly type: infer T } ? SchemaTypeName<T, S>
+  : unknown;
+
+/** A handler's `args` for a schema: Standard Schema input type, AI SDK type, or inferred from a JSON Schema literal. */
+export type ToolArgs<S> =
+  S extends { readonly '~standard': { readonly types?: infer T } } ? (NonNullable<T> extends { readonly input: infer I } ? I : unknown)
+  : S extends { readonly _type: infer T } ? T
+  : FromJsonSchema<S>;
 
 export interface ToolContext {
   readonly executionId: string;
@@ -191,10 +246,13 @@ export interface CodeModeTool {
   /** 1–256 UTF-8 bytes, no NUL, unique; the code calls `tools[name](args)`. */
   name: string;
   description: string;
-  /** Must be `{type: "object", …}`: arguments are always an object. */
-  inputSchema: JsonSchema;
+  /**
+   * Must describe an object (`{type: "object", …}`): arguments are always an object. A JSON Schema, a Standard
+   * Schema with a JSON Schema converter (zod 4, valibot, arktype) or an AI SDK schema; anything else is refused.
+   */
+  inputSchema: ToolSchema;
   /** Optional: types the result in declarations() and is checked against the projected result. */
-  outputSchema?: JsonSchema;
+  outputSchema?: ToolSchema;
   /** "read" tools are granted in inspect mode; anything else only in execute mode. */
   effect: 'read' | 'write' | (string & {});
   handler(args: any, ctx: ToolContext): unknown;
@@ -313,6 +371,11 @@ export interface CodeModeOptions {
   onEvent?(event: CodeModeEvent): void;
   onAudit?(record: CodeModeAuditRecord): void;
   runner?: { path?: string; stop?: { graceMs: number; forceMs: number } };
+  /**
+   * Default true: an unknown keyword or format in a tool schema (a typo such as `propertees`) is refused at
+   * createCodeMode instead of silently validating nothing. `x-…` annotation keywords are always accepted.
+   */
+  strictSchemas?: boolean;
   /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. The waiting sandboxes keep the process alive until close(). See docs/performance.md. */
   pool?: { size: number };
 }
@@ -350,6 +413,20 @@ export interface CodeMode {
 
 /** A capability-scoped Code Mode host over spawnIsolated and cordon-runner. */
 export declare function createCodeMode(options: CodeModeOptions): CodeMode;
+
+/**
+ * Returns `tool` unchanged; its only job is typing: the handler's `args` are inferred from `inputSchema`
+ * (a JSON Schema literal — no `as const` needed —, a zod 4 / valibot / arktype schema, or an AI SDK schema).
+ */
+export declare function defineTool<const S extends ToolSchema, R = unknown>(tool: {
+  name: string;
+  description: string;
+  inputSchema: S;
+  outputSchema?: ToolSchema;
+  effect: 'read' | 'write' | (string & {});
+  handler(args: ToolArgs<S>, ctx: ToolContext): R | Promise<R>;
+  project?(result: Awaited<R>): unknown;
+}): CodeModeTool;
 
 /** What every sandbox of a pool is spawned with (fixed per pool). Per-run options go to take(). */
 export interface PoolSpawnOptions extends Omit<IsolatedOptions, 'invocationId' | 'deadlineMs' | 'signal'> {

@@ -15,7 +15,8 @@
 // `timeout`), cancel grace, exit grace. The termination reason is
 // write-once: the first cause wins, and a later frame cannot overturn it.
 
-const { FrameError, encodeFrame, parseFrame, validateFrame, runnerError, VERSION } = require('./frames');
+const { FrameError, encodeFrame, validateFrame, runnerError, VERSION } = require('./frames');
+const { decodeLine } = require('./frame-decoder');
 const { BoundedLineReader } = require('./line-reader');
 const {
   READY_BUDGET_MS, DRAIN_SLACK_MS, maxFrameBytes, runnerArgs, executeLimits, executeExtensions, checkEffectiveLimits, checkConfirmedExtensions,
@@ -64,6 +65,8 @@ class Execution {
     this.stderrBytes = 0;
     this.stopping = false;
     this.writeClosed = false;
+    /** EOF / exit handlers waiting for an off-thread frame decode (deferWhileDecoding). */
+    this.deferred = [];
   }
 
   /**
@@ -93,6 +96,13 @@ class Execution {
       maxLineBytes: frameBytes,
       onLine: (line) => this.onLine(line),
       onOverflow: (error) => this.fail('protocol', 'FRAME_TOO_LARGE', error.message),
+      // A large frame is being decoded off the main thread: stop reading until it is done.
+      onHold: () => this.execution.protocol.pause(),
+      onRelease: () => {
+        this.execution.protocol.resume();
+        const deferred = this.deferred.splice(0);
+        for (const fn of deferred) fn();
+      },
     });
     this.wireStreams();
     this.settled = this.execution.wait().then((exit) => this.onExit(exit), (error) => this.onSpawnFailure(error));
@@ -165,14 +175,29 @@ class Execution {
     if (!this.execution.protocol.destroyed) this.execution.protocol.end();
   }
 
+  /** @returns {Promise<void> | undefined} a Promise while a large frame is decoded (the reader waits for it) */
   onLine(line) {
-    let frame;
+    let decoded;
     try {
-      frame = parseFrame(line);
+      decoded = decodeLine(line);
+    } catch (error) {
+      return this.onBadFrame(error);
+    }
+    if (typeof decoded.then !== 'function') return this.onFrame(decoded);
+    // The reader was stopped meanwhile (outcome decided): the frame is dropped like any later line.
+    return decoded.then((frame) => { if (!this.reader.stopped) this.onFrame(frame); }, (error) => { if (!this.reader.stopped) this.onBadFrame(error); });
+  }
+
+  onBadFrame(error) {
+    // Only FrameError is expected; anything else is still the runner's fault, never a host crash.
+    return this.fail('protocol', error instanceof FrameError ? error.code : 'BAD_FRAME', error.message);
+  }
+
+  onFrame(frame) {
+    try {
       validateFrame(frame, this.executionId);
     } catch (error) {
-      // Only FrameError is expected; anything else is still the runner's fault, never a host crash.
-      return this.fail('protocol', error instanceof FrameError ? error.code : 'BAD_FRAME', error.message);
+      return this.onBadFrame(error);
     }
     if (frame.type === 'ready') return this.onReady(frame);
     if (frame.type === 'tool.call') return this.onToolCall(frame);
@@ -317,8 +342,19 @@ class Execution {
     this.after('cancel', CANCEL_GRACE_MS, () => this.stopSandbox());
   }
 
+  /**
+   * Run `fn` once no frame is being decoded off-thread: EOF and the sandbox's exit
+   * come after the last frame the runner wrote, so they must not overtake it.
+   * @returns {boolean} true when deferred
+   */
+  deferWhileDecoding(fn) {
+    if (this.reader.held === null) return false;
+    this.deferred.push(fn);
+    return true;
+  }
+
   onEof() {
-    if (this.eof) return;
+    if (this.eof || this.deferWhileDecoding(() => this.onEof())) return;
     this.eof = true;
     if (this.state !== 'finished') {
       // Not fail(): the runner is probably exiting on its own; the exit grace below decides
@@ -347,6 +383,7 @@ class Execution {
   }
 
   onExit(exit) {
+    if (this.deferWhileDecoding(() => this.onExit(exit))) return;
     if (this.termination?.error?.code === 'NO_TERMINAL_FRAME') {
       const status = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.returncode}`;
       const stderr = this.stderrText();

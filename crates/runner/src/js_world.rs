@@ -5,10 +5,11 @@
 //! `console` and the side-effect-free web globals of [`web_globals`].
 //!
 //! Steps: runtime → ceilings → context (chosen intrinsics) → console → web
-//! globals, all in
-//! [`JsWorld::build`], before the execute frame is read (nothing there
-//! depends on it, so a runner waiting in a pool is already warm) → tools, in
-//! [`JsWorld::install_tools`], once `execute` is validated → interrupt
+//! globals (announced, built on first use), all in [`JsWorld::build`],
+//! before the execute frame is read (nothing there depends on it, so a
+//! runner waiting in a pool is already warm) → tools, in
+//! [`JsWorld::install_tools`], and `performance` in extension mode
+//! ([`JsWorld::install_performance`]), once `execute` is validated → interrupt
 //! handler (armed last, so that a cancel arriving during setup cannot break
 //! the bootstrap; it still wins at the first interrupt check).
 
@@ -27,7 +28,8 @@ use crate::tool_bridge::ToolBridge;
 use crate::web_globals;
 
 /// ECMAScript intrinsics only: `performance` and the other host objects of
-/// `Context::full` are left out.
+/// `Context::full` are left out (cordon's own `performance` exists in
+/// extension mode only).
 type Intrinsics = (
     intrinsic::Date,
     intrinsic::Eval,

@@ -3,7 +3,10 @@
 //! free slot. Each call keeps its promise's resolve/reject functions.
 //!
 //! A call abandoned by the terminal frame (the code returned, a latch
-//! fired) is simply never settled: the process ends right after.
+//! fired) is simply never settled: the process ends right after. Its
+//! persistent handles are never dropped either (the session forgets the
+//! world at exit): QuickJS aborts when a runtime is freed while a
+//! persistent handle still holds one of its objects.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

@@ -1,6 +1,6 @@
 // The side-effect-free web globals of the runner (docs/runner.md, "Globals").
 // Evaluated at most once per process, on the first access to one of the
-// names web_globals_lazy.js announces, as a function that receives the
+// names web_globals.rs announces, as a function that receives the
 // native helpers of web_globals.rs; it leaves nothing else behind. Nothing
 // here reaches outside the process: no I/O, no timers.
 (function (native) {
