@@ -6,8 +6,19 @@
 // It runs here, off the provider's event loop: loading amaro costs ~40 ms and a
 // large source ~60 ms per MiB, and the source is model-controlled.
 
+const fs = require('node:fs');
 const { parentPort } = require('node:worker_threads');
 const amaro = require('amaro');
+
+/** This thread's Linux tid, so the provider's thread can read its CPU time (strip-types.js); null elsewhere. */
+function threadId() {
+  try {
+    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isSafeInteger(tid) && tid > 0 ? tid : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The program is the body of an async function (top-level `return` and `await`).
@@ -47,6 +58,8 @@ function sendNext(id) {
   else answer.sent = sent + CHUNK_CHARS;
   parentPort.postMessage({ id, part: code.slice(sent, sent + CHUNK_CHARS), last });
 }
+
+parentPort.postMessage({ ready: true, tid: threadId() });
 
 parentPort.on('message', ({ id, part, last, more }) => {
   if (more) return sendNext(id);
