@@ -55,6 +55,8 @@ pub struct Prepared {
     pub invocation_id: String,
     pub confinement: ConfinementPlan,
     pub cgroup: Option<Arc<ExecutionCgroup>>,
+    /// The run's own uid, held until its processes are confirmed gone.
+    pub uid_lease: Option<crate::uid_lease::UidLease>,
 }
 
 /// Starts the supervisor and waits for it to report bwrap's pid.
@@ -416,6 +418,9 @@ fn finish(
     let forced = facts.stop.forced_attempted;
     let (cgroup, emptied) = settle_cgroup(p.cgroup.as_deref(), forced, p.request.stop.force_ms);
     facts.containment_confirmed &= emptied;
+    // The uid is free for another run once the tree is settled (killed and
+    // confirmed empty wherever the host can confirm it).
+    drop(p.uid_lease.take());
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
     let document = receipt::build(&p.plan, &p.request.policy, &facts);
     let receipt_json = receipt::write_and_read(&p.root, &document).ok();
