@@ -96,24 +96,25 @@ const hostileTools = (seen) => [
 // `call(name, args)` is how models write it: await, catch, report the message.
 const CALL = 'async function call(name, args) { try { return await tools[name](args); } catch (e) { return String(e.message).slice(0, 300); } }\n';
 const PAYLOADS = [
-  ['quadratic uniqueItems over 65 000 small arrays (as many values as the host parses)',
-    'return await call("tags.set", {tags: Array.from({length: 65000}, (_, i) => [i])});', /VALIDATION_TIMEOUT|^65000$/],
+  ['quadratic uniqueItems over 32 000 small arrays (as many values as the host parses)',
+    'return await call("tags.set", {tags: Array.from({length: 32000}, (_, i) => [i])});', /VALIDATION_TIMEOUT/],
   ['quadratic uniqueItems over ~1 MiB of small arrays', 'return await call("tags.set", {tags: Array.from({length: 260000}, (_, i) => [i % 10])});', /INVALID_ARGUMENTS: .*too complex/],
-  ['quadratic outputSchema over an echoed result', 'return await call("tags.normalize", {tags: Array.from({length: 65000}, (_, i) => [i])});', /VALIDATION_TIMEOUT: the result for "tags.normalize"/],
+  ['quadratic outputSchema over an echoed result', 'return await call("tags.normalize", {tags: Array.from({length: 32000}, (_, i) => [i])});', /VALIDATION_TIMEOUT: the result for "tags.normalize"/],
   ['catastrophic pattern', 'return await call("name.check", {s: "a".repeat(60) + "!"});', /VALIDATION_TIMEOUT/],
   ['format over a 1 MiB string', 'return await call("email.send", {to: "a".repeat(1000000) + "@"});', /INVALID_ARGUMENTS|VALIDATION_TIMEOUT/],
   ['recursive anyOf over 100-deep nesting (2^100 branches)', 'let t = 0; for (let i = 0; i < 100; i++) t = [t, 0]; return await call("tree.put", {t});', /VALIDATION_TIMEOUT/],
-  ['many keys', 'const o = {}; for (let i = 0; i < 90000; i++) o["k" + i] = 0; return await call("echo", o);', /INVALID_ARGUMENTS: .*distinct object keys/],
+  ['many keys', 'const o = {}; for (let i = 0; i < 90000; i++) o["k" + i] = 0; return await call("echo", o);', /INVALID_ARGUMENTS: .*too complex/],
+  ['distinct keys past their bound, values under theirs', 'const o = {}; for (let i = 0; i < 20000; i++) o["k" + i] = {}; return await call("echo", {o});', /INVALID_ARGUMENTS: .*distinct object keys/],
   ['keys just under the distinct-key bound', 'const o = {}; for (let i = 0; i < 16000; i++) o["\\u00e9" + i] = 0; return await call("echo", o);', /^16000$/],
   ['empty containers (the most values per byte)', 'return await call("echo", {a: Array.from({length: 340000}, () => ({}))});', /INVALID_ARGUMENTS: .*too complex/],
-  ['empty containers just under the value bound', 'return await call("echo", {a: Array.from({length: 131000}, () => ({}))});', /^1$/],
+  ['empty containers just under the value bound', 'return await call("echo", {a: Array.from({length: 65000}, () => ({}))});', /^1$/],
   ['huge string argument', 'return await call("echo", {s: "\\\\\\"".repeat(250000)});', /^1$/],
   ['deep nesting at the runner\'s limit', 'let t = {}; for (let i = 0; i < 120; i++) t = {t}; return await call("echo", t);', /^1$/],
   ['many frames: 2000 tool calls', 'let n = 0; for (let i = 0; i < 2000; i++) n += await call("echo", {i}); return n;', /^2000$/],
   ['reserved key deep inside', 'return await call("echo", JSON.parse("{\\"a\\":" + "[".repeat(100) + "{\\"__proto__\\":{}}" + "]".repeat(100) + "}"));', /INVALID_ARGUMENTS: .*reserved key/],
   ['stderr flood through console', 'for (let i = 0; i < 4000; i++) console.log("x".repeat(4000)); return 1;', /^1$/],
   ['final result of ~512 KiB of empty containers', 'return Array.from({length: 170000}, () => []);', /RESULT_TOO_COMPLEX/],
-  ['final result just under the value bound', 'return Array.from({length: 131000}, () => []);', /^array$/],
+  ['final result just under the value bound', 'return Array.from({length: 65000}, () => []);', /^array$/],
 ];
 
 /** What the model saw, as one string: the returned value, or the run's error code. */

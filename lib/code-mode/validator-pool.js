@@ -224,7 +224,7 @@ class ValidatorPool {
     const { job, worker } = slot;
     if (!job) return;
     // The budget is CPU time when the thread's is readable: a validator starved by a busy
-    // machine (it runs at nice 10) gets its full budget of work, within MAX_WALL_FACTOR × the budget.
+    // machine gets its full budget of work, within MAX_WALL_FACTOR × the budget.
     const cpuMs = threadCpuMs(slot.tid);
     const usedMs = cpuMs === null || job.cpuAtStart === null ? Infinity : cpuMs - job.cpuAtStart;
     const wallMs = performance.now() - job.startedAt;

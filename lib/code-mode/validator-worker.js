@@ -13,7 +13,6 @@
 // budget, so nothing here needs to be fast — only correct.
 
 const fs = require('node:fs');
-const os = require('node:os');
 const { parentPort } = require('node:worker_threads');
 const { createAjv, addExtensionKeywords } = require('./schema-compiler');
 const { checkArguments, checkResult } = require('./argument-check');
@@ -22,12 +21,6 @@ const { findStructureProblem } = require('./json-structure');
 const { frameWeight } = require('./frame-weight');
 
 const MAX_CACHED_SCHEMAS = 1024;
-/**
- * This thread's nice value: a validation spinning to its budget must not take CPU from the
- * provider's event loop on a busy machine. Linux applies setpriority(PRIO_PROCESS, tid) to
- * one thread; /proc/thread-self names ours. Best effort: elsewhere the thread keeps its priority.
- */
-const WORKER_NICE = 10;
 
 /** This thread's kernel id (Linux), so the pool can read its CPU time; null elsewhere. */
 function threadId() {
@@ -39,12 +32,10 @@ function threadId() {
   }
 }
 
+// Not reniced: at nice 10 the event-loop test measured longer off-CPU stalls of the main
+// thread on a loaded machine (most likely hand-offs with a starved thread, e.g. its message
+// port); the thread's CPU is bounded by the pool's budget instead.
 const TID = threadId();
-try {
-  if (TID !== null) os.setPriority(TID, WORKER_NICE);
-} catch {
-  // not permitted: priority unchanged
-}
 
 const compiled = new Map();
 const compilers = new Map();
