@@ -80,12 +80,16 @@ test('the tool-call limit is exact in a fan-out: past it the run ends limit, no 
 });
 
 test('cumulativeResultBytes is exact when results finish together: the one that crosses it fails and latches the run', async () => {
+  // All four handlers wait for one gate, so their results complete in the same turn of the event loop.
+  let open;
+  const gate = new Promise((resolve) => { open = resolve; });
+  let entered = 0;
   const mode = codeMode({
-    tools: [tool('blob', async (args) => { await sleep(args.ms); return 'x'.repeat(298); })],
+    tools: [tool('blob', async () => { entered += 1; if (entered === 4) open(); await gate; return 'x'.repeat(298); })],
     limits: { toolResultBytes: 1000, cumulativeResultBytes: 1000 },
   });
-  // Each result is 300 JSON bytes: three fit in 1000, the fourth does not, whichever finishes last.
-  const result = await mode.run('return await Promise.all([10, 10, 10, 10].map((ms) => tools.blob({ms})));');
+  // Each result is 300 JSON bytes: three fit in 1000, the fourth does not, whichever completes last.
+  const result = await mode.run('return await Promise.all([1, 2, 3, 4].map((i) => tools.blob({i})));');
   assert.deepEqual([result.error?.kind, result.error?.code], ['limit', 'CUMULATIVE_RESULT_LIMIT_EXCEEDED'], JSON.stringify(result.error));
   assert.equal(result.metrics.cumulativeResultBytes, 900, 'only the results that fit were delivered and counted');
   assert.match(result.error.message, /would total 1200 bytes, the limit is 1000/);
