@@ -44,8 +44,12 @@ export interface IsolatedOptions {
   workspace?: string;
   /** The runner's entire environment (default: empty). Names must be in policy.environment.allow. */
   env?: Record<string, string>;
-  /** bwrap's own environment additions (never the runner's). TMPDIR is always the sandbox temp. */
-  launcherEnvironment?: Record<string, string>;
+  /**
+   * Refused (ERR_CORDON_INVALID_OPTIONS): bwrap's environment is the sandbox init's, readable
+   * inside at /proc/1/environ, so it cannot carry anything unseen. bwrap runs with an empty one.
+   * @deprecated
+   */
+  launcherEnvironment?: never;
   /** Stop ladder windows in ms (defaults 1000 / 1000). */
   stop?: { graceMs?: number; forceMs?: number };
   /** Runs stop() after this many ms. */
@@ -56,9 +60,43 @@ export interface IsolatedOptions {
   bwrapPath?: string;
 }
 
-/** The receipt (docs/receipts.md). `{}` when it could not be produced — never a success. */
+/** A limit as `/proc/<pid>/limits` shows it; `null` = unlimited. */
+export interface ObservedLimit { name: string; soft: number | null; hard: number | null }
+
+/** What the launcher read from outside about the running program (docs/receipts.md#observed-confinement). */
+export type ObservedConfinement =
+  | {
+      status: 'observed';
+      /** The program's host pid. */
+      pid: number;
+      /** Time the reads and checks took. */
+      costMicros: number;
+      seccomp: { mode: number; filters: number };
+      noNewPrivs: boolean;
+      /** Hex, as in /proc/<pid>/status. */
+      capabilities: { effective: string; bounding: string };
+      /** Real, effective, saved, filesystem — host ids. */
+      hostUid: [number, number, number, number];
+      hostGid: [number, number, number, number];
+      uidMap: Array<{ inside: number; outside: number; count: number }>;
+      gidMap: Array<{ inside: number; outside: number; count: number }>;
+      /** user, pid, net, ipc, uts, cgroup, mnt: the program's inode and the provider's. */
+      namespaces: Record<string, { inode: number; provider: number | null }>;
+      /** `membership`: /proc/<pid>/cgroup lines; `limits`: each planned limit file read back (`null`: absent). */
+      cgroup: { membership: string[]; limits: Array<{ file: string; value: string | null }> };
+      rlimits: ObservedLimit[];
+      /** Every mount but bwrap's device nodes; `sizeBytes` for writable storage. */
+      mounts: Array<{ path: string; fsType: string; writable: boolean; sizeBytes: number | null }>;
+    }
+  /** `not-observed`: the program ended (or had not started) before it could be seen; `unreadable`: a mismatch. */
+  | { status: 'not-observed' | 'unreadable'; reason: string };
+
+/** A check where the observation differed from the plan; any one fails the run. */
+export interface ConfinementMismatch { check: string; planned: unknown; observed: unknown }
+
+/** The receipt (docs/receipts.md). `wait()` never resolves without one. */
 export interface Receipt {
-  receiptVersion: 1;
+  receiptVersion: 2;
   invocationId: string;
   backend: { name: 'bubblewrap'; version: string; path: string };
   command: { argv: string[]; executable: string; executableSha256: string };
@@ -69,18 +107,27 @@ export interface Receipt {
     resources: Record<string, number>;
   };
   confinement: {
-    namespaces: string[];
-    /** Host uid/gid the sandbox ran as (planned). */
-    uid: number;
-    gid: number;
-    /** `provider`: not root, the provider's own uid; `workspace-owner`: the reserved owner of the caller's workspace; `per-run`: leased for this run alone. */
-    uidAllocation: 'provider' | 'workspace-owner' | 'per-run';
-    seccomp: null | Record<string, unknown>;
-    rlimits: Array<{ name: string; soft: number; hard: number }>;
-    cgroup: null | Record<string, unknown>;
-    temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
-    /** Every filesystem the program can write (planned); `sizeBytes` null: a host directory the policy grants. */
-    writableFilesystems: Array<{ mount: string; kind: 'tmpfs' | 'host-directory'; sizeBytes: number | null }>;
+    /** Declared: what the launcher asked bwrap and the kernel for. */
+    planned: {
+      namespaces: string[];
+      /** Host uid/gid the sandbox was started as. */
+      uid: number;
+      gid: number;
+      /** `provider`: not root, the provider's own uid; `workspace-owner`: the reserved owner of the caller's workspace; `per-run`: leased for this run alone. */
+      uidAllocation: 'provider' | 'workspace-owner' | 'per-run';
+      seccomp: null | { profile: string; instructions: number; denied: string[] };
+      rlimits: Array<{ name: string; soft: number; hard: number }>;
+      cgroup: null | { version: 'v1' | 'v2'; memoryBytes: string | null; pidsMax: string | null; paths: string[] };
+      temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
+      /** Every filesystem the program can write; `sizeBytes` null: a host directory the policy grants. */
+      writableFilesystems: Array<{ mount: string; kind: 'tmpfs' | 'host-directory'; sizeBytes: number | null }>;
+    };
+    /** Observed from outside while the program ran; `null` when no sandbox ran. */
+    observed: ObservedConfinement | null;
+    /** Empty on every successful run. */
+    mismatches: ConfinementMismatch[];
+    /** Read from the run's cgroup at teardown; `null` without a cgroup. */
+    cgroupOutcome: null | { oomKills: number; killedByCgroup: boolean };
   };
   startedAt: string;
   endedAt: string;
@@ -93,7 +140,7 @@ export interface Receipt {
   };
   stop: {
     requested: boolean;
-    reason: 'stop' | 'deadline' | 'signal' | null;
+    reason: 'stop' | 'deadline' | 'signal' | 'confinement-mismatch' | null;
     gracefulStopAttempted: boolean;
     forcedStopAttempted: boolean;
     containmentConfirmed: boolean;
@@ -106,8 +153,8 @@ export interface IsolatedResult {
   returncode: number | null;
   /** Set when bwrap itself was killed by a signal (e.g. "SIGKILL"). */
   signal: string | null;
-  receipt: Receipt | Record<string, never>;
-  /** Always [] until a mediated network frontend exists. */
+  receipt: Receipt;
+  /** Always [] until a mediated network exists (network.mode "mediated" is refused): nothing is recorded there yet. */
   networkReceipts: unknown[];
 }
 
@@ -118,7 +165,7 @@ export interface IsolatedExecution {
   readonly stderr: Readable;
   /** bwrap's pid; undefined if it could not be started (wait() then rejects). */
   readonly pid: number | undefined;
-  /** Same promise every call; resolves after reaping, both streams' EOF and the receipt. */
+  /** Same promise every call; resolves after reaping, both streams' EOF and the receipt. Rejects (with a `code`) when the launch failed, the observed confinement did not match the plan, or no receipt could be read. */
   wait(): Promise<IsolatedResult>;
   /** Same promise every call; SIGTERM → graceMs → SIGKILL of the sandbox → forceMs. Resolves once settled. */
   stop(): Promise<void>;
@@ -132,6 +179,8 @@ export type CordonErrorCode =
   | 'ERR_CORDON_BACKEND_UNAVAILABLE'
   | 'ERR_CORDON_SPAWN_FAILED'
   | 'ERR_CORDON_CONFINEMENT_UNAVAILABLE'
+  | 'ERR_CORDON_CONFINEMENT_MISMATCH'
+  | 'ERR_CORDON_RECEIPT_UNAVAILABLE'
   | 'ERR_CORDON_ADMISSION'
   | 'ERR_CORDON_INVALID_TOOL'
   | 'ERR_CORDON_INVALID_LIMITS'

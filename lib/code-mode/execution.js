@@ -374,8 +374,18 @@ class Execution {
     this.stopping = true;
     this.execution.stop().catch(() => {});
     const bound = this.stop.graceMs + this.stop.forceMs + WAIT_BOUND_SLACK_MS;
-    this.after('wait-bound', bound, () => this.finish(null, failed('sandbox', 'CONTAINMENT_UNCONFIRMED',
-      `the sandbox did not finish within ${bound} ms of stop(); its admission slot stays held until it does`)));
+    this.after('wait-bound', bound, () => this.containmentUnconfirmed(bound));
+  }
+
+  /**
+   * wait() did not settle within the bound: the sandbox may still be running and has no receipt.
+   * That outranks whatever ended the run (even an ok result): the run is not accounted for.
+   */
+  containmentUnconfirmed(bound) {
+    const before = this.termination ? ` (the run had ended: ${this.termination.ok ? 'ok' : this.termination.error.code ?? this.termination.error.kind})` : '';
+    this.termination = failed('sandbox', 'CONTAINMENT_UNCONFIRMED',
+      `the sandbox did not finish within ${bound} ms of stop(); its admission slot stays held until it does${before}`);
+    this.finish(null, this.termination);
   }
 
   stderrText() {
@@ -394,10 +404,15 @@ class Execution {
 
   onSpawnFailure(error) {
     const code = typeof error?.code === 'string' ? error.code : 'SPAWN_FAILED';
-    this.finish(null, failed('sandbox', code, `the sandbox could not run: ${error?.message ?? String(error)}`));
+    const failure = failed('sandbox', code, `the sandbox failed: ${error?.message ?? String(error)}`);
+    // A terminal frame said ok, but the launcher failed the run after it (its confinement did not
+    // match the plan, or it left no receipt): the sandbox's verdict wins over the program's word.
+    if (this.termination?.ok) this.termination = failure;
+    const receipt = error?.details?.receipt;
+    this.finish(null, failure, receipt && typeof receipt === 'object' ? receipt : undefined);
   }
 
-  finish(exit, fallback) {
+  finish(exit, fallback, receipt = exit?.receipt) {
     if (this.finished) return;
     this.finished = true;
     this.state = 'finished';
@@ -405,7 +420,7 @@ class Execution {
     this.clearTimers();
     this.abandonPendingCalls();
     this.unwatchSignal?.();
-    this.resolve({ termination: this.termination, receipt: exit?.receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion });
+    this.resolve({ termination: this.termination, receipt: receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion });
   }
 }
 
