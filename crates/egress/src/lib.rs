@@ -29,3 +29,18 @@ pub use network_receipt::{Frontend, NetworkReceipt, StreamEnd, StreamProtocol};
 pub use quota::Quotas;
 pub use refusal::Refusal;
 pub use resolver::{Resolve, StaticResolver, SystemResolver};
+pub mod run_engine;
+pub mod scm_rights;
+pub mod timestamp;
+
+mod byte_relay;
+mod cancel;
+mod fd4_server;
+mod proxy_session;
+mod stream_attempt;
+mod thread_set;
+
+pub use run_engine::{
+    EngineError, NetworkReceipts, RunEngine, RunEngineConfig, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_HANDSHAKE_TIMEOUT,
+};

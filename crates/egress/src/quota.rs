@@ -4,6 +4,7 @@
 //! receipt says which quota ended it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::refusal::Refusal;
 
@@ -55,11 +56,11 @@ pub struct QuotaState {
 
 /// Holds one concurrent-stream slot; dropping it frees the slot.
 #[derive(Debug)]
-pub struct StreamSlot<'a> {
-    state: &'a QuotaState,
+pub struct StreamSlot {
+    state: Arc<QuotaState>,
 }
 
-impl Drop for StreamSlot<'_> {
+impl Drop for StreamSlot {
     fn drop(&mut self) {
         self.state.open.fetch_sub(1, Ordering::AcqRel);
     }
@@ -74,13 +75,15 @@ impl QuotaState {
     }
 
     /// Counts a stream attempt against both stream quotas.
-    pub fn open_stream(&self) -> Result<StreamSlot<'_>, Refusal> {
+    pub fn open_stream(self: &Arc<Self>) -> Result<StreamSlot, Refusal> {
         let opened = self.opened.fetch_add(1, Ordering::AcqRel);
         if opened >= self.limits.max_streams {
             return Err(Refusal::QuotaStreams);
         }
         let open = self.open.fetch_add(1, Ordering::AcqRel);
-        let slot = StreamSlot { state: self };
+        let slot = StreamSlot {
+            state: Arc::clone(self),
+        };
         if open >= self.limits.max_concurrent_streams {
             return Err(Refusal::QuotaConcurrentStreams); // slot drops: count undone
         }
@@ -125,11 +128,11 @@ mod tests {
 
     #[test]
     fn stream_and_concurrency_quotas_refuse_past_their_limit_and_slots_free_on_drop() {
-        let q = QuotaState::new(Quotas {
+        let q = Arc::new(QuotaState::new(Quotas {
             max_streams: 3,
             max_concurrent_streams: 1,
             ..Quotas::default()
-        });
+        }));
         let first = q.open_stream().unwrap();
         assert_eq!(
             q.open_stream().unwrap_err(),
