@@ -31,7 +31,8 @@ pub fn for_error_code(code: ErrorCode) -> i32 {
         ErrorCode::InvalidOptions | ErrorCode::PolicyInvalid | ErrorCode::Unsupported => RUN_ERROR,
         ErrorCode::BackendUnavailable
         | ErrorCode::SpawnFailed
-        | ErrorCode::ConfinementUnavailable => LAUNCH_FAILED,
+        | ErrorCode::ConfinementUnavailable
+        | ErrorCode::NetworkUnavailable => LAUNCH_FAILED,
     }
 }
 

@@ -26,11 +26,18 @@ pub struct Allowlist {
 #[error("an allowlist holds at most {MAX_DESTINATIONS} destinations, got {0}")]
 pub struct TooManyDestinations(pub usize);
 
-/// An admitted stream: the matched entry and the pinned address.
+/// Resolved addresses tried in order when connecting (bounds the time a
+/// name with many addresses can hold a stream in connect).
+pub const MAX_CONNECT_CANDIDATES: usize = 4;
+
+/// An admitted stream: the matched entry and the addresses it may be
+/// pinned to (every one admissible, in resolver order; `pinned` is the
+/// first, and the engine pins the stream to the one it connects to).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admitted {
     pub destination: Destination,
     pub pinned: IpAddr,
+    pub candidates: Vec<IpAddr>,
 }
 
 impl Allowlist {
@@ -78,13 +85,16 @@ impl Allowlist {
         if candidates.is_empty() {
             return Err(Refusal::ResolveFailed);
         }
-        let pinned = candidates
+        let admissible: Vec<IpAddr> = candidates
             .into_iter()
-            .find(|ip| destination.allow_private_addresses || is_global(*ip))
-            .ok_or(Refusal::PrivateAddress)?;
+            .filter(|ip| destination.allow_private_addresses || is_global(*ip))
+            .take(MAX_CONNECT_CANDIDATES)
+            .collect();
+        let pinned = *admissible.first().ok_or(Refusal::PrivateAddress)?;
         Ok(Admitted {
             destination: destination.clone(),
             pinned,
+            candidates: admissible,
         })
     }
 }

@@ -130,18 +130,24 @@ pub fn admit_and_connect(
 ) -> Result<Connected, Refusal> {
     attempt.receipt.host = Some(host.to_owned());
     attempt.receipt.port = Some(port);
-    let admitted = ctx.allowlist.admit(host, port, ctx.resolver.as_ref())?;
+    let mut admitted = ctx.allowlist.admit(host, port, ctx.resolver.as_ref())?;
     attempt.receipt.host = Some(admitted.destination.host.as_text());
+    // Each admissible address in turn; the stream is pinned to the one that answers.
+    let mut failure = Refusal::ConnectFailed;
+    let mut connected = None;
+    for ip in admitted.candidates.clone() {
+        match TcpStream::connect_timeout(&SocketAddr::new(ip, port), ctx.connect_timeout) {
+            Ok(stream) => {
+                admitted.pinned = ip;
+                connected = Some(stream);
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => failure = Refusal::ConnectTimeout,
+            Err(_) => {}
+        }
+    }
     attempt.receipt.pinned_address = Some(admitted.pinned.to_string());
-    let upstream =
-        TcpStream::connect_timeout(&SocketAddr::new(admitted.pinned, port), ctx.connect_timeout)
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::TimedOut {
-                    Refusal::ConnectTimeout
-                } else {
-                    Refusal::ConnectFailed
-                }
-            })?;
+    let upstream = connected.ok_or(failure)?;
     let _ = upstream.set_nodelay(true);
     Ok(Connected { admitted, upstream })
 }

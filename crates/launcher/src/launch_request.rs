@@ -47,6 +47,9 @@ pub struct LaunchRequest {
     pub launcher_env: Vec<(String, String)>,
     pub stop: StopTimings,
     pub bwrap_path: Option<PathBuf>,
+    /// The in-sandbox egress relay (`cordon-egress-relay`), needed by a
+    /// mediated network policy; index.js and the CLI pass their own.
+    pub network_relay_path: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +83,7 @@ const KEYS: &[&str] = &[
     "launcherEnvironment",
     "stop",
     "bwrapPath",
+    "networkRelayPath",
 ];
 const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
 
@@ -107,6 +111,12 @@ impl LaunchRequest {
         let bwrap_path = top
             .optional_str("bwrapPath")?
             .map(|p| normalized_absolute(p).map_err(|r| FieldError::new("options.bwrapPath", r)))
+            .transpose()?;
+        let network_relay_path = top
+            .optional_str("networkRelayPath")?
+            .map(|p| {
+                normalized_absolute(p).map_err(|r| FieldError::new("options.networkRelayPath", r))
+            })
             .transpose()?;
         let policy_value = top
             .optional("policy")
@@ -140,6 +150,7 @@ impl LaunchRequest {
             launcher_env,
             stop,
             bwrap_path,
+            network_relay_path,
         })
     }
 }

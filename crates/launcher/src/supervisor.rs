@@ -55,6 +55,9 @@ pub struct Prepared {
     pub invocation_id: String,
     pub confinement: ConfinementPlan,
     pub cgroup: Option<Arc<ExecutionCgroup>>,
+    /// The run's egress engine (mediated network only); finished before the
+    /// receipt is written, so every stream is closed and recorded.
+    pub egress: Option<cordon_egress::RunEngine>,
 }
 
 /// Starts the supervisor and waits for it to report bwrap's pid.
@@ -417,7 +420,8 @@ fn finish(
     let (cgroup, emptied) = settle_cgroup(p.cgroup.as_deref(), forced, p.request.stop.force_ms);
     facts.containment_confirmed &= emptied;
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
-    let document = receipt::build(&p.plan, &p.request.policy, &facts);
+    let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
+    crate::network_receipts::attach(&mut document, p.egress.as_mut());
     let receipt_json = receipt::write_and_read(&p.root, &document).ok();
     p.root.remove();
     // Every descriptor of the run is closed before `wait()` can settle.
