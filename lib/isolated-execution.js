@@ -157,11 +157,13 @@ class IsolatedExecution {
 
   _finish({ returncode, signal, receipt }) {
     this._settle();
+    const parsed = parseReceipt(receipt);
     this._resolve({
       returncode: returncode ?? null,
       signal: signal ?? null,
-      receipt: parseReceipt(receipt),
-      networkReceipts: [],
+      receipt: parsed,
+      // One per stream attempt of a mediated run (docs/network.md); [] otherwise.
+      networkReceipts: Array.isArray(parsed.networkReceipts) ? parsed.networkReceipts : [],
     });
   }
 
