@@ -142,7 +142,7 @@ const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolat
  */
 function doctor(options = {}) {
   const native = (opts) => JSON.parse(loadBinding().doctorNative(JSON.stringify(opts)));
-  return require('./lib/doctor').runDoctor(native, options);
+  return require('./lib/doctor').runDoctor(native, { networkRelayPath: egressRelayPath, ...options });
 }
 
 module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, createPool, doctor };

@@ -341,3 +341,42 @@ test('a mediated policy without a usable relay fails to launch with ERR_CORDON_N
     { code: 'ERR_CORDON_POLICY_INVALID' },
   );
 });
+
+test('cordon run --allow-private HOST:PORT --receipt FILE: the program reaches the destination and the file carries the network receipts', async () => {
+  const server = await httpServer();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-net-cli-'));
+  try {
+    const receiptPath = path.join(dir, 'receipt.json');
+    const shim = path.join(__dirname, '..', 'bin', 'cordon.js');
+    const code = `import urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:${server.port}/cli', timeout=10).read().decode())`;
+    const run = await new Promise((resolve) => {
+      const child = require('node:child_process').spawn(process.execPath, [shim, 'run', '--allow-private', `127.0.0.1:${server.port}`,
+        '--receipt', receiptPath, '--', PYTHON, '-c', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => { stderr += d; });
+      child.on('exit', (status) => resolve({ status, stderr }));
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stderr, 'hello /cli\n');
+    const receipt = JSON.parse(fs.readFileSync(receiptPath, 'utf8'));
+    assert.deepEqual(receipt.policy.network.allow, [{ protocol: 'tcp', host: '127.0.0.1', port: server.port, requireTlsSni: false, allowPrivateAddresses: true }]);
+    assert.deepEqual(receipt.networkReceipts.map((r) => [r.protocol, r.result, r.host]), [['HTTP_FORWARD', 'allowed', '127.0.0.1']]);
+    const refused = require('node:child_process').spawnSync(process.execPath, [shim, 'run', '--allow', `127.0.0.1:${server.port}`, '--', PYTHON, '-c', code], { encoding: 'utf8' });
+    assert.notEqual(refused.status, 0, 'without --allow-private the loopback destination is refused');
+    assert.match(refused.stderr, /403|private-address/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await server.close();
+  }
+});
+
+test('doctor reports whether mediated networking can launch (the relay binary)', () => {
+  const { doctor } = require('..');
+  const check = doctor().checks.find((c) => c.name === 'mediated network');
+  assert.ok(check, 'a mediated network check exists');
+  assert.equal(check.ok, true, check.detail);
+  const missing = doctor({ networkRelayPath: '/nonexistent/cordon-egress-relay' }).checks.find((c) => c.name === 'mediated network');
+  assert.equal(missing.ok, false);
+  assert.equal(missing.importance, 'optional');
+  assert.match(missing.fix, /cordon-egress-relay/);
+});

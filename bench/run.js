@@ -14,6 +14,7 @@ const path = require('node:path');
 const latency = require('./latency');
 const bridge = require('./bridge');
 const load = require('./load');
+const netbench = require('./network');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -23,6 +24,7 @@ const FULL = {
   relay: { runs: 7, megabytes: 64 },
   concurrency: { rounds: 3, runsPerLevel: 32 },
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
+  network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -31,6 +33,7 @@ const SMOKE = {
   relay: { runs: 1, megabytes: 1 },
   concurrency: { rounds: 1, runsPerLevel: 2, levels: [1, 2] },
   memory: { rounds: 1, inFlight: 2, idleCount: 1 },
+  network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
 };
 
 const SECTIONS = [
@@ -40,6 +43,7 @@ const SECTIONS = [
   ['4', (c) => bridge.relay(c.relay)],
   ['5', (c) => load.concurrency(c.concurrency)],
   ['6', (c) => load.memory(c.memory)],
+  ['7', (c) => netbench.network(c.network)],
 ];
 
 function parseArgs(argv) {
@@ -68,6 +72,7 @@ function goals(rows) {
     check('idle runner RSS <= 4 MiB', find(rows, '6 idle', 'cordon-runner'), (r) => r.median / 1024, (v) => v <= 4),
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
+    check('proxied throughput >= 0.5x direct loopback (issue 13)', find(rows, '7 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
   ];
 }
 

@@ -32,7 +32,10 @@ function buildResult({ termination, metrics, events, receipt, executionId, audit
   const result = { ok: termination.ok };
   if (termination.ok) result.result = termination.result;
   else result.error = { ...termination.error };
-  Object.assign(result, { metrics, events, receipt, executionId, audit });
+  // The runner keeps network "none" (docs/network.md › Code Mode), so this is
+  // [] today; it is the sandbox receipt's list, carried like wait()'s.
+  const networkReceipts = Array.isArray(receipt?.networkReceipts) ? receipt.networkReceipts : [];
+  Object.assign(result, { metrics, events, receipt, networkReceipts, executionId, audit });
   return deepFreeze(result);
 }
 

@@ -5,7 +5,8 @@
 //! 2. the control root's `egress/` directory (0700, sandbox identity);
 //! 3. the run's engine: socket `egress/engine.sock` (0600, chowned to the
 //!    sandbox identity so only the relay inside this run can connect), and
-//!    the engine end of the fd-4 datagram pair;
+//!    the engine end of the fd-4 datagram pair.
+//!
 //! Any failure is `ERR_CORDON_NETWORK_UNAVAILABLE` naming the step: a
 //! mediated policy never launches without its frontends.
 

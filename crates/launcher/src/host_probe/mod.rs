@@ -19,7 +19,9 @@ use crate::backend::{self, BackendError};
 use crate::confinement;
 use crate::process_identity::{sandbox_identity, SANDBOX_UID};
 
+mod network_relay;
 mod sandbox_uid;
+pub use network_relay::check_network_relay;
 pub use sandbox_uid::{check_sandbox_uid_unused, status_has_uid, UidProcess};
 
 /// `--size` (bounded tmpfs) and `--disable-userns` first shipped in 0.8.0.
@@ -70,6 +72,8 @@ impl Check {
 pub struct ProbeTargets {
     pub bwrap: Option<PathBuf>,
     pub runner: Option<PathBuf>,
+    /// `cordon-egress-relay`, which a mediated network policy needs.
+    pub network_relay: Option<PathBuf>,
 }
 
 /// All checks, in the order a reader should fix them.
@@ -84,10 +88,13 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     if let Some(runner) = targets.runner.as_deref() {
         checks.push(check_executable("runner", runner));
     }
+    if let Some(relay) = targets.network_relay.as_deref() {
+        checks.push(check_network_relay(relay));
+    }
     checks
 }
 
-/// `doctor` for the addon: `{"bwrapPath"?, "runnerPath"?}` in, an array of
+/// `doctor` for the addon: `{"bwrapPath"?, "runnerPath"?, "networkRelayPath"?}` in, an array of
 /// `{name, ok, importance, detail, fix}` out. Unknown keys are ignored:
 /// doctor must run even when the caller's options are odd.
 pub fn run_all_json(options: &Value) -> Value {
@@ -95,6 +102,7 @@ pub fn run_all_json(options: &Value) -> Value {
     let targets = ProbeTargets {
         bwrap: path("bwrapPath"),
         runner: path("runnerPath"),
+        network_relay: path("networkRelayPath"),
     };
     let checks: Vec<Value> = run_all(&targets)
         .into_iter()
