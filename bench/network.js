@@ -68,7 +68,12 @@ function runDirect(args) {
 }
 
 async function runMediated(args, port) {
-  const policy = { ...readOnly(), network: { mode: 'mediated', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] } };
+  // The byte and stream quotas are raised: the bench moves streams × 64 MiB in one run.
+  const policy = {
+    ...readOnly(),
+    network: { mode: 'mediated', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] },
+    resources: { ...readOnly().resources, networkBytesOut: 2 ** 40, networkStreams: 100000 },
+  };
   const execution = spawnIsolated([PYTHON, '-c', CLIENT, ...args], { policy });
   execution.protocol.resume();
   let out = '';

@@ -17,9 +17,9 @@ use crate::cancel::{CancelWatch, Wake};
 use crate::network_receipt::StreamEnd;
 use crate::quota::{Direction, QuotaState};
 
-/// Per-direction buffer (64 KiB: large enough for loopback throughput,
-/// small enough that 32 concurrent streams cost 4 MiB).
-pub const RELAY_BUFFER_BYTES: usize = 64 * 1024;
+/// Per-direction buffer (128 KiB: large enough for loopback throughput,
+/// small enough that 32 concurrent streams cost 8 MiB).
+pub const RELAY_BUFFER_BYTES: usize = 128 * 1024;
 
 /// Bytes actually delivered each way, and why the stream ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
