@@ -83,11 +83,17 @@ export interface Receipt {
   };
   confinement: {
     namespaces: string[];
+    /** Host uid/gid the sandbox ran as (planned). */
     uid: number;
+    gid: number;
+    /** `provider`: not root, the provider's own uid; `workspace-owner`: the reserved owner of the caller's workspace; `per-run`: leased for this run alone. */
+    uidAllocation: 'provider' | 'workspace-owner' | 'per-run';
     seccomp: null | Record<string, unknown>;
     rlimits: Array<{ name: string; soft: number; hard: number }>;
     cgroup: null | Record<string, unknown>;
     temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
+    /** Every filesystem the program can write (planned); `sizeBytes` null: a host directory the policy grants. */
+    writableFilesystems: Array<{ mount: string; kind: 'tmpfs' | 'host-directory'; sizeBytes: number | null }>;
   };
   startedAt: string;
   endedAt: string;

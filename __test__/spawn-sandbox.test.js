@@ -11,7 +11,7 @@ const path = require('node:path');
 const { spawnIsolated, readOnly, workspaceWrite, profile } = require('..');
 const { once } = require('node:events');
 const { fixture, runToEnd, ownControlRoots, pidsWithMarker } = require('./spawn-support');
-const { SANDBOX_UID } = require('./security/harness');
+const { SANDBOX_UID, RUN_UID_FIRST } = require('./security/harness');
 
 /** Parses "name=value" lines. */
 const probes = (text) => Object.fromEntries(text.trim().split('\n').map((l) => l.split(/=(.*)/s).slice(0, 2)));
@@ -170,8 +170,41 @@ test('host processes are invisible: the sandbox sees only its own pids', async (
 test('the sandbox is never real root: it runs as an unprivileged uid with no capabilities', async () => {
   const { stderr, result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'grep -E "^(Uid|CapEff)" /proc/self/status'], { policy: readOnly() }));
   assert.match(stderr, /CapEff:\s+0+\n/);
-  const expectedUid = process.geteuid() === 0 ? SANDBOX_UID : process.geteuid();
-  assert.equal(result.receipt.confinement.uid, expectedUid);
+  const { uid, gid, uidAllocation } = result.receipt.confinement;
+  if (process.geteuid() === 0) {
+    // A root provider's run without a workspace of its own: a leased per-run uid.
+    assert.equal(uidAllocation, 'per-run');
+    assert.ok(uid >= RUN_UID_FIRST && uid < RUN_UID_FIRST + 0x10000, `uid ${uid}`);
+    assert.equal(gid, uid);
+  } else {
+    assert.deepEqual([uid, gid, uidAllocation], [process.geteuid(), process.getegid(), 'provider']);
+  }
+});
+
+test('concurrent runs of a root provider without a shared workspace each get a host uid of their own', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {
+  const runs = Array.from({ length: 8 }, () => runToEnd(spawnIsolated(['/bin/sh', '-c', 'sleep 0.3; grep ^Uid: /proc/self/status'], { policy: workspaceWrite() })));
+  const uids = (await Promise.all(runs)).map(({ result }) => result.receipt.confinement.uid);
+  assert.equal(new Set(uids).size, uids.length, `uids: ${uids}`);
+  assert.ok(uids.every((uid) => uid >= RUN_UID_FIRST && uid < RUN_UID_FIRST + 0x10000), `uids: ${uids}`);
+});
+
+test('runs on a workspace owned by a reserved owner uid share it, and each keeps working on what the last left', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-ws-'));
+  const owner = SANDBOX_UID + 7;
+  fs.chownSync(workspace, owner, owner);
+  try {
+    const first = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'echo one > /workspace/f; mkdir /workspace/d; chmod 600 /workspace/f'], { policy: workspaceWrite(), workspace }));
+    assert.equal(first.result.returncode, 0, first.stderr);
+    const second = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'echo two >> /workspace/f && rmdir /workspace/d && cat /workspace/f'], { policy: workspaceWrite(), workspace }));
+    assert.equal(second.result.returncode, 0, second.stderr);
+    assert.equal(second.stderr, 'one\ntwo\n');
+    for (const { result } of [first, second]) {
+      assert.deepEqual([result.receipt.confinement.uid, result.receipt.confinement.gid, result.receipt.confinement.uidAllocation], [owner, owner, 'workspace-owner']);
+    }
+    assert.equal(fs.statSync(path.join(workspace, 'f')).uid, owner, 'what the sandbox wrote is owned by the workspace owner on the host');
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
 });
 
 test('an executable under a 0700 root-owned directory still launches', async () => {

@@ -181,6 +181,61 @@ describe('filesystem', () => {
 });
 
 
+/** A provider-supplied host workspace the sandbox may write (docs/policy.md). */
+function hostWorkspace() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-battery-ws-'));
+  fs.chmodSync(dir, 0o755);
+  if (process.geteuid() === 0) fs.chownSync(dir, h.SANDBOX_UID, h.SANDBOX_UID);
+  return dir;
+}
+
+/** Host files under `dir` (not following links) with a set-uid or set-gid bit. */
+function setIdFiles(dir) {
+  const found = [];
+  for (const entry of fs.readdirSync(dir, { recursive: true })) {
+    const stat = fs.lstatSync(path.join(dir, entry));
+    if (stat.mode & 0o6000) found.push(`${entry} ${(stat.mode & 0o7777).toString(8)}`);
+  }
+  return found;
+}
+
+describe('set-id files', () => {
+  probe('no call plants a set-uid or set-gid file in a host workspace', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const run = await h.attack(['setid-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
+      expectBlocked(run, 'setid-files', /plain-chmod=ok$/);
+      assert.ok(fs.statSync(path.join(workspace, 'copy')).size > 0, 'the sandbox wrote its copy on the host');
+      assert.deepEqual(setIdFiles(workspace), [], 'no host file carries a set-id bit');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  probe('no file capability or device node reaches a host workspace', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const run = await h.attack(['privileged-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
+      expectBlocked(run, 'privileged-files', /setxattr=Operation not permitted getxattr=absent mknod-chr=Operation not permitted/);
+      assert.ok(fs.existsSync(path.join(workspace, 'capfile')), 'the sandbox wrote the file on the host');
+      assert.ok(!fs.existsSync(path.join(workspace, 'mem')), 'no device node on the host');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  probe('every mount inside the sandbox is nosuid', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const policy = { ...structuredClone(cordon.workspaceWrite()) };
+      policy.filesystem.extra = [{ path: '/opt', access: 'read' }];
+      expectBlocked(await h.attack(['mounts-nosuid'], { policy, workspace }), 'mounts-nosuid');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('processes', () => {
   probe('host pids are invisible', async () => {
     expectBlocked(await h.attack(['see-host-pid', String(process.pid)]), 'see-host-pid');
@@ -188,14 +243,20 @@ describe('processes', () => {
 
   probe('a host process of the sandbox uid can be neither signalled nor hit by kill(-1)', async () => {
     const sentinel = h.sandboxUidSentinel();
+    const workspace = hostWorkspace();
     try {
       await sleep(100);
       assert.ok(h.alive(sentinel.pid), 'the sentinel runs before the attack');
-      expectBlocked(await h.attack(['signal-host-pid', String(sentinel.pid)]), 'signal-host-pid');
-      expectBlocked(await h.attack(['kill-minus-one']), 'kill-minus-one');
+      // A workspace owned by the sentinel's uid: the sandbox runs as it too.
+      const options = { workspace };
+      const signalled = await h.attack(['signal-host-pid', String(sentinel.pid)], options);
+      if (process.geteuid() === 0) assert.equal(signalled.receipt.confinement.uid, h.SANDBOX_UID);
+      expectBlocked(signalled, 'signal-host-pid');
+      expectBlocked(await h.attack(['kill-minus-one'], options), 'kill-minus-one');
       assert.ok(h.alive(sentinel.pid), 'the sentinel survived both attacks');
     } finally {
       sentinel.kill('SIGKILL');
+      fs.rmSync(workspace, { recursive: true, force: true });
     }
   });
 
@@ -275,6 +336,38 @@ describe('resources', () => {
     assert.ok(wrote <= run.receipt.confinement.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
   });
 
+  probe('/dev is read-only and /dev/shm ends at its planned size', async () => {
+    const run = await h.attack(['write', '/dev/planted']);
+    expectBlocked(run, '/dev/planted', /Read-only file system/);
+    const writable = run.receipt.confinement.writableFilesystems;
+    assert.ok(!writable.some((w) => w.mount === '/dev'), JSON.stringify(writable));
+    const shm = writable.find((w) => w.mount === '/dev/shm');
+    assert.equal(shm.kind, 'tmpfs');
+    const fill = await h.attack(['fill', '/dev/shm']);
+    expectBlocked(fill, 'fill:/dev/shm', /No space left on device/);
+    const wrote = Number(/wrote=(\d+)/.exec(fill.results.get('fill:/dev/shm').detail)[1]);
+    assert.ok(wrote <= shm.sizeBytes / 2 ** 20, `${wrote} MiB in a ${shm.sizeBytes}-byte /dev/shm`);
+  });
+
+  probe('filling every writable filesystem at once ends in ENOSPC, not an OOM kill', async () => {
+    // Default workspace under workspaceWrite(): a bounded tmpfs too. With a
+    // 64 MiB memory ceiling, every tmpfs together stays within half of it.
+    const policy = { ...structuredClone(cordon.workspaceWrite()), resources: { memoryBytes: 64 << 20 } };
+    const run = await h.attack(['fill', '/dev/shm', '/tmp', '/workspace'], { policy });
+    assert.equal(run.signal, null, `the sandbox was killed: ${run.text.slice(0, 300)}`);
+    assert.equal(run.receipt.confinement.cgroup?.oomKills ?? 0, 0);
+    const writable = run.receipt.confinement.writableFilesystems;
+    assert.deepEqual(writable.map((w) => [w.mount, w.kind]), [['/dev/shm', 'tmpfs'], ['/tmp', 'tmpfs'], ['/workspace', 'tmpfs']]);
+    let total = 0;
+    for (const { mount, sizeBytes } of writable) {
+      expectBlocked(run, `fill:${mount}`, /No space left on device/);
+      const wrote = Number(/wrote=(\d+)/.exec(run.results.get(`fill:${mount}`).detail)[1]);
+      assert.ok(wrote <= sizeBytes / 2 ** 20, `${mount}: ${wrote} MiB > ${sizeBytes} bytes`);
+      total += sizeBytes;
+    }
+    assert.ok(total <= (64 << 20) / 2, `tmpfs total ${total} within half the memory ceiling`);
+  });
+
   probe('descriptor exhaustion ends at the NOFILE ceiling', async () => {
     const run = await h.attack(['fd-exhaustion']);
     expectBlocked(run, 'fd-exhaustion');
@@ -332,7 +425,10 @@ describe('identity', () => {
       const name = path.basename(leaf);
       cgroupLines.forEach((lines, i) => assert.match(lines, new RegExp(`/cordon/${name}$`, 'm'), `process ${i} of the tree is in ${leaf}`));
     }
-    if (process.geteuid() === 0) assert.equal(hostUid, h.SANDBOX_UID);
+    if (process.geteuid() === 0) {
+      assert.ok(hostUid >= h.RUN_UID_FIRST && hostUid < h.RESERVED_UIDS.end, `per-run uid ${hostUid}`);
+      assert.equal(run.receipt.confinement.uid, hostUid);
+    }
     assert.notEqual(hostUid, 0);
     assert.notEqual(run.receipt.confinement.uid, 0);
   });
@@ -378,13 +474,58 @@ process.stdout.write(JSON.stringify({
       execution.stderr.resume();
     }
     const { receipt } = await outcome;
-    assert.equal(receipt.confinement.uid, h.SANDBOX_UID);
+    assert.equal(receipt.confinement.uidAllocation, 'per-run');
+    assert.ok(receipt.confinement.uid >= h.RUN_UID_FIRST, `uid ${receipt.confinement.uid}`);
+  }, { skip: skip ?? rootOnly });
+
+  // Per-user kernel quotas (here inotify instances, fs.inotify.max_user_instances)
+  // are per host uid: a sandbox that takes them all must not starve another.
+  probe('a sandbox holding every inotify instance of its uid leaves a concurrent sandbox its own', async () => {
+    const limit = Number(fs.readFileSync('/proc/sys/fs/inotify/max_user_instances', 'utf8'));
+    let neighbour;
+    const hog = await h.attack(['inotify-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['inotify-available']);
+      execution.stop();
+    });
+    const held = Number(/held=(\d+)/.exec(hog.results.get('inotify-hog').detail)[1]);
+    assert.ok(held >= Math.min(limit, 128) - 1, `the hog took its uid's instances: ${hog.results.get('inotify-hog').detail}`);
+    expectBlocked(neighbour, 'inotify-available');
+    assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
+  }, { skip: skip ?? rootOnly });
+
+  // The POSIX message queue byte quota (RLIMIT_MSGQUEUE) is per host uid too,
+  // although the queues themselves are per ipc namespace.
+  probe('a sandbox holding its uid\'s message-queue quota leaves a concurrent sandbox its own', async () => {
+    let neighbour;
+    const hog = await h.attack(['mqueue-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['mqueue-available']);
+      execution.stop();
+    });
+    assert.match(hog.results.get('mqueue-hog').detail, /held=\d+ then Too many open files/, 'the hog ran out of its uid\'s quota');
+    expectBlocked(neighbour, 'mqueue-available');
+    assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
+  }, { skip: skip ?? rootOnly });
+
+  // Pipe buffer pages too (fs.pipe-user-pages-soft, per host uid): past it
+  // every new pipe of that uid shrinks to a page or two.
+  probe('a sandbox holding its uid\'s pipe-buffer pages leaves a concurrent sandbox full-size pipes', async () => {
+    let neighbour;
+    const hog = await h.attack(['pipe-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['pipe-available']);
+      execution.stop();
+    });
+    assert.match(hog.results.get('pipe-hog').detail, /children_with_shrunk_pipes=[1-9]/, 'the hog exhausted its uid\'s pipe pages');
+    expectBlocked(neighbour, 'pipe-available');
+    assert.notEqual(neighbour.receipt.confinement.uid, hog.receipt.confinement.uid, 'two host uids');
   }, { skip: skip ?? rootOnly });
 
   probe('the receipt records every confinement layer applied', async () => {
     const { receipt } = await h.attack(['exit', '0']);
     const { confinement } = receipt;
-    assert.equal(confinement.seccomp.profile, 'cordon-default-v1');
+    assert.equal(confinement.seccomp.profile, 'cordon-default-v2');
     assert.ok(confinement.seccomp.denied.includes('ptrace'));
     const names = confinement.rlimits.map((r) => r.name);
     assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE']);

@@ -18,6 +18,14 @@ const MAX_CAPTURE_BYTES = 1 << 20;
  * by no host account (process_identity.rs SANDBOX_UID, docs/security.md).
  */
 const SANDBOX_UID = 0x7000_0000;
+/**
+ * The first per-run uid (process_identity.rs RUN_UID_FIRST): a root
+ * provider's runs without a workspace of a reserved owner lease one of
+ * RUN_UID_FIRST..RUN_UID_FIRST+65536 for their lifetime.
+ */
+const RUN_UID_FIRST = SANDBOX_UID + 0x1_0000;
+/** The whole reserved range: workspace owners, then per-run uids. */
+const RESERVED_UIDS = { first: SANDBOX_UID, end: RUN_UID_FIRST + 0x1_0000 };
 /** "nobody": an ordinary host account that daemons share, never the sandbox's. */
 const NOBODY_UID = 65534;
 
@@ -121,10 +129,12 @@ function processesWith(marker) {
   return pidsWhere((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker));
 }
 
-/** Host processes of the sandbox uid (all sandboxes, when the host is root). */
+/** Host processes of a reserved sandbox uid (all sandboxes, when the host is root). */
 function sandboxUidProcesses() {
-  const uid = new RegExp(`^Uid:\\s+${SANDBOX_UID}\\s`, 'm');
-  return pidsWhere((pid) => uid.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8')));
+  return pidsWhere((pid) => {
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+    return uid >= RESERVED_UIDS.first && uid < RESERVED_UIDS.end;
+  });
 }
 
 /** Children of this Node process that are zombies. */
@@ -195,5 +205,7 @@ module.exports = {
   skipReason,
   zombieChildren,
   NOBODY_UID,
+  RESERVED_UIDS,
+  RUN_UID_FIRST,
   SANDBOX_UID,
 };

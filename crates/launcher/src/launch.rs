@@ -24,6 +24,7 @@ use crate::execution::ExecutionHandle;
 use crate::launch_request::{LaunchRequest, RequestError};
 use crate::plan::{BindRole, FdBind, Plan, PlanInputs};
 use crate::process_identity::{random_hex, sandbox_identity};
+use crate::run_identity;
 use crate::runtime_layout::RuntimeLayout;
 use crate::supervisor::{self, Prepared};
 
@@ -57,6 +58,8 @@ pub enum LaunchError {
     Cgroup(#[from] CgroupError),
     #[error(transparent)]
     Network(#[from] crate::network_setup::NetworkSetupError),
+    #[error("lease a sandbox uid: {0}")]
+    UidLease(#[from] crate::uid_lease::UidLeaseError),
 }
 
 impl LaunchError {
@@ -86,8 +89,8 @@ pub fn launch(
     sink: Arc<dyn EventSink>,
 ) -> Result<ExecutionHandle, LaunchError> {
     let request = validate(options_json)?;
-    let identity = sandbox_identity();
-    let backend = backend::resolve(request.bwrap_path.as_deref(), identity)?;
+    let provider_is_root = sandbox_identity().is_some();
+    let backend = backend::resolve(request.bwrap_path.as_deref(), sandbox_identity())?;
     if !crate::host_probe::version_supported(&backend.version) {
         let (path, version) = (backend.path.clone(), backend.version.clone());
         return Err(LaunchError::BackendTooOld { path, version });
@@ -103,7 +106,19 @@ pub fn launch(
     if control_root::sweep_due() {
         control_root::sweep(&base);
         exec_hash::prune_staged(&base);
+        if provider_is_root {
+            // Lock files of providers killed mid-run (harmless, but they pile up).
+            if let Ok(dir) = crate::uid_lease::lock_dir() {
+                crate::uid_lease::sweep_stale(&dir);
+            }
+        }
     }
+    let mounted_workspace = request
+        .workspace
+        .as_deref()
+        .filter(|_| request.policy.workspace != crate::policy::Access::None);
+    let run_identity = run_identity::resolve(provider_is_root, mounted_workspace)?;
+    let identity = run_identity.identity;
     let staging = identity.map(|_| base.as_path());
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
@@ -121,6 +136,9 @@ pub fn launch(
         rlimits: confinement.rlimits.clone(),
         temp_bytes: Some(confinement.temp_bytes),
         network: network.as_ref().map(|n| n.inputs.clone()),
+        dev_shm_bytes: confinement.dev_shm_bytes,
+        workspace_tmpfs_bytes: confinement.workspace_tmpfs_bytes,
+        uid_allocation: run_identity.allocation,
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
@@ -150,6 +168,7 @@ pub fn launch(
         confinement,
         cgroup: cgroup.map(std::sync::Arc::new),
         egress,
+        uid_lease: run_identity.lease,
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Thread)
 }
@@ -163,8 +182,18 @@ fn plan_confinement(
         crate::policy::NetworkMode::None => confinement::default_seccomp_program()?,
         crate::policy::NetworkMode::Mediated(_) => confinement::mediated_seccomp_program()?,
     };
+    // A writable default workspace is a bounded tmpfs: nothing reads it
+    // after the run, and as a host directory it was unbounded memory.
+    let default_writable =
+        request.workspace.is_none() && request.policy.workspace == crate::policy::Access::Write;
+    let workspace = if default_writable {
+        confinement::WorkspaceMount::Tmpfs
+    } else {
+        confinement::WorkspaceMount::NotTmpfs
+    };
     Ok(confinement::plan(
         &request.policy.resources,
+        workspace,
         &confinement::cgroup_name(invocation_id, &suffix),
         confinement::host_cgroups(),
         seccomp,
@@ -193,8 +222,8 @@ fn prepare_network(
     )?))
 }
 
-/// The caller's workspace, none (`workspace: "none"`), or a fresh empty one
-/// in the control root.
+/// The caller's workspace, none (`workspace: "none"`, or a writable default
+/// one, which is a tmpfs), or a fresh empty read-only one in the control root.
 fn workspace_for(
     request: &LaunchRequest,
     root: &ControlRoot,
@@ -202,7 +231,7 @@ fn workspace_for(
 ) -> Result<Option<PathBuf>, LaunchError> {
     Ok(match (&request.workspace, request.policy.workspace) {
         (Some(ws), _) => Some(ws.clone()),
-        (None, crate::policy::Access::None) => None,
+        (None, crate::policy::Access::None | crate::policy::Access::Write) => None,
         (None, _) => Some(root.create_workspace(identity)?),
     })
 }

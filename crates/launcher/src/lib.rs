@@ -31,6 +31,7 @@ pub mod process_identity;
 pub mod pumps;
 pub mod receipt;
 pub mod rlimits;
+pub mod run_identity;
 pub mod runtime_layout;
 pub mod sealed_memfd;
 pub mod seccomp;
@@ -39,6 +40,7 @@ pub mod stop_ladder;
 pub mod strict_json;
 pub mod supervisor;
 pub mod timestamp;
+pub mod uid_lease;
 
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};

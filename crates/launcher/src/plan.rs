@@ -12,6 +12,7 @@ use crate::network_plan::{
     self, NetworkInputs, NetworkPlan, SANDBOX_EGRESS_DIR, SANDBOX_PROXY_PORT, SANDBOX_RELAY,
 };
 use crate::policy::Access;
+use crate::run_identity::UidAllocation;
 use crate::runtime_layout::RuntimeLayout;
 
 /// The runner's protocol channel (the socketpair end).
@@ -23,6 +24,11 @@ pub const INFO_FD: i32 = 4;
 pub const SANDBOX_WORKSPACE: &str = "/workspace";
 /// Mount point of the private temp inside the sandbox.
 pub const SANDBOX_TEMP: &str = "/tmp";
+/// The sandbox's `/dev`: bwrap's device tmpfs, made read-only once set up.
+pub const SANDBOX_DEV: &str = "/dev";
+/// POSIX shared memory (`shm_open`, `sem_open`): the one writable place
+/// under `/dev`, a size-bounded tmpfs of its own.
+pub const SANDBOX_DEV_SHM: &str = "/dev/shm";
 /// Hostname inside the sandbox (the host's name is not leaked).
 pub const SANDBOX_HOSTNAME: &str = "cordon";
 
@@ -71,6 +77,25 @@ pub struct SeccompSlot {
     pub instructions: usize,
 }
 
+/// What backs a writable filesystem of the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritableKind {
+    /// A size-bounded tmpfs of the sandbox's own.
+    Tmpfs,
+    /// A host directory bound in (a caller's workspace, an `extra` path).
+    HostDirectory,
+}
+
+/// One writable filesystem of the sandbox, for the receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WritableFilesystem {
+    pub mount: PathBuf,
+    pub kind: WritableKind,
+    pub size_bytes: Option<u64>,
+}
+
 /// Who bwrap runs as when the provider is root (never real root inside).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Identity {
@@ -97,6 +122,14 @@ pub struct PlanInputs<'a> {
     pub temp_bytes: Option<u64>,
     /// Present exactly when the policy's network is mediated.
     pub network: Option<NetworkInputs>,
+    /// Size of the `/dev/shm` tmpfs (the rest of `/dev` is read-only).
+    pub dev_shm_bytes: u64,
+    /// `Some(bytes)`: `/workspace` is a tmpfs of that size (a writable
+    /// default workspace, which nothing reads after the run) instead of a
+    /// bind; `inputs.workspace` is then `None`.
+    pub workspace_tmpfs_bytes: Option<u64>,
+    /// How `identity` was chosen (crate::run_identity).
+    pub uid_allocation: UidAllocation,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -123,8 +156,11 @@ pub struct Plan {
     pub args_slot: i32,
     pub rlimits: Vec<RlimitSetting>,
     pub temp_tmpfs_bytes: Option<u64>,
+    pub dev_shm_bytes: u64,
+    pub workspace_tmpfs_bytes: Option<u64>,
     pub identity: Option<Identity>,
     pub network: Option<NetworkPlan>,
+    pub uid_allocation: UidAllocation,
 }
 
 impl Plan {
@@ -174,9 +210,39 @@ impl Plan {
             seccomp,
             rlimits: inputs.rlimits,
             temp_tmpfs_bytes: inputs.temp_bytes,
+            dev_shm_bytes: inputs.dev_shm_bytes,
+            workspace_tmpfs_bytes: inputs.workspace_tmpfs_bytes,
             identity: inputs.identity,
             network,
+            uid_allocation: inputs.uid_allocation,
         }
+    }
+
+    /// Every filesystem the sandbox can write, with its size bound (`None`:
+    /// a host directory the policy grants, bounded only by the host's disk).
+    pub fn writable_filesystems(&self) -> Vec<WritableFilesystem> {
+        let tmpfs = |mount: &str, bytes| WritableFilesystem {
+            mount: mount.into(),
+            kind: WritableKind::Tmpfs,
+            size_bytes: Some(bytes),
+        };
+        let mut list = vec![tmpfs(SANDBOX_DEV_SHM, self.dev_shm_bytes)];
+        list.extend(self.temp_tmpfs_bytes.map(|b| tmpfs(SANDBOX_TEMP, b)));
+        list.extend(
+            self.workspace_tmpfs_bytes
+                .map(|b| tmpfs(SANDBOX_WORKSPACE, b)),
+        );
+        list.extend(
+            self.binds
+                .iter()
+                .filter(|b| b.writable)
+                .map(|b| WritableFilesystem {
+                    mount: b.dest.clone(),
+                    kind: WritableKind::HostDirectory,
+                    size_bytes: None,
+                }),
+        );
+        list
     }
 
     /// The highest descriptor the spawn step installs in the child.

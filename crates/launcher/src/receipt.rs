@@ -122,11 +122,21 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
     json!({
         "namespaces": NAMESPACES,
         "uid": facts.sandbox_uid,
+        // Planned: the run's host gid and how its uid was chosen.
+        "gid": plan.identity.map_or_else(provider_gid, |id| id.gid),
+        "uidAllocation": plan.uid_allocation.as_str(),
         "seccomp": parts.map(|c| c.seccomp.clone()),
         "rlimits": rlimits,
         "cgroup": parts.map(|c| c.cgroup.clone()),
         "temp": parts.map(|c| c.temp.clone()),
+        // Planned: every filesystem the program can write and its bound.
+        "writableFilesystems": plan.writable_filesystems(),
     })
+}
+
+fn provider_gid() -> u32 {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    unsafe { libc::getegid() }
 }
 
 /// Writes the receipt (temp + rename) and reads it back, as `wait()` reports

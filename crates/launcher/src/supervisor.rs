@@ -58,6 +58,8 @@ pub struct Prepared {
     /// The run's egress engine (mediated network only); finished before the
     /// receipt is written, so every stream is closed and recorded.
     pub egress: Option<cordon_egress::RunEngine>,
+    /// The run's own uid, held until its processes are confirmed gone.
+    pub uid_lease: Option<crate::uid_lease::UidLease>,
 }
 
 /// Starts the supervisor and waits for it to report bwrap's pid.
@@ -419,6 +421,9 @@ fn finish(
     let forced = facts.stop.forced_attempted;
     let (cgroup, emptied) = settle_cgroup(p.cgroup.as_deref(), forced, p.request.stop.force_ms);
     facts.containment_confirmed &= emptied;
+    // The uid is free for another run once the tree is settled (killed and
+    // confirmed empty wherever the host can confirm it).
+    drop(p.uid_lease.take());
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
     let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
     crate::network_receipts::attach(&mut document, p.egress.as_mut());
