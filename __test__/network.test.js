@@ -16,7 +16,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { spawnIsolated, readOnly } = require('..');
-const { runToEnd, eventually, ownControlRoots } = require('./spawn-support');
+const { runToEnd, eventually, ownControlRoots, pidsWithMarker } = require('./spawn-support');
 
 const PYTHON = '/usr/bin/python3';
 const CURL = '/usr/bin/curl';
@@ -379,4 +379,31 @@ test('doctor reports whether mediated networking can launch (the relay binary)',
   assert.equal(missing.ok, false);
   assert.equal(missing.importance, 'optional');
   assert.match(missing.fix, /cordon-egress-relay/);
+});
+
+test('200 mediated runs with a stream each leak no descriptors, threads, sockets, relays or control roots', async () => {
+  const echo = await echoServer();
+  try {
+    const client = fd4ClientPath();
+    const policy = mediated([loopback(echo.port)]); // auto: the relay runs too
+    const once = async () => {
+      const { result, stderr } = await runToEnd(spawnIsolated([client, '127.0.0.1', String(echo.port), 'x'], { policy }));
+      assert.equal(stderr, 'status=0 fd=yes reply=x\n');
+      assert.equal(result.networkReceipts.length, 1);
+    };
+    await once(); // warm-up: lazily created process state is not a leak
+    const count = (dir) => fs.readdirSync(dir).length;
+    const before = { fds: count('/proc/self/fd'), threads: count('/proc/self/task'), roots: ownControlRoots().length };
+    for (let i = 0; i < 199; i += 1) await once();
+    await eventually(() => echo.stats.open.size === 0, 5000);
+    const after = { fds: count('/proc/self/fd'), threads: count('/proc/self/task'), roots: ownControlRoots().length };
+    // +2: Node may open an fd lazily (not per run); a per-run leak would be +199.
+    assert.ok(after.fds <= before.fds + 2, `descriptors: ${before.fds} before, ${after.fds} after 199 runs`);
+    assert.ok(after.threads <= before.threads, `threads: ${before.threads} before, ${after.threads} after`);
+    assert.equal(after.roots, before.roots, 'control roots (and their engine sockets) are gone');
+    assert.deepEqual(pidsWithMarker('/.cordon/egress-relay'), [], 'no relay outlives its run');
+    assert.equal(echo.stats.connections, 200);
+  } finally {
+    await echo.close();
+  }
 });
