@@ -407,3 +407,45 @@ test('200 mediated runs with a stream each leak no descriptors, threads, sockets
     await echo.close();
   }
 });
+
+test('quotas from policy.resources close a stream past its bytes and refuse streams past the count', async () => {
+  const echo = await echoServer();
+  try {
+    const code = `
+import socket
+def stream(payload):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+    s.sendall(b'CONNECT 127.0.0.1:${echo.port} HTTP/1.1\\r\\n\\r\\n')
+    head = s.recv(200)
+    if not head.startswith(b'HTTP/1.1 200'):
+        print('refused', head.split(b'\\r\\n')[0].decode()); return
+    try:
+        s.sendall(payload)
+        got = b''
+        while True:
+            r = s.recv(4096)
+            if not r: break
+            got += r
+        print('echoed', len(got))
+    except OSError:
+        print('reset')
+stream(b'a' * 100)
+stream(b'b')
+stream(b'c')
+`;
+    const policy = { ...mediated([loopback(echo.port)]), resources: { networkBytesOut: 10, networkStreams: 2 } };
+    const { result, out, receipts } = await python(code, { policy });
+    assert.equal(result.returncode, 0, out);
+    const lines = out.trim().split('\n');
+    assert.ok(/^(echoed ([0-9]|10)|reset)$/.test(lines[0]), lines[0]);
+    // Refused at accept, before the client named a protocol: closed without a reply.
+    assert.equal(lines[2], 'refused');
+    assert.deepEqual(receipts.map((r) => [r.result, r.end, r.bytesFromClient]), [
+      ['allowed', 'quota-bytes-out', 10], ['allowed', 'quota-bytes-out', 0], ['quota-streams', null, 0],
+    ]);
+    await eventually(() => echo.stats.open.size === 0, 5000);
+    assert.equal(echo.stats.bytesRead, 10, 'exactly the quota reached the server');
+  } finally {
+    await echo.close();
+  }
+});
