@@ -102,6 +102,12 @@ pub fn launch(
     // Before anything exists on disk: a policy whose ceilings this host
     // cannot enforce fails here, naming the missing mechanism.
     let confinement = plan_confinement(&request, &invocation_id)?;
+    if matches!(
+        request.policy.network,
+        crate::policy::NetworkMode::Mediated(_)
+    ) {
+        crate::network_setup::check_relay(request.network_relay_path.as_deref())?;
+    }
     let base = control_root::base_dir()?;
     if control_root::sweep_due() {
         control_root::sweep(&base);

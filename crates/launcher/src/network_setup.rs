@@ -11,6 +11,7 @@
 //! mediated policy never launches without its frontends.
 
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,6 +57,24 @@ pub struct PreparedNetwork {
     pub engine: RunEngine,
     /// The sandbox's end of the fd-4 pair (installed at the plan's fd4 slot).
     pub fd4_sandbox_end: Option<OwnedFd>,
+}
+
+/// Before anything is created on disk: a mediated policy names a relay that
+/// is an executable file (staging and binding it come later).
+pub fn check_relay(relay: Option<&Path>) -> Result<(), NetworkSetupError> {
+    let relay = relay.ok_or(NetworkSetupError::NoRelay)?;
+    let meta = std::fs::metadata(relay).map_err(|e| NetworkSetupError::Relay {
+        path: relay.to_owned(),
+        reason: e.to_string(),
+    })?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        let reason = "not an executable file".to_owned();
+        return Err(NetworkSetupError::Relay {
+            path: relay.to_owned(),
+            reason,
+        });
+    }
+    Ok(())
 }
 
 /// Identity of the run, for receipts.
