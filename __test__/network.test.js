@@ -450,3 +450,33 @@ stream(b'c')
     await echo.close();
   }
 });
+
+test('Node inside the sandbox reaches an allowed destination through a CONNECT tunnel on the proxy', async () => {
+  const echo = await echoServer();
+  try {
+    const script = `
+const http = require('node:http');
+const [host, port] = process.env.HTTP_PROXY.replace('http://', '').split(':');
+const req = http.request({ host, port: Number(port), method: 'CONNECT', path: '127.0.0.1:${echo.port}' });
+req.on('connect', (res, socket) => {
+  console.log('status', res.statusCode);
+  socket.end('node-bytes');
+  let got = '';
+  socket.on('data', (d) => { got += d; });
+  socket.on('end', () => console.log('echo', got));
+});
+req.on('error', (e) => { console.log('error', e.code); process.exitCode = 1; });
+req.end();
+`;
+    // V8 reserves far more address space than the read-only preset's 256 MiB.
+    const policy = { ...mediated([loopback(echo.port)]), resources: { memoryBytes: 16 * 2 ** 30 } };
+    const { result, stderr } = await runToEnd(spawnIsolated(['/usr/bin/node', '-e', script], { policy }));
+    assert.equal(result.returncode, 0, stderr);
+    assert.equal(stderr, 'status 200\necho node-bytes\n');
+    assert.deepEqual(result.networkReceipts.map((r) => [r.protocol, r.result, r.bytesFromClient, r.bytesToClient]), [
+      ['HTTP_CONNECT', 'allowed', 10, 10],
+    ]);
+  } finally {
+    await echo.close();
+  }
+});
