@@ -109,7 +109,7 @@ print(urllib.request.urlopen('http://127.0.0.1:${server.port}/x', timeout=10).re
     assert.equal(r.bytesToClient, server.stats.bytesWritten, 'bytes the server wrote');
     assert.equal(r.policyDigest, result.receipt.policy.digest);
     assert.deepEqual(result.receipt.networkReceipts, receipts, 'the receipt file carries the same list');
-    assert.deepEqual(result.receipt.confinement.seccomp.socketFamilies, ['AF_UNIX', 'AF_INET', 'AF_INET6']);
+    assert.deepEqual(result.receipt.confinement.planned.seccomp.socketFamilies, ['AF_UNIX', 'AF_INET', 'AF_INET6']);
   } finally {
     await server.close();
   }

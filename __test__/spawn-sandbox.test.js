@@ -170,7 +170,7 @@ test('host processes are invisible: the sandbox sees only its own pids', async (
 test('the sandbox is never real root: it runs as an unprivileged uid with no capabilities', async () => {
   const { stderr, result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'grep -E "^(Uid|CapEff)" /proc/self/status'], { policy: readOnly() }));
   assert.match(stderr, /CapEff:\s+0+\n/);
-  const { uid, gid, uidAllocation } = result.receipt.confinement;
+  const { uid, gid, uidAllocation } = result.receipt.confinement.planned;
   if (process.geteuid() === 0) {
     // A root provider's run without a workspace of its own: a leased per-run uid.
     assert.equal(uidAllocation, 'per-run');
@@ -183,7 +183,7 @@ test('the sandbox is never real root: it runs as an unprivileged uid with no cap
 
 test('concurrent runs of a root provider without a shared workspace each get a host uid of their own', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {
   const runs = Array.from({ length: 8 }, () => runToEnd(spawnIsolated(['/bin/sh', '-c', 'sleep 0.3; grep ^Uid: /proc/self/status'], { policy: workspaceWrite() })));
-  const uids = (await Promise.all(runs)).map(({ result }) => result.receipt.confinement.uid);
+  const uids = (await Promise.all(runs)).map(({ result }) => result.receipt.confinement.planned.uid);
   assert.equal(new Set(uids).size, uids.length, `uids: ${uids}`);
   assert.ok(uids.every((uid) => uid >= RUN_UID_FIRST && uid < RUN_UID_FIRST + 0x10000), `uids: ${uids}`);
 });
@@ -199,7 +199,7 @@ test('runs on a workspace owned by a reserved owner uid share it, and each keeps
     assert.equal(second.result.returncode, 0, second.stderr);
     assert.equal(second.stderr, 'one\ntwo\n');
     for (const { result } of [first, second]) {
-      assert.deepEqual([result.receipt.confinement.uid, result.receipt.confinement.gid, result.receipt.confinement.uidAllocation], [owner, owner, 'workspace-owner']);
+      assert.deepEqual([result.receipt.confinement.planned.uid, result.receipt.confinement.planned.gid, result.receipt.confinement.planned.uidAllocation], [owner, owner, 'workspace-owner']);
     }
     assert.equal(fs.statSync(path.join(workspace, 'f')).uid, owner, 'what the sandbox wrote is owned by the workspace owner on the host');
   } finally {
@@ -230,13 +230,14 @@ test('the receipt names the backend, the policy digest and the outcome', async (
   const { result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'exit 7'], { policy: readOnly(), invocationId: 'receipt-test-1' }));
   const { receipt } = result;
   assert.equal(result.returncode, 7);
-  assert.equal(receipt.receiptVersion, 1);
+  assert.equal(receipt.receiptVersion, 2);
   assert.equal(receipt.invocationId, 'receipt-test-1');
   assert.equal(receipt.backend.name, 'bubblewrap');
   assert.match(receipt.backend.version, /^\d+\.\d+/);
   assert.match(receipt.policy.digest, /^sha256:[0-9a-f]{64}$/);
   assert.deepEqual(receipt.outcome, { status: 'exited', exitCode: 7, signal: null });
-  assert.deepEqual(receipt.confinement.namespaces, ['user', 'ipc', 'pid', 'net', 'uts', 'cgroup']);
+  assert.deepEqual(receipt.confinement.planned.namespaces, ['user', 'ipc', 'pid', 'net', 'uts', 'cgroup']);
+  assert.deepEqual(receipt.confinement.mismatches, []);
   assert.equal(receipt.stop.requested, false);
   assert.equal(receipt.stop.containmentConfirmed, true);
   assert.ok(Date.parse(receipt.endedAt) >= Date.parse(receipt.startedAt));

@@ -50,9 +50,11 @@ test('without a cgroup: defaults fall back to rlimits; treeLimits "required" ref
   const result = JSON.parse(run.stdout);
   assert.equal(result.refused, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE');
   assert.equal(result.returncode, 0);
-  assert.equal(result.confinement.cgroup, null);
-  assert.equal(result.confinement.seccomp.profile, 'cordon-default-v2');
-  const nproc = result.confinement.rlimits.find((r) => r.name === 'NPROC');
+  assert.equal(result.confinement.planned.cgroup, null);
+  assert.equal(result.confinement.cgroupOutcome, null);
+  assert.deepEqual(result.confinement.mismatches, []);
+  assert.equal(result.confinement.planned.seccomp.profile, 'cordon-default-v2');
+  const nproc = result.confinement.planned.rlimits.find((r) => r.name === 'NPROC');
   // The policy's 64 plus the zombie allowance (confinement.rs NPROC_ZOMBIE_ALLOWANCE).
   assert.equal(nproc.hard, 64 + 512, 'without a cgroup NPROC is the only process bound');
 });
@@ -81,8 +83,8 @@ function attackAsNobody(t, args, options) {
   }
   assert.equal(run.status, 0, run.stderr);
   const result = JSON.parse(run.stdout);
-  assert.equal(result.confinement.cgroup, null, 'no cgroup for this provider');
-  assert.equal(result.confinement.uidAllocation, 'provider');
+  assert.equal(result.confinement.planned.cgroup, null, 'no cgroup for this provider');
+  assert.equal(result.confinement.planned.uidAllocation, 'provider');
   return { ...result, results: h.parseResults(result.text) };
 }
 
@@ -107,7 +109,7 @@ test('without a cgroup: /dev is read-only and every writable tmpfs ends in ENOSP
   assert.equal(run.signal, null, run.text);
   assert.match(run.results.get('fill:/dev').detail, /wrote=0MiB then Read-only file system/);
   let total = 0;
-  for (const { mount, kind, sizeBytes } of run.confinement.writableFilesystems) {
+  for (const { mount, kind, sizeBytes } of run.confinement.planned.writableFilesystems) {
     assert.equal(kind, 'tmpfs', mount);
     const result = run.results.get(`fill:${mount}`);
     assert.equal(result?.verdict, 'blocked', `${mount}: ${result?.detail}`);

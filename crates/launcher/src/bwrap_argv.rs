@@ -6,8 +6,8 @@
 //! 3. the read-only runtime (/usr, /lib*, /bin, /sbin, ld.so.cache);
 //! 4. the sandbox's own /proc and /dev: a size-bounded tmpfs at /dev/shm,
 //!    then /dev itself read-only (bwrap's device tmpfs has no size bound);
-//!    the size-bounded tmpfs /tmp and, for a writable default workspace,
-//!    /workspace;
+//!    host facts in /proc masked; the size-bounded tmpfs /tmp and, for a
+//!    writable default workspace, /workspace;
 //! 5. descriptor binds: /workspace, /tmp, extras, then the executable
 //!    (at its canonical path), and a symlink from `command[0]` if needed;
 //! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
@@ -39,6 +39,14 @@ pub const NAMESPACES: &[&str] = &[
     "--unshare-uts",
     "--unshare-cgroup",
 ];
+
+/// Host facts in the sandbox's own `/proc` that say nothing about the
+/// sandbox: each is covered by [`MASK_SOURCE`], which bwrap binds `nodev`,
+/// so reading it fails with EACCES. `/proc/cmdline` carries the host's boot
+/// command line (hypervisor, init and console settings).
+pub const MASKED_PROC_FILES: &[&str] = &["/proc/cmdline"];
+/// What a masked `/proc` file is covered with.
+pub const MASK_SOURCE: &str = "/dev/null";
 
 /// bwrap's arguments, split by where they travel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -100,6 +108,9 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     // their flags).
     push_tmpfs(&mut argv, plan.dev_shm_bytes, SANDBOX_DEV_SHM);
     argv.push_all(&["--remount-ro", SANDBOX_DEV]);
+    for file in MASKED_PROC_FILES {
+        argv.push_triple("--ro-bind", MASK_SOURCE, file);
+    }
     // Size-bounded tmpfs, not host directories: a fill ends with ENOSPC
     // inside the sandbox. Before the binds, so extras may nest in /tmp.
     if let Some(bytes) = plan.temp_tmpfs_bytes {

@@ -32,7 +32,6 @@ fn request(policy: Policy) -> LaunchRequest {
         invocation_id: None,
         workspace: None,
         env: Vec::new(),
-        launcher_env: Vec::new(),
         stop: StopTimings {
             grace_ms: 1000,
             force_ms: 1000,

@@ -238,16 +238,18 @@ pub struct CgroupOutcome {
     pub killed_by_cgroup: bool,
 }
 
-/// The receipt's `seccomp`, `cgroup` and `temp` entries (the `confinement`
-/// object also carries namespaces, uid and rlimits).
+/// The receipt's planned `seccomp`, `cgroup` and `temp` entries (the
+/// `confinement.planned` object also carries namespaces, uid and rlimits),
+/// and what the cgroup reported at teardown.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfinementReceipt {
     pub seccomp: Value,
     pub cgroup: Value,
     pub temp: Value,
+    pub cgroup_outcome: Value,
 }
 
-/// Pure: what the receipt says was applied.
+/// Pure: what the receipt says was planned, and the cgroup's teardown report.
 pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> ConfinementReceipt {
     let instructions = plan.seccomp_program.len() / seccomp::SOCK_FILTER_BYTES;
     let denied: Vec<&str> = DENIED_SYSCALLS.iter().map(|d| d.name).collect();
@@ -258,9 +260,13 @@ pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> Confinem
             "memoryBytes": c.limits.iter().find(|w| is_memory_limit(w)).map(|w| &w.value),
             "pidsMax": c.limits.iter().find(|w| w.path.ends_with("pids.max")).map(|w| &w.value),
             "paths": c.leaves,
-            "oomKills": outcome.oom_kills,
-            "killedByCgroup": outcome.killed_by_cgroup,
         }),
+        None => Value::Null,
+    };
+    let cgroup_outcome = match &plan.cgroup {
+        Some(_) => {
+            json!({"oomKills": outcome.oom_kills, "killedByCgroup": outcome.killed_by_cgroup})
+        }
         None => Value::Null,
     };
     let temp = json!({"mount": "/tmp", "kind": "tmpfs", "sizeBytes": plan.temp_bytes});
@@ -268,6 +274,7 @@ pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> Confinem
         seccomp,
         cgroup,
         temp,
+        cgroup_outcome,
     }
 }
 
@@ -438,6 +445,7 @@ mod tests {
             seccomp,
             cgroup,
             temp,
+            cgroup_outcome,
         } = receipt_parts(&plan, outcome);
         assert_eq!(seccomp["profile"], "cordon-default-v2");
         assert_eq!(seccomp["instructions"], program.len() / 8);
@@ -448,7 +456,8 @@ mod tests {
             .any(|n| n == "ptrace"));
         assert_eq!(cgroup["version"], "v1");
         assert_eq!(cgroup["pidsMax"], "256");
-        assert_eq!(cgroup["oomKills"], 2);
+        assert_eq!(cgroup_outcome["oomKills"], 2);
+        assert_eq!(cgroup_outcome["killedByCgroup"], true);
         assert_eq!(temp["sizeBytes"], 256 << 20);
     }
 }

@@ -25,6 +25,12 @@ pub enum ErrorCode {
     /// relay binary is missing, the engine socket cannot be created, …):
     /// never a fallback to no network or to open network.
     NetworkUnavailable,
+    /// The running sandbox, observed from outside, did not show the
+    /// confinement the plan applied; the run was stopped (fail closed).
+    ConfinementMismatch,
+    /// The run's receipt could not be written or read back: without it the
+    /// run is not accounted for, so it is never reported as a success.
+    ReceiptUnavailable,
 }
 
 impl ErrorCode {
@@ -39,6 +45,8 @@ impl ErrorCode {
             ErrorCode::SpawnFailed => "ERR_CORDON_SPAWN_FAILED",
             ErrorCode::ConfinementUnavailable => "ERR_CORDON_CONFINEMENT_UNAVAILABLE",
             ErrorCode::NetworkUnavailable => "ERR_CORDON_NETWORK_UNAVAILABLE",
+            ErrorCode::ConfinementMismatch => "ERR_CORDON_CONFINEMENT_MISMATCH",
+            ErrorCode::ReceiptUnavailable => "ERR_CORDON_RECEIPT_UNAVAILABLE",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The launch pipeline, run on the caller's thread up to the fork:
 //! 1. validate the request (command, options, policy) — nothing on disk yet;
 //! 2. resolve and probe bwrap (cached);
-//! 3. base directory, stale-root sweep, executable hash (+ staged copy);
+//! 3. base directory, stale-root sweep (started on its own thread),
+//!    executable hash (+ staged copy);
 //! 4. control root, default workspace;
 //! 5. plan → `plan.json`, argv, opened bind descriptors;
 //! 6. hand over to the supervisor thread, which forks bwrap and reports the pid.
@@ -110,7 +111,7 @@ pub fn launch(
     }
     let base = control_root::base_dir()?;
     if control_root::sweep_due() {
-        control_root::sweep(&base);
+        control_root::sweep_in_background(base.clone());
         exec_hash::prune_staged(&base);
         if provider_is_root {
             // Lock files of providers killed mid-run (harmless, but they pile up).

@@ -14,7 +14,7 @@ pub fn attach(document: &mut Value, engine: Option<&mut cordon_egress::RunEngine
         None => &["AF_UNIX"],
     };
     if let Some(seccomp) = document
-        .pointer_mut("/confinement/seccomp")
+        .pointer_mut("/confinement/planned/seccomp")
         .and_then(Value::as_object_mut)
     {
         seccomp.insert("socketFamilies".into(), json!(families));
@@ -35,11 +35,11 @@ mod tests {
 
     #[test]
     fn a_run_without_mediation_gets_an_empty_list_and_unix_only_sockets() {
-        let mut doc = json!({"confinement": {"seccomp": {"profile": "p"}}});
+        let mut doc = json!({"confinement": {"planned": {"seccomp": {"profile": "p"}}}});
         attach(&mut doc, None);
         assert_eq!(doc["networkReceipts"], json!([]));
         assert_eq!(
-            doc["confinement"]["seccomp"]["socketFamilies"],
+            doc["confinement"]["planned"]["seccomp"]["socketFamilies"],
             json!(["AF_UNIX"])
         );
         assert!(doc.get("networkReceiptsDropped").is_none());

@@ -136,7 +136,6 @@ pub struct PlanInputs<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub bwrap: PathBuf,
-    pub launcher_env: Vec<(String, String)>,
     /// plan.json keeps the names only: the values may be secrets, and the
     /// plan sits on disk while the run lasts (or longer, if the host crashes).
     #[serde(serialize_with = "names_only")]
@@ -197,7 +196,6 @@ impl Plan {
             args_slot: next_slot,
             bwrap: inputs.bwrap,
             symlinks: command_symlinks(request, inputs.runtime),
-            launcher_env: launcher_env(request, &inputs.sandbox_temp),
             runner_env: network_plan::runner_env(request.env.clone(), network.as_ref()),
             argv: request.argv.clone(),
             binds,
@@ -320,14 +318,6 @@ fn wanted_binds(inputs: &PlanInputs<'_>) -> Vec<FdBind> {
         ));
     }
     binds
-}
-
-/// bwrap's own environment: `launcherEnvironment`, and TMPDIR = sandbox temp.
-fn launcher_env(request: &LaunchRequest, sandbox_temp: &Path) -> Vec<(String, String)> {
-    let mut env = request.launcher_env.clone();
-    env.retain(|(k, _)| k != "TMPDIR");
-    env.push(("TMPDIR".into(), sandbox_temp.to_string_lossy().into()));
-    env
 }
 
 /// `command[0]` → canonical path, when `command[0]` is a symlink outside the

@@ -20,8 +20,10 @@ use crate::confinement;
 use crate::process_identity::{sandbox_identity, SANDBOX_UID};
 
 mod network_relay;
+mod ptrace_scope;
 mod sandbox_uid;
 pub use network_relay::check_network_relay;
+pub use ptrace_scope::{check_ptrace_scope, read_ptrace_scope};
 pub use sandbox_uid::{check_sandbox_uid_unused, status_has_uid, UidProcess};
 
 /// `--size` (bounded tmpfs) and `--disable-userns` first shipped in 0.8.0.
@@ -84,6 +86,7 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks.push(check_userns_trial(&resolved));
     checks.push(sandbox_uid::check_host_sandbox_uid());
     checks.push(check_seccomp(&read_seccomp_status()));
+    checks.push(check_ptrace_scope(read_ptrace_scope().as_deref()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
     if let Some(runner) = targets.runner.as_deref() {
         checks.push(check_executable("runner", runner));

@@ -170,7 +170,7 @@ fn on_this_host_every_required_check_passes() {
     let options = json!({"runnerPath": "/bin/true", "ignored": 1});
     let checks = run_all_json(&options);
     let checks = checks.as_array().unwrap();
-    assert_eq!(checks.len(), 7, "{checks:?}");
+    assert_eq!(checks.len(), 8, "{checks:?}");
     for check in checks.iter().filter(|c| c["importance"] == "required") {
         assert_eq!(check["ok"], true, "{check}");
     }

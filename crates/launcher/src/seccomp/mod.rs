@@ -109,6 +109,9 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
         Always,
         Eperm,
     ),
+    // Another process's descriptors (the namespace init's eventfd, bwrap's
+    // pipes): the same reach into a process as ptrace, without its check.
+    deny("pidfd_getfd", libc::SYS_pidfd_getfd, Always, Eperm),
     deny("io_uring_setup", libc::SYS_io_uring_setup, Always, Enosys),
     deny("io_uring_enter", libc::SYS_io_uring_enter, Always, Enosys),
     deny(
