@@ -22,6 +22,7 @@ fn status_for(refusal: Refusal) -> Fd4Status {
         Refusal::Unsupported => Fd4Status::Unsupported,
         Refusal::QuotaStreams | Refusal::QuotaConcurrentStreams => Fd4Status::Resource,
         Refusal::ConnectFailed => Fd4Status::Internal,
+        Refusal::Cancelled => Fd4Status::Cancelled,
         _ => Fd4Status::Denied,
     }
 }

@@ -35,6 +35,7 @@ pub mod timestamp;
 
 mod byte_relay;
 mod cancel;
+mod connect;
 mod fd4_server;
 mod proxy_session;
 mod stream_attempt;

@@ -28,6 +28,8 @@ pub enum Refusal {
     ProtocolError,
     /// A well-formed request the engine does not serve (SOCKS5 BIND/UDP, https:// forward, IPv6 literal).
     Unsupported,
+    /// The run ended while the stream was still connecting.
+    Cancelled,
     /// The run's stream-count quota is spent.
     QuotaStreams,
     /// The run already has its maximum of concurrent streams open.
@@ -48,6 +50,7 @@ impl Refusal {
             Refusal::ConnectTimeout => "connect-timeout",
             Refusal::ProtocolError => "protocol-error",
             Refusal::Unsupported => "unsupported",
+            Refusal::Cancelled => "cancelled",
             Refusal::QuotaStreams => "quota-streams",
             Refusal::QuotaConcurrentStreams => "quota-concurrent-streams",
         }

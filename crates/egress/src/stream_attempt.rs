@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::admission::{Admitted, Allowlist};
 use crate::byte_relay::relay;
 use crate::cancel::{deadline_after, CancelWatch, Wake};
+use crate::connect::ConnectError;
 use crate::destination::Host;
 use crate::network_receipt::{Frontend, NetworkReceipt, StreamProtocol};
 use crate::quota::QuotaState;
@@ -136,14 +137,22 @@ pub fn admit_and_connect(
     let mut failure = Refusal::ConnectFailed;
     let mut connected = None;
     for ip in admitted.candidates.clone() {
-        match TcpStream::connect_timeout(&SocketAddr::new(ip, port), ctx.connect_timeout) {
+        match crate::connect::connect(SocketAddr::new(ip, port), ctx.connect_timeout, &ctx.cancel) {
             Ok(stream) => {
                 admitted.pinned = ip;
                 connected = Some(stream);
                 break;
             }
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => failure = Refusal::ConnectTimeout,
-            Err(_) => {}
+            Err(ConnectError::TimedOut) => failure = Refusal::ConnectTimeout,
+            Err(ConnectError::Cancelled) => {
+                failure = Refusal::Cancelled;
+                break;
+            }
+            // The kernel gave up (SYN retries spent) before our deadline.
+            Err(ConnectError::Failed(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
+                failure = Refusal::ConnectTimeout
+            }
+            Err(ConnectError::Failed(_)) => {}
         }
     }
     attempt.receipt.pinned_address = Some(admitted.pinned.to_string());
