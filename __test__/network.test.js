@@ -480,3 +480,16 @@ req.end();
     await echo.close();
   }
 });
+
+test('the shipped relay is a static executable (no ELF interpreter), so it runs whatever the sandbox mounts', () => {
+  const relay = require('../lib/platform-package').nativeExecutable('cordon-egress-relay');
+  const elf = fs.readFileSync(relay);
+  assert.equal(elf.toString('latin1', 1, 4), 'ELF');
+  const phoff = Number(elf.readBigUInt64LE(0x20));
+  const phentsize = elf.readUInt16LE(0x36);
+  const phnum = elf.readUInt16LE(0x38);
+  const PT_INTERP = 3;
+  const types = Array.from({ length: phnum }, (_, i) => elf.readUInt32LE(phoff + i * phentsize));
+  assert.ok(types.length > 0);
+  assert.ok(!types.includes(PT_INTERP), `${relay} asks for a dynamic loader`);
+});
