@@ -15,6 +15,7 @@ const latency = require('./latency');
 const bridge = require('./bridge');
 const load = require('./load');
 const { typescript } = require('./typescript');
+const netbench = require('./network');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -25,6 +26,7 @@ const FULL = {
   concurrency: { rounds: 3, runsPerLevel: 32 },
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
   typescript: { runs: 30, warmup: 3 },
+  network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -34,6 +36,7 @@ const SMOKE = {
   concurrency: { rounds: 1, runsPerLevel: 2, levels: [1, 2] },
   memory: { rounds: 1, inFlight: 2, idleCount: 1 },
   typescript: { runs: 1 },
+  network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
 };
 
 const SECTIONS = [
@@ -44,6 +47,7 @@ const SECTIONS = [
   ['5', (c) => load.concurrency(c.concurrency)],
   ['6', (c) => load.memory(c.memory)],
   ['7', (c) => typescript(c.typescript)],
+  ['8', (c) => netbench.network(c.network)],
 ];
 
 function parseArgs(argv) {
@@ -73,6 +77,7 @@ function goals(rows) {
     check('idle runner RSS <= 4 MiB', find(rows, '6 idle', 'cordon-runner'), (r) => r.median / 1024, (v) => v <= 4),
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
+    check('proxied throughput >= 0.5x direct loopback (issue 13)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
   ];
 }
 
@@ -88,7 +93,7 @@ async function main() {
   const machine = `node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`;
   console.log(`cordon bench${args.smoke ? ' --smoke (tiny counts: not a measurement)' : ''} — ${machine}`);
   console.log(renderTable(rows));
-  console.log('\ngoals (issues 6 and 12):');
+  console.log('\ngoals (issues 6, 12 and 13):');
   for (const g of checked) {
     const value = g.value === null ? 'not run' : g.value.toFixed(g.value >= 100 ? 0 : 2);
     console.log(`  ${g.met === null ? '-' : g.met ? 'met   ' : 'missed'}  ${g.goal}: ${value}`);

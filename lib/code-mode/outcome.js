@@ -33,7 +33,10 @@ function buildResult({ termination, logs, metrics, events, receipt, executionId,
   const result = { ok: termination.ok };
   if (termination.ok) result.result = termination.result;
   else result.error = { ...termination.error };
-  Object.assign(result, { logs, metrics, events, receipt, executionId, audit });
+  // The runner keeps network "none" (docs/network.md › Code Mode), so this is
+  // [] today; it is the sandbox receipt's list, carried like wait()'s.
+  const networkReceipts = Array.isArray(receipt?.networkReceipts) ? receipt.networkReceipts : [];
+  Object.assign(result, { logs, metrics, events, receipt, networkReceipts, executionId, audit });
   return deepFreeze(result);
 }
 
