@@ -75,9 +75,9 @@ impl LaunchError {
             LaunchError::Backend(_) | LaunchError::BackendTooOld { .. } => {
                 ErrorCode::BackendUnavailable
             }
-            LaunchError::HostPath(crate::host_path::HostPathError::Symlink { .. }) => {
-                ErrorCode::InvalidOptions
-            }
+            // The caller named a path that cannot be bound as named: a
+            // symlink in it, or gone/not a directory since validation.
+            LaunchError::HostPath(_) => ErrorCode::InvalidOptions,
             LaunchError::Confinement(ConfinementError::CgroupRequired { .. }) => {
                 ErrorCode::ConfinementUnavailable
             }
