@@ -228,6 +228,86 @@ describe('host workspace', () => {
   });
 });
 
+describe('the provider\'s own process', () => {
+  probe('descriptors sent over fd 3 (SCM_RIGHTS: stdout, fd 3 itself, a pipe, a /tmp file) neither leak into the provider nor hold wait()', async () => {
+    const fds = h.openFdCount();
+    const started = Date.now();
+    const run = await attack(['pass-fds', '200']);
+    const sent = Number(/sent (\d+)/.exec(run.results.get('pass-fds')?.detail ?? '')?.[1]);
+    assert.ok(sent > 0, `the attacker sent descriptors: ${run.text.slice(0, 200)}`);
+    assert.equal(run.returncode, 0);
+    assert.ok(Date.now() - started < 20_000, 'wait() settled although the sandbox\'s own fd 3 and stdout were in flight');
+    assert.equal(run.protocol.length, sent, 'the provider read exactly the bytes sent, no more');
+    assert.equal(h.openFdCount(), fds, 'no descriptor was installed in the provider');
+    assert.equal(run.receipt.stop.containmentConfirmed, true);
+  });
+
+  probe('stdout, stderr and fd 3 hidden in an unreachable in-flight SCM_RIGHTS cycle do not hold wait() open', async () => {
+    // After the program exits only the kernel's unix garbage collector can
+    // close those descriptors; a provider that waited for EOF without the
+    // namespace's end releasing them would hang here (the probe's timeout).
+    const started = Date.now();
+    const run = await attack(['inflight-cycle']);
+    assert.equal(run.results.get('inflight-cycle')?.detail, 'hidden', `the cycle was built: ${run.text.slice(0, 200)}`);
+    assert.ok(Date.now() - started < 10_000, `wait() took ${Date.now() - started} ms`);
+    assert.equal(run.receipt.stop.requested, false, 'no stop was needed');
+    assert.equal(run.receipt.stop.containmentConfirmed, true);
+  });
+
+  probe('MSG_OOB on fd 3 neither stalls the provider\'s reader nor corrupts the frames around it', async () => {
+    const run = await attack(['oob']);
+    const text = run.protocol.toString('utf8');
+    assert.match(text, /\{"before":1\}\n/);
+    assert.match(text, /\{"after":1\}\n/);
+    assert.equal(run.receipt.bytes.protocolOut, run.protocol.length, 'the receipt counts what the provider read');
+  });
+
+  probe('a child subreaper\'s setsid, SIGTERM-immune daemon does not outlive the run', async () => {
+    const run = await attack(['subreaper-daemon']);
+    assert.equal(run.results.get('subreaper-daemon')?.detail, 'daemon running', 'the daemon started');
+    assert.equal(run.receipt.stop.containmentConfirmed, true);
+    // hostUnharmed() then asserts no live process of the attacker is left.
+  });
+});
+
+describe('a hostile runner against the provider', () => {
+  // round3 started with "--" flags acts as a code-bridge-v1 runner that
+  // shuts the read side of fd 3 (every host write then fails with EPIPE)
+  // and calls a tool. The provider runs in a process of its own, with no
+  // 'error' listener of its own: an error that escaped cordon would kill it.
+  probe('Code Mode: a runner that shut its read side makes the tool result\'s write fail, and the provider survives', async () => {
+    const run = h.runProvider(`
+      const mode = cordon.createCodeMode({
+        tools: [{ name: 'echo', description: 'echo', effect: 'read', inputSchema: { type: 'object' }, handler: async () => ({ big: 'x'.repeat(200000) }) }],
+        runner: { path: ${JSON.stringify(attacker())} }, limits: { timeoutMs: 2000 } });
+      mode.run('return 1').then((r) => process.stdout.write(JSON.stringify({ settled: true, toolCalls: r.metrics.toolCalls, kind: r.error?.kind ?? null })));
+    `);
+    assert.equal(run.error, undefined, `the provider died: ${run.error}`);
+    assert.equal(run.value.settled, true);
+    assert.equal(run.value.toolCalls, 1, 'the host dispatched the call and wrote its result into a closed pipe');
+  });
+
+  probe('spawnIsolated: writes to fd 3 after the sandbox shut its read side neither crash nor grow the provider', async () => {
+    const run = h.runProvider(`
+      const ex = cordon.spawnIsolated([${JSON.stringify(attacker())}, '--hostile'], { policy: cordon.readOnly(), deadlineMs: 20000 });
+      ex.stderr.resume();
+      let got = '';
+      ex.protocol.on('data', (d) => {
+        got += d;
+        if (got.includes('tool.call') && !got.includes('#')) { got += '#'; setTimeout(() => { for (let i = 0; i < 64; i += 1) ex.protocol.write(Buffer.alloc(65536)); }, 50); }
+      });
+      ex.protocol.write('{"executionId":"x"}\\n');
+      ex.wait().then((r) => process.stdout.write(JSON.stringify({ returncode: r.returncode, bytes: r.receipt.bytes })));
+    `);
+    assert.equal(run.error, undefined, `the provider died: ${run.error}`);
+    assert.equal(run.value.returncode, 0);
+    assert.equal(run.value.bytes.protocolInDiscarded, 64 * 65536, 'the bytes the sandbox refused are counted as discarded');
+  });
+});
+
+// After the in-flight SCM_RIGHTS probe on purpose: run right before it, the
+// swap race made that probe's wait() take 48–90 s (reproducible; not yet
+// understood, see the harden branch report).
 describe('caller-named host paths that go through a symlink', () => {
   // Was findings/workspace-symlink-redirect.repro.js: a run with a writable
   // workspace plants `cache -> /dev/shm` and `config -> /etc`; a later run
@@ -340,83 +420,6 @@ describe('caller-named host paths that go through a symlink', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe('the provider\'s own process', () => {
-  probe('descriptors sent over fd 3 (SCM_RIGHTS: stdout, fd 3 itself, a pipe, a /tmp file) neither leak into the provider nor hold wait()', async () => {
-    const fds = h.openFdCount();
-    const started = Date.now();
-    const run = await attack(['pass-fds', '200']);
-    const sent = Number(/sent (\d+)/.exec(run.results.get('pass-fds')?.detail ?? '')?.[1]);
-    assert.ok(sent > 0, `the attacker sent descriptors: ${run.text.slice(0, 200)}`);
-    assert.equal(run.returncode, 0);
-    assert.ok(Date.now() - started < 20_000, 'wait() settled although the sandbox\'s own fd 3 and stdout were in flight');
-    assert.equal(run.protocol.length, sent, 'the provider read exactly the bytes sent, no more');
-    assert.equal(h.openFdCount(), fds, 'no descriptor was installed in the provider');
-    assert.equal(run.receipt.stop.containmentConfirmed, true);
-  });
-
-  probe('stdout, stderr and fd 3 hidden in an unreachable in-flight SCM_RIGHTS cycle do not hold wait() open', async () => {
-    // After the program exits only the kernel's unix garbage collector can
-    // close those descriptors; a provider that waited for EOF without the
-    // namespace's end releasing them would hang here (the probe's timeout).
-    const started = Date.now();
-    const run = await attack(['inflight-cycle']);
-    assert.equal(run.results.get('inflight-cycle')?.detail, 'hidden', `the cycle was built: ${run.text.slice(0, 200)}`);
-    assert.ok(Date.now() - started < 10_000, `wait() took ${Date.now() - started} ms`);
-    assert.equal(run.receipt.stop.requested, false, 'no stop was needed');
-    assert.equal(run.receipt.stop.containmentConfirmed, true);
-  });
-
-  probe('MSG_OOB on fd 3 neither stalls the provider\'s reader nor corrupts the frames around it', async () => {
-    const run = await attack(['oob']);
-    const text = run.protocol.toString('utf8');
-    assert.match(text, /\{"before":1\}\n/);
-    assert.match(text, /\{"after":1\}\n/);
-    assert.equal(run.receipt.bytes.protocolOut, run.protocol.length, 'the receipt counts what the provider read');
-  });
-
-  probe('a child subreaper\'s setsid, SIGTERM-immune daemon does not outlive the run', async () => {
-    const run = await attack(['subreaper-daemon']);
-    assert.equal(run.results.get('subreaper-daemon')?.detail, 'daemon running', 'the daemon started');
-    assert.equal(run.receipt.stop.containmentConfirmed, true);
-    // hostUnharmed() then asserts no live process of the attacker is left.
-  });
-});
-
-describe('a hostile runner against the provider', () => {
-  // round3 started with "--" flags acts as a code-bridge-v1 runner that
-  // shuts the read side of fd 3 (every host write then fails with EPIPE)
-  // and calls a tool. The provider runs in a process of its own, with no
-  // 'error' listener of its own: an error that escaped cordon would kill it.
-  probe('Code Mode: a runner that shut its read side makes the tool result\'s write fail, and the provider survives', async () => {
-    const run = h.runProvider(`
-      const mode = cordon.createCodeMode({
-        tools: [{ name: 'echo', description: 'echo', effect: 'read', inputSchema: { type: 'object' }, handler: async () => ({ big: 'x'.repeat(200000) }) }],
-        runner: { path: ${JSON.stringify(attacker())} }, limits: { timeoutMs: 2000 } });
-      mode.run('return 1').then((r) => process.stdout.write(JSON.stringify({ settled: true, toolCalls: r.metrics.toolCalls, kind: r.error?.kind ?? null })));
-    `);
-    assert.equal(run.error, undefined, `the provider died: ${run.error}`);
-    assert.equal(run.value.settled, true);
-    assert.equal(run.value.toolCalls, 1, 'the host dispatched the call and wrote its result into a closed pipe');
-  });
-
-  probe('spawnIsolated: writes to fd 3 after the sandbox shut its read side neither crash nor grow the provider', async () => {
-    const run = h.runProvider(`
-      const ex = cordon.spawnIsolated([${JSON.stringify(attacker())}, '--hostile'], { policy: cordon.readOnly(), deadlineMs: 20000 });
-      ex.stderr.resume();
-      let got = '';
-      ex.protocol.on('data', (d) => {
-        got += d;
-        if (got.includes('tool.call') && !got.includes('#')) { got += '#'; setTimeout(() => { for (let i = 0; i < 64; i += 1) ex.protocol.write(Buffer.alloc(65536)); }, 50); }
-      });
-      ex.protocol.write('{"executionId":"x"}\\n');
-      ex.wait().then((r) => process.stdout.write(JSON.stringify({ returncode: r.returncode, bytes: r.receipt.bytes })));
-    `);
-    assert.equal(run.error, undefined, `the provider died: ${run.error}`);
-    assert.equal(run.value.returncode, 0);
-    assert.equal(run.value.bytes.protocolInDiscarded, 64 * 65536, 'the bytes the sandbox refused are counted as discarded');
   });
 });
 
