@@ -5,17 +5,72 @@
 // still launches, with seccomp and per-process rlimits and `cgroup: null` in
 // the receipt; a policy with `treeLimits: "required"` refuses to launch with
 // ERR_CORDON_CONFINEMENT_UNAVAILABLE.
+//
+// The provider runs as uid 65534 from a world-readable copy of the package
+// (and of the running Node when that uid cannot execute it), so the test runs
+// from any checkout location, a clone under a 0700 /root included.
 
-const { test } = require('node:test');
+const { test, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const h = require('./harness');
 
 const ROOT = path.join(__dirname, '..', '..');
-const SCRIPT = `
-const c = require(${JSON.stringify(ROOT)});
+/** What `require('cordon')` loads from the package root (lib/ is copied whole). */
+const PACKAGE_FILES = ['package.json', 'index.js', 'binding.js', 'lib'];
+
+/** The package's runtime dependencies, transitively, as installed in node_modules. */
+function dependencyClosure() {
+  const seen = new Set();
+  const queue = Object.keys(require(path.join(ROOT, 'package.json')).dependencies ?? {});
+  while (queue.length > 0) {
+    const name = queue.shift();
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
+    queue.push(...Object.keys(manifest.dependencies ?? {}));
+  }
+  return [...seen];
+}
+
+/** Makes every directory 0755 and every file world-readable (executables stay executable). */
+function openUp(dir) {
+  const stack = [dir];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    fs.chmodSync(current, 0o755);
+    for (const entry of fs.readdirSync(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      if (entry.isDirectory()) stack.push(full);
+      else if (entry.isFile()) fs.chmodSync(full, fs.statSync(full).mode | 0o444);
+    }
+  }
+}
+
+/** Can `uid` execute `file` (every directory on the way included)? */
+function canExecute(file, uid) {
+  const run = spawnSync(file, ['--version'], { uid, gid: uid, cwd: '/', timeout: 30_000 });
+  return run.status === 0;
+}
+
+/** A world-readable copy of the package and its runtime dependencies; returns its path. */
+function copyPackage(into) {
+  const pkg = path.join(into, 'cordon');
+  for (const name of PACKAGE_FILES) fs.cpSync(path.join(ROOT, name), path.join(pkg, name), { recursive: true });
+  for (const name of fs.readdirSync(ROOT).filter((n) => n.endsWith('.node'))) fs.copyFileSync(path.join(ROOT, name), path.join(pkg, name));
+  for (const name of dependencyClosure()) {
+    fs.cpSync(path.join(ROOT, 'node_modules', name), path.join(pkg, 'node_modules', name), { recursive: true });
+  }
+  return pkg;
+}
+
+function script(pkg) {
+  return `
+const c = require(${JSON.stringify(pkg)});
 const base = c.readOnly();
 const required = { ...structuredClone(base), resources: { ...base.resources, treeLimits: 'required' } };
 let refused = null;
@@ -25,6 +80,7 @@ ex.stderr.resume(); ex.protocol.resume();
 ex.wait().then((r) => process.stdout.write(JSON.stringify({ refused, returncode: r.returncode,
   confinement: r.receipt.confinement })));
 `;
+}
 
 function skipReason() {
   const base = h.skipReason();
@@ -33,18 +89,24 @@ function skipReason() {
   return null;
 }
 
-test('without a cgroup: defaults fall back to rlimits; treeLimits "required" refuses', { skip: skipReason() ?? false }, (t) => {
-  const run = spawnSync(process.execPath, ['-e', SCRIPT], {
+let scratch = null;
+after(() => { if (scratch) fs.rmSync(scratch, { recursive: true, force: true }); });
+
+test('without a cgroup: defaults fall back to rlimits; treeLimits "required" refuses', { skip: skipReason() ?? false }, () => {
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-fallback-'));
+  const pkg = copyPackage(scratch);
+  let node = process.execPath;
+  if (!canExecute(node, h.NOBODY_UID)) {
+    node = path.join(scratch, 'node');
+    fs.copyFileSync(process.execPath, node);
+  }
+  openUp(scratch);
+  const run = spawnSync(node, ['-e', script(pkg)], {
     uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', timeout: 30_000,
     env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
   });
-  // A checkout under a 0700 directory (a clone in /root) is unreadable for
-  // that uid, and require() then reports EACCES or a missing module.
-  if (/EACCES|Cannot find module/.test(run.stderr)) {
-    t.skip(`uid ${h.NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}`);
-    return;
-  }
-  assert.equal(run.status, 0, run.stderr);
+  // No skip here: a provider that cannot load the package is a failure.
+  assert.equal(run.status, 0, `uid ${h.NOBODY_UID} provider failed: ${run.stderr}`);
   const result = JSON.parse(run.stdout);
   assert.equal(result.refused, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE');
   assert.equal(result.returncode, 0);

@@ -134,7 +134,10 @@ fn a_host_process_of_the_sandbox_uid_fails_doctor_but_sandboxes_and_bwrap_do_not
 #[test]
 fn on_this_host_every_required_check_passes() {
     if !Path::new("/usr/bin/bwrap").exists() {
-        eprintln!("SKIPPED: no /usr/bin/bwrap; the host checks cannot pass here");
+        crate::test_skip::skip(
+            "host_probe::on_this_host_every_required_check_passes",
+            "no /usr/bin/bwrap; the host checks cannot pass here",
+        );
         return;
     }
     let options = json!({"runnerPath": "/bin/true", "ignored": 1});
