@@ -10,7 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnIsolated, readOnly, workspaceWrite, profile } = require('..');
 const { once } = require('node:events');
-const { fixture, runToEnd, ownControlRoots, pidsWithMarker } = require('./spawn-support');
+const { fixture, runToEnd, ownControlRoots, pidsWithMarker, eventually } = require('./spawn-support');
 const { SANDBOX_UID } = require('./security/harness');
 
 /** Parses "name=value" lines. */
@@ -97,12 +97,18 @@ test('the program holds exactly fd 0 (/dev/null), fd 1 and 2 (one pipe) and fd 3
 });
 
 test('the control root is not visible inside the sandbox', async () => {
-  const execution = spawnIsolated(['/bin/sh', '-c', 'read root <&3; ls "$root" && echo visible || echo hidden'], { policy: readOnly() });
+  // The program must have read the path (a failed read would also print
+  // "hidden"), and it checks a path it can see as a control.
+  const script = 'read root <&3 || exit 9; echo "read:$root"; test -e /workspace && echo control-seen; '
+    + 'ls "$root" >/dev/null 2>&1 && echo visible || echo hidden; test -e "$(dirname "$root")" && echo base-visible || echo base-hidden';
+  const execution = spawnIsolated(['/bin/sh', '-c', script], { policy: readOnly() });
   const [root] = ownControlRoots();
   assert.ok(root, 'the run has a control root on the host');
+  assert.ok(fs.existsSync(path.join(root)), 'the control root exists on the host while the run lasts');
   execution.protocol.end(`${root}\n`);
-  const { stderr } = await runToEnd(execution);
-  assert.match(stderr, /hidden\n$/);
+  const { stderr, result } = await runToEnd(execution);
+  assert.equal(result.returncode, 0, stderr);
+  assert.equal(stderr, `read:${root}\ncontrol-seen\nhidden\nbase-hidden\n`);
 });
 
 test('under workspaceWrite() a file written to /workspace appears in the host workspace', async () => {
@@ -163,9 +169,29 @@ test('host processes are invisible: the sandbox sees only its own pids', async (
 });
 
 test('the sandbox is never real root: it runs as an unprivileged uid with no capabilities', async () => {
-  const { stderr, result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'grep -E "^(Uid|CapEff)" /proc/self/status'], { policy: readOnly() }));
-  assert.match(stderr, /CapEff:\s+0+\n/);
+  const marker = `never-root-${process.pid}-${Date.now()}`;
+  const script = 'grep -E "^(Uid|Gid|CapEff|CapPrm|CapBnd)" /proc/self/status; read done <&3';
+  const execution = spawnIsolated(['/bin/sh', '-c', script, marker], { policy: readOnly() });
   const expectedUid = process.geteuid() === 0 ? SANDBOX_UID : process.geteuid();
+  // Seen from the host: the program's real, effective, saved and fs uids.
+  let hostStatus = null;
+  const isShell = (pid) => {
+    try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'sh\n'; } catch { return false; }
+  };
+  await eventually(() => {
+    const program = pidsWithMarker(marker).find(isShell);
+    if (program !== undefined) hostStatus = fs.readFileSync(`/proc/${program}/status`, 'utf8');
+    return hostStatus !== null;
+  }, 10_000);
+  execution.protocol.end('done\n');
+  assert.ok(hostStatus, 'the sandboxed shell is visible from the host');
+  const { stderr, result } = await runToEnd(execution);
+  const field = (text, name) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(text)?.[1].split(/\s+/);
+  assert.deepEqual(field(hostStatus, 'Uid').map(Number), Array(4).fill(expectedUid), hostStatus);
+  assert.notEqual(expectedUid, 0);
+  // Seen from inside: the same uid (not 0), and every capability set empty.
+  assert.deepEqual(field(stderr, 'Uid').map(Number), Array(4).fill(expectedUid), stderr);
+  for (const set of ['CapEff', 'CapPrm', 'CapBnd']) assert.match(field(stderr, set)[0], /^0+$/, `${set} in ${stderr}`);
   assert.equal(result.receipt.confinement.uid, expectedUid);
 });
 
