@@ -19,11 +19,13 @@ test('the shim relays stdin/stdout to fd 3 and exits with the program status', (
 });
 
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
-  test(`${signal} to the shim reaches \`cordon run\`, whose stop ladder lets the program exit gracefully`, async () => {
+  test(`${signal} to the shim reaches \`cordon run\`, whose stop ladder lets the program exit gracefully`, async (t) => {
     // Not forwarded, the signal would kill the shim (status null) and leave
     // `cordon run` and the program running; forwarded, the program's TERM
     // trap runs and its status 7 comes back through both.
-    const child = spawn(process.execPath, [SHIM, 'run', '--grace-ms', '5000', '--', '/bin/sh', '-c', READY_THEN_TERM_EXITS_7], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // Its own process group, so a failure can still stop whatever the shim left running.
+    const child = spawn(process.execPath, [SHIM, 'run', '--grace-ms', '5000', '--', '/bin/sh', '-c', READY_THEN_TERM_EXITS_7], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+    t.after(() => { try { process.kill(-child.pid, 'SIGTERM'); } catch { /* all gone */ } });
     let out = '';
     await new Promise((resolve, reject) => {
       child.stdout.on('data', (chunk) => {
