@@ -24,6 +24,8 @@ test('bench/run.js --smoke prints the table and writes the results file', async 
     assert.match(stdout, /goals \(issue 6\):/);
     const report = JSON.parse(fs.readFileSync(out, 'utf8'));
     assert.equal(report.smoke, true);
+    assert.deepEqual(report.node, { version: process.version, v8: process.versions.v8, execPath: process.execPath }, 'the Node that ran it');
+    assert.ok(stdout.includes(`node ${process.version}`), 'the table names the Node version');
     for (const section of SECTIONS) {
       const rows = report.rows.filter((r) => r.section.startsWith(section));
       assert.ok(rows.length >= 2, `results.json has contestants for "${section}"`);
