@@ -8,7 +8,7 @@
 const { CordonError } = require('./lib/errors');
 const { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject } = require('./lib/isolated-policy');
 const { IsolatedExecution } = require('./lib/isolated-execution');
-const { nativeExecutable } = require('./lib/platform-package');
+const { nativeExecutable, platformKey } = require('./lib/platform-package');
 
 /** cordon-runner: the platform package's when installed, else this checkout's build. */
 const runnerPath = nativeExecutable('cordon-runner');
@@ -28,7 +28,9 @@ function loadBinding() {
     } catch (cause) {
       throw new CordonError(
         'ERR_CORDON_BACKEND_UNAVAILABLE',
-        'the cordon native addon is not available for this platform: build it with `npm run build:addon`',
+        `the cordon native addon is not available for this platform: install the platform package ` +
+          `\`cordon-${platformKey()}\` (npm installs it as an optional dependency of cordon; ` +
+          'reinstall without --no-optional/--omit=optional), or build it from a checkout with `npm run build`',
         { cause },
       );
     }

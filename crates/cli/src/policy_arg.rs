@@ -52,6 +52,10 @@ impl PolicyArg {
         }
     }
 
+    pub fn is_preset(&self) -> bool {
+        matches!(self, PolicyArg::Preset(_))
+    }
+
     /// The policy as the launcher's JSON value.
     pub fn load(&self) -> Result<Value, PolicyFileError> {
         match self {
@@ -87,7 +91,10 @@ fn read_file(path: &PathBuf) -> Result<Value, PolicyFileError> {
         path: path.clone(),
         reason,
     };
-    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => fail(format!("{e}; {}", preset_hint(path))),
+        _ => fail(e.to_string()),
+    })?;
     let mut text = String::new();
     file.take(MAX_POLICY_FILE_BYTES + 1)
         .read_to_string(&mut text)
@@ -96,6 +103,22 @@ fn read_file(path: &PathBuf) -> Result<Value, PolicyFileError> {
         return Err(fail(format!("larger than {MAX_POLICY_FILE_BYTES} bytes")));
     }
     serde_json::from_str(&text).map_err(|e| fail(format!("not valid JSON: {e}")))
+}
+
+/// What to say when a `--policy` file is missing: most often the user meant
+/// a preset (`readonly`, `read_only`, `ReadOnly`), so name the closest one.
+fn preset_hint(path: &std::path::Path) -> String {
+    let squash = |text: &str| -> String {
+        text.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let typed = squash(&path.to_string_lossy());
+    match PRESETS.iter().find(|name| squash(name) == typed) {
+        Some(name) => format!("did you mean the preset `{name}`?"),
+        None => format!("not a preset either (presets: {})", PRESETS.join(", ")),
+    }
 }
 
 #[cfg(test)]
@@ -123,6 +146,23 @@ mod tests {
         }
         let untrusted = PolicyArg::Preset("untrusted").load().unwrap();
         assert_eq!(untrusted["filesystem"]["workspace"], "none");
+    }
+
+    #[test]
+    fn a_misspelled_preset_suggests_the_preset() {
+        let error = PolicyArg::parse("readonly").load().unwrap_err().to_string();
+        assert!(
+            error.contains("did you mean the preset `read-only`"),
+            "{error}"
+        );
+        let other = PolicyArg::parse("/nonexistent/p.json")
+            .load()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            other.contains("presets: read-only, workspace-write, untrusted"),
+            "{other}"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::{receipt_file, signals};
 /// Follows "usage: " (or 7 spaces) in every usage text.
 pub const SYNOPSIS: &str = "cordon run [--policy read-only|workspace-write|untrusted|FILE]
                   [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
-                  [--bwrap PATH] [--] /abs/program args…
+                  [--bwrap PATH] [--env NAME=VALUE]… [--] /abs/program args…
 ";
 
 fn fail(status: i32, message: &str) -> i32 {
@@ -79,7 +79,13 @@ pub fn main(args: &[String]) -> i32 {
 
 /// Step 3: the JSON `cordon_launcher::launch` takes.
 fn options_document(parsed: &RunArgs) -> Result<String, String> {
-    let policy = parsed.policy.load().map_err(|e| e.to_string())?;
+    let mut policy = parsed.policy.load().map_err(|e| e.to_string())?;
+    if parsed.policy.is_preset() {
+        // A preset allows no variable; naming one with --env is the allowance.
+        // A policy file must list its names itself (the launcher refuses others).
+        let names = parsed.env.iter().map(|(name, _)| name.as_str());
+        policy["environment"]["allow"] = serde_json::json!(names.collect::<Vec<_>>());
+    }
     let workspace = match &parsed.workspace {
         Some(dir) => Some(
             std::fs::canonicalize(dir)

@@ -2,7 +2,7 @@
 //!
 //! `cordon run [--policy read-only|workspace-write|untrusted|FILE]
 //! [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
-//! [--bwrap PATH] [--] /abs/program args…`
+//! [--bwrap PATH] [--env NAME=VALUE]… [--] /abs/program args…`
 
 use std::path::PathBuf;
 
@@ -20,6 +20,9 @@ pub struct RunArgs {
     pub force_ms: Option<u64>,
     /// An explicit, trusted bwrap; default: the launcher's fixed locations.
     pub bwrap: Option<String>,
+    /// `--env NAME=VALUE`, repeatable, in order (the launcher refuses names
+    /// the policy does not allow; a preset allows exactly these).
+    pub env: Vec<(String, String)>,
     pub command: Vec<String>,
 }
 
@@ -41,6 +44,7 @@ const OPTIONS: &[&str] = &[
     "--grace-ms",
     "--force-ms",
     "--bwrap",
+    "--env",
 ];
 
 fn usage(message: impl Into<String>) -> UsageError {
@@ -57,6 +61,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
         grace_ms: None,
         force_ms: None,
         bwrap: None,
+        env: Vec::new(),
         command: Vec::new(),
     };
     let mut i = 0;
@@ -83,6 +88,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
             "--grace-ms" => out.grace_ms = Some(parse_ms(arg, value)?),
             "--force-ms" => out.force_ms = Some(parse_ms(arg, value)?),
             "--bwrap" => out.bwrap = Some(value.clone()),
+            "--env" => out.env.push(parse_env(value)?),
             _ => return Err(usage(format!("unknown option {arg}"))),
         }
         i += 2;
@@ -107,6 +113,15 @@ fn parse_ms(flag: &str, value: &str) -> Result<u64, UsageError> {
         .map_err(|_| usage(format!("{flag} {value} is out of range")))
 }
 
+/// `NAME=VALUE`: the name is everything before the first `=` (the launcher
+/// checks it is a valid variable name); the value may be empty.
+fn parse_env(value: &str) -> Result<(String, String), UsageError> {
+    match value.split_once('=') {
+        Some((name, val)) if !name.is_empty() => Ok((name.to_string(), val.to_string())),
+        _ => Err(usage(format!("--env takes NAME=VALUE, not {value:?}"))),
+    }
+}
+
 /// The options document `cordon_launcher::launch` validates. `policy` is the
 /// already-loaded policy value and `workspace` an absolute directory.
 pub fn options_json(args: &RunArgs, policy: Value, workspace: Option<PathBuf>) -> String {
@@ -118,6 +133,14 @@ pub fn options_json(args: &RunArgs, policy: Value, workspace: Option<PathBuf>) -
     }
     if let Some(bwrap) = &args.bwrap {
         options.insert("bwrapPath".into(), json!(bwrap));
+    }
+    if !args.env.is_empty() {
+        let env: Map<String, Value> = args
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), json!(value)))
+            .collect();
+        options.insert("env".into(), Value::Object(env));
     }
     let mut stop = Map::new();
     if let Some(ms) = args.grace_ms {
@@ -176,9 +199,35 @@ mod tests {
             vec!["--grace-ms", "99999999999999999999999", "/bin/true"],
             vec!["--policy", "untrusted"],
             vec!["--"],
+            vec!["--env", "NOEQUALS", "/bin/true"],
+            vec!["--env", "=v", "/bin/true"],
         ] {
             assert!(parse(&strings(&bad)).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn env_options_are_repeatable_and_reach_the_options_document() {
+        let args = parse(&strings(&[
+            "--env",
+            "A=1",
+            "--env",
+            "B=x=y",
+            "--env",
+            "C=",
+            "/bin/true",
+        ]))
+        .unwrap();
+        assert_eq!(
+            args.env,
+            vec![
+                ("A".to_string(), "1".to_string()),
+                ("B".to_string(), "x=y".to_string()),
+                ("C".to_string(), String::new())
+            ]
+        );
+        let doc: Value = serde_json::from_str(&options_json(&args, json!({}), None)).unwrap();
+        assert_eq!(doc["env"], json!({"A": "1", "B": "x=y", "C": ""}));
     }
 
     #[test]

@@ -279,3 +279,24 @@ fn a_stdout_reader_that_goes_away_does_not_stop_the_program_from_draining() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(4));
 }
+
+#[test]
+fn env_options_reach_the_program_and_nothing_else_of_ours_does() {
+    require_sandbox!();
+    let out = run(
+        &[
+            "--env",
+            "GREETING=hello world",
+            "--env",
+            "EMPTY=",
+            "--",
+            "/usr/bin/env",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let mut lines: Vec<&str> = stderr.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, vec!["EMPTY=", "GREETING=hello world"]);
+}

@@ -6,6 +6,8 @@
 //! (b) one tool-call round trip inside an execution of 1000 sequential calls,
 //!     versus a raw 100-byte echo round trip over a socketpair to a trivial
 //!     Rust child (this benchmark re-executed in `--echo-child` mode);
+//! (c) the same round trip with the concurrent-calls extension confirmed
+//!     (each call a real Promise, K = 8), paired with (b)'s v1 trip;
 //! plus the idle RSS of a runner waiting for `execute` and the binary size.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -36,6 +38,7 @@ fn main() {
     // Samples alternate between each pair so that both see the same load.
     let (runner_spawn, true_spawn) = paired(SPAWN_RUNS, spawn_to_terminal, spawn_true);
     let (tool_trip, echo_trip) = paired(ROUND_TRIP_RUNS, tool_round_trip, echo_round_trip);
+    let (promised_trip, v1_trip) = paired(ROUND_TRIP_RUNS, promised_round_trip, tool_round_trip);
     let rss = idle_rss_kib();
     let size = std::fs::metadata(runner()).map(|m| m.len()).unwrap_or(0);
     println!("cordon-runner benchmark (medians; {} binary)", runner());
@@ -51,6 +54,12 @@ fn main() {
         tool_trip,
         echo_trip,
         "vs 100-byte echo, goal <= 1.5",
+    );
+    row(
+        "(c) same, concurrent-calls extension (K=8)",
+        promised_trip,
+        v1_trip,
+        "vs (b)'s v1 trip, same run",
     );
     println!("idle RSS waiting for execute: {rss} KiB (goal <= 4096)");
     println!(
@@ -110,10 +119,26 @@ fn spawn_with_bridge(program: &str, args: &[&str]) -> (Child, UnixStream) {
     (child, ours)
 }
 
+/// How the execute frame asks for tool calls.
+#[derive(Clone, Copy)]
+enum Calls {
+    /// Plain code-bridge-v1: no `extensions` field.
+    V1,
+    /// The concurrent-calls extension with 8 outstanding calls.
+    Promised,
+}
+
 fn execute_frame(code: &str, max_calls: usize) -> Vec<u8> {
-    let frame = serde_json::json!({"version": "code-bridge-v1", "type": "execute", "executionId": "bench",
+    execute_frame_with(code, max_calls, Calls::V1)
+}
+
+fn execute_frame_with(code: &str, max_calls: usize, calls: Calls) -> Vec<u8> {
+    let mut frame = serde_json::json!({"version": "code-bridge-v1", "type": "execute", "executionId": "bench",
         "code": code, "tools": [{"name": "echo"}],
         "limits": {"maxToolCalls": max_calls, "maxResultBytes": 1024, "timeoutMs": 60000}});
+    if let Calls::Promised = calls {
+        frame["extensions"] = serde_json::json!({"concurrentToolCalls": {"maxOutstanding": 8}});
+    }
     let mut bytes = serde_json::to_vec(&frame).expect("json");
     bytes.push(b'\n');
     bytes
@@ -149,11 +174,19 @@ fn spawn_true() -> Duration {
 /// Per call: the time from the first `tool.call` to the terminal frame,
 /// divided by the number of calls.
 fn tool_round_trip() -> Duration {
+    tool_round_trip_with(Calls::V1)
+}
+
+fn promised_round_trip() -> Duration {
+    tool_round_trip_with(Calls::Promised)
+}
+
+fn tool_round_trip_with(calls: Calls) -> Duration {
     let code = format!("for (let i = 0; i < {ROUND_TRIPS}; i++) await tools.echo({{pad: 'x'.repeat(40)}}); return 1;");
     let (mut child, mut socket) =
         spawn_with_bridge(&runner(), &["--max-calls", &ROUND_TRIPS.to_string()]);
     socket
-        .write_all(&execute_frame(&code, ROUND_TRIPS))
+        .write_all(&execute_frame_with(&code, ROUND_TRIPS, calls))
         .expect("execute");
     let mut reader = BufReader::new(socket.try_clone().expect("clone"));
     let mut line = String::new();

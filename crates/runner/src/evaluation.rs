@@ -2,8 +2,9 @@
 //! function, driven until its promise settles or no job is left.
 //!
 //! Steps: compile the wrapper → call it → run pending jobs until the promise
-//! settles, a latch stops the run, or the job queue is empty → turn the
-//! settled value into JSON text or an error text.
+//! settles or a latch stops the run; when no job is left, wait for the
+//! result of an outstanding tool call (concurrent-calls extension only) and
+//! go on, else stop → turn the settled value into JSON text or an error text.
 
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
@@ -11,6 +12,7 @@ use rquickjs::{Ctx, Function, Promise, Value};
 
 use crate::js_errors::{describe, is_out_of_memory};
 use crate::latches::Latches;
+use crate::tool_bridge::ToolBridge;
 
 /// How the code ended, before latches are consulted.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +30,7 @@ pub enum Completion {
 /// File name shown in stack traces of generated code.
 const CODE_FILE_NAME: &str = "<code>";
 
-pub fn run(ctx: &Ctx<'_>, latches: &Latches, code: &str) -> Completion {
+pub fn run(ctx: &Ctx<'_>, latches: &Latches, bridge: &ToolBridge, code: &str) -> Completion {
     // The body starts on line 2 of the wrapper; the directive makes it strict
     // even where the code would not say so.
     let source = format!("(async function () {{\"use strict\";\n{code}\n}})");
@@ -49,7 +51,9 @@ pub fn run(ctx: &Ctx<'_>, latches: &Latches, code: &str) -> Completion {
             PromiseState::Rejected => return rejected_value(ctx, &promise),
             PromiseState::Pending if latches.should_stop() => return Completion::Stalled,
             PromiseState::Pending => {
-                if !ctx.execute_pending_job() {
+                // The state is checked after every job: jobs still queued
+                // when the code's promise settles never run.
+                if !ctx.execute_pending_job() && !bridge.await_result(ctx) {
                     return Completion::Stalled;
                 }
             }

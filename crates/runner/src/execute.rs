@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde_json::{Map, Number, Value};
 
+use crate::extensions::{self, RequestedExtensions};
+
 pub const PROTOCOL_VERSION: &str = "code-bridge-v1";
 /// Most tools one execution may declare.
 const MAX_TOOLS: usize = 512;
@@ -29,6 +31,8 @@ pub struct ExecuteRequest {
     /// Declared tool names, in catalogue order.
     pub tool_names: Vec<String>,
     pub limits: RequestedLimits,
+    /// `None` when the frame had no `extensions` field (plain v1).
+    pub extensions: Option<RequestedExtensions>,
 }
 
 /// The first rule the frame broke, with the path of the field.
@@ -44,14 +48,15 @@ impl fmt::Display for InvalidExecute {
     }
 }
 
-fn invalid(path: impl Into<String>, rule: impl Into<String>) -> InvalidExecute {
+pub fn invalid(path: impl Into<String>, rule: impl Into<String>) -> InvalidExecute {
     InvalidExecute {
         path: path.into(),
         rule: rule.into(),
     }
 }
 
-/// Validates steps 1–5 of §4 in order. Unknown extra fields are ignored.
+/// Validates steps 1–5 of §4 in order, then `extensions` (docs/runner.md).
+/// Unknown extra fields are ignored.
 pub fn validate(frame: &Map<String, Value>) -> Result<ExecuteRequest, InvalidExecute> {
     if frame.get("version").and_then(Value::as_str) != Some(PROTOCOL_VERSION) {
         return Err(invalid(
@@ -83,11 +88,13 @@ pub fn validate(frame: &Map<String, Value>) -> Result<ExecuteRequest, InvalidExe
     };
     let limits = validate_limits(frame.get("limits"))?;
     let tool_names = validate_tools(frame.get("tools"))?;
+    let extensions = extensions::validate(frame.get("extensions"))?;
     Ok(ExecuteRequest {
         execution_id,
         code,
         tool_names,
         limits,
+        extensions,
     })
 }
 

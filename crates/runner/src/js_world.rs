@@ -1,19 +1,23 @@
 //! The JavaScript world of one execution (§6): one fresh QuickJS runtime and
 //! context with the heap and stack ceilings, the standard ECMAScript library
 //! and nothing ambient — no std/os/fs/fetch/process/require, no module
-//! loader, no timers, no WebAssembly. The only added globals are `tools` and
-//! `console`.
+//! loader, no timers, no WebAssembly. The added globals are `tools`,
+//! `console` and the side-effect-free web globals of [`web_globals`].
 //!
-//! Steps: runtime → ceilings → context (chosen intrinsics) → console, all in
-//! [`JsWorld::build`], before the execute frame is read (nothing there
-//! depends on it, so a runner waiting in a pool is already warm) → tools, in
-//! [`JsWorld::install_tools`], once `execute` is validated → interrupt
+//! Steps: runtime → ceilings → context (chosen intrinsics) → console → web
+//! globals (announced, built on first use), all in [`JsWorld::build`],
+//! before the execute frame is read (nothing there depends on it, so a
+//! runner waiting in a pool is already warm) → tools, in
+//! [`JsWorld::install_tools`], and `performance` in extension mode
+//! ([`JsWorld::install_performance`]), once `execute` is validated → interrupt
 //! handler (armed last, so that a cancel arriving during setup cannot break
 //! the bootstrap; it still wins at the first interrupt check).
 
+use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rquickjs::context::intrinsic;
 use rquickjs::{Context, Runtime};
@@ -21,9 +25,11 @@ use rquickjs::{Context, Runtime};
 use crate::console::Console;
 use crate::latches::Latches;
 use crate::tool_bridge::ToolBridge;
+use crate::web_globals;
 
 /// ECMAScript intrinsics only: `performance` and the other host objects of
-/// `Context::full` are left out.
+/// `Context::full` are left out (cordon's own `performance` exists in
+/// extension mode only).
 type Intrinsics = (
     intrinsic::Date,
     intrinsic::Eval,
@@ -42,6 +48,7 @@ pub enum WorldError {
     CreateRuntime(rquickjs::Error),
     CreateContext(rquickjs::Error),
     InstallConsole(rquickjs::Error),
+    InstallWebGlobals(rquickjs::Error),
     InstallTools(rquickjs::Error),
 }
 
@@ -55,6 +62,9 @@ impl fmt::Display for WorldError {
                 write!(f, "cannot create the QuickJS context: {error}")
             }
             WorldError::InstallConsole(error) => write!(f, "cannot install console: {error}"),
+            WorldError::InstallWebGlobals(error) => {
+                write!(f, "cannot install the web globals: {error}")
+            }
             WorldError::InstallTools(error) => write!(f, "cannot install tools: {error}"),
         }
     }
@@ -70,6 +80,8 @@ pub struct Ceilings {
 pub struct JsWorld {
     runtime: Runtime,
     context: Context,
+    /// When `ready` was sent: the origin of `performance.now()`.
+    ready_at: Rc<Cell<Option<Instant>>>,
 }
 
 impl JsWorld {
@@ -83,7 +95,14 @@ impl JsWorld {
         context
             .with(|ctx| console.install(&ctx))
             .map_err(WorldError::InstallConsole)?;
-        Ok(JsWorld { runtime, context })
+        context
+            .with(|ctx| web_globals::install(&ctx))
+            .map_err(WorldError::InstallWebGlobals)?;
+        Ok(JsWorld {
+            runtime,
+            context,
+            ready_at: Rc::default(),
+        })
     }
 
     /// Defines the global `tools` of the execute frame's catalogue.
@@ -95,6 +114,18 @@ impl JsWorld {
         self.context
             .with(|ctx| bridge.install(&ctx, tool_names))
             .map_err(WorldError::InstallTools)
+    }
+
+    /// Extension mode: defines `performance` (absent from a v1 world).
+    pub fn install_performance(&self) -> Result<(), WorldError> {
+        self.context
+            .with(|ctx| web_globals::install_performance(&ctx, Rc::clone(&self.ready_at)))
+            .map_err(WorldError::InstallWebGlobals)
+    }
+
+    /// `ready` is being sent now: the origin of `performance.now()`.
+    pub fn mark_ready(&self, at: Instant) {
+        self.ready_at.set(Some(at));
     }
 
     /// From now on QuickJS stops running code as soon as any latch is set

@@ -11,6 +11,7 @@ mod console;
 mod duplicate_keys;
 mod evaluation;
 mod execute;
+mod extensions;
 mod frame_reader;
 mod frame_writer;
 #[cfg(test)]
@@ -20,11 +21,14 @@ mod js_world;
 mod latches;
 mod limits;
 mod mailbox;
+mod model_errors;
 mod outcome;
+mod promised_calls;
 mod reader_thread;
 mod session;
 mod signals;
 mod tool_bridge;
+mod web_globals;
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -18,7 +18,21 @@ pub type Decision = Result<Value, Value>;
 /// Message of a JavaScript value with no JSON form (row 6).
 const NOT_SERIALIZABLE: &str = "result is not JSON serializable";
 
-pub fn decide(latches: LatchSnapshot, completion: Completion, max_result_bytes: u64) -> Decision {
+/// Which error texts the terminal frame uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wording {
+    /// The texts fixed by §9.
+    V1,
+    /// Extension mode: texts that tell the model what to fix (sizes).
+    Extended,
+}
+
+pub fn decide(
+    latches: LatchSnapshot,
+    completion: Completion,
+    max_result_bytes: u64,
+    wording: Wording,
+) -> Decision {
     if let Some(limit) = latches.limit {
         return Err(json!({"kind": "limit", "code": "TOOL_CALL_LIMIT_EXCEEDED",
                           "message": "tool call limit exceeded",
@@ -42,9 +56,15 @@ pub fn decide(latches: LatchSnapshot, completion: Completion, max_result_bytes: 
             "message": "execution stalled: the code awaits a promise that nothing can settle"})),
         Completion::Returned(None) => Err(json!({"kind": "result", "message": NOT_SERIALIZABLE})),
         Completion::Returned(Some(result)) => {
-            if canonical_json::encode(&result).len() as u64 > max_result_bytes {
-                return Err(json!({"kind": "result_limit",
-                                  "message": "result exceeds max_result_bytes"}));
+            let bytes = canonical_json::encode(&result).len() as u64;
+            if bytes > max_result_bytes {
+                let message = match wording {
+                    Wording::V1 => "result exceeds max_result_bytes".to_owned(),
+                    Wording::Extended => format!(
+                        "result exceeds max_result_bytes ({bytes} bytes > {max_result_bytes})"
+                    ),
+                };
+                return Err(json!({"kind": "result_limit", "message": message}));
             }
             Ok(result)
         }
@@ -56,6 +76,9 @@ pub fn decide(latches: LatchSnapshot, completion: Completion, max_result_bytes: 
 pub struct Metrics {
     pub elapsed_ms: u64,
     pub tool_calls: u64,
+    /// Console lines not sent; only when the console extension was
+    /// confirmed (v1 metrics have exactly the two keys above).
+    pub console_dropped_lines: Option<u64>,
 }
 
 /// The terminal `execution.result` frame.
@@ -66,6 +89,9 @@ pub fn terminal_frame(execution_id: Option<&str>, decision: Decision, metrics: M
         "type": "execution.result",
         "version": PROTOCOL_VERSION,
     });
+    if let Some(dropped) = metrics.console_dropped_lines {
+        frame["metrics"]["consoleDroppedLines"] = json!(dropped);
+    }
     match decision {
         Ok(result) => {
             frame["ok"] = Value::Bool(true);
@@ -130,24 +156,33 @@ mod tests {
             protocol_failed: true,
         };
         let returned = || Completion::Returned(Some(json!(1)));
-        let error = decide(all, returned(), 10).expect_err("latched");
+        let error = decide(all, returned(), 10, Wording::V1).expect_err("latched");
         assert_eq!(
             error,
             json!({"kind": "limit", "code": "TOOL_CALL_LIMIT_EXCEEDED",
             "message": "tool call limit exceeded", "limit": 2, "attempted": 3})
         );
         let no_limit = LatchSnapshot { limit: None, ..all };
-        assert_eq!(kind(&decide(no_limit, returned(), 10)), "cancelled");
+        assert_eq!(
+            kind(&decide(no_limit, returned(), 10, Wording::V1)),
+            "cancelled"
+        );
         let no_cancel = LatchSnapshot {
             cancelled: false,
             ..no_limit
         };
-        assert_eq!(kind(&decide(no_cancel, returned(), 10)), "timeout");
+        assert_eq!(
+            kind(&decide(no_cancel, returned(), 10, Wording::V1)),
+            "timeout"
+        );
         let no_timeout = LatchSnapshot {
             timed_out: false,
             ..no_cancel
         };
-        assert_eq!(kind(&decide(no_timeout, returned(), 10)), "internal");
+        assert_eq!(
+            kind(&decide(no_timeout, returned(), 10, Wording::V1)),
+            "internal"
+        );
     }
 
     #[test]
@@ -155,6 +190,7 @@ mod tests {
         let metrics = Metrics {
             elapsed_ms: 1,
             tool_calls: 0,
+            console_dropped_lines: None,
         };
         let error = json!({"kind": "javascript", "message": "é".repeat(5000)});
         let frame = shrink_to_fit(terminal_frame(Some("id"), Err(error), metrics), 1000);
@@ -170,6 +206,7 @@ mod tests {
         let metrics = Metrics {
             elapsed_ms: 1,
             tool_calls: 0,
+            console_dropped_lines: None,
         };
         let frame = shrink_to_fit(terminal_frame(None, Ok(json!("x".repeat(99))), metrics), 50);
         assert_eq!(frame["ok"], false);
@@ -181,19 +218,31 @@ mod tests {
     fn unlatched_completions_map_to_their_kinds() {
         let none = LatchSnapshot::default();
         let oom = Completion::Threw("InternalError: out of memory".into());
-        assert_eq!(kind(&decide(none, oom, 10)), "memory");
+        assert_eq!(kind(&decide(none, oom, 10, Wording::V1)), "memory");
         assert_eq!(
-            kind(&decide(none, Completion::Threw("x".into()), 10)),
+            kind(&decide(
+                none,
+                Completion::Threw("x".into()),
+                10,
+                Wording::V1
+            )),
             "javascript"
         );
         assert_eq!(
-            kind(&decide(none, Completion::Returned(None), 10)),
+            kind(&decide(none, Completion::Returned(None), 10, Wording::V1)),
             "result"
         );
         let big = Completion::Returned(Some(json!("x".repeat(20))));
-        assert_eq!(kind(&decide(none, big, 10)), "result_limit");
         assert_eq!(
-            decide(none, Completion::Returned(Some(json!([1]))), 3),
+            kind(&decide(none, big.clone(), 10, Wording::V1)),
+            "result_limit"
+        );
+        assert_eq!(
+            decide(none, big, 10, Wording::Extended).expect_err("too big")["message"],
+            "result exceeds max_result_bytes (22 bytes > 10)"
+        );
+        assert_eq!(
+            decide(none, Completion::Returned(Some(json!([1]))), 3, Wording::V1),
             Ok(json!([1]))
         );
     }

@@ -17,18 +17,22 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::cli::Config;
-use crate::console::Console;
+use crate::console::{Console, FrameSink};
 use crate::evaluation;
+use crate::evaluation::Completion;
 use crate::execute::{self, ExecuteRequest, PROTOCOL_VERSION};
+use crate::extensions::Extensions;
 use crate::frame_reader::FrameReader;
 use crate::frame_writer::FrameWriter;
 use crate::js_world::{Ceilings, JsWorld};
 use crate::latches::Latches;
 use crate::limits::EffectiveLimits;
 use crate::mailbox::Mailbox;
-use crate::outcome::{self, Metrics};
+use crate::model_errors;
+use crate::outcome::{self, Metrics, Wording};
+use crate::promised_calls::PromisedCalls;
 use crate::reader_thread;
-use crate::tool_bridge::ToolBridge;
+use crate::tool_bridge::{CallMode, ToolBridge};
 
 pub const RUNNER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -72,6 +76,8 @@ pub fn run(config: &Config, shared: &Shared) -> Exit {
 struct Prepared {
     request: ExecuteRequest,
     limits: EffectiveLimits,
+    /// `None` for a plain v1 host (no `extensions` in `execute`).
+    extensions: Option<Extensions>,
     started: Instant,
     writer: Rc<FrameWriter>,
     bridge: Rc<ToolBridge>,
@@ -118,11 +124,33 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     let request = execute::validate(&frame)
         .map_err(|e| fail(Exit::Failed, format_args!("invalid execute frame: {e}")))?;
     let limits = EffectiveLimits::clamp(&request.limits, config);
+    let extensions = request
+        .extensions
+        .map(|requested| Extensions::clamp(requested, config.max_log_bytes));
+    let mode = match extensions.and_then(|e| e.max_outstanding) {
+        Some(k) => CallMode::Promised(PromisedCalls::new(k)),
+        None => CallMode::Synchronous,
+    };
+    if extensions.is_some() {
+        world
+            .install_performance()
+            .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    }
+    if let Some(budget_bytes) = extensions.and_then(|e| e.max_log_bytes) {
+        console.send_frames(FrameSink {
+            writer: Rc::clone(&writer),
+            execution_id: request.execution_id.clone(),
+            budget_bytes,
+            latches: Arc::clone(&shared.latches),
+            mailbox: Arc::clone(&shared.mailbox),
+        });
+    }
     let bridge = Rc::new(ToolBridge::new(
         Rc::clone(&writer),
         Arc::clone(&shared.mailbox),
         Arc::clone(&shared.latches),
         limits.max_tool_calls,
+        mode,
     ));
     world
         .install_tools(&request.tool_names, &bridge)
@@ -136,6 +164,7 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     Ok(Prepared {
         request,
         limits,
+        extensions,
         started,
         writer,
         bridge,
@@ -148,30 +177,56 @@ impl Prepared {
     /// Sends `ready` (the deadline starts), runs the code, decides the
     /// outcome from the latches first, sends the terminal frame, half-closes.
     fn execute(&self, shared: &Shared) -> Exit {
-        let ready = json!({"effectiveLimits": self.limits.to_json(),
-                           "executionId": self.request.execution_id,
-                           "runnerVersion": RUNNER_VERSION, "type": "ready",
-                           "version": PROTOCOL_VERSION});
+        let mut ready = json!({"effectiveLimits": self.limits.to_json(),
+                               "executionId": self.request.execution_id,
+                               "runnerVersion": RUNNER_VERSION, "type": "ready",
+                               "version": PROTOCOL_VERSION});
+        if let Some(extensions) = self.extensions {
+            ready["extensions"] = extensions.to_json();
+        }
         self.world.arm_interrupts(Arc::clone(&shared.latches));
         if let Err(error) = self.writer.send(&ready) {
             return fail(Exit::Failed, format_args!("cannot send ready: {error}"));
         }
+        let ready_at = Instant::now();
+        self.console.mark_ready(ready_at);
+        self.world.mark_ready(ready_at);
         shared
             .latches
             .start_deadline(Duration::from_millis(self.limits.timeout_ms));
         let completion = self
             .world
             .context()
-            .with(|ctx| evaluation::run(&ctx, &shared.latches, &self.request.code));
+            .with(|ctx| evaluation::run(&ctx, &shared.latches, &self.bridge, &self.request.code));
+        let wording = match self.extensions {
+            Some(_) => Wording::Extended,
+            None => Wording::V1,
+        };
+        let completion = match completion {
+            Completion::Threw(message) if wording == Wording::Extended => Completion::Threw(
+                model_errors::name_ungranted_tool(
+                    &message,
+                    &self.request.code,
+                    &self.request.tool_names,
+                )
+                .unwrap_or(message),
+            ),
+            other => other,
+        };
         let decision = outcome::decide(
             shared.latches.snapshot(),
             completion,
             self.limits.max_result_bytes,
+            wording,
         );
         self.console.finish();
         let metrics = Metrics {
             elapsed_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             tool_calls: self.bridge.calls_sent(),
+            console_dropped_lines: self
+                .extensions
+                .and_then(|e| e.max_log_bytes)
+                .map(|_| self.console.dropped_lines()),
         };
         let id = self.request.execution_id.as_deref();
         let frame = outcome::terminal_frame(id, decision, metrics);

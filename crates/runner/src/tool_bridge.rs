@@ -1,6 +1,13 @@
-//! Tool calls (§7): the frozen, null-prototype `tools` registry and the six
-//! steps of one call. Calls are synchronous: one outstanding call, and the
-//! JavaScript thread blocks in [`Mailbox::wait`] until the host answers.
+//! Tool calls (§7): the frozen, null-prototype `tools` registry and the
+//! steps of one call.
+//!
+//! Two modes. v1 ([`CallMode::Synchronous`]): one outstanding call, the
+//! JavaScript thread blocks in [`Mailbox::wait`] until the host answers and
+//! the function returns the result. The concurrent-calls extension
+//! ([`CallMode::Promised`]): each call returns a real Promise, at most K
+//! calls are outstanding on the wire, the rest wait in a FIFO
+//! ([`crate::promised_calls`]); the evaluation loop blocks for results only
+//! when no JavaScript job is left ([`ToolBridge::await_result`]).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -13,10 +20,19 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::canonical_json;
 use crate::execute::{integer_value, PROTOCOL_VERSION};
-use crate::frame_writer::FrameWriter;
+use crate::frame_writer::{FrameWriter, WriteError};
 use crate::js_errors::{is_out_of_memory, latched_message, PROTOCOL_FAILURE};
 use crate::latches::Latches;
 use crate::mailbox::{Mailbox, Wake};
+use crate::promised_calls::{Call, PromisedCalls};
+
+/// How tool functions behave, fixed when `execute` is validated.
+pub enum CallMode {
+    /// code-bridge-v1: synchronous, one outstanding call.
+    Synchronous,
+    /// The concurrent-calls extension, with its effective `maxOutstanding`.
+    Promised(PromisedCalls),
+}
 
 pub struct ToolBridge {
     writer: Rc<FrameWriter>,
@@ -25,7 +41,22 @@ pub struct ToolBridge {
     max_tool_calls: u64,
     /// `tool.call` frames emitted so far; the last id used.
     calls_sent: Cell<u64>,
+    /// Calls admitted so far (steps 1–3 passed), counted against
+    /// `max_tool_calls`; equals `calls_sent` in v1.
+    calls_accepted: Cell<u64>,
+    mode: CallMode,
 }
+
+/// Why step 3 refused the arguments.
+enum ArgumentError {
+    /// A catchable `TypeError` (`tool arguments must be JSON serializable`).
+    NotSerializable,
+    /// An interrupt or out-of-memory: propagates unchanged.
+    Fatal(rquickjs::Error),
+}
+
+/// Why the host's reply to a call is refused: the protocol latch is set.
+pub struct BadReply;
 
 impl ToolBridge {
     pub fn new(
@@ -33,6 +64,7 @@ impl ToolBridge {
         mailbox: Arc<Mailbox>,
         latches: Arc<Latches>,
         max_tool_calls: u64,
+        mode: CallMode,
     ) -> Self {
         ToolBridge {
             writer,
@@ -40,6 +72,8 @@ impl ToolBridge {
             latches,
             max_tool_calls,
             calls_sent: Cell::new(0),
+            calls_accepted: Cell::new(0),
+            mode,
         }
     }
 
@@ -56,11 +90,14 @@ impl ToolBridge {
         for name in names {
             let bridge = Rc::clone(self);
             let tool = name.clone();
-            let function =
-                Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Opt<Value<'js>>| {
-                    bridge.call(&ctx, &tool, args.0)
-                })?
-                .with_name(name)?;
+            let function = Function::new(
+                ctx.clone(),
+                move |ctx: Ctx<'js>, args: Opt<Value<'js>>| match &bridge.mode {
+                    CallMode::Synchronous => bridge.call(&ctx, &tool, args.0),
+                    CallMode::Promised(calls) => bridge.call_promised(&ctx, calls, &tool, args.0),
+                },
+            )?
+            .with_name(name)?;
             registry.prop(name.as_str(), Property::from(function).enumerable())?;
         }
         let object: Object = ctx.globals().get("Object")?;
@@ -69,7 +106,30 @@ impl ToolBridge {
         ctx.globals().prop("tools", Property::from(registry))
     }
 
-    /// One call, steps 1–6 of §7.
+    /// Step 1: the argument, defaulted to `{}`, if it is a non-array object.
+    fn argument_object<'js>(
+        ctx: &Ctx<'js>,
+        args: Option<Value<'js>>,
+    ) -> rquickjs::Result<Option<Value<'js>>> {
+        let args = match args {
+            Some(args) if !args.is_undefined() => args,
+            _ => Object::new(ctx.clone())?.into_value(),
+        };
+        Ok((args.is_object() && !args.is_array()).then_some(args))
+    }
+
+    /// Step 2: whether one more call would exceed `maxToolCalls`; if so the
+    /// limit latch is set.
+    fn over_limit(&self) -> bool {
+        if self.calls_accepted.get() >= self.max_tool_calls {
+            self.latches.exceed_limit(self.max_tool_calls);
+            self.mailbox.notify();
+            return true;
+        }
+        false
+    }
+
+    /// One v1 call, steps 1–6 of §7.
     fn call<'js>(
         &self,
         ctx: &Ctx<'js>,
@@ -82,110 +142,248 @@ impl ToolBridge {
                 latched_message(&self.latches),
             ));
         }
-        let args = match args {
-            Some(args) if !args.is_undefined() => args,
-            _ => Object::new(ctx.clone())?.into_value(),
-        };
-        if !args.is_object() || args.is_array() {
+        let Some(args) = Self::argument_object(ctx, args)? else {
             return Err(Exception::throw_type(
                 ctx,
                 "tool arguments must be an object",
             ));
-        }
-        let sent = self.calls_sent.get();
-        if sent >= self.max_tool_calls {
-            self.latches.exceed_limit(self.max_tool_calls);
-            self.mailbox.notify();
+        };
+        if self.over_limit() {
             return Err(Exception::throw_message(ctx, "tool call limit exceeded"));
         }
-        let arguments = self.serialize_arguments(ctx, args)?;
-        let id = sent + 1;
-        let frame = json!({"arguments": arguments, "id": id, "name": name,
-                           "type": "tool.call", "version": PROTOCOL_VERSION});
-        self.send(ctx, &frame)?;
+        let arguments = match self.serialize_arguments(ctx, args) {
+            Ok(arguments) => arguments,
+            Err(ArgumentError::NotSerializable) => return Err(not_serializable(ctx)),
+            Err(ArgumentError::Fatal(error)) => return Err(error),
+        };
+        let id = self.calls_sent.get() + 1;
+        let frame = call_frame(id, name, &arguments);
+        let bytes = match self.writer.encode(&frame) {
+            Ok(bytes) => bytes,
+            Err(error) => return Err(Exception::throw_range(ctx, &error.to_string())),
+        };
+        self.write_call(&bytes)
+            .map_err(|_| Exception::throw_message(ctx, PROTOCOL_FAILURE))?;
         self.calls_sent.set(id);
+        self.calls_accepted.set(id);
         match self.mailbox.wait(&self.latches) {
-            Wake::Frame(reply) => self.accept_reply(ctx, id, &reply),
+            Wake::Frame(reply) => match self.check_reply(&reply, |candidate| candidate == id) {
+                Ok(_) => reply_value(ctx, &reply),
+                Err(BadReply) => Err(Exception::throw_message(ctx, PROTOCOL_FAILURE)),
+            },
             Wake::Cancelled | Wake::ProtocolFailed | Wake::TimedOut => Err(
                 Exception::throw_message(ctx, latched_message(&self.latches)),
             ),
         }
     }
 
-    /// Step 3: the arguments as a JSON object, else a catchable TypeError.
-    /// An interrupt or out-of-memory raised while serializing propagates as is.
-    fn serialize_arguments<'js>(&self, ctx: &Ctx<'js>, args: Value<'js>) -> rquickjs::Result<Json> {
-        let not_serializable =
-            || Exception::throw_type(ctx, "tool arguments must be JSON serializable");
+    /// One call of the concurrent-calls extension: steps 1–3 reject the
+    /// returned promise (nothing sent); an accepted call is written now if
+    /// fewer than K are outstanding, else queued.
+    fn call_promised<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        calls: &PromisedCalls,
+        name: &str,
+        args: Option<Value<'js>>,
+    ) -> rquickjs::Result<Value<'js>> {
+        if self.latches.should_stop() {
+            return Err(Exception::throw_message(
+                ctx,
+                latched_message(&self.latches),
+            ));
+        }
+        let (promise, resolve, reject) = ctx.promise()?;
+        let refusal = match Self::argument_object(ctx, args)? {
+            None => Some(Exception::throw_type(
+                ctx,
+                "tool arguments must be an object",
+            )),
+            Some(_) if self.over_limit() => {
+                Some(Exception::throw_message(ctx, "tool call limit exceeded"))
+            }
+            Some(args) => match self.serialize_arguments(ctx, args) {
+                Err(ArgumentError::Fatal(error)) => return Err(error),
+                Err(ArgumentError::NotSerializable) => Some(not_serializable(ctx)),
+                Ok(arguments) => self.admit(ctx, calls, name, arguments, resolve, &reject)?,
+            },
+        };
+        if let Some(rquickjs::Error::Exception) = refusal {
+            let thrown = ctx.catch();
+            reject.call::<_, ()>((thrown,))?;
+        }
+        Ok(promise.into_value())
+    }
+
+    /// Counts an accepted call and writes or queues it. A frame over
+    /// `--max-frame-bytes` is refused here (a catchable `RangeError`, not
+    /// counted): it is sized with an id no smaller than the one it will get.
+    fn admit<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        calls: &PromisedCalls,
+        name: &str,
+        arguments: Json,
+        resolve: Function<'js>,
+        reject: &Function<'js>,
+    ) -> rquickjs::Result<Option<rquickjs::Error>> {
+        let accepted = self.calls_accepted.get() + 1;
+        if let Err(error) = self.writer.encode(&call_frame(accepted, name, &arguments)) {
+            return Ok(Some(Exception::throw_range(ctx, &error.to_string())));
+        }
+        self.calls_accepted.set(accepted);
+        let call = Call::new(ctx, name.to_owned(), arguments, resolve, reject.clone());
+        if calls.has_room() {
+            if self.send_promised(calls, call).is_err() {
+                return Ok(Some(Exception::throw_message(ctx, PROTOCOL_FAILURE)));
+            }
+        } else {
+            calls.enqueue(call);
+        }
+        Ok(None)
+    }
+
+    /// Writes an admitted call with the next id and records it outstanding.
+    fn send_promised(&self, calls: &PromisedCalls, call: Call) -> Result<(), WriteError> {
+        let id = self.calls_sent.get() + 1;
+        let bytes = self
+            .writer
+            .encode(&call_frame(id, call.name(), call.arguments()))?;
+        self.write_call(&bytes)?;
+        self.calls_sent.set(id);
+        calls.record_outstanding(id, call);
+        Ok(())
+    }
+
+    /// With calls outstanding and no JavaScript job left: blocks for the
+    /// host's next frame (bounded by the deadline, woken by cancel, signals
+    /// and protocol failures), settles that call's promise and sends queued
+    /// calls into the freed slot. Returns whether a promise was settled;
+    /// `false` means nothing can make progress (nothing outstanding, a
+    /// latch, a bad frame).
+    pub fn await_result(&self, ctx: &Ctx<'_>) -> bool {
+        let CallMode::Promised(calls) = &self.mode else {
+            return false;
+        };
+        if !calls.has_outstanding() {
+            return false;
+        }
+        let reply = match self.mailbox.wait(&self.latches) {
+            Wake::Frame(reply) => reply,
+            Wake::Cancelled | Wake::ProtocolFailed | Wake::TimedOut => return false,
+        };
+        let Ok(id) = self.check_reply(&reply, |candidate| calls.is_outstanding(candidate)) else {
+            return false;
+        };
+        let Some(call) = calls.take_outstanding(id) else {
+            return false;
+        };
+        // The freed slot goes to the oldest queued call, unless a latch has
+        // stopped the execution: queued calls are then never sent.
+        while calls.has_room() && !self.latches.should_stop() {
+            let Some(next) = calls.dequeue() else { break };
+            if self.send_promised(calls, next).is_err() {
+                break;
+            }
+        }
+        let settled = match reply_value(ctx, &reply) {
+            Ok(value) => call.resolve(ctx, value),
+            Err(rquickjs::Error::Exception) => call.reject(ctx, ctx.catch()),
+            Err(_) => Ok(()),
+        };
+        if settled.is_err() {
+            // Resolving can only fail for lack of memory; the code's promise
+            // then settles (or stalls) and the outcome says so.
+            ctx.catch();
+        }
+        true
+    }
+
+    /// Step 3: the arguments as a JSON object.
+    fn serialize_arguments<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        args: Value<'js>,
+    ) -> Result<Json, ArgumentError> {
         let text = match ctx.json_stringify(args) {
-            Ok(Some(text)) => text.to_string()?,
-            Ok(None) => return Err(not_serializable()),
+            Ok(Some(text)) => text.to_string().map_err(ArgumentError::Fatal)?,
+            Ok(None) => return Err(ArgumentError::NotSerializable),
             Err(rquickjs::Error::Exception) => {
                 let thrown = ctx.catch();
                 if self.latches.should_stop() || is_out_of_memory(ctx, &thrown) {
-                    return Err(ctx.throw(thrown));
+                    return Err(ArgumentError::Fatal(ctx.throw(thrown)));
                 }
-                return Err(not_serializable());
+                return Err(ArgumentError::NotSerializable);
             }
-            Err(error) => return Err(error),
+            Err(error) => return Err(ArgumentError::Fatal(error)),
         };
         match serde_json::from_str::<Json>(&text) {
             Ok(object @ Json::Object(_)) => Ok(object),
-            _ => Err(not_serializable()),
+            _ => Err(ArgumentError::NotSerializable),
         }
     }
 
-    /// Step 4. A frame over `--max-frame-bytes` is a catchable RangeError and
-    /// is not sent; a failed write is a protocol failure.
-    fn send(&self, ctx: &Ctx<'_>, frame: &Json) -> rquickjs::Result<()> {
-        let bytes = match self.writer.encode(frame) {
-            Ok(bytes) => bytes,
-            Err(error) => return Err(Exception::throw_range(ctx, &error.to_string())),
-        };
-        // The host is gone: the call can never be answered.
-        self.writer.write_encoded(&bytes).map_err(|_| {
+    /// Step 4's write; a failed write (the host is gone, the call can never
+    /// be answered) sets the protocol latch.
+    fn write_call(&self, bytes: &[u8]) -> Result<(), WriteError> {
+        self.writer.write_encoded(bytes).inspect_err(|_| {
             self.latches.fail_protocol();
             self.mailbox.notify();
-            Exception::throw_message(ctx, PROTOCOL_FAILURE)
         })
     }
 
-    /// Steps 5–6: the reply must be `tool.result` for this id with a boolean
-    /// `ok`; anything else sets the protocol latch.
-    fn accept_reply<'js>(
+    /// Step 5: the reply must be `tool.result` with a boolean `ok` and the
+    /// numeric id of a call that `expected` accepts (`1` and `1.0` both
+    /// match); anything else sets the protocol latch.
+    fn check_reply(
         &self,
-        ctx: &Ctx<'js>,
-        id: u64,
         reply: &Map<String, Json>,
-    ) -> rquickjs::Result<Value<'js>> {
-        let id_matches = match reply.get("id") {
-            Some(Json::Number(number)) => {
-                integer_value(number) == Some(id) || number.as_f64() == Some(id as f64)
-            }
-            _ => false,
+        expected: impl Fn(u64) -> bool,
+    ) -> Result<u64, BadReply> {
+        let id = match reply.get("id") {
+            Some(Json::Number(number)) => integer_value(number).or_else(|| {
+                let float = number.as_f64()?;
+                (float.fract() == 0.0 && float >= 1.0 && float < u64::MAX as f64)
+                    .then_some(float as u64)
+            }),
+            _ => None,
         };
         let well_formed = reply.get("version").and_then(Json::as_str) == Some(PROTOCOL_VERSION)
             && reply.get("type").and_then(Json::as_str) == Some("tool.result")
-            && id_matches;
-        match reply.get("ok") {
-            Some(Json::Bool(true)) if well_formed => {
-                let result = reply.get("result").unwrap_or(&Json::Null);
-                ctx.json_parse(canonical_json::encode(result))
-            }
-            Some(Json::Bool(false)) if well_formed => {
-                let message = provider_message(reply.get("error"));
-                Err(Exception::throw_message(
-                    ctx,
-                    &format!("tool failed: {message}"),
-                ))
-            }
+            && matches!(reply.get("ok"), Some(Json::Bool(_)));
+        match id {
+            Some(id) if well_formed && expected(id) => Ok(id),
             _ => {
                 self.latches.fail_protocol();
                 self.mailbox.notify();
-                Err(Exception::throw_message(ctx, PROTOCOL_FAILURE))
+                Err(BadReply)
             }
         }
     }
+}
+
+/// A `tool.call` frame: exactly the five keys of §7.
+fn call_frame(id: u64, name: &str, arguments: &Json) -> Json {
+    json!({"arguments": arguments, "id": id, "name": name,
+           "type": "tool.call", "version": PROTOCOL_VERSION})
+}
+
+fn not_serializable(ctx: &Ctx<'_>) -> rquickjs::Error {
+    Exception::throw_type(ctx, "tool arguments must be JSON serializable")
+}
+
+/// Step 6 for a checked reply: `ok:true` → `result` (missing → null);
+/// `ok:false` → a thrown, catchable `tool failed: <error.message>`.
+fn reply_value<'js>(ctx: &Ctx<'js>, reply: &Map<String, Json>) -> rquickjs::Result<Value<'js>> {
+    if reply.get("ok") == Some(&Json::Bool(true)) {
+        let result = reply.get("result").unwrap_or(&Json::Null);
+        return ctx.json_parse(canonical_json::encode(result));
+    }
+    let message = provider_message(reply.get("error"));
+    Err(Exception::throw_message(
+        ctx,
+        &format!("tool failed: {message}"),
+    ))
 }
 
 /// `error.message` of a failed `tool.result` (a bare string `error` is

@@ -161,6 +161,25 @@ impl Host {
         ready
     }
 
+    /// Sends an execute frame carrying `extensions` (cordon's extensions to
+    /// v1) and returns `ready`.
+    pub fn execute_ext(
+        &mut self,
+        code: &str,
+        tools: &[&str],
+        limits: Value,
+        extensions: Value,
+    ) -> Value {
+        let tools: Vec<Value> = tools.iter().map(|name| json!({"name": name})).collect();
+        self.send(
+            &json!({"version": "code-bridge-v1", "type": "execute", "executionId": "exec-1",
+                    "code": code, "tools": tools, "limits": limits, "extensions": extensions}),
+        );
+        let ready = self.recv();
+        assert_eq!(ready["type"], "ready", "{ready}");
+        ready
+    }
+
     /// Answers the tool call `id` with `ok:true`.
     pub fn reply_ok(&mut self, id: u64, result: Value) {
         self.send(&json!({"version": "code-bridge-v1", "type": "tool.result", "id": id, "ok": true, "result": result}));
