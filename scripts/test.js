@@ -38,6 +38,29 @@ function run(command, argv) {
   return result.status ?? 1;
 }
 
+/**
+ * The test files under `targets` (files as given, directories walked for
+ * *.test.js): Node 20 expands a directory argument itself, Node 22+ takes
+ * arguments as files or globs only, so the list is made here for every Node.
+ */
+function testFiles(targets) {
+  const files = [];
+  const stack = [...targets].reverse();
+  while (stack.length > 0) {
+    const target = stack.pop();
+    if (!fs.statSync(path.resolve(ROOT, target)).isDirectory()) {
+      files.push(target);
+      continue;
+    }
+    const entries = fs.readdirSync(path.resolve(ROOT, target), { withFileTypes: true })
+      .filter((e) => e.name !== 'node_modules' && !e.name.startsWith('.'))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    for (const entry of entries.filter((e) => e.isFile() && /\.test\.[cm]?js$/.test(e.name))) files.push(path.join(target, entry.name));
+    for (const entry of entries.filter((e) => e.isDirectory()).reverse()) stack.push(path.join(target, entry.name));
+  }
+  return files;
+}
+
 function readLog(file) {
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
@@ -52,7 +75,7 @@ try {
       '--test', '--test-concurrency=1',
       '--test-reporter=spec', '--test-reporter-destination=stdout',
       `--test-reporter=${path.join(__dirname, 'skip-reporter.mjs')}`, `--test-reporter-destination=${nodeLog}`,
-      ...(targets.length ? targets : ['__test__/']),
+      ...testFiles(targets.length ? targets : ['__test__']),
     ]);
   }
   const skips = [...readLog(rustLog).map((s) => ({ ...s, suite: 'cargo' })), ...readLog(nodeLog).map((s) => ({ ...s, suite: `node ${process.version}` }))];
