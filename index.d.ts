@@ -44,8 +44,12 @@ export interface IsolatedOptions {
   workspace?: string;
   /** The runner's entire environment (default: empty). Names must be in policy.environment.allow. */
   env?: Record<string, string>;
-  /** bwrap's own environment additions (never the runner's). TMPDIR is always the sandbox temp. */
-  launcherEnvironment?: Record<string, string>;
+  /**
+   * Refused (ERR_CORDON_INVALID_OPTIONS): bwrap's environment is the sandbox init's, readable
+   * inside at /proc/1/environ, so it cannot carry anything unseen. bwrap runs with an empty one.
+   * @deprecated
+   */
+  launcherEnvironment?: never;
   /** Stop ladder windows in ms (defaults 1000 / 1000). */
   stop?: { graceMs?: number; forceMs?: number };
   /** Runs stop() after this many ms. */
@@ -56,9 +60,43 @@ export interface IsolatedOptions {
   bwrapPath?: string;
 }
 
-/** The receipt (docs/receipts.md). `{}` when it could not be produced — never a success. */
+/** A limit as `/proc/<pid>/limits` shows it; `null` = unlimited. */
+export interface ObservedLimit { name: string; soft: number | null; hard: number | null }
+
+/** What the launcher read from outside about the running program (docs/receipts.md#observed-confinement). */
+export type ObservedConfinement =
+  | {
+      status: 'observed';
+      /** The program's host pid. */
+      pid: number;
+      /** Time the reads and checks took. */
+      costMicros: number;
+      seccomp: { mode: number; filters: number };
+      noNewPrivs: boolean;
+      /** Hex, as in /proc/<pid>/status. */
+      capabilities: { effective: string; bounding: string };
+      /** Real, effective, saved, filesystem — host ids. */
+      hostUid: [number, number, number, number];
+      hostGid: [number, number, number, number];
+      uidMap: Array<{ inside: number; outside: number; count: number }>;
+      gidMap: Array<{ inside: number; outside: number; count: number }>;
+      /** user, pid, net, ipc, uts, cgroup, mnt: the program's inode and the provider's. */
+      namespaces: Record<string, { inode: number; provider: number | null }>;
+      /** `membership`: /proc/<pid>/cgroup lines; `limits`: each planned limit file read back (`null`: absent). */
+      cgroup: { membership: string[]; limits: Array<{ file: string; value: string | null }> };
+      rlimits: ObservedLimit[];
+      /** Every mount but bwrap's device nodes; `sizeBytes` for writable storage. */
+      mounts: Array<{ path: string; fsType: string; writable: boolean; sizeBytes: number | null }>;
+    }
+  /** `not-observed`: the program ended (or had not started) before it could be seen; `unreadable`: a mismatch. */
+  | { status: 'not-observed' | 'unreadable'; reason: string };
+
+/** A check where the observation differed from the plan; any one fails the run. */
+export interface ConfinementMismatch { check: string; planned: unknown; observed: unknown }
+
+/** The receipt (docs/receipts.md). `wait()` never resolves without one. */
 export interface Receipt {
-  receiptVersion: 1;
+  receiptVersion: 2;
   invocationId: string;
   backend: { name: 'bubblewrap'; version: string; path: string };
   command: { argv: string[]; executable: string; executableSha256: string };
@@ -69,12 +107,27 @@ export interface Receipt {
     resources: Record<string, number>;
   };
   confinement: {
-    namespaces: string[];
-    uid: number;
-    seccomp: null | Record<string, unknown>;
-    rlimits: Array<{ name: string; soft: number; hard: number }>;
-    cgroup: null | Record<string, unknown>;
-    temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
+    /** Declared: what the launcher asked bwrap and the kernel for. */
+    planned: {
+      namespaces: string[];
+      /** Host uid/gid the sandbox was started as. */
+      uid: number;
+      gid: number;
+      /** `provider`: not root, the provider's own uid; `workspace-owner`: the reserved owner of the caller's workspace; `per-run`: leased for this run alone. */
+      uidAllocation: 'provider' | 'workspace-owner' | 'per-run';
+      seccomp: null | { profile: string; instructions: number; denied: string[] };
+      rlimits: Array<{ name: string; soft: number; hard: number }>;
+      cgroup: null | { version: 'v1' | 'v2'; memoryBytes: string | null; pidsMax: string | null; paths: string[] };
+      temp: null | { mount: '/tmp'; kind: 'tmpfs'; sizeBytes: number };
+      /** Every filesystem the program can write; `sizeBytes` null: a host directory the policy grants. */
+      writableFilesystems: Array<{ mount: string; kind: 'tmpfs' | 'host-directory'; sizeBytes: number | null }>;
+    };
+    /** Observed from outside while the program ran; `null` when no sandbox ran. */
+    observed: ObservedConfinement | null;
+    /** Empty on every successful run. */
+    mismatches: ConfinementMismatch[];
+    /** Read from the run's cgroup at teardown; `null` without a cgroup. */
+    cgroupOutcome: null | { oomKills: number; killedByCgroup: boolean };
   };
   startedAt: string;
   endedAt: string;
@@ -87,7 +140,7 @@ export interface Receipt {
   };
   stop: {
     requested: boolean;
-    reason: 'stop' | 'deadline' | 'signal' | null;
+    reason: 'stop' | 'deadline' | 'signal' | 'confinement-mismatch' | null;
     gracefulStopAttempted: boolean;
     forcedStopAttempted: boolean;
     containmentConfirmed: boolean;
@@ -100,8 +153,8 @@ export interface IsolatedResult {
   returncode: number | null;
   /** Set when bwrap itself was killed by a signal (e.g. "SIGKILL"). */
   signal: string | null;
-  receipt: Receipt | Record<string, never>;
-  /** Always [] until a mediated network frontend exists. */
+  receipt: Receipt;
+  /** Always [] until a mediated network exists (network.mode "mediated" is refused): nothing is recorded there yet. */
   networkReceipts: unknown[];
 }
 
@@ -112,7 +165,7 @@ export interface IsolatedExecution {
   readonly stderr: Readable;
   /** bwrap's pid; undefined if it could not be started (wait() then rejects). */
   readonly pid: number | undefined;
-  /** Same promise every call; resolves after reaping, both streams' EOF and the receipt. */
+  /** Same promise every call; resolves after reaping, both streams' EOF and the receipt. Rejects (with a `code`) when the launch failed, the observed confinement did not match the plan, or no receipt could be read. */
   wait(): Promise<IsolatedResult>;
   /** Same promise every call; SIGTERM → graceMs → SIGKILL of the sandbox → forceMs. Resolves once settled. */
   stop(): Promise<void>;
@@ -126,6 +179,8 @@ export type CordonErrorCode =
   | 'ERR_CORDON_BACKEND_UNAVAILABLE'
   | 'ERR_CORDON_SPAWN_FAILED'
   | 'ERR_CORDON_CONFINEMENT_UNAVAILABLE'
+  | 'ERR_CORDON_CONFINEMENT_MISMATCH'
+  | 'ERR_CORDON_RECEIPT_UNAVAILABLE'
   | 'ERR_CORDON_ADMISSION'
   | 'ERR_CORDON_INVALID_TOOL'
   | 'ERR_CORDON_INVALID_LIMITS'
@@ -173,8 +228,63 @@ export declare function doctor(options?: { bwrapPath?: string; runnerPath?: stri
 
 // ---- Code Mode (docs/code-mode.md) ----
 
-/** A JSON Schema object (draft 2020-12 subset understood by ajv). */
+/** A JSON Schema object: draft 2020-12, 2019-09 or draft-07 (picked from `$schema`; none means draft-07). */
 export type JsonSchema = { [keyword: string]: unknown };
+
+/** A Standard Schema that can describe itself as JSON Schema (zod ≥ 4.2, valibot ≥ 1.2, arktype ≥ 2.1.28). */
+export interface StandardJsonSchemaLike<Input = unknown> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly types?: { readonly input: Input; readonly output: unknown } | undefined;
+    readonly jsonSchema: { readonly input: (options: { readonly target: string }) => Record<string, unknown> };
+  };
+}
+
+/** An AI SDK schema (`jsonSchema<T>({...})`, `zodSchema(...)` from `ai`). */
+export interface AiSdkSchemaLike<T = unknown> {
+  readonly _type: T;
+  readonly jsonSchema: unknown;
+}
+
+/** Every form a tool schema may take (converted to JSON Schema at createCodeMode; docs/code-mode.md). */
+export type ToolSchema = JsonSchema | StandardJsonSchemaLike | AiSdkSchemaLike;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type SchemaRequired<S> = S extends { readonly required: readonly (infer R)[] } ? Extract<R, string> : never;
+type SchemaObject<S> = S extends { readonly properties: infer P }
+  ? Simplify<
+      { -readonly [K in Extract<keyof P, SchemaRequired<S>>]: FromJsonSchema<P[K]> }
+      & { -readonly [K in Exclude<keyof P, SchemaRequired<S>>]?: FromJsonSchema<P[K]> }
+    >
+  : { [key: string]: unknown };
+type SchemaTypeName<T, S> =
+  T extends 'string' ? string
+  : T extends 'number' | 'integer' ? number
+  : T extends 'boolean' ? boolean
+  : T extends 'null' ? null
+  : T extends 'array' ? (S extends { readonly items: infer I } ? FromJsonSchema<I>[] : unknown[])
+  : T extends 'object' ? SchemaObject<S>
+  : unknown;
+
+/**
+ * The TypeScript type of the values a JSON Schema literal accepts: `type` (one or a list), `properties`
+ * with `required`, `items`, `enum`, `const`, `anyOf`/`oneOf`. Anything it does not model is `unknown`.
+ */
+export type FromJsonSchema<S> =
+  S extends { readonly const: infer C } ? C
+  : S extends { readonly enum: readonly (infer E)[] } ? E
+  : S extends { readonly anyOf: readonly (infer A)[] } ? FromJsonSchema<A>
+  : S extends { readonly oneOf: readonly (infer A)[] } ? FromJsonSchema<A>
+  : S extends { readonly type: readonly (infer T)[] } ? SchemaTypeName<T, S>
+  : S extends { readonly type: infer T } ? SchemaTypeName<T, S>
+  : unknown;
+
+/** A handler's `args` for a schema: Standard Schema input type, AI SDK type, or inferred from a JSON Schema literal. */
+export type ToolArgs<S> =
+  S extends { readonly '~standard': { readonly types?: infer T } } ? (NonNullable<T> extends { readonly input: infer I } ? I : unknown)
+  : S extends { readonly _type: infer T } ? T
+  : FromJsonSchema<S>;
 
 export interface ToolContext {
   readonly executionId: string;
@@ -191,10 +301,13 @@ export interface CodeModeTool {
   /** 1–256 UTF-8 bytes, no NUL, unique; the code calls `tools[name](args)`. */
   name: string;
   description: string;
-  /** Must be `{type: "object", …}`: arguments are always an object. */
-  inputSchema: JsonSchema;
+  /**
+   * Must describe an object (`{type: "object", …}`): arguments are always an object. A JSON Schema, a Standard
+   * Schema with a JSON Schema converter (zod 4, valibot, arktype) or an AI SDK schema; anything else is refused.
+   */
+  inputSchema: ToolSchema;
   /** Optional: types the result in declarations() and is checked against the projected result. */
-  outputSchema?: JsonSchema;
+  outputSchema?: ToolSchema;
   /** "read" tools are granted in inspect mode; anything else only in execute mode. */
   effect: 'read' | 'write' | (string & {});
   handler(args: any, ctx: ToolContext): unknown;
@@ -286,6 +399,11 @@ export interface CodeModeOptions {
   onEvent?(event: CodeModeEvent): void;
   onAudit?(record: CodeModeAuditRecord): void;
   runner?: { path?: string; stop?: { graceMs: number; forceMs: number } };
+  /**
+   * Default true: an unknown keyword or format in a tool schema (a typo such as `propertees`) is refused at
+   * createCodeMode instead of silently validating nothing. `x-…` annotation keywords are always accepted.
+   */
+  strictSchemas?: boolean;
   /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. The waiting sandboxes keep the process alive until close(). See docs/performance.md. */
   pool?: { size: number };
 }
@@ -323,6 +441,20 @@ export interface CodeMode {
 
 /** A capability-scoped Code Mode host over spawnIsolated and cordon-runner. */
 export declare function createCodeMode(options: CodeModeOptions): CodeMode;
+
+/**
+ * Returns `tool` unchanged; its only job is typing: the handler's `args` are inferred from `inputSchema`
+ * (a JSON Schema literal — no `as const` needed —, a zod 4 / valibot / arktype schema, or an AI SDK schema).
+ */
+export declare function defineTool<const S extends ToolSchema, R = unknown>(tool: {
+  name: string;
+  description: string;
+  inputSchema: S;
+  outputSchema?: ToolSchema;
+  effect: 'read' | 'write' | (string & {});
+  handler(args: ToolArgs<S>, ctx: ToolContext): R | Promise<R>;
+  project?(result: Awaited<R>): unknown;
+}): CodeModeTool;
 
 /** What every sandbox of a pool is spawned with (fixed per pool). Per-run options go to take(). */
 export interface PoolSpawnOptions extends Omit<IsolatedOptions, 'invocationId' | 'deadlineMs' | 'signal'> {

@@ -131,6 +131,7 @@ function armStopTriggers(execution, { deadlineMs, signal }) {
 // itself: it is handed this module's spawnIsolated, so the dependency stays one-way.
 const { createPool } = require('./lib/pool').bindPool({ spawnIsolated });
 const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, runnerPath });
+const { defineTool } = require('./lib/code-mode/tools');
 
 /**
  * `cordon doctor`: can this host run sandboxes? The checks are the
@@ -141,4 +142,4 @@ function doctor(options = {}) {
   return require('./lib/doctor').runDoctor(native, options);
 }
 
-module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, createPool, doctor };
+module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, defineTool, createPool, doctor };

@@ -67,6 +67,8 @@ test('invalid options are ERR_CORDON_INVALID_OPTIONS', () => {
     { policy, env: ['PATH'] },
     { policy, env: { LANG: 42 } },
     { policy, launcherEnvironment: { 'A=B': 'x' } },
+    { policy, launcherEnvironment: {} },
+    { policy, launcherEnvironment: { LANG: 'C' } },
     { policy, stop: { graceMs: -1 } },
     { policy, stop: { graceMs: 600001 } },
     { policy, stop: { unknown: 1 } },

@@ -66,8 +66,9 @@ test('filesystem.extra: a "read" path is readable and read-only, a "write" path 
   for (const dir of [readDir, writeDir, sibling]) fs.mkdirSync(dir, { mode: 0o755 });
   fs.writeFileSync(path.join(readDir, 'input.txt'), 'data\n');
   fs.writeFileSync(path.join(sibling, 'secret.txt'), 'secret\n');
-  // When the provider is root the sandbox runs as its own uid (docs/policy.md).
-  if (process.geteuid() === 0) fs.chownSync(writeDir, h.SANDBOX_UID, h.SANDBOX_UID);
+  // A root provider's run has a per-run uid: a writable extra path needs
+  // "other" write access (docs/policy.md).
+  fs.chmodSync(writeDir, 0o777);
   try {
     const policy = structuredClone(readOnly());
     policy.filesystem.extra = [{ path: readDir, access: 'read' }, { path: writeDir, access: 'write' }];

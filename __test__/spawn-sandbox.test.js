@@ -11,7 +11,7 @@ const path = require('node:path');
 const { spawnIsolated, readOnly, workspaceWrite, profile } = require('..');
 const { once } = require('node:events');
 const { fixture, runToEnd, ownControlRoots, pidsWithMarker, eventually } = require('./spawn-support');
-const { SANDBOX_UID } = require('./security/harness');
+const { SANDBOX_UID, RUN_UID_FIRST } = require('./security/harness');
 
 /** Parses "name=value" lines. */
 const probes = (text) => Object.fromEntries(text.trim().split('\n').map((l) => l.split(/=(.*)/s).slice(0, 2)));
@@ -172,8 +172,7 @@ test('the sandbox is never real root: it runs as an unprivileged uid with no cap
   const marker = `never-root-${process.pid}-${Date.now()}`;
   const script = 'grep -E "^(Uid|Gid|CapEff|CapPrm|CapBnd)" /proc/self/status; read done <&3';
   const execution = spawnIsolated(['/bin/sh', '-c', script, marker], { policy: readOnly() });
-  const expectedUid = process.geteuid() === 0 ? SANDBOX_UID : process.geteuid();
-  // Seen from the host: the program's real, effective, saved and fs uids.
+  // Seen from the host while it runs: the program's real, effective, saved and fs uids.
   let hostStatus = null;
   const isShell = (pid) => {
     try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'sh\n'; } catch { return false; }
@@ -186,13 +185,47 @@ test('the sandbox is never real root: it runs as an unprivileged uid with no cap
   execution.protocol.end('done\n');
   assert.ok(hostStatus, 'the sandboxed shell is visible from the host');
   const { stderr, result } = await runToEnd(execution);
-  const field = (text, name) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(text)?.[1].split(/\s+/);
-  assert.deepEqual(field(hostStatus, 'Uid').map(Number), Array(4).fill(expectedUid), hostStatus);
-  assert.notEqual(expectedUid, 0);
-  // Seen from inside: the same uid (not 0), and every capability set empty.
-  assert.deepEqual(field(stderr, 'Uid').map(Number), Array(4).fill(expectedUid), stderr);
-  for (const set of ['CapEff', 'CapPrm', 'CapBnd']) assert.match(field(stderr, set)[0], /^0+$/, `${set} in ${stderr}`);
-  assert.equal(result.receipt.confinement.uid, expectedUid);
+  const { uid, gid, uidAllocation } = result.receipt.confinement.planned;
+  if (process.geteuid() === 0) {
+    // A root provider's run without a workspace of its own: a leased per-run uid.
+    assert.equal(uidAllocation, 'per-run');
+    assert.ok(uid >= RUN_UID_FIRST && uid < RUN_UID_FIRST + 0x10000, `uid ${uid}`);
+    assert.equal(gid, uid);
+  } else {
+    assert.deepEqual([uid, gid, uidAllocation], [process.geteuid(), process.getegid(), 'provider']);
+  }
+  const field = (text, name) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(text)?.[1].split(/\s+/).map(Number);
+  assert.notEqual(uid, 0);
+  assert.deepEqual(field(hostStatus, 'Uid'), Array(4).fill(uid), hostStatus);
+  // Seen from inside: never uid 0, and every capability set empty.
+  assert.ok(field(stderr, 'Uid').every((u) => u !== 0), stderr);
+  for (const set of ['CapEff', 'CapPrm', 'CapBnd']) assert.match(stderr, new RegExp(`^${set}:\\s+0+$`, 'm'), `${set} in ${stderr}`);
+});
+
+test('concurrent runs of a root provider without a shared workspace each get a host uid of their own', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {
+  const runs = Array.from({ length: 8 }, () => runToEnd(spawnIsolated(['/bin/sh', '-c', 'sleep 0.3; grep ^Uid: /proc/self/status'], { policy: workspaceWrite() })));
+  const uids = (await Promise.all(runs)).map(({ result }) => result.receipt.confinement.planned.uid);
+  assert.equal(new Set(uids).size, uids.length, `uids: ${uids}`);
+  assert.ok(uids.every((uid) => uid >= RUN_UID_FIRST && uid < RUN_UID_FIRST + 0x10000), `uids: ${uids}`);
+});
+
+test('runs on a workspace owned by a reserved owner uid share it, and each keeps working on what the last left', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-ws-'));
+  const owner = SANDBOX_UID + 7;
+  fs.chownSync(workspace, owner, owner);
+  try {
+    const first = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'echo one > /workspace/f; mkdir /workspace/d; chmod 600 /workspace/f'], { policy: workspaceWrite(), workspace }));
+    assert.equal(first.result.returncode, 0, first.stderr);
+    const second = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'echo two >> /workspace/f && rmdir /workspace/d && cat /workspace/f'], { policy: workspaceWrite(), workspace }));
+    assert.equal(second.result.returncode, 0, second.stderr);
+    assert.equal(second.stderr, 'one\ntwo\n');
+    for (const { result } of [first, second]) {
+      assert.deepEqual([result.receipt.confinement.planned.uid, result.receipt.confinement.planned.gid, result.receipt.confinement.planned.uidAllocation], [owner, owner, 'workspace-owner']);
+    }
+    assert.equal(fs.statSync(path.join(workspace, 'f')).uid, owner, 'what the sandbox wrote is owned by the workspace owner on the host');
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
 });
 
 test('an executable under a 0700 root-owned directory still launches', async () => {
@@ -218,13 +251,14 @@ test('the receipt names the backend, the policy digest and the outcome', async (
   const { result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'exit 7'], { policy: readOnly(), invocationId: 'receipt-test-1' }));
   const { receipt } = result;
   assert.equal(result.returncode, 7);
-  assert.equal(receipt.receiptVersion, 1);
+  assert.equal(receipt.receiptVersion, 2);
   assert.equal(receipt.invocationId, 'receipt-test-1');
   assert.equal(receipt.backend.name, 'bubblewrap');
   assert.match(receipt.backend.version, /^\d+\.\d+/);
   assert.match(receipt.policy.digest, /^sha256:[0-9a-f]{64}$/);
   assert.deepEqual(receipt.outcome, { status: 'exited', exitCode: 7, signal: null });
-  assert.deepEqual(receipt.confinement.namespaces, ['user', 'ipc', 'pid', 'net', 'uts', 'cgroup']);
+  assert.deepEqual(receipt.confinement.planned.namespaces, ['user', 'ipc', 'pid', 'net', 'uts', 'cgroup']);
+  assert.deepEqual(receipt.confinement.mismatches, []);
   assert.equal(receipt.stop.requested, false);
   assert.equal(receipt.stop.containmentConfirmed, true);
   assert.ok(Date.parse(receipt.endedAt) >= Date.parse(receipt.startedAt));

@@ -157,10 +157,20 @@ class IsolatedExecution {
 
   _finish({ returncode, signal, receipt }) {
     this._settle();
+    const parsed = parseReceipt(receipt);
+    if (Object.keys(parsed).length === 0) {
+      // The launcher fails such a run itself (ERR_CORDON_RECEIPT_UNAVAILABLE); this holds the
+      // rule at the seam too: a run without a readable receipt is never a success.
+      const status = signal ? `signal ${signal}` : `exit code ${returncode}`;
+      this._reject(new CordonError('ERR_CORDON_RECEIPT_UNAVAILABLE',
+        `the run's receipt is missing or unreadable (the program ended with ${status})`,
+        { details: { receipt: {}, returncode: returncode ?? null, signal: signal ?? null } }));
+      return;
+    }
     this._resolve({
       returncode: returncode ?? null,
       signal: signal ?? null,
-      receipt: parseReceipt(receipt),
+      receipt: parsed,
       networkReceipts: [],
     });
   }

@@ -248,7 +248,7 @@ function armStopTriggers(execution, deadlineMs, signal) {
 function bindPool({ spawnIsolated }) {
   /**
    * @param {{command: string[], policy: object, workspace?: string, env?: object,
-   *   launcherEnvironment?: object, stop?: object, bwrapPath?: string}} spawnOptions
+   *   stop?: object, bwrapPath?: string}} spawnOptions
    * @param {{size: number}} poolOptions
    */
   function createPool(spawnOptions, poolOptions) {

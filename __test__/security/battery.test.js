@@ -181,6 +181,103 @@ describe('filesystem', () => {
 });
 
 
+describe('disclosure', () => {
+  probe("the sandbox init's environment is empty: bwrap runs with none", async () => {
+    const run = await h.attack(['dump', '/proc/1/environ']);
+    assert.match(run.text, /^DUMP \/proc\/1\/environ $/m, `the init's environment: ${run.text.slice(0, 300)}`);
+  });
+
+  probe('launcherEnvironment is refused before anything is spawned, so none of it can reach the sandbox', async () => {
+    const secret = `launcher-secret-${process.pid}`;
+    let run = null;
+    try {
+      run = await h.attack(['dump', '/proc/1/environ'], { launcherEnvironment: { CORDON_LAUNCHER_SECRET: secret } });
+    } catch (error) {
+      assert.equal(error.code, 'ERR_CORDON_INVALID_OPTIONS');
+      assert.match(error.message, /launcherEnvironment.*\/proc\/1\/environ/);
+    }
+    assert.equal(run, null, `the option was accepted; the init's environment: ${run?.text.slice(0, 300)}`);
+  });
+
+  // The control root's name, seen from the host while the sandbox runs,
+  // must appear in nothing the sandbox can read. (The default workspace is
+  // a bind from the control root, and mountinfo names a bind's source: see
+  // docs/security.md, "Not guaranteed"; this run has no workspace.)
+  for (const file of ['/proc/1/environ', '/proc/self/environ', '/proc/self/mountinfo', '/proc/self/cmdline']) {
+    probe(`${file} names no host path of the control root`, async () => {
+      let roots = [];
+      const run = await h.attack(['dump-then-hang', file], { policy: cordon.profile('untrusted') }, async (execution, started) => {
+        await started;
+        roots = h.controlRoots().filter((r) => !rootsBefore.includes(r));
+        execution.stop();
+      });
+      assert.match(run.text, new RegExp(`^DUMP ${file} `, 'm'), 'the file was read');
+      assert.equal(roots.length, 1, 'the run\'s control root was seen from the host');
+      assert.ok(!run.text.includes(roots[0]), `${file} names the control root ${roots[0]}: ${run.text.slice(0, 400)}`);
+      assert.ok(!run.text.includes(h.controlRootBase()), `${file} names the control-root base`);
+    });
+  }
+
+  probe("the host's boot command line (/proc/cmdline) is not readable", async () => {
+    expectBlocked(await h.attack(['read', '/proc/cmdline']), '/proc/cmdline', /Permission denied/);
+  });
+});
+
+/** A provider-supplied host workspace the sandbox may write (docs/policy.md). */
+function hostWorkspace() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-battery-ws-'));
+  fs.chmodSync(dir, 0o755);
+  if (process.geteuid() === 0) fs.chownSync(dir, h.SANDBOX_UID, h.SANDBOX_UID);
+  return dir;
+}
+
+/** Host files under `dir` (not following links) with a set-uid or set-gid bit. */
+function setIdFiles(dir) {
+  const found = [];
+  for (const entry of fs.readdirSync(dir, { recursive: true })) {
+    const stat = fs.lstatSync(path.join(dir, entry));
+    if (stat.mode & 0o6000) found.push(`${entry} ${(stat.mode & 0o7777).toString(8)}`);
+  }
+  return found;
+}
+
+describe('set-id files', () => {
+  probe('no call plants a set-uid or set-gid file in a host workspace', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const run = await h.attack(['setid-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
+      expectBlocked(run, 'setid-files', /plain-chmod=ok$/);
+      assert.ok(fs.statSync(path.join(workspace, 'copy')).size > 0, 'the sandbox wrote its copy on the host');
+      assert.deepEqual(setIdFiles(workspace), [], 'no host file carries a set-id bit');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  probe('no file capability or device node reaches a host workspace', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const run = await h.attack(['privileged-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
+      expectBlocked(run, 'privileged-files', /setxattr=Operation not permitted getxattr=absent mknod-chr=Operation not permitted/);
+      assert.ok(fs.existsSync(path.join(workspace, 'capfile')), 'the sandbox wrote the file on the host');
+      assert.ok(!fs.existsSync(path.join(workspace, 'mem')), 'no device node on the host');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  probe('every mount inside the sandbox is nosuid', async () => {
+    const workspace = hostWorkspace();
+    try {
+      const policy = { ...structuredClone(cordon.workspaceWrite()) };
+      policy.filesystem.extra = [{ path: '/opt', access: 'read' }];
+      expectBlocked(await h.attack(['mounts-nosuid'], { policy, workspace }), 'mounts-nosuid');
+    } finally {
+      fs.rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('processes', () => {
   probe('host pids are invisible', async () => {
     expectBlocked(await h.attack(['see-host-pid', String(process.pid)]), 'see-host-pid');
@@ -188,14 +285,20 @@ describe('processes', () => {
 
   probe('a host process of the sandbox uid can be neither signalled nor hit by kill(-1)', async () => {
     const sentinel = h.sandboxUidSentinel();
+    const workspace = hostWorkspace();
     try {
       await sleep(100);
       assert.ok(h.alive(sentinel.pid), 'the sentinel runs before the attack');
-      expectBlocked(await h.attack(['signal-host-pid', String(sentinel.pid)]), 'signal-host-pid');
-      expectBlocked(await h.attack(['kill-minus-one']), 'kill-minus-one');
+      // A workspace owned by the sentinel's uid: the sandbox runs as it too.
+      const options = { workspace };
+      const signalled = await h.attack(['signal-host-pid', String(sentinel.pid)], options);
+      if (process.geteuid() === 0) assert.equal(signalled.receipt.confinement.planned.uid, h.SANDBOX_UID);
+      expectBlocked(signalled, 'signal-host-pid');
+      expectBlocked(await h.attack(['kill-minus-one'], options), 'kill-minus-one');
       assert.ok(h.alive(sentinel.pid), 'the sentinel survived both attacks');
     } finally {
       sentinel.kill('SIGKILL');
+      fs.rmSync(workspace, { recursive: true, force: true });
     }
   });
 
@@ -236,13 +339,184 @@ describe('processes', () => {
   });
 });
 
+describe('teardown', () => {
+  // What the provider does with a tree a sandbox left in its default
+  // workspace: the run settles, the provider lives, the tree goes. The
+  // provider runs in a process of its own (a crash must fail the test, not
+  // end it) and reports whether its control roots are gone after wait().
+  const LITTER = `
+(async () => {
+  const started = Date.now();
+  const ex = cordon.spawnIsolated([probe, 'litter', '20000'], { policy: cordon.workspaceWrite() });
+  let text = '';
+  ex.stderr.on('data', (d) => { text += d; });
+  ex.protocol.resume();
+  const r = await ex.wait();
+  const settledMs = Date.now() - started;
+  const fs = require('node:fs');
+  const base = require(${JSON.stringify(require.resolve('../../binding.js'))}).controlRootBase();
+  const mine = () => fs.readdirSync(base).filter((n) => {
+    try { return fs.readFileSync(base + '/' + n + '/owner', 'utf8').split(' ')[0] === String(process.pid); } catch { return false; }
+  });
+  let left = mine();
+  for (let i = 0; i < 500 && left.length > 0; i += 1) { await new Promise((res) => setTimeout(res, 20)); left = mine(); }
+  process.stdout.write(JSON.stringify({ text, returncode: r.returncode, settledMs, left }));
+})();
+`;
+  // A provider killed mid-run leaves its control root; the next provider's
+  // stale-root sweep (on its own thread, at its first launch) must remove
+  // it whatever it holds. No sandbox writes into a control root any more
+  // (a writable default workspace is a tmpfs), so the attacker's tree is
+  // planted there from the host, as an older version's root could hold it.
+  const DIE_MID_RUN = `
+const ex = cordon.spawnIsolated([probe, 'litter', '1', 'hang'], { policy: cordon.workspaceWrite() });
+ex.protocol.resume();
+ex.stderr.on('data', (d) => { if (String(d).includes('RESULT litter')) { process.stdout.write(JSON.stringify(String(d))); process.kill(process.pid, 'SIGKILL'); } });
+`;
+  const NEXT_PROVIDER = (stale) => `
+(async () => {
+  const fs = require('node:fs');
+  const ex = cordon.spawnIsolated([probe, 'exit', '0'], { policy: cordon.readOnly() });
+  ex.stderr.resume(); ex.protocol.resume();
+  await ex.wait();
+  let gone = false;
+  for (let i = 0; i < 500 && !gone; i += 1) { gone = !fs.existsSync(${JSON.stringify(stale)}); if (!gone) await new Promise((r) => setTimeout(r, 20)); }
+  process.stdout.write(JSON.stringify({ gone }));
+})();
+`;
+  probe("the next provider's stale-root sweep removes a dead provider's 25 000-level tree", async () => {
+    const base = h.controlRootBase();
+    const dead = h.runProvider(DIE_MID_RUN);
+    assert.match(dead.error ?? '', /SIGKILL/, 'the first provider died mid-run');
+    const stale = fs.readdirSync(base).filter((n) => {
+      try {
+        return fs.readFileSync(path.join(base, n, 'owner'), 'utf8').split(' ')[0] === String(dead.pid);
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(stale.length, 1, `one stale root: ${stale}`);
+    const litter = path.join(base, stale[0], 'litter');
+    fs.mkdirSync(litter);
+    const planted = spawnSync(h.probe(), ['litter', '25000'], { cwd: litter, encoding: 'utf8' });
+    assert.match(planted.stdout, /RESULT litter blocked nested=25000/, planted.stderr);
+    const next = h.runProvider(NEXT_PROVIDER(path.join(base, stale[0])));
+    assert.equal(next.error, undefined, next.error);
+    assert.equal(next.value.gone, true, 'the stale root is gone');
+  });
+
+  for (const asNobody of [false, true]) {
+    const who = asNobody ? 'a non-root provider' : 'a root provider';
+    probe(`${who} survives a 20 000-level tree with locked directories, FIFOs, sockets and links, and removes it`, async (t) => {
+      const run = h.runProvider(LITTER, { asNobody });
+      if (run.skip) return t.skip(run.skip);
+      assert.equal(run.error, undefined, run.error);
+      assert.match(run.value.text, /RESULT litter blocked nested=20000/, run.value.text.slice(0, 300));
+      assert.equal(run.value.returncode, 0);
+      assert.deepEqual(run.value.left, [], 'the control root and everything in it are gone');
+    });
+  }
+});
+
+describe('pid namespace', () => {
+  for (const name of ['pidfd-getfd', 'process-vm-readv']) {
+    probe(`${name} on the namespace init fails with EPERM`, async () => {
+      expectBlocked(await h.attack([name]), name, /Operation not permitted/);
+    });
+  }
+
+  // The attack: rewrite the init through /proc/1/mem so that it clears its
+  // parent-death signal and reports "exited 0" to bwrap, which then exits
+  // while the init and the program live on, holding the streams open.
+  probe('a program that fakes its exit through the init neither outlives wait() nor keeps it pending', async () => {
+    let settled;
+    const run = h.attack(['fake-exit', 'open'], { stop: { graceMs: 200, forceMs: 500 } });
+    const timer = new Promise((resolve) => { settled = setTimeout(resolve, 15_000, null); });
+    const outcome = await Promise.race([run, timer]);
+    clearTimeout(settled);
+    assert.ok(outcome, 'wait() settled within 15 s');
+    assert.equal(outcome.results.get('fake-exit')?.detail, 'init rewritten; the host checks that nothing outlives wait()');
+    assert.equal(outcome.receipt.stop.containmentConfirmed, true);
+  });
+
+  const WITHOUT_CGROUP = `
+const runs = [];
+const once = (mode) => new Promise((resolve) => {
+  const started = Date.now();
+  const ex = cordon.spawnIsolated([probe, 'fake-exit', mode], { policy: cordon.readOnly(), stop: { graceMs: 200, forceMs: 500 } });
+  let text = '';
+  ex.stderr.on('data', (d) => { text += d; });
+  ex.protocol.resume();
+  const late = setTimeout(() => resolve({ mode, settled: false }), 10_000);
+  ex.wait().then((r) => { clearTimeout(late); resolve({ mode, settled: true, ms: Date.now() - started, text,
+    cgroup: r.receipt.confinement.cgroup, contained: r.receipt.stop.containmentConfirmed }); });
+});
+(async () => {
+  for (const mode of ['closed', 'open']) runs.push(await once(mode));
+  process.stdout.write(JSON.stringify(runs));
+  process.exit(0);
+})();
+`;
+  probe('without a cgroup (non-root provider), a faked exit is killed with the whole pid namespace before wait() settles', async (t) => {
+    const marker = h.probe();
+    try {
+      const run = h.runProvider(WITHOUT_CGROUP, { asNobody: true });
+      if (run.skip) return t.skip(run.skip);
+      assert.equal(run.error, undefined, run.error);
+      for (const result of run.value) {
+        assert.equal(result.settled, true, `wait() settled (streams ${result.mode})`);
+        assert.match(result.text, /RESULT fake-exit blocked init rewritten/, `the attack ran (${result.mode})`);
+        assert.equal(result.cgroup, null, 'no cgroup helped');
+        assert.equal(result.contained, true, `containment confirmed (${result.mode})`);
+      }
+      assert.deepEqual(h.processesWith(marker), [], 'no init or program of the attack survives its provider');
+    } finally {
+      for (const pid of h.processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  const STOP_WITHOUT_CGROUP = (marker) => `
+const until = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+(async () => {
+  const fs = require('node:fs');
+  // This script's own command line holds the marker too.
+  const grandchild = () => fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p) && p !== String(process.pid)).some((p) => {
+    try { return fs.readFileSync('/proc/' + p + '/cmdline', 'utf8').includes(${JSON.stringify(marker)}); } catch { return false; }
+  });
+  const ex = cordon.spawnIsolated([probe, 'outlive-stop', ${JSON.stringify(marker)}], { policy: cordon.readOnly(), stop: { graceMs: 200, forceMs: 1000 } });
+  ex.stderr.resume(); ex.protocol.resume();
+  let started = false;
+  for (let i = 0; i < 250 && !started; i += 1) { started = grandchild(); if (!started) await until(20); }
+  ex.stop();
+  const r = await ex.wait();
+  const burn = cordon.spawnIsolated([probe, 'cpu-burn'], { policy: cordon.readOnly(), deadlineMs: 300, stop: { graceMs: 100, forceMs: 1000 } });
+  burn.stderr.resume(); burn.protocol.resume();
+  const b = await burn.wait();
+  process.stdout.write(JSON.stringify({ started, survivor: grandchild(), cgroup: r.receipt.confinement.cgroup,
+    contained: r.receipt.stop.containmentConfirmed, burnReason: b.receipt.stop.reason, burnContained: b.receipt.stop.containmentConfirmed }));
+})();
+`;
+  probe('without a cgroup (non-root provider), stop() ends a setsid, SIGTERM-immune grandchild and a deadline ends a CPU burn', async (t) => {
+    const marker = `7${String(process.pid).padStart(7, '0')}3`;
+    try {
+      const run = h.runProvider(STOP_WITHOUT_CGROUP(marker), { asNobody: true });
+      if (run.skip) return t.skip(run.skip);
+      assert.equal(run.error, undefined, run.error);
+      assert.deepEqual(run.value, { started: true, survivor: false, cgroup: null, contained: true, burnReason: 'deadline', burnContained: true });
+      assert.deepEqual(h.processesWith(marker), [], 'nothing of the run outlives its provider');
+    } finally {
+      for (const pid of h.processesWith(marker)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
 describe('resources', () => {
   probe('a memory bomb is stopped inside the sandbox alone', async () => {
     const policy = { ...structuredClone(cordon.readOnly()), resources: { memoryBytes: 64 << 20 } };
     const run = await h.attack(['memory-bomb'], { policy });
     const result = run.results.get('memory-bomb');
     // Either RLIMIT_AS refuses the mapping (ENOMEM) or the cgroup OOM-kills it.
-    const killed = run.signal === 'SIGKILL' || run.receipt.confinement.cgroup?.oomKills > 0;
+    const killed = run.signal === 'SIGKILL' || run.receipt.confinement.cgroupOutcome?.oomKills > 0;
     assert.ok(killed || result?.verdict === 'blocked', `memory bomb: ${result?.detail} ${run.signal}`);
     if (result) assert.ok(Number(/touched=(\d+)/.exec(result.detail)[1]) <= 64, result.detail);
   });
@@ -252,12 +526,12 @@ describe('resources', () => {
     // Each child touches 40 MiB (within its own 64 MiB address space); the
     // tree needs 160 MiB. Only the cgroup's memory limit can stop that.
     const run = await h.attack(['tree-memory-bomb', '40'], { policy, deadlineMs: 20_000 });
-    if (run.receipt.confinement.cgroup === null) {
+    if (run.receipt.confinement.planned.cgroup === null) {
       t.skip('no cgroup on this host: the tree ceiling is not enforced (see docs/security.md)');
       return;
     }
     expectBlocked(run, 'tree-memory-bomb');
-    assert.ok(run.receipt.confinement.cgroup.oomKills >= 1, JSON.stringify(run.receipt.confinement.cgroup));
+    assert.ok(run.receipt.confinement.cgroupOutcome.oomKills >= 1, JSON.stringify(run.receipt.confinement.cgroupOutcome));
     assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n');
   });
 
@@ -270,9 +544,41 @@ describe('resources', () => {
   probe('a disk fill ends at the tmpfs size, not the host disk', async () => {
     const run = await h.attack(['disk-fill']);
     expectBlocked(run, 'disk-fill', /No space left on device/);
-    assert.ok(run.receipt.confinement.temp.sizeBytes > 0);
+    assert.ok(run.receipt.confinement.planned.temp.sizeBytes > 0);
     const wrote = Number(/wrote=(\d+)/.exec(run.results.get('disk-fill').detail)[1]);
-    assert.ok(wrote <= run.receipt.confinement.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
+    assert.ok(wrote <= run.receipt.confinement.planned.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
+  });
+
+  probe('/dev is read-only and /dev/shm ends at its planned size', async () => {
+    const run = await h.attack(['write', '/dev/planted']);
+    expectBlocked(run, '/dev/planted', /Read-only file system/);
+    const writable = run.receipt.confinement.planned.writableFilesystems;
+    assert.ok(!writable.some((w) => w.mount === '/dev'), JSON.stringify(writable));
+    const shm = writable.find((w) => w.mount === '/dev/shm');
+    assert.equal(shm.kind, 'tmpfs');
+    const fill = await h.attack(['fill', '/dev/shm']);
+    expectBlocked(fill, 'fill:/dev/shm', /No space left on device/);
+    const wrote = Number(/wrote=(\d+)/.exec(fill.results.get('fill:/dev/shm').detail)[1]);
+    assert.ok(wrote <= shm.sizeBytes / 2 ** 20, `${wrote} MiB in a ${shm.sizeBytes}-byte /dev/shm`);
+  });
+
+  probe('filling every writable filesystem at once ends in ENOSPC, not an OOM kill', async () => {
+    // Default workspace under workspaceWrite(): a bounded tmpfs too. With a
+    // 64 MiB memory ceiling, every tmpfs together stays within half of it.
+    const policy = { ...structuredClone(cordon.workspaceWrite()), resources: { memoryBytes: 64 << 20 } };
+    const run = await h.attack(['fill', '/dev/shm', '/tmp', '/workspace'], { policy });
+    assert.equal(run.signal, null, `the sandbox was killed: ${run.text.slice(0, 300)}`);
+    assert.equal(run.receipt.confinement.cgroupOutcome?.oomKills ?? 0, 0);
+    const writable = run.receipt.confinement.planned.writableFilesystems;
+    assert.deepEqual(writable.map((w) => [w.mount, w.kind]), [['/dev/shm', 'tmpfs'], ['/tmp', 'tmpfs'], ['/workspace', 'tmpfs']]);
+    let total = 0;
+    for (const { mount, sizeBytes } of writable) {
+      expectBlocked(run, `fill:${mount}`, /No space left on device/);
+      const wrote = Number(/wrote=(\d+)/.exec(run.results.get(`fill:${mount}`).detail)[1]);
+      assert.ok(wrote <= sizeBytes / 2 ** 20, `${mount}: ${wrote} MiB > ${sizeBytes} bytes`);
+      total += sizeBytes;
+    }
+    assert.ok(total <= (64 << 20) / 2, `tmpfs total ${total} within half the memory ceiling`);
   });
 
   probe('descriptor exhaustion ends at the NOFILE ceiling', async () => {
@@ -328,13 +634,16 @@ describe('identity', () => {
     // program it forks are inside too: each one's pids/memory (v1) or
     // unified (v2) line names the leaf.
     assert.ok(cgroupLines.length >= 3, `bwrap, init and program: ${cgroupLines.length} processes`);
-    for (const leaf of run.receipt.confinement.cgroup?.paths ?? []) {
+    for (const leaf of run.receipt.confinement.planned.cgroup?.paths ?? []) {
       const name = path.basename(leaf);
       cgroupLines.forEach((lines, i) => assert.match(lines, new RegExp(`/cordon/${name}$`, 'm'), `process ${i} of the tree is in ${leaf}`));
     }
-    if (process.geteuid() === 0) assert.equal(hostUid, h.SANDBOX_UID);
+    if (process.geteuid() === 0) {
+      assert.ok(hostUid >= h.RUN_UID_FIRST && hostUid < h.RESERVED_UIDS.end, `per-run uid ${hostUid}`);
+      assert.equal(run.receipt.confinement.planned.uid, hostUid);
+    }
     assert.notEqual(hostUid, 0);
-    assert.notEqual(run.receipt.confinement.uid, 0);
+    assert.notEqual(run.receipt.confinement.planned.uid, 0);
   });
 
   // What a host process of "nobody" (65534, shared by ordinary daemons) tries
@@ -378,13 +687,58 @@ process.stdout.write(JSON.stringify({
       execution.stderr.resume();
     }
     const { receipt } = await outcome;
-    assert.equal(receipt.confinement.uid, h.SANDBOX_UID);
+    assert.equal(receipt.confinement.planned.uidAllocation, 'per-run');
+    assert.ok(receipt.confinement.planned.uid >= h.RUN_UID_FIRST, `uid ${receipt.confinement.planned.uid}`);
   }, { skip: skip ?? rootOnly });
 
-  probe('the receipt records every confinement layer applied', async () => {
+  // Per-user kernel quotas (here inotify instances, fs.inotify.max_user_instances)
+  // are per host uid: a sandbox that takes them all must not starve another.
+  probe('a sandbox holding every inotify instance of its uid leaves a concurrent sandbox its own', async () => {
+    const limit = Number(fs.readFileSync('/proc/sys/fs/inotify/max_user_instances', 'utf8'));
+    let neighbour;
+    const hog = await h.attack(['inotify-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['inotify-available']);
+      execution.stop();
+    });
+    const held = Number(/held=(\d+)/.exec(hog.results.get('inotify-hog').detail)[1]);
+    assert.ok(held >= Math.min(limit, 128) - 1, `the hog took its uid's instances: ${hog.results.get('inotify-hog').detail}`);
+    expectBlocked(neighbour, 'inotify-available');
+    assert.notEqual(neighbour.receipt.confinement.planned.uid, hog.receipt.confinement.planned.uid, 'two host uids');
+  }, { skip: skip ?? rootOnly });
+
+  // The POSIX message queue byte quota (RLIMIT_MSGQUEUE) is per host uid too,
+  // although the queues themselves are per ipc namespace.
+  probe('a sandbox holding its uid\'s message-queue quota leaves a concurrent sandbox its own', async () => {
+    let neighbour;
+    const hog = await h.attack(['mqueue-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['mqueue-available']);
+      execution.stop();
+    });
+    assert.match(hog.results.get('mqueue-hog').detail, /held=\d+ then Too many open files/, 'the hog ran out of its uid\'s quota');
+    expectBlocked(neighbour, 'mqueue-available');
+    assert.notEqual(neighbour.receipt.confinement.planned.uid, hog.receipt.confinement.planned.uid, 'two host uids');
+  }, { skip: skip ?? rootOnly });
+
+  // Pipe buffer pages too (fs.pipe-user-pages-soft, per host uid): past it
+  // every new pipe of that uid shrinks to a page or two.
+  probe('a sandbox holding its uid\'s pipe-buffer pages leaves a concurrent sandbox full-size pipes', async () => {
+    let neighbour;
+    const hog = await h.attack(['pipe-hog'], {}, async (execution, started) => {
+      await started;
+      neighbour = await h.attack(['pipe-available']);
+      execution.stop();
+    });
+    assert.match(hog.results.get('pipe-hog').detail, /children_with_shrunk_pipes=[1-9]/, 'the hog exhausted its uid\'s pipe pages');
+    expectBlocked(neighbour, 'pipe-available');
+    assert.notEqual(neighbour.receipt.confinement.planned.uid, hog.receipt.confinement.planned.uid, 'two host uids');
+  }, { skip: skip ?? rootOnly });
+
+  probe('the receipt records every confinement layer planned', async () => {
     const { receipt } = await h.attack(['exit', '0']);
-    const { confinement } = receipt;
-    assert.equal(confinement.seccomp.profile, 'cordon-default-v1');
+    const confinement = receipt.confinement.planned;
+    assert.equal(confinement.seccomp.profile, 'cordon-default-v2');
     assert.ok(confinement.seccomp.denied.includes('ptrace'));
     const names = confinement.rlimits.map((r) => r.name);
     assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE']);

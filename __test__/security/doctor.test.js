@@ -19,13 +19,29 @@ test('doctor() reports every check, and on this host every required one passes',
   const names = report.checks.map((c) => c.name);
   assert.deepEqual(names, [
     'bubblewrap', 'user namespaces (sysctls)', 'user namespaces (trial sandbox)',
-    'sandbox uid unused by the host', 'seccomp', 'cgroups (memory, pids)', 'runner',
+    'sandbox uid unused by the host', 'seccomp', 'ptrace scope (Yama)', 'cgroups (memory, pids)', 'runner',
   ]);
   for (const check of report.checks.filter((c) => c.importance === 'required')) {
     assert.equal(check.ok, true, `${check.name}: ${check.detail}`);
   }
   assert.equal(report.ok, true);
   assert.ok(Object.isFrozen(report) && Object.isFrozen(report.checks));
+});
+
+test("doctor() reports the host's Yama ptrace_scope and what it means for /proc/<pid>/mem inside a sandbox", { skip: skip ?? false }, () => {
+  const check = cordon.doctor({ runnerPath: '/bin/true' }).checks.find((c) => c.name === 'ptrace scope (Yama)');
+  assert.equal(check.importance, 'optional');
+  let scope = null;
+  try {
+    scope = require('node:fs').readFileSync('/proc/sys/kernel/yama/ptrace_scope', 'utf8').trim();
+  } catch {
+    // no Yama in this kernel
+  }
+  if (scope === null) assert.match(check.detail, /^no Yama/);
+  else assert.ok(check.detail.startsWith(scope), check.detail);
+  assert.equal(check.ok, scope !== null && scope !== '0');
+  if (!check.ok) assert.match(check.fix, /kernel\.yama\.ptrace_scope/);
+  assert.match(check.detail, /never beyond the sandbox/);
 });
 
 const rootOnly = process.geteuid() === 0 ? false : 'needs root: only a root provider gives sandboxes their own uid';

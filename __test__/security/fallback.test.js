@@ -110,9 +110,71 @@ test('without a cgroup: defaults fall back to rlimits; treeLimits "required" ref
   const result = JSON.parse(run.stdout);
   assert.equal(result.refused, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE');
   assert.equal(result.returncode, 0);
-  assert.equal(result.confinement.cgroup, null);
-  assert.equal(result.confinement.seccomp.profile, 'cordon-default-v1');
-  const nproc = result.confinement.rlimits.find((r) => r.name === 'NPROC');
+  assert.equal(result.confinement.planned.cgroup, null);
+  assert.equal(result.confinement.cgroupOutcome, null);
+  assert.deepEqual(result.confinement.mismatches, []);
+  assert.equal(result.confinement.planned.seccomp.profile, 'cordon-default-v2');
+  const nproc = result.confinement.planned.rlimits.find((r) => r.name === 'NPROC');
   // The policy's 64 plus the zombie allowance (confinement.rs NPROC_ZOMBIE_ALLOWANCE).
   assert.equal(nproc.hard, 64 + 512, 'without a cgroup NPROC is the only process bound');
+});
+
+// One probe.c attack in a sandbox of a non-root provider (uid 65534, no
+// cgroup): the script prints the sandbox's output and receipt as JSON.
+const ATTACK = `
+const c = require(${JSON.stringify(ROOT)});
+const [argv, options] = JSON.parse(process.argv[1]);
+const policy = { ...structuredClone(c[options.policy]()), resources: options.resources ?? {} };
+const ex = c.spawnIsolated(argv, { policy, workspace: options.workspace });
+const chunks = [];
+ex.stderr.on('data', (d) => chunks.push(d)); ex.protocol.resume();
+ex.wait().then((r) => process.stdout.write(JSON.stringify({ text: Buffer.concat(chunks).toString(),
+  signal: r.signal, confinement: r.receipt.confinement })));
+`;
+
+function attackAsNobody(t, args, options) {
+  const run = spawnSync(process.execPath, ['-e', ATTACK, JSON.stringify([[h.probe(), ...args], options])], {
+    uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', timeout: 60_000,
+    env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
+  });
+  if (/EACCES|Cannot find module/.test(run.stderr)) {
+    t.skip(`uid ${h.NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}`);
+    return null;
+  }
+  assert.equal(run.status, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  assert.equal(result.confinement.planned.cgroup, null, 'no cgroup for this provider');
+  assert.equal(result.confinement.planned.uidAllocation, 'provider');
+  return { ...result, results: h.parseResults(result.text) };
+}
+
+test('without a cgroup: no set-uid or set-gid file reaches a host workspace', { skip: skipReason() ?? false }, (t) => {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-fallback-ws-'));
+  fs.chownSync(workspace, h.NOBODY_UID, h.NOBODY_UID);
+  try {
+    const run = attackAsNobody(t, ['setid-files', '/workspace'], { policy: 'workspaceWrite', workspace });
+    if (!run) return;
+    assert.equal(run.results.get('setid-files')?.verdict, 'blocked', run.text);
+    assert.ok(fs.statSync(path.join(workspace, 'copy')).size > 0, 'the sandbox wrote on the host');
+    const setId = fs.readdirSync(workspace).filter((name) => fs.lstatSync(path.join(workspace, name)).mode & 0o6000);
+    assert.deepEqual(setId, []);
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
+});
+
+test('without a cgroup: /dev is read-only and every writable tmpfs ends in ENOSPC at its planned size', { skip: skipReason() ?? false }, (t) => {
+  const run = attackAsNobody(t, ['fill', '/dev', '/dev/shm', '/tmp', '/workspace'], { policy: 'workspaceWrite', resources: { memoryBytes: 64 << 20 } });
+  if (!run) return;
+  assert.equal(run.signal, null, run.text);
+  assert.match(run.results.get('fill:/dev').detail, /wrote=0MiB then Read-only file system/);
+  let total = 0;
+  for (const { mount, kind, sizeBytes } of run.confinement.planned.writableFilesystems) {
+    assert.equal(kind, 'tmpfs', mount);
+    const result = run.results.get(`fill:${mount}`);
+    assert.equal(result?.verdict, 'blocked', `${mount}: ${result?.detail}`);
+    assert.ok(Number(/wrote=(\d+)/.exec(result.detail)[1]) <= sizeBytes / 2 ** 20, `${mount}: ${result.detail}`);
+    total += sizeBytes;
+  }
+  assert.ok(total <= (64 << 20) / 2, `host memory held by the tmpfs mounts: at most ${total} bytes`);
 });

@@ -18,6 +18,14 @@ const MAX_CAPTURE_BYTES = 1 << 20;
  * by no host account (process_identity.rs SANDBOX_UID, docs/security.md).
  */
 const SANDBOX_UID = 0x7000_0000;
+/**
+ * The first per-run uid (process_identity.rs RUN_UID_FIRST): a root
+ * provider's runs without a workspace of a reserved owner lease one of
+ * RUN_UID_FIRST..RUN_UID_FIRST+65536 for their lifetime.
+ */
+const RUN_UID_FIRST = SANDBOX_UID + 0x1_0000;
+/** The whole reserved range: workspace owners, then per-run uids. */
+const RESERVED_UIDS = { first: SANDBOX_UID, end: RUN_UID_FIRST + 0x1_0000 };
 /** "nobody": an ordinary host account that daemons share, never the sandbox's. */
 const NOBODY_UID = 65534;
 
@@ -121,10 +129,12 @@ function processesWith(marker) {
   return pidsWhere((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker));
 }
 
-/** Host processes of the sandbox uid (all sandboxes, when the host is root). */
+/** Host processes of a reserved sandbox uid (all sandboxes, when the host is root). */
 function sandboxUidProcesses() {
-  const uid = new RegExp(`^Uid:\\s+${SANDBOX_UID}\\s`, 'm');
-  return pidsWhere((pid) => uid.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8')));
+  return pidsWhere((pid) => {
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+    return uid >= RESERVED_UIDS.first && uid < RESERVED_UIDS.end;
+  });
 }
 
 /** Children of this Node process that are zombies. */
@@ -172,6 +182,32 @@ function sandboxUidSentinel() {
   return child;
 }
 
+/**
+ * Runs `script` (CommonJS, with `cordon` and `probe` — the addon and the
+ * attacker's path — in scope) in a provider process of its own, so that a
+ * provider crash is a test failure rather than the test process's death,
+ * and returns the JSON it prints (and the provider's pid). `asNobody`: the provider runs as uid
+ * 65534, for which no cgroup is writable. `skip` is set instead when that
+ * uid cannot read the checkout (a clone in a 0700 directory) or this
+ * process is not root.
+ */
+function runProvider(script, { asNobody = false, timeoutMs = 60_000 } = {}) {
+  if (asNobody && process.geteuid() !== 0) return { skip: 'needs root to run a provider as uid 65534 (a user with no cgroup)' };
+  const root = path.join(__dirname, '..', '..');
+  const prelude = `const cordon = require(${JSON.stringify(root)}); const probe = ${JSON.stringify(probe())};\n`;
+  // No TMPDIR: control roots go to the default base (/dev/shm when it is a
+  // tmpfs) as for the root provider; on a disk-backed base every directory
+  // removed can cost a synchronous discard (~1.5 ms here), which would make
+  // a 20 000-level tree's removal a test of the disk.
+  const identity = asNobody ? { uid: NOBODY_UID, gid: NOBODY_UID, env: { PATH: process.env.PATH } } : {};
+  const run = require('node:child_process').spawnSync(process.execPath, ['-e', prelude + script], {
+    cwd: '/', encoding: 'utf8', timeout: timeoutMs, ...identity,
+  });
+  if (asNobody && /EACCES|Cannot find module/.test(run.stderr)) return { skip: `uid ${NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}` };
+  if (run.status !== 0) return { pid: run.pid, error: `provider exited ${run.status ?? run.signal}: ${run.stderr}` };
+  return { pid: run.pid, value: JSON.parse(run.stdout) };
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -190,10 +226,13 @@ module.exports = {
   parseResults,
   probe,
   processesWith,
+  runProvider,
   sandboxUidProcesses,
   sandboxUidSentinel,
   skipReason,
   zombieChildren,
   NOBODY_UID,
+  RESERVED_UIDS,
+  RUN_UID_FIRST,
   SANDBOX_UID,
 };

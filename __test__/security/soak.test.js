@@ -32,7 +32,7 @@ function kindOf(i) {
 const cgroupPaths = [];
 
 function noteCgroup(run) {
-  cgroupPaths.push(...(run.receipt?.confinement?.cgroup?.paths ?? []));
+  cgroupPaths.push(...(run.receipt?.confinement?.planned?.cgroup?.paths ?? []));
   return run;
 }
 

@@ -4,27 +4,24 @@
 // back. Steps, in order — each refusal answers ok:false with a code and the
 // handler never runs for a call refused before step 3:
 //   1. granted?            TOOL_NOT_GRANTED (the allowlist is re-checked here, not trusted)
-//   2. arguments valid?    INVALID_ARGUMENTS (the tool's inputSchema, ajv)
+//   2. arguments valid?    INVALID_ARGUMENTS (reserved keys, the tool's inputSchema), or
+//                          VALIDATION_TIMEOUT / VALIDATION_BUSY / VALIDATION_FAILED (validation.js)
 //   3. handler(args, ctx)  TOOL_FAILED when it throws or rejects
 //   4. project(result)     PROJECTION_FAILED when it throws
 //   5. strict JSON?        RESULT_NOT_JSON (functions, BigInt, cycles, NaN/Infinity, class instances)
-//   6. outputSchema?       RESULT_SCHEMA_MISMATCH
+//   6. outputSchema?       RESULT_SCHEMA_MISMATCH (validation.js, off the main thread when not provably cheap)
 //   7. sizes               TOOL_RESULT_LIMIT_EXCEEDED / CUMULATIVE_RESULT_LIMIT_EXCEEDED (these latch the run)
 
 const { toJsonText, NotJsonError } = require('./json-value');
+const { validateArguments, validateResult } = require('./validation');
+const { FRAME_TEXT } = require('./frames');
+const { ARGUMENTS_REFUSAL } = require('./frame-decoder');
 
 /** Handler and projection error messages reach the model's code; they are cut to this. */
 const MAX_TOOL_ERROR_CHARS = 1024;
-/** Schema errors listed in an INVALID_ARGUMENTS message. */
-const MAX_SCHEMA_ERRORS = 5;
 
 function failure(code, message, latch = false) {
   return { ok: false, error: { code, message: `${code}: ${String(message).slice(0, MAX_TOOL_ERROR_CHARS)}` }, latch };
-}
-
-function schemaErrors(validate) {
-  return (validate.errors ?? []).slice(0, MAX_SCHEMA_ERRORS)
-    .map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
 }
 
 function errorText(error) {
@@ -84,13 +81,17 @@ class CallDispatcher {
     this.events.toolFailed({ callId: call.callId, name: call.name, durationMs: Math.round(performance.now() - call.started), error: { code } });
   }
 
-  async evaluate({ id: callId, name, arguments: args }, signal) {
+  async evaluate(frame, signal) {
+    const { id: callId, name, arguments: args } = frame;
     const tool = this.granted.get(name);
     if (!tool) {
       const why = this.catalogue.has(name) ? `"${name}" is not granted in ${this.ctxBase.mode} mode` : `"${name}" is not a granted tool`;
       return failure('TOOL_NOT_GRANTED', why.slice(0, 400));
     }
-    if (!tool.validateInput(args)) return failure('INVALID_ARGUMENTS', `arguments for "${name}" do not match its inputSchema: ${schemaErrors(tool.validateInput)}`);
+    // A frame too complex to parse on the main thread arrives as a stand-in carrying its refusal.
+    const verdict = frame[ARGUMENTS_REFUSAL] ?? await validateArguments(tool, args, { signal, frameText: frame[FRAME_TEXT] });
+    if (!verdict.ok) return failure(verdict.code, verdict.message);
+    if (signal.aborted) return failure('RUN_ENDED', 'the run ended before the tool started');
     let value;
     try {
       value = await tool.handler(args, Object.freeze({ ...this.ctxBase, callId, signal }));
@@ -98,10 +99,10 @@ class CallDispatcher {
       return failure('TOOL_FAILED', errorText(error));
     }
     if (signal.aborted) return failure('RUN_ENDED', 'the run ended before the tool finished');
-    return this.shape(tool, value === undefined ? null : value);
+    return this.shape(tool, value === undefined ? null : value, signal);
   }
 
-  shape(tool, value) {
+  async shape(tool, value, signal) {
     let projected = value;
     if (tool.project) {
       try {
@@ -117,8 +118,9 @@ class CallDispatcher {
       // Anything else (a throwing getter, a stack overflow) is just as much "not JSON".
       return failure('RESULT_NOT_JSON', error instanceof NotJsonError ? error.message : `result cannot be serialized: ${errorText(error)}`);
     }
-    if (tool.validateOutput && !tool.validateOutput(projected)) {
-      return failure('RESULT_SCHEMA_MISMATCH', `result of "${tool.name}" does not match its outputSchema: ${schemaErrors(tool.validateOutput)}`);
+    if (tool.output) {
+      const verdict = await validateResult(tool, projected, { signal, text: json.text });
+      if (!verdict.ok) return failure(verdict.code, verdict.message);
     }
     return this.checkSizes(projected, json);
   }

@@ -13,7 +13,8 @@
 // `timeout`), cancel grace, exit grace. The termination reason is
 // write-once: the first cause wins, and a later frame cannot overturn it.
 
-const { FrameError, encodeFrame, parseFrame, validateFrame, runnerError, VERSION } = require('./frames');
+const { FrameError, encodeFrame, validateFrame, runnerError, VERSION } = require('./frames');
+const { decodeLine } = require('./frame-decoder');
 const { BoundedLineReader } = require('./line-reader');
 const { READY_BUDGET_MS, DRAIN_SLACK_MS, maxFrameBytes, runnerArgs, executeLimits, checkEffectiveLimits } = require('./limits');
 const { failed } = require('./outcome');
@@ -54,6 +55,8 @@ class Execution {
     this.stderrBytes = 0;
     this.stopping = false;
     this.writeClosed = false;
+    /** EOF / exit handlers waiting for an off-thread frame decode (deferWhileDecoding). */
+    this.deferred = [];
   }
 
   /**
@@ -82,6 +85,13 @@ class Execution {
       maxLineBytes: frameBytes,
       onLine: (line) => this.onLine(line),
       onOverflow: (error) => this.fail('protocol', 'FRAME_TOO_LARGE', error.message),
+      // A large frame is being decoded off the main thread: stop reading until it is done.
+      onHold: () => this.execution.protocol.pause(),
+      onRelease: () => {
+        this.execution.protocol.resume();
+        const deferred = this.deferred.splice(0);
+        for (const fn of deferred) fn();
+      },
     });
     this.wireStreams();
     this.settled = this.execution.wait().then((exit) => this.onExit(exit), (error) => this.onSpawnFailure(error));
@@ -154,14 +164,29 @@ class Execution {
     if (!this.execution.protocol.destroyed) this.execution.protocol.end();
   }
 
+  /** @returns {Promise<void> | undefined} a Promise while a large frame is decoded (the reader waits for it) */
   onLine(line) {
-    let frame;
+    let decoded;
     try {
-      frame = parseFrame(line);
+      decoded = decodeLine(line);
+    } catch (error) {
+      return this.onBadFrame(error);
+    }
+    if (typeof decoded.then !== 'function') return this.onFrame(decoded);
+    // The reader was stopped meanwhile (outcome decided): the frame is dropped like any later line.
+    return decoded.then((frame) => { if (!this.reader.stopped) this.onFrame(frame); }, (error) => { if (!this.reader.stopped) this.onBadFrame(error); });
+  }
+
+  onBadFrame(error) {
+    // Only FrameError is expected; anything else is still the runner's fault, never a host crash.
+    return this.fail('protocol', error instanceof FrameError ? error.code : 'BAD_FRAME', error.message);
+  }
+
+  onFrame(frame) {
+    try {
       validateFrame(frame, this.executionId);
     } catch (error) {
-      // Only FrameError is expected; anything else is still the runner's fault, never a host crash.
-      return this.fail('protocol', error instanceof FrameError ? error.code : 'BAD_FRAME', error.message);
+      return this.onBadFrame(error);
     }
     if (frame.type === 'ready') return this.onReady(frame);
     if (frame.type === 'tool.call') return this.onToolCall(frame);
@@ -286,8 +311,19 @@ class Execution {
     this.after('cancel', CANCEL_GRACE_MS, () => this.stopSandbox());
   }
 
+  /**
+   * Run `fn` once no frame is being decoded off-thread: EOF and the sandbox's exit
+   * come after the last frame the runner wrote, so they must not overtake it.
+   * @returns {boolean} true when deferred
+   */
+  deferWhileDecoding(fn) {
+    if (this.reader.held === null) return false;
+    this.deferred.push(fn);
+    return true;
+  }
+
   onEof() {
-    if (this.eof) return;
+    if (this.eof || this.deferWhileDecoding(() => this.onEof())) return;
     this.eof = true;
     if (this.state !== 'finished') {
       // Not fail(): the runner is probably exiting on its own; the exit grace below decides
@@ -307,8 +343,18 @@ class Execution {
     this.stopping = true;
     this.execution.stop().catch(() => {});
     const bound = this.stop.graceMs + this.stop.forceMs + WAIT_BOUND_SLACK_MS;
-    this.after('wait-bound', bound, () => this.finish(null, failed('sandbox', 'CONTAINMENT_UNCONFIRMED',
-      `the sandbox did not finish within ${bound} ms of stop(); its admission slot stays held until it does`)));
+    this.after('wait-bound', bound, () => this.containmentUnconfirmed(bound));
+  }
+
+  /**
+   * wait() did not settle within the bound: the sandbox may still be running and has no receipt.
+   * That outranks whatever ended the run (even an ok result): the run is not accounted for.
+   */
+  containmentUnconfirmed(bound) {
+    const before = this.termination ? ` (the run had ended: ${this.termination.ok ? 'ok' : this.termination.error.code ?? this.termination.error.kind})` : '';
+    this.termination = failed('sandbox', 'CONTAINMENT_UNCONFIRMED',
+      `the sandbox did not finish within ${bound} ms of stop(); its admission slot stays held until it does${before}`);
+    this.finish(null, this.termination);
   }
 
   stderrText() {
@@ -316,6 +362,7 @@ class Execution {
   }
 
   onExit(exit) {
+    if (this.deferWhileDecoding(() => this.onExit(exit))) return;
     if (this.termination?.error?.code === 'NO_TERMINAL_FRAME') {
       const status = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.returncode}`;
       const stderr = this.stderrText();
@@ -326,10 +373,15 @@ class Execution {
 
   onSpawnFailure(error) {
     const code = typeof error?.code === 'string' ? error.code : 'SPAWN_FAILED';
-    this.finish(null, failed('sandbox', code, `the sandbox could not run: ${error?.message ?? String(error)}`));
+    const failure = failed('sandbox', code, `the sandbox failed: ${error?.message ?? String(error)}`);
+    // A terminal frame said ok, but the launcher failed the run after it (its confinement did not
+    // match the plan, or it left no receipt): the sandbox's verdict wins over the program's word.
+    if (this.termination?.ok) this.termination = failure;
+    const receipt = error?.details?.receipt;
+    this.finish(null, failure, receipt && typeof receipt === 'object' ? receipt : undefined);
   }
 
-  finish(exit, fallback) {
+  finish(exit, fallback, receipt = exit?.receipt) {
     if (this.finished) return;
     this.finished = true;
     this.state = 'finished';
@@ -337,7 +389,7 @@ class Execution {
     this.clearTimers();
     this.abandonPendingCall();
     this.unwatchSignal?.();
-    this.resolve({ termination: this.termination, receipt: exit?.receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion });
+    this.resolve({ termination: this.termination, receipt: receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion });
   }
 }
 

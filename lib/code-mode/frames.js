@@ -22,6 +22,12 @@ class FrameError extends Error {
   }
 }
 
+/**
+ * The JSON text a parsed frame came from, kept on the frame (non-enumerable) so a
+ * validator thread can be handed a string instead of a structured clone (validation.js).
+ */
+const FRAME_TEXT = Symbol('cordon.frameText');
+
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 function encodeFrame(type, fields) {
@@ -30,30 +36,49 @@ function encodeFrame(type, fields) {
 
 const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** UTF-8 text of a runner line, or a FrameError (NUL bytes and invalid UTF-8 are refused). */
+function decodeText(line) {
+  if (line.includes(0)) throw new FrameError('BAD_FRAME', 'runner frame contains a NUL byte');
+  try {
+    return strictUtf8.decode(line);
+  } catch (error) {
+    throw new FrameError('BAD_FRAME', `runner sent a line that is not UTF-8 JSON: ${error.message.slice(0, 200)}`);
+  }
+}
+
 /**
- * Decode one runner line into a frame object with a known `type`.
- * @param {Buffer} line the bytes between two newlines
+ * JSON.parse + the checks JSON.parse does not make; a frame object with a known `type`.
+ * @param {string} text
+ * @param {{structureChecked?: boolean}} [options] structureChecked: a validator thread already ran
+ *   findStructureProblem over this exact text (frame-decoder.js)
  * @throws {FrameError}
  */
-function parseFrame(line) {
-  if (line.includes(0)) throw new FrameError('BAD_FRAME', 'runner frame contains a NUL byte');
+function parseFrameText(text, { structureChecked = false } = {}) {
   let frame;
-  let text;
   try {
-    text = strictUtf8.decode(line);
     frame = JSON.parse(text);
   } catch (error) {
     throw new FrameError('BAD_FRAME', `runner sent a line that is not UTF-8 JSON: ${error.message.slice(0, 200)}`);
   }
   if (!isObject(frame)) throw new FrameError('BAD_FRAME', 'runner frame is not a JSON object');
   // Duplicate keys (which JSON.parse hides) and stack-overflowing depth, as the runner refuses them (§1).
-  const problem = findStructureProblem(text);
+  const problem = structureChecked ? null : findStructureProblem(text);
   if (problem) throw new FrameError('BAD_FRAME', problem);
   if (frame.version !== VERSION) throw new FrameError('BAD_FRAME', `runner frame version is ${JSON.stringify(frame.version)?.slice(0, 64)}, expected "${VERSION}"`);
   if (!RUNNER_FRAME_TYPES.has(frame.type)) {
     throw new FrameError('UNEXPECTED_FRAME', `runner sent a frame of unknown type ${JSON.stringify(frame.type)?.slice(0, 64)}`);
   }
+  Object.defineProperty(frame, FRAME_TEXT, { value: text });
   return frame;
+}
+
+/**
+ * Decode one runner line into a frame object with a known `type`.
+ * @param {Buffer} line the bytes between two newlines
+ * @throws {FrameError}
+ */
+function parseFrame(line) {
+  return parseFrameText(decodeText(line));
 }
 
 /** `executionId` is copied into every runner frame (§4); when present it must be ours. */
@@ -118,4 +143,4 @@ function runnerError(error) {
   return out;
 }
 
-module.exports = { VERSION, FrameError, encodeFrame, parseFrame, validateFrame, runnerError };
+module.exports = { VERSION, FRAME_TEXT, FrameError, encodeFrame, parseFrame, parseFrameText, decodeText, validateFrame, runnerError };

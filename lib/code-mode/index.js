@@ -16,7 +16,7 @@ const { renderDeclarations, renderDescription } = require('./declarations');
 const { runCode } = require('./run');
 const { DEFAULT_STOP } = require('./execution');
 
-const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool']);
+const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool', 'strictSchemas']);
 const RUNNER_KEYS = new Set(['path', 'stop']);
 
 function invalidArgument(message) {
@@ -96,7 +96,7 @@ function bindCodeMode(api) {
     for (const key of Object.keys(options)) {
       if (!OPTION_KEYS.has(key)) throw invalidArgument(`unknown createCodeMode option "${key}"; known: ${[...OPTION_KEYS].join(', ')}`);
     }
-    const catalogue = defineTools(options.tools);
+    const catalogue = defineTools(options.tools, { strictSchemas: options.strictSchemas });
     const limits = resolveLimits(options.limits);
     const policy = options.policy === undefined ? api.readOnly() : options.policy;
     const runner = resolveRunner(options.runner, api.runnerPath);

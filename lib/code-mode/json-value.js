@@ -40,25 +40,93 @@ function isPlainObject(value) {
   return proto === Object.prototype || proto === null;
 }
 
-/** Throws NotJsonError unless `value` is strictly JSON. `ancestors` detects cycles, not shared refs. */
-function assertJson(value, path, depth, ancestors) {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new NotJsonError(path, describeNonJson(value));
-    return;
+/** The path of a walk entry, built only when something is reported (a string per value costs more than the check). */
+function pathOf(entry) {
+  const parts = [];
+  for (let at = entry; at.parent !== null; at = at.parent) parts.push(typeof at.key === 'number' ? `[${at.key}]` : `.${at.key}`);
+  return entry.root + parts.reverse().join('');
+}
+
+/** Why a scalar is not JSON, or null. */
+function scalarProblem(value) {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
+  if (typeof value === 'number') return Number.isFinite(value) ? null : describeNonJson(value);
+  return typeof value === 'object' ? undefined : describeNonJson(value); // undefined: a container, walk it
+}
+
+/**
+ * A cycle shows up as nesting past MAX_JSON_DEPTH (depth-first, the walk goes round it at once):
+ * the shallowest value on the too-deep path that repeats one of its ancestors is where it closes.
+ * Only called on that error, so its quadratic scan is over at most MAX_JSON_DEPTH entries.
+ */
+function cycleAt(entry) {
+  const chain = [];
+  for (let at = entry; at !== null; at = at.parent) chain.push(at);
+  chain.reverse();
+  for (let i = 1; i < chain.length; i += 1) {
+    for (let j = 0; j < i; j += 1) if (chain[j].value === chain[i].value) return chain[i];
   }
-  if (typeof value !== 'object') throw new NotJsonError(path, describeNonJson(value));
-  if (depth >= MAX_JSON_DEPTH) throw new NotJsonError(path, `nested deeper than ${MAX_JSON_DEPTH} levels`);
-  if (ancestors.has(value)) throw new NotJsonError(path, 'a cycle back to one of its ancestors');
-  const isArray = Array.isArray(value);
-  if (!isArray && !isPlainObject(value)) throw new NotJsonError(path, describeNonJson(value));
-  ancestors.add(value);
-  if (isArray) {
-    for (let i = 0; i < value.length; i += 1) assertJson(value[i], `${path}[${i}]`, depth + 1, ancestors);
-  } else {
-    for (const key of Object.keys(value)) assertJson(value[key], `${path}.${key}`, depth + 1, ancestors);
+  return null;
+}
+
+/**
+ * True when `root` is strictly JSON. The common case, so it allocates nothing per value: two
+ * parallel stacks of containers and depths, scalars checked in place. Shared references are fine;
+ * a cycle fails the depth bound.
+ */
+function isStrictJson(root) {
+  if (scalarProblem(root) === null) return true;
+  const containers = [root];
+  const depths = [0];
+  while (containers.length > 0) {
+    const value = containers.pop();
+    const depth = depths.pop();
+    if (depth >= MAX_JSON_DEPTH) return false;
+    const isArray = Array.isArray(value);
+    if (!isArray && !isPlainObject(value)) return false;
+    const keys = isArray ? null : Object.keys(value);
+    const length = isArray ? value.length : keys.length;
+    for (let i = 0; i < length; i += 1) {
+      const child = isArray ? value[i] : value[keys[i]];
+      const problem = scalarProblem(child);
+      if (problem === null) continue;
+      if (problem !== undefined) return false;
+      containers.push(child);
+      depths.push(depth + 1);
+    }
   }
-  ancestors.delete(value);
+  return true;
+}
+
+/**
+ * Throws NotJsonError naming the first offending value, in document order. Only run once
+ * isStrictJson said no: it builds an entry per container to report the path.
+ */
+function assertJson(root, rootPath) {
+  const stack = [{ value: root, parent: null, key: null, depth: 0, root: rootPath }];
+  while (stack.length > 0) {
+    const entry = stack.pop();
+    const { value, depth } = entry;
+    const problem = scalarProblem(value);
+    if (problem === null) continue;
+    if (problem !== undefined) throw new NotJsonError(pathOf(entry), problem);
+    if (depth >= MAX_JSON_DEPTH) {
+      const cycle = cycleAt(entry);
+      if (cycle) throw new NotJsonError(pathOf(cycle), 'a cycle back to one of its ancestors');
+      throw new NotJsonError(pathOf(entry), `nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    const isArray = Array.isArray(value);
+    if (!isArray && !isPlainObject(value)) throw new NotJsonError(pathOf(entry), describeNonJson(value));
+    const keys = isArray ? null : Object.keys(value);
+    const length = isArray ? value.length : keys.length;
+    // Children in reverse, so the first offending value in document order is the one reported.
+    for (let i = length - 1; i >= 0; i -= 1) {
+      const key = isArray ? i : keys[i];
+      const child = value[key];
+      if (scalarProblem(child) === null) continue;
+      stack.push({ value: child, parent: entry, key, depth: depth + 1, root: rootPath });
+    }
+  }
 }
 
 /**
@@ -69,7 +137,10 @@ function assertJson(value, path, depth, ancestors) {
  * @throws {NotJsonError}
  */
 function toJsonText(value, path) {
-  assertJson(value, path, 0, new Set());
+  if (!isStrictJson(value)) {
+    assertJson(value, path);
+    throw new NotJsonError(path, 'not strict JSON'); // unreachable unless the two walks disagree
+  }
   const text = JSON.stringify(value);
   return { text, bytes: Buffer.byteLength(text, 'utf8') };
 }

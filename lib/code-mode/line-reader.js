@@ -5,6 +5,10 @@
 // hand): a runner that never sends a newline, or sends a 1 GiB line, costs the
 // host `maxLineBytes`, not 1 GiB. Past the bound it reports once and drops
 // everything after — the caller decides the outcome and stops the sandbox.
+// `onLine` may return a Promise (a frame decoded off the main thread): later
+// lines wait, in order, until it settles; the chunks that arrive meanwhile are
+// kept (the caller pauses its stream through onHold/onRelease, so that is at
+// most what was already read).
 
 class LineTooLongError extends Error {
   constructor(maxLineBytes) {
@@ -18,10 +22,14 @@ class BoundedLineReader {
    * @param {{maxLineBytes: number, onLine: (line: Buffer) => void, onOverflow: (error: LineTooLongError) => void}} options
    *   a line's content (newline excluded) must be strictly shorter than maxLineBytes (code-bridge-v1 §1)
    */
-  constructor({ maxLineBytes, onLine, onOverflow }) {
+  constructor({ maxLineBytes, onLine, onOverflow, onHold = () => {}, onRelease = () => {} }) {
     this.maxLineBytes = maxLineBytes;
     this.onLine = onLine;
     this.onOverflow = onOverflow;
+    this.onHold = onHold;
+    this.onRelease = onRelease;
+    /** Chunks received while a line's Promise is pending. */
+    this.held = null;
     this.pending = [];
     this.pendingBytes = 0;
     this.failed = false;
@@ -35,10 +43,20 @@ class BoundedLineReader {
     this.stopped = true;
     this.pending = [];
     this.pendingBytes = 0;
+    if (this.held) {
+      // Let the stream flow again so it can end; what it still carries is counted and dropped.
+      this.droppedBytes += this.held.reduce((sum, chunk) => sum + chunk.length, 0);
+      this.held = null;
+      this.onRelease();
+    }
   }
 
   /** @param {Buffer} chunk */
   push(chunk) {
+    if (this.held) {
+      this.held.push(chunk);
+      return;
+    }
     let start = 0;
     while (start < chunk.length) {
       if (this.failed || this.stopped) {
@@ -58,8 +76,32 @@ class BoundedLineReader {
       this.pending = [];
       this.pendingBytes = 0;
       start = newline + 1;
-      this.onLine(line);
+      const handled = this.onLine(line);
+      if (handled && typeof handled.then === 'function') {
+        this.hold(handled, chunk.subarray(start));
+        return;
+      }
     }
+  }
+
+  /** Keep `rest` and every later chunk until `settled` settles, then go on in order. */
+  hold(settled, rest) {
+    this.held = rest.length > 0 ? [rest] : [];
+    this.onHold();
+    const release = () => {
+      if (this.held === null) return; // stopped meanwhile (stop() released the stream)
+      const backlog = this.held;
+      this.held = null;
+      while (backlog.length > 0) {
+        this.push(backlog.shift());
+        if (this.held !== null) { // another line went off-thread: the rest waits behind it
+          this.held.push(...backlog);
+          return;
+        }
+      }
+      this.onRelease();
+    };
+    settled.then(release, release);
   }
 
   fail() {

@@ -6,7 +6,8 @@
 // present) is stable and what callers branch on. Runner kinds are passed
 // through as the runner reported them (code-bridge-v1 §9); host kinds are:
 //   limit       SOURCE_LIMIT_EXCEEDED, TOOL_RESULT_LIMIT_EXCEEDED, CUMULATIVE_RESULT_LIMIT_EXCEEDED
-//   result_limit RESULT_LIMIT_EXCEEDED (the host's re-check of the final result)
+//   result_limit RESULT_LIMIT_EXCEEDED (the host's re-check of the final result),
+//               RESULT_TOO_COMPLEX (more values or distinct keys than the host parses, frame-decoder.js)
 //   source      SOURCE_EMPTY, SOURCE_HAS_NUL
 //   protocol    BAD_FRAME, FRAME_TOO_LARGE, UNEXPECTED_FRAME, WRONG_EXECUTION_ID, WRONG_CALL_ID,
 //               READY_LIMIT_RAISED, READY_TIMEOUT

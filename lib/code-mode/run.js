@@ -111,7 +111,7 @@ async function runCode(host, code, options = {}) {
   });
   const startedAt = Date.now();
   const t0 = performance.now();
-  const { termination, receipt } = await execute(host, code, opts, granted, events, dispatcher);
+  const { termination, receipt } = requireReceipt(await execute(host, code, opts, granted, events, dispatcher));
   const metrics = {
     elapsedMs: Math.round(performance.now() - t0),
     toolCalls: dispatcher.calls,
@@ -127,6 +127,13 @@ async function runCode(host, code, options = {}) {
     try { host.onAudit(audit); } catch { /* an audit sink failure must not change the outcome */ }
   }
   return buildResult({ termination, metrics, events: events.snapshot(), receipt, executionId: opts.executionId, audit });
+}
+
+/** A run whose sandbox left no receipt is never `ok` (docs/receipts.md). */
+function requireReceipt(outcome) {
+  if (!outcome.termination.ok || Object.keys(outcome.receipt ?? {}).length > 0) return outcome;
+  const termination = failed('sandbox', 'ERR_CORDON_RECEIPT_UNAVAILABLE', 'the sandbox left no receipt: the run is not accounted for');
+  return { ...outcome, termination };
 }
 
 module.exports = { runCode };

@@ -4,10 +4,11 @@
 // never sees this catalogue directly — it sees only the tools its mode grants
 // (`grantTools`), and every incoming call is checked against that grant again.
 
-const Ajv = require('ajv');
-const addFormats = require('ajv-formats');
 const { CordonError } = require('../errors');
 const { deepFreeze } = require('./deep-freeze');
+const { toJsonSchema, SchemaSourceError } = require('./schema-source');
+const { createCompiler, draftOf } = require('./schema-compiler');
+const { prepareValidation } = require('./validation');
 
 /** The runner's catalogue ceiling (code-bridge-v1 §4). */
 const MAX_TOOLS = 512;
@@ -23,14 +24,6 @@ const MODE_EFFECTS = Object.freeze({ execute: null, inspect: new Set(['read']) }
 function invalidTool(index, message, name) {
   const label = typeof name === 'string' ? `tools[${index}] ("${name}")` : `tools[${index}]`;
   return new CordonError('ERR_CORDON_INVALID_TOOL', `${label}: ${message}`, { details: { index, name } });
-}
-
-function createValidatorCompiler() {
-  // strict:false accepts the annotation keywords real schemas carry (examples,
-  // title, x-…); formats are enforced (ajv-formats) rather than silently ignored.
-  const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: true });
-  addFormats(ajv);
-  return ajv;
 }
 
 function checkName(tool, index, seen) {
@@ -59,12 +52,24 @@ function checkShape(tool, index) {
   if (tool.project !== undefined && typeof tool.project !== 'function') throw invalidTool(index, 'project must be a function (result) => json', name);
 }
 
-function compileSchema(ajv, schema, index, name, key) {
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
-    throw invalidTool(index, `${key} must be a JSON Schema object`, name);
-  }
+/**
+ * A provider's schema (JSON Schema, Standard Schema, AI SDK schema) as a plain
+ * JSON Schema, its draft, and Ajv's compiled check; refused with
+ * ERR_CORDON_INVALID_TOOL when it is none of these or Ajv refuses it.
+ */
+function compileSchema(compiler, value, index, name, key) {
+  let converted;
   try {
-    return ajv.compile(structuredClone(schema));
+    converted = toJsonSchema(value);
+  } catch (error) {
+    if (!(error instanceof SchemaSourceError)) throw error;
+    throw invalidTool(index, `${key} ${error.message}`, name);
+  }
+  // A private copy: later mutation of the caller's object changes nothing.
+  const schema = structuredClone(converted.schema);
+  try {
+    const draft = draftOf(schema);
+    return { schema, draft, validate: compiler.compile(schema, draft), source: converted.source };
   } catch (error) {
     throw new CordonError('ERR_CORDON_INVALID_TOOL', `tools[${index}] ("${name}"): ${key} is not a valid JSON Schema: ${error.message}`, {
       cause: error,
@@ -73,42 +78,47 @@ function compileSchema(ajv, schema, index, name, key) {
   }
 }
 
-function buildTool(ajv, tool, index) {
+function buildTool(compiler, strict, tool, index) {
   const { name } = tool;
-  if (tool.inputSchema?.type !== 'object') {
+  const input = compileSchema(compiler, tool.inputSchema, index, name, 'inputSchema');
+  if (input.schema.type !== 'object') {
     throw invalidTool(index, 'inputSchema must describe an object ({type: "object", …}): tool arguments are always an object', name);
   }
-  const validateInput = compileSchema(ajv, tool.inputSchema, index, name, 'inputSchema');
-  const validateOutput = tool.outputSchema === undefined ? null : compileSchema(ajv, tool.outputSchema, index, name, 'outputSchema');
+  const output = tool.outputSchema === undefined ? null : compileSchema(compiler, tool.outputSchema, index, name, 'outputSchema');
   return Object.freeze({
     name,
     description: tool.description,
     effect: tool.effect,
-    inputSchema: deepFreeze(structuredClone(tool.inputSchema)),
-    outputSchema: tool.outputSchema === undefined ? undefined : deepFreeze(structuredClone(tool.outputSchema)),
+    inputSchema: deepFreeze(input.schema),
+    outputSchema: output === null ? undefined : deepFreeze(output.schema),
     handler: tool.handler,
     project: tool.project,
-    validateInput,
-    validateOutput,
+    input: prepareValidation({ ...input, strict }),
+    output: output === null ? null : prepareValidation({ ...output, strict }),
   });
 }
 
 /**
- * Validate and freeze the provider's tools. Schemas are copied, so later
- * mutation of the caller's objects changes nothing.
+ * Validate and freeze the provider's tools. Schemas are converted to plain
+ * JSON Schema (schema-source.js) and copied, so later mutation of the
+ * caller's objects changes nothing.
+ * @param {unknown} tools
+ * @param {{strictSchemas?: boolean}} [options] strictSchemas (default true): unknown
+ *   keywords and formats are refused rather than ignored
  * @returns {ReadonlyMap<string, object>} name → frozen tool, in catalogue order
  */
-function defineTools(tools) {
+function defineTools(tools, { strictSchemas = true } = {}) {
+  if (typeof strictSchemas !== 'boolean') throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'strictSchemas must be a boolean');
   if (!Array.isArray(tools)) throw new CordonError('ERR_CORDON_INVALID_TOOL', 'tools must be an array of tool definitions');
   if (tools.length > MAX_TOOLS) throw new CordonError('ERR_CORDON_INVALID_TOOL', `at most ${MAX_TOOLS} tools, got ${tools.length}`);
-  const ajv = createValidatorCompiler();
+  const compiler = createCompiler({ strict: strictSchemas });
   const seen = new Set();
   const catalogue = new Map();
   tools.forEach((tool, index) => {
     if (tool === null || typeof tool !== 'object' || Array.isArray(tool)) throw invalidTool(index, 'must be an object');
     checkName(tool, index, seen);
     checkShape(tool, index);
-    catalogue.set(tool.name, buildTool(ajv, tool, index));
+    catalogue.set(tool.name, buildTool(compiler, strictSchemas, tool, index));
   });
   return catalogue;
 }
@@ -132,4 +142,12 @@ function grantTools(catalogue, mode) {
   return granted;
 }
 
-module.exports = { defineTools, grantTools, resolveMode, MAX_TOOLS, MAX_TOOL_NAME_BYTES };
+/**
+ * The identity on a tool definition: it exists for TypeScript, where it types the
+ * handler's `args` from the schema (index.d.ts). createCodeMode does the checking.
+ */
+function defineTool(tool) {
+  return tool;
+}
+
+module.exports = { defineTool, defineTools, grantTools, resolveMode, MAX_TOOLS, MAX_TOOL_NAME_BYTES };

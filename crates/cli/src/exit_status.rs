@@ -12,10 +12,12 @@ pub const DOCTOR_FAILED: i32 = 1;
 /// Unknown subcommand, or a malformed `cordon doctor` command line.
 pub const USAGE: i32 = 2;
 /// `cordon run` itself failed: a usage error, an invalid policy or option,
-/// or the receipt asked for with `--receipt` could not be written.
+/// the launcher could not write or read back the run's receipt, or the
+/// receipt asked for with `--receipt` could not be written.
 pub const RUN_ERROR: i32 = 125;
 /// The sandbox could not be launched (bwrap missing, namespaces refused, a
-/// confinement the policy requires is unavailable, spawn failed).
+/// confinement the policy requires is unavailable, spawn failed), or it ran
+/// without the planned confinement and was stopped (confinement mismatch).
 pub const LAUNCH_FAILED: i32 = 126;
 /// The program is not an absolute path to an executable regular file.
 pub const INVALID_COMMAND: i32 = 127;
@@ -28,10 +30,14 @@ const MAX_SIGNAL: i32 = 64;
 pub fn for_error_code(code: ErrorCode) -> i32 {
     match code {
         ErrorCode::InvalidCommand => INVALID_COMMAND,
-        ErrorCode::InvalidOptions | ErrorCode::PolicyInvalid | ErrorCode::Unsupported => RUN_ERROR,
+        ErrorCode::InvalidOptions
+        | ErrorCode::PolicyInvalid
+        | ErrorCode::Unsupported
+        | ErrorCode::ReceiptUnavailable => RUN_ERROR,
         ErrorCode::BackendUnavailable
         | ErrorCode::SpawnFailed
-        | ErrorCode::ConfinementUnavailable => LAUNCH_FAILED,
+        | ErrorCode::ConfinementUnavailable
+        | ErrorCode::ConfinementMismatch => LAUNCH_FAILED,
     }
 }
 

@@ -161,8 +161,9 @@ fn workspace_write_lets_the_program_write_the_workspace_and_read_only_does_not()
     let dir = TempDir::new("workspace");
     let ws = dir.path("ws");
     std::fs::create_dir(&ws).unwrap();
-    // As root the sandbox runs as the reserved uid 0x70000000 (docs/policy.md, root mode),
-    // which owns nothing here: the workspace must be writable by all.
+    // As root the sandbox runs as a per-run uid of the reserved range (this
+    // workspace is root's, not a reserved owner's; docs/policy.md, root
+    // mode), which owns nothing here: the workspace must be writable by all.
     let writable_by_all = std::os::unix::fs::PermissionsExt::from_mode(0o777);
     std::fs::set_permissions(&ws, writable_by_all).unwrap();
     let write = "echo data > /workspace/out.txt";

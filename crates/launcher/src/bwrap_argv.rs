@@ -4,7 +4,10 @@
 //! 1. namespaces (every one, explicitly: no `-try` variants), session, caps;
 //! 2. the info fd and the seccomp fd;
 //! 3. the read-only runtime (/usr, /lib*, /bin, /sbin, ld.so.cache);
-//! 4. the sandbox's own /proc and /dev;
+//! 4. the sandbox's own /proc and /dev: a size-bounded tmpfs at /dev/shm,
+//!    then /dev itself read-only (bwrap's device tmpfs has no size bound);
+//!    host facts in /proc masked; the size-bounded tmpfs /tmp and, for a
+//!    writable default workspace, /workspace;
 //! 5. descriptor binds: /workspace, /tmp, extras, then the executable
 //!    (at its canonical path), and a symlink from `command[0]` if needed;
 //! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
@@ -21,7 +24,10 @@
 
 use std::ffi::OsString;
 
-use crate::plan::{BindRole, Plan, INFO_FD, SANDBOX_HOSTNAME, SANDBOX_TEMP};
+use crate::plan::{
+    BindRole, Plan, INFO_FD, SANDBOX_DEV, SANDBOX_DEV_SHM, SANDBOX_HOSTNAME, SANDBOX_TEMP,
+    SANDBOX_WORKSPACE,
+};
 use crate::runtime_layout::{RuntimeEntry, ENV_WRAPPER, LD_SO_CACHE};
 
 /// Every namespace, explicitly (no `-try` variant may silently weaken it).
@@ -33,6 +39,14 @@ pub const NAMESPACES: &[&str] = &[
     "--unshare-uts",
     "--unshare-cgroup",
 ];
+
+/// Host facts in the sandbox's own `/proc` that say nothing about the
+/// sandbox: each is covered by [`MASK_SOURCE`], which bwrap binds `nodev`,
+/// so reading it fails with EACCES. `/proc/cmdline` carries the host's boot
+/// command line (hypervisor, init and console settings).
+pub const MASKED_PROC_FILES: &[&str] = &["/proc/cmdline"];
+/// What a masked `/proc` file is covered with.
+pub const MASK_SOURCE: &str = "/dev/null";
 
 /// bwrap's arguments, split by where they travel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,11 +100,24 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
         argv.push_all(&["--seccomp", &seccomp.slot.to_string()]);
     }
     push_runtime(&mut argv, plan);
-    argv.push_all(&["--proc", "/proc", "--dev", "/dev"]);
-    // A size-bounded tmpfs, not a host directory: a disk fill ends with
-    // ENOSPC inside the sandbox. Before the binds, so extras may nest in it.
+    argv.push_all(&["--proc", "/proc", "--dev", SANDBOX_DEV]);
+    // bwrap's /dev is a tmpfs it cannot size (`--size` only precedes
+    // `--tmpfs`): a program could fill it with host memory. Only /dev/shm
+    // stays writable, as a bounded tmpfs of its own; /dev is remounted
+    // read-only on its own (not recursively: /dev/shm and /dev/pts keep
+    // their flags).
+    push_tmpfs(&mut argv, plan.dev_shm_bytes, SANDBOX_DEV_SHM);
+    argv.push_all(&["--remount-ro", SANDBOX_DEV]);
+    for file in MASKED_PROC_FILES {
+        argv.push_triple("--ro-bind", MASK_SOURCE, file);
+    }
+    // Size-bounded tmpfs, not host directories: a fill ends with ENOSPC
+    // inside the sandbox. Before the binds, so extras may nest in /tmp.
     if let Some(bytes) = plan.temp_tmpfs_bytes {
-        argv.push_all(&["--size", &bytes.to_string(), "--tmpfs", SANDBOX_TEMP]);
+        push_tmpfs(&mut argv, bytes, SANDBOX_TEMP);
+    }
+    if let Some(bytes) = plan.workspace_tmpfs_bytes {
+        push_tmpfs(&mut argv, bytes, SANDBOX_WORKSPACE);
     }
     push_binds(&mut argv, plan);
     argv.push_all(&["--remount-ro", "/"]);
@@ -116,6 +143,10 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
         options: argv.0,
         command: command.0,
     }
+}
+
+fn push_tmpfs(argv: &mut Argv, bytes: u64, mount: &str) {
+    argv.push_all(&["--size", &bytes.to_string(), "--tmpfs", mount]);
 }
 
 /// `/usr` and the top-level runtime entries, read-only; symlinks stay symlinks.

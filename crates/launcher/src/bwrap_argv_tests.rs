@@ -32,7 +32,6 @@ fn request(policy: Policy) -> LaunchRequest {
         invocation_id: None,
         workspace: None,
         env: Vec::new(),
-        launcher_env: Vec::new(),
         stop: StopTimings {
             grace_ms: 1000,
             force_ms: 1000,
@@ -61,6 +60,9 @@ fn argv_for(
         seccomp_program: None,
         rlimits: Vec::new(),
         temp_bytes: None,
+        dev_shm_bytes: 8 << 20,
+        workspace_tmpfs_bytes: None,
+        uid_allocation: crate::run_identity::UidAllocation::WorkspaceOwner,
     };
     tweak(&mut inputs);
     render(&Plan::build(inputs))
@@ -96,6 +98,52 @@ fn workspace_write_policy_binds_the_workspace_writable() {
         "workspace_write",
         argv_for(&req, &RuntimeLayout::merged_usr(), |_| {})
     );
+}
+
+#[test]
+fn a_writable_default_workspace_is_a_bounded_tmpfs_and_only_dev_shm_is_writable_in_dev() {
+    let req = request(policy("write", json!([]), &[]));
+    let text = argv_for(&req, &RuntimeLayout::merged_usr(), |inputs| {
+        inputs.workspace = None;
+        inputs.workspace_tmpfs_bytes = Some(128 << 20);
+        inputs.temp_bytes = Some(256 << 20);
+    });
+    let dev = "--dev\n/dev\n--size\n8388608\n--tmpfs\n/dev/shm\n--remount-ro\n/dev\n";
+    assert!(text.contains(dev), "{text}");
+    let tmpfs = "--tmpfs\n/tmp\n--size\n134217728\n--tmpfs\n/workspace\n";
+    assert!(text.contains(tmpfs), "{text}");
+    assert!(
+        !text.contains("-fd\n6\n/workspace"),
+        "no workspace bind: {text}"
+    );
+    let plan = Plan::build(PlanInputs {
+        request: &req,
+        bwrap: "/usr/bin/bwrap".into(),
+        executable_source: "/x".into(),
+        workspace: None,
+        sandbox_temp: "/st".into(),
+        runtime: &RuntimeLayout::merged_usr(),
+        identity: None,
+        seccomp_program: None,
+        rlimits: Vec::new(),
+        temp_bytes: Some(3),
+        dev_shm_bytes: 1,
+        workspace_tmpfs_bytes: Some(2),
+        uid_allocation: crate::run_identity::UidAllocation::Provider,
+    });
+    let sizes: Vec<(String, Option<u64>)> = plan
+        .writable_filesystems()
+        .iter()
+        .map(|w| (w.mount.display().to_string(), w.size_bytes))
+        .collect();
+    let want = [
+        ("/dev/shm", Some(1)),
+        ("/tmp", Some(3)),
+        ("/workspace", Some(2)),
+    ];
+    let want: Vec<(String, Option<u64>)> = want.iter().map(|(m, b)| (m.to_string(), *b)).collect();
+    assert_eq!(sizes, want);
+    assert_eq!(plan.chdir, PathBuf::from("/workspace"));
 }
 
 #[test]
@@ -174,7 +222,8 @@ fn every_namespace_is_unshared_without_a_try_variant_and_root_is_read_only_last(
     }
     assert!(!text.contains("-try"));
     let lines: Vec<&str> = text.lines().collect();
-    let remount = lines.iter().position(|l| *l == "--remount-ro").unwrap();
+    let remount_root = lines.windows(2).position(|w| w == ["--remount-ro", "/"]);
+    let remount = remount_root.unwrap();
     let last_bind = lines.iter().rposition(|l| l.ends_with("bind-fd")).unwrap();
     assert!(remount > last_bind);
     assert_eq!(
@@ -212,6 +261,9 @@ fn plan_with_env(env: &[(&str, &str)]) -> Plan {
         seccomp_program: Some(vec![0u8; 8]),
         rlimits: Vec::new(),
         temp_bytes: Some(1 << 20),
+        dev_shm_bytes: 1 << 20,
+        workspace_tmpfs_bytes: None,
+        uid_allocation: crate::run_identity::UidAllocation::Provider,
     })
 }
 

@@ -21,13 +21,25 @@ use crate::rlimits::{self, ResourceCeilings};
 use crate::seccomp::{self, SeccompPolicy, DENIED_SYSCALLS, PROFILE_NAME};
 
 /// 256 MiB of tmpfs `/tmp` at most: a disk fill is bounded. tmpfs pages
-/// count against the sandbox's memory cgroup (and cannot be swapped), so the
-/// temp is also capped at half the memory ceiling: a full `/tmp` then ends in
-/// ENOSPC, not in an OOM kill.
+/// count against the sandbox's memory cgroup (and cannot be swapped), so
+/// every writable tmpfs of a sandbox together (`/tmp`, `/dev/shm`, a
+/// writable default `/workspace`) is capped at half the memory ceiling: full,
+/// they end in ENOSPC, not in an OOM kill; without a cgroup they hold at most
+/// that much host memory.
 pub const DEFAULT_TEMP_BYTES: u64 = 256 << 20;
+/// `/dev/shm` (POSIX shared memory, semaphores): at most 64 MiB and 1/16 of
+/// the memory ceiling.
+pub const DEV_SHM_BYTES: u64 = 64 << 20;
+const DEV_SHM_MEMORY_DIVISOR: u64 = 16;
+/// A writable default workspace (a tmpfs: nothing reads it after the run):
+/// at most 256 MiB and 1/8 of the memory ceiling.
+pub const DEFAULT_WORKSPACE_BYTES: u64 = 256 << 20;
+const WORKSPACE_MEMORY_DIVISOR: u64 = 8;
 
-/// RLIMIT_NPROC when a cgroup bounds each sandbox: all sandboxes (one host
-/// uid) together, lingering zombies included, stay far below pid_max.
+/// RLIMIT_NPROC when a cgroup bounds each sandbox: the processes of one
+/// host uid (a run's own, or shared by runs on one reserved owner's
+/// workspace or of a non-root provider), lingering zombies included, stay
+/// far below pid_max.
 pub const HOST_NPROC_BACKSTOP: u64 = 4096;
 
 /// Without a cgroup, NPROC is the only process bound; this much headroom
@@ -43,6 +55,10 @@ pub struct ConfinementPlan {
     pub rlimits: Vec<RlimitSetting>,
     pub cgroup: Option<CgroupPlan>,
     pub temp_bytes: u64,
+    pub dev_shm_bytes: u64,
+    /// The size of `/workspace` when it is a tmpfs (a writable default
+    /// workspace), else `None`.
+    pub workspace_tmpfs_bytes: Option<u64>,
     /// Why no cgroup is used (for the receipt), when `cgroup` is `None`.
     pub cgroup_unavailable: Option<String>,
 }
@@ -116,6 +132,7 @@ pub fn cgroup_name(invocation_id: &str, random_suffix: &str) -> String {
 /// `cgroup_name` comes from [`cgroup_name`].
 pub fn plan(
     resources: &Resources,
+    workspace: WorkspaceMount,
     cgroup_name: &str,
     host: &Result<Hierarchy, String>,
     seccomp_program: &[u8],
@@ -159,13 +176,46 @@ pub fn plan(
             (None, Some(detail.clone()))
         }
     };
+    let sizes = tmpfs_sizes(ceilings.address_space_bytes, workspace);
     Ok(ConfinementPlan {
         seccomp_program: seccomp_program.to_vec(),
         rlimits,
         cgroup,
-        temp_bytes: DEFAULT_TEMP_BYTES.min(ceilings.address_space_bytes / 2),
+        temp_bytes: sizes.temp,
+        dev_shm_bytes: sizes.dev_shm,
+        workspace_tmpfs_bytes: sizes.workspace,
         cgroup_unavailable,
     })
+}
+
+/// What `/workspace` is, as far as its size goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkspaceMount {
+    /// A writable default workspace: a tmpfs with a share of the budget.
+    Tmpfs,
+    /// A bind (a caller's directory, or the empty read-only default), or none.
+    NotTmpfs,
+}
+
+/// The sizes of a sandbox's writable tmpfs mounts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TmpfsSizes {
+    pub temp: u64,
+    pub dev_shm: u64,
+    pub workspace: Option<u64>,
+}
+
+/// Pure: memory ceiling → tmpfs sizes that together stay within half of it.
+pub fn tmpfs_sizes(memory_bytes: u64, workspace: WorkspaceMount) -> TmpfsSizes {
+    let dev_shm = DEV_SHM_BYTES.min(memory_bytes / DEV_SHM_MEMORY_DIVISOR);
+    let workspace = (workspace == WorkspaceMount::Tmpfs)
+        .then(|| DEFAULT_WORKSPACE_BYTES.min(memory_bytes / WORKSPACE_MEMORY_DIVISOR));
+    let rest = (memory_bytes / 2).saturating_sub(dev_shm + workspace.unwrap_or(0));
+    TmpfsSizes {
+        temp: DEFAULT_TEMP_BYTES.min(rest),
+        dev_shm,
+        workspace,
+    }
 }
 
 /// What the run's cgroup reported at teardown (for the receipt).
@@ -175,16 +225,18 @@ pub struct CgroupOutcome {
     pub killed_by_cgroup: bool,
 }
 
-/// The receipt's `seccomp`, `cgroup` and `temp` entries (the `confinement`
-/// object also carries namespaces, uid and rlimits).
+/// The receipt's planned `seccomp`, `cgroup` and `temp` entries (the
+/// `confinement.planned` object also carries namespaces, uid and rlimits),
+/// and what the cgroup reported at teardown.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfinementReceipt {
     pub seccomp: Value,
     pub cgroup: Value,
     pub temp: Value,
+    pub cgroup_outcome: Value,
 }
 
-/// Pure: what the receipt says was applied.
+/// Pure: what the receipt says was planned, and the cgroup's teardown report.
 pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> ConfinementReceipt {
     let instructions = plan.seccomp_program.len() / seccomp::SOCK_FILTER_BYTES;
     let denied: Vec<&str> = DENIED_SYSCALLS.iter().map(|d| d.name).collect();
@@ -195,9 +247,13 @@ pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> Confinem
             "memoryBytes": c.limits.iter().find(|w| is_memory_limit(w)).map(|w| &w.value),
             "pidsMax": c.limits.iter().find(|w| w.path.ends_with("pids.max")).map(|w| &w.value),
             "paths": c.leaves,
-            "oomKills": outcome.oom_kills,
-            "killedByCgroup": outcome.killed_by_cgroup,
         }),
+        None => Value::Null,
+    };
+    let cgroup_outcome = match &plan.cgroup {
+        Some(_) => {
+            json!({"oomKills": outcome.oom_kills, "killedByCgroup": outcome.killed_by_cgroup})
+        }
         None => Value::Null,
     };
     let temp = json!({"mount": "/tmp", "kind": "tmpfs", "sizeBytes": plan.temp_bytes});
@@ -205,6 +261,7 @@ pub fn receipt_parts(plan: &ConfinementPlan, outcome: CgroupOutcome) -> Confinem
         seccomp,
         cgroup,
         temp,
+        cgroup_outcome,
     }
 }
 
@@ -232,7 +289,14 @@ mod tests {
 
     #[test]
     fn defaults_give_the_issue_ceilings_a_cgroup_and_a_bounded_temp() {
-        let plan = plan(&Resources::default(), "r1-x", &v1(), b"12345678").unwrap();
+        let plan = plan(
+            &Resources::default(),
+            WorkspaceMount::NotTmpfs,
+            "r1-x",
+            &v1(),
+            b"12345678",
+        )
+        .unwrap();
         let names: Vec<&str> = plan.rlimits.iter().map(|r| r.name).collect();
         assert_eq!(names, ["AS", "NPROC", "NOFILE", "FSIZE", "CPU", "CORE"]);
         let cgroup = plan.cgroup.as_ref().unwrap();
@@ -248,12 +312,16 @@ mod tests {
             processes: Some(8),
             ..Resources::default()
         };
-        let plan = plan(&resources, "r2", &v1(), b"").unwrap();
+        let plan = plan(&resources, WorkspaceMount::Tmpfs, "r2", &v1(), b"").unwrap();
         assert_eq!(plan.rlimits[0].soft, 64 << 20);
         assert_eq!(
-            plan.temp_bytes,
-            32 << 20,
-            "tmpfs is capped at half the memory"
+            (
+                plan.dev_shm_bytes,
+                plan.workspace_tmpfs_bytes,
+                plan.temp_bytes
+            ),
+            (4 << 20, Some(8 << 20), 20 << 20),
+            "every tmpfs together is capped at half the memory"
         );
         assert_eq!(
             plan.rlimits[1].hard, HOST_NPROC_BACKSTOP,
@@ -267,9 +335,38 @@ mod tests {
     }
 
     #[test]
+    fn writable_tmpfs_mounts_together_stay_within_half_the_memory_ceiling() {
+        for workspace in [WorkspaceMount::Tmpfs, WorkspaceMount::NotTmpfs] {
+            for memory in [1u64, 4096, 64 << 20, 300 << 20, 1 << 30, 64 << 30] {
+                let s = tmpfs_sizes(memory, workspace);
+                let total = s.temp + s.dev_shm + s.workspace.unwrap_or(0);
+                assert!(total <= memory / 2, "{memory}: {s:?}");
+            }
+        }
+        let default = tmpfs_sizes(1 << 30, WorkspaceMount::Tmpfs);
+        assert_eq!(
+            (default.temp, default.dev_shm, default.workspace),
+            (256 << 20, 64 << 20, Some(128 << 20))
+        );
+        let small = tmpfs_sizes(256 << 20, WorkspaceMount::NotTmpfs);
+        assert_eq!(
+            (small.temp, small.dev_shm, small.workspace),
+            (112 << 20, 16 << 20, None),
+            "no workspace share is reserved when /workspace is not a tmpfs"
+        );
+    }
+
+    #[test]
     fn without_cgroups_limits_fall_back_unless_tree_limits_are_required() {
         let none: Result<Hierarchy, String> = Err("no hierarchy".into());
-        let fallback = plan(&Resources::default(), "r3", &none, b"").unwrap();
+        let fallback = plan(
+            &Resources::default(),
+            WorkspaceMount::NotTmpfs,
+            "r3",
+            &none,
+            b"",
+        )
+        .unwrap();
         assert!(fallback.cgroup.is_none());
         assert_eq!(
             fallback.rlimits[1].hard,
@@ -282,14 +379,14 @@ mod tests {
             ..Resources::default()
         };
         assert!(
-            plan(&explicit, "r3", &none, b"").is_ok(),
+            plan(&explicit, WorkspaceMount::NotTmpfs, "r3", &none, b"").is_ok(),
             "explicit ceilings alone fall back"
         );
         let required = Resources {
             tree_limits: TreeLimits::Required,
             ..explicit
         };
-        let refused = plan(&required, "r3", &none, b"").unwrap_err();
+        let refused = plan(&required, WorkspaceMount::NotTmpfs, "r3", &none, b"").unwrap_err();
         assert!(matches!(refused, ConfinementError::CgroupRequired { .. }));
         assert!(refused.to_string().contains("cordon doctor"));
     }
@@ -319,7 +416,14 @@ mod tests {
     #[test]
     fn the_receipt_names_the_profile_the_cgroup_and_the_temp_size() {
         let program = default_seccomp_program().unwrap();
-        let plan = plan(&Resources::default(), "r4", &v1(), program).unwrap();
+        let plan = plan(
+            &Resources::default(),
+            WorkspaceMount::NotTmpfs,
+            "r4",
+            &v1(),
+            program,
+        )
+        .unwrap();
         let outcome = CgroupOutcome {
             oom_kills: 2,
             killed_by_cgroup: true,
@@ -328,8 +432,9 @@ mod tests {
             seccomp,
             cgroup,
             temp,
+            cgroup_outcome,
         } = receipt_parts(&plan, outcome);
-        assert_eq!(seccomp["profile"], "cordon-default-v1");
+        assert_eq!(seccomp["profile"], "cordon-default-v2");
         assert_eq!(seccomp["instructions"], program.len() / 8);
         assert!(seccomp["denied"]
             .as_array()
@@ -338,7 +443,8 @@ mod tests {
             .any(|n| n == "ptrace"));
         assert_eq!(cgroup["version"], "v1");
         assert_eq!(cgroup["pidsMax"], "256");
-        assert_eq!(cgroup["oomKills"], 2);
+        assert_eq!(cgroup_outcome["oomKills"], 2);
+        assert_eq!(cgroup_outcome["killedByCgroup"], true);
         assert_eq!(temp["sizeBytes"], 256 << 20);
     }
 }

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::plan::Identity;
 use crate::process_identity::{process_start_time, random_hex};
+use crate::tree_removal;
 
 /// Mode of the per-uid base directory: others may traverse (bwrap as the
 /// sandbox identity must), nobody else may list or write.
@@ -35,6 +36,8 @@ pub const REAP_INTERVAL: Duration = Duration::from_secs(60);
 /// Random bytes in a control root name (hex-encoded: 32 characters).
 const ROOT_NAME_BYTES: usize = 16;
 const OWNER_FILE: &str = "owner";
+/// Appended to a control root's name once its run settled (see `detach`).
+const DETACHED_SUFFIX: &str = ".removing";
 /// The shared-memory tmpfs preferred for control roots when `$TMPDIR` is unset.
 const SHM_DIR: &str = "/dev/shm";
 pub const TEMP_DIR: &str = "sandbox-temp";
@@ -228,10 +231,29 @@ impl ControlRoot {
         Ok(path)
     }
 
-    /// Removes the whole root (idempotent). Returns whether it is gone.
+    /// Moves the root off its name in one rename (to `<name>.removing`,
+    /// still recognised by the stale-root sweep), so the run can settle now
+    /// and [`ControlRoot::remove`] can take as long as what the sandbox left
+    /// in it needs, off the caller's path. Returns whether it moved.
+    pub fn detach(&mut self) -> bool {
+        let Some(name) = self.path.file_name() else {
+            return false;
+        };
+        let mut detached = name.to_os_string();
+        detached.push(DETACHED_SUFFIX);
+        let target = self.path.with_file_name(detached);
+        if self.removed || fs::rename(&self.path, &target).is_err() {
+            return false;
+        }
+        self.path = target;
+        true
+    }
+
+    /// Removes the whole root (idempotent) with the hostile-tree walk
+    /// ([`crate::tree_removal`]). Returns whether it is gone.
     pub fn remove(&mut self) -> bool {
         if !self.removed {
-            self.removed = remove_tree(&self.path);
+            self.removed = tree_removal::remove_tree(&self.path).is_ok();
         }
         self.removed
     }
@@ -253,34 +275,6 @@ fn chown(path: &Path, id: Identity) -> Result<(), ControlRootError> {
     })
 }
 
-/// `rm -rf`, retrying once after restoring owner permissions (the sandbox
-/// may leave read-only directories behind when the provider is not root).
-fn remove_tree(path: &Path) -> bool {
-    match fs::remove_dir_all(path) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-        Err(_) => {
-            make_owner_writable(path);
-            fs::remove_dir_all(path).is_ok()
-        }
-    }
-}
-
-fn make_owner_writable(path: &Path) {
-    let Ok(meta) = fs::symlink_metadata(path) else {
-        return;
-    };
-    if !meta.is_dir() {
-        return;
-    }
-    let _ = fs::set_permissions(path, fs::Permissions::from_mode(meta.mode() | 0o700));
-    if let Ok(entries) = fs::read_dir(path) {
-        for entry in entries.flatten() {
-            make_owner_writable(&entry.path());
-        }
-    }
-}
-
 /// Whether the once-per-[`REAP_INTERVAL`] housekeeping of this process is
 /// due (the first call always is); claims it when it is.
 pub fn sweep_due() -> bool {
@@ -295,8 +289,17 @@ pub fn sweep_due() -> bool {
     true
 }
 
-/// Removes control roots whose owning provider is gone (pid dead, or pid
-/// reused by a process with another start time); returns how many.
+/// [`sweep`] on a thread of its own: a stale root holds whatever a sandbox
+/// left, and removing it must not hold up the launch that noticed it.
+pub fn sweep_in_background(base: PathBuf) {
+    let _ = std::thread::Builder::new()
+        .name("cordon-sweep".into())
+        .spawn(move || sweep(&base));
+}
+
+/// Removes control roots (and detached ones) whose owning provider is gone
+/// (pid dead, or pid reused by a process with another start time); returns
+/// how many.
 pub fn sweep(base: &Path) -> usize {
     let Ok(entries) = fs::read_dir(base) else {
         return 0;
@@ -305,11 +308,13 @@ pub fn sweep(base: &Path) -> usize {
         .flatten()
         .filter(|e| is_root_name(&e.file_name().to_string_lossy()))
         .filter(|e| is_stale(&e.path()))
-        .filter(|e| remove_tree(&e.path()))
+        .filter(|e| tree_removal::remove_tree(&e.path()).is_ok())
         .count()
 }
 
+/// `<32 hex>`, or `<32 hex>.removing` for a detached root.
 fn is_root_name(name: &str) -> bool {
+    let name = name.strip_suffix(DETACHED_SUFFIX).unwrap_or(name);
     name.len() == ROOT_NAME_BYTES * 2 && name.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
@@ -401,10 +406,14 @@ mod tests {
         };
         let dead = make(&"a".repeat(32), Some(format!("{dead_pid} 12345\n")));
         let reused = make(&"b".repeat(32), Some(format!("{} 1\n", std::process::id())));
+        let detached_dead = make(
+            &format!("{}{DETACHED_SUFFIX}", "d".repeat(32)),
+            Some(format!("{dead_pid} 12345\n")),
+        );
         let fresh_orphan = make(&"c".repeat(32), None);
         let not_a_root = make("exec", None);
-        assert_eq!(sweep(&base), 2);
-        assert!(!dead.exists() && !reused.exists());
+        assert_eq!(sweep(&base), 3);
+        assert!(!dead.exists() && !reused.exists() && !detached_dead.exists());
         assert!(live.path().exists(), "the live provider's root stays");
         assert!(
             fresh_orphan.exists(),

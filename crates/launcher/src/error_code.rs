@@ -21,6 +21,12 @@ pub enum ErrorCode {
     /// The policy requires a confinement mechanism this host lacks (e.g. a
     /// whole-sandbox memory or process ceiling without a usable cgroup).
     ConfinementUnavailable,
+    /// The running sandbox, observed from outside, did not show the
+    /// confinement the plan applied; the run was stopped (fail closed).
+    ConfinementMismatch,
+    /// The run's receipt could not be written or read back: without it the
+    /// run is not accounted for, so it is never reported as a success.
+    ReceiptUnavailable,
 }
 
 impl ErrorCode {
@@ -34,6 +40,8 @@ impl ErrorCode {
             ErrorCode::BackendUnavailable => "ERR_CORDON_BACKEND_UNAVAILABLE",
             ErrorCode::SpawnFailed => "ERR_CORDON_SPAWN_FAILED",
             ErrorCode::ConfinementUnavailable => "ERR_CORDON_CONFINEMENT_UNAVAILABLE",
+            ErrorCode::ConfinementMismatch => "ERR_CORDON_CONFINEMENT_MISMATCH",
+            ErrorCode::ReceiptUnavailable => "ERR_CORDON_RECEIPT_UNAVAILABLE",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The launch pipeline, run on the caller's thread up to the fork:
 //! 1. validate the request (command, options, policy) — nothing on disk yet;
 //! 2. resolve and probe bwrap (cached);
-//! 3. base directory, stale-root sweep, executable hash (+ staged copy);
+//! 3. base directory, stale-root sweep (started on its own thread),
+//!    executable hash (+ staged copy);
 //! 4. control root, default workspace;
 //! 5. plan → `plan.json`, argv, opened bind descriptors;
 //! 6. hand over to the supervisor thread, which forks bwrap and reports the pid.
@@ -24,6 +25,7 @@ use crate::execution::ExecutionHandle;
 use crate::launch_request::{LaunchRequest, RequestError};
 use crate::plan::{BindRole, FdBind, Plan, PlanInputs};
 use crate::process_identity::{random_hex, sandbox_identity};
+use crate::run_identity;
 use crate::runtime_layout::RuntimeLayout;
 use crate::supervisor::{self, Prepared};
 
@@ -55,6 +57,8 @@ pub enum LaunchError {
     Confinement(#[from] ConfinementError),
     #[error("create the run's cgroup: {0}")]
     Cgroup(#[from] CgroupError),
+    #[error("lease a sandbox uid: {0}")]
+    UidLease(#[from] crate::uid_lease::UidLeaseError),
 }
 
 impl LaunchError {
@@ -83,8 +87,8 @@ pub fn launch(
     sink: Arc<dyn EventSink>,
 ) -> Result<ExecutionHandle, LaunchError> {
     let request = validate(options_json)?;
-    let identity = sandbox_identity();
-    let backend = backend::resolve(request.bwrap_path.as_deref(), identity)?;
+    let provider_is_root = sandbox_identity().is_some();
+    let backend = backend::resolve(request.bwrap_path.as_deref(), sandbox_identity())?;
     if !crate::host_probe::version_supported(&backend.version) {
         let (path, version) = (backend.path.clone(), backend.version.clone());
         return Err(LaunchError::BackendTooOld { path, version });
@@ -98,9 +102,21 @@ pub fn launch(
     let confinement = plan_confinement(&request, &invocation_id)?;
     let base = control_root::base_dir()?;
     if control_root::sweep_due() {
-        control_root::sweep(&base);
+        control_root::sweep_in_background(base.clone());
         exec_hash::prune_staged(&base);
+        if provider_is_root {
+            // Lock files of providers killed mid-run (harmless, but they pile up).
+            if let Ok(dir) = crate::uid_lease::lock_dir() {
+                crate::uid_lease::sweep_stale(&dir);
+            }
+        }
     }
+    let mounted_workspace = request
+        .workspace
+        .as_deref()
+        .filter(|_| request.policy.workspace != crate::policy::Access::None);
+    let run_identity = run_identity::resolve(provider_is_root, mounted_workspace)?;
+    let identity = run_identity.identity;
     let staging = identity.map(|_| base.as_path());
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
@@ -116,6 +132,9 @@ pub fn launch(
         seccomp_program: Some(confinement.seccomp_program.clone()),
         rlimits: confinement.rlimits.clone(),
         temp_bytes: Some(confinement.temp_bytes),
+        dev_shm_bytes: confinement.dev_shm_bytes,
+        workspace_tmpfs_bytes: confinement.workspace_tmpfs_bytes,
+        uid_allocation: run_identity.allocation,
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
@@ -137,6 +156,7 @@ pub fn launch(
         invocation_id,
         confinement,
         cgroup: cgroup.map(std::sync::Arc::new),
+        uid_lease: run_identity.lease,
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Thread)
 }
@@ -146,16 +166,26 @@ fn plan_confinement(
     invocation_id: &str,
 ) -> Result<ConfinementPlan, LaunchError> {
     let suffix = random_hex(8).map_err(ControlRootError::Random)?;
+    // A writable default workspace is a bounded tmpfs: nothing reads it
+    // after the run, and as a host directory it was unbounded memory.
+    let default_writable =
+        request.workspace.is_none() && request.policy.workspace == crate::policy::Access::Write;
+    let workspace = if default_writable {
+        confinement::WorkspaceMount::Tmpfs
+    } else {
+        confinement::WorkspaceMount::NotTmpfs
+    };
     Ok(confinement::plan(
         &request.policy.resources,
+        workspace,
         &confinement::cgroup_name(invocation_id, &suffix),
         confinement::host_cgroups(),
         confinement::default_seccomp_program()?,
     )?)
 }
 
-/// The caller's workspace, none (`workspace: "none"`), or a fresh empty one
-/// in the control root.
+/// The caller's workspace, none (`workspace: "none"`, or a writable default
+/// one, which is a tmpfs), or a fresh empty read-only one in the control root.
 fn workspace_for(
     request: &LaunchRequest,
     root: &ControlRoot,
@@ -163,7 +193,7 @@ fn workspace_for(
 ) -> Result<Option<PathBuf>, LaunchError> {
     Ok(match (&request.workspace, request.policy.workspace) {
         (Some(ws), _) => Some(ws.clone()),
-        (None, crate::policy::Access::None) => None,
+        (None, crate::policy::Access::None | crate::policy::Access::Write) => None,
         (None, _) => Some(root.create_workspace(identity)?),
     })
 }

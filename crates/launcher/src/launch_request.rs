@@ -44,7 +44,6 @@ pub struct LaunchRequest {
     pub invocation_id: Option<String>,
     pub workspace: Option<PathBuf>,
     pub env: Vec<(String, String)>,
-    pub launcher_env: Vec<(String, String)>,
     pub stop: StopTimings,
     pub bwrap_path: Option<PathBuf>,
 }
@@ -82,6 +81,11 @@ const KEYS: &[&str] = &[
     "bwrapPath",
 ];
 const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
+/// Still a known key, so that a caller using it learns why it is refused
+/// rather than that it is unknown.
+const LAUNCHER_ENV_REFUSED: &str = "is not supported: bwrap's environment is the sandbox init's, \
+     readable inside at /proc/1/environ, so nothing could be passed that way unseen; bwrap runs \
+     with an empty environment (pass what the program needs in options.env)";
 
 impl LaunchRequest {
     /// Validates `{command, policy, …}` in this order: command, options,
@@ -99,10 +103,11 @@ impl LaunchRequest {
             .map(|w| absolute_dir("options.workspace", w))
             .transpose()?;
         let env = parse_env("options.env", top.optional("env"))?;
-        let launcher_env = parse_env(
-            "options.launcherEnvironment",
-            top.optional("launcherEnvironment"),
-        )?;
+        if top.optional("launcherEnvironment").is_some() {
+            return Err(
+                FieldError::new("options.launcherEnvironment", LAUNCHER_ENV_REFUSED).into(),
+            );
+        }
         let stop = parse_stop(top.optional("stop"))?;
         let bwrap_path = top
             .optional_str("bwrapPath")?
@@ -137,7 +142,6 @@ impl LaunchRequest {
             invocation_id,
             workspace,
             env,
-            launcher_env,
             stop,
             bwrap_path,
         })

@@ -19,6 +19,7 @@ pub mod execution;
 pub mod host_probe;
 pub mod launch;
 pub mod launch_request;
+pub mod observe;
 pub mod paths;
 pub mod pidfd;
 pub mod plan;
@@ -27,6 +28,8 @@ pub mod process_identity;
 pub mod pumps;
 pub mod receipt;
 pub mod rlimits;
+pub mod run_identity;
+pub mod run_result;
 pub mod runtime_layout;
 pub mod sealed_memfd;
 pub mod seccomp;
@@ -37,6 +40,8 @@ pub mod supervisor;
 #[cfg(test)]
 mod test_skip;
 pub mod timestamp;
+pub mod tree_removal;
+pub mod uid_lease;
 
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};

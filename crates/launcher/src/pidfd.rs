@@ -29,6 +29,45 @@ pub fn open_child(pid: i32, parent: i32) -> Option<OwnedFd> {
     (i64::from(found) == i64::from(parent)).then_some(fd)
 }
 
+/// How long after bwrap its namespace init may start: bwrap forks it as
+/// soon as it has its options (clock ticks, 100 per second on Linux: 5 s,
+/// far above any set-up seen under load).
+pub const INIT_START_WINDOW_TICKS: u64 = 500;
+
+/// `pidfd_open(pid)` for bwrap's namespace init when [`open_child`] refused
+/// it because bwrap is already gone and the init was reparented (a program
+/// that rewrote the init through `/proc/1/mem` can make bwrap exit before
+/// the launcher opened the init). Confirmed after opening that the process
+/// with that pid is pid 1 of a pid namespace below ours, runs as `uid`, and
+/// started within [`INIT_START_WINDOW_TICKS`] after `bwrap_started`. A
+/// pidfd whose process died before the check is harmless: the init's pid
+/// can only name another process after the init itself was reaped.
+pub fn open_namespace_init(pid: i32, uid: u32, bwrap_started: u64) -> Option<OwnedFd> {
+    let fd = open(pid).ok()?;
+    let pid = u32::try_from(pid).ok()?;
+    let started = crate::process_identity::process_start_time(pid)?;
+    let in_window = (bwrap_started..=bwrap_started + INIT_START_WINDOW_TICKS).contains(&started);
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    (in_window && is_namespace_init(&status, uid)).then_some(fd)
+}
+
+/// Pure over `/proc/<pid>/status`: `NSpid` ends in 1 in a nested namespace,
+/// and the real uid is `uid`.
+fn is_namespace_init(status: &str, uid: u32) -> bool {
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|rest| rest.split_whitespace().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let nspid = field("NSpid:");
+    let uids = field("Uid:");
+    nspid.len() >= 2
+        && nspid.last() == Some(&"1")
+        && uids.first() == Some(&uid.to_string().as_str())
+}
+
 /// Sends `signal`; a process that already exited is not an error.
 pub fn send_signal(fd: &OwnedFd, signal: i32) -> std::io::Result<()> {
     match signal_live(fd, signal) {
@@ -107,6 +146,77 @@ pub fn signal_name(signal: i32) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_namespace_init_is_recognised_by_its_nspid_and_uid() {
+        let init =
+            "Name:\tbwrap\nUid:\t1879048192\t1879048192\t1879048192\t1879048192\nNSpid:\t4242\t1\n";
+        assert!(is_namespace_init(init, 1879048192));
+        assert!(!is_namespace_init(init, 0), "another uid");
+        let program = init.replace("NSpid:\t4242\t1", "NSpid:\t4243\t2");
+        assert!(
+            !is_namespace_init(&program, 1879048192),
+            "pid 2 of the namespace"
+        );
+        let host = init.replace("NSpid:\t4242\t1", "NSpid:\t1");
+        assert!(!is_namespace_init(&host, 1879048192), "the host's own init");
+    }
+
+    #[test]
+    fn a_reparented_bwrap_init_is_opened_and_a_plain_process_is_refused() {
+        let bwrap = std::path::Path::new("/usr/bin/bwrap");
+        if !bwrap.exists() {
+            eprintln!("SKIPPED: no /usr/bin/bwrap");
+            return;
+        }
+        // `sh -c 'bwrap … & '` exits at once: the bwrap it started (and so
+        // its init) is reparented, as after a faked exit.
+        let mut sh = std::process::Command::new("/bin/sh")
+            .args([
+                "-c",
+                "/usr/bin/bwrap --unshare-user --unshare-pid --ro-bind / / --proc /proc \
+                 /bin/sleep 30 </dev/null >/dev/null 2>&1 & echo $!",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = String::new();
+        std::io::Read::read_to_string(sh.stdout.as_mut().unwrap(), &mut out).unwrap();
+        sh.wait().unwrap();
+        let bwrap_pid: u32 = out.trim().parse().unwrap();
+        let children = format!("/proc/{bwrap_pid}/task/{bwrap_pid}/children");
+        let mut init = None;
+        for _ in 0..500 {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            init = text
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse::<i32>().ok());
+            if init.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let init = init.expect("bwrap forked its init");
+        let started = crate::process_identity::process_start_time(bwrap_pid).unwrap();
+        // SAFETY (test): geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        assert!(
+            open_child(init, std::process::id() as i32).is_none(),
+            "not our child"
+        );
+        let fd = open_namespace_init(init, uid, started).expect("bwrap's init");
+        assert!(
+            open_namespace_init(init, uid + 1, started).is_none(),
+            "another uid"
+        );
+        assert!(
+            open_namespace_init(bwrap_pid as i32, uid, started).is_none(),
+            "bwrap is no init"
+        );
+        send_signal(&fd, libc::SIGKILL).unwrap();
+        assert!(wait_exit(&fd, Duration::from_secs(10)), "the init died");
+    }
 
     #[test]
     fn a_child_is_opened_only_under_its_real_parent_and_signalled_by_descriptor() {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::launch_request::LaunchRequest;
 use crate::policy::Access;
+use crate::run_identity::UidAllocation;
 use crate::runtime_layout::RuntimeLayout;
 
 /// The runner's protocol channel (the socketpair end).
@@ -20,6 +21,11 @@ pub const INFO_FD: i32 = 4;
 pub const SANDBOX_WORKSPACE: &str = "/workspace";
 /// Mount point of the private temp inside the sandbox.
 pub const SANDBOX_TEMP: &str = "/tmp";
+/// The sandbox's `/dev`: bwrap's device tmpfs, made read-only once set up.
+pub const SANDBOX_DEV: &str = "/dev";
+/// POSIX shared memory (`shm_open`, `sem_open`): the one writable place
+/// under `/dev`, a size-bounded tmpfs of its own.
+pub const SANDBOX_DEV_SHM: &str = "/dev/shm";
 /// Hostname inside the sandbox (the host's name is not leaked).
 pub const SANDBOX_HOSTNAME: &str = "cordon";
 
@@ -64,6 +70,25 @@ pub struct SeccompSlot {
     pub instructions: usize,
 }
 
+/// What backs a writable filesystem of the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritableKind {
+    /// A size-bounded tmpfs of the sandbox's own.
+    Tmpfs,
+    /// A host directory bound in (a caller's workspace, an `extra` path).
+    HostDirectory,
+}
+
+/// One writable filesystem of the sandbox, for the receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WritableFilesystem {
+    pub mount: PathBuf,
+    pub kind: WritableKind,
+    pub size_bytes: Option<u64>,
+}
+
 /// Who bwrap runs as when the provider is root (never real root inside).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Identity {
@@ -88,13 +113,20 @@ pub struct PlanInputs<'a> {
     /// `Some(bytes)`: `/tmp` is a tmpfs of that size instead of the
     /// sandbox-temp bind (bounded disk use, no host path in the sandbox).
     pub temp_bytes: Option<u64>,
+    /// Size of the `/dev/shm` tmpfs (the rest of `/dev` is read-only).
+    pub dev_shm_bytes: u64,
+    /// `Some(bytes)`: `/workspace` is a tmpfs of that size (a writable
+    /// default workspace, which nothing reads after the run) instead of a
+    /// bind; `inputs.workspace` is then `None`.
+    pub workspace_tmpfs_bytes: Option<u64>,
+    /// How `identity` was chosen (crate::run_identity).
+    pub uid_allocation: UidAllocation,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     pub bwrap: PathBuf,
-    pub launcher_env: Vec<(String, String)>,
     /// plan.json keeps the names only: the values may be secrets, and the
     /// plan sits on disk while the run lasts (or longer, if the host crashes).
     #[serde(serialize_with = "names_only")]
@@ -114,7 +146,10 @@ pub struct Plan {
     pub args_slot: i32,
     pub rlimits: Vec<RlimitSetting>,
     pub temp_tmpfs_bytes: Option<u64>,
+    pub dev_shm_bytes: u64,
+    pub workspace_tmpfs_bytes: Option<u64>,
     pub identity: Option<Identity>,
+    pub uid_allocation: UidAllocation,
 }
 
 impl Plan {
@@ -140,7 +175,6 @@ impl Plan {
             args_slot: next_slot,
             bwrap: inputs.bwrap,
             symlinks: command_symlinks(request, inputs.runtime),
-            launcher_env: launcher_env(request, &inputs.sandbox_temp),
             runner_env: request.env.clone(),
             argv: request.argv.clone(),
             binds,
@@ -153,8 +187,38 @@ impl Plan {
             seccomp,
             rlimits: inputs.rlimits,
             temp_tmpfs_bytes: inputs.temp_bytes,
+            dev_shm_bytes: inputs.dev_shm_bytes,
+            workspace_tmpfs_bytes: inputs.workspace_tmpfs_bytes,
             identity: inputs.identity,
+            uid_allocation: inputs.uid_allocation,
         }
+    }
+
+    /// Every filesystem the sandbox can write, with its size bound (`None`:
+    /// a host directory the policy grants, bounded only by the host's disk).
+    pub fn writable_filesystems(&self) -> Vec<WritableFilesystem> {
+        let tmpfs = |mount: &str, bytes| WritableFilesystem {
+            mount: mount.into(),
+            kind: WritableKind::Tmpfs,
+            size_bytes: Some(bytes),
+        };
+        let mut list = vec![tmpfs(SANDBOX_DEV_SHM, self.dev_shm_bytes)];
+        list.extend(self.temp_tmpfs_bytes.map(|b| tmpfs(SANDBOX_TEMP, b)));
+        list.extend(
+            self.workspace_tmpfs_bytes
+                .map(|b| tmpfs(SANDBOX_WORKSPACE, b)),
+        );
+        list.extend(
+            self.binds
+                .iter()
+                .filter(|b| b.writable)
+                .map(|b| WritableFilesystem {
+                    mount: b.dest.clone(),
+                    kind: WritableKind::HostDirectory,
+                    size_bytes: None,
+                }),
+        );
+        list
     }
 
     /// The highest descriptor the spawn step installs in the child.
@@ -214,14 +278,6 @@ fn wanted_binds(inputs: &PlanInputs<'_>) -> Vec<FdBind> {
         binds.push(bind(BindRole::Extra, &extra.path, &extra.path, writable));
     }
     binds
-}
-
-/// bwrap's own environment: `launcherEnvironment`, and TMPDIR = sandbox temp.
-fn launcher_env(request: &LaunchRequest, sandbox_temp: &Path) -> Vec<(String, String)> {
-    let mut env = request.launcher_env.clone();
-    env.retain(|(k, _)| k != "TMPDIR");
-    env.push(("TMPDIR".into(), sandbox_temp.to_string_lossy().into()));
-    env
 }
 
 /// `command[0]` → canonical path, when `command[0]` is a symlink outside the

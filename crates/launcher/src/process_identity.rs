@@ -25,9 +25,10 @@ pub fn random_hex(bytes: usize) -> std::io::Result<String> {
     Ok(crate::policy::hex(&buf))
 }
 
-/// The unprivileged identity bwrap runs as when the provider is root (bwrap
-/// run as root would map the sandbox to real root): 0x70000000, a uid no host
-/// account uses. Not 65534 ("nobody"): host daemons run as it, and a process
+/// The first uid of cordon's reserved range, and the default owner of a
+/// provider's workspace (bwrap run as root would map the sandbox to real
+/// root, so a root provider's sandboxes run as uids of this range):
+/// 0x70000000, a uid no host account uses. Not 65534 ("nobody"): host daemons run as it, and a process
 /// of the sandbox's uid can read its /proc/<pid>/environ and /proc/<pid>/root,
 /// owns its user namespace and shares its RLIMIT_NPROC. This one lies above
 /// system (<1000), user (1000-60000), nobody (65534) and the usual
@@ -36,9 +37,21 @@ pub fn random_hex(bytes: usize) -> std::io::Result<String> {
 pub const SANDBOX_UID: u32 = 0x7000_0000;
 /// The sandbox's gid: the same reserved number, for the same reasons.
 pub const SANDBOX_GID: u32 = 0x7000_0000;
+/// Uids (and gids) `SANDBOX_UID..SANDBOX_UID + WORKSPACE_UIDS` are for the
+/// owners of provider workspaces: runs on a workspace owned by one of them
+/// run as that owner, so the workspace keeps working across runs.
+pub const WORKSPACE_UIDS: u32 = 0x1_0000;
+/// The first per-run uid: runs without such a workspace lease one of
+/// `RUN_UID_FIRST..RUN_UID_FIRST + RUN_UIDS` for their lifetime.
+pub const RUN_UID_FIRST: u32 = SANDBOX_UID + WORKSPACE_UIDS;
+pub const RUN_UIDS: u32 = 0x1_0000;
+/// The whole reserved range (workspace owners and per-run uids), which no
+/// host account, service or subordinate range may use (`cordon doctor`).
+pub const RESERVED_UIDS: std::ops::Range<u32> = SANDBOX_UID..RUN_UID_FIRST + RUN_UIDS;
 
 /// `Some(SANDBOX_UID)` when the provider runs as root, else `None` (bwrap
-/// runs as the provider's own unprivileged uid).
+/// runs as the provider's own unprivileged uid). The identity of the backend
+/// probe; a run's own comes from `run_identity`.
 pub fn sandbox_identity() -> Option<crate::plan::Identity> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };

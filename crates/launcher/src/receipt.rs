@@ -1,6 +1,9 @@
-//! The receipt: a snapshot of what was enforced and how the run ended,
-//! written atomically to `receipt.json` in the control root and read back
-//! by `wait()`. Format documented in docs/receipts.md.
+//! The receipt: what was planned, what was observed of the running
+//! sandbox (observe/), and how the run ended — written atomically to
+//! `receipt.json` in the control root and read back by `wait()`. A claim
+//! that was not observed is never reported as applied: `confinement.planned`
+//! is what the launcher asked for, `confinement.observed` what the kernel
+//! showed. Format documented in docs/receipts.md.
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -15,9 +18,12 @@ use crate::stop_ladder::StopRecord;
 use crate::timestamp::rfc3339;
 
 /// Bumped on any incompatible change of the receipt's shape.
-pub const RECEIPT_VERSION: u64 = 1;
+/// 2: `confinement` split into `planned`, `observed`, `mismatches` and
+/// `cgroupOutcome`.
+pub const RECEIPT_VERSION: u64 = 2;
 pub const RECEIPT_FILE: &str = "receipt.json";
-/// Namespaces every plan unshares (see bwrap_argv.rs).
+/// Namespaces every plan unshares (see bwrap_argv.rs; bwrap also always
+/// makes a mount namespace, observed as `mnt`).
 pub const NAMESPACES: &[&str] = &["user", "ipc", "pid", "net", "uts", "cgroup"];
 
 /// How the sandbox ended.
@@ -41,8 +47,12 @@ pub struct RunFacts {
     pub stop: StopRecord,
     pub containment_confirmed: bool,
     pub bytes: ByteCounts,
-    /// seccomp profile, cgroup and temp as applied (None: not planned).
+    /// seccomp profile, cgroup and temp as planned (None: not planned).
     pub confinement: Option<crate::confinement::ConfinementReceipt>,
+    /// `confinement.observed` (observe::report_json); None: no sandbox ran.
+    pub observed: Option<Value>,
+    /// Where the observation differed from the plan; non-empty fails the run.
+    pub mismatches: Vec<crate::observe::compare::Mismatch>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -120,13 +130,28 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
         .collect();
     let parts = facts.confinement.as_ref();
     json!({
-        "namespaces": NAMESPACES,
-        "uid": facts.sandbox_uid,
-        "seccomp": parts.map(|c| c.seccomp.clone()),
-        "rlimits": rlimits,
-        "cgroup": parts.map(|c| c.cgroup.clone()),
-        "temp": parts.map(|c| c.temp.clone()),
+        "planned": {
+            "namespaces": NAMESPACES,
+            "uid": facts.sandbox_uid,
+            // The run's host gid and how its uid was chosen.
+            "gid": plan.identity.map_or_else(provider_gid, |id| id.gid),
+            "uidAllocation": plan.uid_allocation.as_str(),
+            "seccomp": parts.map(|c| c.seccomp.clone()),
+            "rlimits": rlimits,
+            "cgroup": parts.map(|c| c.cgroup.clone()),
+            "temp": parts.map(|c| c.temp.clone()),
+            // Every filesystem the program can write and its bound.
+            "writableFilesystems": plan.writable_filesystems(),
+        },
+        "observed": facts.observed,
+        "mismatches": facts.mismatches,
+        "cgroupOutcome": parts.map(|c| c.cgroup_outcome.clone()),
     })
+}
+
+fn provider_gid() -> u32 {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    unsafe { libc::getegid() }
 }
 
 /// Writes the receipt (temp + rename) and reads it back, as `wait()` reports

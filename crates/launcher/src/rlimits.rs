@@ -13,11 +13,12 @@
 //! - `FSIZE`: the largest file a process may write (SIGXFSZ/EFBIG past it).
 //! - `NOFILE`: open descriptors per process.
 //! - `NPROC`: processes of the *real uid*, counted across the whole host.
-//!   When the provider runs as root the launcher runs bwrap as the dedicated
-//!   `SANDBOX_UID` (process_identity.rs), which no host process uses, so
-//!   this ceiling is shared by every concurrent sandbox (of any provider on
-//!   the host) and nothing else: a fork bomb in one sandbox can make forks
-//!   fail in its siblings until it is stopped. Zombies count
+//!   When the provider runs as root the launcher runs bwrap as a uid of
+//!   the reserved range no host process uses (run_identity.rs): a per-run
+//!   uid, or the reserved owner of the caller's workspace, so this ceiling
+//!   is the run's own (shared only by runs on one such workspace). A
+//!   non-root provider's sandboxes share its uid, and so this ceiling: a
+//!   fork bomb in one can make forks fail in its siblings. Zombies count
 //!   until reaped (see confinement.rs on bwrap's orphaned init). With a
 //!   cgroup it is a host-wide backstop; the per-sandbox bound is `pids.max`.
 //! - `CORE` = 0: no core dumps (they would leak sandbox memory to the host's

@@ -161,8 +161,10 @@ fn child_slots(
         .collect()
 }
 
-/// bwrap with its argv, its own environment only, stdin /dev/null, stdout
-/// and stderr both on the stderr pipe, and the sandbox identity.
+/// bwrap with its argv, an empty environment (the namespace init bwrap
+/// forks keeps it, and a program reads it at `/proc/1/environ`), stdin
+/// /dev/null, stdout and stderr both on the stderr pipe, and the sandbox
+/// identity.
 fn bwrap_command(
     plan: &Plan,
     argv: Vec<std::ffi::OsString>,
@@ -173,7 +175,6 @@ fn bwrap_command(
     let mut cmd = Command::new(&plan.bwrap);
     cmd.args(argv)
         .env_clear()
-        .envs(plan.launcher_env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::from(devnull))
         .stdout(Stdio::from(stderr_w))
         .stderr(Stdio::from(stderr_w2));

@@ -22,6 +22,8 @@ pub enum StopReason {
     Requested,
     Deadline,
     Signal,
+    /// The observed confinement differs from the plan (observe/).
+    ConfinementMismatch,
 }
 
 impl StopReason {
@@ -30,6 +32,7 @@ impl StopReason {
             StopReason::Requested => "stop",
             StopReason::Deadline => "deadline",
             StopReason::Signal => "signal",
+            StopReason::ConfinementMismatch => "confinement-mismatch",
         }
     }
 }
@@ -187,6 +190,20 @@ impl Supervision {
         for fd in [&s.init, &s.bwrap].into_iter().flatten() {
             let _ = pidfd::send_signal(fd, libc::SIGKILL);
         }
+    }
+
+    /// After bwrap is reaped, whatever bwrap and its init reported: SIGKILL
+    /// the namespace init through its pidfd (from the parent namespace the
+    /// kernel delivers it even to an init that a program rewrote through
+    /// `/proc/1/mem`) and wait up to `timeout` for it to be gone. The
+    /// kernel kills every other process of the namespace when its init dies
+    /// and reports the init's exit on the pidfd only after they are all
+    /// gone, so a readable pidfd confirms the namespace empty — with or
+    /// without a cgroup. `None`: bwrap never reported an init.
+    pub fn kill_namespace(&self, timeout: Duration) -> Option<bool> {
+        let init = self.init()?;
+        let _ = pidfd::send_signal(&init, libc::SIGKILL);
+        Some(pidfd::wait_exit(&init, timeout))
     }
 
     fn wait_exited(&self, timeout: Duration) -> bool {

@@ -3,9 +3,12 @@
 //! execution), then: reports bwrap's pid → joins bwrap to the run's cgroup
 //! and sends it its options (it waits for them, so it forks nothing before
 //! the join) → starts the three pumps → reads bwrap's info fd (the
-//! sandbox init's host pid) → reaps bwrap → lets the readers drain to EOF →
-//! confirms containment → writes and reads back the receipt → removes the
-//! control root → emits `Finished`.
+//! sandbox init's host pid) → observes the program's confinement from
+//! outside (observe/; a mismatch with the plan stops the run) → reaps bwrap
+//! → kills the pid namespace through the init's pidfd and confirms it empty
+//! → lets the readers drain to EOF → writes and reads back the receipt →
+//! hands the control root to teardown → emits `Finished` (a failure when the
+//! confinement mismatched or no receipt was read).
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -14,22 +17,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::backend::Backend;
 use crate::cgroup::ExecutionCgroup;
 use crate::confinement::{self, CgroupOutcome, ConfinementPlan};
 use crate::control_root::ControlRoot;
-use crate::error_code::ErrorCode;
-use crate::events::{Completion, Event, EventSink, LaunchFailure, Stream};
+use crate::events::{Event, EventSink, Stream};
 use crate::execution::{Control, ExecutionHandle};
 use crate::launch_request::LaunchRequest;
+use crate::launch_request::StopTimings;
+use crate::observe::moment::NotObserved;
+use crate::observe::run::{observe_run, RunObservation};
 use crate::pidfd;
 use crate::plan::Plan;
 use crate::pumps::{spawn_reader, spawn_writer, Gate, WriteCmd, WriterCounters};
 use crate::receipt::{self, ByteCounts, Outcome, RunFacts};
+use crate::run_result;
 use crate::spawn::{spawn, OptionsFeed, Spawned};
-use crate::stop_ladder::Supervision;
+use crate::stop_ladder::{StopReason, Supervision};
 
 /// Host → fd 3 queue depth: two data chunks, or one plus a pending shutdown.
 /// lib/isolated-execution.js keeps up to WRITES_IN_FLIGHT (2) writes queued so
@@ -42,6 +48,9 @@ const INFO_MAX_BYTES: u64 = 4096;
 const DIAGNOSTIC_HEAD_BYTES: usize = 2048;
 /// Shortest wait for the namespace init's exit when judging containment (ms).
 const MIN_CONTAINMENT_WAIT_MS: u64 = 100;
+/// How often a bounded pump join looks again (only for a namespace that
+/// could not be confirmed empty).
+const PUMP_POLL: Duration = Duration::from_millis(5);
 
 /// Everything the pipeline prepared before the fork.
 pub struct Prepared {
@@ -55,6 +64,8 @@ pub struct Prepared {
     pub invocation_id: String,
     pub confinement: ConfinementPlan,
     pub cgroup: Option<Arc<ExecutionCgroup>>,
+    /// The run's own uid, held until its processes are confirmed gone.
+    pub uid_lease: Option<crate::uid_lease::UidLease>,
 }
 
 /// Starts the supervisor and waits for it to report bwrap's pid.
@@ -186,18 +197,20 @@ fn supervise(
     let init_pid = read_init_pid(&mut info);
     // bwrap is unreaped (its pid is stable); the init's pid may be reused.
     let bwrap_pid = i32::try_from(child.id()).unwrap_or(-1);
-    if let Some((pid, fd)) =
-        init_pid.and_then(|pid| Some((pid, pidfd::open_child(pid, bwrap_pid)?)))
-    {
+    if let Some((pid, fd)) = init_pid.and_then(|pid| Some((pid, open_init(p, pid, bwrap_pid)?))) {
         control.supervision.set_init(pid, fd);
     }
+    let observation = observe(p, control, init_pid);
     let status = child.wait();
     control.supervision.mark_exited();
-    empty_cgroup(p);
     let containment = confirm_containment(control, &status);
+    empty_cgroup(p);
     control.protocol_gate.drain();
     control.stderr_gate.drain();
-    let bytes = join_pumps(pumps, control);
+    // An unconfirmed namespace may still hold the stream ends: the readers
+    // get the stop ladder's bound to reach EOF, then are left to finish alone.
+    let pump_bound = (!containment).then(|| Instant::now() + containment_wait(control));
+    let bytes = join_pumps(pumps, control, pump_bound);
     // A stop that lands before bwrap reported the sandbox kills bwrap during
     // set-up: that is a stopped run, not a failed launch.
     let sandbox_ran = init_pid.is_some() || control.supervision.record().reason.is_some();
@@ -206,7 +219,33 @@ fn supervise(
     facts.stop = control.supervision.record();
     facts.containment_confirmed = containment;
     facts.bytes = bytes;
+    if let Some(seen) = observation {
+        facts.observed = Some(seen.observed);
+        facts.mismatches = seen.mismatches;
+    }
     (facts, status.ok())
+}
+
+/// Observes the program once bwrap reported its init; a mismatch stops the
+/// run at once (no grace: a sandbox that is not what was planned gets no
+/// time to act). `None` when no sandbox was reported.
+fn observe(p: &Prepared, control: &Control, init_pid: Option<i32>) -> Option<RunObservation> {
+    let init_pid = init_pid?;
+    let Some(init) = control.supervision.init() else {
+        // Reported, but gone before its pidfd could be opened.
+        return Some(RunObservation::not_observed(NotObserved::Ended));
+    };
+    let seen = observe_run(&p.plan, &p.confinement, &p.invocation_id, init_pid, &init);
+    if !seen.mismatches.is_empty() {
+        let timings = StopTimings {
+            grace_ms: 0,
+            ..control.stop_timings
+        };
+        control
+            .supervision
+            .request_stop(StopReason::ConfinementMismatch, timings);
+    }
+    Some(seen)
 }
 
 /// bwrap is blocked reading its options (`--args` is a socket): join it to
@@ -317,13 +356,15 @@ fn start_pumps(
     }
 }
 
-fn join_pumps(pumps: Pumps, control: &Control) -> ByteCounts {
+/// Joins the pumps; with a `bound`, a pump still blocked past it is left
+/// running (it ends at its EOF or EPIPE) so the run settles anyway.
+fn join_pumps(pumps: Pumps, control: &Control, bound: Option<Instant>) -> ByteCounts {
     for thread in pumps.threads {
-        let _ = thread.join();
+        join_within(thread, bound);
     }
     control.close_writer();
     if let Some(writer) = pumps.writer {
-        let _ = writer.join();
+        join_within(writer, bound);
     }
     ByteCounts {
         protocol_in: pumps.writes.written.load(Ordering::Relaxed),
@@ -331,6 +372,18 @@ fn join_pumps(pumps: Pumps, control: &Control) -> ByteCounts {
         protocol_out: pumps.protocol_out.load(Ordering::Relaxed),
         stderr: pumps.stderr.load(Ordering::Relaxed),
     }
+}
+
+fn join_within(thread: JoinHandle<()>, bound: Option<Instant>) {
+    if let Some(bound) = bound {
+        while !thread.is_finished() && Instant::now() < bound {
+            std::thread::sleep(PUMP_POLL);
+        }
+        if !thread.is_finished() {
+            return;
+        }
+    }
+    let _ = thread.join();
 }
 
 /// bwrap writes `{"child-pid": N, …}` once the namespaces exist and closes
@@ -342,18 +395,43 @@ fn read_init_pid(info: &mut std::fs::File) -> Option<i32> {
     i32::try_from(value.get("child-pid")?.as_i64()?).ok()
 }
 
-/// bwrap exiting normally means it reaped the namespace init, and with it
-/// every process of the namespace. Otherwise (bwrap killed), wait for the
-/// init — killed by its parent-death signal — to be gone.
+/// The namespace init as bwrap's child; else, when bwrap is already gone (a
+/// rewritten init can fake the program's exit before the launcher gets
+/// here), as the reparented init of a namespace started by that bwrap.
+fn open_init(p: &Prepared, init: i32, bwrap: i32) -> Option<OwnedFd> {
+    pidfd::open_child(init, bwrap).or_else(|| {
+        let started = crate::process_identity::process_start_time(u32::try_from(bwrap).ok()?)?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = p
+            .plan
+            .identity
+            .map_or_else(|| unsafe { libc::geteuid() }, |id| id.uid);
+        pidfd::open_namespace_init(init, uid, started)
+    })
+}
+
+/// bwrap is reaped: kill its pid namespace from outside whatever bwrap
+/// reported (a program that rewrote the init through `/proc/1/mem` can fake
+/// its exit to bwrap and clear the init's parent-death signal), and confirm
+/// it empty by the init's pidfd. Without an init (set-up failed before bwrap
+/// reported one) only a normal bwrap exit counts as contained.
 fn confirm_containment(
     control: &Control,
     status: &std::io::Result<std::process::ExitStatus>,
 ) -> bool {
-    let wait_ms = control.stop_timings.force_ms.max(MIN_CONTAINMENT_WAIT_MS);
-    match control.supervision.init() {
-        Some(init) => pidfd::wait_exit(&init, Duration::from_millis(wait_ms)),
+    match control
+        .supervision
+        .kill_namespace(containment_wait(control))
+    {
+        Some(emptied) => emptied,
         None => status.as_ref().is_ok_and(|s| s.code().is_some()),
     }
+}
+
+/// How long the end of a run waits for the namespace to empty: the stop
+/// ladder's forced rung, at least [`MIN_CONTAINMENT_WAIT_MS`].
+fn containment_wait(control: &Control) -> Duration {
+    Duration::from_millis(control.stop_timings.force_ms.max(MIN_CONTAINMENT_WAIT_MS))
 }
 
 /// The run's cgroup at the end: kill whatever is still in it (nothing, when
@@ -403,10 +481,12 @@ fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {
         containment_confirmed: false,
         bytes: ByteCounts::default(),
         confinement: None,
+        observed: None,
+        mismatches: Vec::new(),
     }
 }
 
-/// Receipt → read back → remove the control root → `Finished`.
+/// Receipt → read back → detach the control root → `Finished` → remove it.
 fn finish(
     mut p: Prepared,
     sink: &Arc<dyn EventSink>,
@@ -416,23 +496,22 @@ fn finish(
     let forced = facts.stop.forced_attempted;
     let (cgroup, emptied) = settle_cgroup(p.cgroup.as_deref(), forced, p.request.stop.force_ms);
     facts.containment_confirmed &= emptied;
+    // The uid is free for another run once the tree is settled (killed and
+    // confirmed empty wherever the host can confirm it).
+    drop(p.uid_lease.take());
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
     let document = receipt::build(&p.plan, &p.request.policy, &facts);
-    let receipt_json = receipt::write_and_read(&p.root, &document).ok();
-    p.root.remove();
+    let receipt = receipt::write_and_read(&p.root, &document);
+    // What the sandbox left may take long to remove (any depth or width):
+    // the root leaves its name in one rename so the run settles now, and is
+    // removed below, after `Finished`. If the rename fails, before it.
+    if !p.root.detach() {
+        p.root.remove();
+    }
     // Every descriptor of the run is closed before `wait()` can settle.
     p.cgroup = None;
-    let result = match facts.outcome {
-        Outcome::SpawnFailed { message } => Err(LaunchFailure {
-            code: ErrorCode::SpawnFailed,
-            message,
-            receipt_json,
-        }),
-        _ => Ok(Completion {
-            returncode: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| s.signal()).map(pidfd::signal_name),
-            receipt_json,
-        }),
-    };
+    let receipt = receipt.map_err(|e| e.to_string());
+    let result = run_result::settle(facts.outcome, &facts.mismatches, status, receipt);
     sink.emit(Event::Finished(result));
+    p.root.remove();
 }

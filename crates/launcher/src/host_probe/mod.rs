@@ -19,7 +19,9 @@ use crate::backend::{self, BackendError};
 use crate::confinement;
 use crate::process_identity::{sandbox_identity, SANDBOX_UID};
 
+mod ptrace_scope;
 mod sandbox_uid;
+pub use ptrace_scope::{check_ptrace_scope, read_ptrace_scope};
 pub use sandbox_uid::{check_sandbox_uid_unused, status_has_uid, UidProcess};
 
 /// `--size` (bounded tmpfs) and `--disable-userns` first shipped in 0.8.0.
@@ -80,6 +82,7 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks.push(check_userns_trial(&resolved));
     checks.push(sandbox_uid::check_host_sandbox_uid());
     checks.push(check_seccomp(&read_seccomp_status()));
+    checks.push(check_ptrace_scope(read_ptrace_scope().as_deref()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
     if let Some(runner) = targets.runner.as_deref() {
         checks.push(check_executable("runner", runner));

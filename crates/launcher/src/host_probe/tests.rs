@@ -1,3 +1,4 @@
+use super::sandbox_uid::{id_file_users, status_uid_in};
 use super::*;
 use serde_json::json;
 
@@ -111,6 +112,7 @@ fn a_status_uid_line_matches_on_any_of_its_four_ids_unless_a_zombie() {
 fn a_host_process_of_the_sandbox_uid_fails_doctor_but_sandboxes_and_bwrap_do_not() {
     let process = |pid, comm: &str, host_userns| UidProcess {
         pid,
+        uid: crate::process_identity::SANDBOX_UID,
         comm: comm.into(),
         host_userns,
     };
@@ -119,15 +121,43 @@ fn a_host_process_of_the_sandbox_uid_fails_doctor_but_sandboxes_and_bwrap_do_not
     assert!(!bwrap.is_foreign() && !in_sandbox.is_foreign());
     let daemon = process(12, "dnsmasq", true);
     assert!(daemon.is_foreign());
-    let uid = Some(crate::process_identity::SANDBOX_UID);
-    assert!(check_sandbox_uid_unused(uid, &[]).ok);
-    let check = check_sandbox_uid_unused(uid, &[daemon]);
+    let range = || Some(crate::process_identity::RESERVED_UIDS);
+    assert!(check_sandbox_uid_unused(range(), &[], &[]).ok);
+    let check = check_sandbox_uid_unused(range(), &[daemon], &[]);
     assert!(!check.ok && check.importance == Importance::Required);
-    assert!(check.detail.contains("12 (dnsmasq)"), "{check:?}");
-    assert!(check.fix.contains("reserved"), "{check:?}");
     assert!(
-        check_sandbox_uid_unused(None, &[]).ok,
+        check.detail.contains("uid 1879048192 by 12 (dnsmasq)"),
+        "{check:?}"
+    );
+    assert!(check.fix.contains("reserved"), "{check:?}");
+    let account = ["/etc/subuid: builder".to_string()];
+    let check = check_sandbox_uid_unused(range(), &[], &account);
+    assert!(
+        !check.ok && check.detail.contains("/etc/subuid: builder"),
+        "{check:?}"
+    );
+    assert!(
+        check_sandbox_uid_unused(None, &[], &[]).ok,
         "not root: nothing to check"
+    );
+}
+
+#[test]
+fn accounts_and_subordinate_ranges_inside_the_reserved_range_are_found() {
+    let range = crate::process_identity::RESERVED_UIDS;
+    let passwd = "root:x:0:0::/root:/bin/sh\nsvc:x:1879048200:1::/:/bin/false\n# c:x:1879048200\n";
+    assert_eq!(id_file_users(passwd, false, &range), ["svc"]);
+    let subuid = "alice:100000:65536\nwide:1879000000:100000\nhigh:1879179264:10\n";
+    assert_eq!(
+        id_file_users(subuid, true, &range),
+        ["wide"],
+        "overlap, not the range after it"
+    );
+    let status = "State:\tS\nUid:\t0\t1879113729\t0\t0\n";
+    assert_eq!(
+        status_uid_in(status, &range),
+        Some(1_879_113_729),
+        "a per-run uid"
     );
 }
 
@@ -143,7 +173,7 @@ fn on_this_host_every_required_check_passes() {
     let options = json!({"runnerPath": "/bin/true", "ignored": 1});
     let checks = run_all_json(&options);
     let checks = checks.as_array().unwrap();
-    assert_eq!(checks.len(), 7, "{checks:?}");
+    assert_eq!(checks.len(), 8, "{checks:?}");
     for check in checks.iter().filter(|c| c["importance"] == "required") {
         assert_eq!(check["ok"], true, "{check}");
     }

@@ -38,7 +38,7 @@ pub struct SeccompPolicy {
 }
 
 /// The name recorded in receipts; bump it when the denial table changes.
-pub const PROFILE_NAME: &str = "cordon-default-v1";
+pub const PROFILE_NAME: &str = "cordon-default-v2";
 
 /// How a denied call fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +61,10 @@ pub enum ArgMatch {
     NewNamespaceFlags,
     /// arg0 is neither the query (0xffffffff) nor PER_LINUX (0).
     PersonalityChange,
+    /// The mode argument (its index) has S_ISUID or S_ISGID set: no
+    /// set-uid/set-gid file is ever created or made, in a workspace the host
+    /// sees or anywhere else (see `SETID_MODE_BITS`).
+    SetIdMode(u8),
 }
 
 /// One row of the denial table; `docs/security.md` mirrors it.
@@ -81,7 +85,7 @@ const fn deny(name: &'static str, nr: i64, args: ArgMatch, denial: Denial) -> De
     }
 }
 
-use ArgMatch::{Always, FamilyNotUnix, NewNamespaceFlags, PersonalityChange};
+use ArgMatch::{Always, FamilyNotUnix, NewNamespaceFlags, PersonalityChange, SetIdMode};
 use Denial::{Enosys, Eperm};
 
 /// The denial table. Order is irrelevant (the filters are keyed by number).
@@ -101,6 +105,9 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
         Always,
         Eperm,
     ),
+    // Another process's descriptors (the namespace init's eventfd, bwrap's
+    // pipes): the same reach into a process as ptrace, without its check.
+    deny("pidfd_getfd", libc::SYS_pidfd_getfd, Always, Eperm),
     deny("io_uring_setup", libc::SYS_io_uring_setup, Always, Enosys),
     deny("io_uring_enter", libc::SYS_io_uring_enter, Always, Enosys),
     deny(
@@ -145,6 +152,26 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
     deny("swapoff", libc::SYS_swapoff, Always, Eperm),
     deny("reboot", libc::SYS_reboot, Always, Eperm),
     deny("settimeofday", libc::SYS_settimeofday, Always, Eperm),
+    // Set-id bits: every call that sets a mode, by its mode argument's index.
+    #[cfg(target_arch = "x86_64")]
+    deny("chmod", libc::SYS_chmod, SetIdMode(1), Eperm),
+    deny("fchmod", libc::SYS_fchmod, SetIdMode(1), Eperm),
+    deny("fchmodat", libc::SYS_fchmodat, SetIdMode(2), Eperm),
+    deny("fchmodat2", SYS_FCHMODAT2, SetIdMode(2), Eperm),
+    #[cfg(target_arch = "x86_64")]
+    deny("open", libc::SYS_open, SetIdMode(2), Eperm),
+    deny("openat", libc::SYS_openat, SetIdMode(3), Eperm),
+    #[cfg(target_arch = "x86_64")]
+    deny("creat", libc::SYS_creat, SetIdMode(1), Eperm),
+    #[cfg(target_arch = "x86_64")]
+    deny("mkdir", libc::SYS_mkdir, SetIdMode(1), Eperm),
+    deny("mkdirat", libc::SYS_mkdirat, SetIdMode(2), Eperm),
+    #[cfg(target_arch = "x86_64")]
+    deny("mknod", libc::SYS_mknod, SetIdMode(1), Eperm),
+    deny("mknodat", libc::SYS_mknodat, SetIdMode(2), Eperm),
+    // openat2's mode lives in a struct in memory, out of the filter's
+    // reach; ENOSYS makes libc and runtimes fall back to openat, filtered.
+    deny("openat2", libc::SYS_openat2, Always, Enosys),
     deny("clock_settime", libc::SYS_clock_settime, Always, Eperm),
     deny("clock_adjtime", libc::SYS_clock_adjtime, Always, Eperm),
     deny("adjtimex", libc::SYS_adjtimex, Always, Eperm),
@@ -162,6 +189,13 @@ const NAMESPACE_CLONE_FLAGS: [libc::c_int; 7] = [
     libc::CLONE_NEWUTS,
     libc::CLONE_NEWCGROUP,
 ];
+
+/// fchmodat2(2) (Linux 6.6), by number: not every libc crate names it.
+const SYS_FCHMODAT2: i64 = 452;
+
+/// The mode bits no sandbox may set: a set-uid or set-gid file left in a
+/// writable workspace would run, for any local user, as the sandbox's uid.
+const SETID_MODE_BITS: [libc::mode_t; 2] = [libc::S_ISUID, libc::S_ISGID];
 
 /// personality(0xffffffff) only queries; PER_LINUX (0) is the default.
 const PERSONALITY_QUERY: u64 = 0xffff_ffff;
@@ -263,8 +297,10 @@ fn rules_for(
     policy: &SeccompPolicy,
     row: &DeniedSyscall,
 ) -> Result<Vec<SeccompRule>, SeccompError> {
-    let dword =
-        |op: SeccompCmpOp, value: u64| SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, value);
+    let arg_dword = |arg: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
+    };
+    let dword = |op: SeccompCmpOp, value: u64| arg_dword(0, op, value);
     let built = match (row.args, policy.sockets) {
         (ArgMatch::Always, _) => return Ok(Vec::new()),
         (ArgMatch::FamilyNotUnix, SocketFamilies::UnixOnly) => {
@@ -281,6 +317,15 @@ fn rules_for(
         (ArgMatch::PersonalityChange, _) => vec![dword(SeccompCmpOp::Ne, PERSONALITY_QUERY)
             .and_then(|query| Ok((query, dword(SeccompCmpOp::Ne, PER_LINUX)?)))
             .and_then(|(query, linux)| SeccompRule::new(vec![query, linux]))],
+        // One rule per bit: a rule's conditions are ANDed, rules are ORed.
+        (ArgMatch::SetIdMode(arg), _) => SETID_MODE_BITS
+            .iter()
+            .map(|bit| {
+                let bit = u64::from(*bit);
+                arg_dword(arg, SeccompCmpOp::MaskedEq(bit), bit)
+                    .and_then(|c| SeccompRule::new(vec![c]))
+            })
+            .collect(),
     };
     built
         .into_iter()

@@ -138,6 +138,53 @@ fn personality_may_be_queried_but_not_changed() {
 }
 
 #[test]
+fn no_call_may_set_a_set_uid_or_set_gid_mode_and_plain_modes_pass() {
+    let rows: Vec<_> = DENIED_SYSCALLS
+        .iter()
+        .filter_map(|r| match r.args {
+            ArgMatch::SetIdMode(arg) => Some((r, usize::from(arg))),
+            _ => None,
+        })
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|(r, _)| r.name).collect();
+    for name in [
+        "fchmod",
+        "fchmodat",
+        "fchmodat2",
+        "openat",
+        "mkdirat",
+        "mknodat",
+    ] {
+        assert!(names.contains(&name), "{name} is filtered by mode");
+    }
+    if cfg!(target_arch = "x86_64") {
+        for name in ["chmod", "open", "creat", "mkdir", "mknod"] {
+            assert!(names.contains(&name), "{name} is filtered by mode");
+        }
+    }
+    for (row, arg) in rows {
+        let with_mode = |mode: u64| {
+            let mut args = [0u64; 6];
+            // Every other argument all-ones: only the mode argument decides.
+            args.iter_mut().for_each(|a| *a = 0xffff_ffff & !0o7777);
+            args[arg] = mode;
+            decide(row.nr, args)
+        };
+        for mode in [0o6755, 0o4755, 0o2755, 0o104000, 0o102000] {
+            assert_eq!(with_mode(mode), EPERM, "{} mode {mode:o}", row.name);
+        }
+        for mode in [0, 0o644, 0o755, 0o1777, 0o100755] {
+            assert_eq!(with_mode(mode), ALLOW, "{} mode {mode:o}", row.name);
+        }
+    }
+    assert_eq!(
+        decide(libc::SYS_openat2, [0; 6]),
+        ENOSYS,
+        "openat2's mode is unreadable"
+    );
+}
+
+#[test]
 fn a_foreign_architecture_is_killed_and_x32_calls_get_enosys() {
     let program = build_program(&SeccompPolicy::default()).unwrap();
     let i386 = 0x4000_0003;

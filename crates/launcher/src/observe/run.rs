@@ -1,0 +1,91 @@
+//! One run's observation, as the supervisor needs it: the expectation from
+//! the run's plans, the observation, and the receipt's view of both.
+
+use std::os::fd::OwnedFd;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::compare::Mismatch;
+use super::expect::{self, Expectation, ProviderIds};
+use super::moment::NotObserved;
+use super::{reader, Report, Target, OBSERVE_WINDOW_MS};
+use crate::confinement::ConfinementPlan;
+use crate::plan::Plan;
+
+/// The observed program's receipt entry and the mismatches that fail the run.
+pub struct RunObservation {
+    pub observed: Value,
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl RunObservation {
+    /// A sandbox whose program could not be looked at (see [`NotObserved`]).
+    pub fn not_observed(why: NotObserved) -> RunObservation {
+        let report = Report::NotObserved(why);
+        RunObservation {
+            observed: json!({"status": "not-observed", "reason": why.as_str()}),
+            mismatches: report.mismatches(),
+        }
+    }
+}
+
+/// On the thread that forked bwrap (the provider facts are that thread's).
+/// Observes the program of a sandbox whose init (host pid, pidfd) bwrap
+/// reported. Nothing here can make the run look better than it was: a fact
+/// of the provider's that cannot be read fails the run like a mismatch.
+pub fn observe_run(
+    plan: &Plan,
+    confinement: &ConfinementPlan,
+    invocation_id: &str,
+    init_pid: i32,
+    init: &OwnedFd,
+) -> RunObservation {
+    let unreadable = |detail: String| RunObservation {
+        observed: json!({"status": "unreadable", "reason": detail}),
+        mismatches: Report::Unreadable(detail).mismatches(),
+    };
+    let provider = match reader::provider_facts() {
+        Ok(facts) => facts,
+        Err(e) => return unreadable(format!("the provider's own {e}")),
+    };
+    let Some(bwrap_exe) = reader::file_identity(&plan.bwrap) else {
+        return unreadable(format!("the identity of {}", plan.bwrap.display()));
+    };
+    // SAFETY: geteuid and getegid have no preconditions and cannot fail.
+    let ids = unsafe {
+        ProviderIds {
+            uid: libc::geteuid(),
+            gid: libc::getegid(),
+        }
+    };
+    let mut expect = expect::expectation(plan, confinement, &provider, ids);
+    perturb_for_tests(invocation_id, &mut expect);
+    let report = super::observe(&Target {
+        init_pid,
+        init,
+        bwrap_exe,
+        expect: &expect,
+        window: Duration::from_millis(OBSERVE_WINDOW_MS),
+    });
+    RunObservation {
+        observed: super::report_json(&report, &expect),
+        mismatches: report.mismatches(),
+    }
+}
+
+/// Invocation ids with this prefix expect one seccomp filter more than the
+/// plan installs (unit tests only: compiled out of every build but `cargo
+/// test`), so a real sandbox meets an expectation it cannot satisfy.
+#[cfg(test)]
+pub const TEST_EXTRA_FILTER_PREFIX: &str = "test-expect-extra-filter";
+
+#[cfg(test)]
+fn perturb_for_tests(invocation_id: &str, expect: &mut Expectation) {
+    if invocation_id.starts_with(TEST_EXTRA_FILTER_PREFIX) {
+        expect.seccomp_filters += 1;
+    }
+}
+
+#[cfg(not(test))]
+fn perturb_for_tests(_: &str, _: &mut Expectation) {}

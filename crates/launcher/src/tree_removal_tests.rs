@@ -1,0 +1,158 @@
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use super::*;
+
+/// On /dev/shm when there is one: on a disk-backed /tmp (mounted with
+/// `discard`) each removed directory can cost a synchronous discard, and
+/// the deep test would measure the disk.
+fn scratch(name: &str) -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    let parent = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = parent.join(format!(
+        "cordon-tree-test-{name}-{}",
+        crate::process_identity::random_hex(8).unwrap()
+    ));
+    fs::create_dir(&dir).unwrap();
+    dir
+}
+
+/// `mkdir d; chdir d` `levels` times, by descriptor (no path grows).
+fn nest(root: &Path, levels: usize) {
+    let mut dir = fs::File::open(root).unwrap();
+    for _ in 0..levels {
+        // SAFETY (test): mkdirat/openat on a descriptor we own.
+        let fd = unsafe {
+            assert_eq!(libc::mkdirat(dir.as_raw_fd(), c"d".as_ptr(), 0o755), 0);
+            libc::openat(
+                dir.as_raw_fd(),
+                c"d".as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY,
+            )
+        };
+        assert!(fd >= 0);
+        // SAFETY (test): the kernel just returned this descriptor.
+        dir = unsafe { fs::File::from_raw_fd(fd) };
+    }
+    fs::write(
+        "/proc/self/fd/".to_string() + &dir.as_raw_fd().to_string() + "/leaf",
+        "x",
+    )
+    .unwrap();
+}
+
+/// Descriptors the deep-tree test's child process may hold in all: a walk
+/// holding one per level would fail with EMFILE within its first levels.
+const LOW_NOFILE: u64 = 32;
+const LOW_NOFILE_ENV: &str = "CORDON_TREE_TEST_LOW_NOFILE";
+const DEEP_TEST: &str =
+    "tree_removal::tests::a_tree_nested_far_deeper_than_a_stack_or_fd_table_allows_is_removed";
+
+#[test]
+fn a_tree_nested_far_deeper_than_a_stack_or_fd_table_allows_is_removed() {
+    if std::env::var_os(LOW_NOFILE_ENV).is_none() {
+        // Re-run this test alone in a child whose NOFILE is tiny.
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child.args(["--exact", DEEP_TEST, "--test-threads", "1"]);
+        child.env(LOW_NOFILE_ENV, "1");
+        // SAFETY (test): setrlimit is async-signal-safe.
+        unsafe {
+            child.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: LOW_NOFILE,
+                    rlim_max: LOW_NOFILE,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = child.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("1 passed"), "{text}");
+        return;
+    }
+    let base = scratch("deep");
+    let tree = base.join("tree");
+    fs::create_dir(&tree).unwrap();
+    nest(&tree, 30_000);
+    // A 64 KiB stack: recursion per level would overflow it many times over.
+    let removal = std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn({
+            let tree = tree.clone();
+            move || remove_tree(&tree)
+        })
+        .unwrap();
+    removal.join().expect("no stack overflow").unwrap();
+    assert!(!tree.exists());
+    fs::remove_dir(base).unwrap();
+}
+
+#[test]
+fn links_fifos_sockets_and_locked_directories_are_removed_and_nothing_outside_is_touched() {
+    let base = scratch("hostile");
+    let outside = base.join("outside");
+    fs::create_dir(&outside).unwrap();
+    let victim = outside.join("victim");
+    fs::write(&victim, "precious").unwrap();
+    let tree = base.join("tree");
+    fs::create_dir_all(tree.join("a/b")).unwrap();
+    std::os::unix::fs::symlink(&outside, tree.join("link-to-dir")).unwrap();
+    std::os::unix::fs::symlink(&victim, tree.join("a/link-to-file")).unwrap();
+    std::os::unix::fs::symlink("/", tree.join("a/b/link-to-root")).unwrap();
+    fs::hard_link(&victim, tree.join("a/hardlink")).unwrap();
+    let fifo = CString::new(tree.join("a/fifo").as_os_str().as_bytes()).unwrap();
+    // SAFETY (test): mkfifo on a C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let _socket = std::os::unix::net::UnixListener::bind(tree.join("a/b/socket")).unwrap();
+    for i in 0..2000 {
+        fs::write(tree.join(format!("a/wide-{i}")), "w").unwrap();
+    }
+    fs::create_dir_all(tree.join("locked/inner/deeper")).unwrap();
+    fs::write(tree.join("locked/inner/file"), "f").unwrap();
+    fs::set_permissions(tree.join("locked/inner"), fs::Permissions::from_mode(0o000)).unwrap();
+    fs::create_dir_all(tree.join("readonly/sub")).unwrap();
+    fs::write(tree.join("readonly/sub/file"), "f").unwrap();
+    fs::set_permissions(tree.join("readonly/sub"), fs::Permissions::from_mode(0o555)).unwrap();
+    fs::set_permissions(tree.join("readonly"), fs::Permissions::from_mode(0o555)).unwrap();
+
+    remove_tree(&tree).unwrap();
+
+    assert!(!tree.exists());
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        1,
+        "the linked-to directory kept its entry"
+    );
+    assert!(Path::new("/usr").exists());
+    fs::remove_dir_all(base).unwrap();
+}
+
+#[test]
+fn a_symlink_given_as_the_tree_is_unlinked_not_followed_and_a_missing_tree_is_already_removed() {
+    let base = scratch("root-link");
+    let target = base.join("target");
+    fs::create_dir(&target).unwrap();
+    fs::write(target.join("keep"), "k").unwrap();
+    let link = base.join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    remove_tree(&link).unwrap();
+    assert!(fs::symlink_metadata(&link).is_err());
+    assert!(target.join("keep").exists());
+    remove_tree(&base.join("never-existed")).unwrap();
+    fs::remove_dir_all(base).unwrap();
+}

@@ -1,0 +1,96 @@
+'use strict';
+
+// Ajv, configured once for the whole host: which class a schema's `$schema`
+// selects, and the options every compile uses. The main thread compiles at
+// createCodeMode (so a bad schema is refused there); the validator workers
+// compile the same schema with the same options (validator-worker.js).
+
+const Ajv07 = require('ajv').default;
+const Ajv2019 = require('ajv/dist/2019').default;
+const Ajv2020 = require('ajv/dist/2020').default;
+const addFormats = require('ajv-formats');
+
+/** `$schema` URIs (compared without a trailing '#' and scheme-insensitively) → draft name. */
+const DRAFT_URIS = Object.freeze({
+  'json-schema.org/draft-07/schema': 'draft-07',
+  'json-schema.org/draft/2019-09/schema': '2019-09',
+  'json-schema.org/draft/2020-12/schema': '2020-12',
+});
+/** A schema without `$schema` is read as draft-07, as before 2020-12 support (the AI SDK emits draft-07). */
+const DEFAULT_DRAFT = 'draft-07';
+const AJV_CLASSES = Object.freeze({ 'draft-07': Ajv07, '2019-09': Ajv2019, '2020-12': Ajv2020 });
+/** Annotation keywords outside the JSON Schema vocabularies that strict mode still accepts. */
+const EXTENSION_KEYWORD = /^x-/;
+
+class SchemaDraftError extends Error {}
+
+/**
+ * The draft a schema declares.
+ * @param {object} schema
+ * @returns {'draft-07' | '2019-09' | '2020-12'}
+ * @throws {SchemaDraftError} for a `$schema` Ajv 8 cannot validate (draft-04, draft-06, a custom metaschema)
+ */
+function draftOf(schema) {
+  const uri = schema.$schema;
+  if (uri === undefined) return DEFAULT_DRAFT;
+  const key = typeof uri === 'string' ? uri.replace(/^https?:\/\//, '').replace(/#$/, '') : null;
+  const draft = key === null ? undefined : DRAFT_URIS[key];
+  if (!draft) {
+    throw new SchemaDraftError(`$schema ${JSON.stringify(uri)?.slice(0, 120)} is not supported; use draft 2020-12 `
+      + '("https://json-schema.org/draft/2020-12/schema"), 2019-09 or draft-07, or leave $schema out (draft-07)');
+  }
+  return draft;
+}
+
+/**
+ * @param {'draft-07' | '2019-09' | '2020-12'} draft
+ * @param {{strict: boolean}} options strict: unknown keywords and formats are errors (a typo is
+ *   refused instead of silently validating nothing); `x-…` keywords are annotations either way
+ */
+function createAjv(draft, { strict }) {
+  const ajv = new AJV_CLASSES[draft]({
+    strict: false,
+    strictSchema: strict,
+    allErrors: false, // first failure ends the check: less work on hostile input
+    validateFormats: true,
+    allowUnionTypes: true,
+    logger: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** Register the schema's `x-…` keywords as annotations, so strict mode accepts them. */
+function addExtensionKeywords(ajv, schema) {
+  const stack = [schema];
+  const added = new Set();
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    for (const key of Object.keys(node)) {
+      if (!Array.isArray(node) && EXTENSION_KEYWORD.test(key) && !added.has(key) && !ajv.getKeyword(key)) {
+        ajv.addKeyword({ keyword: key });
+        added.add(key);
+      }
+      stack.push(node[key]);
+    }
+  }
+}
+
+/**
+ * One compiler per draft, created on first use. `compile` throws Ajv's own error for a bad schema.
+ * @param {{strict: boolean}} options
+ */
+function createCompiler(options) {
+  const instances = new Map();
+  return {
+    compile(schema, draft = draftOf(schema)) {
+      if (!instances.has(draft)) instances.set(draft, createAjv(draft, options));
+      const ajv = instances.get(draft);
+      if (options.strict) addExtensionKeywords(ajv, schema);
+      return ajv.compile(schema);
+    },
+  };
+}
+
+module.exports = { draftOf, createAjv, createCompiler, addExtensionKeywords, SchemaDraftError, DEFAULT_DRAFT };
