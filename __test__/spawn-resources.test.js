@@ -33,7 +33,8 @@ test('fileSizeBytes: a write past it fails with EFBIG and the file stops at the 
   assert.match(over.stderr, new RegExp(`status=1\\n${MiB}\\n$`), over.stderr);
   const within = await sh(`head -c ${MiB} /dev/zero > /tmp/ok; echo "status=$?"`, policy);
   assert.equal(within.stderr, 'status=0\n', 'a file of exactly the limit is fine');
-  const limits = over.result.receipt.confinement.rlimits.find((r) => r.name === 'FSIZE');
+  // As observed in the running program (/proc/<pid>/limits), not only planned.
+  const limits = over.result.receipt.confinement.observed.rlimits.find((r) => r.name === 'FSIZE');
   assert.deepEqual([limits.soft, limits.hard], [MiB, MiB]);
 });
 
@@ -44,7 +45,7 @@ test('cpuSeconds: a busy loop gets SIGXCPU at the limit; one ignoring it is SIGK
   assert.match(burned.stderr, /status=152\n$/, 'SIGXCPU (128 + 24)');
   const stubborn = await sh(`sh -c "trap '' XCPU; while :; do :; done"; echo "status=$?"`, policy);
   assert.match(stubborn.stderr, /status=137\n$/, 'SIGKILL (128 + 9) at the hard limit');
-  const limits = burned.result.receipt.confinement.rlimits.find((r) => r.name === 'CPU');
+  const limits = burned.result.receipt.confinement.observed.rlimits.find((r) => r.name === 'CPU');
   assert.deepEqual([limits.soft, limits.hard], [1, 2]);
 });
 
