@@ -10,7 +10,7 @@
 // (and of the running Node when that uid cannot execute it), so the test runs
 // from any checkout location, a clone under a 0700 /root included.
 
-const { test, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -18,55 +18,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const h = require('./harness');
-
-const ROOT = path.join(__dirname, '..', '..');
-/** What `require('cordon')` loads from the package root (lib/ is copied whole). */
-const PACKAGE_FILES = ['package.json', 'index.js', 'binding.js', 'lib'];
-
-/** The package's runtime dependencies, transitively, as installed in node_modules. */
-function dependencyClosure() {
-  const seen = new Set();
-  const queue = Object.keys(require(path.join(ROOT, 'package.json')).dependencies ?? {});
-  while (queue.length > 0) {
-    const name = queue.shift();
-    if (seen.has(name)) continue;
-    seen.add(name);
-    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
-    queue.push(...Object.keys(manifest.dependencies ?? {}));
-  }
-  return [...seen];
-}
-
-/** Makes every directory 0755 and every file world-readable (executables stay executable). */
-function openUp(dir) {
-  const stack = [dir];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    fs.chmodSync(current, 0o755);
-    for (const entry of fs.readdirSync(current, { withFileTypes: true })) {
-      const full = path.join(current, entry.name);
-      if (entry.isDirectory()) stack.push(full);
-      else if (entry.isFile()) fs.chmodSync(full, fs.statSync(full).mode | 0o444);
-    }
-  }
-}
-
-/** Can `uid` execute `file` (every directory on the way included)? */
-function canExecute(file, uid) {
-  const run = spawnSync(file, ['--version'], { uid, gid: uid, cwd: '/', timeout: 30_000 });
-  return run.status === 0;
-}
-
-/** A world-readable copy of the package and its runtime dependencies; returns its path. */
-function copyPackage(into) {
-  const pkg = path.join(into, 'cordon');
-  for (const name of PACKAGE_FILES) fs.cpSync(path.join(ROOT, name), path.join(pkg, name), { recursive: true });
-  for (const name of fs.readdirSync(ROOT).filter((n) => n.endsWith('.node'))) fs.copyFileSync(path.join(ROOT, name), path.join(pkg, name));
-  for (const name of dependencyClosure()) {
-    fs.cpSync(path.join(ROOT, 'node_modules', name), path.join(pkg, 'node_modules', name), { recursive: true });
-  }
-  return pkg;
-}
+const { nobodyProvider } = require('./nobody-provider');
 
 function script(pkg) {
   return `
@@ -87,28 +39,6 @@ function skipReason() {
   if (base) return base;
   if (process.geteuid() !== 0) return 'needs root to run the provider as uid 65534 (a user with no cgroup)';
   return null;
-}
-
-let scratch = null;
-let provider = null;
-after(() => { if (scratch) fs.rmSync(scratch, { recursive: true, force: true }); });
-
-/**
- * The uid-65534 provider, made once: a world-readable copy of the package,
- * and of the running Node when that uid cannot execute it. Returns {node, pkg}.
- */
-function nobodyProvider() {
-  if (provider) return provider;
-  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-fallback-'));
-  const pkg = copyPackage(scratch);
-  let node = process.execPath;
-  if (!canExecute(node, h.NOBODY_UID)) {
-    node = path.join(scratch, 'node');
-    fs.copyFileSync(process.execPath, node);
-  }
-  openUp(scratch);
-  provider = { node, pkg };
-  return provider;
 }
 
 /** Runs `source` with `args` in a Node provider of uid 65534 (no cgroup). */
