@@ -449,7 +449,7 @@ const once = (mode) => new Promise((resolve) => {
   ex.protocol.resume();
   const late = setTimeout(() => resolve({ mode, settled: false }), 10_000);
   ex.wait().then((r) => { clearTimeout(late); resolve({ mode, settled: true, ms: Date.now() - started, text,
-    cgroup: r.receipt.confinement.cgroup, contained: r.receipt.stop.containmentConfirmed }); });
+    cgroup: r.receipt.confinement.planned.cgroup, contained: r.receipt.stop.containmentConfirmed }); });
 });
 (async () => {
   for (const mode of ['closed', 'open']) runs.push(await once(mode));
@@ -492,7 +492,7 @@ const until = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   const burn = cordon.spawnIsolated([probe, 'cpu-burn'], { policy: cordon.readOnly(), deadlineMs: 300, stop: { graceMs: 100, forceMs: 1000 } });
   burn.stderr.resume(); burn.protocol.resume();
   const b = await burn.wait();
-  process.stdout.write(JSON.stringify({ started, survivor: grandchild(), cgroup: r.receipt.confinement.cgroup,
+  process.stdout.write(JSON.stringify({ started, survivor: grandchild(), cgroup: r.receipt.confinement.planned.cgroup,
     contained: r.receipt.stop.containmentConfirmed, burnReason: b.receipt.stop.reason, burnContained: b.receipt.stop.containmentConfirmed }));
 })();
 `;
