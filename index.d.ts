@@ -15,8 +15,14 @@ export interface Policy {
     /** Extra host paths, mounted at the same path. */
     extra?: ReadonlyArray<{ path: string; access: 'read' | 'write' }>;
   };
-  /** "mediated" is refused with ERR_CORDON_UNSUPPORTED until a mediated frontend exists. */
-  network: { mode: 'none' } | { mode: 'mediated'; allow?: ReadonlyArray<string> };
+  /** "none": no network. "mediated": only the allowed destinations, through the run's egress engine (docs/network.md). */
+  network: { mode: 'none' } | {
+    mode: 'mediated';
+    /** At most 1024; "host:port" or the object form. */
+    allow?: ReadonlyArray<string | NetworkDestination>;
+    /** "auto" (default): proxy environment and fd 4; "proxy"; "fd4". */
+    frontend?: 'auto' | 'proxy' | 'fd4';
+  };
   process: { treeConfinement: 'required' };
   resources?: {
     memoryBytes?: number;
@@ -30,6 +36,11 @@ export interface Policy {
      * "required": no usable cgroup → ERR_CORDON_CONFINEMENT_UNAVAILABLE.
      */
     treeLimits?: 'if-available' | 'required';
+    /** Mediated network quotas per run (defaults 256, 32, 64 MiB, 1 GiB). */
+    networkStreams?: number;
+    networkConcurrentStreams?: number;
+    networkBytesOut?: number;
+    networkBytesIn?: number;
   };
   /** Names `options.env` may set for the runner. */
   environment?: { allow: ReadonlyArray<string> };
@@ -58,6 +69,8 @@ export interface IsolatedOptions {
   signal?: AbortSignal;
   /** Trusted absolute path of bwrap; default: /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap. */
   bwrapPath?: string;
+  /** The in-sandbox egress relay a mediated policy needs; default: the cordon-egress-relay shipped with cordon. */
+  networkRelayPath?: string;
 }
 
 /** A limit as `/proc/<pid>/limits` shows it; `null` = unlimited. */
@@ -102,7 +115,7 @@ export interface Receipt {
   command: { argv: string[]; executable: string; executableSha256: string };
   policy: {
     digest: string;
-    network: { mode: 'none' | 'mediated'; allow?: string[] };
+    network: { mode: 'none' } | { mode: 'mediated'; frontend: 'auto' | 'proxy' | 'fd4'; allow: Required<NetworkDestination>[] };
     filesystem: { workspace: Access; temp: 'write'; extra: Array<{ path: string; access: 'read' | 'write' }> };
     resources: Record<string, number>;
   };
@@ -146,6 +159,10 @@ export interface Receipt {
     containmentConfirmed: boolean;
   };
   bytes: { protocolIn: number; protocolInDiscarded: number; protocolOut: number; stderr: number };
+  /** One per stream attempt of a mediated run ([] otherwise); docs/network.md. */
+  networkReceipts: NetworkReceipt[];
+  /** Attempts past the per-run cap of 4096 receipts (present only when > 0). */
+  networkReceiptsDropped?: number;
 }
 
 export interface IsolatedResult {
@@ -154,8 +171,40 @@ export interface IsolatedResult {
   /** Set when bwrap itself was killed by a signal (e.g. "SIGKILL"). */
   signal: string | null;
   receipt: Receipt;
-  /** Always [] until a mediated network exists (network.mode "mediated" is refused): nothing is recorded there yet. */
-  networkReceipts: unknown[];
+  /** One per stream attempt of a mediated run, refused or not; [] otherwise. */
+  networkReceipts: NetworkReceipt[];
+}
+
+/** A destination of `policy.network.allow` in object form. */
+export interface NetworkDestination {
+  protocol: 'tcp';
+  /** Canonical lowercase LDH name or strict IPv4 literal. */
+  host: string;
+  port: number;
+  /** The TLS ClientHello's SNI must equal `host` before any byte goes upstream (names only). */
+  requireTlsSni?: boolean;
+  /** Admit loopback, RFC 1918, link-local, CGNAT, ULA… addresses for this destination. */
+  allowPrivateAddresses?: boolean;
+}
+
+/** docs/network.md › Network receipts. */
+export interface NetworkReceipt {
+  id: number;
+  frontend: 'proxy' | 'fd4';
+  protocol: 'HTTP_CONNECT' | 'HTTP_FORWARD' | 'SOCKS5' | 'FD4' | 'UNKNOWN';
+  host: string | null;
+  port: number | null;
+  pinnedAddress: string | null;
+  /** "allowed" or a refusal reason (docs/network.md › Refusal reasons). */
+  result: string;
+  end: 'closed' | 'error' | 'quota-bytes-out' | 'quota-bytes-in' | 'cancelled' | null;
+  startedAt: string;
+  durationMs: number;
+  bytesFromClient: number;
+  bytesToClient: number;
+  sniVerified: boolean;
+  policyDigest: string;
+  invocationId: string;
 }
 
 export interface IsolatedExecution {
@@ -179,6 +228,7 @@ export type CordonErrorCode =
   | 'ERR_CORDON_BACKEND_UNAVAILABLE'
   | 'ERR_CORDON_SPAWN_FAILED'
   | 'ERR_CORDON_CONFINEMENT_UNAVAILABLE'
+  | 'ERR_CORDON_NETWORK_UNAVAILABLE'
   | 'ERR_CORDON_CONFINEMENT_MISMATCH'
   | 'ERR_CORDON_RECEIPT_UNAVAILABLE'
   | 'ERR_CORDON_ADMISSION'
@@ -224,7 +274,7 @@ export interface DoctorReport {
 }
 
 /** Checks this host with the launcher's own probes: bwrap, user namespaces, seccomp, cgroups, runner. */
-export declare function doctor(options?: { bwrapPath?: string; runnerPath?: string }): DoctorReport;
+export declare function doctor(options?: { bwrapPath?: string; runnerPath?: string; networkRelayPath?: string }): DoctorReport;
 
 // ---- Code Mode (docs/code-mode.md) ----
 
@@ -330,6 +380,10 @@ export interface CodeModeLimits {
   timeoutMs?: number;
   /** Runner: QuickJS heap. Default 64 MiB. */
   memoryBytes?: number;
+  /** Runner: tool calls outstanding at once (`Promise.all`), 1–8. Default 8. With a runner that does not confirm the extension: 1. */
+  maxOutstandingCalls?: number;
+  /** Runner (checked by the host): UTF-8 bytes of console text kept in `result.logs`. Default 64 KiB. */
+  logBytes?: number;
 }
 
 export interface CodeModeAdmission {
@@ -346,13 +400,32 @@ export type CodeModeEvent =
   | { type: 'execution.finished'; executionId: string; parentId: string | null; time: number; ok: boolean; durationMs: number; metrics: CodeModeMetrics; error?: { kind: string; code?: string }; droppedEvents?: number }
   | { type: 'tool.requested'; executionId: string; parentId: string; time: number; callId: number; name: string; arguments: unknown }
   | { type: 'tool.completed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: number; result: unknown }
-  | { type: 'tool.failed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: 0; error: { code: string } };
+  | { type: 'tool.failed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: 0; error: { code: string }; /** Advice about the provider's own tool (e.g. shape results in project()); never shown to the model. */ providerHint?: string }
+  | { type: 'console'; executionId: string; parentId: string; time: number; level: CodeModeLogLevel; /** Redacted (secret-looking values replaced), at most 4 KiB; the full line is in result.logs. */ text: string; bytes: number; elapsedMs: number; truncated?: true };
+
+export type CodeModeLogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
+
+/** One console line of the program, as it logged it. */
+export interface CodeModeLogLine {
+  level: CodeModeLogLevel;
+  text: string;
+  /** Wall clock (ms since the epoch) when the host received the line. */
+  time: number;
+  /** Milliseconds since the runner's `ready`. */
+  elapsedMs: number;
+  /** The line that crossed `logBytes`, cut to fit; nothing was kept after it. */
+  truncated?: true;
+}
 
 export interface CodeModeMetrics {
   elapsedMs: number;
   toolCalls: number;
   resultBytes: number;
   cumulativeResultBytes: number;
+  /** Console lines received, their text bytes, and lines the runner dropped past `logBytes`. */
+  logLines: number;
+  logBytes: number;
+  droppedLogLines: number;
 }
 
 export interface CodeModeAuditRecord {
@@ -369,6 +442,8 @@ export interface CodeModeAuditRecord {
   limits: Required<CodeModeLimits>;
   outcome: { ok: true } | { ok: false; kind: string; code?: string };
   metrics: CodeModeMetrics;
+  /** Console lines, redacted, at most 4 KiB of text in all. */
+  logs: readonly { level: CodeModeLogLevel; text: string; elapsedMs: number }[];
   receiptDigest: string | null;
   invocationId: string | null;
 }
@@ -378,10 +453,14 @@ export type CodeModeErrorKind =
   | 'source' | 'protocol' | 'runner_exit' | 'sandbox';
 
 interface CodeModeResultBase {
+  /** The program's console output, in order, bounded by `logBytes`. */
+  logs: readonly CodeModeLogLine[];
   metrics: CodeModeMetrics;
   events: readonly CodeModeEvent[];
   /** The sandbox receipt; `{}` when no sandbox ran or none was read. */
   receipt: Receipt | Record<string, never>;
+  /** The receipt's network receipts: [] — the Code Mode runner keeps network "none" (docs/network.md). */
+  networkReceipts: NetworkReceipt[];
   executionId: string;
   audit: CodeModeAuditRecord;
 }

@@ -12,10 +12,12 @@ const { nativeExecutable, platformKey } = require('./lib/platform-package');
 
 /** cordon-runner: the platform package's when installed, else this checkout's build. */
 const runnerPath = nativeExecutable('cordon-runner');
+/** cordon-egress-relay: started first inside a mediated-network sandbox (docs/network.md). */
+const egressRelayPath = nativeExecutable('cordon-egress-relay');
 
 const OPTION_KEYS = new Set([
   'policy', 'invocationId', 'workspace', 'env', 'launcherEnvironment',
-  'stop', 'deadlineMs', 'signal', 'bwrapPath',
+  'stop', 'deadlineMs', 'signal', 'bwrapPath', 'networkRelayPath',
 ]);
 /** setTimeout's ceiling (ms): longer deadlines would fire immediately. */
 const MAX_DEADLINE_MS = 2 ** 31 - 1;
@@ -70,11 +72,13 @@ function nativeOptions(command, options) {
     command: [...command],
     policy: toPlainJson(options.policy, 'policy', 'ERR_CORDON_POLICY_INVALID'),
   };
-  for (const key of ['invocationId', 'workspace', 'env', 'launcherEnvironment', 'stop', 'bwrapPath']) {
+  for (const key of ['invocationId', 'workspace', 'env', 'launcherEnvironment', 'stop', 'bwrapPath', 'networkRelayPath']) {
     if (options[key] !== undefined) {
       out[key] = toPlainJson(options[key], `options.${key}`, 'ERR_CORDON_INVALID_OPTIONS');
     }
   }
+  // The launcher uses it only for a mediated network policy.
+  if (out.networkRelayPath === undefined) out.networkRelayPath = egressRelayPath;
   return JSON.stringify(out);
 }
 
@@ -139,7 +143,7 @@ const { defineTool } = require('./lib/code-mode/tools');
  */
 function doctor(options = {}) {
   const native = (opts) => JSON.parse(loadBinding().doctorNative(JSON.stringify(opts)));
-  return require('./lib/doctor').runDoctor(native, options);
+  return require('./lib/doctor').runDoctor(native, { networkRelayPath: egressRelayPath, ...options });
 }
 
 module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, defineTool, createPool, doctor };

@@ -36,6 +36,17 @@ test('the AI SDK tool runs the code in the sandbox and returns {ok, result}', as
   assert.equal(seen[0].events[0].parentId, 'call-1', 'the tool call id is the execution parent');
 });
 
+test('the model gets the program\'s console output with the result, and a marker when it was cut at logBytes', async () => {
+  const aiTool = codeModeTool(createCodeMode({ tools, limits: { logBytes: 12 } }));
+  const output = await aiTool.execute(
+    { code: "console.log('a', 1); console.error('oops'); console.log('0123456789'); console.log('gone'); return 2;" },
+    { toolCallId: 'call-2', messages: [] },
+  );
+  assert.deepEqual(output, { ok: true, result: 2, logs: ['a 1', '[error] oops', '01234', '[console output truncated at 12 bytes; 1 more line not shown]'] });
+  const failed = await aiTool.execute({ code: "console.log('before'); throw new Error('x');" }, { toolCallId: 'call-3', messages: [] });
+  assert.deepEqual([failed.ok, failed.logs], [false, ['before']]);
+});
+
 test('the tool input is the JSON Schema {code} and the description lists the granted tools', async () => {
   const aiTool = codeModeTool(createCodeMode({ tools }), { mode: 'inspect' });
   const schema = await asSchema(aiTool.inputSchema).jsonSchema;
@@ -51,7 +62,7 @@ test('a failing program comes back as {ok:false, error} with its kind, and inspe
   const output = await aiTool.execute({ code: "return await tools['notes.write']({ text: 'x' });" }, { toolCallId: 't', messages: [] });
   assert.equal(output.ok, false);
   assert.equal(output.error.kind, 'javascript');
-  assert.match(output.error.message, /not a function/);
+  assert.match(output.error.message, /tools\["notes\.write"\] is not a granted tool \(granted: math\.double\)/);
   assert.equal('receipt' in output, false, 'the model does not get the receipt');
 });
 

@@ -32,6 +32,11 @@ function inventoryServer(calls) {
     calls.push(['reorder', sku, units]);
     return { content: [{ type: 'text', text: `ordered ${units} of ${sku}` }] };
   });
+  server.registerTool('report', {
+    description: 'A JSON report sent as text only',
+    inputSchema: {},
+    annotations: { readOnlyHint: true },
+  }, async () => ({ content: [{ type: 'text', text: '{"skus":["a","b"],"total":2}' }] }));
   server.registerTool('broken', { description: 'Always fails', inputSchema: {} }, async () => ({
     isError: true, content: [{ type: 'text', text: 'warehouse offline' }],
   }));
@@ -50,7 +55,7 @@ test('the tools of a connected MCP client become Code Mode tools the sandboxed c
   const client = await connect(inventoryServer(calls));
   t.after(() => client.close());
   const tools = await toolsFromMcpClient(client, { prefix: 'inv.' });
-  assert.deepEqual(tools.map((tool) => [tool.name, tool.effect]), [['inv.stock', 'read'], ['inv.reorder', 'write'], ['inv.broken', 'write']]);
+  assert.deepEqual(tools.map((tool) => [tool.name, tool.effect]), [['inv.stock', 'read'], ['inv.reorder', 'write'], ['inv.report', 'read'], ['inv.broken', 'write']]);
   const codeMode = createCodeMode({ tools });
   const run = await codeMode.run(`
     const s = await tools['inv.stock']({ sku: 'KB-1' });
@@ -73,8 +78,39 @@ test('imported MCP tools keep the host checks: schema violations never reach the
   assert.equal(bad.ok, true);
   assert.match(bad.result, /tool failed/);
   const scoped = await codeMode.run('return Object.keys(tools);', { mode: 'inspect' });
-  assert.deepEqual(scoped.result, ['stock']);
+  assert.deepEqual(scoped.result, ['stock', 'report']);
   assert.deepEqual(calls, []);
+});
+
+test('MCP text content that is JSON reaches the code as a value, other text as a string, and outputSchema types the call', async (t) => {
+  const client = await connect(inventoryServer([]));
+  t.after(() => client.close());
+  const imported = await toolsFromMcpClient(client, { prefix: 'inv.' });
+  const stock = imported.find((tool) => tool.name === 'inv.stock');
+  assert.deepEqual(stock.outputSchema.required, ['sku', 'units'], 'the server\'s outputSchema is kept');
+  const codeMode = createCodeMode({ tools: imported });
+  assert.match(codeMode.declarations(), /"inv\.stock": \(args: \{[^]*\}\) => Promise<\{\s*sku: string;\s*units: number;\s*\}>/);
+  const run = await codeMode.run(`
+    const report = await tools['inv.report']();
+    const done = await tools['inv.reorder']({ sku: 'ab', units: 3 });
+    const s = await tools['inv.stock']({ sku: 'abc' });
+    return { skus: report.skus, total: report.total, done, units: s.units };`);
+  assert.deepEqual(run.result, { skus: ['a', 'b'], total: 2, done: 'ordered 3 of ab', units: 30 }, JSON.stringify(run.error));
+});
+
+test('the served Code Mode tool advertises an outputSchema, and its output (with the console lines) matches it', async (t) => {
+  const codeMode = createCodeMode({ tools: [] });
+  const client = await connect(createCodeModeMcpServer(codeMode));
+  t.after(() => client.close());
+  const { tools } = await client.listTools();
+  assert.equal(tools[0].outputSchema.type, 'object');
+  assert.deepEqual(tools[0].outputSchema.required, ['ok']);
+  // The SDK client validates structuredContent against the advertised outputSchema.
+  const out = await client.callTool({ name: 'run_code', arguments: { code: 'console.log("step", 1); console.warn("careful"); return 7;' } });
+  assert.deepEqual(out.structuredContent, { ok: true, result: 7, logs: ['step 1', '[warn] careful'] });
+  const undef = await client.callTool({ name: 'run_code', arguments: { code: 'const x = 1;' } });
+  assert.equal(undef.isError, true);
+  assert.match(undef.structuredContent.error.message, /return <value>/);
 });
 
 test('an MCP server serves a Code Mode tool: list it, call it with code, get structured output', async (t) => {

@@ -3,7 +3,9 @@
 // The adapters' declarations (lib/adapters/*.d.ts) against the real `ai` and
 // `@modelcontextprotocol/sdk` types (no skipLibCheck: our .d.ts files are
 // checked too; @types/json-schema is what `ai`'s own types need): a consumer using cordon/ai and
-// cordon/mcp compiles under `tsc --strict`; a wrong option does not.
+// cordon/mcp compiles under `tsc --strict --module nodenext`, both as CommonJS
+// (.ts) and as ESM (.mts, through the .d.mts beside each ESM entry); a wrong
+// option does not.
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -52,8 +54,10 @@ export async function wire(client: Client): Promise<CodeModeToolOutput | undefin
 }
 `;
 
-function check(source) {
-  fs.writeFileSync(path.join(project, 'consumer.ts'), source);
+/** Type-check `source` as consumer.ts (CommonJS under nodenext) or consumer.mts (ESM: the import conditions). */
+function check(source, file = 'consumer.ts') {
+  for (const name of ['consumer.ts', 'consumer.mts']) fs.rmSync(path.join(project, name), { force: true });
+  fs.writeFileSync(path.join(project, file), source);
   return spawnSync(TSC, ['-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', timeout: 120_000 });
 }
 
@@ -62,8 +66,34 @@ test('a consumer of cordon/ai and cordon/mcp type-checks with tsc --strict', () 
   assert.equal(result.status, 0, result.stdout + result.stderr);
 });
 
+test('an ESM consumer (nodenext, .mts) of cordon, cordon/ai and cordon/mcp type-checks against the real MCP SDK types', () => {
+  const result = check(CONSUMER, 'consumer.mts');
+  assert.equal(result.status, 0, result.stdout + result.stderr);
+});
+
+test('an ESM consumer sees result.logs and the adapters\' logs in the model output', () => {
+  const source = `${CONSUMER}
+export function logsOf(run: import('cordon').CodeModeResult, out: CodeModeToolOutput): string[] {
+  const lines: string[] = run.logs.map((line) => \`\${line.level} \${line.text} \${line.time}\`);
+  return [...lines, ...(out.logs ?? [])];
+}
+`;
+  for (const file of ['consumer.mts', 'consumer.ts']) {
+    const result = check(source, file);
+    assert.equal(result.status, 0, `${file}: ${result.stdout}${result.stderr}`);
+  }
+});
+
 test('a wrong adapter option fails to type-check', () => {
   const result = check(CONSUMER.replace("{ mode: 'inspect',", "{ mode: 'inspekt',"));
   assert.notEqual(result.status, 0);
   assert.match(result.stdout, /consumer\.ts.*error TS\d+:.*inspekt/);
+});
+
+test('each .d.mts declares what its .d.ts declares (only the import paths, header and default export differ)', () => {
+  const body = (file) => fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n').slice(1).join('\n')
+    .replace(/'\.\.\/\.\.\/index(\.js)?'/g, "'INDEX'").replace(/\n\ndeclare const adapter:[^]*$/, '\n').trimEnd();
+  for (const name of ['ai', 'mcp']) {
+    assert.equal(body(`lib/adapters/${name}.d.mts`), body(`lib/adapters/${name}.d.ts`), name);
+  }
 });

@@ -12,7 +12,7 @@ const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
 
-const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory'];
+const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start'];
 
 test('bench/run.js --smoke prints the table and writes the results file', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-smoke-'));
@@ -21,11 +21,12 @@ test('bench/run.js --smoke prints the table and writes the results file', async 
     const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', path.join(__dirname, '..', 'bench', 'run.js'), '--smoke', '--out', out], { timeout: 120000 });
     assert.match(stdout, /section\s+contestant\s+unit\s+n\s+median\s+p90\s+p99\s+x baseline/);
     for (const section of SECTIONS) assert.ok(stdout.includes(section), `the table has a "${section}" row`);
-    assert.match(stdout, /goals \(issue 6\):/);
+    assert.match(stdout, /goals \(issues 6, 12 and 13\):/);
     const report = JSON.parse(fs.readFileSync(out, 'utf8'));
     assert.equal(report.smoke, true);
     assert.deepEqual(report.node, { version: process.version, v8: process.versions.v8, execPath: process.execPath }, 'the Node that ran it');
     assert.ok(stdout.includes(`node ${process.version}`), 'the table names the Node version');
+    assert.ok(report.rows.some((r) => r.section.startsWith('3 Promise.all 8 x')), 'the Promise.all row of issue 12 is there');
     for (const section of SECTIONS) {
       const rows = report.rows.filter((r) => r.section.startsWith(section));
       assert.ok(rows.length >= 2, `results.json has contestants for "${section}"`);
@@ -33,7 +34,7 @@ test('bench/run.js --smoke prints the table and writes the results file', async 
         assert.ok(row.n >= 1 && Number.isFinite(row.median) && (row.ratio === null || Number.isFinite(row.ratio)), JSON.stringify(row));
       }
     }
-    assert.equal(report.goals.length, 9);
+    assert.equal(report.goals.length, 11);
     assert.ok(report.goals.every((g) => typeof g.met === 'boolean'), 'every goal was evaluated');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { codeMode, orderTools, tool } = require('./code-mode-support');
 
-const RESULT_KEYS = ['audit', 'events', 'executionId', 'metrics', 'ok', 'receipt'];
+const RESULT_KEYS = ['audit', 'events', 'executionId', 'logs', 'metrics', 'networkReceipts', 'ok', 'receipt'];
 
 test('a run emits started, requested/completed per call, and finished, with ids, durations and sizes', async () => {
   const seen = [];
@@ -53,10 +53,11 @@ test('success and failure share one result shape', async () => {
   const failed = await mode.run('while (true) {}');
   assert.deepEqual(Object.keys(ok).sort(), [...RESULT_KEYS, 'result'].sort());
   assert.deepEqual(Object.keys(failed).sort(), [...RESULT_KEYS, 'error'].sort());
-  assert.deepEqual(Object.keys(ok.metrics).sort(), ['cumulativeResultBytes', 'elapsedMs', 'resultBytes', 'toolCalls']);
+  assert.deepEqual(Object.keys(ok.metrics).sort(), ['cumulativeResultBytes', 'droppedLogLines', 'elapsedMs', 'logBytes', 'logLines', 'resultBytes', 'toolCalls']);
   assert.deepEqual(Object.keys(failed.metrics).sort(), Object.keys(ok.metrics).sort());
   assert.ok(Object.isFrozen(ok) && Object.isFrozen(ok.result) && Object.isFrozen(failed.error));
   assert.ok(Object.keys(ok.receipt).length > 0, 'a sandboxed run carries its receipt');
+  assert.deepEqual(ok.networkReceipts, [], 'the runner keeps network "none": no streams');
 });
 
 test('each run yields an audit record with redacted source, outcome, metrics and the receipt digest', async () => {

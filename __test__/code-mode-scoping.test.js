@@ -23,7 +23,7 @@ test('an inspect run cannot call a write tool even by name, and its handler neve
   const result = await codeMode({ tools: orderTools(calls) }).run("return await tools['orders.cancel']({ id: 'A-1' });", { mode: 'inspect' });
   assert.equal(result.ok, false);
   assert.equal(result.error.kind, 'javascript');
-  assert.match(result.error.message, /not a function/);
+  assert.match(result.error.message, /tools\["orders\.cancel"\] is not a granted tool \(granted: orders\.search, orders\.get\)/);
   assert.deepEqual(calls, []);
   assert.equal(result.metrics.toolCalls, 0);
 });
@@ -91,6 +91,16 @@ test('a non-JSON tool result (function, BigInt, cycle, NaN, Infinity, class inst
   for (const name of Object.keys(values)) assert.match(result.result[name], /tool failed: RESULT_NOT_JSON: result/, name);
   assert.match(result.result.fn, /result\.f is a function/);
   assert.match(result.result.cycle, /cycle/);
+});
+
+test('the model reads what is wrong with a non-JSON result; the advice to shape it in project() goes to the provider only', async () => {
+  const result = await codeMode({ tools: [tool('when', () => ({ at: new Date(0) }))] }).run(
+    'try { await tools.when({}); } catch (error) { return error.message; }');
+  assert.match(result.result, /^tool failed: RESULT_NOT_JSON: result\.at is a Date[^;]*; the tool's result is not plain JSON \(a fault of the tool, not of the code\)$/);
+  assert.doesNotMatch(result.result, /project\(\)/);
+  const failed = result.events.find((event) => event.type === 'tool.failed');
+  assert.equal(failed.error.code, 'RESULT_NOT_JSON');
+  assert.match(failed.providerHint, /result\.at is a Date[^;]*; tool results must be plain JSON \(shape them in project\(\)\)/);
 });
 
 test('a tool result at the depth bound reaches the code; one level deeper is a catchable RESULT_NOT_JSON, never a protocol failure', async () => {

@@ -114,9 +114,12 @@ test('invalid policies are ERR_CORDON_POLICY_INVALID', () => {
   assert.throws(() => profile('no-such-profile'), { code: 'ERR_CORDON_POLICY_INVALID' });
 });
 
-test('a mediated network is ERR_CORDON_UNSUPPORTED (fail closed)', () => {
+test('a mediated network with a malformed destination is ERR_CORDON_POLICY_INVALID; without its relay ERR_CORDON_NETWORK_UNAVAILABLE (fail closed)', () => {
+  for (const allow of [['API.example.com:443'], ['api.example.com'], [{ protocol: 'udp', host: 'a.example', port: 1 }]]) {
+    refuses('ERR_CORDON_POLICY_INVALID', [uniqueTrue], { policy: { ...readOnly(), network: { mode: 'mediated', allow } } });
+  }
   const mediated = { ...readOnly(), network: { mode: 'mediated', allow: ['api.example.com:443'] } };
-  refuses('ERR_CORDON_UNSUPPORTED', [uniqueTrue], { policy: mediated });
+  refuses('ERR_CORDON_NETWORK_UNAVAILABLE', [uniqueTrue], { policy: mediated, networkRelayPath: missing });
 });
 
 test('a missing or unusable bwrap is ERR_CORDON_BACKEND_UNAVAILABLE with a fix in the message', () => {

@@ -81,8 +81,20 @@ function onFrames(socket, onFrame) {
  * to the last (the same window the Code Mode row uses).
  */
 function rawEchoUs(calls) {
+  return echoUs(calls, spawn(process.execPath, ['-e', ECHO_CHILD], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] }));
+}
+
+/**
+ * The same round trips with `cat` on the child's fd 3: the bytes come back as
+ * they went, so this is the socketpair and two process wake-ups, with no JSON
+ * work in the child — the floor under any JSON-lines bridge.
+ */
+function catEchoUs(calls) {
+  return echoUs(calls, spawn('/usr/bin/sh', ['-c', 'exec cat <&3 >&3'], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] }));
+}
+
+function echoUs(calls, child) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', ECHO_CHILD], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
     const socket = child.stdio[3];
     const call = (n) => socket.write(`${JSON.stringify({ version: 'code-bridge-v1', type: 'tool.call', id: n, name: 'echo', arguments: { i: n } })}\n`);
     let started;
@@ -122,4 +134,4 @@ function runnerOverSocketpairUs(runnerPath, calls) {
   });
 }
 
-module.exports = { BWRAP, rawBwrap, timeChild, rawEchoUs, runnerOverSocketpairUs };
+module.exports = { BWRAP, rawBwrap, timeChild, rawEchoUs, catEchoUs, runnerOverSocketpairUs };

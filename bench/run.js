@@ -14,23 +14,29 @@ const path = require('node:path');
 const latency = require('./latency');
 const bridge = require('./bridge');
 const load = require('./load');
+const { typescript } = require('./typescript');
+const netbench = require('./network');
 const { renderTable } = require('./stats');
 
 const FULL = {
   cold: { iterations: 100, warmup: 10 },
   pooled: { iterations: 100, warmup: 10, settleMs: 30 },
-  toolCalls: { runs: 15, warmup: 2, calls: 1000 },
+  toolCalls: { runs: 15, warmup: 2, calls: 1000, concurrentCalls: { calls: 64, handlerMs: 20, slowMs: 200 } },
   relay: { runs: 7, megabytes: 64 },
   concurrency: { rounds: 3, runsPerLevel: 32 },
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
+  typescript: { runs: 30, warmup: 3 },
+  network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
   pooled: { iterations: 2, warmup: 0, settleMs: 0 },
-  toolCalls: { runs: 1, calls: 20 },
+  toolCalls: { runs: 1, calls: 20, concurrentCalls: { calls: 8, handlerMs: 1, slowMs: 5 } },
   relay: { runs: 1, megabytes: 1 },
   concurrency: { rounds: 1, runsPerLevel: 2, levels: [1, 2] },
   memory: { rounds: 1, inFlight: 2, idleCount: 1 },
+  typescript: { runs: 1 },
+  network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
 };
 
 const SECTIONS = [
@@ -40,6 +46,8 @@ const SECTIONS = [
   ['4', (c) => bridge.relay(c.relay)],
   ['5', (c) => load.concurrency(c.concurrency)],
   ['6', (c) => load.memory(c.memory)],
+  ['7', (c) => typescript(c.typescript)],
+  ['8', (c) => netbench.network(c.network)],
 ];
 
 function parseArgs(argv) {
@@ -64,10 +72,12 @@ function goals(rows) {
     check('pooled run <= 5x quickjs-emscripten ctx+eval', find(rows, '2', 'cordon'), (r) => r.ratio, (v) => v <= 5),
     check('tool call <= 1.3x raw echo', find(rows, '3 tool call (', 'cordon'), (r) => r.ratio, (v) => v <= 1.3),
     check('>= 10000 tool calls/s in one run', find(rows, '3 tool call rate', 'cordon'), (r) => r.median, (v) => v >= 10000),
+    check('Promise.all of 8 calls to a 200 ms tool < 300 ms inside a run (issue 12)', find(rows, '3 Promise.all 8 x', 'cordon'), (r) => r.median, (v) => v < 300),
     check('relay >= 0.5x raw net.Socket', find(rows, '4', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
     check('idle runner RSS <= 4 MiB', find(rows, '6 idle', 'cordon-runner'), (r) => r.median / 1024, (v) => v <= 4),
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
+    check('proxied throughput >= 0.5x direct loopback (issue 13)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
   ];
 }
 
@@ -83,7 +93,7 @@ async function main() {
   const machine = `node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`;
   console.log(`cordon bench${args.smoke ? ' --smoke (tiny counts: not a measurement)' : ''} — ${machine}`);
   console.log(renderTable(rows));
-  console.log('\ngoals (issue 6):');
+  console.log('\ngoals (issues 6, 12 and 13):');
   for (const g of checked) {
     const value = g.value === null ? 'not run' : g.value.toFixed(g.value >= 100 ? 0 : 2);
     console.log(`  ${g.met === null ? '-' : g.met ? 'met   ' : 'missed'}  ${g.goal}: ${value}`);

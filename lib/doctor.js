@@ -17,13 +17,14 @@ const IMPORTANCE = Object.freeze({ required: 'required', optional: 'optional' })
 /**
  * Runs every check through the native addon.
  * @param {(options: object) => DoctorCheck[]} nativeDoctor
- * @param {{bwrapPath?: string, runnerPath?: string}} [options]
+ * @param {{bwrapPath?: string, runnerPath?: string, networkRelayPath?: string}} [options]
  * @returns {DoctorReport}
  */
 function runDoctor(nativeDoctor, options = {}) {
   const checks = nativeDoctor({
     bwrapPath: options.bwrapPath ?? null,
     runnerPath: options.runnerPath ?? null,
+    networkRelayPath: options.networkRelayPath ?? null,
   }).map((check) => Object.freeze({ ...check }));
   // Only a failed *required* check makes the host unusable; a missing
   // optional mechanism (cgroups) weakens the default policy, it does not

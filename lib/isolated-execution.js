@@ -171,7 +171,8 @@ class IsolatedExecution {
       returncode: returncode ?? null,
       signal: signal ?? null,
       receipt: parsed,
-      networkReceipts: [],
+      // One per stream attempt of a mediated run (docs/network.md); [] otherwise.
+      networkReceipts: Array.isArray(parsed.networkReceipts) ? parsed.networkReceipts : [],
     });
   }
 

@@ -19,7 +19,7 @@ const { CordonError } = require('./errors');
 
 /** Upper bound on `size`: each idle sandbox is two processes and a control root. */
 const MAX_POOL_SIZE = 64;
-const SPAWN_KEYS = new Set(['command', 'policy', 'workspace', 'env', 'launcherEnvironment', 'stop', 'bwrapPath']);
+const SPAWN_KEYS = new Set(['command', 'policy', 'workspace', 'env', 'launcherEnvironment', 'stop', 'bwrapPath', 'networkRelayPath']);
 const TAKE_KEYS = new Set(['deadlineMs', 'signal']);
 /** First refill retry after a failed spawn (or an idle death); doubles up to the cap. */
 const BACKOFF_START_MS = 50;

@@ -2,10 +2,10 @@
 import type { Tool } from 'ai';
 import type { CodeMode, CodeModeResult, CodeModeErrorKind } from '../../index';
 
-/** What the model receives from one run. */
+/** What the model receives from one run; `logs` (console lines, `[level] ` before non-log levels) only when the program logged. */
 export type CodeModeToolOutput =
-  | { ok: true; result: unknown }
-  | { ok: false; error: { kind: CodeModeErrorKind; code?: string; message: string } };
+  | { ok: true; result: unknown; logs?: string[] }
+  | { ok: false; error: { kind: CodeModeErrorKind; code?: string; message: string }; logs?: string[] };
 
 export interface CodeModeToolOptions {
   /** Default "execute"; "inspect" grants only `effect: "read"` tools. */

@@ -8,7 +8,7 @@
 //   `{code}` in the sandbox.
 
 const { CordonError } = require('../errors');
-const { requirePeer, modelOutput, CODE_INPUT_SCHEMA } = require('./peer');
+const { requirePeer, modelOutput, CODE_INPUT_SCHEMA, MODEL_OUTPUT_SCHEMA } = require('./peer');
 
 const SDK = '@modelcontextprotocol/sdk';
 /** listTools pages followed at most: a server cannot make us loop forever. */
@@ -31,11 +31,26 @@ function defaultEffect(mcpTool) {
   return mcpTool.annotations?.readOnlyHint === true ? 'read' : 'write';
 }
 
-/** A call result as the code sees it: structured content, else the text, else the content list. */
+/** Text that is a JSON document becomes its value; any other text stays a string. */
+function parseJsonText(text) {
+  const trimmed = text.trim();
+  if (!/^[[{"]|^-?\d|^(true|false|null)$/.test(trimmed)) return text;
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A call result as the code sees it: `structuredContent` when the server sent
+ * it (MCP requires it with an outputSchema), else the text — parsed when it is
+ * JSON, as most servers send their data — else the content list.
+ */
 function callValue(result) {
   if (result.structuredContent !== undefined) return result.structuredContent;
   const content = Array.isArray(result.content) ? result.content : [];
-  if (content.every((item) => item.type === 'text')) return content.map((item) => item.text).join('');
+  if (content.every((item) => item.type === 'text')) return parseJsonText(content.map((item) => item.text).join(''));
   return content;
 }
 
@@ -75,6 +90,8 @@ async function toolsFromMcpClient(client, options = {}) {
     name: `${prefix}${mcpTool.name}`,
     description: mcpTool.description ?? mcpTool.title ?? mcpTool.name,
     inputSchema: mcpTool.inputSchema ?? { type: 'object' },
+    // Declared to the model as the call's return type and checked by the host on every result.
+    ...(mcpTool.outputSchema ? { outputSchema: mcpTool.outputSchema } : {}),
     effect: effectOf(mcpTool),
     async handler(args, ctx) {
       const result = await client.callTool({ name: mcpTool.name, arguments: args }, undefined, { signal: ctx.signal });
@@ -102,7 +119,7 @@ function createCodeModeMcpServer(codeMode, options = {}) {
     { capabilities: { tools: {} } },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [{ name: toolName, description: codeMode.description({ mode }), inputSchema: CODE_INPUT_SCHEMA }],
+    tools: [{ name: toolName, description: codeMode.description({ mode }), inputSchema: CODE_INPUT_SCHEMA, outputSchema: MODEL_OUTPUT_SCHEMA }],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;

@@ -24,12 +24,45 @@ function requirePeer(specifier, install) {
   }
 }
 
-/** What a model is told about a run: the value, or the error without internals. */
-function modelOutput(run) {
-  if (run.ok) return { ok: true, result: run.result };
-  const { kind, code, message } = run.error;
-  return { ok: false, error: code === undefined ? { kind, message } : { kind, code, message } };
+/**
+ * The program's console output as the model reads it: one string per line,
+ * `[warn] …` for levels other than log, and a closing marker when the output
+ * was cut at `logBytes`. Empty when nothing was logged.
+ */
+function modelLogs(run) {
+  const logs = run.logs ?? [];
+  const lines = logs.map((line) => (line.level === 'log' ? line.text : `[${line.level}] ${line.text}`));
+  const dropped = run.metrics?.droppedLogLines ?? 0;
+  if (logs.some((line) => line.truncated) || dropped > 0) {
+    lines.push(`[console output truncated at ${run.metrics?.logBytes ?? 0} bytes; ${dropped} more line${dropped === 1 ? '' : 's'} not shown]`);
+  }
+  return lines;
 }
+
+/** What a model is told about a run: the value or the error without internals, and its console output. */
+function modelOutput(run) {
+  const logs = modelLogs(run);
+  const withLogs = (out) => (logs.length > 0 ? { ...out, logs } : out);
+  if (run.ok) return withLogs({ ok: true, result: run.result });
+  const { kind, code, message } = run.error;
+  return withLogs({ ok: false, error: code === undefined ? { kind, message } : { kind, code, message } });
+}
+
+/** The JSON Schema of modelOutput, advertised as the MCP tool's outputSchema. */
+const MODEL_OUTPUT_SCHEMA = Object.freeze({
+  type: 'object',
+  properties: Object.freeze({
+    ok: Object.freeze({ type: 'boolean' }),
+    result: Object.freeze({ description: 'The value the program returned (when ok).' }),
+    error: Object.freeze({
+      type: 'object',
+      properties: Object.freeze({ kind: Object.freeze({ type: 'string' }), code: Object.freeze({ type: 'string' }), message: Object.freeze({ type: 'string' }) }),
+      required: Object.freeze(['kind', 'message']),
+    }),
+    logs: Object.freeze({ type: 'array', items: Object.freeze({ type: 'string' }), description: 'The program\'s console output, one line per entry.' }),
+  }),
+  required: Object.freeze(['ok']),
+});
 
 /** `parentId` must match the run id pattern; an outside id that does not is dropped. */
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -47,4 +80,4 @@ const CODE_INPUT_SCHEMA = Object.freeze({
   additionalProperties: false,
 });
 
-module.exports = { requirePeer, modelOutput, asParentId, CODE_INPUT_SCHEMA };
+module.exports = { requirePeer, modelOutput, asParentId, CODE_INPUT_SCHEMA, MODEL_OUTPUT_SCHEMA };

@@ -31,7 +31,8 @@ function receiptDigest(receipt) {
 
 /**
  * @param {{executionId: string, parentId: string|null, mode: string, code: string, tools: string[],
- *   limits: object, ok: boolean, error?: object, metrics: object, receipt: object, startedAt: number}} run
+ *   limits: object, ok: boolean, error?: object, metrics: object, receipt: object, startedAt: number,
+ *   logs?: readonly object[]}} run  logs: console lines, already redacted and bounded (console-log.js)
  */
 function buildAuditRecord(run) {
   const redacted = redactSource(run.code, { maxOutputChars: AUDIT_SOURCE_BYTES });
@@ -49,6 +50,7 @@ function buildAuditRecord(run) {
     limits: run.limits,
     outcome: run.ok ? { ok: true } : { ok: false, kind: run.error.kind, code: run.error.code },
     metrics: run.metrics,
+    logs: run.logs ?? [],
     receiptDigest: receiptDigest(run.receipt),
     invocationId: run.receipt?.invocationId ?? null,
   });

@@ -20,8 +20,14 @@ const { ARGUMENTS_REFUSAL } = require('./frame-decoder');
 /** Handler and projection error messages reach the model's code; they are cut to this. */
 const MAX_TOOL_ERROR_CHARS = 1024;
 
-function failure(code, message, latch = false) {
-  return { ok: false, error: { code, message: `${code}: ${String(message).slice(0, MAX_TOOL_ERROR_CHARS)}` }, latch };
+/**
+ * A refused call. `message` is what the model's code reads ("tool failed: CODE: message");
+ * `providerHint`, when given, is advice for the provider (its tool.failed event), not the model.
+ */
+function failure(code, message, latch = false, providerHint = undefined) {
+  const out = { ok: false, error: { code, message: `${code}: ${String(message).slice(0, MAX_TOOL_ERROR_CHARS)}` }, latch };
+  if (providerHint !== undefined) out.providerHint = String(providerHint).slice(0, MAX_TOOL_ERROR_CHARS);
+  return out;
 }
 
 function errorText(error) {
@@ -42,6 +48,8 @@ class CallDispatcher {
     this.ctxBase = ctxBase;
     this.calls = 0;
     this.cumulativeBytes = 0;
+    /** callId → {callId, name, started, reported}: the calls whose handlers are running. */
+    this.inFlight = new Map();
   }
 
   /**
@@ -54,31 +62,37 @@ class CallDispatcher {
     this.calls += 1;
     const { id: callId, name, arguments: args } = frame;
     const call = { callId, name, started: performance.now(), reported: false };
-    this.current = call;
+    this.inFlight.set(callId, call);
     this.events.toolRequested({ callId, name, args });
-    const outcome = await this.evaluate(frame, signal);
+    let outcome = await this.evaluate(frame, signal);
+    this.inFlight.delete(callId);
     if (call.reported) return outcome; // abandoned: already reported as failed
     call.reported = true;
+    // Checked and counted in one synchronous step: with several calls outstanding,
+    // two results finishing together cannot both pass against the same total.
+    if (outcome.ok) outcome = this.checkCumulative(outcome);
     const durationMs = Math.round(performance.now() - call.started);
     if (outcome.ok) {
-      this.cumulativeBytes += outcome.bytes;
       this.events.toolCompleted({ callId, name, durationMs, resultBytes: outcome.bytes, result: outcome.result });
     } else {
-      this.events.toolFailed({ callId, name, durationMs, error: outcome.error });
+      this.events.toolFailed({ callId, name, durationMs, error: outcome.error, providerHint: outcome.providerHint });
     }
     return outcome;
   }
 
   /**
-   * The run stopped waiting for the current call (deadline, cancel, end): report it
-   * failed now, so no event follows execution.finished; the handler's late result is dropped.
+   * The run stopped waiting for its calls (deadline, cancel, end): report every
+   * call still in flight failed now, so no event follows execution.finished; the
+   * handlers' late results are dropped.
    * @param {string} code DEADLINE_EXCEEDED, CANCELLED or RUN_ENDED
    */
   abandon(code) {
-    const call = this.current;
-    if (!call || call.reported) return;
-    call.reported = true;
-    this.events.toolFailed({ callId: call.callId, name: call.name, durationMs: Math.round(performance.now() - call.started), error: { code } });
+    for (const call of this.inFlight.values()) {
+      if (call.reported) continue;
+      call.reported = true;
+      this.events.toolFailed({ callId: call.callId, name: call.name, durationMs: Math.round(performance.now() - call.started), error: { code } });
+    }
+    this.inFlight.clear();
   }
 
   async evaluate(frame, signal) {
@@ -116,7 +130,8 @@ class CallDispatcher {
       json = toJsonText(projected === undefined ? null : projected, 'result');
     } catch (error) {
       // Anything else (a throwing getter, a stack overflow) is just as much "not JSON".
-      return failure('RESULT_NOT_JSON', error instanceof NotJsonError ? error.message : `result cannot be serialized: ${errorText(error)}`);
+      if (error instanceof NotJsonError) return failure('RESULT_NOT_JSON', error.message, false, error.providerHint);
+      return failure('RESULT_NOT_JSON', `result cannot be serialized: ${errorText(error)}`, false, 'shape the handler\'s result into plain JSON in project()');
     }
     if (tool.output) {
       const verdict = await validateResult(tool, projected, { signal, text: json.text });
@@ -126,15 +141,22 @@ class CallDispatcher {
   }
 
   checkSizes(result, { text, bytes }) {
-    const { toolResultBytes, cumulativeResultBytes } = this.limits;
+    const { toolResultBytes } = this.limits;
     if (bytes > toolResultBytes) {
       return failure('TOOL_RESULT_LIMIT_EXCEEDED', `tool result is ${bytes} bytes, the limit is ${toolResultBytes}`, true);
     }
-    if (this.cumulativeBytes + bytes > cumulativeResultBytes) {
-      return failure('CUMULATIVE_RESULT_LIMIT_EXCEEDED',
-        `tool results would total ${this.cumulativeBytes + bytes} bytes, the limit is ${cumulativeResultBytes}`, true);
-    }
     return { ok: true, result, text, bytes };
+  }
+
+  /** Count a delivered result against cumulativeResultBytes, or refuse it (latching the run). */
+  checkCumulative(outcome) {
+    const { cumulativeResultBytes } = this.limits;
+    const total = this.cumulativeBytes + outcome.bytes;
+    if (total > cumulativeResultBytes) {
+      return failure('CUMULATIVE_RESULT_LIMIT_EXCEEDED', `tool results would total ${total} bytes, the limit is ${cumulativeResultBytes}`, true);
+    }
+    this.cumulativeBytes = total;
+    return outcome;
   }
 }
 

@@ -119,7 +119,10 @@ function renderDescription(granted, limits) {
   return [
     'Run JavaScript in an isolated sandbox (QuickJS). Your code is the body of a strict-mode async function:',
     'use `await` on tool calls and `return` a JSON-serializable value, which becomes the result.',
-    'Call tools as `await tools["name"]({...})`; a failed call throws an Error you can catch ("tool failed: …").',
+    'Call tools as `await tools["name"]({...})`; each returns a Promise and a failed call rejects with an Error you can catch ("tool failed: …").',
+    `Independent calls can run in parallel with \`Promise.all\` (up to ${limits.maxOutstandingCalls} at once).`,
+    'TypeScript type annotations are allowed (they are removed before the code runs; enum and namespace are not supported).',
+    `Output of \`console.log\` (and info/warn/error/debug) is returned to you with the result (up to ${limits.logBytes} bytes); use it to inspect intermediate data.`,
     'There is no network, file system, process, require/import or timers: only the tools below.',
     `Limits: at most ${limits.toolCalls} tool calls, ${limits.timeoutMs} ms, a result of at most ${limits.resultBytes} bytes,`,
     `${limits.toolResultBytes} bytes per tool result and ${limits.cumulativeResultBytes} bytes of tool results in total.`,

@@ -1,7 +1,7 @@
 'use strict';
 
 // The event log of one run: `execution.started|finished` and
-// `tool.requested|completed|failed`, each carrying the executionId. Events are
+// `tool.requested|completed|failed` and `console`, each carrying the executionId. Events are
 // delivered to the provider's `onEvent` as they happen and kept for the
 // result. Arguments and results are redacted before any event is built, so no
 // consumer ever holds the raw values. Memory is bounded: past MAX_KEPT_EVENTS
@@ -60,8 +60,18 @@ class EventLog {
     return this.emit('tool.completed', { callId, parentId: this.executionId, name, durationMs, resultBytes, result: redactValue(result) });
   }
 
-  toolFailed({ callId, name, durationMs, error }) {
-    return this.emit('tool.failed', { callId, parentId: this.executionId, name, durationMs, resultBytes: 0, error: { code: error.code } });
+  /** `providerHint`: advice for the provider about its own tool (e.g. shape results in project()), never shown to the model. */
+  toolFailed({ callId, name, durationMs, error, providerHint }) {
+    const fields = { callId, parentId: this.executionId, name, durationMs, resultBytes: 0, error: { code: error.code } };
+    if (providerHint !== undefined) fields.providerHint = providerHint;
+    return this.emit('tool.failed', fields);
+  }
+
+  /** A console line of the program (console extension); text already redacted by the console log. */
+  console({ level, text, bytes, elapsedMs, truncated }) {
+    const fields = { parentId: this.executionId, level, text, bytes, elapsedMs };
+    if (truncated) fields.truncated = true;
+    return this.emit('console', fields);
   }
 
   /** The kept events, frozen, for the result. */

@@ -5,10 +5,12 @@
 // the sandbox is gone. Steps:
 //   1. spawnIsolated(runner + CLI ceilings); write `execute`
 //   2. `ready` within READY_BUDGET_MS, limits no higher than asked
-//   3. `tool.call` ⇄ `tool.result`, one at a time, ids 1, 2, 3 …
+//   3. `tool.call` ⇄ `tool.result`, ids 1, 2, 3 …: one at a time (v1), or up to
+//      the confirmed maxOutstanding at once, answered in any order (extension);
+//      `console` frames (extension) go to the run's console log as they come
 //   4. `execution.result` → half-close our side, let the runner exit
 //   5. wait() settles → resolve
-// Timers: runner deadline (abort a pending handler; the runner reports
+// Timers: runner deadline (abort the pending handlers; the runner reports
 // `timeout` itself), host deadline (timeoutMs + DRAIN_SLACK_MS: stop ladder,
 // `timeout`), cancel grace, exit grace. The termination reason is
 // write-once: the first cause wins, and a later frame cannot overturn it.
@@ -16,8 +18,11 @@
 const { FrameError, encodeFrame, validateFrame, runnerError, VERSION } = require('./frames');
 const { decodeLine } = require('./frame-decoder');
 const { BoundedLineReader } = require('./line-reader');
-const { READY_BUDGET_MS, DRAIN_SLACK_MS, maxFrameBytes, runnerArgs, executeLimits, checkEffectiveLimits } = require('./limits');
+const {
+  READY_BUDGET_MS, DRAIN_SLACK_MS, maxFrameBytes, runnerArgs, executeLimits, executeExtensions, checkEffectiveLimits, checkConfirmedExtensions,
+} = require('./limits');
 const { failed } = require('./outcome');
+const { explainRunnerError } = require('./model-errors');
 
 /** After `cancel`, time for the runner's `cancelled` frame before the stop ladder. */
 const CANCEL_GRACE_MS = 500;
@@ -34,22 +39,27 @@ const DEFAULT_STOP = Object.freeze({ graceMs: 1000, forceMs: 1000 });
 class Execution {
   /**
    * @param {{host: object, executionId: string, code: string, granted: ReadonlyMap<string, object>,
-   *   dispatcher: import('./calls').CallDispatcher}} options
+   *   dispatcher: import('./calls').CallDispatcher, consoleLog: import('./console-log').ConsoleLog}} options
    */
-  constructor({ host, executionId, code, granted, dispatcher }) {
+  constructor({ host, executionId, code, granted, dispatcher, consoleLog }) {
     this.host = host;
     this.executionId = executionId;
     this.code = code;
     this.granted = granted;
     this.dispatcher = dispatcher;
+    this.consoleLog = consoleLog;
     this.limits = host.limits;
     this.requested = executeLimits(host.limits);
-    this.state = 'awaiting-ready'; // → running ⇄ call-pending → finished
+    this.requestedExtensions = executeExtensions(host.limits);
+    /** What ready confirmed; v1 (one call, no console frames) until then. */
+    this.confirmed = { maxOutstanding: 1, maxLogBytes: null };
+    this.state = 'awaiting-ready'; // → running → finished
     this.termination = null;
     this.effectiveLimits = null;
     this.runnerVersion = null;
     this.nextCallId = 1;
-    this.pendingCall = null;
+    /** id → AbortController of each call whose handler runs and whose answer the runner awaits. */
+    this.outstanding = new Map();
     this.timers = new Map();
     this.stderrChunks = [];
     this.stderrBytes = 0;
@@ -77,6 +87,7 @@ class Execution {
       code: this.code,
       tools: [...this.granted.values()].map((tool) => ({ name: tool.name, description: tool.description })),
       limits: this.requested,
+      extensions: this.requestedExtensions,
     });
     const frameBytes = Math.max(maxFrameBytes(this.limits), Buffer.byteLength(frame) + 1);
     this.stop = this.host.runner.stop ?? DEFAULT_STOP;
@@ -190,6 +201,7 @@ class Execution {
     }
     if (frame.type === 'ready') return this.onReady(frame);
     if (frame.type === 'tool.call') return this.onToolCall(frame);
+    if (frame.type === 'console') return this.onConsole(frame);
     return this.onTerminal(frame);
   }
 
@@ -197,6 +209,9 @@ class Execution {
     if (this.state !== 'awaiting-ready') return this.fail('protocol', 'UNEXPECTED_FRAME', 'runner sent a second ready frame');
     const refusal = checkEffectiveLimits(frame.effectiveLimits, this.requested);
     if (refusal) return this.fail('protocol', 'READY_LIMIT_RAISED', `runner ready refused: ${refusal}`);
+    const extensions = checkConfirmedExtensions(frame.extensions, this.requestedExtensions);
+    if (extensions.refusal) return this.fail('protocol', 'READY_LIMIT_RAISED', `runner ready refused: ${extensions.refusal}`);
+    this.confirmed = extensions.confirmed;
     this.state = 'running';
     this.effectiveLimits = Object.freeze({ ...this.requested, ...frame.effectiveLimits });
     this.runnerVersion = frame.runnerVersion ?? null;
@@ -208,8 +223,10 @@ class Execution {
   }
 
   onToolCall(frame) {
-    if (this.state !== 'running') {
-      const why = this.state === 'call-pending' ? 'while another call is pending' : `in state ${this.state}`;
+    if (this.state !== 'running') return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent tool.call in state ${this.state}`);
+    const { maxOutstanding } = this.confirmed;
+    if (this.outstanding.size >= maxOutstanding) {
+      const why = maxOutstanding === 1 ? 'while another call is pending' : `while ${this.outstanding.size} calls are outstanding (confirmed maxOutstanding ${maxOutstanding})`;
       return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent tool.call ${why}`);
     }
     if (frame.id !== this.nextCallId) {
@@ -220,10 +237,9 @@ class Execution {
       return this.fail('limit', 'TOOL_CALL_LIMIT_EXCEEDED', `runner sent tool.call ${frame.id} past maxToolCalls ${this.effectiveLimits.maxToolCalls}`);
     }
     this.nextCallId += 1;
-    this.state = 'call-pending';
     if (this.termination) return this.answer(frame.id, { ok: false, error: { code: 'RUN_ENDING', message: 'RUN_ENDING: the run is ending' } });
     const controller = new AbortController();
-    this.pendingCall = { id: frame.id, controller };
+    this.outstanding.set(frame.id, controller);
     // dispatch() is written never to reject; if it ever does, the call fails instead of the process.
     const hostError = (error) => ({ ok: false, latch: false, error: { code: 'HOST_ERROR', message: `HOST_ERROR: ${String(error?.message ?? error).slice(0, 200)}` } });
     this.dispatcher.dispatch(frame, controller.signal).then((outcome) => this.onCallDone(frame.id, outcome), (error) => this.onCallDone(frame.id, hostError(error)));
@@ -231,8 +247,7 @@ class Execution {
   }
 
   onCallDone(id, outcome) {
-    if (this.pendingCall?.id !== id) return; // abandoned: deadline, cancel or end
-    this.pendingCall = null;
+    if (!this.outstanding.delete(id)) return; // abandoned: deadline, cancel or end
     if (outcome.ok || !outcome.latch) return this.answer(id, outcome);
     this.decide(failed('limit', outcome.error.code, outcome.error.message.slice(outcome.error.code.length + 2)));
     this.answer(id, outcome);
@@ -240,7 +255,6 @@ class Execution {
   }
 
   answer(id, outcome) {
-    if (this.state === 'call-pending') this.state = 'running';
     // The result text is already serialized and measured; splice it in rather than serialize twice.
     const text = outcome.ok
       ? `{"version":"${VERSION}","type":"tool.result","id":${id},"ok":true,"result":${outcome.text}}\n`
@@ -248,23 +262,38 @@ class Execution {
     this.write(text);
   }
 
-  /** Stop waiting for the pending call; its handler's signal aborts and its late answer is dropped. */
-  abandonPendingCall(code = 'RUN_ENDED') {
-    if (!this.pendingCall) return;
+  /**
+   * A console line (extension). Only after ready confirmed console; the text
+   * bytes must stay within the confirmed maxLogBytes and nothing may follow the
+   * line marked truncated — a runner that breaks that is a protocol failure.
+   */
+  onConsole(frame) {
+    if (this.state !== 'running' || this.confirmed.maxLogBytes === null) {
+      const why = this.state === 'running' ? 'although ready did not confirm the console extension' : `in state ${this.state}`;
+      return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent a console frame ${why}`);
+    }
+    const refusal = this.consoleLog.accept(frame, this.confirmed.maxLogBytes);
+    if (refusal) return this.fail('protocol', 'BAD_FRAME', refusal);
+    return undefined;
+  }
+
+  /** Stop waiting for every outstanding call; their handlers' signals abort and late answers are dropped. */
+  abandonPendingCalls(code = 'RUN_ENDED') {
+    if (this.outstanding.size === 0) return;
     this.dispatcher.abandon(code);
-    this.pendingCall.controller.abort();
-    this.pendingCall = null;
+    for (const controller of this.outstanding.values()) controller.abort();
+    this.outstanding.clear();
   }
 
   /**
-   * The runner's deadline passed with a handler still pending: abort the handler
-   * (its ctx.signal) and stop waiting for it. Nothing is written: the runner's own
+   * The runner's deadline passed with handlers still pending: abort them (their
+   * ctx.signal) and stop waiting for them. Nothing is written: the runner's own
    * deadline ends its tool wait and it reports `timeout`; a tool.result racing
    * that terminal frame could hit a closed socket and cost us the frame. A runner
    * that does not wake is bounded by the host deadline.
    */
   abandonAtDeadline() {
-    this.abandonPendingCall('DEADLINE_EXCEEDED');
+    this.abandonPendingCalls('DEADLINE_EXCEEDED');
   }
 
   onTerminal(frame) {
@@ -272,7 +301,7 @@ class Execution {
       return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent execution.result in state ${this.state}`);
     }
     this.state = 'finished';
-    this.abandonPendingCall();
+    this.abandonPendingCalls();
     this.decide(this.terminationFrom(frame));
     this.reader.stop();
     this.closeWrite();
@@ -281,7 +310,9 @@ class Execution {
   }
 
   terminationFrom(frame) {
-    if (!frame.ok) return { ok: false, error: runnerError(frame.error) };
+    const dropped = frame.metrics?.consoleDroppedLines;
+    if (this.confirmed.maxLogBytes !== null && Number.isSafeInteger(dropped) && dropped > 0) this.consoleLog.dropped(dropped);
+    if (!frame.ok) return { ok: false, error: explainRunnerError(runnerError(frame.error), this.effectiveLimits) };
     const text = JSON.stringify(frame.result);
     const bytes = Buffer.byteLength(text, 'utf8');
     // Re-checked here: a runner's word is not enough for a limit the host promised its caller.
@@ -293,7 +324,7 @@ class Execution {
   fail(kind, code, message) {
     this.decide(failed(kind, code, message));
     this.state = 'finished';
-    this.abandonPendingCall();
+    this.abandonPendingCalls();
     this.reader.stop();
     this.stopSandbox();
   }
@@ -306,7 +337,7 @@ class Execution {
   }
 
   sendCancel() {
-    this.abandonPendingCall('CANCELLED');
+    this.abandonPendingCalls('CANCELLED');
     this.write(encodeFrame('cancel', { executionId: this.executionId }));
     this.after('cancel', CANCEL_GRACE_MS, () => this.stopSandbox());
   }
@@ -331,7 +362,7 @@ class Execution {
       const partial = this.reader.partialBytes > 0 ? ` (${this.reader.partialBytes} bytes of an unfinished frame)` : '';
       this.decide(failed('runner_exit', 'NO_TERMINAL_FRAME', `runner closed the protocol without an execution.result${partial}`));
       this.state = 'finished';
-      this.abandonPendingCall();
+      this.abandonPendingCalls();
       this.reader.stop();
     }
     this.closeWrite();
@@ -387,7 +418,7 @@ class Execution {
     this.state = 'finished';
     this.decide(fallback);
     this.clearTimers();
-    this.abandonPendingCall();
+    this.abandonPendingCalls();
     this.unwatchSignal?.();
     this.resolve({ termination: this.termination, receipt: receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion });
   }

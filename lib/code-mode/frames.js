@@ -8,7 +8,9 @@
 const { findStructureProblem } = require('./json-structure');
 
 const VERSION = 'code-bridge-v1';
-const RUNNER_FRAME_TYPES = new Set(['ready', 'tool.call', 'execution.result']);
+const RUNNER_FRAME_TYPES = new Set(['ready', 'tool.call', 'console', 'execution.result']);
+/** Console levels of the console extension (docs/runner.md). */
+const CONSOLE_LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 /** Error kinds a runner may report (spec §9); anything else is a protocol failure. */
 const RUNNER_ERROR_KINDS = new Set(['cancelled', 'timeout', 'javascript', 'memory', 'result', 'result_limit', 'limit', 'internal']);
 /** A runner's error message is shown to people; it is cut at this many characters. */
@@ -102,6 +104,13 @@ function validateToolCall(frame) {
   if (!isObject(frame.arguments)) throw new FrameError('BAD_FRAME', 'tool.call arguments is not a JSON object');
 }
 
+function validateConsole(frame) {
+  if (!CONSOLE_LEVELS.has(frame.level)) throw new FrameError('BAD_FRAME', `console level ${JSON.stringify(frame.level)?.slice(0, 64)} is unknown`);
+  if (typeof frame.text !== 'string') throw new FrameError('BAD_FRAME', 'console text is not a string');
+  if (!Number.isSafeInteger(frame.elapsedMs) || frame.elapsedMs < 0) throw new FrameError('BAD_FRAME', 'console elapsedMs is not an integer ≥ 0');
+  if (frame.truncated !== undefined && typeof frame.truncated !== 'boolean') throw new FrameError('BAD_FRAME', 'console truncated is not a boolean');
+}
+
 function validateResult(frame) {
   if (typeof frame.ok !== 'boolean') throw new FrameError('BAD_FRAME', 'execution.result ok is not a boolean');
   if (frame.ok) {
@@ -130,6 +139,9 @@ function validateFrame(frame, executionId) {
     case 'tool.call':
       checkExecutionId(frame, executionId, false);
       return validateToolCall(frame);
+    case 'console':
+      checkExecutionId(frame, executionId, false);
+      return validateConsole(frame);
     default:
       checkExecutionId(frame, executionId, true);
       return validateResult(frame);

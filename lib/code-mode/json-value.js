@@ -3,8 +3,9 @@
 // Strict JSON values. What a tool returns crosses into untrusted code, so it
 // must be exactly JSON: JSON.stringify would silently turn NaN into null, drop
 // undefined and functions, call toJSON, flatten a Map into {} and loop on a
-// cycle. Every one of those is refused here with the path that caused it, so
-// the provider learns to shape the value in `project()`.
+// cycle. Every one of those is refused here with the path that caused it. The
+// message is what the model's code reads; `providerHint` (shape the value in
+// `project()`) is advice for the provider and goes to its tool.failed event.
 
 /**
  * Nested arrays/objects allowed in a tool result. The runner decodes frames
@@ -17,8 +18,9 @@ const MAX_JSON_DEPTH = 126;
 
 class NotJsonError extends Error {
   constructor(path, what) {
-    super(`${path} is ${what}; tool results must be plain JSON (shape them in project())`);
+    super(`${path} is ${what}; the tool's result is not plain JSON (a fault of the tool, not of the code)`);
     this.path = path;
+    this.providerHint = `${path} is ${what}; tool results must be plain JSON (shape them in project())`;
   }
 }
 

@@ -20,6 +20,8 @@ const DEFAULT_LIMITS = Object.freeze({
   resultBytes: 512 * KIB,
   timeoutMs: 5000,
   memoryBytes: 64 * MIB,
+  maxOutstandingCalls: 8,
+  logBytes: 64 * KIB,
 });
 
 // Upper bounds keep a typo (an extra zero or two) from turning a limit into
@@ -32,6 +34,9 @@ const LIMIT_RANGES = Object.freeze({
   resultBytes: [1, 256 * MIB],
   timeoutMs: [1, 3600 * 1000],
   memoryBytes: [1 * MIB, 16 * 1024 * MIB],
+  // The runner's reader queue holds 8 frames: more outstanding calls could overflow it (ext-spec).
+  maxOutstandingCalls: [1, 8],
+  logBytes: [1, 16 * MIB],
 });
 
 /** Room for the frame envelope around a tool result or the final result (JSON keys, id, name). */
@@ -95,12 +100,50 @@ function runnerArgs(limits, frameBytes) {
     '--max-result-bytes', String(limits.resultBytes),
     '--memory-bytes', String(limits.memoryBytes),
     '--max-frame-bytes', String(frameBytes),
+    // The ceiling of the console extension's budget (and of console on stderr for a v1 run).
+    '--max-log-bytes', String(limits.logBytes),
   ];
 }
 
 /** The `limits` object of the execute frame (§4). */
 function executeLimits(limits) {
   return { maxToolCalls: limits.toolCalls, maxResultBytes: limits.resultBytes, timeoutMs: limits.timeoutMs };
+}
+
+/**
+ * The `extensions` member of the execute frame (docs/runner.md "Extensions"):
+ * concurrent tool calls and console frames. A runner that does not know them
+ * ignores the field and answers plain v1; we use only what `ready` confirms.
+ */
+function executeExtensions(limits) {
+  return {
+    concurrentToolCalls: { maxOutstanding: limits.maxOutstandingCalls },
+    console: { maxLogBytes: limits.logBytes },
+  };
+}
+
+const EXTENSION_VALUE_KEYS = Object.freeze({ concurrentToolCalls: 'maxOutstanding', console: 'maxLogBytes' });
+
+/**
+ * What `ready.extensions` confirmed, or why it is refused. Absent → v1 (nothing
+ * confirmed). Present: only members we asked for, each with an integer value
+ * from 1 to what we asked — like effectiveLimits, a runner can lower, never raise.
+ * @returns {{confirmed: {maxOutstanding: number, maxLogBytes: number|null}} | {refusal: string}}
+ */
+function checkConfirmedExtensions(confirmed, requested) {
+  const v1 = { maxOutstanding: 1, maxLogBytes: null };
+  if (confirmed === undefined) return { confirmed: v1 };
+  if (confirmed === null || typeof confirmed !== 'object' || Array.isArray(confirmed)) return { refusal: 'ready.extensions is not an object' };
+  const out = { ...v1 };
+  for (const [name, member] of Object.entries(confirmed)) {
+    const key = EXTENSION_VALUE_KEYS[name];
+    if (!key || !requested[name]) return { refusal: `ready.extensions.${name} was not requested` };
+    const value = member !== null && typeof member === 'object' && !Array.isArray(member) ? member[key] : undefined;
+    if (!Number.isSafeInteger(value) || value < 1) return { refusal: `ready.extensions.${name}.${key} is not an integer ≥ 1` };
+    if (value > requested[name][key]) return { refusal: `ready.extensions.${name}.${key} ${value} exceeds the requested ${requested[name][key]}` };
+    out[key] = value;
+  }
+  return { confirmed: out };
 }
 
 /**
@@ -128,5 +171,7 @@ module.exports = {
   maxFrameBytes,
   runnerArgs,
   executeLimits,
+  executeExtensions,
   checkEffectiveLimits,
+  checkConfirmedExtensions,
 };

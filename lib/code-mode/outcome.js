@@ -1,7 +1,7 @@
 'use strict';
 
 // The one result shape, for success and failure alike:
-//   {ok, result | error: {kind, code?, message}, metrics, events, receipt, executionId, audit}
+//   {ok, result | error: {kind, code?, message}, logs, metrics, events, receipt, executionId, audit}
 // `kind` says which part of the system decided the outcome; `code` (when
 // present) is stable and what callers branch on. Runner kinds are passed
 // through as the runner reported them (code-bridge-v1 §9); host kinds are:
@@ -26,14 +26,17 @@ function failed(kind, code, message) {
 }
 
 /**
- * @param {{termination: object, metrics: object, events: readonly object[], receipt: object,
+ * @param {{termination: object, logs: readonly object[], metrics: object, events: readonly object[], receipt: object,
  *   executionId: string, audit: object}} parts
  */
-function buildResult({ termination, metrics, events, receipt, executionId, audit }) {
+function buildResult({ termination, logs, metrics, events, receipt, executionId, audit }) {
   const result = { ok: termination.ok };
   if (termination.ok) result.result = termination.result;
   else result.error = { ...termination.error };
-  Object.assign(result, { metrics, events, receipt, executionId, audit });
+  // The runner keeps network "none" (docs/network.md › Code Mode), so this is
+  // [] today; it is the sandbox receipt's list, carried like wait()'s.
+  const networkReceipts = Array.isArray(receipt?.networkReceipts) ? receipt.networkReceipts : [];
+  Object.assign(result, { logs, metrics, events, receipt, networkReceipts, executionId, audit });
   return deepFreeze(result);
 }
 

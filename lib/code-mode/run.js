@@ -5,16 +5,19 @@
 //   1. check options (programming errors throw ERR_CORDON_INVALID_OPTIONS)
 //   2. grant tools for the mode; check the source (empty, NUL, sourceBytes)
 //   3. admission: a slot, or ERR_CORDON_ADMISSION at once
-//   4. Execution in a sandbox (execution.js)
-//   5. release the slot only when the sandbox's wait() has settled
-//   6. one result: termination + metrics + events + receipt + audit
+//   4. prepare the source: one markdown fence removed, TypeScript types stripped (source-prep.js)
+//   5. Execution in a sandbox (execution.js)
+//   6. release the slot only when the sandbox's wait() has settled
+//   7. one result: termination + metrics + events + receipt + audit
 
 const crypto = require('node:crypto');
 const { CordonError } = require('../errors');
 const { grantTools, resolveMode } = require('./tools');
 const { EventLog } = require('./events');
 const { CallDispatcher } = require('./calls');
+const { ConsoleLog } = require('./console-log');
 const { Execution } = require('./execution');
+const { prepareSource } = require('./source-prep');
 const { AdmissionAbortedError } = require('./admission');
 const { buildAuditRecord } = require('./audit');
 const { failed, buildResult } = require('./outcome');
@@ -69,7 +72,7 @@ async function admit(host, signal) {
   }
 }
 
-async function execute(host, code, opts, granted, events, dispatcher) {
+async function execute(host, code, opts, granted, events, dispatcher, consoleLog) {
   // `execution.started` is emitted once the run is admitted (or decided without a sandbox), so
   // every started event has a finished one; a run refused admission throws and emits neither.
   const started = () => events.started({ mode: opts.mode, tools: [...granted.keys()], limits: host.limits });
@@ -83,7 +86,13 @@ async function execute(host, code, opts, granted, events, dispatcher) {
   if (!admitted.release) return { termination: admitted.termination, receipt: {} };
   let outcome;
   try {
-    outcome = await new Execution({ host, executionId: opts.executionId, code, granted, dispatcher }).start(opts.signal);
+    // Inside the slot: admission also bounds how many sources wait for the type stripper.
+    const prepared = await prepareSource(code);
+    if (prepared.termination) {
+      admitted.release();
+      return { termination: prepared.termination, receipt: {} };
+    }
+    outcome = await new Execution({ host, executionId: opts.executionId, code: prepared.code, granted, dispatcher, consoleLog }).start(opts.signal);
   } catch (error) {
     admitted.release(); // spawnIsolated threw: nothing was started
     throw error;
@@ -109,24 +118,26 @@ async function runCode(host, code, options = {}) {
     events,
     ctxBase: { executionId: opts.executionId, mode: opts.mode, context: opts.context },
   });
+  const consoleLog = new ConsoleLog({ events });
   const startedAt = Date.now();
   const t0 = performance.now();
-  const { termination, receipt } = requireReceipt(await execute(host, code, opts, granted, events, dispatcher));
+  const { termination, receipt } = requireReceipt(await execute(host, code, opts, granted, events, dispatcher, consoleLog));
   const metrics = {
     elapsedMs: Math.round(performance.now() - t0),
     toolCalls: dispatcher.calls,
     resultBytes: termination.ok ? termination.resultBytes : 0,
     cumulativeResultBytes: dispatcher.cumulativeBytes,
+    ...consoleLog.metrics(),
   };
   events.finished({ ok: termination.ok, error: termination.error, metrics });
   const audit = buildAuditRecord({
     executionId: opts.executionId, parentId: opts.parentId, mode: opts.mode, code, tools: [...granted.keys()],
-    limits: host.limits, ok: termination.ok, error: termination.error, metrics, receipt, startedAt,
+    limits: host.limits, ok: termination.ok, error: termination.error, metrics, receipt, startedAt, logs: consoleLog.auditLines(),
   });
   if (host.onAudit) {
     try { host.onAudit(audit); } catch { /* an audit sink failure must not change the outcome */ }
   }
-  return buildResult({ termination, metrics, events: events.snapshot(), receipt, executionId: opts.executionId, audit });
+  return buildResult({ termination, logs: consoleLog.snapshot(), metrics, events: events.snapshot(), receipt, executionId: opts.executionId, audit });
 }
 
 /** A run whose sandbox left no receipt is never `ok` (docs/receipts.md). */

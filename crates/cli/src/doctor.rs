@@ -39,7 +39,11 @@ fn parse(args: &[String]) -> Result<(bool, Value), UsageError> {
         i += 1;
     }
     let runner = runner.or_else(|| default_runner().map(|p| p.to_string_lossy().into_owned()));
-    Ok((json, json!({"bwrapPath": bwrap, "runnerPath": runner})))
+    let relay = crate::run_args::shipped_relay().map(|p| p.to_string_lossy().into_owned());
+    Ok((
+        json,
+        json!({"bwrapPath": bwrap, "runnerPath": runner, "networkRelayPath": relay}),
+    ))
 }
 
 /// `{ok, checks}`: ok when every *required* check passed (an optional one,

@@ -37,7 +37,8 @@ pub fn for_error_code(code: ErrorCode) -> i32 {
         ErrorCode::BackendUnavailable
         | ErrorCode::SpawnFailed
         | ErrorCode::ConfinementUnavailable
-        | ErrorCode::ConfinementMismatch => LAUNCH_FAILED,
+        | ErrorCode::ConfinementMismatch
+        | ErrorCode::NetworkUnavailable => LAUNCH_FAILED,
     }
 }
 

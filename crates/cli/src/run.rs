@@ -6,7 +6,8 @@
 //! 3. load the policy, resolve the workspace, build the options document;
 //! 4. `cordon_launcher::launch` (validates strictly, then spawns bwrap);
 //! 5. relay until the run finished (signals → stop ladder);
-//! 6. copy the receipt to `--receipt`, exit with the program's status.
+//! 6. copy the receipt (with its `networkReceipts`) to `--receipt`, exit
+//!    with the program's status.
 
 use cordon_launcher::events::{Completion, LaunchFailure};
 use cordon_launcher::launch;
@@ -19,7 +20,8 @@ use crate::{receipt_file, signals};
 /// Follows "usage: " (or 7 spaces) in every usage text.
 pub const SYNOPSIS: &str = "cordon run [--policy read-only|workspace-write|untrusted|FILE]
                   [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
-                  [--bwrap PATH] [--env NAME=VALUE]… [--] /abs/program args…
+                  [--bwrap PATH] [--env NAME=VALUE]… [--allow HOST:PORT]…
+                  [--allow-private HOST:PORT]… [--] /abs/program args…
 ";
 
 fn fail(status: i32, message: &str) -> i32 {
@@ -85,6 +87,12 @@ fn options_document(parsed: &RunArgs) -> Result<String, String> {
         // A policy file must list its names itself (the launcher refuses others).
         let names = parsed.env.iter().map(|(name, _)| name.as_str());
         policy["environment"]["allow"] = serde_json::json!(names.collect::<Vec<_>>());
+        if !parsed.allow.is_empty() {
+            policy["network"] =
+                run_args::mediated_network(&parsed.allow).map_err(|e| e.to_string())?;
+        }
+    } else if !parsed.allow.is_empty() {
+        return Err("--allow is for presets: a policy file lists its own network.allow".into());
     }
     let workspace = match &parsed.workspace {
         Some(dir) => Some(
@@ -93,7 +101,8 @@ fn options_document(parsed: &RunArgs) -> Result<String, String> {
         ),
         None => None,
     };
-    Ok(run_args::options_json(parsed, policy, workspace))
+    let relay = run_args::shipped_relay();
+    Ok(run_args::options_json(parsed, policy, workspace, relay))
 }
 
 fn receipt_of(outcome: &Result<Completion, LaunchFailure>) -> Option<&str> {

@@ -2,7 +2,8 @@
 //!
 //! `cordon run [--policy read-only|workspace-write|untrusted|FILE]
 //! [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
-//! [--bwrap PATH] [--env NAME=VALUE]… [--] /abs/program args…`
+//! [--bwrap PATH] [--env NAME=VALUE]… [--allow HOST:PORT]… [--allow-private HOST:PORT]…
+//! [--] /abs/program args…`
 
 use std::path::PathBuf;
 
@@ -23,7 +24,18 @@ pub struct RunArgs {
     /// `--env NAME=VALUE`, repeatable, in order (the launcher refuses names
     /// the policy does not allow; a preset allows exactly these).
     pub env: Vec<(String, String)>,
+    /// `--allow HOST:PORT` / `--allow-private HOST:PORT`, repeatable: with a
+    /// preset, the mediated network's destinations (the second form admits
+    /// loopback and private addresses for that destination).
+    pub allow: Vec<AllowArg>,
     pub command: Vec<String>,
+}
+
+/// One `--allow` / `--allow-private` destination, as typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowArg {
+    pub destination: String,
+    pub allow_private_addresses: bool,
 }
 
 /// A command-line mistake: nothing was launched.
@@ -45,6 +57,8 @@ const OPTIONS: &[&str] = &[
     "--force-ms",
     "--bwrap",
     "--env",
+    "--allow",
+    "--allow-private",
 ];
 
 fn usage(message: impl Into<String>) -> UsageError {
@@ -62,6 +76,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
         force_ms: None,
         bwrap: None,
         env: Vec::new(),
+        allow: Vec::new(),
         command: Vec::new(),
     };
     let mut i = 0;
@@ -89,6 +104,10 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
             "--force-ms" => out.force_ms = Some(parse_ms(arg, value)?),
             "--bwrap" => out.bwrap = Some(value.clone()),
             "--env" => out.env.push(parse_env(value)?),
+            "--allow" | "--allow-private" => out.allow.push(AllowArg {
+                destination: value.clone(),
+                allow_private_addresses: arg == "--allow-private",
+            }),
             _ => return Err(usage(format!("unknown option {arg}"))),
         }
         i += 2;
@@ -122,9 +141,43 @@ fn parse_env(value: &str) -> Result<(String, String), UsageError> {
     }
 }
 
+/// `cordon-egress-relay` next to this executable (the platform package and a
+/// checkout's target/ ship them side by side).
+pub fn shipped_relay() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .map(|exe| exe.with_file_name("cordon-egress-relay"))
+}
+
+/// `policy.network` for a preset run with `--allow` destinations: each as
+/// the object form (so `--allow-private` can say allowPrivateAddresses);
+/// the launcher validates host and port.
+pub fn mediated_network(allow: &[AllowArg]) -> Result<Value, UsageError> {
+    let destinations = allow
+        .iter()
+        .map(|a| {
+            let (host, port) = a
+                .destination
+                .rsplit_once(':')
+                .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
+                .ok_or_else(|| {
+                    usage(format!("--allow takes HOST:PORT, not {:?}", a.destination))
+                })?;
+            Ok(json!({"protocol": "tcp", "host": host, "port": port,
+                      "allowPrivateAddresses": a.allow_private_addresses}))
+        })
+        .collect::<Result<Vec<_>, UsageError>>()?;
+    Ok(json!({"mode": "mediated", "allow": destinations}))
+}
+
 /// The options document `cordon_launcher::launch` validates. `policy` is the
 /// already-loaded policy value and `workspace` an absolute directory.
-pub fn options_json(args: &RunArgs, policy: Value, workspace: Option<PathBuf>) -> String {
+pub fn options_json(
+    args: &RunArgs,
+    policy: Value,
+    workspace: Option<PathBuf>,
+    relay: Option<PathBuf>,
+) -> String {
     let mut options = Map::new();
     options.insert("command".into(), json!(args.command));
     options.insert("policy".into(), policy);
@@ -133,6 +186,10 @@ pub fn options_json(args: &RunArgs, policy: Value, workspace: Option<PathBuf>) -
     }
     if let Some(bwrap) = &args.bwrap {
         options.insert("bwrapPath".into(), json!(bwrap));
+    }
+    // Used only by a mediated policy.
+    if let Some(relay) = relay {
+        options.insert("networkRelayPath".into(), json!(relay.to_string_lossy()));
     }
     if !args.env.is_empty() {
         let env: Map<String, Value> = args
@@ -162,6 +219,26 @@ mod tests {
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn allow_flags_become_a_mediated_network_with_their_private_address_choice() {
+        let args = parse(&strings(&[
+            "--allow",
+            "a.example:443",
+            "--allow-private",
+            "localhost:8080",
+            "/bin/true",
+        ]))
+        .unwrap();
+        let network = mediated_network(&args.allow).unwrap();
+        assert_eq!(network["mode"], "mediated");
+        assert_eq!(network["allow"][0]["host"], "a.example");
+        assert_eq!(network["allow"][0]["allowPrivateAddresses"], false);
+        assert_eq!(network["allow"][1]["port"], 8080);
+        assert_eq!(network["allow"][1]["allowPrivateAddresses"], true);
+        let bad = parse(&strings(&["--allow", "no-port", "/bin/true"])).unwrap();
+        assert!(mediated_network(&bad.allow).is_err());
     }
 
     #[test]
@@ -226,14 +303,14 @@ mod tests {
                 ("C".to_string(), String::new())
             ]
         );
-        let doc: Value = serde_json::from_str(&options_json(&args, json!({}), None)).unwrap();
+        let doc: Value = serde_json::from_str(&options_json(&args, json!({}), None, None)).unwrap();
         assert_eq!(doc["env"], json!({"A": "1", "B": "x=y", "C": ""}));
     }
 
     #[test]
     fn the_options_document_carries_command_policy_workspace_and_stop() {
         let args = parse(&strings(&["--force-ms", "7", "--", "/bin/true"])).unwrap();
-        let text = options_json(&args, json!({"p": 1}), Some(PathBuf::from("/w")));
+        let text = options_json(&args, json!({"p": 1}), Some(PathBuf::from("/w")), None);
         let doc: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             doc,

@@ -132,6 +132,14 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     // environment (nothing, by default). A planned PWD (a path, not a
     // secret) can only be set after bwrap, so it goes on the command.
     let mut command = Argv::default();
+    // Mediated network: the relay starts first, then execs the program.
+    for arg in plan
+        .network
+        .iter()
+        .flat_map(crate::network_plan::relay_prefix)
+    {
+        command.push(arg);
+    }
     command.push_all(&[ENV_WRAPPER, "-u", "PWD", "--"]);
     if let Some((_, pwd)) = plan.runner_env.iter().find(|(name, _)| name == "PWD") {
         command.push(format!("PWD={pwd}"));

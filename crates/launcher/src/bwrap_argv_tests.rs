@@ -37,6 +37,7 @@ fn request(policy: Policy) -> LaunchRequest {
             force_ms: 1000,
         },
         bwrap_path: None,
+        network_relay_path: None,
     }
 }
 
@@ -60,6 +61,7 @@ fn argv_for(
         seccomp_program: None,
         rlimits: Vec::new(),
         temp_bytes: None,
+        network: None,
         dev_shm_bytes: 8 << 20,
         workspace_tmpfs_bytes: None,
         uid_allocation: crate::run_identity::UidAllocation::WorkspaceOwner,
@@ -127,6 +129,7 @@ fn a_writable_default_workspace_is_a_bounded_tmpfs_and_only_dev_shm_is_writable_
         seccomp_program: None,
         rlimits: Vec::new(),
         temp_bytes: Some(3),
+        network: None,
         dev_shm_bytes: 1,
         workspace_tmpfs_bytes: Some(2),
         uid_allocation: crate::run_identity::UidAllocation::Provider,
@@ -261,6 +264,7 @@ fn plan_with_env(env: &[(&str, &str)]) -> Plan {
         seccomp_program: Some(vec![0u8; 8]),
         rlimits: Vec::new(),
         temp_bytes: Some(1 << 20),
+        network: None,
         dev_shm_bytes: 1 << 20,
         workspace_tmpfs_bytes: None,
         uid_allocation: crate::run_identity::UidAllocation::Provider,
@@ -324,4 +328,24 @@ fn a_planned_pwd_is_set_after_bwrap_exports_its_own() {
             "/opt/cordon/cordon-runner"
         ]
     );
+}
+
+#[test]
+fn a_mediated_network_binds_the_relay_and_engine_socket_and_starts_the_relay_first() {
+    let mut p = policy("read", json!([]), &[]);
+    p.network = crate::policy::NetworkMode::Mediated(crate::policy::MediatedNetwork {
+        allow: vec![cordon_egress::Destination::parse_pair("api.example.com:443").unwrap()],
+        frontend: crate::policy::NetworkFrontend::Auto,
+    });
+    let req = request(p);
+    let text = argv_for(&req, &RuntimeLayout::merged_usr(), |inputs| {
+        inputs.network = Some(crate::network_plan::NetworkInputs {
+            relay_source: "/tmp/cordon-0/exec/relay0123".into(),
+            engine_dir: "/tmp/cordon-0/ROOT/egress".into(),
+            frontend: crate::policy::NetworkFrontend::Auto,
+        });
+    });
+    // Still its own network namespace: the relay is the only way out.
+    assert!(text.contains("--unshare-net"));
+    insta::assert_snapshot!("mediated_network", text);
 }

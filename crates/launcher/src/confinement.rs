@@ -95,6 +95,19 @@ pub fn default_seccomp_program() -> Result<&'static [u8], ConfinementError> {
         .map_err(|e| ConfinementError::Seccomp(e.clone()))
 }
 
+/// The mediated-network profile's BPF bytes (AF_INET/AF_INET6 sockets
+/// allowed, for the in-sandbox relay on 127.0.0.1), compiled once per process.
+pub fn mediated_seccomp_program() -> Result<&'static [u8], ConfinementError> {
+    static PROGRAM: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    let policy = SeccompPolicy {
+        sockets: seccomp::SocketFamilies::UnixAndInet,
+    };
+    let built = PROGRAM.get_or_init(|| seccomp::build_filter(&policy).map_err(|e| e.to_string()));
+    built
+        .as_deref()
+        .map_err(|e| ConfinementError::Seccomp(e.clone()))
+}
+
 /// Pure: the ceilings a policy's resources ask for (defaults filled in).
 pub fn ceilings(resources: &Resources) -> ResourceCeilings {
     let defaults = ResourceCeilings::default();

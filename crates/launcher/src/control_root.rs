@@ -42,6 +42,8 @@ const DETACHED_SUFFIX: &str = ".removing";
 const SHM_DIR: &str = "/dev/shm";
 pub const TEMP_DIR: &str = "sandbox-temp";
 pub const WORKSPACE_DIR: &str = "workspace";
+/// The egress engine socket's directory (mediated network only).
+pub const EGRESS_DIR: &str = "egress";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControlRootError {
@@ -178,6 +180,15 @@ impl ControlRoot {
         identity: Option<Identity>,
     ) -> Result<PathBuf, ControlRootError> {
         self.make_dir(WORKSPACE_DIR, 0o755, identity)
+    }
+
+    /// The egress engine's socket directory (mode 0700, owned by the sandbox
+    /// identity so the in-sandbox relay may connect to the socket in it).
+    pub fn create_egress_dir(
+        &self,
+        identity: Option<Identity>,
+    ) -> Result<PathBuf, ControlRootError> {
+        self.make_dir(EGRESS_DIR, 0o700, identity)
     }
 
     fn make_dir(

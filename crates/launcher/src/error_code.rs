@@ -21,6 +21,10 @@ pub enum ErrorCode {
     /// The policy requires a confinement mechanism this host lacks (e.g. a
     /// whole-sandbox memory or process ceiling without a usable cgroup).
     ConfinementUnavailable,
+    /// A mediated network policy whose frontend cannot be set up here (the
+    /// relay binary is missing, the engine socket cannot be created, …):
+    /// never a fallback to no network or to open network.
+    NetworkUnavailable,
     /// The running sandbox, observed from outside, did not show the
     /// confinement the plan applied; the run was stopped (fail closed).
     ConfinementMismatch,
@@ -40,6 +44,7 @@ impl ErrorCode {
             ErrorCode::BackendUnavailable => "ERR_CORDON_BACKEND_UNAVAILABLE",
             ErrorCode::SpawnFailed => "ERR_CORDON_SPAWN_FAILED",
             ErrorCode::ConfinementUnavailable => "ERR_CORDON_CONFINEMENT_UNAVAILABLE",
+            ErrorCode::NetworkUnavailable => "ERR_CORDON_NETWORK_UNAVAILABLE",
             ErrorCode::ConfinementMismatch => "ERR_CORDON_CONFINEMENT_MISMATCH",
             ErrorCode::ReceiptUnavailable => "ERR_CORDON_RECEIPT_UNAVAILABLE",
         }

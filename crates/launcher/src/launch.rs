@@ -57,6 +57,8 @@ pub enum LaunchError {
     Confinement(#[from] ConfinementError),
     #[error("create the run's cgroup: {0}")]
     Cgroup(#[from] CgroupError),
+    #[error(transparent)]
+    Network(#[from] crate::network_setup::NetworkSetupError),
     #[error("lease a sandbox uid: {0}")]
     UidLease(#[from] crate::uid_lease::UidLeaseError),
 }
@@ -71,6 +73,7 @@ impl LaunchError {
             LaunchError::Confinement(ConfinementError::CgroupRequired { .. }) => {
                 ErrorCode::ConfinementUnavailable
             }
+            LaunchError::Network(_) => ErrorCode::NetworkUnavailable,
             _ => ErrorCode::SpawnFailed,
         }
     }
@@ -100,6 +103,12 @@ pub fn launch(
     // Before anything exists on disk: a policy whose ceilings this host
     // cannot enforce fails here, naming the missing mechanism.
     let confinement = plan_confinement(&request, &invocation_id)?;
+    if matches!(
+        request.policy.network,
+        crate::policy::NetworkMode::Mediated(_)
+    ) {
+        crate::network_setup::check_relay(request.network_relay_path.as_deref())?;
+    }
     let base = control_root::base_dir()?;
     if control_root::sweep_due() {
         control_root::sweep_in_background(base.clone());
@@ -121,6 +130,7 @@ pub fn launch(
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
     let workspace = workspace_for(&request, &root, identity)?;
+    let network = prepare_network(&request, &root, identity, staging, &invocation_id)?;
     let plan = Plan::build(PlanInputs {
         request: &request,
         bwrap: backend.path.clone(),
@@ -132,13 +142,21 @@ pub fn launch(
         seccomp_program: Some(confinement.seccomp_program.clone()),
         rlimits: confinement.rlimits.clone(),
         temp_bytes: Some(confinement.temp_bytes),
+        network: network.as_ref().map(|n| n.inputs.clone()),
         dev_shm_bytes: confinement.dev_shm_bytes,
         workspace_tmpfs_bytes: confinement.workspace_tmpfs_bytes,
         uid_allocation: run_identity.allocation,
     });
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
-    let sources = open_binds(&plan, root.path())?;
+    let mut sources = open_binds(&plan, root.path())?;
+    let (egress, fd4) = match network {
+        Some(n) => (Some(n.engine), n.fd4_sandbox_end),
+        None => (None, None),
+    };
+    if let (Some(slot), Some(fd)) = (plan.network.as_ref().and_then(|n| n.fd4_slot), fd4) {
+        sources.push((slot, fd));
+    }
     // Last, so an earlier failure leaves no cgroup behind.
     let cgroup = confinement
         .cgroup
@@ -156,6 +174,7 @@ pub fn launch(
         invocation_id,
         confinement,
         cgroup: cgroup.map(std::sync::Arc::new),
+        egress,
         uid_lease: run_identity.lease,
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Thread)
@@ -166,6 +185,10 @@ fn plan_confinement(
     invocation_id: &str,
 ) -> Result<ConfinementPlan, LaunchError> {
     let suffix = random_hex(8).map_err(ControlRootError::Random)?;
+    let seccomp = match request.policy.network {
+        crate::policy::NetworkMode::None => confinement::default_seccomp_program()?,
+        crate::policy::NetworkMode::Mediated(_) => confinement::mediated_seccomp_program()?,
+    };
     // A writable default workspace is a bounded tmpfs: nothing reads it
     // after the run, and as a host directory it was unbounded memory.
     let default_writable =
@@ -180,8 +203,30 @@ fn plan_confinement(
         workspace,
         &confinement::cgroup_name(invocation_id, &suffix),
         confinement::host_cgroups(),
-        confinement::default_seccomp_program()?,
+        seccomp,
     )?)
+}
+
+/// A mediated policy's engine, relay and fd-4 channel (network_setup.rs);
+/// `None` for `network: {mode: "none"}`.
+fn prepare_network(
+    request: &LaunchRequest,
+    root: &ControlRoot,
+    identity: Option<crate::plan::Identity>,
+    staging: Option<&Path>,
+    invocation_id: &str,
+) -> Result<Option<crate::network_setup::PreparedNetwork>, LaunchError> {
+    let crate::policy::NetworkMode::Mediated(network) = &request.policy.network else {
+        return Ok(None);
+    };
+    let labels = crate::network_setup::RunLabels {
+        invocation_id,
+        policy: &request.policy,
+    };
+    let relay = request.network_relay_path.as_deref();
+    Ok(Some(crate::network_setup::prepare(
+        network, relay, root, identity, staging, labels,
+    )?))
 }
 
 /// The caller's workspace, none (`workspace: "none"`, or a writable default
@@ -213,7 +258,10 @@ fn open_binds(plan: &Plan, control_root: &Path) -> Result<Vec<(RawFd, OwnedFd)>,
 /// symlink to a directory it cannot reach itself, to have it mounted.
 fn open_bind(bind: &FdBind, control_root: &Path) -> Result<OwnedFd, LaunchError> {
     let mut flags = libc::O_PATH;
-    if matches!(bind.role, BindRole::Workspace | BindRole::Temp) {
+    if matches!(
+        bind.role,
+        BindRole::Workspace | BindRole::Temp | BindRole::EgressEngine
+    ) {
         flags |= libc::O_DIRECTORY;
     }
     if bind.source.starts_with(control_root) {

@@ -46,6 +46,9 @@ pub struct LaunchRequest {
     pub env: Vec<(String, String)>,
     pub stop: StopTimings,
     pub bwrap_path: Option<PathBuf>,
+    /// The in-sandbox egress relay (`cordon-egress-relay`), needed by a
+    /// mediated network policy; index.js and the CLI pass their own.
+    pub network_relay_path: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +82,7 @@ const KEYS: &[&str] = &[
     "launcherEnvironment",
     "stop",
     "bwrapPath",
+    "networkRelayPath",
 ];
 const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
 /// Still a known key, so that a caller using it learns why it is refused
@@ -113,6 +117,12 @@ impl LaunchRequest {
             .optional_str("bwrapPath")?
             .map(|p| normalized_absolute(p).map_err(|r| FieldError::new("options.bwrapPath", r)))
             .transpose()?;
+        let network_relay_path = top
+            .optional_str("networkRelayPath")?
+            .map(|p| {
+                normalized_absolute(p).map_err(|r| FieldError::new("options.networkRelayPath", r))
+            })
+            .transpose()?;
         let policy_value = top
             .optional("policy")
             .ok_or_else(|| PolicyError::Invalid(FieldError::new("policy", "is required")))?;
@@ -144,6 +154,7 @@ impl LaunchRequest {
             env,
             stop,
             bwrap_path,
+            network_relay_path,
         })
     }
 }

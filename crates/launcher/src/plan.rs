@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::launch_request::LaunchRequest;
+use crate::network_plan::{
+    self, NetworkInputs, NetworkPlan, SANDBOX_EGRESS_DIR, SANDBOX_PROXY_PORT, SANDBOX_RELAY,
+};
 use crate::policy::Access;
 use crate::run_identity::UidAllocation;
 use crate::runtime_layout::RuntimeLayout;
@@ -37,6 +40,10 @@ pub enum BindRole {
     Workspace,
     Temp,
     Extra,
+    /// The in-sandbox egress relay binary (mediated network).
+    EgressRelay,
+    /// The directory holding the run's egress engine socket (mediated network).
+    EgressEngine,
 }
 
 /// A host path opened by the launcher and mounted by bwrap from its fd.
@@ -113,6 +120,8 @@ pub struct PlanInputs<'a> {
     /// `Some(bytes)`: `/tmp` is a tmpfs of that size instead of the
     /// sandbox-temp bind (bounded disk use, no host path in the sandbox).
     pub temp_bytes: Option<u64>,
+    /// Present exactly when the policy's network is mediated.
+    pub network: Option<NetworkInputs>,
     /// Size of the `/dev/shm` tmpfs (the rest of `/dev` is read-only).
     pub dev_shm_bytes: u64,
     /// `Some(bytes)`: `/workspace` is a tmpfs of that size (a writable
@@ -149,6 +158,7 @@ pub struct Plan {
     pub dev_shm_bytes: u64,
     pub workspace_tmpfs_bytes: Option<u64>,
     pub identity: Option<Identity>,
+    pub network: Option<NetworkPlan>,
     pub uid_allocation: UidAllocation,
 }
 
@@ -171,11 +181,22 @@ impl Plan {
             bind.slot = next_slot;
             next_slot += 1;
         }
+        let network = inputs.network.as_ref().map(|n| {
+            let fd4_slot = n.frontend.fd4().then(|| {
+                next_slot += 1;
+                next_slot - 1
+            });
+            NetworkPlan {
+                frontend: n.frontend.as_str(),
+                proxy_port: n.frontend.proxy().then_some(SANDBOX_PROXY_PORT),
+                fd4_slot,
+            }
+        });
         Plan {
             args_slot: next_slot,
             bwrap: inputs.bwrap,
             symlinks: command_symlinks(request, inputs.runtime),
-            runner_env: request.env.clone(),
+            runner_env: network_plan::runner_env(request.env.clone(), network.as_ref()),
             argv: request.argv.clone(),
             binds,
             runtime: inputs.runtime.clone(),
@@ -190,6 +211,7 @@ impl Plan {
             dev_shm_bytes: inputs.dev_shm_bytes,
             workspace_tmpfs_bytes: inputs.workspace_tmpfs_bytes,
             identity: inputs.identity,
+            network,
             uid_allocation: inputs.uid_allocation,
         }
     }
@@ -225,8 +247,10 @@ impl Plan {
     pub fn max_slot(&self) -> i32 {
         let binds = self.binds.iter().map(|b| b.slot);
         let seccomp = self.seccomp.iter().map(|s| s.slot);
+        let fd4 = self.network.iter().filter_map(|n| n.fd4_slot);
         binds
             .chain(seccomp)
+            .chain(fd4)
             .chain([self.args_slot])
             .fold(INFO_FD, i32::max)
     }
@@ -276,6 +300,22 @@ fn wanted_binds(inputs: &PlanInputs<'_>) -> Vec<FdBind> {
     for extra in &request.policy.extra {
         let writable = extra.access == Access::Write;
         binds.push(bind(BindRole::Extra, &extra.path, &extra.path, writable));
+    }
+    if let Some(network) = &inputs.network {
+        let relay = Path::new(SANDBOX_RELAY);
+        binds.push(bind(
+            BindRole::EgressRelay,
+            &network.relay_source,
+            relay,
+            false,
+        ));
+        let engine = Path::new(SANDBOX_EGRESS_DIR);
+        binds.push(bind(
+            BindRole::EgressEngine,
+            &network.engine_dir,
+            engine,
+            false,
+        ));
     }
     binds
 }

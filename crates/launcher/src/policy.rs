@@ -42,11 +42,7 @@ pub struct ExtraMount {
     pub access: Access,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NetworkMode {
-    None,
-    Mediated { allow: Vec<String> },
-}
+pub use crate::network_policy::{MediatedNetwork, NetworkFrontend, NetworkMode};
 
 /// Resource ceilings requested by the policy. Carried into the plan and the
 /// receipt; applying them is the job of the rlimit/cgroup planners.
@@ -57,6 +53,9 @@ pub struct Resources {
     pub file_size_bytes: Option<u64>,
     pub cpu_seconds: Option<u64>,
     pub open_files: Option<u64>,
+    /// networkStreams, networkConcurrentStreams, networkBytesOut,
+    /// networkBytesIn (mediated network quotas; engine defaults when absent).
+    pub network_quotas: [Option<u64>; 4],
     /// Whether memory/process ceilings must hold for the whole process tree
     /// (a cgroup) or may fall back to per-process rlimits.
     pub tree_limits: TreeLimits,
@@ -86,15 +85,12 @@ pub struct Policy {
 pub enum PolicyError {
     #[error("invalid policy: {0}")]
     Invalid(#[from] FieldError),
-    #[error("policy.network.mode \"mediated\" is not supported yet: no mediated network frontend exists, and cordon fails closed rather than granting network access")]
-    MediatedUnsupported,
 }
 
 impl PolicyError {
     pub fn code(&self) -> ErrorCode {
         match self {
             PolicyError::Invalid(_) => ErrorCode::PolicyInvalid,
-            PolicyError::MediatedUnsupported => ErrorCode::Unsupported,
         }
     }
 }
@@ -109,7 +105,6 @@ const TOP_KEYS: &[&str] = &[
 ];
 const FS_KEYS: &[&str] = &["workspace", "temp", "extra"];
 const EXTRA_KEYS: &[&str] = &["path", "access"];
-const NET_KEYS: &[&str] = &["mode", "allow"];
 const PROCESS_KEYS: &[&str] = &["treeConfinement"];
 const RESOURCE_KEYS: &[&str] = &[
     "memoryBytes",
@@ -118,6 +113,10 @@ const RESOURCE_KEYS: &[&str] = &[
     "cpuSeconds",
     "openFiles",
     "treeLimits",
+    "networkStreams",
+    "networkConcurrentStreams",
+    "networkBytesOut",
+    "networkBytesIn",
 ];
 const ENV_KEYS: &[&str] = &["allow"];
 
@@ -132,7 +131,7 @@ impl Policy {
             return Err(FieldError::new("policy.formatVersion", "must be 1").into());
         }
         let (workspace, extra) = parse_filesystem(top.required("filesystem")?)?;
-        let network = parse_network(top.required("network")?)?;
+        let network = crate::network_policy::parse_network(top.required("network")?)?;
         parse_process(top.required("process")?)?;
         let resources = match top.optional("resources") {
             Some(v) => parse_resources(v)?,
@@ -142,9 +141,6 @@ impl Policy {
             Some(v) => parse_environment(v)?,
             None => Vec::new(),
         };
-        if matches!(network, NetworkMode::Mediated { .. }) {
-            return Err(PolicyError::MediatedUnsupported);
-        }
         Ok(Policy {
             workspace,
             extra,
@@ -183,10 +179,7 @@ impl Policy {
     }
 
     pub fn network_json(&self) -> Value {
-        match &self.network {
-            NetworkMode::None => json!({"mode": "none"}),
-            NetworkMode::Mediated { allow } => json!({"mode": "mediated", "allow": allow}),
-        }
+        crate::network_policy::network_json(&self.network)
     }
 
     pub fn resources_json(&self) -> Value {
@@ -198,8 +191,12 @@ impl Policy {
             ("cpuSeconds", r.cpu_seconds),
             ("openFiles", r.open_files),
         ];
-        let mut map = pairs
+        let quotas = crate::network_policy::QUOTA_KEYS
             .iter()
+            .zip(r.network_quotas);
+        let mut map = pairs
+            .into_iter()
+            .chain(quotas.map(|(k, v)| (*k, v)))
             .filter_map(|(k, v)| v.map(|n| (k.to_string(), json!(n))))
             .collect::<serde_json::Map<_, _>>();
         // Only when set, so policies without it keep their digest.
@@ -275,45 +272,6 @@ fn parse_extra(path: &str, value: &Value) -> Result<ExtraMount, FieldError> {
     Ok(ExtraMount { path: dest, access })
 }
 
-fn parse_network(value: &Value) -> Result<NetworkMode, FieldError> {
-    let net = ObjectReader::new("policy.network", value, NET_KEYS)?;
-    let mode = net.required_str("mode")?;
-    let allow = match net.optional("allow") {
-        Some(v) => parse_allowlist(v)?,
-        None => Vec::new(),
-    };
-    match mode {
-        "none" if allow.is_empty() => Ok(NetworkMode::None),
-        "none" => Err(FieldError::new(
-            "policy.network.allow",
-            "must be empty when mode is \"none\"",
-        )),
-        "mediated" => Ok(NetworkMode::Mediated { allow }),
-        _ => Err(FieldError::new(
-            "policy.network.mode",
-            "must be \"none\" or \"mediated\"",
-        )),
-    }
-}
-
-/// `host:port` entries; the port is 1–65535.
-fn parse_allowlist(value: &Value) -> Result<Vec<String>, FieldError> {
-    let list = as_array("policy.network.allow", value)?;
-    let mut out = Vec::with_capacity(list.len());
-    for (i, item) in list.iter().enumerate() {
-        let path = format!("policy.network.allow[{i}]");
-        let text = as_str(&path, item)?;
-        let valid = text.rsplit_once(':').is_some_and(|(host, port)| {
-            !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
-        });
-        if !valid {
-            return Err(FieldError::new(&path, "must be \"host:port\""));
-        }
-        out.push(text.to_string());
-    }
-    Ok(out)
-}
-
 fn parse_process(value: &Value) -> Result<(), FieldError> {
     let process = ObjectReader::new("policy.process", value, PROCESS_KEYS)?;
     match process.required_str("treeConfinement")? {
@@ -339,6 +297,12 @@ fn parse_resources(value: &Value) -> Result<Resources, FieldError> {
         file_size_bytes: positive("fileSizeBytes")?,
         cpu_seconds: positive("cpuSeconds")?,
         open_files: positive("openFiles")?,
+        network_quotas: [
+            positive("networkStreams")?,
+            positive("networkConcurrentStreams")?,
+            positive("networkBytesOut")?,
+            positive("networkBytesIn")?,
+        ],
         tree_limits: match r.optional_str("treeLimits")? {
             None | Some("if-available") => TreeLimits::IfAvailable,
             Some("required") => TreeLimits::Required,

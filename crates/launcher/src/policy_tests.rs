@@ -155,25 +155,105 @@ fn extra_mounts_must_be_normalized_absolute_and_outside_the_layout() {
 }
 
 #[test]
-fn mediated_network_is_refused_as_unsupported_after_structural_checks() {
-    let mediated = with(
+fn a_mediated_network_policy_is_accepted_and_both_spellings_digest_alike() {
+    let short = with(
         read_only(),
         "/network",
-        json!({"mode": "mediated", "allow": ["api.example:443"]}),
+        json!({"mode": "mediated", "allow": ["api.example.com:443"]}),
     );
-    assert_eq!(error_of(mediated).code(), ErrorCode::Unsupported);
-    let bad_allow = with(
+    let long = with(
         read_only(),
         "/network",
-        json!({"mode": "mediated", "allow": ["no-port"]}),
+        json!({"mode": "mediated", "frontend": "auto", "allow": [
+            {"protocol": "tcp", "host": "api.example.com", "port": 443, "requireTlsSni": false}
+        ]}),
     );
-    assert_eq!(error_of(bad_allow).code(), ErrorCode::PolicyInvalid);
-    let allow_with_none = with(
+    let a = Policy::from_json(&short).unwrap();
+    let b = Policy::from_json(&long).unwrap();
+    assert_eq!(a.digest(), b.digest());
+    let NetworkMode::Mediated(m) = &a.network else {
+        panic!("not mediated")
+    };
+    assert_eq!((m.allow.len(), m.frontend), (1, NetworkFrontend::Auto));
+    let with_sni = with(
         read_only(),
         "/network",
-        json!({"mode": "none", "allow": ["a:1"]}),
+        json!({"mode": "mediated", "allow": [{"protocol": "tcp", "host": "api.example.com", "port": 443, "requireTlsSni": true}]}),
     );
-    assert_eq!(error_of(allow_with_none).code(), ErrorCode::PolicyInvalid);
+    assert_ne!(Policy::from_json(&with_sni).unwrap().digest(), a.digest());
+}
+
+#[test]
+fn malformed_mediated_destinations_are_invalid_with_their_path() {
+    for (network, path) in [
+        (
+            json!({"mode": "mediated", "allow": ["no-port"]}),
+            "policy.network.allow[0]",
+        ),
+        (
+            json!({"mode": "mediated", "allow": ["API.example.com:443"]}),
+            "policy.network.allow[0]",
+        ),
+        (
+            json!({"mode": "mediated", "allow": ["a.example:0"]}),
+            "policy.network.allow[0]",
+        ),
+        (
+            json!({"mode": "mediated", "allow": ["a.example:1", "a.example:1"]}),
+            "policy.network.allow[1]",
+        ),
+        (
+            json!({"mode": "mediated", "allow": [{"protocol": "udp", "host": "a.example", "port": 1}]}),
+            "policy.network.allow[0].protocol",
+        ),
+        (
+            json!({"mode": "mediated", "allow": [{"protocol": "tcp", "host": "a.example", "port": 1, "x": 1}]}),
+            "policy.network.allow[0]",
+        ),
+        (
+            json!({"mode": "mediated", "allow": [{"protocol": "tcp", "host": "10.0.0.1", "port": 1, "requireTlsSni": true}]}),
+            "policy.network.allow[0]",
+        ),
+        (
+            json!({"mode": "mediated", "allow": [{"protocol": "tcp", "host": "a.example", "port": 70000}]}),
+            "policy.network.allow[0].port",
+        ),
+        (
+            json!({"mode": "mediated", "frontend": "tun"}),
+            "policy.network.frontend",
+        ),
+        (
+            json!({"mode": "none", "allow": ["a.example:1"]}),
+            "policy.network.allow",
+        ),
+        (
+            json!({"mode": "none", "frontend": "proxy"}),
+            "policy.network.frontend",
+        ),
+    ] {
+        let error = error_of(with(read_only(), "/network", network.clone()));
+        assert_eq!(error.code(), ErrorCode::PolicyInvalid, "{network}");
+        assert!(error.to_string().contains(path), "{network}: {error}");
+    }
+    let many: Vec<String> = (0..1025).map(|i| format!("h{i}.example:80")).collect();
+    let error = error_of(with(
+        read_only(),
+        "/network",
+        json!({"mode": "mediated", "allow": many}),
+    ));
+    assert!(error.to_string().contains("at most 1024"), "{error}");
+}
+
+#[test]
+fn network_quotas_are_positive_resources_in_the_digest() {
+    let base = Policy::from_json(&read_only()).unwrap();
+    let mut value = read_only();
+    value["resources"]["networkStreams"] = json!(5);
+    let p = Policy::from_json(&value).unwrap();
+    assert_eq!(p.resources.network_quotas[0], Some(5));
+    assert_ne!(p.digest(), base.digest());
+    value["resources"]["networkBytesIn"] = json!(0);
+    assert_eq!(error_of(value).code(), ErrorCode::PolicyInvalid);
 }
 
 #[test]

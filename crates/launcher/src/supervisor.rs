@@ -64,6 +64,9 @@ pub struct Prepared {
     pub invocation_id: String,
     pub confinement: ConfinementPlan,
     pub cgroup: Option<Arc<ExecutionCgroup>>,
+    /// The run's egress engine (mediated network only); finished before the
+    /// receipt is written, so every stream is closed and recorded.
+    pub egress: Option<cordon_egress::RunEngine>,
     /// The run's own uid, held until its processes are confirmed gone.
     pub uid_lease: Option<crate::uid_lease::UidLease>,
 }
@@ -500,7 +503,8 @@ fn finish(
     // confirmed empty wherever the host can confirm it).
     drop(p.uid_lease.take());
     facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
-    let document = receipt::build(&p.plan, &p.request.policy, &facts);
+    let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
+    crate::network_receipts::attach(&mut document, p.egress.as_mut());
     let receipt = receipt::write_and_read(&p.root, &document);
     // What the sandbox left may take long to remove (any depth or width):
     // the root leaves its name in one rename so the run settles now, and is

@@ -19,8 +19,10 @@ use crate::backend::{self, BackendError};
 use crate::confinement;
 use crate::process_identity::{sandbox_identity, SANDBOX_UID};
 
+mod network_relay;
 mod ptrace_scope;
 mod sandbox_uid;
+pub use network_relay::check_network_relay;
 pub use ptrace_scope::{check_ptrace_scope, read_ptrace_scope};
 pub use sandbox_uid::{check_sandbox_uid_unused, status_has_uid, UidProcess};
 
@@ -72,6 +74,8 @@ impl Check {
 pub struct ProbeTargets {
     pub bwrap: Option<PathBuf>,
     pub runner: Option<PathBuf>,
+    /// `cordon-egress-relay`, which a mediated network policy needs.
+    pub network_relay: Option<PathBuf>,
 }
 
 /// All checks, in the order a reader should fix them.
@@ -87,10 +91,13 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     if let Some(runner) = targets.runner.as_deref() {
         checks.push(check_executable("runner", runner));
     }
+    if let Some(relay) = targets.network_relay.as_deref() {
+        checks.push(check_network_relay(relay));
+    }
     checks
 }
 
-/// `doctor` for the addon: `{"bwrapPath"?, "runnerPath"?}` in, an array of
+/// `doctor` for the addon: `{"bwrapPath"?, "runnerPath"?, "networkRelayPath"?}` in, an array of
 /// `{name, ok, importance, detail, fix}` out. Unknown keys are ignored:
 /// doctor must run even when the caller's options are odd.
 pub fn run_all_json(options: &Value) -> Value {
@@ -98,6 +105,7 @@ pub fn run_all_json(options: &Value) -> Value {
     let targets = ProbeTargets {
         bwrap: path("bwrapPath"),
         runner: path("runnerPath"),
+        network_relay: path("networkRelayPath"),
     };
     let checks: Vec<Value> = run_all(&targets)
         .into_iter()

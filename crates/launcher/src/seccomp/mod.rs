@@ -28,6 +28,10 @@ pub enum SocketFamilies {
     /// protocol code (netlink, packet, vsock, …) as attack surface too.
     #[default]
     UnixOnly,
+    /// AF_UNIX, AF_INET and AF_INET6: a mediated-network run, whose programs
+    /// reach the in-sandbox relay on 127.0.0.1. The private net namespace
+    /// (only `lo`) stays the boundary; every other family is still denied.
+    UnixAndInet,
 }
 
 /// What the filter must enforce. One profile today; the struct keeps the
@@ -306,6 +310,15 @@ fn rules_for(
         (ArgMatch::FamilyNotUnix, SocketFamilies::UnixOnly) => {
             let unix = u64::from(libc::AF_UNIX.unsigned_abs());
             vec![dword(SeccompCmpOp::Ne, unix).and_then(|c| SeccompRule::new(vec![c]))]
+        }
+        (ArgMatch::FamilyNotUnix, SocketFamilies::UnixAndInet) => {
+            // One rule whose conditions all hold (AND): none of the three families.
+            let families = [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6];
+            vec![families
+                .iter()
+                .map(|f| dword(SeccompCmpOp::Ne, u64::from(f.unsigned_abs())))
+                .collect::<Result<Vec<_>, _>>()
+                .and_then(SeccompRule::new)]
         }
         (ArgMatch::NewNamespaceFlags, _) => NAMESPACE_CLONE_FLAGS
             .iter()

@@ -77,6 +77,43 @@ fn every_unconditional_denial_answers_its_errno_and_ordinary_calls_pass() {
 }
 
 #[test]
+fn the_mediated_profile_adds_only_inet_and_inet6_sockets() {
+    let program = build_program(&SeccompPolicy {
+        sockets: SocketFamilies::UnixAndInet,
+    })
+    .unwrap();
+    let decide = |nr: i64, family: i32| {
+        run(
+            &program,
+            host_arch(),
+            nr as u32,
+            [family as u64, 1, 0, 0, 0, 0],
+        )
+    };
+    for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
+        assert_eq!(decide(libc::SYS_socket, family), ALLOW, "family {family}");
+    }
+    for family in [
+        libc::AF_NETLINK,
+        libc::AF_PACKET,
+        libc::AF_VSOCK,
+        libc::AF_BLUETOOTH,
+    ] {
+        assert_eq!(decide(libc::SYS_socket, family), EPERM, "family {family}");
+        assert_eq!(
+            decide(libc::SYS_socketpair, family),
+            EPERM,
+            "family {family}"
+        );
+    }
+    assert_eq!(
+        decide(libc::SYS_ptrace, 0),
+        EPERM,
+        "the rest of the table is unchanged"
+    );
+}
+
+#[test]
 fn only_unix_sockets_may_be_created() {
     let af = |f: i32| [f as u64, 1, 0, 0, 0, 0];
     assert_eq!(decide(libc::SYS_socket, af(libc::AF_UNIX)), ALLOW);

@@ -1,0 +1,107 @@
+//! cordon-egress-relay: the first program bwrap starts in a mediated sandbox.
+//!
+//! `cordon-egress-relay [--listen PORT --engine PATH] [--fd4-from N] -- PROGRAM ARGS…`
+//!
+//! Steps, in order (any failure exits 125 with one `cordon-egress-relay:`
+//! line on stderr, before the program starts):
+//! 1. `--fd4-from N`: move descriptor N to fd 4 (the fd-4 egress channel; bwrap
+//!    keeps its own fd 4 for `--info-fd`, so the launcher passes it higher);
+//! 2. `--listen`: bind 127.0.0.1:PORT in the sandbox's private network
+//!    namespace — before the program starts, so its first connect cannot race
+//!    the relay — then double-fork a relay process (reparented to the
+//!    namespace's init, so the program never has it as a child to wait for)
+//!    that closes every other descriptor and copies each accepted connection
+//!    to the engine socket;
+//! 3. exec the program in this process (same pid: signals and exit status
+//!    are the program's own).
+//!
+//! The relay holds no secret and no route out: the engine socket is the only
+//! thing it can reach, and the engine decides everything. Killing it from
+//! inside only takes the proxy away from the sandbox itself.
+
+mod copy;
+mod fds;
+
+use std::ffi::OsString;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+
+/// Exit status when the relay cannot set up (documented in docs/network.md).
+const SETUP_FAILED: i32 = 125;
+/// The descriptor the fd-4 egress channel must occupy in the program.
+const EGRESS_CHANNEL_FD: i32 = 4;
+
+#[derive(Debug, Default)]
+struct Args {
+    listen: Option<u16>,
+    engine: Option<PathBuf>,
+    fd4_from: Option<i32>,
+    program: Vec<OsString>,
+}
+
+fn parse(mut raw: impl Iterator<Item = OsString>) -> Result<Args, String> {
+    let mut args = Args::default();
+    while let Some(flag) = raw.next() {
+        let mut value = |name: &str| raw.next().ok_or_else(|| format!("{name} needs a value"));
+        match flag.to_str() {
+            Some("--listen") => {
+                let v = value("--listen")?;
+                args.listen = Some(
+                    v.to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or("--listen takes a port")?,
+                );
+            }
+            Some("--engine") => args.engine = Some(PathBuf::from(value("--engine")?)),
+            Some("--fd4-from") => {
+                let v = value("--fd4-from")?;
+                args.fd4_from = Some(
+                    v.to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or("--fd4-from takes a descriptor")?,
+                );
+            }
+            Some("--") => {
+                args.program = raw.collect();
+                break;
+            }
+            _ => return Err(format!("unknown argument {flag:?}")),
+        }
+    }
+    if args.program.is_empty() {
+        return Err("no program after --".into());
+    }
+    if args.listen.is_some() != args.engine.is_some() {
+        return Err("--listen and --engine go together".into());
+    }
+    Ok(args)
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("cordon-egress-relay: {message}");
+    std::process::exit(SETUP_FAILED);
+}
+
+fn main() {
+    let args = parse(std::env::args_os().skip(1)).unwrap_or_else(|e| fail(&e));
+    if let Some(from) = args.fd4_from {
+        if let Err(e) = fds::move_to(from, EGRESS_CHANNEL_FD) {
+            fail(&format!("cannot install the egress channel on fd 4: {e}"));
+        }
+    }
+    if let (Some(port), Some(engine)) = (args.listen, &args.engine) {
+        let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
+            .unwrap_or_else(|e| fail(&format!("cannot listen on 127.0.0.1:{port}: {e}")));
+        if let Err(e) = fds::spawn_detached(|| copy::serve(&listener, engine)) {
+            fail(&format!("cannot start the relay process: {e}"));
+        }
+        drop(listener); // close-on-exec anyway; the program never holds it
+    }
+    let (program, rest) = args
+        .program
+        .split_first()
+        .unwrap_or_else(|| fail("no program"));
+    let error = std::process::Command::new(program).args(rest).exec();
+    fail(&format!("cannot run {program:?}: {error}"));
+}

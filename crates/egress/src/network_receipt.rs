@@ -1,0 +1,106 @@
+//! One network receipt per stream attempt, refused or not. Field names are
+//! the JSON the receipt file and `wait().networkReceipts` carry.
+
+use serde::Serialize;
+
+use crate::refusal::Refusal;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Frontend {
+    Proxy,
+    Fd4,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StreamProtocol {
+    HttpConnect,
+    HttpForward,
+    Socks5,
+    Fd4,
+    /// The client's first bytes named no protocol the proxy speaks.
+    Unknown,
+}
+
+/// How an admitted stream ended (absent for refused attempts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamEnd {
+    /// Both sides closed.
+    Closed,
+    /// Either side failed (reset, write error).
+    Error,
+    /// The run's outbound byte quota was spent.
+    QuotaBytesOut,
+    /// The run's inbound byte quota was spent.
+    QuotaBytesIn,
+    /// The run ended (stop, exit) while the stream was open.
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkReceipt {
+    /// Sequence number within the run, from 1.
+    pub id: u64,
+    pub frontend: Frontend,
+    pub protocol: StreamProtocol,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    /// The address the stream was pinned to (after admission).
+    pub pinned_address: Option<String>,
+    /// "allowed", or the stable refusal reason.
+    pub result: String,
+    pub end: Option<StreamEnd>,
+    /// RFC 3339 UTC, millisecond precision.
+    pub started_at: String,
+    pub duration_ms: u64,
+    /// Bytes the sandbox sent upstream (after the proxy handshake).
+    pub bytes_from_client: u64,
+    /// Bytes the upstream sent back to the sandbox.
+    pub bytes_to_client: u64,
+    /// True only when requireTlsSni was checked and matched.
+    pub sni_verified: bool,
+    pub policy_digest: String,
+    pub invocation_id: String,
+}
+
+impl NetworkReceipt {
+    pub fn result_for(refusal: Option<Refusal>) -> String {
+        refusal.map_or_else(|| "allowed".to_owned(), |r| r.as_str().to_owned())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receipts_serialize_with_camel_case_fields_and_protocol_names() {
+        let r = NetworkReceipt {
+            id: 1,
+            frontend: Frontend::Proxy,
+            protocol: StreamProtocol::HttpConnect,
+            host: Some("a.example".into()),
+            port: Some(443),
+            pinned_address: Some("93.184.216.34".into()),
+            result: NetworkReceipt::result_for(Some(Refusal::SniMismatch)),
+            end: None,
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            duration_ms: 3,
+            bytes_from_client: 0,
+            bytes_to_client: 0,
+            sni_verified: false,
+            policy_digest: "sha256:x".into(),
+            invocation_id: "inv".into(),
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["protocol"], "HTTP_CONNECT");
+        assert_eq!(v["frontend"], "proxy");
+        assert_eq!(v["result"], "sni-mismatch");
+        assert_eq!(v["pinnedAddress"], "93.184.216.34");
+        assert!(v.get("bytesFromClient").is_some() && v.get("sniVerified").is_some());
+    }
+}

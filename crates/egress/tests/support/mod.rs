@@ -1,0 +1,219 @@
+//! Shared by the engine's integration tests: real loopback servers and a
+//! run engine in a private temp directory.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::{UnixDatagram, UnixStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use cordon_egress::{
+    Allowlist, Destination, DestinationOptions, NetworkReceipt, Quotas, RunEngine, RunEngineConfig,
+    StaticResolver,
+};
+
+/// A TCP echo server on 127.0.0.1 that counts the bytes it received and
+/// serves at most `max_conns` connections (bounded: the test never loops forever).
+pub struct Echo {
+    pub addr: SocketAddr,
+    pub received: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Echo {
+    pub fn start(max_conns: usize) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let received = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&received);
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming().take(max_conns) {
+                let Ok(mut conn) = conn else { return };
+                let counter = Arc::clone(&counter);
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 65536];
+                    loop {
+                        match conn.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => {
+                                counter.fetch_add(n as u64, Ordering::SeqCst);
+                                if conn.write_all(&buf[..n]).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        Self {
+            addr,
+            received,
+            thread: Some(thread),
+        }
+    }
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+    /// Unblocks the accept loop if fewer than max_conns came.
+    pub fn stop(mut self, remaining: usize) {
+        for _ in 0..remaining {
+            let _ = TcpStream::connect(self.addr);
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+pub fn resolver() -> Arc<StaticResolver> {
+    let lo: IpAddr = "127.0.0.1".parse().unwrap();
+    Arc::new(StaticResolver {
+        entries: vec![
+            ("echo.test".into(), vec![lo]),
+            ("rebind.test".into(), vec![lo]),
+            ("other.test".into(), vec![lo]),
+        ],
+    })
+}
+
+pub fn private(host: &str, port: u16) -> Destination {
+    Destination::new(
+        host,
+        port,
+        DestinationOptions {
+            allow_private_addresses: true,
+            require_tls_sni: false,
+        },
+    )
+    .unwrap()
+}
+
+pub struct Run {
+    pub engine: RunEngine,
+    pub _dir: tempdir::Dir,
+    pub fd4: Option<UnixDatagram>,
+}
+
+pub mod tempdir {
+    /// A private directory removed on drop (stands in for the run's control root).
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new() -> Self {
+            static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let p =
+                std::env::temp_dir().join(format!("cordon-egress-test-{}-{n}", std::process::id()));
+            std::fs::create_dir(&p).unwrap();
+            Self(p)
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn start(destinations: Vec<Destination>, quotas: Quotas, with_fd4: bool) -> Run {
+    let dir = tempdir::Dir::new();
+    let (fd4_engine, fd4_client) = if with_fd4 {
+        let (a, b) = UnixDatagram::pair().unwrap();
+        (Some(OwnedFd::from(a)), Some(b))
+    } else {
+        (None, None)
+    };
+    let engine = RunEngine::start(RunEngineConfig {
+        socket_path: dir.0.join("egress.sock"),
+        fd4_channel: fd4_engine,
+        allowlist: Allowlist::new(destinations).unwrap(),
+        quotas,
+        policy_digest: "sha256:test".into(),
+        invocation_id: "inv-test".into(),
+        resolver: resolver(),
+        connect_timeout: Duration::from_secs(5),
+        handshake_timeout: Duration::from_secs(5),
+    })
+    .unwrap();
+    Run {
+        engine,
+        _dir: dir,
+        fd4: fd4_client,
+    }
+}
+
+pub fn proxy(run: &Run) -> UnixStream {
+    let s = UnixStream::connect(run.engine.socket_path()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Reads an HTTP response head (up to CRLF CRLF).
+pub fn read_head(s: &mut UnixStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte).unwrap() == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).unwrap()
+}
+
+pub fn connect_via_http(run: &Run, target: &str) -> (UnixStream, String) {
+    let mut s = proxy(run);
+    write!(s, "CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n").unwrap();
+    let head = read_head(&mut s);
+    (s, head)
+}
+
+pub fn echo_round_trip(s: &mut UnixStream, payload: &[u8]) {
+    s.write_all(payload).unwrap();
+    let mut back = vec![0u8; payload.len()];
+    s.read_exact(&mut back).unwrap();
+    assert_eq!(back, payload);
+}
+
+/// EOF or a reset (a Unix stream closed with unread bytes resets): either way closed.
+pub fn assert_closed(s: &mut UnixStream) {
+    let mut buf = [0u8; 64];
+    match s.read(&mut buf) {
+        Ok(0) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("stream still open: {other:?}"),
+    }
+}
+
+/// Everything until EOF or a reset.
+pub fn read_until_closed(s: &mut UnixStream) -> Vec<u8> {
+    let mut all = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return all,
+            Ok(n) => all.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return all,
+            Err(e) => panic!("read failed: {e}"),
+        }
+    }
+}
+
+/// Polls a condition for at most 5 s (bounded; used for cross-thread counters).
+pub fn wait_until(cond: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn only(receipts: &[NetworkReceipt]) -> &NetworkReceipt {
+    assert_eq!(receipts.len(), 1, "{receipts:#?}");
+    &receipts[0]
+}

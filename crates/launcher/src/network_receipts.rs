@@ -1,0 +1,47 @@
+//! Network receipts in the run receipt: a top-level `networkReceipts`
+//! array (empty without mediation), and `networkReceiptsDropped` when the
+//! engine's per-run cap was passed. Finishing the engine here — after the
+//! sandbox is gone, before the receipt is written — closes every open stream
+//! and joins every engine thread, so the list is complete.
+
+use serde_json::{json, Value};
+
+pub fn attach(document: &mut Value, engine: Option<&mut cordon_egress::RunEngine>) {
+    // The seccomp profile of a mediated run also admits AF_INET/AF_INET6
+    // sockets (for the relay on 127.0.0.1): the receipt says which it was.
+    let families: &[&str] = match engine {
+        Some(_) => &["AF_UNIX", "AF_INET", "AF_INET6"],
+        None => &["AF_UNIX"],
+    };
+    if let Some(seccomp) = document
+        .pointer_mut("/confinement/planned/seccomp")
+        .and_then(Value::as_object_mut)
+    {
+        seccomp.insert("socketFamilies".into(), json!(families));
+    }
+    let finished = engine.map(|e| e.finish()).unwrap_or_default();
+    if let Value::Object(map) = document {
+        map.insert("networkReceipts".into(), json!(finished.receipts));
+        if finished.dropped > 0 {
+            map.insert("networkReceiptsDropped".into(), json!(finished.dropped));
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_without_mediation_gets_an_empty_list_and_unix_only_sockets() {
+        let mut doc = json!({"confinement": {"planned": {"seccomp": {"profile": "p"}}}});
+        attach(&mut doc, None);
+        assert_eq!(doc["networkReceipts"], json!([]));
+        assert_eq!(
+            doc["confinement"]["planned"]["seccomp"]["socketFamilies"],
+            json!(["AF_UNIX"])
+        );
+        assert!(doc.get("networkReceiptsDropped").is_none());
+    }
+}

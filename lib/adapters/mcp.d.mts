@@ -1,0 +1,33 @@
+// ESM declarations of `cordon/mcp` (mcp.d.ts for require): the same API, the MCP SDK's types resolved as ESM.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { CodeMode, CodeModeResult, CodeModeTool } from '../../index.js';
+
+export interface ToolsFromMcpClientOptions {
+  /** Prepended to every tool name, e.g. "github." → `tools['github.search']`. */
+  prefix?: string;
+  /** Default: "read" when the server marks the tool `readOnlyHint`, else "write". */
+  effect?(tool: McpTool): string;
+  /** Keep only the tools this returns true for. */
+  filter?(tool: McpTool): boolean;
+}
+
+/** The connected client's tools as Code Mode tools (each call goes through `client.callTool`). */
+export declare function toolsFromMcpClient(client: Client, options?: ToolsFromMcpClientOptions): Promise<CodeModeTool[]>;
+
+export interface CodeModeMcpServerOptions {
+  /** Server name and version announced to clients. */
+  name?: string;
+  version?: string;
+  /** Default "run_code". */
+  toolName?: string;
+  mode?: 'execute' | 'inspect';
+  onResult?(run: CodeModeResult): void;
+}
+
+/** An MCP server with one tool that runs `{code}` in the sandbox; connect it to a transport. */
+export declare function createCodeModeMcpServer(codeMode: CodeMode, options?: CodeModeMcpServerOptions): Server;
+
+declare const adapter: { toolsFromMcpClient: typeof toolsFromMcpClient; createCodeModeMcpServer: typeof createCodeModeMcpServer };
+export default adapter;

@@ -1,0 +1,54 @@
+'use strict';
+
+// What the model reads when a run fails must say what to fix. The runner's
+// v1 wording for two outcomes does not: a program without `return` gets
+// "result is not JSON serializable", and an oversized result gets no sizes.
+// JavaScript error positions are moved back onto the model's own lines.
+// Those exact v1 messages are rewritten here (kind and code never change, so
+// callers branching on them see no difference); any other message — a runner
+// that already says more — is passed through untouched.
+
+/** The v1 runner's message for kind "result" (spec §9 row 6). */
+const V1_RESULT_MESSAGE = 'result is not JSON serializable';
+/** The v1 runner's message for kind "result_limit" (spec §9 row 7). */
+const V1_RESULT_LIMIT_MESSAGE = 'result exceeds max_result_bytes';
+
+/**
+ * cordon-runner compiles the program as `(async function () {"use strict";\n<code>\n})`
+ * (crates/runner/src/evaluation.rs), so its `<code>:L:C` positions are one line
+ * below the model's text; columns are the model's. Shifted back here so an error
+ * points at the line the model wrote.
+ */
+const RUNNER_PREFIX_LINES = 1;
+const CODE_POSITION = /<code>:(\d+):(\d+)/g;
+
+function modelPositions(message) {
+  return message.replace(CODE_POSITION, (whole, line, column) => {
+    const shifted = Number(line) - RUNNER_PREFIX_LINES;
+    return shifted >= 1 ? `<code>:${shifted}:${column}` : whole;
+  });
+}
+
+const NO_VALUE_MESSAGE = 'the program returned undefined (or a value JSON cannot carry, such as a function); '
+  + 'end it with `return <value>`, where the value is JSON-serializable';
+
+/**
+ * @param {{kind: string, code?: string, message: string}} error the runner's error, already bounded
+ * @param {{maxResultBytes: number}} effectiveLimits
+ */
+function explainRunnerError(error, effectiveLimits) {
+  if (error.kind === 'result' && error.message === V1_RESULT_MESSAGE) {
+    return { ...error, message: NO_VALUE_MESSAGE };
+  }
+  if (error.kind === 'result_limit' && error.message === V1_RESULT_LIMIT_MESSAGE) {
+    return { ...error, message: `the returned value is larger than the limit of ${effectiveLimits.maxResultBytes} bytes (as JSON); return a smaller summary` };
+  }
+  if (error.kind !== 'javascript' && error.kind !== 'memory') return error;
+  const message = modelPositions(error.message);
+  if (/^SyntaxError\b/.test(message) && /'@'|"@"/.test(message)) {
+    return { ...error, message: `${message}\nhint: decorators (@name) are not supported; they need TypeScript transpilation, and only type annotations are stripped` };
+  }
+  return { ...error, message };
+}
+
+module.exports = { explainRunnerError, NO_VALUE_MESSAGE };
