@@ -152,16 +152,19 @@ test('import options: filter drops tools before the sandbox sees them, effect ov
   t.after(() => client.close());
   const seen = [];
   const filtered = await toolsFromMcpClient(client, { filter: (tool) => { seen.push(tool.name); return tool.name !== 'reorder'; } });
-  assert.deepEqual(seen, ['stock', 'reorder', 'broken'], 'filter sees every listed MCP tool');
-  assert.deepEqual(filtered.map((tool) => tool.name), ['stock', 'broken']);
+  const all = (await toolsFromMcpClient(client)).map((tool) => tool.name);
+  assert.ok(all.includes('reorder') && all.length >= 3, `${all}`);
+  assert.deepEqual(seen, all, 'filter sees every listed MCP tool');
+  const kept = all.filter((name) => name !== 'reorder');
+  assert.deepEqual(filtered.map((tool) => tool.name), kept);
   const run = await createCodeMode({ tools: filtered }).run('return [Object.keys(tools), typeof tools.reorder];');
-  assert.deepEqual(run.result, [['stock', 'broken'], 'undefined']);
+  assert.deepEqual(run.result, [kept, 'undefined']);
   // Every tool declared "read" by the effect option: all granted in inspect mode.
   const allRead = await toolsFromMcpClient(client, { effect: () => 'read' });
-  assert.deepEqual(allRead.map((tool) => tool.effect), ['read', 'read', 'read']);
+  assert.deepEqual(allRead.map((tool) => tool.effect), all.map(() => 'read'));
   const inspect = await createCodeMode({ tools: allRead }).run(
     "return [Object.keys(tools), await tools.reorder({ sku: 'A', units: 1 })];", { mode: 'inspect' });
-  assert.deepEqual(inspect.result, [['stock', 'reorder', 'broken'], 'ordered 1 of A']);
+  assert.deepEqual(inspect.result, [all, 'ordered 1 of A']);
   assert.deepEqual(calls, [['reorder', 'A', 1]]);
 });
 
