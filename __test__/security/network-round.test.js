@@ -342,7 +342,12 @@ p = '/.cordon/egress/engine.sock'
 u = socket.socket(socket.AF_UNIX); u.settimeout(3); u.connect(p)
 u.sendall(b'CONNECT 127.0.0.1:@PB@ HTTP/1.1\\r\\n\\r\\n'); show('direct-other', status(u.recv(300)))
 u = socket.socket(socket.AF_UNIX); u.settimeout(3); u.connect(p)
-u.sendall(b'\\x05\\x01\\x00\\x05\\x01\\x00\\x01' + socket.inet_aton('127.0.0.2') + struct.pack('>H', @PA@)); show('direct-socks', u.recv(100).hex())
+u.sendall(b'\\x05\\x01\\x00\\x05\\x01\\x00\\x01' + socket.inet_aton('127.0.0.2') + struct.pack('>H', @PA@)); got = b''
+while len(got) < 12:
+    c = u.recv(100)
+    if not c: break
+    got += c
+show('direct-socks', got.hex())
 for tp in (socket.SOCK_DGRAM, socket.SOCK_SEQPACKET):
     try: socket.socket(socket.AF_UNIX, tp).connect(p); show('type%d' % tp, 'connected')
     except OSError as e: show('type%d' % tp, 'refused')
