@@ -451,3 +451,66 @@ show('parent', 'exits')
     await w.close();
   }
 });
+
+test('byte quota in is exact against a flooding upstream; stop() with streams open settles at once and leaks no provider fds or threads', async () => {
+  const fs = require('node:fs');
+  const flood = net.createServer((s) => {
+    s.on('error', () => {});
+    const b = Buffer.alloc(65536, 120);
+    const w = () => { while (s.writable && s.write(b)); };
+    s.on('drain', w);
+    w();
+  });
+  await new Promise((r) => flood.listen(0, '127.0.0.1', r));
+  const port = flood.address().port;
+  const policy = (res = {}) => ({ ...readOnly(), network: { mode: 'mediated', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] }, resources: { ...readOnly().resources, ...res } });
+  const snap = () => ({ fds: fs.readdirSync('/proc/self/fd').length, threads: fs.readdirSync('/proc/self/task').length });
+  try {
+    const drain = `
+import socket
+s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+s.sendall(b'CONNECT 127.0.0.1:${port} HTTP/1.1\\r\\n\\r\\n')
+head = b''
+while b'\\r\\n\\r\\n' not in head: head += s.recv(1)
+n = 0
+try:
+    while True:
+        c = s.recv(65536)
+        if not c: break
+        n += len(c)
+except OSError: pass
+print('received', n)
+`;
+    const { result, stderr } = await runToEnd(spawnIsolated([PYTHON, '-c', drain], { policy: policy({ networkBytesIn: 100000 }) }));
+    assert.equal(stderr.trim(), 'received 100000');
+    assert.deepEqual(result.networkReceipts.map((r) => [r.result, r.end, r.bytesToClient]), [['allowed', 'quota-bytes-in', 100000]]);
+
+    await new Promise((r) => setTimeout(r, 300));
+    const base = snap();
+    const hold = `
+import socket, time
+ss = []
+for i in range(6):
+    t = socket.create_connection(('127.0.0.1', 3128), timeout=5); t.sendall(b'CONNECT 127.0.0.1:${port} HTTP/1.1\\r\\n\\r\\n'); ss.append(t)
+time.sleep(0.5)
+print('opened', len(ss), flush=True)
+time.sleep(30)
+`;
+    for (let i = 0; i < 3; i++) {
+      const ex = spawnIsolated([PYTHON, '-c', hold], { policy: policy() });
+      let out = '';
+      ex.stderr.on('data', (d) => { out += d; });
+      ex.protocol.resume();
+      assert.ok(await eventually(() => out.includes('opened 6'), 15000), out);
+      const t0 = Date.now();
+      await ex.stop();
+      const res = await ex.wait();
+      assert.ok(Date.now() - t0 < 5000, `stop -> wait took ${Date.now() - t0} ms`);
+      assert.equal(res.networkReceipts.length, 6);
+      assert.ok(res.networkReceipts.every((r) => r.result === 'allowed' && ['closed', 'cancelled', 'error'].includes(r.end)), JSON.stringify(res.networkReceipts));
+    }
+    assert.ok(await eventually(() => { const s = snap(); return s.fds <= base.fds && s.threads <= base.threads; }, 5000), `${JSON.stringify(base)} -> ${JSON.stringify(snap())}`);
+  } finally {
+    flood.close();
+  }
+});
