@@ -514,3 +514,62 @@ time.sleep(30)
     flood.close();
   }
 });
+
+// Formerly findings/proxy-burst-receipts.repro.js: the in-sandbox relay ran
+// two threads per connection under the sandbox's 256 MiB address-space limit
+// and collapsed (resets, UNKNOWN/protocol-error receipts, abort) well below
+// the default 32-stream quota. It is now one poll loop.
+test('the relay carries the default 32 concurrent tunnels; 40 at once → 32 allowed + 8 quota-concurrent-streams; the proxy keeps serving', async () => {
+  const w = await world();
+  try {
+    const code = `
+def tunnel():
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+    s.sendall(b'CONNECT 127.0.0.1:@PA@ HTTP/1.1\\r\\n\\r\\n')
+    return s
+def reply(s):
+    try:
+        d = s.recv(200)
+        return d.split(b' ')[1].decode() if d else 'closed'
+    except Exception as e: return type(e).__name__
+def through(s):
+    s.sendall(${GET}); out = b''
+    while not out.endswith(b'\\r\\n\\r\\nA'):
+        c = s.recv(200)
+        if not c: break
+        out += c
+    return out.rsplit(b'\\r\\n\\r\\n', 1)[-1].decode()
+def counts(xs): return ','.join('%s:%d' % (k, xs.count(k)) for k in sorted(set(xs)))
+held = [tunnel() for _ in range(32)]
+show('32 replies', counts([reply(s) for s in held]))
+show('32 bodies', counts([through(s) for s in held]))
+for s in held: s.close()
+time.sleep(1)
+held = [tunnel() for _ in range(40)]
+rs = [reply(s) for s in held]
+show('40 replies', counts(rs))
+show('40 bodies', counts([through(s) for s, r in zip(held, rs) if r == '200']))
+for s in held: s.close()
+time.sleep(1)
+s = tunnel(); show('after', reply(s) + ' ' + through(s)); s.close()
+`;
+    const { lines, receipts } = await py(w, code);
+    assert.equal(lines['32 replies'], '200:32');
+    assert.equal(lines['32 bodies'], 'A:32');
+    assert.match(lines['40 replies'], /^200:32,(403|closed):8$/);
+    assert.equal(lines['40 bodies'], 'A:32');
+    assert.equal(lines.after, '200 A');
+    const tally = (rs) => rs.reduce((t, r) => ({ ...t, [`${r.protocol}/${r.result}`]: (t[`${r.protocol}/${r.result}`] ?? 0) + 1 }), {});
+    assert.equal(receipts.length, 32 + 40 + 1, JSON.stringify(tally(receipts)));
+    assert.deepEqual(tally(receipts.slice(0, 32)), { 'HTTP_CONNECT/allowed': 32 });
+    assert.ok(receipts.slice(0, 32).every((r) => r.end === 'closed' && r.bytesFromClient === 18 && r.bytesToClient > 0), JSON.stringify(receipts[0]));
+    // Past the quota the engine refuses at accept, before reading a request
+    // head (bounded work per refusal), so the protocol is UNKNOWN and no host.
+    assert.deepEqual(tally(receipts.slice(32, 72)), { 'HTTP_CONNECT/allowed': 32, 'UNKNOWN/quota-concurrent-streams': 8 });
+    assert.deepEqual(tally(receipts.slice(72)), { 'HTTP_CONNECT/allowed': 1 });
+    assert.equal(w.A.conns.length, 32 + 32 + 1, 'one upstream connection per allowed receipt');
+    w.decoysUntouched();
+  } finally {
+    await w.close();
+  }
+});
