@@ -573,3 +573,46 @@ s = tunnel(); show('after', reply(s) + ' ' + through(s)); s.close()
     await w.close();
   }
 });
+
+// Formerly findings/receipt-host-unbounded.repro.js: a refused request's host
+// was stored whole (up to the 16 KiB head limit), so 4096 refusals held
+// ~68 MB of attacker text in the provider's receipt.
+test('refused receipts record at most 253 bytes of host (hostTruncated); an over-8 KiB head records none; 4096 refusals stay small', async () => {
+  const w = await world();
+  try {
+    const code = `
+def connect_head(h):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+    try: s.sendall(b'CONNECT ' + h + b':1 HTTP/1.1\\r\\n\\r\\n'); out = s.recv(200)
+    except OSError as e: out = type(e).__name__.encode()
+    s.close()
+    return out.split(b'\\r\\n')[0].decode() or 'closed'
+long = (b'a' * 60 + b'.') * 130          # 7930 bytes: the head stays under 8 KiB
+huge = (b'a' * 60 + b'.') * 267          # 16287 bytes: the head is over 8 KiB
+show('huge', connect_head(huge))
+show('socks', rep(raw(b'\\x05\\x01\\x00' + bytes([5, 1, 0, 3, 255]) + b'b' * 255 + struct.pack('>H', @PA@))))
+for i in range(4096):
+    connect_head(long)
+show('long', connect_head(long))
+`.replace('def connect_head', "rep = lambda out: 'closed' if len(out) < 4 else 'rep=%d' % out[3]\ndef connect_head");
+    const { lines, result, receipts } = await py(w, code, { networkStreams: 100000 });
+    // 400, or a reset: the engine closes with the rest of the head unread.
+    assert.match(lines.huge, /^(HTTP\/1\.1 400 |closed|ConnectionResetError)/);
+    assert.equal(lines.socks, 'rep=2');
+    assert.match(lines.long, /^HTTP\/1\.1 403 /);
+    assert.equal(receipts.length, 4096);
+    assert.equal(result.receipt.networkReceiptsDropped, 3); // 4099 attempts
+    const [huge, socks, first] = receipts;
+    assert.deepEqual([huge.protocol, huge.result, huge.host, huge.hostTruncated], ['UNKNOWN', 'protocol-error', null, undefined]);
+    assert.deepEqual([socks.protocol, socks.result, socks.host, socks.hostTruncated], ['SOCKS5', 'malformed-name', 'b'.repeat(253), true]);
+    assert.deepEqual([first.protocol, first.result, first.host, first.hostTruncated], ['HTTP_CONNECT', 'malformed-name', ('a'.repeat(60) + '.').repeat(5).slice(0, 253), true]);
+    assert.ok(receipts.every((r) => r.host === null || Buffer.byteLength(r.host) <= 253), 'every recorded host is at most 253 bytes');
+    // The provider's memory for the run's receipts is bounded by their size:
+    // about 0.6 KB each here (it was ~16 KB each with the host stored whole).
+    const size = JSON.stringify(receipts).length;
+    assert.ok(size < 4096 * 800, `4096 receipts take ${size} bytes of JSON`);
+    w.decoysUntouched();
+  } finally {
+    await w.close();
+  }
+});
