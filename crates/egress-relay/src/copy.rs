@@ -66,15 +66,9 @@ pub fn serve(listener: &TcpListener, engine: &Path) {
         // Service existing connections (their entries follow the listener's).
         let mut slot = 1;
         conns.retain_mut(|c| {
-            let (client, engine) = (fds[slot], fds[slot + 1]);
+            let ready = fds[slot].ready() || fds[slot + 1].ready();
             slot += 2;
-            if client.failed() || engine.failed() {
-                false // dropping it closes both sockets
-            } else if client.ready() || engine.ready() {
-                c.step()
-            } else {
-                true
-            }
+            !ready || c.step() // dropping a finished one closes both sockets
         });
         if conns.len() < before {
             paused = false; // a slot (and its memory and descriptors) freed
@@ -139,15 +133,14 @@ struct Connection {
 }
 
 impl Connection {
-    /// Moves what can move now. False when the connection is finished
-    /// (both directions forwarded their EOF) or failed.
+    /// Moves what can move now. False when the connection is finished:
+    /// both directions forwarded their EOF or failed. A direction fails
+    /// alone, so a refusal the engine sends while closing on a client that
+    /// is still writing (an oversized head) is still delivered.
     fn step(&mut self) -> bool {
-        let up = self.up.pump(&self.client, &self.engine);
-        let down = self.down.pump(&self.engine, &self.client);
-        match (up, down) {
-            (Ok(()), Ok(())) => !(self.up.done() && self.down.done()),
-            _ => false,
-        }
+        self.up.pump(&self.client, &self.engine);
+        self.down.pump(&self.engine, &self.client);
+        !(self.up.done() && self.down.done())
     }
 }
 
@@ -187,7 +180,23 @@ impl Pipe {
         self.shut
     }
 
-    fn pump<F, T>(&mut self, mut from: F, mut to: T) -> io::Result<()>
+    /// Copies until blocked; an error ends this direction only (its
+    /// buffered bytes are dropped and the other side's write half closed).
+    fn pump<F, T>(&mut self, from: F, to: T)
+    where
+        F: Read,
+        T: Write + HalfClose + Copy,
+    {
+        if self.shut {
+            return;
+        }
+        if self.copy(from, to).is_err() {
+            (self.start, self.end, self.eof, self.shut) = (0, 0, true, true);
+            to.close_write();
+        }
+    }
+
+    fn copy<F, T>(&mut self, mut from: F, mut to: T) -> io::Result<()>
     where
         F: Read,
         T: Write + HalfClose,

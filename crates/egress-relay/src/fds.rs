@@ -74,6 +74,9 @@ pub fn close_all_but(keep: RawFd) {
 pub struct PollFd(libc::pollfd);
 
 impl PollFd {
+    /// With neither interest the entry is disabled (fd -1): poll would still
+    /// report errors and hang-ups on it, and a direction that has ended
+    /// must not wake the loop again.
     pub fn new(fd: RawFd, read: bool, write: bool) -> PollFd {
         let mut events = 0;
         if read {
@@ -83,7 +86,7 @@ impl PollFd {
             events |= libc::POLLOUT;
         }
         PollFd(libc::pollfd {
-            fd,
+            fd: if events == 0 { -1 } else { fd },
             events,
             revents: 0,
         })
@@ -92,11 +95,6 @@ impl PollFd {
     /// Something happened (readable, writable, or hang-up).
     pub fn ready(&self) -> bool {
         self.0.revents != 0
-    }
-
-    /// The descriptor is in error or invalid: the connection is finished.
-    pub fn failed(&self) -> bool {
-        self.0.revents & (libc::POLLERR | libc::POLLNVAL) != 0
     }
 }
 
