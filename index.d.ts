@@ -195,6 +195,8 @@ export interface NetworkReceipt {
   frontend: 'proxy' | 'fd4';
   protocol: 'HTTP_CONNECT' | 'HTTP_FORWARD' | 'SOCKS5' | 'FD4' | 'UNKNOWN';
   host: string | null;
+  /** Present only when the requested host was over 253 bytes; `host` holds its first 253. */
+  hostTruncated?: true;
   port: number | null;
   pinnedAddress: string | null;
   /** "allowed" or a refusal reason (docs/network.md › Refusal reasons). */

@@ -111,3 +111,12 @@ test('bad adapter options are coded errors', () => {
   assert.throws(() => codeModeTool({}), { code: 'ERR_CORDON_INVALID_OPTIONS' });
   assert.throws(() => codeModeTool(createCodeMode({ tools }), { nope: 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
 });
+
+test('the description option replaces the generated description; mode defaults to execute, where write tools run', async () => {
+  const described = codeModeTool(createCodeMode({ tools }), { description: 'Run JavaScript against the notes API.' });
+  assert.equal(described.description, 'Run JavaScript against the notes API.');
+  const generated = codeModeTool(createCodeMode({ tools }));
+  assert.match(generated.description, /notes\.write/, 'execute mode describes write tools');
+  const output = await generated.execute({ code: "return await tools['notes.write']({ text: 'abc' });" }, { toolCallId: 'w', messages: [] });
+  assert.deepEqual(output, { ok: true, result: { saved: 3 } });
+});

@@ -145,3 +145,50 @@ test('bad adapter arguments are coded errors', async () => {
   await assert.rejects(toolsFromMcpClient({}), { code: 'ERR_CORDON_INVALID_OPTIONS' });
   assert.throws(() => createCodeModeMcpServer(createCodeMode({ tools: [] }), { port: 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
 });
+
+test('import options: filter drops tools before the sandbox sees them, effect overrides the readOnlyHint mapping', async (t) => {
+  const calls = [];
+  const client = await connect(inventoryServer(calls));
+  t.after(() => client.close());
+  const seen = [];
+  const filtered = await toolsFromMcpClient(client, { filter: (tool) => { seen.push(tool.name); return tool.name !== 'reorder'; } });
+  const all = (await toolsFromMcpClient(client)).map((tool) => tool.name);
+  assert.ok(all.includes('reorder') && all.length >= 3, `${all}`);
+  assert.deepEqual(seen, all, 'filter sees every listed MCP tool');
+  const kept = all.filter((name) => name !== 'reorder');
+  assert.deepEqual(filtered.map((tool) => tool.name), kept);
+  const run = await createCodeMode({ tools: filtered }).run('return [Object.keys(tools), typeof tools.reorder];');
+  assert.deepEqual(run.result, [kept, 'undefined']);
+  // Every tool declared "read" by the effect option: all granted in inspect mode.
+  const allRead = await toolsFromMcpClient(client, { effect: () => 'read' });
+  assert.deepEqual(allRead.map((tool) => tool.effect), all.map(() => 'read'));
+  const inspect = await createCodeMode({ tools: allRead }).run(
+    "return [Object.keys(tools), await tools.reorder({ sku: 'A', units: 1 })];", { mode: 'inspect' });
+  assert.deepEqual(inspect.result, [all, 'ordered 1 of A']);
+  assert.deepEqual(calls, [['reorder', 'A', 1]]);
+});
+
+test('serve options: name and version identify the server, mode "inspect" withholds write tools from the served code', async (t) => {
+  const writes = [];
+  const codeMode = createCodeMode({
+    tools: [
+      { name: 'kv.get', description: 'Read a key', effect: 'read', inputSchema: { type: 'object' }, handler: () => 'value' },
+      { name: 'kv.set', description: 'Write a key', effect: 'write', inputSchema: { type: 'object' }, handler: (args) => { writes.push(args); return 'ok'; } },
+    ],
+  });
+  const client = await connect(createCodeModeMcpServer(codeMode, { name: 'kv-code', version: '2.3.4', mode: 'inspect' }));
+  t.after(() => client.close());
+  assert.deepEqual(client.getServerVersion(), { name: 'kv-code', version: '2.3.4' });
+  const { tools } = await client.listTools();
+  assert.equal(tools[0].name, 'run_code', 'the default tool name');
+  assert.match(tools[0].description, /kv\.get/);
+  assert.doesNotMatch(tools[0].description, /kv\.set/);
+  const out = await client.callTool({ name: 'run_code', arguments: { code: "return [Object.keys(tools), typeof tools['kv.set']];" } });
+  assert.deepEqual(out.structuredContent, { ok: true, result: [['kv.get'], 'undefined'] });
+  assert.deepEqual(writes, []);
+  const defaults = await connect(createCodeModeMcpServer(codeMode));
+  t.after(() => defaults.close());
+  assert.equal(defaults.getServerVersion().name, 'cordon-code-mode');
+  const execute = await defaults.callTool({ name: 'run_code', arguments: { code: "return await tools['kv.set']({ k: 1 });" } });
+  assert.deepEqual(execute.structuredContent, { ok: true, result: 'ok' }, 'the default mode is execute');
+});

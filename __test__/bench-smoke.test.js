@@ -24,6 +24,8 @@ test('bench/run.js --smoke prints the table and writes the results file', async 
     assert.match(stdout, /goals \(issues 6, 12 and 13\):/);
     const report = JSON.parse(fs.readFileSync(out, 'utf8'));
     assert.equal(report.smoke, true);
+    assert.deepEqual(report.node, { version: process.version, v8: process.versions.v8, execPath: process.execPath }, 'the Node that ran it');
+    assert.ok(stdout.includes(`node ${process.version}`), 'the table names the Node version');
     assert.ok(report.rows.some((r) => r.section.startsWith('3 Promise.all 8 x')), 'the Promise.all row of issue 12 is there');
     for (const section of SECTIONS) {
       const rows = report.rows.filter((r) => r.section.startsWith(section));

@@ -49,6 +49,12 @@ test('cancelling busy code sends cancel and the result is cancelled', async () =
     .run('await tools.arm({}); while (true) {}', { signal: controller.signal });
   assert.equal(result.error.kind, 'cancelled');
   assert.equal(result.metrics.toolCalls, 1, 'the code was running when the abort came');
+  // The runner acted on the cancel frame: it interrupted the code and exited
+  // by itself. Through the stop ladder alone the receipt would show a stop
+  // requested and a SIGTERM (or SIGKILL) outcome.
+  assert.deepEqual(result.receipt.outcome, { status: 'exited', exitCode: 0, signal: null });
+  assert.equal(result.receipt.stop.requested, false, JSON.stringify(result.receipt.stop));
+  assert.equal(result.receipt.stop.gracefulStopAttempted, false);
   assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });

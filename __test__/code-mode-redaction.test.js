@@ -78,7 +78,7 @@ test('source redaction removes assigned secrets and token-looking strings and ke
   assert.ok(out.includes("tools['auth.login']"));
 });
 
-test('source redaction of a 1 MiB adversarial input takes linear time (well under 100 ms here)', (t) => {
+test('source redaction of 1 MiB adversarial inputs stays linear: each shape finishes under 1 s (a super-linear scan takes minutes)', (t) => {
   const MiB = 1 << 20;
   const inputs = {
     'one long word': 'a'.repeat(MiB),
@@ -98,7 +98,7 @@ test('source redaction of a 1 MiB adversarial input takes linear time (well unde
   }
 });
 
-test('the audit record redacts a 1 MiB adversarial source in well under 100 ms: it stops past the 4 KiB it keeps', (t) => {
+test('the audit record of a 1 MiB adversarial source is built in under 1 s, keeps at most 4 KiB and no secret', (t) => {
   const MiB = 1 << 20;
   const inputs = [
     'password='.repeat(MiB / 9), '"token":'.repeat(MiB / 8), 'secret: "'.repeat(MiB / 9),
@@ -114,7 +114,8 @@ test('the audit record redacts a 1 MiB adversarial source in well under 100 ms: 
     t.diagnostic(`audit of ${code.slice(0, 12)}… (${code.length} chars): ${ms.toFixed(2)} ms`);
     assert.ok(Buffer.byteLength(record.code) <= AUDIT_SOURCE_BYTES);
     assert.ok(!record.code.includes('hunter2') && !record.code.includes('k9k9k9k9k9k9k9k9k9k9k9'));
-    // Generous bound for a shared machine; the diagnostic above is the measurement.
+    // A bound for a shared machine, not a measurement (the diagnostic above
+    // is): a scan of the whole source that went super-linear takes minutes.
     assert.ok(ms < 1000, `took ${ms} ms`);
   }
 });

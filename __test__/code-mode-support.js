@@ -4,19 +4,46 @@
 // the fixture runner, sample tools, and a process census of live sandboxes.
 
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const cordon = require('..');
 
-const HOSTILE_RUNNER = path.join(__dirname, 'fixtures', 'fake-runner-hostile');
+const HOSTILE_SOURCE = path.join(__dirname, 'fixtures', 'fake-runner-hostile');
+/** Directories every sandbox mirrors read-only (docs/policy.md). */
+const MIRRORED = ['/usr/', '/bin/', '/sbin/', '/lib'];
+/** The running Node, resolved: the fixture runs on it, inside the sandbox. */
+const NODE = fs.realpathSync(process.execPath);
+
+/**
+ * The fixture runner, as a world-readable copy whose shebang is the running
+ * Node (not a fixed /usr/bin/node, which a machine may lack or which may be
+ * another version), in a temp dir the sandbox uid can read when the provider
+ * is root (a checkout under a 0700 /root is not). Made once per process.
+ */
+const HOSTILE_RUNNER = (() => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-hostile-runner-'));
+  fs.chmodSync(dir, 0o755);
+  const file = path.join(dir, 'fake-runner-hostile');
+  const body = fs.readFileSync(HOSTILE_SOURCE, 'utf8').replace(/^#!.*\n/, `#!${NODE}\n`);
+  fs.writeFileSync(file, body, { mode: 0o755 });
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return file;
+})();
 
 /**
  * The fixture runner is a Node script, and V8 reserves far more address space
  * than QuickJS: under the presets' 256 MiB RLIMIT_AS it dies before its first
- * line ("Failed to reserve virtual memory for CodeRange"). It gets 1 GiB.
+ * line ("Failed to reserve virtual memory for CodeRange"). Node 20 and 22
+ * start under 1 GiB, Node 24 does not: it gets 2 GiB.
+ * A Node outside the mirrored system directories (an official binary in a
+ * cache, say) is mounted read-only at its own path.
  */
 function hostilePolicy() {
   const policy = JSON.parse(JSON.stringify(cordon.readOnly()));
-  policy.resources.memoryBytes = 1 << 30;
+  policy.resources.memoryBytes = 2 ** 31;
+  if (!MIRRORED.some((dir) => NODE.startsWith(dir))) {
+    policy.filesystem.extra = [{ path: path.dirname(NODE), access: 'read' }];
+  }
   return policy;
 }
 

@@ -45,18 +45,35 @@ test('take() hands out distinct sandboxes; an empty pool spawns one on the spot'
 });
 
 test('deadlineMs and signal count from the take, not from the spawn', async () => {
+  const DEADLINE_MS = 200;
   const pool = createPool(spawnOptions(), { size: 2 });
   try {
     assert.ok(await eventually(() => pool.stats().idle === 2, WAIT_MS));
-    const byDeadline = pool.take({ deadlineMs: 50 });
+    // Both idle sandboxes are now older than the deadline: counted from the
+    // spawn, it would stop the sandbox the moment it is taken.
+    await new Promise((resolve) => setTimeout(resolve, 2 * DEADLINE_MS));
+    const takenAt = Date.now();
+    const byDeadline = pool.take({ deadlineMs: DEADLINE_MS });
     byDeadline.stderr.resume();
     const exit = await byDeadline.wait();
+    const stoppedAfter = Date.now() - takenAt;
     assert.equal(exit.receipt.stop.requested, true, 'the deadline ran the stop ladder');
+    assert.equal(exit.receipt.stop.reason, 'deadline');
+    assert.ok(takenAt - Date.parse(exit.receipt.startedAt) >= 2 * DEADLINE_MS, 'the sandbox idled past the deadline before the take');
+    assert.ok(stoppedAfter >= DEADLINE_MS, `stopped ${stoppedAfter} ms after the take, before its ${DEADLINE_MS} ms deadline`);
+
+    // A signal given at the take stops the sandbox when it aborts, not before.
     const controller = new AbortController();
     const bySignal = pool.take({ signal: controller.signal });
     bySignal.stderr.resume();
+    let settled = false;
+    bySignal.wait().then(() => { settled = true; }, () => { settled = true; });
+    await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS));
+    assert.equal(settled, false, 'the sandbox runs until the signal aborts');
     controller.abort();
-    assert.equal((await bySignal.wait()).receipt.stop.requested, true);
+    const aborted = await bySignal.wait();
+    assert.equal(aborted.receipt.stop.requested, true);
+    assert.equal(aborted.receipt.stop.reason, 'signal');
     assert.throws(() => pool.take({ deadlineMs: 0 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
     assert.throws(() => pool.take({ timeout: 5 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
   } finally {

@@ -51,6 +51,31 @@ test('a control root left by a crashed provider is reaped at the next spawn', as
   assert.equal(fs.existsSync(stale), false);
 });
 
+test('a staged executable copy unused for 24 hours is pruned by the next provider\'s first spawn', { skip: process.geteuid() === 0 ? false : 'executables are staged only when the provider is root' }, () => {
+  // Staging (docs/policy.md): a root provider runs a copy under <base>/exec,
+  // and copies unused for 24 h are removed by the periodic sweep, which a
+  // provider runs at its first spawn. A fresh process, so the sweep is due.
+  const staging = path.join(controlRootBase(), 'exec');
+  fs.mkdirSync(staging, { recursive: true, mode: 0o711 });
+  const expired = path.join(staging, `${'e'.repeat(56)}${process.pid.toString(16).padStart(8, '0')}`);
+  const fresh = `${expired}-fresh`;
+  for (const file of [expired, fresh]) fs.writeFileSync(file, '#!/bin/sh\n', { mode: 0o555 });
+  const dayAndAMinute = (24 * 3600 + 60) * 1000;
+  fs.utimesSync(expired, new Date(Date.now() - dayAndAMinute), new Date(Date.now() - dayAndAMinute));
+  try {
+    const script = `const c = require(${JSON.stringify(path.join(__dirname, '..'))});
+      const ex = c.spawnIsolated(['/bin/true'], { policy: c.readOnly() });
+      ex.stderr.resume(); ex.protocol.resume(); ex.wait().then((r) => process.exit(r.returncode));`;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(fs.existsSync(expired), false, 'the expired copy was pruned');
+    assert.equal(fs.existsSync(fresh), true, 'a recent copy stays');
+  } finally {
+    fs.rmSync(expired, { force: true });
+    fs.rmSync(fresh, { force: true });
+  }
+});
+
 test('200 sequential runs leave no control root, no zombie and the same open descriptors', async () => {
   await runToEnd(spawnIsolated(['/bin/true'], { policy: readOnly() })); // warm caches
   const fdsBefore = openFds();

@@ -5,6 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 
@@ -21,7 +22,17 @@ test('require("cordon") exposes spawnIsolated, the policy presets and an absolut
 test('in a checkout, runnerPath is the workspace build (no platform package installed)', () => {
   const { platformPackageDir } = require('../lib/platform-package');
   assert.equal(platformPackageDir(), null, 'this checkout has no cordon-<platform> package in node_modules');
-  assert.equal(require('cordon').runnerPath, path.join(root, 'target', 'release', 'cordon-runner'));
+  // Where cargo builds: $CARGO_TARGET_DIR (relative to the checkout) or target/.
+  const target = process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+  assert.equal(require('cordon').runnerPath, path.join(target, 'release', 'cordon-runner'));
+  assert.ok(fs.statSync(require('cordon').runnerPath).isFile(), 'npm run build put the runner there');
+});
+
+test('runnerPath follows CARGO_TARGET_DIR, relative to the checkout as cargo reads it', () => {
+  const script = `process.stdout.write(require(${JSON.stringify(root)}).runnerPath)`;
+  const run = (dir) => execFileSync(process.execPath, ['-e', script], { cwd: '/', env: { ...process.env, CARGO_TARGET_DIR: dir } }).toString();
+  assert.equal(run('/opt/cargo-out'), '/opt/cargo-out/release/cordon-runner');
+  assert.equal(run('build/cargo'), path.join(root, 'build', 'cargo', 'release', 'cordon-runner'));
 });
 
 test('import from "cordon" gives the same named exports as require', () => {

@@ -10,7 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnIsolated, readOnly, workspaceWrite, profile } = require('..');
 const { once } = require('node:events');
-const { fixture, runToEnd, ownControlRoots, pidsWithMarker } = require('./spawn-support');
+const { fixture, runToEnd, ownControlRoots, pidsWithMarker, eventually } = require('./spawn-support');
 const { SANDBOX_UID, RUN_UID_FIRST } = require('./security/harness');
 
 /** Parses "name=value" lines. */
@@ -82,18 +82,13 @@ test('under readOnly() the workspace is read-only, /tmp is writable and host sec
 });
 
 test('the program holds exactly fd 0 (/dev/null), fd 1 and 2 (one pipe) and fd 3 (a socket)', async () => {
-  // Listing /proc/self/fd opens one more descriptor, closed by the time
-  // it is read back: only the inherited ones still resolve.
-  const script = [
-    'import os, json',
-    'fds = {}',
-    'for fd in os.listdir("/proc/self/fd"):',
-    '    try: fds[fd] = os.readlink("/proc/self/fd/" + fd)',
-    '    except OSError: pass',
-    'print(json.dumps(fds))',
-  ].join('\n');
-  const { stderr } = await runToEnd(spawnIsolated(['/usr/bin/python3', '-c', script], { policy: readOnly() }));
-  const fds = JSON.parse(stderr);
+  // The shell (a program every sandbox has, no interpreter assumed at a fixed
+  // path) lists its own descriptors: the glob opens one more, closed by the
+  // time each is read back, so only the inherited ones still resolve.
+  // No redirection: dash applies it in the shell itself around the fork.
+  const script = 'for f in /proc/$$/fd/*; do [ -e "$f" ] && printf "%s " "${f##*/}" && readlink "$f"; done';
+  const { stderr } = await runToEnd(spawnIsolated(['/bin/sh', '-c', script], { policy: readOnly() }));
+  const fds = Object.fromEntries(stderr.split('\n').map((line) => line.split(' ')).filter(([, target]) => target));
   assert.deepEqual(Object.keys(fds), ['0', '1', '2', '3']);
   assert.equal(fds[0], '/dev/null');
   assert.match(fds[1], /^pipe:/);
@@ -102,12 +97,18 @@ test('the program holds exactly fd 0 (/dev/null), fd 1 and 2 (one pipe) and fd 3
 });
 
 test('the control root is not visible inside the sandbox', async () => {
-  const execution = spawnIsolated(['/bin/sh', '-c', 'read root <&3; ls "$root" && echo visible || echo hidden'], { policy: readOnly() });
+  // The program must have read the path (a failed read would also print
+  // "hidden"), and it checks a path it can see as a control.
+  const script = 'read root <&3 || exit 9; echo "read:$root"; test -e /workspace && echo control-seen; '
+    + 'ls "$root" >/dev/null 2>&1 && echo visible || echo hidden; test -e "$(dirname "$root")" && echo base-visible || echo base-hidden';
+  const execution = spawnIsolated(['/bin/sh', '-c', script], { policy: readOnly() });
   const [root] = ownControlRoots();
   assert.ok(root, 'the run has a control root on the host');
+  assert.ok(fs.existsSync(path.join(root)), 'the control root exists on the host while the run lasts');
   execution.protocol.end(`${root}\n`);
-  const { stderr } = await runToEnd(execution);
-  assert.match(stderr, /hidden\n$/);
+  const { stderr, result } = await runToEnd(execution);
+  assert.equal(result.returncode, 0, stderr);
+  assert.equal(stderr, `read:${root}\ncontrol-seen\nhidden\nbase-hidden\n`);
 });
 
 test('under workspaceWrite() a file written to /workspace appears in the host workspace', async () => {
@@ -168,8 +169,22 @@ test('host processes are invisible: the sandbox sees only its own pids', async (
 });
 
 test('the sandbox is never real root: it runs as an unprivileged uid with no capabilities', async () => {
-  const { stderr, result } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'grep -E "^(Uid|CapEff)" /proc/self/status'], { policy: readOnly() }));
-  assert.match(stderr, /CapEff:\s+0+\n/);
+  const marker = `never-root-${process.pid}-${Date.now()}`;
+  const script = 'grep -E "^(Uid|Gid|CapEff|CapPrm|CapBnd)" /proc/self/status; read done <&3';
+  const execution = spawnIsolated(['/bin/sh', '-c', script, marker], { policy: readOnly() });
+  // Seen from the host while it runs: the program's real, effective, saved and fs uids.
+  let hostStatus = null;
+  const isShell = (pid) => {
+    try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'sh\n'; } catch { return false; }
+  };
+  await eventually(() => {
+    const program = pidsWithMarker(marker).find(isShell);
+    if (program !== undefined) hostStatus = fs.readFileSync(`/proc/${program}/status`, 'utf8');
+    return hostStatus !== null;
+  }, 10_000);
+  execution.protocol.end('done\n');
+  assert.ok(hostStatus, 'the sandboxed shell is visible from the host');
+  const { stderr, result } = await runToEnd(execution);
   const { uid, gid, uidAllocation } = result.receipt.confinement.planned;
   if (process.geteuid() === 0) {
     // A root provider's run without a workspace of its own: a leased per-run uid.
@@ -179,6 +194,12 @@ test('the sandbox is never real root: it runs as an unprivileged uid with no cap
   } else {
     assert.deepEqual([uid, gid, uidAllocation], [process.geteuid(), process.getegid(), 'provider']);
   }
+  const field = (text, name) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(text)?.[1].split(/\s+/).map(Number);
+  assert.notEqual(uid, 0);
+  assert.deepEqual(field(hostStatus, 'Uid'), Array(4).fill(uid), hostStatus);
+  // Seen from inside: never uid 0, and every capability set empty.
+  assert.ok(field(stderr, 'Uid').every((u) => u !== 0), stderr);
+  for (const set of ['CapEff', 'CapPrm', 'CapBnd']) assert.match(stderr, new RegExp(`^${set}:\\s+0+$`, 'm'), `${set} in ${stderr}`);
 });
 
 test('concurrent runs of a root provider without a shared workspace each get a host uid of their own', { skip: process.geteuid() === 0 ? false : 'needs root: a non-root provider runs every sandbox as itself' }, async () => {

@@ -98,7 +98,9 @@ async function main() {
     const value = g.value === null ? 'not run' : g.value.toFixed(g.value >= 100 ? 0 : 2);
     console.log(`  ${g.met === null ? '-' : g.met ? 'met   ' : 'missed'}  ${g.goal}: ${value}`);
   }
-  const report = { date: new Date().toISOString(), smoke: args.smoke, machine, config, rows, goals: checked };
+  // Which Node ran it: numbers move between Node lines (V8's GC, streams).
+  const node = { version: process.version, v8: process.versions.v8, execPath: process.execPath };
+  const report = { date: new Date().toISOString(), smoke: args.smoke, node, machine, config, rows, goals: checked };
   fs.writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\nwrote ${path.relative(process.cwd(), args.out) || args.out}`);
 }

@@ -3,7 +3,8 @@
 // Where this platform's native files live. An installed cordon gets them
 // from its per-platform optional dependency (`cordon-linux-x64-gnu`, …:
 // the napi addon, `cordon-runner` and the `cordon` CLI, see npm/); a
-// checkout gets them from its own cargo build (`target/release/`).
+// checkout gets them from its own cargo build (`target/release/`, or
+// `$CARGO_TARGET_DIR/release/` when cargo was told to build elsewhere).
 
 const path = require('node:path');
 
@@ -31,13 +32,22 @@ function platformPackageDir() {
 }
 
 /**
+ * Cargo's target directory for this checkout: `$CARGO_TARGET_DIR` (relative
+ * to the checkout, as cargo reads it from there) when set, else `target/`.
+ */
+function cargoTargetDir() {
+  const dir = process.env.CARGO_TARGET_DIR;
+  return dir ? path.resolve(ROOT, dir) : path.join(ROOT, 'target');
+}
+
+/**
  * Absolute path of a native executable shipped by cordon ("cordon-runner",
  * "cordon"): the platform package's when installed, else the checkout's build.
  * @param {string} name
  */
 function nativeExecutable(name) {
   const dir = platformPackageDir();
-  return dir === null ? path.join(ROOT, 'target', 'release', name) : path.join(dir, name);
+  return dir === null ? path.join(cargoTargetDir(), 'release', name) : path.join(dir, name);
 }
 
-module.exports = { platformKey, platformPackageDir, nativeExecutable };
+module.exports = { platformKey, platformPackageDir, nativeExecutable, cargoTargetDir };

@@ -225,12 +225,13 @@ class SandboxPool {
 /** deadlineMs and signal, counted from the take: the time the caller's work starts. */
 function armStopTriggers(execution, deadlineMs, signal) {
   if (deadlineMs !== undefined) {
-    const timer = setTimeout(() => execution.stop().catch(() => {}), deadlineMs);
+    // The receipt's stop.reason says what stopped it ("deadline", "signal"), as for spawnIsolated.
+    const timer = setTimeout(() => execution._requestStop('deadline'), deadlineMs);
     timer.unref();
     execution.wait().then(() => clearTimeout(timer), () => clearTimeout(timer));
   }
   if (signal !== undefined) {
-    const onAbort = () => execution.stop().catch(() => {});
+    const onAbort = () => execution._requestStop('signal');
     if (signal.aborted) onAbort();
     else {
       signal.addEventListener('abort', onAbort, { once: true });

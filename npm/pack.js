@@ -19,6 +19,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { cargoTargetDir } = require('../lib/platform-package');
 
 const ROOT = path.join(__dirname, '..');
 /** npm/<platform> → the Rust target triple it is built for (package.json `napi.targets`). */
@@ -35,10 +36,11 @@ function fail(message) {
   throw new Error(`npm/pack.js: ${message}`);
 }
 
-/** Where cargo put the binaries for `triple`: target/<triple>/release, else the host build. */
+/** Where cargo put the binaries for `triple`: <target dir>/<triple>/release, else the host build. */
 function releaseDir(triple) {
-  const cross = path.join(ROOT, 'target', triple, 'release');
-  return fs.existsSync(path.join(cross, 'cordon-runner')) ? cross : path.join(ROOT, 'target', 'release');
+  const target = cargoTargetDir();
+  const cross = path.join(target, triple, 'release');
+  return fs.existsSync(path.join(cross, 'cordon-runner')) ? cross : path.join(target, 'release');
 }
 
 function copyInto(from, dir, mode) {

@@ -3,6 +3,7 @@
 //! launcher events delivered to one JavaScript callback. Everything else
 //! lives in `cordon-launcher`; index.js builds the public API on top.
 
+mod chunk_buffer;
 mod live_executions;
 
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use cordon_launcher::{
     Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream,
 };
-use napi::bindgen_prelude::{Buffer, BufferSlice, Function};
+use napi::bindgen_prelude::{Buffer, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi_derive::napi;
@@ -46,12 +47,10 @@ impl EventSink for JsSink {
     }
 }
 
-/// Data chunks are copied into Node-allocated buffers: V8 accounts for
-/// them, so garbage collection keeps pace with a flood (an external buffer
-/// over the Rust allocation would be invisible to the GC heuristics), and
-/// the Rust chunk is freed at once.
+/// Data chunks become Node-allocated buffers that garbage collection keeps
+/// pace with during a flood (see `chunk_buffer`).
 fn to_args(env: &Env, event: Event) -> napi::Result<EventArgs> {
-    let copy = |bytes: Vec<u8>| BufferSlice::copy_from(env, bytes)?.into_buffer(env);
+    let copy = |bytes: Vec<u8>| chunk_buffer::chunk_buffer(env, bytes);
     Ok(match event {
         Event::Data {
             stream: Stream::Protocol,

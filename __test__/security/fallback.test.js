@@ -5,6 +5,10 @@
 // still launches, with seccomp and per-process rlimits and `cgroup: null` in
 // the receipt; a policy with `treeLimits: "required"` refuses to launch with
 // ERR_CORDON_CONFINEMENT_UNAVAILABLE.
+//
+// The provider runs as uid 65534 from a world-readable copy of the package
+// (and of the running Node when that uid cannot execute it), so the test runs
+// from any checkout location, a clone under a 0700 /root included.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -14,10 +18,11 @@ const os = require('node:os');
 const path = require('node:path');
 
 const h = require('./harness');
+const { nobodyProvider } = require('./nobody-provider');
 
-const ROOT = path.join(__dirname, '..', '..');
-const SCRIPT = `
-const c = require(${JSON.stringify(ROOT)});
+function script(pkg) {
+  return `
+const c = require(${JSON.stringify(pkg)});
 const base = c.readOnly();
 const required = { ...structuredClone(base), resources: { ...base.resources, treeLimits: 'required' } };
 let refused = null;
@@ -27,6 +32,7 @@ ex.stderr.resume(); ex.protocol.resume();
 ex.wait().then((r) => process.stdout.write(JSON.stringify({ refused, returncode: r.returncode,
   confinement: r.receipt.confinement })));
 `;
+}
 
 function skipReason() {
   const base = h.skipReason();
@@ -35,18 +41,19 @@ function skipReason() {
   return null;
 }
 
-test('without a cgroup: defaults fall back to rlimits; treeLimits "required" refuses', { skip: skipReason() ?? false }, (t) => {
-  const run = spawnSync(process.execPath, ['-e', SCRIPT], {
-    uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', timeout: 30_000,
+/** Runs `source` with `args` in a Node provider of uid 65534 (no cgroup). */
+function runAsNobody(source, args = [], timeout = 30_000) {
+  const { node } = nobodyProvider();
+  return spawnSync(node, ['-e', source, ...args], {
+    uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', timeout,
     env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
   });
-  // A checkout under a 0700 directory (a clone in /root) is unreadable for
-  // that uid, and require() then reports EACCES or a missing module.
-  if (/EACCES|Cannot find module/.test(run.stderr)) {
-    t.skip(`uid ${h.NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}`);
-    return;
-  }
-  assert.equal(run.status, 0, run.stderr);
+}
+
+test('without a cgroup: defaults fall back to rlimits; treeLimits "required" refuses', { skip: skipReason() ?? false }, () => {
+  const run = runAsNobody(script(nobodyProvider().pkg));
+  // No skip here: a provider that cannot load the package is a failure.
+  assert.equal(run.status, 0, `uid ${h.NOBODY_UID} provider failed: ${run.stderr}`);
   const result = JSON.parse(run.stdout);
   assert.equal(result.refused, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE');
   assert.equal(result.returncode, 0);
@@ -61,8 +68,9 @@ test('without a cgroup: defaults fall back to rlimits; treeLimits "required" ref
 
 // One probe.c attack in a sandbox of a non-root provider (uid 65534, no
 // cgroup): the script prints the sandbox's output and receipt as JSON.
-const ATTACK = `
-const c = require(${JSON.stringify(ROOT)});
+function attackScript(pkg) {
+  return `
+const c = require(${JSON.stringify(pkg)});
 const [argv, options] = JSON.parse(process.argv[1]);
 const policy = { ...structuredClone(c[options.policy]()), resources: options.resources ?? {} };
 const ex = c.spawnIsolated(argv, { policy, workspace: options.workspace });
@@ -71,16 +79,12 @@ ex.stderr.on('data', (d) => chunks.push(d)); ex.protocol.resume();
 ex.wait().then((r) => process.stdout.write(JSON.stringify({ text: Buffer.concat(chunks).toString(),
   signal: r.signal, confinement: r.receipt.confinement })));
 `;
+}
 
 function attackAsNobody(t, args, options) {
-  const run = spawnSync(process.execPath, ['-e', ATTACK, JSON.stringify([[h.probe(), ...args], options])], {
-    uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', timeout: 60_000,
-    env: { PATH: process.env.PATH, TMPDIR: '/tmp' },
-  });
-  if (/EACCES|Cannot find module/.test(run.stderr)) {
-    t.skip(`uid ${h.NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}`);
-    return null;
-  }
+  // No skip: the provider runs from a world-readable copy (nobodyProvider),
+  // so "cannot read the checkout" cannot happen, and any other failure fails.
+  const run = runAsNobody(attackScript(nobodyProvider().pkg), [JSON.stringify([[h.probe(), ...args], options])], 60_000);
   assert.equal(run.status, 0, run.stderr);
   const result = JSON.parse(run.stdout);
   assert.equal(result.confinement.planned.cgroup, null, 'no cgroup for this provider');
@@ -93,7 +97,6 @@ test('without a cgroup: no set-uid or set-gid file reaches a host workspace', { 
   fs.chownSync(workspace, h.NOBODY_UID, h.NOBODY_UID);
   try {
     const run = attackAsNobody(t, ['setid-files', '/workspace'], { policy: 'workspaceWrite', workspace });
-    if (!run) return;
     assert.equal(run.results.get('setid-files')?.verdict, 'blocked', run.text);
     assert.ok(fs.statSync(path.join(workspace, 'copy')).size > 0, 'the sandbox wrote on the host');
     const setId = fs.readdirSync(workspace).filter((name) => fs.lstatSync(path.join(workspace, name)).mode & 0o6000);
@@ -105,7 +108,6 @@ test('without a cgroup: no set-uid or set-gid file reaches a host workspace', { 
 
 test('without a cgroup: /dev is read-only and every writable tmpfs ends in ENOSPC at its planned size', { skip: skipReason() ?? false }, (t) => {
   const run = attackAsNobody(t, ['fill', '/dev', '/dev/shm', '/tmp', '/workspace'], { policy: 'workspaceWrite', resources: { memoryBytes: 64 << 20 } });
-  if (!run) return;
   assert.equal(run.signal, null, run.text);
   assert.match(run.results.get('fill:/dev').detail, /wrote=0MiB then Read-only file system/);
   let total = 0;

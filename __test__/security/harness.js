@@ -193,17 +193,18 @@ function sandboxUidSentinel() {
  */
 function runProvider(script, { asNobody = false, timeoutMs = 60_000 } = {}) {
   if (asNobody && process.geteuid() !== 0) return { skip: 'needs root to run a provider as uid 65534 (a user with no cgroup)' };
-  const root = path.join(__dirname, '..', '..');
-  const prelude = `const cordon = require(${JSON.stringify(root)}); const probe = ${JSON.stringify(probe())};\n`;
+  // uid 65534 runs from a world-readable copy of the package (and of Node when
+  // needed): a checkout under a 0700 directory is unreadable for it.
+  const { node, pkg } = asNobody ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
+  const prelude = `const cordon = require(${JSON.stringify(pkg)}); const probe = ${JSON.stringify(probe())};\n`;
   // No TMPDIR: control roots go to the default base (/dev/shm when it is a
   // tmpfs) as for the root provider; on a disk-backed base every directory
   // removed can cost a synchronous discard (~1.5 ms here), which would make
   // a 20 000-level tree's removal a test of the disk.
   const identity = asNobody ? { uid: NOBODY_UID, gid: NOBODY_UID, env: { PATH: process.env.PATH } } : {};
-  const run = require('node:child_process').spawnSync(process.execPath, ['-e', prelude + script], {
+  const run = require('node:child_process').spawnSync(node, ['-e', prelude + script], {
     cwd: '/', encoding: 'utf8', timeout: timeoutMs, ...identity,
   });
-  if (asNobody && /EACCES|Cannot find module/.test(run.stderr)) return { skip: `uid ${NOBODY_UID} cannot read the checkout: ${run.stderr.split('\n')[0]}` };
   if (run.status !== 0) return { pid: run.pid, error: `provider exited ${run.status ?? run.signal}: ${run.stderr}` };
   return { pid: run.pid, value: JSON.parse(run.stdout) };
 }

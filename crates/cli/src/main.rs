@@ -21,7 +21,7 @@ const COMMANDS: &str = "       cordon --version
   run      run a program in a Bubblewrap sandbox; our stdin/stdout are its fd 3,
            its stdout+stderr come out on our stderr; exits with its status
            (128+N when killed by signal N; 125 cordon error, 126 launch
-           failed, 127 invalid program); SIGTERM/SIGINT stop it gracefully
+           failed, 127 invalid program); SIGTERM/SIGINT/SIGHUP stop it gracefully
   doctor   check that this host can run cordon sandboxes; prints each check
            and the exact fix for each failure; exit status 1 if a required
            check fails

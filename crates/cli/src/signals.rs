@@ -1,5 +1,6 @@
-//! SIGTERM and SIGINT to `cordon run` become a stop of the sandbox, never
-//! an abrupt death of the relay. Order matters: the signals are blocked on
+//! SIGTERM, SIGINT and SIGHUP (a closed terminal, or the npm shim passing
+//! one on) to `cordon run` become a stop of the sandbox, never an abrupt
+//! death of the relay. Order matters: the signals are blocked on
 //! the main thread *before* any other thread exists (threads inherit the
 //! mask), and one thread takes them with `sigwait`. The sandbox does not
 //! inherit the mask: std's process spawn resets it in the child.
@@ -7,14 +8,14 @@
 use std::mem::MaybeUninit;
 
 /// The signals that stop the sandbox.
-const STOP_SIGNALS: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGINT];
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 #[derive(Debug)]
 pub struct SignalSetupError(pub std::io::Error);
 
 impl std::fmt::Display for SignalSetupError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "block SIGTERM/SIGINT: {}", self.0)
+        write!(f, "block SIGTERM/SIGINT/SIGHUP: {}", self.0)
     }
 }
 

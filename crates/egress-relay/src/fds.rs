@@ -67,3 +67,63 @@ pub fn close_all_but(keep: RawFd) {
         );
     }
 }
+
+/// One `pollfd` entry, built from what the caller wants to wait for.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct PollFd(libc::pollfd);
+
+impl PollFd {
+    /// With neither interest the entry is disabled (fd -1): poll would still
+    /// report errors and hang-ups on it, and a direction that has ended
+    /// must not wake the loop again.
+    pub fn new(fd: RawFd, read: bool, write: bool) -> PollFd {
+        let mut events = 0;
+        if read {
+            events |= libc::POLLIN;
+        }
+        if write {
+            events |= libc::POLLOUT;
+        }
+        PollFd(libc::pollfd {
+            fd: if events == 0 { -1 } else { fd },
+            events,
+            revents: 0,
+        })
+    }
+
+    /// Something happened (readable, writable, or hang-up).
+    pub fn ready(&self) -> bool {
+        self.0.revents != 0
+    }
+}
+
+/// `poll(2)` over `fds`; `timeout_ms` -1 waits indefinitely.
+pub fn poll(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<usize> {
+    // SAFETY: PollFd is a transparent-layout wrapper of libc::pollfd (one
+    // field), and the pointer/length pair comes from a live mutable slice.
+    let n = unsafe {
+        libc::poll(
+            fds.as_mut_ptr().cast::<libc::pollfd>(),
+            fds.len() as libc::nfds_t,
+            timeout_ms,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// The soft RLIMIT_NOFILE (each relayed connection holds two descriptors).
+pub fn descriptor_limit() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+}

@@ -6,8 +6,9 @@
 //! go upstream) and `Connection: close` is forced, so every forwarded request
 //! is its own admitted stream with its own receipt.
 
-/// A request head larger than this is a protocol error (bounds memory).
-pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// A request head larger than this is a protocol error (bounds memory per
+/// pending request; ordinary proxy requests are a few hundred bytes).
+pub const MAX_HEAD_BYTES: usize = 8 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HttpRequest {

@@ -5,6 +5,12 @@ use serde::Serialize;
 
 use crate::refusal::Refusal;
 
+/// The longest host a receipt records: a canonical name's maximum. A refused
+/// request may name anything up to the frontend's own bound (an 8 KiB HTTP
+/// head, a 64 KiB MECQ datagram); recording it whole would let 4096 refusals
+/// hold megabytes of attacker-chosen text in the provider.
+pub const MAX_RECORDED_HOST_BYTES: usize = 253;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Frontend {
@@ -47,6 +53,10 @@ pub struct NetworkReceipt {
     pub frontend: Frontend,
     pub protocol: StreamProtocol,
     pub host: Option<String>,
+    /// The requested host was longer than MAX_RECORDED_HOST_BYTES and `host`
+    /// holds its first bytes only (serialized only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub host_truncated: bool,
     pub port: Option<u16>,
     /// The address the stream was pinned to (after admission).
     pub pinned_address: Option<String>,
@@ -67,6 +77,17 @@ pub struct NetworkReceipt {
 }
 
 impl NetworkReceipt {
+    /// Records a host as requested, cut to MAX_RECORDED_HOST_BYTES (at a
+    /// character boundary) with `host_truncated` set when it was longer.
+    pub fn record_host(&mut self, host: &str) {
+        let mut end = host.len().min(MAX_RECORDED_HOST_BYTES);
+        while !host.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.host = Some(host[..end].to_owned());
+        self.host_truncated = end < host.len();
+    }
+
     pub fn result_for(refusal: Option<Refusal>) -> String {
         refusal.map_or_else(|| "allowed".to_owned(), |r| r.as_str().to_owned())
     }
@@ -84,6 +105,7 @@ mod tests {
             frontend: Frontend::Proxy,
             protocol: StreamProtocol::HttpConnect,
             host: Some("a.example".into()),
+            host_truncated: false,
             port: Some(443),
             pinned_address: Some("93.184.216.34".into()),
             result: NetworkReceipt::result_for(Some(Refusal::SniMismatch)),
@@ -102,5 +124,48 @@ mod tests {
         assert_eq!(v["result"], "sni-mismatch");
         assert_eq!(v["pinnedAddress"], "93.184.216.34");
         assert!(v.get("bytesFromClient").is_some() && v.get("sniVerified").is_some());
+        assert!(v.get("hostTruncated").is_none(), "only present when true");
+    }
+
+    fn blank() -> NetworkReceipt {
+        NetworkReceipt {
+            id: 1,
+            frontend: Frontend::Proxy,
+            protocol: StreamProtocol::HttpConnect,
+            host: None,
+            host_truncated: false,
+            port: None,
+            pinned_address: None,
+            result: NetworkReceipt::result_for(None),
+            end: None,
+            started_at: String::new(),
+            duration_ms: 0,
+            bytes_from_client: 0,
+            bytes_to_client: 0,
+            sni_verified: false,
+            policy_digest: String::new(),
+            invocation_id: String::new(),
+        }
+    }
+
+    #[test]
+    fn recorded_hosts_are_cut_at_253_bytes_and_flagged() {
+        let mut r = blank();
+        let exact = "a".repeat(MAX_RECORDED_HOST_BYTES);
+        r.record_host(&exact);
+        assert_eq!(r.host.as_deref(), Some(exact.as_str()));
+        assert!(!r.host_truncated);
+
+        let long = "a".repeat(60) + "." + &"b".repeat(16_000);
+        r.record_host(&long);
+        assert_eq!(r.host.as_deref(), Some(&long[..MAX_RECORDED_HOST_BYTES]));
+        assert!(r.host_truncated);
+        assert_eq!(serde_json::to_value(&r).unwrap()["hostTruncated"], true);
+
+        // A multi-byte character straddling the cut is dropped whole.
+        let wide = "a".repeat(252) + "é";
+        r.record_host(&wide);
+        assert_eq!(r.host.as_deref(), Some(&wide[..252]));
+        assert!(r.host_truncated);
     }
 }

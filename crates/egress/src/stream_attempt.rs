@@ -88,6 +88,7 @@ impl Attempt {
                 frontend,
                 protocol,
                 host: None,
+                host_truncated: false,
                 port: None,
                 pinned_address: None,
                 result: NetworkReceipt::result_for(None),
@@ -129,10 +130,12 @@ pub fn admit_and_connect(
     host: &str,
     port: u16,
 ) -> Result<Connected, Refusal> {
-    attempt.receipt.host = Some(host.to_owned());
+    attempt.receipt.record_host(host);
     attempt.receipt.port = Some(port);
     let mut admitted = ctx.allowlist.admit(host, port, ctx.resolver.as_ref())?;
-    attempt.receipt.host = Some(admitted.destination.host.as_text());
+    attempt
+        .receipt
+        .record_host(&admitted.destination.host.as_text());
     // Each admissible address in turn; the stream is pinned to the one that answers.
     let mut failure = Refusal::ConnectFailed;
     let mut connected = None;

@@ -283,4 +283,28 @@ mod tests {
         );
         fs::remove_dir_all(dir).unwrap();
     }
+
+    #[test]
+    fn pruning_removes_copies_and_temp_files_unused_past_the_ttl_and_keeps_the_rest() {
+        let dir = scratch();
+        let private = dir.join("private");
+        fs::DirBuilder::new().mode(0o700).create(&private).unwrap();
+        let (old_exe, kept_exe) = (private.join("old"), private.join("kept"));
+        fs::write(&old_exe, b"#!/bin/sh\nexit 1\n").unwrap();
+        fs::write(&kept_exe, b"#!/bin/sh\nexit 2\n").unwrap();
+        let old = prepare(&old_exe, Some(&dir)).unwrap().bind_source;
+        let kept = prepare(&kept_exe, Some(&dir)).unwrap().bind_source;
+        // An abandoned temp file (a provider killed mid-copy) ages the same way.
+        let abandoned = dir.join(STAGING_DIR).join(".tmp-abandoned");
+        fs::write(&abandoned, b"partial").unwrap();
+        let expired = SystemTime::now() - STAGED_TTL - Duration::from_secs(60);
+        for path in [&old, &abandoned] {
+            fs::File::open(path).unwrap().set_modified(expired).unwrap();
+        }
+        assert_eq!(prune_staged(&dir), 2, "the expired copy and temp file");
+        assert!(!old.exists() && !abandoned.exists());
+        assert!(kept.exists(), "a copy used within the TTL stays");
+        assert_eq!(prune_staged(&dir), 0, "nothing left to prune");
+        fs::remove_dir_all(dir).unwrap();
+    }
 }

@@ -42,6 +42,8 @@ pub mod spawn;
 pub mod stop_ladder;
 pub mod strict_json;
 pub mod supervisor;
+#[cfg(test)]
+mod test_skip;
 pub mod timestamp;
 pub mod tree_removal;
 pub mod uid_lease;

@@ -166,7 +166,10 @@ mod tests {
     fn a_reparented_bwrap_init_is_opened_and_a_plain_process_is_refused() {
         let bwrap = std::path::Path::new("/usr/bin/bwrap");
         if !bwrap.exists() {
-            eprintln!("SKIPPED: no /usr/bin/bwrap");
+            crate::test_skip::skip(
+                "pidfd::a_reparented_bwrap_init_is_opened_and_a_plain_process_is_refused",
+                "no /usr/bin/bwrap",
+            );
             return;
         }
         // `sh -c 'bwrap … & '` exits at once: the bwrap it started (and so

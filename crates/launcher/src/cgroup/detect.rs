@@ -3,6 +3,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::CgroupError;
 
@@ -58,7 +59,12 @@ const TRIAL_LIMITS: super::CgroupLimits = super::CgroupLimits {
 };
 
 fn trial(hierarchy: &Hierarchy) -> Result<(), CgroupError> {
-    let name = format!("trial-{}", std::process::id());
+    // Unique per call, not just per process: two threads detecting at once
+    // (the launcher caches one detection, but tests and other callers may
+    // not) must not race on one name (EEXIST reads as "no usable cgroup").
+    static TRIALS: AtomicU64 = AtomicU64::new(0);
+    let n = TRIALS.fetch_add(1, Ordering::Relaxed);
+    let name = format!("trial-{}-{n}", std::process::id());
     let cgroup = super::create(&super::plan(hierarchy, &name, &TRIAL_LIMITS)?)?;
     cgroup.remove()
 }

@@ -164,7 +164,10 @@ fn accounts_and_subordinate_ranges_inside_the_reserved_range_are_found() {
 #[test]
 fn on_this_host_every_required_check_passes() {
     if !Path::new("/usr/bin/bwrap").exists() {
-        eprintln!("SKIPPED: no /usr/bin/bwrap; the host checks cannot pass here");
+        crate::test_skip::skip(
+            "host_probe::on_this_host_every_required_check_passes",
+            "no /usr/bin/bwrap; the host checks cannot pass here",
+        );
         return;
     }
     let options = json!({"runnerPath": "/bin/true", "ignored": 1});
