@@ -305,9 +305,10 @@ describe('a hostile runner against the provider', () => {
   });
 });
 
-// After the in-flight SCM_RIGHTS probe on purpose: run right before it, the
-// swap race made that probe's wait() take 48–90 s (reproducible; not yet
-// understood, see the harden branch report).
+// Placed after the in-flight SCM_RIGHTS probe: that probe's wait() took
+// 48–90 s when this ran right before it, but it has also failed so under
+// `npm test` with this block after it, so the order is not the cause (open;
+// see the harden branch report).
 describe('caller-named host paths that go through a symlink', () => {
   // Was findings/workspace-symlink-redirect.repro.js: a run with a writable
   // workspace plants `cache -> /dev/shm` and `config -> /etc`; a later run
