@@ -244,8 +244,10 @@ describe('the provider\'s own process', () => {
 
   probe('stdout, stderr and fd 3 hidden in an unreachable in-flight SCM_RIGHTS cycle do not hold wait() open', async () => {
     // After the program exits only the kernel's unix garbage collector can
-    // close those descriptors; a provider that waited for EOF without the
-    // namespace's end releasing them would hang here (the probe's timeout).
+    // close those descriptors, and it runs only when some unix socket is
+    // released: on a quiet host wait() hung here for minutes (5 min, then the
+    // timeout) until the launcher released a socket pair of its own after the
+    // namespace emptied (supervisor.rs, collect_in_flight_descriptors).
     const started = Date.now();
     const run = await attack(['inflight-cycle']);
     assert.equal(run.results.get('inflight-cycle')?.detail, 'hidden', `the cycle was built: ${run.text.slice(0, 200)}`);
@@ -305,10 +307,6 @@ describe('a hostile runner against the provider', () => {
   });
 });
 
-// Placed after the in-flight SCM_RIGHTS probe: that probe's wait() took
-// 48–90 s when this ran right before it, but it has also failed so under
-// `npm test` with this block after it, so the order is not the cause (open;
-// see the harden branch report).
 describe('caller-named host paths that go through a symlink', () => {
   // Was findings/workspace-symlink-redirect.repro.js: a run with a writable
   // workspace plants `cache -> /dev/shm` and `config -> /etc`; a later run

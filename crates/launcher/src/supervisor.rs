@@ -212,6 +212,7 @@ fn supervise(
     empty_cgroup(p);
     control.protocol_gate.drain();
     control.stderr_gate.drain();
+    collect_in_flight_descriptors();
     // An unconfirmed namespace may still hold the stream ends: the readers
     // get the stop ladder's bound to reach EOF, then are left to finish alone.
     let pump_bound = (!containment).then(|| Instant::now() + containment_wait(control));
@@ -359,6 +360,17 @@ fn start_pumps(
         stderr: stderr_count,
         writes,
     }
+}
+
+/// Stream ends a sandbox hid in an unreachable `SCM_RIGHTS` cycle (a unix
+/// socket queued inside itself) are closed only by the kernel's unix garbage
+/// collector, which runs when some unix socket is released while descriptors
+/// are in flight. Once the pid namespace is gone nothing inside can release
+/// one, and on a quiet host nothing else may for minutes: the readers below
+/// would wait for an EOF that never comes. Releasing a socket pair of our own
+/// schedules the collector (one socketpair, a few µs per run).
+fn collect_in_flight_descriptors() {
+    drop(std::os::unix::net::UnixStream::pair());
 }
 
 /// Joins the pumps; with a `bound`, a pump still blocked past it is left
