@@ -2,14 +2,17 @@
 # Installs the host packages cordon needs on Debian/Ubuntu, only when missing:
 # bubblewrap (the sandbox backend), a C compiler with glibc's static
 # archive (the security battery compiles its attacker statically) and python3
-# (__test__/cli-python.test.js runs examples/python; minimal images lack it).
+# (__test__/cli-python.test.js runs examples/python; the mediated-network tests
+# run /usr/bin/python3 and /usr/bin/curl inside sandboxes, where only /usr is
+# bound, so a python3 elsewhere on PATH is not enough; minimal images lack both).
 # Uses apt-get directly as root, sudo otherwise; prints the command if neither works.
 set -euo pipefail
 
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
+[ -x /usr/bin/python3 ] || missing+=(python3)
+[ -x /usr/bin/curl ] || missing+=(curl)
 if [ ! -e /usr/lib/x86_64-linux-gnu/libc.a ] && [ ! -e /usr/lib/aarch64-linux-gnu/libc.a ]; then
   missing+=(libc6-dev)
 fi
