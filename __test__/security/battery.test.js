@@ -671,11 +671,23 @@ process.stdout.write(JSON.stringify({
       assert.equal(first.toString(), `got=${secret}\n`, 'the sandbox received the secret');
       // The program among bwrap's descendants: the one whose environment (read
       // as root) holds the secret, so the peek below aims at the right target.
-      const tree = [execution.pid];
-      for (let i = 0; i < tree.length && tree.length < 16; i += 1) {
-        tree.push(...fs.readFileSync(`/proc/${tree[i]}/task/${tree[i]}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      // The shell may be inside its exec of sleep at this moment (its environ
+      // reads empty while the image is replaced), so look again until the
+      // holder settles.
+      const findHolder = () => {
+        const tree = [execution.pid];
+        for (let i = 0; i < tree.length && tree.length < 16; i += 1) {
+          tree.push(...fs.readFileSync(`/proc/${tree[i]}/task/${tree[i]}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+        }
+        return tree.find((pid) => {
+          try { return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(secret); } catch { return false; }
+        });
+      };
+      let holder = findHolder();
+      for (let tries = 0; !holder && tries < 100; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        holder = findHolder();
       }
-      const holder = tree.find((pid) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(secret));
       assert.ok(holder, 'a sandbox process holds the secret in its environment');
       const peek = spawnSync(process.execPath, ['-e', NOBODY_PEEK, String(holder)], {
         uid: h.NOBODY_UID, gid: h.NOBODY_UID, cwd: '/', encoding: 'utf8', env: {}, timeout: 30_000,
