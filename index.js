@@ -8,75 +8,43 @@
 const { CordonError } = require('./lib/errors');
 const { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject } = require('./lib/isolated-policy');
 const { IsolatedExecution } = require('./lib/isolated-execution');
-const { nativeExecutable, platformKey } = require('./lib/platform-package');
+const { nativeExecutable } = require('./lib/platform-package');
+const { loadBinding } = require('./lib/native');
+const { STOP_TRIGGER_KEYS, checkStopTriggers, armStopTriggers } = require('./lib/stop-triggers');
 
 /** cordon-runner: the platform package's when installed, else this checkout's build. */
 const runnerPath = nativeExecutable('cordon-runner');
 /** cordon-egress-relay: started first inside a mediated-network sandbox (docs/network.md). */
 const egressRelayPath = nativeExecutable('cordon-egress-relay');
 
-const OPTION_KEYS = new Set([
-  'policy', 'invocationId', 'workspace', 'env', 'launcherEnvironment',
-  'stop', 'deadlineMs', 'signal', 'bwrapPath', 'networkRelayPath',
-]);
-/** setTimeout's ceiling (ms): longer deadlines would fire immediately. */
-const MAX_DEADLINE_MS = 2 ** 31 - 1;
-
-let binding = null;
-function loadBinding() {
-  if (binding === null) {
-    try {
-      binding = require('./binding.js');
-    } catch (cause) {
-      throw new CordonError(
-        'ERR_CORDON_BACKEND_UNAVAILABLE',
-        `the cordon native addon is not available for this platform: install the platform package ` +
-          `\`cordon-${platformKey()}\` (npm installs it as an optional dependency of cordon; ` +
-          'reinstall without --no-optional/--omit=optional), or build it from a checkout with `npm run build`',
-        { cause },
-      );
-    }
-  }
-  return binding;
-}
-
 function invalidOptions(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
 }
 
-/** JS-only options (deadline, AbortSignal) checked here; the rest natively. */
-function checkJsOptions(options) {
-  if (!isPlainObject(options)) throw invalidOptions('options must be a plain object');
-  for (const key of Reflect.ownKeys(options)) {
-    if (!OPTION_KEYS.has(key)) throw invalidOptions(`options.${String(key)} is not a known option`);
-  }
-  const { deadlineMs, signal } = options;
-  if (deadlineMs !== undefined
-    && !(Number.isInteger(deadlineMs) && deadlineMs >= 1 && deadlineMs <= MAX_DEADLINE_MS)) {
-    throw invalidOptions(`options.deadlineMs must be an integer from 1 to ${MAX_DEADLINE_MS}`);
-  }
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw invalidOptions('options.signal must be an AbortSignal');
-  }
-  if (options.policy === undefined) {
-    throw new CordonError('ERR_CORDON_POLICY_INVALID', 'options.policy is required: readOnly(), workspaceWrite(), profile(name) or a policy object');
-  }
-}
-
-/** The JSON document the launcher validates (docs/policy.md). */
+/**
+ * The document the launcher validates (docs/policy.md): every option but
+ * JavaScript's own (`deadlineMs`, `signal`: lib/stop-triggers.js), each
+ * snapshotted as plain JSON. Which keys exist and what they may hold is the
+ * launcher's to say (crates/launcher/src/launch_request.rs); unknown keys
+ * are refused there, with ERR_CORDON_INVALID_OPTIONS.
+ */
 function nativeOptions(command, options) {
+  if (!isPlainObject(options)) throw invalidOptions('options must be a plain object');
   if (!Array.isArray(command) || !command.every((arg) => typeof arg === 'string')) {
     throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'command must be a non-empty array of strings');
   }
-  const out = {
-    command: [...command],
-    policy: toPlainJson(options.policy, 'policy', 'ERR_CORDON_POLICY_INVALID'),
-  };
-  for (const key of ['invocationId', 'workspace', 'env', 'launcherEnvironment', 'stop', 'bwrapPath', 'networkRelayPath']) {
-    if (options[key] !== undefined) {
-      out[key] = toPlainJson(options[key], `options.${key}`, 'ERR_CORDON_INVALID_OPTIONS');
-    }
+  const rest = {};
+  for (const key of Reflect.ownKeys(options)) {
+    if (key === 'policy' || STOP_TRIGGER_KEYS.includes(key)) continue;
+    if (key === 'command') throw invalidOptions("options.command is not an option: the command is spawnIsolated's first argument");
+    const desc = Object.getOwnPropertyDescriptor(options, key);
+    // An option set to undefined is an option left out, as in JavaScript generally.
+    if ('value' in desc && desc.value === undefined) continue;
+    Object.defineProperty(rest, key, desc);
   }
+  const out = { command: [...command] };
+  if (options.policy !== undefined) out.policy = toPlainJson(options.policy, 'policy', 'ERR_CORDON_POLICY_INVALID');
+  Object.assign(out, toPlainJson(rest, 'options', 'ERR_CORDON_INVALID_OPTIONS'));
   // The launcher uses it only for a mediated network policy.
   if (out.networkRelayPath === undefined) out.networkRelayPath = egressRelayPath;
   return JSON.stringify(out);
@@ -97,8 +65,8 @@ function asCordonError(error) {
  * @returns {import('./index').IsolatedExecution}
  */
 function spawnIsolated(command, options) {
-  checkJsOptions(options);
   const json = nativeOptions(command, options);
+  const triggers = checkStopTriggers(options, 'options.');
   const native = loadBinding();
   const execution = new IsolatedExecution();
   let handle;
@@ -111,24 +79,8 @@ function spawnIsolated(command, options) {
     throw asCordonError(error);
   }
   execution._attach(handle);
-  armStopTriggers(execution, options);
+  armStopTriggers(execution, triggers);
   return execution;
-}
-
-function armStopTriggers(execution, { deadlineMs, signal }) {
-  if (deadlineMs !== undefined) {
-    const timer = setTimeout(() => execution._requestStop('deadline'), deadlineMs);
-    timer.unref();
-    execution._onSettle(() => clearTimeout(timer));
-  }
-  if (signal !== undefined) {
-    const onAbort = () => execution._requestStop('signal');
-    if (signal.aborted) onAbort();
-    else {
-      signal.addEventListener('abort', onAbort, { once: true });
-      execution._onSettle(() => signal.removeEventListener('abort', onAbort));
-    }
-  }
 }
 
 // Code Mode host (docs/code-mode.md). lib/code-mode never loads the addon

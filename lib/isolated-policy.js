@@ -4,62 +4,48 @@
 // and option object handed to spawnIsolated (docs/policy.md).
 
 const { CordonError } = require('./errors');
+const { deepFreeze } = require('./deep-freeze');
+const { loadBinding } = require('./native');
 
-/** Resource ceilings of the presets (carried into plan and receipt). */
-const PRESET_RESOURCES = Object.freeze({
-  memoryBytes: 268435456, // 256 MiB: ample for a QuickJS runner
-  processes: 64,
-  fileSizeBytes: 67108864, // 64 MiB per file written
-  cpuSeconds: 30,
-});
 /** Nesting deeper than this is not a policy: refuse rather than recurse. */
 const MAX_DEPTH = 32;
 
-function deepFreeze(value) {
-  if (value !== null && typeof value === 'object') {
-    for (const key of Object.keys(value)) deepFreeze(value[key]);
-    Object.freeze(value);
+// The presets are the launcher's (crates/launcher/src/presets.rs), read
+// once from the addon: name → policy JSON text, in the launcher's order.
+let presetTexts = null;
+function presets() {
+  if (presetTexts === null) {
+    const list = JSON.parse(loadBinding().policyPresets());
+    presetTexts = new Map(list.map(({ name, policy }) => [name, JSON.stringify(policy)]));
   }
-  return value;
+  return presetTexts;
 }
 
-function preset(workspace) {
-  return deepFreeze({
-    formatVersion: 1,
-    filesystem: { workspace, temp: 'write', extra: [] },
-    network: { mode: 'none' },
-    process: { treeConfinement: 'required' },
-    resources: { ...PRESET_RESOURCES },
-    environment: { allow: [] },
-  });
+/** A fresh, deeply frozen copy of the preset called `name` (a known name). */
+function preset(name) {
+  return deepFreeze(JSON.parse(presets().get(name)));
 }
 
 /** Workspace read-only, private writable /tmp, no network, tree confined. */
 function readOnly() {
-  return preset('read');
+  return preset('read-only');
 }
 
 /** As readOnly(), with the workspace writable. */
 function workspaceWrite() {
-  return preset('write');
+  return preset('workspace-write');
 }
-
-const PROFILES = Object.freeze({
-  'read-only': readOnly,
-  'workspace-write': workspaceWrite,
-  untrusted: () => preset('none'),
-});
 
 /** A named policy: "read-only", "workspace-write" or "untrusted" (no workspace). */
 function profile(name) {
-  const make = typeof name === 'string' && Object.hasOwn(PROFILES, name) ? PROFILES[name] : null;
-  if (make === null) {
+  const known = presets();
+  if (typeof name !== 'string' || !known.has(name)) {
     throw new CordonError(
       'ERR_CORDON_POLICY_INVALID',
-      `unknown policy profile ${JSON.stringify(String(name))}; known: ${Object.keys(PROFILES).join(', ')}`,
+      `unknown policy profile ${JSON.stringify(String(name))}; known: ${[...known.keys()].join(', ')}`,
     );
   }
-  return make();
+  return preset(name);
 }
 
 function isPlainObject(value) {
@@ -111,4 +97,4 @@ function toPlainJson(value, where, code, depth = 0) {
   return out;
 }
 
-module.exports = { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject, deepFreeze };
+module.exports = { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject };

@@ -16,18 +16,15 @@
 
 const crypto = require('node:crypto');
 const { CordonError } = require('./errors');
+const { STOP_TRIGGER_KEYS, checkStopTriggers, armStopTriggers } = require('./stop-triggers');
 
 /** Upper bound on `size`: each idle sandbox is two processes and a control root. */
 const MAX_POOL_SIZE = 64;
-const SPAWN_KEYS = new Set(['command', 'policy', 'workspace', 'env', 'launcherEnvironment', 'stop', 'bwrapPath', 'networkRelayPath']);
-const TAKE_KEYS = new Set(['deadlineMs', 'signal']);
 /** First refill retry after a failed spawn (or an idle death); doubles up to the cap. */
 const BACKOFF_START_MS = 50;
 const BACKOFF_MAX_MS = 5000;
 /** An idle sandbox that lived at least this long before dying does not count as a spawn failure. */
 const HEALTHY_LIFETIME_MS = 1000;
-/** setTimeout's ceiling. */
-const MAX_DEADLINE_MS = 2 ** 31 - 1;
 
 function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
@@ -43,13 +40,16 @@ function checkPoolOptions(poolOptions) {
   return size;
 }
 
+/**
+ * What the pool itself rules out; every other key and value is the
+ * launcher's to check, and it does so when the first sandbox is spawned,
+ * synchronously in createPool().
+ */
 function checkSpawnOptions(spawnOptions) {
   if (spawnOptions === null || typeof spawnOptions !== 'object' || Array.isArray(spawnOptions)) throw invalid('spawnOptions must be an object such as {command, policy}');
   for (const key of Object.keys(spawnOptions)) {
-    if (!SPAWN_KEYS.has(key)) {
-      const why = TAKE_KEYS.has(key) ? ' (it is per run: pass it to take())' : '';
-      throw invalid(`spawnOptions.${key} is not a pool option${why}; known: ${[...SPAWN_KEYS].join(', ')}`);
-    }
+    if (STOP_TRIGGER_KEYS.includes(key)) throw invalid(`spawnOptions.${key} is not a pool option (it is per run: pass it to take())`);
+    if (key === 'invocationId') throw invalid('spawnOptions.invocationId is not a pool option: the pool names each sandbox it spawns');
   }
   const { command, ...options } = spawnOptions;
   if (!Array.isArray(command) || command.length === 0 || !command.every((arg) => typeof arg === 'string')) {
@@ -62,14 +62,9 @@ function checkSpawnOptions(spawnOptions) {
 function checkTakeOptions(takeOptions) {
   if (takeOptions === null || typeof takeOptions !== 'object' || Array.isArray(takeOptions)) throw invalid('take options must be an object');
   for (const key of Object.keys(takeOptions)) {
-    if (!TAKE_KEYS.has(key)) throw invalid(`unknown take option "${key}"; known: deadlineMs, signal`);
+    if (!STOP_TRIGGER_KEYS.includes(key)) throw invalid(`unknown take option "${key}"; known: ${STOP_TRIGGER_KEYS.join(', ')}`);
   }
-  const { deadlineMs, signal } = takeOptions;
-  if (deadlineMs !== undefined && !(Number.isInteger(deadlineMs) && deadlineMs >= 1 && deadlineMs <= MAX_DEADLINE_MS)) {
-    throw invalid(`deadlineMs must be an integer from 1 to ${MAX_DEADLINE_MS}`);
-  }
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid('signal must be an AbortSignal');
-  return { deadlineMs, signal };
+  return checkStopTriggers(takeOptions, '');
 }
 
 class SandboxPool {
@@ -179,7 +174,7 @@ class SandboxPool {
    * @param {{deadlineMs?: number, signal?: AbortSignal}} [takeOptions]
    */
   take(takeOptions = {}) {
-    const { deadlineMs, signal } = checkTakeOptions(takeOptions);
+    const triggers = checkTakeOptions(takeOptions);
     if (this.closed) throw new CordonError('ERR_CORDON_CLOSED', 'the sandbox pool is closed');
     let execution = this.idle.shift();
     if (execution) {
@@ -191,7 +186,9 @@ class SandboxPool {
     }
     this.counters.taken += 1;
     this.refillAfter(execution);
-    armStopTriggers(execution, deadlineMs, signal);
+    // Counted from the take, the time the caller's work starts: an idle
+    // sandbox is not running anybody's code.
+    armStopTriggers(execution, triggers);
     return execution;
   }
 
@@ -219,25 +216,6 @@ class SandboxPool {
     this.live.clear();
     this.closing = Promise.all(held.map((execution) => execution.stop())).then(() => undefined);
     return this.closing;
-  }
-}
-
-/** deadlineMs and signal, counted from the take: the time the caller's work starts. */
-function armStopTriggers(execution, deadlineMs, signal) {
-  if (deadlineMs !== undefined) {
-    // The receipt's stop.reason says what stopped it ("deadline", "signal"), as for spawnIsolated.
-    const timer = setTimeout(() => execution._requestStop('deadline'), deadlineMs);
-    timer.unref();
-    execution.wait().then(() => clearTimeout(timer), () => clearTimeout(timer));
-  }
-  if (signal !== undefined) {
-    const onAbort = () => execution._requestStop('signal');
-    if (signal.aborted) onAbort();
-    else {
-      signal.addEventListener('abort', onAbort, { once: true });
-      const off = () => signal.removeEventListener('abort', onAbort);
-      execution.wait().then(off, off);
-    }
   }
 }
 

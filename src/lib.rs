@@ -180,3 +180,11 @@ pub fn validate_native(options_json: String) -> napi::Result<(), String> {
         .map(|_| ())
         .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))
 }
+
+/// The launcher's policy presets (`cordon_launcher::presets`), as JSON text
+/// `[{"name", "policy"}, …]`: lib/isolated-policy.js builds `readOnly()`,
+/// `workspaceWrite()` and `profile(name)` from it, so JS restates nothing.
+#[napi]
+pub fn policy_presets() -> String {
+    cordon_launcher::presets::all_json().to_string()
+}

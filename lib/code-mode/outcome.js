@@ -16,7 +16,7 @@
 //   cancelled   (no code; also when aborted while queued)
 //   sandbox     the launcher's ERR_CORDON_… code, or CONTAINMENT_UNCONFIRMED
 
-const { deepFreeze } = require('./deep-freeze');
+const { deepFreeze } = require('../deep-freeze');
 
 /** A failed termination; mutable until the run is finished (runner_exit gains exit details). */
 function failed(kind, code, message) {

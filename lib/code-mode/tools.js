@@ -5,7 +5,7 @@
 // (`grantTools`), and every incoming call is checked against that grant again.
 
 const { CordonError } = require('../errors');
-const { deepFreeze } = require('./deep-freeze');
+const { deepFreeze } = require('../deep-freeze');
 const { toJsonSchema, SchemaSourceError } = require('./schema-source');
 const { createCompiler, draftOf } = require('./schema-compiler');
 const { prepareValidation } = require('./validation');

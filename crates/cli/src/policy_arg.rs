@@ -1,22 +1,18 @@
-//! `--policy read-only|workspace-write|untrusted|FILE`: a preset by name, or
-//! a policy JSON file (docs/policy.md). The launcher validates either
-//! strictly; this module only produces the JSON value.
+//! `--policy read-only|workspace-write|untrusted|FILE`: a preset by name
+//! (the launcher's own, `cordon_launcher::presets`), or a policy JSON file
+//! (docs/policy.md). The launcher validates either strictly; this module
+//! only produces the JSON value.
 
 use std::io::Read;
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use cordon_launcher::presets;
+use serde_json::Value;
 
 /// A policy file larger than this is not a policy: refuse rather than read it.
 const MAX_POLICY_FILE_BYTES: u64 = 1024 * 1024;
-/// Preset ceilings, the same numbers as `readOnly()` in lib/isolated-policy.js.
-const PRESET_MEMORY_BYTES: u64 = 268_435_456; // 256 MiB: ample for a QuickJS runner
-const PRESET_PROCESSES: u64 = 64;
-const PRESET_FILE_SIZE_BYTES: u64 = 67_108_864; // 64 MiB per file written
-const PRESET_CPU_SECONDS: u64 = 30;
-
 /// The names `--policy` accepts as presets; anything else is a file path.
-pub const PRESETS: &[&str] = &["read-only", "workspace-write", "untrusted"];
+pub const PRESETS: &[&str] = presets::NAMES;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PolicyArg {
@@ -59,31 +55,13 @@ impl PolicyArg {
     /// The policy as the launcher's JSON value.
     pub fn load(&self) -> Result<Value, PolicyFileError> {
         match self {
-            PolicyArg::Preset(name) => Ok(preset(name)),
+            PolicyArg::Preset(name) => presets::preset(name).ok_or_else(|| PolicyFileError {
+                path: PathBuf::from(name),
+                reason: format!("not a preset (presets: {})", PRESETS.join(", ")),
+            }),
             PolicyArg::File(path) => read_file(path),
         }
     }
-}
-
-fn preset(name: &str) -> Value {
-    let workspace = match name {
-        "workspace-write" => "write",
-        "untrusted" => "none",
-        _ => "read",
-    };
-    json!({
-        "formatVersion": 1,
-        "filesystem": {"workspace": workspace, "temp": "write", "extra": []},
-        "network": {"mode": "none"},
-        "process": {"treeConfinement": "required"},
-        "resources": {
-            "memoryBytes": PRESET_MEMORY_BYTES,
-            "processes": PRESET_PROCESSES,
-            "fileSizeBytes": PRESET_FILE_SIZE_BYTES,
-            "cpuSeconds": PRESET_CPU_SECONDS,
-        },
-        "environment": {"allow": []},
-    })
 }
 
 fn read_file(path: &PathBuf) -> Result<Value, PolicyFileError> {

@@ -301,7 +301,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_give_the_issue_ceilings_a_cgroup_and_a_bounded_temp() {
+    fn defaults_give_the_preset_ceilings_a_cgroup_and_a_bounded_temp() {
         let plan = plan(
             &Resources::default(),
             WorkspaceMount::NotTmpfs,
@@ -329,9 +329,10 @@ mod tests {
             ]
         );
         let cgroup = plan.cgroup.as_ref().unwrap();
-        assert_eq!(cgroup.limits[0].value, (1u64 << 30).to_string());
-        assert_eq!(cgroup.limits[2].value, "256");
-        assert_eq!(plan.temp_bytes, 256 << 20);
+        assert_eq!(cgroup.limits[0].value, (256u64 << 20).to_string());
+        assert_eq!(cgroup.limits[2].value, "64");
+        // Half the 256 MiB memory ceiling, less /dev/shm's 1/16 (16 MiB).
+        assert_eq!(plan.temp_bytes, 112 << 20);
     }
 
     #[test]
@@ -399,7 +400,7 @@ mod tests {
         assert!(fallback.cgroup.is_none());
         assert_eq!(
             fallback.rlimits[1].hard,
-            256 + NPROC_ZOMBIE_ALLOWANCE,
+            64 + NPROC_ZOMBIE_ALLOWANCE,
             "without a cgroup NPROC is the only bound, with room for zombies"
         );
         assert_eq!(fallback.cgroup_unavailable.as_deref(), Some("no hierarchy"));
@@ -471,9 +472,9 @@ mod tests {
             .iter()
             .any(|n| n == "ptrace"));
         assert_eq!(cgroup["version"], "v1");
-        assert_eq!(cgroup["pidsMax"], "256");
+        assert_eq!(cgroup["pidsMax"], "64");
         assert_eq!(cgroup_outcome["oomKills"], 2);
         assert_eq!(cgroup_outcome["killedByCgroup"], true);
-        assert_eq!(temp["sizeBytes"], 256 << 20);
+        assert_eq!(temp["sizeBytes"], 112 << 20);
     }
 }

@@ -29,6 +29,7 @@ pub mod paths;
 pub mod pidfd;
 pub mod plan;
 pub mod policy;
+pub mod presets;
 pub mod process_identity;
 pub mod pumps;
 pub mod receipt;

@@ -43,7 +43,8 @@
 
 use std::io;
 
-/// The ceilings a launch asks for; `Default` is the issue's defaults.
+/// The ceilings a launch asks for; `Default` is the bare defaults, which are
+/// the presets' ceilings (presets.rs says why).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResourceCeilings {
     pub address_space_bytes: u64,
@@ -53,16 +54,6 @@ pub struct ResourceCeilings {
     pub cpu_seconds: u64,
 }
 
-/// 1 GiB: room for QuickJS or a small interpreter, not for a memory bomb.
-pub const DEFAULT_ADDRESS_SPACE_BYTES: u64 = 1 << 30;
-/// 256 processes: a build-like workload fits, a fork bomb stops quickly.
-pub const DEFAULT_PROCESSES: u64 = 256;
-/// 256 descriptors: far above a runner's need, far below the host's.
-pub const DEFAULT_OPEN_FILES: u64 = 256;
-/// 256 MiB per file: generous output, bounded disk use.
-pub const DEFAULT_FILE_SIZE_BYTES: u64 = 256 << 20;
-/// 60 s of CPU: longer than any deadline we expect a provider to set.
-pub const DEFAULT_CPU_SECONDS: u64 = 60;
 /// The fixed ceilings every sandbox gets (see the module comment).
 pub const RTPRIO: u64 = 0;
 pub const NICE: u64 = 0;
@@ -75,13 +66,7 @@ pub const CPU_KILL_GRACE_SECONDS: u64 = 1;
 
 impl Default for ResourceCeilings {
     fn default() -> Self {
-        Self {
-            address_space_bytes: DEFAULT_ADDRESS_SPACE_BYTES,
-            processes: DEFAULT_PROCESSES,
-            open_files: DEFAULT_OPEN_FILES,
-            file_size_bytes: DEFAULT_FILE_SIZE_BYTES,
-            cpu_seconds: DEFAULT_CPU_SECONDS,
-        }
+        crate::presets::DEFAULT_CEILINGS
     }
 }
 
@@ -225,7 +210,7 @@ mod tests {
     use std::process::Command;
 
     #[test]
-    fn the_default_plan_is_the_issue_defaults_with_no_core_dumps() {
+    fn the_default_plan_is_the_preset_ceilings_with_no_core_dumps() {
         let plan = plan(&ResourceCeilings::default());
         let by_name: Vec<(&str, u64, u64)> = plan
             .limits
@@ -235,11 +220,11 @@ mod tests {
         assert_eq!(
             by_name,
             vec![
-                ("AS", 1 << 30, 1 << 30),
-                ("NPROC", 256, 256),
+                ("AS", 256 << 20, 256 << 20),
+                ("NPROC", 64, 64),
                 ("NOFILE", 256, 256),
-                ("FSIZE", 256 << 20, 256 << 20),
-                ("CPU", 60, 61),
+                ("FSIZE", 64 << 20, 64 << 20),
+                ("CPU", 30, 31),
                 ("CORE", 0, 0),
                 ("RTPRIO", 0, 0),
                 ("NICE", 0, 0),
@@ -284,10 +269,10 @@ mod tests {
         };
         assert_eq!(row("Max open files"), ["77", "77"]);
         assert_eq!(row("Max core file size"), ["0", "0"]);
-        assert_eq!(row("Max cpu time"), ["60", "61"]);
-        assert_eq!(row("Max processes"), ["256", "256"]);
-        assert_eq!(row("Max address space"), ["1073741824", "1073741824"]);
-        assert_eq!(row("Max file size"), ["268435456", "268435456"]);
+        assert_eq!(row("Max cpu time"), ["30", "31"]);
+        assert_eq!(row("Max processes"), ["64", "64"]);
+        assert_eq!(row("Max address space"), ["268435456", "268435456"]);
+        assert_eq!(row("Max file size"), ["67108864", "67108864"]);
         assert_eq!(row("Max realtime priority"), ["0", "0"]);
         assert_eq!(row("Max nice priority"), ["0", "0"]);
         assert_eq!(row("Max realtime timeout"), ["0", "0"]);

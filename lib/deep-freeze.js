@@ -1,7 +1,7 @@
 'use strict';
 
-// Deep freezing, for what the host hands out and must not see changed later:
-// the tool catalogue's schemas and every run's result.
+// Deep freezing, for what cordon hands out and must not see changed later:
+// the policy presets, the tool catalogue's schemas and every run's result.
 
 /** Freeze `value` and everything reachable through its own enumerable keys; returns it. */
 function deepFreeze(value) {

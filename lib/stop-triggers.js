@@ -1,0 +1,67 @@
+'use strict';
+
+// What JavaScript itself adds to a run: a deadline timer and an AbortSignal,
+// each starting the stop ladder with its own reason (the receipt's
+// `stop.reason`: "deadline" or "signal", docs/receipts.md). One module for
+// spawnIsolated and the pool, so a pooled run is stopped and recorded
+// exactly as a direct one. Every other option is the launcher's to check.
+
+const { CordonError } = require('./errors');
+
+/** setTimeout's ceiling (ms): longer deadlines would fire immediately. */
+const MAX_DEADLINE_MS = 2 ** 31 - 1;
+/** The options this module owns (lib/pool.js takes them per run). */
+const STOP_TRIGGER_KEYS = Object.freeze(['deadlineMs', 'signal']);
+
+function invalid(message) {
+  return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
+}
+
+/**
+ * Checks `deadlineMs` and `signal` of `options`; `where` prefixes the
+ * field in error messages ("options." or "").
+ * @returns {{deadlineMs?: number, signal?: AbortSignal}}
+ */
+function checkStopTriggers(options, where) {
+  const { deadlineMs, signal } = options;
+  if (deadlineMs !== undefined
+    && !(Number.isInteger(deadlineMs) && deadlineMs >= 1 && deadlineMs <= MAX_DEADLINE_MS)) {
+    throw invalid(`${where}deadlineMs must be an integer from 1 to ${MAX_DEADLINE_MS}`);
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw invalid(`${where}signal must be an AbortSignal`);
+  }
+  return { deadlineMs, signal };
+}
+
+/**
+ * Stops `execution` with `reason` when `arm(fire)` fires; `arm` returns
+ * its disarm function, called once the execution has settled.
+ */
+function stopOn(execution, reason, arm) {
+  const disarm = arm(() => execution._requestStop(reason));
+  execution.wait().then(disarm, disarm);
+}
+
+/** Arms checked stop triggers (see checkStopTriggers) on a started execution. */
+function armStopTriggers(execution, { deadlineMs, signal }) {
+  if (deadlineMs !== undefined) {
+    stopOn(execution, 'deadline', (fire) => {
+      const timer = setTimeout(fire, deadlineMs);
+      timer.unref();
+      return () => clearTimeout(timer);
+    });
+  }
+  if (signal !== undefined) {
+    stopOn(execution, 'signal', (fire) => {
+      if (signal.aborted) {
+        fire();
+        return () => {};
+      }
+      signal.addEventListener('abort', fire, { once: true });
+      return () => signal.removeEventListener('abort', fire);
+    });
+  }
+}
+
+module.exports = { MAX_DEADLINE_MS, STOP_TRIGGER_KEYS, checkStopTriggers, armStopTriggers };
