@@ -277,7 +277,7 @@ export interface DoctorReport {
   readonly checks: readonly DoctorCheck[];
 }
 
-/** Checks this host with the launcher's own probes: bwrap, user namespaces, seccomp, cgroups, runner. */
+/** Checks this host with the launcher's own probes: bwrap, user namespaces, seccomp, cgroups, runner (default `runnerPath`), mediated-network relay. The same report as `cordon doctor --json`. */
 export declare function doctor(options?: { bwrapPath?: string; runnerPath?: string; networkRelayPath?: string }): DoctorReport;
 
 // ---- Code Mode (docs/code-mode.md) ----

@@ -90,12 +90,14 @@ const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolat
 const { defineTool } = require('./lib/code-mode/tools');
 
 /**
- * `cordon doctor`: can this host run sandboxes? The checks are the
- * launcher's own (crates/launcher/src/host_probe); lib/doctor.js shapes them.
+ * `cordon doctor`: can this host run sandboxes? The report, checks and
+ * verdict, is the launcher's own (crates/launcher/src/host_probe); by
+ * default it checks the runner and relay this module uses, as the CLI
+ * checks the ones shipped beside it.
  */
 function doctor(options = {}) {
   const native = (opts) => JSON.parse(loadBinding().doctorNative(JSON.stringify(opts)));
-  return require('./lib/doctor').runDoctor(native, { networkRelayPath: egressRelayPath, ...options });
+  return require('./lib/doctor').runDoctor(native, { runnerPath, networkRelayPath: egressRelayPath, ...options });
 }
 
 module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, defineTool, createPool, doctor };

@@ -1,12 +1,10 @@
 'use strict';
 
-// `cordon doctor`: what this host lacks for a launch, and the exact fix.
-// The checks themselves are the launcher's own Rust code (host_probe.rs,
-// exposed by the addon as `doctor`), so doctor and launch cannot disagree;
-// this module only shapes their answers (the `cordon doctor` command prints
-// them from the Rust CLI).
+// `cordon doctor` for JavaScript: the launcher's own host report
+// (crates/launcher/src/host_probe: every check and the verdict, the same
+// report the `cordon doctor` command prints), handed out deeply frozen.
 
-const IMPORTANCE = Object.freeze({ required: 'required', optional: 'optional' });
+const { deepFreeze } = require('./deep-freeze');
 
 /**
  * @typedef {{name: string, ok: boolean, importance: 'required'|'optional',
@@ -16,21 +14,17 @@ const IMPORTANCE = Object.freeze({ required: 'required', optional: 'optional' })
 
 /**
  * Runs every check through the native addon.
- * @param {(options: object) => DoctorCheck[]} nativeDoctor
+ * @param {(options: object) => DoctorReport} nativeDoctor
  * @param {{bwrapPath?: string, runnerPath?: string, networkRelayPath?: string}} [options]
  * @returns {DoctorReport}
  */
 function runDoctor(nativeDoctor, options = {}) {
-  const checks = nativeDoctor({
+  const { ok, checks } = nativeDoctor({
     bwrapPath: options.bwrapPath ?? null,
     runnerPath: options.runnerPath ?? null,
     networkRelayPath: options.networkRelayPath ?? null,
-  }).map((check) => Object.freeze({ ...check }));
-  // Only a failed *required* check makes the host unusable; a missing
-  // optional mechanism (cgroups) weakens the default policy, it does not
-  // stop launches unless a policy requires it.
-  const ok = checks.every((c) => c.ok || c.importance !== IMPORTANCE.required);
-  return Object.freeze({ ok, checks: Object.freeze(checks) });
+  });
+  return deepFreeze({ ok, checks });
 }
 
-module.exports = { runDoctor, IMPORTANCE };
+module.exports = { runDoctor };

@@ -155,13 +155,13 @@ pub fn spawn_native(
     Ok(NativeExecution { handle })
 }
 
-/// Runs every host check of `cordon doctor` — the launcher's own code (see
-/// `host_probe`). `optionsJson` is `{"bwrapPath"?, "runnerPath"?}`; the
-/// result is a JSON array of `{name, ok, importance, detail, fix}`.
+/// The launcher's host report for `doctor()` (see `host_probe::report`).
+/// `optionsJson` is `{"bwrapPath"?, "runnerPath"?, "networkRelayPath"?}`;
+/// the result is `{ok, checks: [{name, ok, importance, detail, fix}]}`.
 #[napi]
 pub fn doctor_native(options_json: String) -> String {
     let options = serde_json::from_str(&options_json).unwrap_or(serde_json::Value::Null);
-    cordon_launcher::host_probe::run_all_json(&options).to_string()
+    cordon_launcher::host_probe::report_json(&options).to_string()
 }
 
 /// The directory holding this provider's control roots (not created here):

@@ -95,3 +95,21 @@ test('`cordon doctor --json` is the report as JSON; unknown commands exit 2', ()
   assert.match(bad.stderr, /usage/);
   assert.match(bad.stderr, /cordon doctor/);
 });
+
+test('doctor() and `cordon doctor --json` are one report: the same checks and the same verdict', { skip: skip ?? false }, () => {
+  // Each defaults to the runner and relay it would launch; name them so the
+  // two look at the same files.
+  const js = cordon.doctor({ runnerPath: cordon.runnerPath });
+  const run = spawnSync(process.execPath, [CLI, 'doctor', '--json', '--runner', cordon.runnerPath], { encoding: 'utf8' });
+  const cli = JSON.parse(run.stdout);
+  assert.deepEqual(cli.checks.map((c) => [c.name, c.ok, c.importance]), js.checks.map((c) => [c.name, c.ok, c.importance]));
+  assert.equal(cli.ok, js.ok);
+  assert.equal(run.status, js.ok ? 0 : 1);
+  assert.deepEqual(cordon.doctor().checks.map((c) => c.name), js.checks.map((c) => c.name), 'doctor() checks the runner by default, as the CLI does');
+  // A failed required check fails both verdicts.
+  const broken = cordon.doctor({ runnerPath: '/nonexistent/cordon-runner' });
+  const brokenCli = spawnSync(process.execPath, [CLI, 'doctor', '--json', '--runner', '/nonexistent/cordon-runner'], { encoding: 'utf8' });
+  assert.equal(broken.ok, false);
+  assert.equal(JSON.parse(brokenCli.stdout).ok, false);
+  assert.equal(brokenCli.status, 1);
+});

@@ -1,7 +1,7 @@
 //! `cordon doctor [--json] [--bwrap PATH] [--runner PATH]`: the launcher's
-//! own host checks (`host_probe::run_all`), printed with the exact fix for
-//! each failure — the same checks and the same text as `doctor()` and
-//! lib/doctor.js, so the command and the library cannot disagree.
+//! own host report (`host_probe::report`: every check and the verdict),
+//! printed with the exact fix for each failure — the same report `doctor()`
+//! returns, so the command and the library cannot disagree.
 
 use std::path::PathBuf;
 
@@ -46,17 +46,6 @@ fn parse(args: &[String]) -> Result<(bool, Value), UsageError> {
     ))
 }
 
-/// `{ok, checks}`: ok when every *required* check passed (an optional one,
-/// cgroups, only weakens the default policy).
-fn report(options: &Value) -> Value {
-    let checks = host_probe::run_all_json(options);
-    let ok = checks.as_array().is_some_and(|list| {
-        list.iter()
-            .all(|c| c["ok"] == true || c["importance"] != "required")
-    });
-    json!({"ok": ok, "checks": checks})
-}
-
 /// One line per check, an indented fix line per failure (lib/doctor.js's format).
 pub fn format(report: &Value) -> String {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
@@ -88,7 +77,7 @@ pub fn format(report: &Value) -> String {
 /// Runs the command; returns the exit status.
 pub fn main(args: &[String]) -> Result<i32, UsageError> {
     let (json, options) = parse(args)?;
-    let report = report(&options);
+    let report = host_probe::report_json(&options);
     let text = if json {
         let pretty =
             serde_json::to_string_pretty(&report).map_err(|e| UsageError(e.to_string()))?;

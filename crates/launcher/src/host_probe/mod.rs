@@ -97,27 +97,58 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks
 }
 
-/// `doctor` for the addon: `{"bwrapPath"?, "runnerPath"?, "networkRelayPath"?}` in, an array of
-/// `{name, ok, importance, detail, fix}` out. Unknown keys are ignored:
-/// doctor must run even when the caller's options are odd.
-pub fn run_all_json(options: &Value) -> Value {
+/// Whether this host can launch sandboxes, and why: every check, and the
+/// one verdict both `doctor()` and `cordon doctor` present.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub ok: bool,
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    /// Only a failed *required* check makes the host unusable; a missing
+    /// optional mechanism (cgroups, Yama) weakens the default policy, it does
+    /// not stop launches unless a policy requires it.
+    pub fn from_checks(checks: Vec<Check>) -> Report {
+        let ok = checks
+            .iter()
+            .all(|c| c.ok || c.importance != Importance::Required);
+        Report { ok, checks }
+    }
+
+    /// `{ok, checks: [{name, ok, importance, detail, fix}, …]}`.
+    pub fn to_json(&self) -> Value {
+        let checks: Vec<Value> = self
+            .checks
+            .iter()
+            .map(|c| {
+                let importance = match c.importance {
+                    Importance::Required => "required",
+                    Importance::Optional => "optional",
+                };
+                json!({"name": c.name, "ok": c.ok, "importance": importance, "detail": c.detail, "fix": c.fix})
+            })
+            .collect();
+        json!({"ok": self.ok, "checks": checks})
+    }
+}
+
+/// Every check and the verdict.
+pub fn report(targets: &ProbeTargets) -> Report {
+    Report::from_checks(run_all(targets))
+}
+
+/// `doctor` for the addon and the CLI: `{"bwrapPath"?, "runnerPath"?,
+/// "networkRelayPath"?}` in, [`Report::to_json`] out. Unknown keys are
+/// ignored: doctor must run even when the caller's options are odd.
+pub fn report_json(options: &Value) -> Value {
     let path = |key: &str| options.get(key).and_then(Value::as_str).map(PathBuf::from);
     let targets = ProbeTargets {
         bwrap: path("bwrapPath"),
         runner: path("runnerPath"),
         network_relay: path("networkRelayPath"),
     };
-    let checks: Vec<Value> = run_all(&targets)
-        .into_iter()
-        .map(|c| {
-            let importance = match c.importance {
-                Importance::Required => "required",
-                Importance::Optional => "optional",
-            };
-            json!({"name": c.name, "ok": c.ok, "importance": importance, "detail": c.detail, "fix": c.fix})
-        })
-        .collect();
-    Value::Array(checks)
+    report(&targets).to_json()
 }
 
 fn is_executable_file(path: &Path) -> bool {

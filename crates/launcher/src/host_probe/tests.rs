@@ -171,10 +171,35 @@ fn on_this_host_every_required_check_passes() {
         return;
     }
     let options = json!({"runnerPath": "/bin/true", "ignored": 1});
-    let checks = run_all_json(&options);
-    let checks = checks.as_array().unwrap();
+    let report = report_json(&options);
+    let checks = report["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 8, "{checks:?}");
     for check in checks.iter().filter(|c| c["importance"] == "required") {
         assert_eq!(check["ok"], true, "{check}");
     }
+    assert_eq!(report["ok"], true);
+}
+
+#[test]
+fn only_a_failed_required_check_fails_the_verdict() {
+    let check = |ok, importance| Check {
+        name: "x",
+        ok,
+        importance,
+        detail: String::new(),
+        fix: String::new(),
+    };
+    let optional_failed = vec![
+        check(true, Importance::Required),
+        check(false, Importance::Optional),
+    ];
+    assert!(Report::from_checks(optional_failed).ok);
+    let required_failed = vec![
+        check(false, Importance::Required),
+        check(true, Importance::Optional),
+    ];
+    let report = Report::from_checks(required_failed);
+    assert!(!report.ok);
+    assert_eq!(report.to_json()["ok"], false);
+    assert_eq!(report.to_json()["checks"][0]["importance"], "required");
 }
