@@ -3,14 +3,17 @@
 //! 1. parse the command line (nothing happens on a usage error);
 //! 2. block SIGTERM/SIGINT and start their thread — before the launcher
 //!    starts any thread, so every thread inherits the mask;
-//! 3. load the policy, resolve the workspace, build the options document;
-//! 4. `cordon_launcher::launch` (validates strictly, then spawns bwrap);
+//! 3. load the policy, resolve the workspace, build the typed launch
+//!    request (`LaunchRequest::new`: the launcher's strict validation);
+//! 4. `cordon_launcher::start` (spawns bwrap);
 //! 5. relay until the run finished (signals → stop ladder);
 //! 6. copy the receipt (with its `networkReceipts`) to `--receipt`, exit
 //!    with the program's status.
 
 use cordon_launcher::events::{Completion, LaunchFailure};
-use cordon_launcher::launch;
+use cordon_launcher::launch_request::RequestError;
+use cordon_launcher::policy::Policy;
+use cordon_launcher::{start, LaunchError, LaunchRequest};
 
 use crate::exit_status::{self, RUN_ERROR};
 use crate::relay::{Channels, Message};
@@ -42,19 +45,14 @@ pub fn main(args: &[String]) -> i32 {
     if let Err(e) = forwarded {
         return fail(RUN_ERROR, &e.to_string());
     }
-    let options = match options_document(&parsed) {
-        Ok(options) => options,
-        Err(message) => return fail(RUN_ERROR, &message),
+    let request = match launch_request(&parsed) {
+        Ok(request) => request,
+        Err(Refused::Usage(message)) => return fail(RUN_ERROR, &message),
+        Err(Refused::Launcher(e)) => return launch_failed(&e),
     };
-    let handle = match launch(&options, channels.sink()) {
+    let handle = match start(request, channels.sink()) {
         Ok(handle) => handle,
-        Err(e) => {
-            let code = e.code();
-            return fail(
-                exit_status::for_error_code(code),
-                &format!("{}: {e}", code.as_str()),
-            );
-        }
+        Err(e) => return launch_failed(&e),
     };
     let outcome = channels.relay(handle);
     if let Err(failure) = &outcome {
@@ -79,30 +77,59 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-/// Step 3: the JSON `cordon_launcher::launch` takes.
-fn options_document(parsed: &RunArgs) -> Result<String, String> {
-    let mut policy = parsed.policy.load().map_err(|e| e.to_string())?;
+fn launch_failed(e: &LaunchError) -> i32 {
+    let code = e.code();
+    fail(
+        exit_status::for_error_code(code),
+        &format!("{}: {e}", code.as_str()),
+    )
+}
+
+/// Why step 3 produced no request.
+enum Refused {
+    /// A policy file or `--allow` problem of the command line.
+    Usage(String),
+    /// The launcher's validation, with its error code.
+    Launcher(LaunchError),
+}
+
+/// Step 3: the typed request `cordon_launcher::start` takes.
+fn launch_request(parsed: &RunArgs) -> Result<LaunchRequest, Refused> {
+    let mut policy = parsed
+        .policy
+        .load()
+        .map_err(|e| Refused::Usage(e.to_string()))?;
     if parsed.policy.is_preset() {
         // A preset allows no variable; naming one with --env is the allowance.
         // A policy file must list its names itself (the launcher refuses others).
         let names = parsed.env.iter().map(|(name, _)| name.as_str());
         policy["environment"]["allow"] = serde_json::json!(names.collect::<Vec<_>>());
         if !parsed.allow.is_empty() {
-            policy["network"] =
-                run_args::mediated_network(&parsed.allow).map_err(|e| e.to_string())?;
+            policy["network"] = run_args::mediated_network(&parsed.allow)
+                .map_err(|e| Refused::Usage(e.to_string()))?;
         }
     } else if !parsed.allow.is_empty() {
-        return Err("--allow is for presets: a policy file lists its own network.allow".into());
+        return Err(Refused::Usage(
+            "--allow is for presets: a policy file lists its own network.allow".into(),
+        ));
     }
     let workspace = match &parsed.workspace {
         Some(dir) => Some(
             std::fs::canonicalize(dir)
-                .map_err(|e| format!("--workspace {}: {e}", dir.display()))?,
+                .map_err(|e| Refused::Usage(format!("--workspace {}: {e}", dir.display())))?,
         ),
         None => None,
     };
     let relay = run_args::shipped_relay();
-    Ok(run_args::options_json(parsed, policy, workspace, relay))
+    let refused = |e: RequestError| Refused::Launcher(LaunchError::from(e));
+    // The launcher's order: the option values (command first), then the
+    // policy — a JSON value (a preset or a file) parsed once, here, and
+    // never turned back into text — then the cross-checks.
+    let checked = run_args::launch_options(parsed, workspace, relay)
+        .check()
+        .map_err(refused)?;
+    let policy = Policy::from_json(&policy).map_err(|e| refused(e.into()))?;
+    checked.with_policy(policy).map_err(refused)
 }
 
 fn receipt_of(outcome: &Result<Completion, LaunchFailure>) -> Option<&str> {

@@ -1,4 +1,4 @@
-//! `cordon run` arguments → the launcher's options document (pure).
+//! `cordon run` arguments → the launcher's typed launch options (pure).
 //!
 //! `cordon run [--policy read-only|workspace-write|untrusted|FILE]
 //! [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Map, Value};
+use cordon_launcher::LaunchOptions;
+use serde_json::{json, Value};
 
 use crate::policy_arg::PolicyArg;
 
@@ -170,46 +171,25 @@ pub fn mediated_network(allow: &[AllowArg]) -> Result<Value, UsageError> {
     Ok(json!({"mode": "mediated", "allow": destinations}))
 }
 
-/// The options document `cordon_launcher::launch` validates. `policy` is the
-/// already-loaded policy value and `workspace` an absolute directory.
-pub fn options_json(
+/// The typed options `cordon_launcher::LaunchRequest::new` validates (with
+/// the policy, parsed separately). `workspace` is an absolute directory.
+pub fn launch_options(
     args: &RunArgs,
-    policy: Value,
     workspace: Option<PathBuf>,
     relay: Option<PathBuf>,
-) -> String {
-    let mut options = Map::new();
-    options.insert("command".into(), json!(args.command));
-    options.insert("policy".into(), policy);
-    if let Some(dir) = workspace {
-        options.insert("workspace".into(), json!(dir.to_string_lossy()));
+) -> LaunchOptions {
+    let text = |path: PathBuf| path.to_string_lossy().into_owned();
+    LaunchOptions {
+        command: args.command.clone(),
+        invocation_id: None,
+        workspace: workspace.map(text),
+        env: args.env.clone(),
+        grace_ms: args.grace_ms,
+        force_ms: args.force_ms,
+        bwrap_path: args.bwrap.clone(),
+        // Used only by a mediated policy.
+        network_relay_path: relay.map(text),
     }
-    if let Some(bwrap) = &args.bwrap {
-        options.insert("bwrapPath".into(), json!(bwrap));
-    }
-    // Used only by a mediated policy.
-    if let Some(relay) = relay {
-        options.insert("networkRelayPath".into(), json!(relay.to_string_lossy()));
-    }
-    if !args.env.is_empty() {
-        let env: Map<String, Value> = args
-            .env
-            .iter()
-            .map(|(name, value)| (name.clone(), json!(value)))
-            .collect();
-        options.insert("env".into(), Value::Object(env));
-    }
-    let mut stop = Map::new();
-    if let Some(ms) = args.grace_ms {
-        stop.insert("graceMs".into(), json!(ms));
-    }
-    if let Some(ms) = args.force_ms {
-        stop.insert("forceMs".into(), json!(ms));
-    }
-    if !stop.is_empty() {
-        options.insert("stop".into(), Value::Object(stop));
-    }
-    Value::Object(options).to_string()
 }
 
 #[cfg(test)]
@@ -284,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn env_options_are_repeatable_and_reach_the_options_document() {
+    fn env_options_are_repeatable_and_reach_the_launch_options() {
         let args = parse(&strings(&[
             "--env",
             "A=1",
@@ -295,26 +275,37 @@ mod tests {
             "/bin/true",
         ]))
         .unwrap();
-        assert_eq!(
-            args.env,
-            vec![
-                ("A".to_string(), "1".to_string()),
-                ("B".to_string(), "x=y".to_string()),
-                ("C".to_string(), String::new())
-            ]
-        );
-        let doc: Value = serde_json::from_str(&options_json(&args, json!({}), None, None)).unwrap();
-        assert_eq!(doc["env"], json!({"A": "1", "B": "x=y", "C": ""}));
+        let expected = vec![
+            ("A".to_string(), "1".to_string()),
+            ("B".to_string(), "x=y".to_string()),
+            ("C".to_string(), String::new()),
+        ];
+        assert_eq!(args.env, expected);
+        assert_eq!(launch_options(&args, None, None).env, expected);
     }
 
     #[test]
-    fn the_options_document_carries_command_policy_workspace_and_stop() {
-        let args = parse(&strings(&["--force-ms", "7", "--", "/bin/true"])).unwrap();
-        let text = options_json(&args, json!({"p": 1}), Some(PathBuf::from("/w")), None);
-        let doc: Value = serde_json::from_str(&text).unwrap();
+    fn the_launch_options_carry_command_workspace_stop_and_paths() {
+        let args = parse(&strings(&[
+            "--force-ms",
+            "7",
+            "--bwrap",
+            "/usr/bin/bwrap",
+            "--",
+            "/bin/true",
+        ]))
+        .unwrap();
+        let options = launch_options(&args, Some(PathBuf::from("/w")), Some(PathBuf::from("/r")));
         assert_eq!(
-            doc,
-            json!({"command": ["/bin/true"], "policy": {"p": 1}, "workspace": "/w", "stop": {"forceMs": 7}})
+            options,
+            LaunchOptions {
+                command: strings(&["/bin/true"]),
+                workspace: Some("/w".into()),
+                force_ms: Some(7),
+                bwrap_path: Some("/usr/bin/bwrap".into()),
+                network_relay_path: Some("/r".into()),
+                ..LaunchOptions::default()
+            }
         );
     }
 }

@@ -92,12 +92,21 @@ pub fn validate(options_json: &str) -> Result<LaunchRequest, LaunchError> {
     Ok(LaunchRequest::from_json_text(options_json)?)
 }
 
-/// Runs the whole pipeline; events go to `sink` from the launcher's threads.
+/// Runs the whole pipeline for the JSON options document (the addon's
+/// entry); events go to `sink` from the launcher's threads.
 pub fn launch(
     options_json: &str,
     sink: Arc<dyn EventSink>,
 ) -> Result<ExecutionHandle, LaunchError> {
-    let request = validate(options_json)?;
+    start(validate(options_json)?, sink)
+}
+
+/// Runs the pipeline from step 2 for a request already validated
+/// ([`LaunchRequest::new`] for typed callers such as the CLI).
+pub fn start(
+    request: LaunchRequest,
+    sink: Arc<dyn EventSink>,
+) -> Result<ExecutionHandle, LaunchError> {
     // Early, before anything exists on disk: an extra that goes through a
     // symlink is refused with a coded error. open_binds opens it again the
     // same way and binds that descriptor, so a later swap is refused too.

@@ -1,5 +1,7 @@
-//! The launch options as received from JavaScript (one JSON document),
-//! validated strictly before anything is created on disk.
+//! The launch options, validated strictly before anything is created on
+//! disk: as received from JavaScript (one JSON document,
+//! [`LaunchRequest::from_json_text`]) or from a Rust caller such as the CLI
+//! ([`LaunchOptions`], [`LaunchRequest::new`]) — one set of checks for both.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -91,43 +93,124 @@ const LAUNCHER_ENV_REFUSED: &str = "is not supported: bwrap's environment is the
      readable inside at /proc/1/environ, so nothing could be passed that way unseen; bwrap runs \
      with an empty environment (pass what the program needs in options.env)";
 
+/// A launch as a Rust caller (the CLI) states it: the fields of the JSON
+/// options document, typed, with the policy already parsed. Checked by
+/// [`LaunchRequest::new`] exactly as the JSON document is, so a typed
+/// caller never serialises to JSON text for the launcher to parse back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    pub command: Vec<String>,
+    pub invocation_id: Option<String>,
+    /// A host directory: absolute and normalized (checked).
+    pub workspace: Option<String>,
+    /// The runner's environment; each name must be in `environment.allow`.
+    pub env: Vec<(String, String)>,
+    pub grace_ms: Option<u64>,
+    pub force_ms: Option<u64>,
+    pub bwrap_path: Option<String>,
+    pub network_relay_path: Option<String>,
+}
+
 impl LaunchRequest {
-    /// Validates `{command, policy, …}` in this order: command, options,
-    /// policy, then the cross-checks (env names against `environment.allow`).
+    /// Validates `{command, policy, …}` in this order: the document's
+    /// structure (keys and types), then the option values (command first),
+    /// then the policy, then the cross-checks (env names against
+    /// `environment.allow`) — the last three as [`LaunchRequest::new`].
     pub fn from_json_text(text: &str) -> Result<LaunchRequest, RequestError> {
         let value: Value = serde_json::from_str(text)?;
         let top = ObjectReader::new("options", &value, KEYS)?;
-        let (argv, invoked_as, executable) = parse_command(top.optional("command"))?;
-        let invocation_id = top
-            .optional_str("invocationId")?
-            .map(check_id)
-            .transpose()?;
-        let workspace = top
-            .optional_str("workspace")?
-            .map(|w| absolute_dir("options.workspace", w))
-            .transpose()?;
-        let env = parse_env("options.env", top.optional("env"))?;
+        let command = command_strings(top.optional("command"))?;
+        let invocation_id = top.optional_str("invocationId")?.map(String::from);
+        let workspace = top.optional_str("workspace")?.map(String::from);
+        let env = env_strings("options.env", top.optional("env"))?;
         if top.optional("launcherEnvironment").is_some() {
             return Err(
                 FieldError::new("options.launcherEnvironment", LAUNCHER_ENV_REFUSED).into(),
             );
         }
-        let stop = parse_stop(top.optional("stop"))?;
-        let bwrap_path = top
-            .optional_str("bwrapPath")?
-            .map(|p| normalized_absolute(p).map_err(|r| FieldError::new("options.bwrapPath", r)))
+        let (grace_ms, force_ms) = stop_fields(top.optional("stop"))?;
+        let bwrap_path = top.optional_str("bwrapPath")?.map(String::from);
+        let network_relay_path = top.optional_str("networkRelayPath")?.map(String::from);
+        let checked = LaunchOptions {
+            command,
+            invocation_id,
+            workspace,
+            env,
+            grace_ms,
+            force_ms,
+            bwrap_path,
+            network_relay_path,
+        }
+        .check()?;
+        let policy_value = top.optional("policy").ok_or_else(|| {
+            PolicyError::Invalid(FieldError::new(
+                "policy",
+                "is required: a preset (read-only, workspace-write, untrusted) or a policy object",
+            ))
+        })?;
+        checked.with_policy(Policy::from_json(policy_value)?)
+    }
+
+    /// Validates typed options and a parsed policy the same way as
+    /// [`LaunchRequest::from_json_text`] validates the JSON document.
+    pub fn new(options: LaunchOptions, policy: Policy) -> Result<LaunchRequest, RequestError> {
+        options.check()?.with_policy(policy)
+    }
+}
+
+/// The option values, checked; waiting for the policy and its cross-checks
+/// ([`CheckedOptions::with_policy`]).
+#[derive(Debug)]
+pub struct CheckedOptions {
+    argv: Vec<String>,
+    executable: PathBuf,
+    invoked_as: PathBuf,
+    invocation_id: Option<String>,
+    workspace: Option<PathBuf>,
+    env: Vec<(String, String)>,
+    stop: StopTimings,
+    bwrap_path: Option<PathBuf>,
+    network_relay_path: Option<PathBuf>,
+}
+
+impl LaunchOptions {
+    /// The values, command first (the JSON document's order: check these
+    /// before parsing the policy, so that both report the same first error).
+    pub fn check(self) -> Result<CheckedOptions, RequestError> {
+        let (argv, invoked_as, executable) = check_command(self.command)?;
+        let invocation_id = self.invocation_id.as_deref().map(check_id).transpose()?;
+        let workspace = self
+            .workspace
+            .as_deref()
+            .map(|w| absolute_dir("options.workspace", w))
             .transpose()?;
-        let network_relay_path = top
-            .optional_str("networkRelayPath")?
-            .map(|p| {
-                normalized_absolute(p).map_err(|r| FieldError::new("options.networkRelayPath", r))
-            })
-            .transpose()?;
-        let policy_value = top
-            .optional("policy")
-            .ok_or_else(|| PolicyError::Invalid(FieldError::new("policy", "is required")))?;
-        let policy = Policy::from_json(policy_value)?;
-        if let Some((name, _)) = env
+        let env = check_env("options.env", self.env)?;
+        let stop = check_stop(self.grace_ms, self.force_ms)?;
+        let path = |field: &str, value: Option<String>| {
+            value
+                .map(|p| normalized_absolute(&p).map_err(|r| FieldError::new(field, r)))
+                .transpose()
+        };
+        Ok(CheckedOptions {
+            argv,
+            executable,
+            invoked_as,
+            invocation_id,
+            workspace,
+            env,
+            stop,
+            bwrap_path: path("options.bwrapPath", self.bwrap_path)?,
+            network_relay_path: path("options.networkRelayPath", self.network_relay_path)?,
+        })
+    }
+}
+
+impl CheckedOptions {
+    /// The cross-checks: env names against `environment.allow`, no
+    /// workspace under `workspace: "none"`.
+    pub fn with_policy(self, policy: Policy) -> Result<LaunchRequest, RequestError> {
+        if let Some((name, _)) = self
+            .env
             .iter()
             .find(|(name, _)| !policy.environment_allow.contains(name))
         {
@@ -137,7 +220,7 @@ impl LaunchRequest {
             )
             .into());
         }
-        if policy.workspace == crate::policy::Access::None && workspace.is_some() {
+        if policy.workspace == crate::policy::Access::None && self.workspace.is_some() {
             return Err(FieldError::new(
                 "options.workspace",
                 "must be absent when policy.filesystem.workspace is \"none\"",
@@ -145,36 +228,44 @@ impl LaunchRequest {
             .into());
         }
         Ok(LaunchRequest {
-            argv,
-            executable,
-            invoked_as,
+            argv: self.argv,
+            executable: self.executable,
+            invoked_as: self.invoked_as,
             policy,
-            invocation_id,
-            workspace,
-            env,
-            stop,
-            bwrap_path,
-            network_relay_path,
+            invocation_id: self.invocation_id,
+            workspace: self.workspace,
+            env: self.env,
+            stop: self.stop,
+            bwrap_path: self.bwrap_path,
+            network_relay_path: self.network_relay_path,
         })
     }
 }
 
-/// Returns (argv, command[0] as given, command[0] canonicalized).
-fn parse_command(value: Option<&Value>) -> Result<(Vec<String>, PathBuf, PathBuf), RequestError> {
+/// `command` as strings (its structure); [`check_command`] checks the values.
+fn command_strings(value: Option<&Value>) -> Result<Vec<String>, RequestError> {
     let bad = |why: &str| RequestError::Command(why.to_string());
     let list = value
         .and_then(Value::as_array)
         .ok_or_else(|| bad("command must be a non-empty array of strings"))?;
-    if list.is_empty() || list.len() > MAX_ARGS {
+    list.iter()
+        .enumerate()
+        .map(|(i, item)| {
+            as_str(&format!("command[{i}]"), item)
+                .map(String::from)
+                .map_err(|e| bad(&e.to_string()))
+        })
+        .collect()
+}
+
+/// Returns (argv, command[0] as given, command[0] canonicalized).
+fn check_command(argv: Vec<String>) -> Result<(Vec<String>, PathBuf, PathBuf), RequestError> {
+    let bad = |why: &str| RequestError::Command(why.to_string());
+    if argv.is_empty() || argv.len() > MAX_ARGS {
         return Err(bad(&format!("command must hold 1 to {MAX_ARGS} strings")));
     }
-    let mut argv = Vec::with_capacity(list.len());
-    for (i, item) in list.iter().enumerate() {
-        let text = as_str(&format!("command[{i}]"), item).map_err(|e| bad(&e.to_string()))?;
-        if text.contains('\0') {
-            return Err(bad(&format!("command[{i}] must not contain NUL bytes")));
-        }
-        argv.push(text.to_string());
+    if let Some(i) = argv.iter().position(|arg| arg.contains('\0')) {
+        return Err(bad(&format!("command[{i}] must not contain NUL bytes")));
     }
     let invoked_as = normalized_absolute(&argv[0])
         .map_err(|r| bad(&format!("command[0] {r} (no $PATH lookup is done)")))?;
@@ -224,59 +315,75 @@ fn absolute_dir(path: &str, text: &str) -> Result<PathBuf, FieldError> {
     }
 }
 
-fn parse_env(path: &str, value: Option<&Value>) -> Result<Vec<(String, String)>, FieldError> {
+/// `env` as name/value strings (its structure); [`check_env`] checks them.
+fn env_strings(path: &str, value: Option<&Value>) -> Result<Vec<(String, String)>, FieldError> {
     let Some(value) = value else {
         return Ok(Vec::new());
     };
     let map = value
         .as_object()
         .ok_or_else(|| FieldError::new(path, "must be a plain object of strings"))?;
-    if map.len() > MAX_ENV_ENTRIES {
+    map.iter()
+        .map(|(name, v)| {
+            Ok((
+                name.clone(),
+                as_str(&format!("{path}.{name}"), v)?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// Sorted by name, as a JSON object's keys come out (so both ways to state
+/// a launch give the same argv); a name given twice is refused.
+fn check_env(
+    path: &str,
+    mut env: Vec<(String, String)>,
+) -> Result<Vec<(String, String)>, FieldError> {
+    if env.len() > MAX_ENV_ENTRIES {
         return Err(FieldError::new(
             path,
             format!("at most {MAX_ENV_ENTRIES} entries"),
         ));
     }
-    let mut out = Vec::with_capacity(map.len());
-    for (name, v) in map {
+    env.sort_by(|a, b| a.0.cmp(&b.0));
+    for (i, (name, value)) in env.iter().enumerate() {
         let item = format!("{path}.{name}");
         if !is_env_name(name) {
             return Err(FieldError::new(&item, "is not a valid variable name"));
         }
-        let value = as_str(&item, v)?;
+        if i > 0 && env[i - 1].0 == *name {
+            return Err(FieldError::new(&item, "is given twice"));
+        }
         if value.contains('\0') {
             // Would be cut at the NUL by exec, or split bwrap's `--args`.
             return Err(FieldError::new(&item, "must not contain NUL bytes"));
         }
-        out.push((name.clone(), value.to_string()));
     }
-    Ok(out)
+    Ok(env)
 }
 
-fn parse_stop(value: Option<&Value>) -> Result<StopTimings, FieldError> {
-    let mut timings = StopTimings {
-        grace_ms: STOP_GRACE_MS,
-        force_ms: STOP_FORCE_MS,
-    };
+/// `stop` as `(graceMs, forceMs)` (its structure); [`check_stop`] bounds them.
+fn stop_fields(value: Option<&Value>) -> Result<(Option<u64>, Option<u64>), FieldError> {
     let Some(value) = value else {
-        return Ok(timings);
+        return Ok((None, None));
     };
     let stop = ObjectReader::new("options.stop", value, STOP_KEYS)?;
-    for (key, slot) in [
-        ("graceMs", &mut timings.grace_ms),
-        ("forceMs", &mut timings.force_ms),
-    ] {
-        if let Some(ms) = stop.optional_u64(key)? {
-            if ms > MAX_STOP_WINDOW_MS {
-                return Err(FieldError::new(
-                    &stop.child_path(key),
-                    format!("must be at most {MAX_STOP_WINDOW_MS}"),
-                ));
-            }
-            *slot = ms;
+    Ok((stop.optional_u64("graceMs")?, stop.optional_u64("forceMs")?))
+}
+
+fn check_stop(grace_ms: Option<u64>, force_ms: Option<u64>) -> Result<StopTimings, FieldError> {
+    for (key, ms) in [("graceMs", grace_ms), ("forceMs", force_ms)] {
+        if ms.is_some_and(|ms| ms > MAX_STOP_WINDOW_MS) {
+            return Err(FieldError::new(
+                &format!("options.stop.{key}"),
+                format!("must be at most {MAX_STOP_WINDOW_MS}"),
+            ));
         }
     }
-    Ok(timings)
+    Ok(StopTimings {
+        grace_ms: grace_ms.unwrap_or(STOP_GRACE_MS),
+        force_ms: force_ms.unwrap_or(STOP_FORCE_MS),
+    })
 }
 
 #[cfg(test)]
@@ -315,5 +422,62 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(arg.code(), ErrorCode::InvalidCommand);
+    }
+
+    #[test]
+    fn typed_options_are_checked_exactly_as_the_json_document() {
+        let policy_json = serde_json::json!({"formatVersion": 1,
+            "filesystem": {"workspace": "read", "temp": "write"},
+            "network": {"mode": "none"}, "process": {"treeConfinement": "required"},
+            "environment": {"allow": ["A", "B"]}});
+        let policy = Policy::from_json(&policy_json).unwrap();
+        let typed = |env: Vec<(&str, &str)>, grace_ms| {
+            LaunchRequest::new(
+                LaunchOptions {
+                    command: vec!["/bin/sh".into(), "-c".into(), "true".into()],
+                    env: env
+                        .into_iter()
+                        .map(|(n, v)| (n.to_string(), v.to_string()))
+                        .collect(),
+                    grace_ms,
+                    bwrap_path: Some("/usr/bin/bwrap".into()),
+                    ..LaunchOptions::default()
+                },
+                policy.clone(),
+            )
+        };
+        let json = |env: Value, grace_ms: u64| {
+            LaunchRequest::from_json_text(
+                &serde_json::json!({"command": ["/bin/sh", "-c", "true"], "policy": policy_json,
+                    "env": env, "stop": {"graceMs": grace_ms}, "bwrapPath": "/usr/bin/bwrap"})
+                .to_string(),
+            )
+        };
+        let from_typed = typed(vec![("B", "2"), ("A", "1")], Some(5)).unwrap();
+        let from_json = json(serde_json::json!({"B": "2", "A": "1"}), 5).unwrap();
+        assert_eq!(format!("{from_typed:?}"), format!("{from_json:?}"));
+        assert_eq!(from_typed.env[0].0, "A", "sorted by name, as JSON keys are");
+        // The same refusals, with the same codes and paths.
+        for (env, grace) in [
+            (vec![("1BAD", "x")], 5),
+            (vec![("C", "x")], 5),
+            (vec![("A", "x\u{0}y")], 5),
+            (vec![], 600_001),
+        ] {
+            let a = typed(env.clone(), Some(grace)).unwrap_err();
+            let map: serde_json::Map<String, Value> = env
+                .iter()
+                .map(|(n, v)| (n.to_string(), Value::from(*v)))
+                .collect();
+            let b = json(Value::Object(map), grace).unwrap_err();
+            assert_eq!((a.code(), a.to_string()), (b.code(), b.to_string()));
+        }
+        // Only a typed caller can name a variable twice: refused, not last-wins.
+        let twice = typed(vec![("A", "1"), ("A", "2")], None).unwrap_err();
+        assert_eq!(twice.code(), ErrorCode::InvalidOptions);
+        assert!(
+            twice.to_string().contains("options.env.A: is given twice"),
+            "{twice}"
+        );
     }
 }

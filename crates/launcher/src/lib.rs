@@ -52,5 +52,6 @@ pub mod uid_lease;
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};
 pub use execution::ExecutionHandle;
-pub use launch::{launch, validate, LaunchError};
+pub use launch::{launch, start, validate, LaunchError};
+pub use launch_request::{LaunchOptions, LaunchRequest};
 pub use stop_ladder::StopReason;
