@@ -24,6 +24,7 @@ export interface Policy {
     frontend?: 'auto' | 'proxy' | 'fd4';
   };
   process: { treeConfinement: 'required' };
+  /** Absent fields get the presets' ceilings: 256 MiB, 64 processes, 64 MiB per file, 30 s CPU, 256 open files (docs/policy.md). */
   resources?: {
     memoryBytes?: number;
     processes?: number;
