@@ -22,6 +22,8 @@ test('invalid pool and spawn options throw ERR_CORDON_INVALID_OPTIONS before any
   assert.throws(() => createPool(spawnOptions(), { size: 1, max: 2 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
   assert.throws(() => createPool({ ...spawnOptions(), deadlineMs: 10 }, { size: 1 }), /per run: pass it to take/);
   assert.throws(() => createPool({ ...spawnOptions(), invocationId: 'x' }, { size: 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  // The launcher owns the option keys: an unknown one is refused by it, at creation, before any spawn.
+  assert.throws(() => createPool({ ...spawnOptions(), frobnicate: 1 }, { size: 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS', message: /options\.frobnicate: unknown key/ });
   assert.throws(() => createPool({ policy: readOnly() }, { size: 1 }), { code: 'ERR_CORDON_INVALID_COMMAND' });
   // The first sandbox is spawned at creation: a bad command or policy is the caller's error, now.
   assert.throws(() => createPool({ command: ['/nonexistent/runner'], policy: readOnly() }, { size: 1 }), { code: 'ERR_CORDON_INVALID_COMMAND' });

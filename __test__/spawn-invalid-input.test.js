@@ -80,6 +80,11 @@ test('invalid options are ERR_CORDON_INVALID_OPTIONS', () => {
   ];
   for (const options of cases) refuses('ERR_CORDON_INVALID_OPTIONS', cmd, options);
   refuses('ERR_CORDON_INVALID_OPTIONS', cmd, null);
+  // The launcher owns the option keys and names the unknown one; the command is not an option.
+  assert.throws(() => spawnIsolated(cmd, { policy, unknownOption: true }), /options\.unknownOption: unknown key/);
+  refuses('ERR_CORDON_INVALID_OPTIONS', cmd, { policy, command: cmd });
+  // An option set to undefined is left out, as before.
+  refuses('ERR_CORDON_INVALID_COMMAND', ['/nonexistent/x'], { policy, workspace: undefined, deadlineMs: undefined });
   refuses('ERR_CORDON_INVALID_OPTIONS', cmd, new (class Options { constructor() { this.policy = policy; } })());
 });
 
