@@ -143,10 +143,9 @@ impl LaunchRequest {
         }
         .check()?;
         let policy_value = top.optional("policy").ok_or_else(|| {
-            PolicyError::Invalid(FieldError::new(
-                "policy",
-                "is required: a preset (read-only, workspace-write, untrusted) or a policy object",
-            ))
+            let presets = crate::presets::NAMES.join(", ");
+            let why = format!("is required: a preset ({presets}) or a policy object");
+            PolicyError::Invalid(FieldError::new("policy", why))
         })?;
         checked.with_policy(Policy::from_json(policy_value)?)
     }
