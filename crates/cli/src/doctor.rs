@@ -46,7 +46,7 @@ fn parse(args: &[String]) -> Result<(bool, Value), UsageError> {
     ))
 }
 
-/// One line per check, an indented fix line per failure (lib/doctor.js's format).
+/// One line per check, an indented fix line per failure.
 pub fn format(report: &Value) -> String {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let mut lines = Vec::new();
