@@ -252,7 +252,11 @@ export declare class CordonError extends Error {
 
 /** Launches `command` (command[0]: absolute path, no $PATH lookup) in a Bubblewrap sandbox. */
 export declare function spawnIsolated(command: string[], options: IsolatedOptions): IsolatedExecution;
-/** Workspace read-only, private /tmp, no network, tree confined. Deeply frozen. */
+/**
+ * Workspace read-only, private /tmp, no network, tree confined. Deeply frozen.
+ * The presets are the launcher's (the native addon exports them): without the
+ * addon this throws ERR_CORDON_BACKEND_UNAVAILABLE, as spawnIsolated() does.
+ */
 export declare function readOnly(): Readonly<Policy>;
 /** As readOnly() with a writable workspace. */
 export declare function workspaceWrite(): Readonly<Policy>;
