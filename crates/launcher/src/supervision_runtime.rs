@@ -16,12 +16,18 @@
 //! they exit when idle, so nothing is ever forked there).
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use tokio::runtime::{Builder, Runtime};
 
 /// Workers of the supervision runtime: the waits and timers are cheap, two
 /// keep one slow fork from delaying every other run's timers.
 pub const WORKER_THREADS: usize = 2;
+/// How long an idle blocking-pool thread is kept. The pool is used in
+/// bursts (a run's set-up, its teardown, a forced rung's cgroup kill): a
+/// thread is cheap to start next to a bwrap fork, and tokio's default
+/// (10 s) would keep one idle thread per recent concurrent run.
+pub const BLOCKING_KEEP_ALIVE: Duration = Duration::from_secs(1);
 
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 
@@ -33,6 +39,7 @@ pub fn get() -> Result<&'static Runtime, std::io::Error> {
             Builder::new_multi_thread()
                 .worker_threads(WORKER_THREADS)
                 .thread_name("cordon-supervision")
+                .thread_keep_alive(BLOCKING_KEEP_ALIVE)
                 .enable_io()
                 .enable_time()
                 .build()
