@@ -48,6 +48,7 @@ use crate::events::{Event, EventSink};
 use crate::execution::{Control, ExecutionHandle};
 use crate::launch_request::LaunchRequest;
 use crate::observe::moment::NotObserved;
+use crate::observe::reader::{ProviderFacts, ReadError};
 use crate::observe::run::{observe_run, RunObservation};
 use crate::pidfd;
 use crate::plan::Plan;
@@ -147,6 +148,10 @@ impl Run {
             }
         };
         let supervision = &self.control.supervision;
+        // Right after the fork, on the forking thread: the facts bwrap
+        // inherited (per-thread seccomp filters and namespaces), which the
+        // observation compares the sandbox against.
+        let provider = crate::observe::reader::provider_facts();
         let pid = spawned.child.id();
         if let Ok(fd) = pidfd::open(pid as i32) {
             supervision.set_bwrap(fd);
@@ -160,7 +165,7 @@ impl Run {
                 supervision.stop_after(Duration::from_millis(ms), self.control.stop_timings)
             });
         let Some((run, child, started)) = blocking(move || {
-            let (child, started) = self.set_up(spawned, writer_rx);
+            let (child, started) = self.set_up(spawned, writer_rx, provider);
             (self, child, started)
         })
         .await
@@ -183,7 +188,12 @@ impl Run {
 
     /// Blocking: release bwrap into its cgroup, start the pumps, read the
     /// sandbox init's pid, observe the confinement.
-    fn set_up(&self, spawned: Spawned, writer_rx: Receiver<WriteCmd>) -> (Child, Started) {
+    fn set_up(
+        &self,
+        spawned: Spawned,
+        writer_rx: Receiver<WriteCmd>,
+        provider: Result<ProviderFacts, ReadError>,
+    ) -> (Child, Started) {
         let control = &self.control;
         let Spawned {
             mut child,
@@ -222,7 +232,7 @@ impl Run {
         {
             control.supervision.set_init(pid, fd);
         }
-        let observation = self.observe(init_pid);
+        let observation = self.observe(init_pid, provider);
         let started = Started {
             pumps,
             tap,
@@ -247,14 +257,19 @@ impl Run {
     /// Observes the program once bwrap reported its init; a mismatch stops
     /// the run at once (no grace: a sandbox that is not what was planned
     /// gets no time to act). `None` when no sandbox was reported.
-    fn observe(&self, init_pid: Option<i32>) -> Option<RunObservation> {
+    fn observe(
+        &self,
+        init_pid: Option<i32>,
+        provider: Result<ProviderFacts, ReadError>,
+    ) -> Option<RunObservation> {
         let init_pid = init_pid?;
         let Some(init) = self.control.supervision.init() else {
             // Reported, but gone before its pidfd could be opened.
             return Some(RunObservation::not_observed(NotObserved::Ended));
         };
         let p = &self.p;
-        let seen = observe_run(&p.plan, &p.confinement, &p.invocation_id, init_pid, &init);
+        let id = &p.invocation_id;
+        let seen = observe_run(&p.plan, &p.confinement, id, init_pid, &init, provider);
         if !seen.mismatches.is_empty() {
             self.control.stop_now(StopReason::ConfinementMismatch);
         }
