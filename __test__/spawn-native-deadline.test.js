@@ -33,7 +33,9 @@ function spawnNativeToEnd(options) {
   });
 }
 
-test('spawnNative with deadlineMs and no JS timer: the launcher stops the run, reason "deadline"', async () => {
+// The timeout only turns a missing launcher deadline into a failure instead
+// of a 30 s wait; it is not what ends the run.
+test('spawnNative with deadlineMs and no JS timer: the launcher stops the run, reason "deadline"', { timeout: 20_000 }, async () => {
   const options = {
     command: ['/usr/bin/sleep', '30'],
     policy: readOnly(),
