@@ -78,3 +78,16 @@ fn without_a_deadline_a_run_ends_on_its_own_with_no_stop_recorded() {
     let receipt: Value = serde_json::from_str(done.receipt_json.as_deref().unwrap()).unwrap();
     assert_eq!(receipt["stop"]["reason"], Value::Null, "{receipt}");
 }
+
+#[test]
+fn a_deadline_that_passes_during_set_up_is_a_stopped_run_not_a_failed_launch() {
+    if !bwrap_present() {
+        return;
+    }
+    // 1 ms: the timer fires while bwrap is still being set up (or just after).
+    let done = run(options(Some(1))).expect("a stop during set-up is not a launch failure");
+    let receipt: Value = serde_json::from_str(done.receipt_json.as_deref().unwrap()).unwrap();
+    assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
+    assert_eq!(receipt["stop"]["containmentConfirmed"], true, "{receipt}");
+    assert_ne!(receipt["outcome"]["status"], "spawn-failed", "{receipt}");
+}
