@@ -10,7 +10,7 @@ const { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject } = requir
 const { IsolatedExecution } = require('./lib/isolated-execution');
 const { nativeExecutable } = require('./lib/platform-package');
 const { loadBinding } = require('./lib/native');
-const { STOP_TRIGGER_KEYS, checkStopTriggers, armStopTriggers } = require('./lib/stop-triggers');
+const { checkStopTriggers, armStopTriggers } = require('./lib/stop-triggers');
 
 /** cordon-runner: the platform package's when installed, else this checkout's build. */
 const runnerPath = nativeExecutable('cordon-runner');
@@ -23,10 +23,11 @@ function invalidOptions(message) {
 
 /**
  * The document the launcher validates (docs/policy.md): every option but
- * JavaScript's own (`deadlineMs`, `signal`: lib/stop-triggers.js), each
- * snapshotted as plain JSON. Which keys exist and what they may hold is the
- * launcher's to say (crates/launcher/src/launch_request.rs); unknown keys
- * are refused there, with ERR_CORDON_INVALID_OPTIONS.
+ * JavaScript's own (`signal`: lib/stop-triggers.js), each snapshotted as
+ * plain JSON. Which keys exist and what they may hold is the launcher's to
+ * say (crates/launcher/src/launch_request.rs), `deadlineMs` included: the
+ * launcher enforces it itself. Unknown keys are refused there, with
+ * ERR_CORDON_INVALID_OPTIONS.
  */
 function nativeOptions(command, options) {
   if (!isPlainObject(options)) throw invalidOptions('options must be a plain object');
@@ -35,7 +36,7 @@ function nativeOptions(command, options) {
   }
   const rest = {};
   for (const key of Reflect.ownKeys(options)) {
-    if (key === 'policy' || STOP_TRIGGER_KEYS.includes(key)) continue;
+    if (key === 'policy' || key === 'signal') continue;
     if (key === 'command') throw invalidOptions("options.command is not an option: the command is spawnIsolated's first argument");
     const desc = Object.getOwnPropertyDescriptor(options, key);
     // An option set to undefined is an option left out, as in JavaScript generally.
@@ -66,7 +67,8 @@ function asCordonError(error) {
  */
 function spawnIsolated(command, options) {
   const json = nativeOptions(command, options);
-  const triggers = checkStopTriggers(options, 'options.');
+  // The deadline is the launcher's (in `json`); only the AbortSignal is JavaScript's.
+  const triggers = checkStopTriggers({ signal: options.signal }, 'options.');
   const native = loadBinding();
   const execution = new IsolatedExecution();
   let handle;

@@ -1,16 +1,19 @@
 'use strict';
 
-// What JavaScript itself adds to a run: a deadline timer and an AbortSignal,
-// each starting the stop ladder with its own reason (the receipt's
-// `stop.reason`: "deadline" or "signal", docs/receipts.md). One module for
-// spawnIsolated and the pool, so a pooled run is stopped and recorded
-// exactly as a direct one. Every other option is the launcher's to check.
+// What JavaScript itself adds to a run: an AbortSignal, and for a pooled run
+// a deadline timer, each starting the stop ladder with its own reason (the
+// receipt's `stop.reason`: "signal" or "deadline", docs/receipts.md). One
+// module for spawnIsolated and the pool, so a pooled run is stopped and
+// recorded exactly as a direct one. spawnIsolated's `deadlineMs` is the
+// launcher's (part of the launch request, enforced by it); a pooled run's
+// counts from take(), after the sandbox was spawned, so it is a timer here.
+// Every other option is the launcher's to check.
 
 const { CordonError } = require('./errors');
 
 /** setTimeout's ceiling (ms): longer deadlines would fire immediately. */
 const MAX_DEADLINE_MS = 2 ** 31 - 1;
-/** The options this module owns (lib/pool.js takes them per run). */
+/** The per-run options of a pooled sandbox (lib/pool.js's take()). */
 const STOP_TRIGGER_KEYS = Object.freeze(['deadlineMs', 'signal']);
 
 function invalid(message) {

@@ -2,7 +2,7 @@
 //!
 //! `cordon run [--policy read-only|workspace-write|untrusted|FILE]
 //! [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
-//! [--bwrap PATH] [--env NAME=VALUE]… [--allow HOST:PORT]… [--allow-private HOST:PORT]…
+//! [--deadline-ms N] [--bwrap PATH] [--env NAME=VALUE]… [--allow HOST:PORT]… [--allow-private HOST:PORT]…
 //! [--] /abs/program args…`
 
 use std::path::PathBuf;
@@ -20,6 +20,9 @@ pub struct RunArgs {
     pub receipt: Option<PathBuf>,
     pub grace_ms: Option<u64>,
     pub force_ms: Option<u64>,
+    /// `--deadline-ms N`: the launcher stops the run after N ms (reason
+    /// `deadline`; the launcher checks 1..=2^31-1).
+    pub deadline_ms: Option<u64>,
     /// An explicit, trusted bwrap; default: the launcher's fixed locations.
     pub bwrap: Option<String>,
     /// `--env NAME=VALUE`, repeatable, in order (the launcher refuses names
@@ -56,6 +59,7 @@ const OPTIONS: &[&str] = &[
     "--receipt",
     "--grace-ms",
     "--force-ms",
+    "--deadline-ms",
     "--bwrap",
     "--env",
     "--allow",
@@ -75,6 +79,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
         receipt: None,
         grace_ms: None,
         force_ms: None,
+        deadline_ms: None,
         bwrap: None,
         env: Vec::new(),
         allow: Vec::new(),
@@ -103,6 +108,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
             "--receipt" => out.receipt = Some(PathBuf::from(value)),
             "--grace-ms" => out.grace_ms = Some(parse_ms(arg, value)?),
             "--force-ms" => out.force_ms = Some(parse_ms(arg, value)?),
+            "--deadline-ms" => out.deadline_ms = Some(parse_ms(arg, value)?),
             "--bwrap" => out.bwrap = Some(value.clone()),
             "--env" => out.env.push(parse_env(value)?),
             "--allow" | "--allow-private" => out.allow.push(AllowArg {
@@ -186,6 +192,7 @@ pub fn launch_options(
         env: args.env.clone(),
         grace_ms: args.grace_ms,
         force_ms: args.force_ms,
+        deadline_ms: args.deadline_ms,
         bwrap_path: args.bwrap.clone(),
         // Used only by a mediated policy.
         network_relay_path: relay.map(text),
@@ -307,5 +314,8 @@ mod tests {
                 ..LaunchOptions::default()
             }
         );
+        let args = parse(&strings(&["--deadline-ms", "250", "/bin/true"])).unwrap();
+        assert_eq!(launch_options(&args, None, None).deadline_ms, Some(250));
+        assert!(parse(&strings(&["--deadline-ms", "soon", "/bin/true"])).is_err());
     }
 }
