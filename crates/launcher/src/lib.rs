@@ -44,7 +44,6 @@ pub mod strict_json;
 pub mod supervisor;
 #[cfg(test)]
 mod test_skip;
-pub mod timestamp;
 pub mod tree_removal;
 pub mod uid_lease;
 
