@@ -27,19 +27,21 @@ extern "C" fn on_termination(raw: libc::c_int) {
     // Unblocking the signal first makes raise() deliver it now, with its
     // default action; if that does nothing (a PID-namespace init ignores
     // default-action signals), _exit still ends the process with the
-    // conventional 128+signal status. sigemptyset/sigaddset (SigSet),
-    // sigprocmask and raise are async-signal-safe.
-    if let Ok(received) = Signal::try_from(raw) {
-        // SAFETY: restoring SIG_DFL installs no Rust handler, and signal(2)
-        // is async-signal-safe.
-        let _ = unsafe { signal::signal(received, SigHandler::SigDfl) };
-        let only = SigSet::from(received);
-        let _ = signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
-        let _ = signal::raise(received);
+    // conventional 128+signal status.
+    let received = Signal::try_from(raw).ok();
+    // SAFETY: restoring SIG_DFL installs no Rust handler; signal(2),
+    // sigemptyset/sigaddset (SigSet), sigprocmask, raise and _exit are all
+    // async-signal-safe, and _exit ends the process without running anything
+    // else (no atexit handlers, no destructors).
+    unsafe {
+        if let Some(received) = received {
+            let _ = signal::signal(received, SigHandler::SigDfl);
+            let only = SigSet::from(received);
+            let _ = signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
+            let _ = signal::raise(received);
+        }
+        libc::_exit(128 + raw)
     }
-    // SAFETY: _exit is async-signal-safe and ends the process without
-    // running anything else (no atexit handlers, no destructors).
-    unsafe { libc::_exit(128 + raw) }
 }
 
 /// Installs the handler for SIGINT and SIGTERM and unblocks both (a mask
