@@ -28,9 +28,9 @@ fn relay(slot: RawFd, occupy_fd4: bool, script: &str) -> Output {
     // duplicates are deliberately left open (into_raw_fd) for the relay.
     unsafe {
         command.pre_exec(move || {
-            nix::unistd::dup2_raw(theirs.as_fd(), slot)?.into_raw_fd();
+            let _ = nix::unistd::dup2_raw(theirs.as_fd(), slot)?.into_raw_fd();
             if occupy_fd4 {
-                nix::unistd::dup2_raw(devnull.as_fd(), 4)?.into_raw_fd();
+                let _ = nix::unistd::dup2_raw(devnull.as_fd(), 4)?.into_raw_fd();
             }
             Ok(())
         });
