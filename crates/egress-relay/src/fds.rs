@@ -101,8 +101,10 @@ pub fn interest(read: bool, write: bool) -> PollFlags {
 }
 
 /// Something happened on the entry (readable, writable, or hang-up).
+/// revents is None only for bits nix does not name: still an event, so the
+/// connection is serviced rather than polled again and again.
 pub fn ready(fd: &PollFd<'_>) -> bool {
-    fd.revents().is_some_and(|r| !r.is_empty())
+    fd.revents().is_none_or(|r| !r.is_empty())
 }
 
 /// `poll(2)` over `fds`; `PollTimeout::NONE` waits indefinitely.

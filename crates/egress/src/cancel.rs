@@ -93,10 +93,10 @@ impl CancelWatch {
                 Err(Errno::EINTR) => continue,
                 Err(e) => return Err(e.into()),
             }
+            // revents is None only for bits nix does not name: still an event.
             let cancelled = all
                 .last()
-                .and_then(PollFd::revents)
-                .is_some_and(|r| !r.is_empty());
+                .is_some_and(|p| p.revents().is_none_or(|r| !r.is_empty()));
             return Ok(if cancelled {
                 Wake::Cancelled
             } else {
