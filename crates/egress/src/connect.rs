@@ -103,6 +103,52 @@ mod tests {
         assert_eq!(&buf, b"hi");
     }
 
+    /// A loopback listener whose accept queue is full, and the connections
+    /// that fill it: the kernel drops a further SYN, so a connect to it stays
+    /// in progress (as to an address that never answers).
+    fn unanswering() -> (OwnedFd, Vec<TcpStream>, SocketAddr) {
+        use nix::sys::socket::{bind, getsockname, listen, Backlog, SockaddrIn};
+        let listener = socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .unwrap();
+        bind(listener.as_raw_fd(), &SockaddrIn::new(127, 0, 0, 1, 0)).unwrap();
+        listen(&listener, Backlog::new(0).unwrap()).unwrap();
+        let port = getsockname::<SockaddrIn>(listener.as_raw_fd())
+            .unwrap()
+            .port();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let c = Canceller::new().unwrap();
+        let mut held = Vec::new();
+        loop {
+            match connect(addr, Duration::from_millis(200), &c.watch()) {
+                Ok(stream) => held.push(stream),
+                Err(ConnectError::TimedOut) => break,
+                Err(other) => panic!("filling the accept queue: {other:?}"),
+            }
+            assert!(held.len() < 16, "the accept queue never filled");
+        }
+        (listener, held, addr)
+    }
+
+    #[test]
+    fn cancelling_ends_a_connect_that_is_still_in_progress() {
+        let (_listener, _held, addr) = unanswering();
+        let c = Canceller::new().unwrap();
+        let watch = c.watch();
+        let attempt = std::thread::spawn(move || connect(addr, Duration::from_secs(60), &watch));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!attempt.is_finished(), "the connect is in progress");
+        c.cancel();
+        assert!(matches!(
+            attempt.join().unwrap(),
+            Err(ConnectError::Cancelled)
+        ));
+    }
+
     #[test]
     fn a_refused_port_fails() {
         let port = TcpListener::bind("127.0.0.1:0")
