@@ -3,7 +3,8 @@
 //! death of the relay. Order matters: the signals are blocked on
 //! the main thread *before* any other thread exists (threads inherit the
 //! mask), and one thread takes them with `sigwait`. The sandbox does not
-//! inherit the mask: std's process spawn resets it in the child.
+//! inherit the mask: the launcher empties it in the forked child before it
+//! execs bwrap (`spawn.rs`), or the stop ladder's SIGTERM would never arrive.
 
 use nix::sys::signal::{SigSet, Signal};
 
