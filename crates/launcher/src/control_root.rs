@@ -86,8 +86,7 @@ pub struct ControlRoot {
 /// private: on a disk-backed /tmp their mkdir/unlink journaling cost more
 /// than the whole sandbox start); else `/tmp`. Pure apart from one statfs.
 pub fn base_path() -> PathBuf {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = nix::unistd::geteuid().as_raw();
     let parent = match std::env::var_os("TMPDIR").filter(|t| Path::new(t).is_absolute()) {
         Some(tmpdir) => PathBuf::from(tmpdir),
         None if is_tmpfs(Path::new(SHM_DIR)) => PathBuf::from(SHM_DIR),
@@ -98,20 +97,13 @@ pub fn base_path() -> PathBuf {
 
 /// Whether `path` is on a tmpfs (statfs magic).
 fn is_tmpfs(path: &Path) -> bool {
-    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: c_path is NUL-terminated; stat is written by a successful call.
-    let rc = unsafe { libc::statfs(c_path.as_ptr(), stat.as_mut_ptr()) };
-    // SAFETY: statfs returned 0, so it initialised the struct.
-    rc == 0 && unsafe { stat.assume_init() }.f_type == libc::TMPFS_MAGIC
+    use nix::sys::statfs::{statfs, TMPFS_MAGIC};
+    statfs(path).is_ok_and(|s| s.filesystem_type() == TMPFS_MAGIC)
 }
 
 /// [`base_path`], created (mode 0711) and checked.
 pub fn base_dir() -> Result<PathBuf, ControlRootError> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = nix::unistd::geteuid().as_raw();
     let path = base_path();
     match fs::DirBuilder::new().mode(BASE_MODE).create(&path) {
         Ok(()) => {

@@ -166,8 +166,7 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
 }
 
 fn provider_gid() -> u32 {
-    // SAFETY: getegid has no preconditions and cannot fail.
-    unsafe { libc::getegid() }
+    nix::unistd::getegid().as_raw()
 }
 
 /// Writes the receipt (temp + rename) and reads it back, as `wait()` reports

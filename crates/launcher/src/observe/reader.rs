@@ -127,17 +127,14 @@ impl ProcDir {
         if parse::fdinfo_mnt_id(&info) != Some(mount.id) {
             return Err(read_error(&what, "the path no longer reaches that mount"));
         }
-        let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
-        // SAFETY: fd is open for the duration of the call; stat is written by a successful call.
-        if unsafe { libc::fstatfs(fd, stat.as_mut_ptr()) } != 0 {
-            return Err(read_error(&what, std::io::Error::last_os_error()));
-        }
-        // SAFETY: fstatfs returned 0, so it initialised the struct.
-        let stat = unsafe { stat.assume_init() };
+        // statvfs: f_blocks counts f_frsize units.
+        let stat = nix::sys::statvfs::fstatvfs(&file)
+            .map_err(|errno| read_error(&what, std::io::Error::from(errno)))?;
         // fsblkcnt_t is u64 here but u32 on some targets.
         #[allow(clippy::useless_conversion)]
-        let blocks = u64::try_from(stat.f_blocks).unwrap_or(0);
-        let size = u64::try_from(stat.f_frsize).unwrap_or(0);
+        let blocks = u64::try_from(stat.blocks()).unwrap_or(0);
+        #[allow(clippy::useless_conversion)]
+        let size = u64::try_from(stat.fragment_size()).unwrap_or(0);
         Ok(blocks.saturating_mul(size))
     }
 }
