@@ -22,9 +22,9 @@ use crate::timestamp::rfc3339;
 /// `cgroupOutcome`.
 pub const RECEIPT_VERSION: u64 = 2;
 pub const RECEIPT_FILE: &str = "receipt.json";
-/// Namespaces every plan unshares (see bwrap_argv.rs; bwrap also always
-/// makes a mount namespace, observed as `mnt`).
-pub const NAMESPACES: &[&str] = &["user", "ipc", "pid", "net", "uts", "cgroup"];
+/// Namespaces every plan unshares (bwrap also always makes a mount
+/// namespace, observed as `mnt`).
+pub use crate::bwrap_argv::NAMESPACES;
 
 /// How the sandbox ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
