@@ -184,8 +184,7 @@ mod tests {
         }
         let init = init.expect("bwrap forked its init");
         let started = crate::process_identity::process_start_time(bwrap_pid).unwrap();
-        // SAFETY (test): geteuid cannot fail.
-        let uid = unsafe { libc::geteuid() };
+        let uid = nix::unistd::geteuid().as_raw();
         assert!(
             open_child(init, std::process::id() as i32).is_none(),
             "not our child"
