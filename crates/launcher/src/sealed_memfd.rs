@@ -63,7 +63,10 @@ mod tests {
         let mut text = Vec::new();
         file.read_to_end(&mut text).unwrap();
         assert_eq!(text, b"a\0b\0");
-        assert!(file.write_all(b"x").is_err(), "sealed against writes");
+        assert!(file.write_all(b"x").is_err(), "sealed against growing");
+        file.seek(SeekFrom::Start(0)).unwrap();
+        assert!(file.write_all(b"z").is_err(), "sealed against overwriting");
+        file.set_len(1).unwrap_err();
         let flags = fcntl(&file, FcntlArg::F_GETFD).unwrap();
         assert_ne!(flags & libc::FD_CLOEXEC, 0, "close-on-exec until installed");
     }
