@@ -96,38 +96,26 @@ pub fn wait_exit(fd: &OwnedFd, timeout: Duration) -> bool {
     }
 }
 
-/// Conventional name of a signal number (`SIGKILL`), or `SIG<n>`.
+/// Conventional name of a signal number (`SIGKILL`, nix's table), or
+/// `SIG<n>` for a real-time or unknown one.
 pub fn signal_name(signal: i32) -> String {
-    let known = [
-        (libc::SIGHUP, "SIGHUP"),
-        (libc::SIGINT, "SIGINT"),
-        (libc::SIGQUIT, "SIGQUIT"),
-        (libc::SIGILL, "SIGILL"),
-        (libc::SIGTRAP, "SIGTRAP"),
-        (libc::SIGABRT, "SIGABRT"),
-        (libc::SIGBUS, "SIGBUS"),
-        (libc::SIGFPE, "SIGFPE"),
-        (libc::SIGKILL, "SIGKILL"),
-        (libc::SIGUSR1, "SIGUSR1"),
-        (libc::SIGSEGV, "SIGSEGV"),
-        (libc::SIGUSR2, "SIGUSR2"),
-        (libc::SIGPIPE, "SIGPIPE"),
-        (libc::SIGALRM, "SIGALRM"),
-        (libc::SIGTERM, "SIGTERM"),
-        (libc::SIGXCPU, "SIGXCPU"),
-        (libc::SIGXFSZ, "SIGXFSZ"),
-        (libc::SIGSYS, "SIGSYS"),
-    ];
-    known
-        .iter()
-        .find(|(n, _)| *n == signal)
-        .map_or_else(|| format!("SIG{signal}"), |(_, name)| name.to_string())
+    nix::sys::signal::Signal::try_from(signal)
+        .map_or_else(|_| format!("SIG{signal}"), |s| s.as_str().to_string())
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signals_are_named_conventionally_and_unknown_ones_by_number() {
+        assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
+        assert_eq!(signal_name(libc::SIGSYS), "SIGSYS");
+        assert_eq!(signal_name(libc::SIGXCPU), "SIGXCPU");
+        assert_eq!(signal_name(40), "SIG40");
+        assert_eq!(signal_name(0), "SIG0");
+    }
 
     #[test]
     fn a_namespace_init_is_recognised_by_its_nspid_and_uid() {
