@@ -1,5 +1,8 @@
 //! Process descriptors: signal a process without racing pid reuse, and
-//! wait for its exit with a timeout.
+//! wait for its exit with a timeout. The launcher's one place for pidfds
+//! (the stop ladder, the supervisor and the cgroup kill all come here):
+//! `pidfd_open`/`pidfd_send_signal` through `rustix`, as `nix` does not wrap
+//! them; the exit wait is `nix::poll`.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
