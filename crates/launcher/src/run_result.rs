@@ -13,16 +13,18 @@ use crate::observe::compare::Mismatch;
 use crate::pidfd;
 use crate::receipt::Outcome;
 
-/// The result `wait()` settles with.
+/// The result `wait()` settles with. `failure`: the code of the step that
+/// failed the run (the supervision's `RunError`), for a `SpawnFailed` outcome.
 pub fn settle(
     outcome: Outcome,
+    failure: Option<ErrorCode>,
     mismatches: &[Mismatch],
     status: Option<ExitStatus>,
     receipt: Result<String, String>,
 ) -> Result<Completion, LaunchFailure> {
     match (outcome, receipt) {
         (Outcome::SpawnFailed { message }, receipt) => Err(LaunchFailure {
-            code: ErrorCode::SpawnFailed,
+            code: failure.unwrap_or(ErrorCode::SpawnFailed),
             message,
             receipt_json: receipt.ok(),
         }),
@@ -79,7 +81,14 @@ mod tests {
 
     #[test]
     fn a_run_with_its_receipt_and_no_mismatch_completes_with_the_programs_status() {
-        let done = settle(Outcome::Exited { code: 3 }, &[], exited(3), Ok("{}".into())).unwrap();
+        let done = settle(
+            Outcome::Exited { code: 3 },
+            None,
+            &[],
+            exited(3),
+            Ok("{}".into()),
+        )
+        .unwrap();
         assert_eq!(
             (done.returncode, done.receipt_json.as_deref()),
             (Some(3), Some("{}"))
@@ -90,6 +99,7 @@ mod tests {
     fn a_run_without_a_receipt_is_never_a_success_even_with_status_0() {
         let failed = settle(
             Outcome::Exited { code: 0 },
+            None,
             &[],
             exited(0),
             Err("EISDIR".into()),
@@ -106,6 +116,7 @@ mod tests {
             Outcome::Signaled {
                 signal: "SIGKILL".into(),
             },
+            None,
             &[mismatch()],
             None,
             Ok("{}".into()),
@@ -116,6 +127,7 @@ mod tests {
         assert_eq!(failed.receipt_json.as_deref(), Some("{}"));
         let without = settle(
             Outcome::Exited { code: 0 },
+            None,
             &[mismatch()],
             exited(0),
             Err("x".into()),
@@ -132,7 +144,8 @@ mod tests {
         let outcome = Outcome::SpawnFailed {
             message: "no bwrap".into(),
         };
-        let failed = settle(outcome, &[mismatch()], None, Err("x".into())).unwrap_err();
+        let code = Some(ErrorCode::SpawnFailed);
+        let failed = settle(outcome, code, &[mismatch()], None, Err("x".into())).unwrap_err();
         assert_eq!(
             (failed.code, failed.message.as_str()),
             (ErrorCode::SpawnFailed, "no bwrap")

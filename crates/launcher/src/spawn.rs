@@ -111,12 +111,14 @@ pub fn spawn(
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: pre_exec runs the closure in the forked child of a
     // multi-threaded process, where only async-signal-safe calls are sound.
-    // The closure only makes direct syscalls (prctl, getppid, dup2,
-    // close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared before
-    // fork, and neither allocates nor takes a lock (errors are raw errnos).
+    // The closure only makes direct syscalls (prctl, getppid, sigprocmask,
+    // dup2, close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared
+    // before fork, and neither allocates nor takes a lock (errors are raw
+    // errnos).
     unsafe {
         cmd.pre_exec(move || {
             die_with_parent(parent)?;
+            unblock_signals()?;
             install_in_child(&installs, max_slot, &rlimits)
         });
     }
@@ -212,4 +214,16 @@ fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
         fd: raw,
         source: errno.into(),
     })
+}
+
+/// In the forked child: an empty signal mask. bwrap and the sandbox inherit
+/// the forking thread's mask through exec, and a host that blocks signals
+/// for its own `sigwait` (`cordon run` blocks SIGTERM/SIGINT/SIGHUP) would
+/// hand the program a blocked SIGTERM: the stop ladder's graceful rung
+/// would never reach it. Async-signal-safe: `SigSet::empty` is sigemptyset on
+/// a stack value, then one sigprocmask.
+fn unblock_signals() -> std::io::Result<()> {
+    use nix::sys::signal::{sigprocmask, SigSet, SigmaskHow};
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+    Ok(())
 }
