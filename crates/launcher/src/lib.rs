@@ -46,7 +46,6 @@ pub mod supervision_runtime;
 pub mod supervisor;
 #[cfg(test)]
 mod test_skip;
-pub mod timestamp;
 pub mod tree_removal;
 pub mod uid_lease;
 

@@ -15,7 +15,7 @@ use crate::control_root::{ControlRoot, ControlRootError};
 use crate::plan::{BindRole, Plan};
 use crate::policy::Policy;
 use crate::stop_ladder::StopRecord;
-use crate::timestamp::rfc3339;
+use cordon_egress::timestamp::rfc3339;
 
 /// Bumped on any incompatible change of the receipt's shape.
 /// 2: `confinement` split into `planned`, `observed`, `mismatches` and
