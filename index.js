@@ -100,13 +100,10 @@ function spawnIsolated(command, options) {
   checkJsOptions(options);
   const json = nativeOptions(command, options);
   const native = loadBinding();
-  const execution = new IsolatedExecution();
+  const execution = new IsolatedExecution(native);
   let handle;
   try {
-    handle = native.spawnNative(json, (...args) => {
-      const [kind, buffer, text] = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
-      execution._onEvent(kind, buffer ?? null, text ?? null);
-    });
+    handle = native.spawnNative(json, (kind, chunk, message, settled) => execution._onEvent(kind, chunk, message, settled));
   } catch (error) {
     throw asCordonError(error);
   }

@@ -87,17 +87,12 @@ impl LaunchError {
     }
 }
 
-/// Validates only (steps 1): used to reject bad input without side effects.
-pub fn validate(options_json: &str) -> Result<LaunchRequest, LaunchError> {
-    Ok(LaunchRequest::from_json_text(options_json)?)
-}
-
 /// Runs the whole pipeline; events go to `sink` from the launcher's threads.
 pub fn launch(
     options_json: &str,
     sink: Arc<dyn EventSink>,
 ) -> Result<ExecutionHandle, LaunchError> {
-    let request = validate(options_json)?;
+    let request = LaunchRequest::from_json_text(options_json)?;
     // Early, before anything exists on disk: an extra that goes through a
     // symlink is refused with a coded error. open_binds opens it again the
     // same way and binds that descriptor, so a later swap is refused too.

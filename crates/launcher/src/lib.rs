@@ -50,6 +50,6 @@ pub mod uid_lease;
 
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};
-pub use execution::ExecutionHandle;
-pub use launch::{launch, validate, LaunchError};
+pub use execution::{ExecutionHandle, WriteOutcome, WRITE_QUEUE_DEPTH};
+pub use launch::{launch, LaunchError};
 pub use stop_ladder::StopReason;

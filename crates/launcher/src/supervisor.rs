@@ -24,7 +24,7 @@ use crate::cgroup::ExecutionCgroup;
 use crate::confinement::{self, CgroupOutcome, ConfinementPlan};
 use crate::control_root::ControlRoot;
 use crate::events::{Event, EventSink, Stream};
-use crate::execution::{Control, ExecutionHandle};
+use crate::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
 use crate::launch_request::LaunchRequest;
 use crate::launch_request::StopTimings;
 use crate::observe::moment::NotObserved;
@@ -37,11 +37,6 @@ use crate::run_result;
 use crate::spawn::{spawn, OptionsFeed, Spawned};
 use crate::stop_ladder::{StopReason, Supervision};
 
-/// Host → fd 3 queue depth: two data chunks, or one plus a pending shutdown.
-/// lib/isolated-execution.js keeps up to WRITES_IN_FLIGHT (2) writes queued so
-/// the writer thread never idles between chunks; lowering this below that
-/// makes `write` refuse (and drop) data.
-const WRITE_QUEUE_DEPTH: usize = 2;
 /// bwrap's info JSON is ~250 bytes; more than this is not bwrap talking.
 const INFO_MAX_BYTES: u64 = 4096;
 /// Leading stderr bytes kept to explain a failed sandbox set-up.
