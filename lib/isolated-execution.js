@@ -40,15 +40,9 @@ function seamOf(binding) {
   return seam;
 }
 
-/** The native handle's write result, or the error it threw (a full queue), as a CordonError. */
-function nativeWrite(execution, write) {
-  const native = execution._native;
-  if (native === null) return { result: execution._seam.WRITE.Ended };
-  try {
-    return { result: write(native) };
-  } catch (error) {
-    return { error: new CordonError(error?.code ?? 'ERR_CORDON_WRITE_QUEUE_FULL', String(error?.message ?? error), { cause: error }) };
-  }
+/** What the native handle threw for a write (a full queue: ERR_CORDON_WRITE_QUEUE_FULL), as a CordonError. */
+function writeRefused(error) {
+  return new CordonError(error?.code ?? 'ERR_CORDON_WRITE_QUEUE_FULL', String(error?.message ?? error), { cause: error });
 }
 
 class ProtocolStream extends Duplex {
@@ -70,18 +64,28 @@ class ProtocolStream extends Duplex {
 
   _write(chunk, encoding, callback) {
     const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding);
-    const { result, error } = nativeWrite(this._execution, (native) => native.write(buffer));
-    if (error) return callback(error); // a full queue: loud, the stream errors (docs/errors.md)
-    if (result !== this._execution._seam.WRITE.Queued) return callback(); // the execution is over: bytes dropped (docs/errors.md)
+    const { _native: native, _seam: seam } = this._execution;
+    let result;
+    try {
+      result = native === null ? seam.WRITE.Ended : native.write(buffer);
+    } catch (error) {
+      return callback(writeRefused(error)); // loud: the stream errors (docs/errors.md)
+    }
+    if (result !== seam.WRITE.Queued) return callback(); // the execution is over: bytes dropped (docs/errors.md)
     this._writesInFlight += 1;
-    if (this._writesInFlight < this._execution._seam.writesInFlight) return callback();
+    if (this._writesInFlight < seam.writesInFlight) return callback();
     this._pendingWrite = callback;
   }
 
   _final(callback) {
-    const { result, error } = nativeWrite(this._execution, (native) => native.shutdownWrite());
-    if (error) callback(error);
-    else if (result === this._execution._seam.WRITE.Queued) this._pendingFinal = callback;
+    const { _native: native, _seam: seam } = this._execution;
+    let result;
+    try {
+      result = native === null ? seam.WRITE.Ended : native.shutdownWrite();
+    } catch (error) {
+      return callback(writeRefused(error));
+    }
+    if (result === seam.WRITE.Queued) this._pendingFinal = callback;
     else callback();
   }
 

@@ -15,7 +15,7 @@ pub enum Stream {
 }
 
 /// How `wait()` settles when the launch itself failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchFailure {
     pub code: ErrorCode,
     pub message: String,
@@ -25,7 +25,7 @@ pub struct LaunchFailure {
 }
 
 /// How `wait()` settles when bwrap ran and was reaped.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
     pub returncode: Option<i32>,
     pub signal: Option<String>,
