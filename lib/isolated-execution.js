@@ -31,9 +31,10 @@ function seamOf(binding) {
   if (seam === null || seam.binding !== binding) {
     seam = Object.freeze({
       binding,
-      EV: binding.EventKind,
-      STREAM: binding.StreamId,
-      WRITE: binding.WriteResult,
+      // Frozen copies: the binding's enum objects are writable.
+      EV: Object.freeze({ ...binding.EventKind }),
+      STREAM: Object.freeze({ ...binding.StreamId }),
+      WRITE: Object.freeze({ ...binding.WriteResult }),
       writesInFlight: binding.WRITE_QUEUE_DEPTH,
     });
   }

@@ -148,7 +148,7 @@ fn completed(done: Completion) -> Settled {
         signal: done.signal,
         code: None,
         message: None,
-        receipt: Some(done.receipt),
+        receipt: Some(for_js(done.receipt)),
     }
 }
 
@@ -158,8 +158,15 @@ fn failed(failure: LaunchFailure) -> Settled {
         signal: None,
         code: Some(failure.code.as_str().to_string()),
         message: Some(failure.message),
-        receipt: failure.receipt,
+        receipt: failure.receipt.map(for_js),
     }
+}
+
+/// The receipt with its numbers as `JSON.parse` would give them: never a
+/// `BigInt`, which `JSON.stringify` refuses (see `js_number`).
+fn for_js(mut receipt: Value) -> Value {
+    cordon_launcher::js_number::to_js_numbers(&mut receipt);
+    receipt
 }
 
 /// A write past the window: loud, never a silent drop.

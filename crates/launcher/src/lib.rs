@@ -18,6 +18,7 @@ pub mod exec_hash;
 pub mod execution;
 pub mod host_path;
 pub mod host_probe;
+pub mod js_number;
 pub mod launch;
 pub mod launch_request;
 pub mod network_plan;
