@@ -6,7 +6,6 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use cordon_launcher::execution::Control;
-use cordon_launcher::launch_request::StopTimings;
 use cordon_launcher::StopReason;
 use napi::Env;
 
@@ -26,13 +25,7 @@ impl LiveExecutions {
     fn stop_all(&self) {
         let Ok(live) = self.0.lock() else { return };
         for control in live.iter().filter_map(Weak::upgrade) {
-            let timings = StopTimings {
-                grace_ms: 0,
-                force_ms: control.stop_timings.force_ms,
-            };
-            control
-                .supervision
-                .request_stop(StopReason::Requested, timings);
+            control.stop_now(StopReason::Requested);
         }
     }
 }

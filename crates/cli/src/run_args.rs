@@ -2,7 +2,7 @@
 //!
 //! `cordon run [--policy read-only|workspace-write|untrusted|FILE]
 //! [--workspace DIR] [--receipt FILE] [--grace-ms N] [--force-ms N]
-//! [--bwrap PATH] [--env NAME=VALUE]… [--allow HOST:PORT]… [--allow-private HOST:PORT]…
+//! [--deadline-ms N] [--bwrap PATH] [--env NAME=VALUE]… [--allow HOST:PORT]… [--allow-private HOST:PORT]…
 //! [--] /abs/program args…`
 
 use std::path::PathBuf;
@@ -19,6 +19,9 @@ pub struct RunArgs {
     pub receipt: Option<PathBuf>,
     pub grace_ms: Option<u64>,
     pub force_ms: Option<u64>,
+    /// `--deadline-ms N`: the launcher stops the run after N ms (reason
+    /// `deadline`; the launcher checks 1..=2^31-1).
+    pub deadline_ms: Option<u64>,
     /// An explicit, trusted bwrap; default: the launcher's fixed locations.
     pub bwrap: Option<String>,
     /// `--env NAME=VALUE`, repeatable, in order (the launcher refuses names
@@ -55,6 +58,7 @@ const OPTIONS: &[&str] = &[
     "--receipt",
     "--grace-ms",
     "--force-ms",
+    "--deadline-ms",
     "--bwrap",
     "--env",
     "--allow",
@@ -74,6 +78,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
         receipt: None,
         grace_ms: None,
         force_ms: None,
+        deadline_ms: None,
         bwrap: None,
         env: Vec::new(),
         allow: Vec::new(),
@@ -102,6 +107,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
             "--receipt" => out.receipt = Some(PathBuf::from(value)),
             "--grace-ms" => out.grace_ms = Some(parse_ms(arg, value)?),
             "--force-ms" => out.force_ms = Some(parse_ms(arg, value)?),
+            "--deadline-ms" => out.deadline_ms = Some(parse_ms(arg, value)?),
             "--bwrap" => out.bwrap = Some(value.clone()),
             "--env" => out.env.push(parse_env(value)?),
             "--allow" | "--allow-private" => out.allow.push(AllowArg {
@@ -208,6 +214,9 @@ pub fn options_json(
     }
     if !stop.is_empty() {
         options.insert("stop".into(), Value::Object(stop));
+    }
+    if let Some(ms) = args.deadline_ms {
+        options.insert("deadlineMs".into(), json!(ms));
     }
     Value::Object(options).to_string()
 }
@@ -316,5 +325,9 @@ mod tests {
             doc,
             json!({"command": ["/bin/true"], "policy": {"p": 1}, "workspace": "/w", "stop": {"forceMs": 7}})
         );
+        let args = parse(&strings(&["--deadline-ms", "250", "/bin/true"])).unwrap();
+        let doc: Value = serde_json::from_str(&options_json(&args, json!({}), None, None)).unwrap();
+        assert_eq!(doc["deadlineMs"], 250);
+        assert!(parse(&strings(&["--deadline-ms", "soon", "/bin/true"])).is_err());
     }
 }

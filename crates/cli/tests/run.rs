@@ -301,3 +301,48 @@ fn env_options_reach_the_program_and_nothing_else_of_ours_does() {
     lines.sort_unstable();
     assert_eq!(lines, vec!["EMPTY=", "GREETING=hello world"]);
 }
+
+#[test]
+fn deadline_ms_stops_the_run_with_reason_deadline() {
+    require_sandbox!();
+    let dir = TempDir::new("deadline");
+    let receipt_path = dir.path("r.json");
+    // No signal, no stdin EOF trick: only the launcher's own timer ends it.
+    let out = run(
+        &[
+            "--receipt",
+            &receipt_path,
+            "--deadline-ms",
+            "300",
+            "--",
+            "/usr/bin/sleep",
+            "30",
+        ],
+        b"",
+    );
+    // The ladder's SIGTERM ends sleep; bwrap reports 128 + SIGTERM.
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{}",
+        text(&out.stderr)
+    );
+    let receipt = receipt(&receipt_path);
+    assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
+    assert_eq!(receipt["stop"]["gracefulStopAttempted"], true);
+    assert_eq!(receipt["stop"]["containmentConfirmed"], true);
+}
+
+#[test]
+fn a_deadline_out_of_range_is_refused_before_anything_runs() {
+    require_sandbox!();
+    for bad in ["0", "2147483648"] {
+        let out = run(&["--deadline-ms", bad, "--", "/usr/bin/true"], b"");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("ERR_CORDON_INVALID_OPTIONS") && stderr.contains("options.deadlineMs"),
+            "{bad}: {stderr}"
+        );
+        assert_ne!(out.status.code(), Some(0));
+    }
+}

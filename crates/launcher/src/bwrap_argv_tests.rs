@@ -36,6 +36,7 @@ fn request(policy: Policy) -> LaunchRequest {
             grace_ms: 1000,
             force_ms: 1000,
         },
+        deadline_ms: None,
         bwrap_path: None,
         network_relay_path: None,
     }

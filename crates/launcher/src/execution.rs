@@ -30,17 +30,36 @@ pub enum WriteOutcome {
     Full,
 }
 
-/// Shared between the handle and the supervisor thread.
+/// Shared between the handle and the run's supervision. Its parts are the
+/// launcher's own: an owner (the addon's registry of live executions)
+/// holds it only to call [`Control::stop`] / [`Control::stop_now`].
 #[derive(Debug)]
 pub struct Control {
-    pub writer: Mutex<Option<SyncSender<WriteCmd>>>,
-    pub protocol_gate: Arc<Gate>,
-    pub stderr_gate: Arc<Gate>,
-    pub supervision: Arc<Supervision>,
-    pub stop_timings: StopTimings,
+    pub(crate) writer: Mutex<Option<SyncSender<WriteCmd>>>,
+    pub(crate) protocol_gate: Arc<Gate>,
+    pub(crate) stderr_gate: Arc<Gate>,
+    pub(crate) supervision: Arc<Supervision>,
+    pub(crate) stop_timings: StopTimings,
 }
 
 impl Control {
+    /// Starts the stop ladder with the run's own timings (idempotent; the
+    /// first reason is recorded).
+    pub fn stop(&self, reason: StopReason) {
+        self.supervision.request_stop(reason, self.stop_timings);
+    }
+
+    /// Straight to the forced rung (no grace), still waiting the run's own
+    /// `forceMs` for containment: for an owner that is going away now, or
+    /// a sandbox that must get no time to act.
+    pub fn stop_now(&self, reason: StopReason) {
+        let timings = StopTimings {
+            grace_ms: 0,
+            ..self.stop_timings
+        };
+        self.supervision.request_stop(reason, timings);
+    }
+
     fn send(&self, cmd: WriteCmd) -> WriteOutcome {
         let Ok(writer) = self.writer.lock() else {
             return WriteOutcome::Ended;
@@ -88,9 +107,7 @@ impl ExecutionHandle {
 
     /// Starts the stop ladder (idempotent; the first reason is recorded).
     pub fn stop(&self, reason: StopReason) {
-        self.control
-            .supervision
-            .request_stop(reason, self.control.stop_timings);
+        self.control.stop(reason);
     }
 }
 

@@ -5,7 +5,8 @@
 //!    executable hash (+ staged copy);
 //! 4. control root, default workspace;
 //! 5. plan → `plan.json`, argv, opened bind descriptors;
-//! 6. hand over to the supervisor thread, which forks bwrap and reports the pid.
+//! 6. hand over to the run's supervision (supervisor/, on the supervision
+//!    runtime), which forks bwrap and reports the pid.
 
 use std::fs::File;
 use std::os::fd::{OwnedFd, RawFd};
@@ -54,8 +55,9 @@ pub enum LaunchError {
     /// through a symlink, or could not be opened without following one.
     #[error("policy.filesystem.extra / options.workspace: {0}")]
     HostPath(#[from] crate::host_path::HostPathError),
-    #[error("start supervisor thread: {0}")]
-    Thread(std::io::Error),
+    /// The supervision runtime's threads could not be started.
+    #[error("{0}")]
+    Supervision(std::io::Error),
     #[error("plan.json: {0}")]
     PlanJson(#[from] serde_json::Error),
     #[error(transparent)]
@@ -81,8 +83,18 @@ impl LaunchError {
             LaunchError::Confinement(ConfinementError::CgroupRequired { .. }) => {
                 ErrorCode::ConfinementUnavailable
             }
+            LaunchError::Confinement(
+                ConfinementError::Seccomp(_) | ConfinementError::CgroupPlan(_),
+            ) => ErrorCode::SpawnFailed,
             LaunchError::Network(_) => ErrorCode::NetworkUnavailable,
-            _ => ErrorCode::SpawnFailed,
+            // The host, not the request, failed a preparation step.
+            LaunchError::ControlRoot(_)
+            | LaunchError::Executable(_)
+            | LaunchError::OpenBind { .. }
+            | LaunchError::Supervision(_)
+            | LaunchError::PlanJson(_)
+            | LaunchError::Cgroup(_)
+            | LaunchError::UidLease(_) => ErrorCode::SpawnFailed,
         }
     }
 }
@@ -189,7 +201,7 @@ pub fn launch(
         uid_lease: run_identity.lease,
         host_binds,
     };
-    supervisor::start(prepared, sink).map_err(LaunchError::Thread)
+    supervisor::start(prepared, sink).map_err(LaunchError::Supervision)
 }
 
 fn plan_confinement(

@@ -18,6 +18,9 @@ pub const STOP_GRACE_MS: u64 = 1000;
 pub const STOP_FORCE_MS: u64 = 1000;
 /// Upper bound on either stop window (ms): a stop must end.
 pub const MAX_STOP_WINDOW_MS: u64 = 600_000;
+/// Largest `deadlineMs` (2^31 - 1 ms, ~24.8 days): the bound JavaScript's
+/// timers have, so the same value means the same thing on both sides.
+pub const MAX_DEADLINE_MS: u64 = (1 << 31) - 1;
 /// argv entries beyond this are refused (bounded argv).
 pub const MAX_ARGS: usize = 4096;
 /// Environment entries beyond this are refused (bounded argv).
@@ -45,6 +48,9 @@ pub struct LaunchRequest {
     pub workspace: Option<PathBuf>,
     pub env: Vec<(String, String)>,
     pub stop: StopTimings,
+    /// Milliseconds from bwrap's start after which the launcher itself runs
+    /// the stop ladder with reason `deadline`; `None`: no deadline.
+    pub deadline_ms: Option<u64>,
     pub bwrap_path: Option<PathBuf>,
     /// The in-sandbox egress relay (`cordon-egress-relay`), needed by a
     /// mediated network policy; index.js and the CLI pass their own.
@@ -81,6 +87,7 @@ const KEYS: &[&str] = &[
     "env",
     "launcherEnvironment",
     "stop",
+    "deadlineMs",
     "bwrapPath",
     "networkRelayPath",
 ];
@@ -113,6 +120,10 @@ impl LaunchRequest {
             );
         }
         let stop = parse_stop(top.optional("stop"))?;
+        let deadline_ms = top
+            .optional_u64("deadlineMs")?
+            .map(check_deadline)
+            .transpose()?;
         let bwrap_path = top
             .optional_str("bwrapPath")?
             .map(|p| normalized_absolute(p).map_err(|r| FieldError::new("options.bwrapPath", r)))
@@ -153,6 +164,7 @@ impl LaunchRequest {
             workspace,
             env,
             stop,
+            deadline_ms,
             bwrap_path,
             network_relay_path,
         })
@@ -208,6 +220,16 @@ fn check_id(id: &str) -> Result<String, FieldError> {
         ));
     }
     Ok(id.to_string())
+}
+
+fn check_deadline(ms: u64) -> Result<u64, FieldError> {
+    if !(1..=MAX_DEADLINE_MS).contains(&ms) {
+        return Err(FieldError::new(
+            "options.deadlineMs",
+            format!("must be an integer from 1 to {MAX_DEADLINE_MS}"),
+        ));
+    }
+    Ok(ms)
 }
 
 fn absolute_dir(path: &str, text: &str) -> Result<PathBuf, FieldError> {
@@ -315,5 +337,41 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(arg.code(), ErrorCode::InvalidCommand);
+    }
+
+    fn with_deadline(deadline: Value) -> Result<LaunchRequest, RequestError> {
+        let mut value: Value = serde_json::from_str(&options(
+            serde_json::json!({}),
+            serde_json::json!(["/bin/sh"]),
+        ))
+        .unwrap();
+        value["deadlineMs"] = deadline;
+        LaunchRequest::from_json_text(&value.to_string())
+    }
+
+    #[test]
+    fn deadline_ms_is_an_integer_from_1_to_2_pow_31_minus_1() {
+        assert_eq!(
+            with_deadline(serde_json::json!(1)).unwrap().deadline_ms,
+            Some(1)
+        );
+        let max = with_deadline(serde_json::json!(MAX_DEADLINE_MS)).unwrap();
+        assert_eq!(max.deadline_ms, Some(2_147_483_647));
+        let none = LaunchRequest::from_json_text(&options(
+            serde_json::json!({}),
+            serde_json::json!(["/bin/sh"]),
+        ));
+        assert_eq!(none.unwrap().deadline_ms, None);
+        for bad in [
+            serde_json::json!(0),
+            serde_json::json!(-5),
+            serde_json::json!(2_147_483_648_u64),
+            serde_json::json!(1.5),
+            serde_json::json!("100"),
+        ] {
+            let e = with_deadline(bad.clone()).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidOptions, "{bad}: {e}");
+            assert!(e.to_string().contains("options.deadlineMs"), "{bad}: {e}");
+        }
     }
 }

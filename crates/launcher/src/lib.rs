@@ -42,6 +42,7 @@ pub mod seccomp;
 pub mod spawn;
 pub mod stop_ladder;
 pub mod strict_json;
+pub mod supervision_runtime;
 pub mod supervisor;
 #[cfg(test)]
 mod test_skip;

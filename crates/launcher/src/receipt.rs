@@ -170,10 +170,23 @@ fn provider_gid() -> u32 {
     unsafe { libc::getegid() }
 }
 
+/// Why the receipt is not available: it could not be written, or, written,
+/// not read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiptError {
+    #[error(transparent)]
+    Write(#[from] ControlRootError),
+    #[error("read back {path}: {source}")]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// Writes the receipt (temp + rename) and reads it back, as `wait()` reports
-/// what is on disk. `None` when either step failed: a missing receipt is
-/// reported as `{}`, never as a success.
-pub fn write_and_read(root: &ControlRoot, receipt: &Value) -> Result<String, ControlRootError> {
+/// what is on disk. An error when either step failed: a missing receipt is
+/// never reported as a success.
+pub fn write_and_read(root: &ControlRoot, receipt: &Value) -> Result<String, ReceiptError> {
     let path = root.write_atomic(RECEIPT_FILE, receipt.to_string().as_bytes())?;
     // O_NOFOLLOW: a link swapped in after the rename is not read through.
     let read = || -> std::io::Result<String> {
@@ -185,5 +198,5 @@ pub fn write_and_read(root: &ControlRoot, receipt: &Value) -> Result<String, Con
         file.read_to_string(&mut text)?;
         Ok(text)
     };
-    read().map_err(|source| ControlRootError::Write { path, source })
+    read().map_err(|source| ReceiptError::Read { path, source })
 }

@@ -16,17 +16,20 @@ use crate::observe::compare::Mismatch;
 use crate::pidfd;
 use crate::receipt::Outcome;
 
-/// The result `wait()` settles with; `receipt` is `receipt.json`'s text as
-/// read back, or why it could not be written or read.
+/// The result `wait()` settles with. `failure`: the code of the step that
+/// failed the run (the supervision's `RunError`), for a `SpawnFailed` outcome.
+/// `receipt`: `receipt.json`'s text as read back, or why it could not be
+/// written or read.
 pub fn settle(
     outcome: Outcome,
+    failure: Option<ErrorCode>,
     mismatches: &[Mismatch],
     status: Option<ExitStatus>,
     receipt: Result<String, String>,
 ) -> Result<Completion, LaunchFailure> {
     match (outcome, receipt.and_then(receipt_value)) {
         (Outcome::SpawnFailed { message }, receipt) => Err(LaunchFailure {
-            code: ErrorCode::SpawnFailed,
+            code: failure.unwrap_or(ErrorCode::SpawnFailed),
             message,
             receipt: receipt.ok(),
         }),
@@ -93,7 +96,14 @@ mod tests {
     #[test]
     fn a_run_with_its_receipt_and_no_mismatch_completes_with_the_programs_status() {
         let text = r#"{"receiptVersion":2,"bytes":{"protocolIn":5}}"#;
-        let done = settle(Outcome::Exited { code: 3 }, &[], exited(3), Ok(text.into())).unwrap();
+        let done = settle(
+            Outcome::Exited { code: 3 },
+            None,
+            &[],
+            exited(3),
+            Ok(text.into()),
+        )
+        .unwrap();
         assert_eq!(done.returncode, Some(3));
         assert_eq!(
             done.receipt,
@@ -104,7 +114,13 @@ mod tests {
     #[test]
     fn a_receipt_that_reads_back_as_no_json_object_is_unavailable() {
         for text in ["", "{\"receiptVersion\":", "[]", "null", "\"x\""] {
-            let failed = settle(Outcome::Exited { code: 0 }, &[], exited(0), Ok(text.into()));
+            let failed = settle(
+                Outcome::Exited { code: 0 },
+                None,
+                &[],
+                exited(0),
+                Ok(text.into()),
+            );
             let failed = failed.unwrap_err();
             assert_eq!(failed.code, ErrorCode::ReceiptUnavailable, "{text:?}");
             assert!(
@@ -120,6 +136,7 @@ mod tests {
     fn a_run_without_a_receipt_is_never_a_success_even_with_status_0() {
         let failed = settle(
             Outcome::Exited { code: 0 },
+            None,
             &[],
             exited(0),
             Err("EISDIR".into()),
@@ -136,6 +153,7 @@ mod tests {
             Outcome::Signaled {
                 signal: "SIGKILL".into(),
             },
+            None,
             &[mismatch()],
             None,
             Ok("{}".into()),
@@ -146,6 +164,7 @@ mod tests {
         assert_eq!(failed.receipt, Some(json!({})));
         let without = settle(
             Outcome::Exited { code: 0 },
+            None,
             &[mismatch()],
             exited(0),
             Err("x".into()),
@@ -162,7 +181,8 @@ mod tests {
         let outcome = Outcome::SpawnFailed {
             message: "no bwrap".into(),
         };
-        let failed = settle(outcome, &[mismatch()], None, Err("x".into())).unwrap_err();
+        let code = Some(ErrorCode::SpawnFailed);
+        let failed = settle(outcome, code, &[mismatch()], None, Err("x".into())).unwrap_err();
         assert_eq!(
             (failed.code, failed.message.as_str()),
             (ErrorCode::SpawnFailed, "no bwrap")

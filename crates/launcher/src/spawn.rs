@@ -110,11 +110,12 @@ pub fn spawn(
     let mut cmd = bwrap_command(plan, args.exec_argv(plan.args_slot), devnull, stderr_w)?;
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure only calls async-signal-safe functions (prctl,
-    // getppid, dup2, close_range/fcntl, setrlimit) on data prepared before
+    // getppid, sigemptyset/sigprocmask, dup2, close_range/fcntl, setrlimit) on data prepared before
     // fork.
     unsafe {
         cmd.pre_exec(move || {
             die_with_parent(parent)?;
+            unblock_signals()?;
             install_in_child(&installs, max_slot, &rlimits)
         });
     }
@@ -229,4 +230,23 @@ fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
     }
     // SAFETY: the kernel just returned this fd to us.
     Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// In the forked child: an empty signal mask. bwrap and the sandbox inherit
+/// the forking thread's mask through exec, and a host that blocks signals
+/// for its own `sigwait` (`cordon run` blocks SIGTERM/SIGINT/SIGHUP) would
+/// hand the program a blocked SIGTERM: the stop ladder's graceful rung
+/// would never reach it. Async-signal-safe: sigemptyset/sigprocmask.
+fn unblock_signals() -> std::io::Result<()> {
+    let mut empty = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises the set it is given; sigprocmask reads
+    // that initialised set and is not asked for the old mask.
+    let rc = unsafe {
+        libc::sigemptyset(empty.as_mut_ptr());
+        libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut())
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }

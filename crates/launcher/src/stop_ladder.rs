@@ -5,8 +5,11 @@
 //! (the first reason wins).
 
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::cgroup::ExecutionCgroup;
 use crate::launch_request::StopTimings;
@@ -45,11 +48,23 @@ pub struct StopRecord {
     pub forced_attempted: bool,
 }
 
-/// Shared between the supervisor (which reaps) and the ladder (which signals).
-#[derive(Debug, Default)]
+/// Shared between the supervision (which reaps) and the ladder (which
+/// signals). The ladder climbs as a task of the supervision runtime
+/// (supervision_runtime.rs): its waits are timers, not a thread per stop.
+#[derive(Debug)]
 pub struct Supervision {
     state: Mutex<SupervisionState>,
-    changed: Condvar,
+    /// `true` once bwrap was reaped: wakes a waiting ladder.
+    exited: watch::Sender<bool>,
+}
+
+impl Default for Supervision {
+    fn default() -> Self {
+        Supervision {
+            state: Mutex::default(),
+            exited: watch::Sender::new(false),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -65,6 +80,11 @@ struct SupervisionState {
 impl Supervision {
     pub fn set_bwrap(&self, fd: OwnedFd) {
         self.with(|s| s.bwrap = Some(Arc::new(fd)));
+    }
+
+    /// bwrap's pidfd, for waiting on its exit.
+    pub fn bwrap(&self) -> Option<Arc<OwnedFd>> {
+        self.state.lock().ok().and_then(|s| s.bwrap.clone())
     }
 
     /// The sandbox's pid-namespace init (host pid), from bwrap's info fd.
@@ -87,6 +107,7 @@ impl Supervision {
     /// bwrap was reaped: wakes a waiting ladder, which then stops climbing.
     pub fn mark_exited(&self) {
         self.with(|s| s.exited = true);
+        self.exited.send_replace(true);
     }
 
     /// The run is over: close the process descriptors and drop the
@@ -106,12 +127,11 @@ impl Supervision {
     fn with(&self, f: impl FnOnce(&mut SupervisionState)) {
         if let Ok(mut s) = self.state.lock() {
             f(&mut s);
-            self.changed.notify_all();
         }
     }
 
-    /// Starts the ladder on its own thread unless a stop was already
-    /// requested or bwrap already exited.
+    /// Starts the ladder (a task of the supervision runtime) unless a stop
+    /// was already requested or bwrap already exited.
     pub fn request_stop(self: &Arc<Self>, reason: StopReason, timings: StopTimings) {
         let Ok(mut s) = self.state.lock() else { return };
         if s.record.reason.is_some() {
@@ -122,25 +142,43 @@ impl Supervision {
             return;
         }
         drop(s);
-        let me = Arc::clone(self);
-        let spawned = std::thread::Builder::new()
-            .name("cordon-stop".into())
-            .spawn(move || me.climb(timings));
-        if spawned.is_err() {
-            // No thread: go straight to the forced rung, inline.
-            self.force();
+        match crate::supervision_runtime::get() {
+            Ok(runtime) => {
+                runtime.spawn(Arc::clone(self).climb(timings));
+            }
+            // No runtime (its threads could not start): straight to the
+            // forced rung, inline.
+            Err(_) => self.force(),
         }
     }
 
-    fn climb(&self, timings: StopTimings) {
+    /// Arms the run's deadline: after `after`, the ladder starts with
+    /// reason `deadline` (a no-op if the run ended or was stopped first).
+    /// Abort the returned task when the run ends.
+    pub fn stop_after(
+        self: &Arc<Self>,
+        after: Duration,
+        timings: StopTimings,
+    ) -> tokio::task::JoinHandle<()> {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            me.request_stop(StopReason::Deadline, timings);
+        })
+    }
+
+    async fn climb(self: Arc<Self>, timings: StopTimings) {
         let grace_end = Instant::now() + Duration::from_millis(timings.grace_ms);
-        self.terminate(grace_end);
-        if self.wait_exited_until(grace_end) {
+        self.terminate(grace_end).await;
+        if self.exited_by(grace_end).await {
             return;
         }
         self.force();
-        self.kill_cgroup(Duration::from_millis(timings.force_ms));
-        self.wait_exited(Duration::from_millis(timings.force_ms));
+        let force = Duration::from_millis(timings.force_ms);
+        let me = Arc::clone(&self);
+        // The cgroup kill waits for the cgroup to empty (bounded): blocking.
+        let _ = tokio::task::spawn_blocking(move || me.kill_cgroup(force)).await;
+        self.exited_by(Instant::now() + force).await;
     }
 
     /// Rung 2, second half: every process in the run's cgroup, wherever it
@@ -155,32 +193,32 @@ impl Supervision {
 
     /// Rung 1: SIGTERM to the program (the namespace init's child). A
     /// sandbox still starting has no program yet: look again every
-    /// [`STARTUP_POLL`] until it appears or the grace window ends.
-    fn terminate(&self, until: Instant) {
-        let Ok(mut s) = self.state.lock() else { return };
+    /// [`STARTUP_POLL`] until it appears, bwrap exits or the grace window
+    /// ends.
+    async fn terminate(&self, until: Instant) {
         loop {
-            if s.exited {
+            {
+                let Ok(mut s) = self.state.lock() else { return };
+                if s.exited {
+                    return;
+                }
+                let init = s.init_pid.zip(s.init.clone());
+                if let Some(program) = init.and_then(|(pid, fd)| program_pidfd(pid, &fd)) {
+                    let sent = pidfd::signal_live(&program, libc::SIGTERM).is_ok();
+                    s.record.graceful_attempted |= sent;
+                    return;
+                }
+            }
+            let now = Instant::now();
+            if now >= until {
                 return;
             }
-            let init = s.init_pid.zip(s.init.clone());
-            if let Some(program) = init.and_then(|(pid, fd)| program_pidfd(pid, &fd)) {
-                let sent = pidfd::signal_live(&program, libc::SIGTERM).is_ok();
-                s.record.graceful_attempted |= sent;
-                return;
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            match self.changed.wait_timeout(s, left.min(STARTUP_POLL)) {
-                Ok((next, _)) => s = next,
-                Err(_) => return,
-            }
+            self.exited_by(until.min(now + STARTUP_POLL)).await;
         }
     }
 
     /// Rung 2: SIGKILL the namespace init (the kernel then kills every
-    /// process of the pid namespace) and bwrap itself.
+    /// process of the namespace) and bwrap itself.
     fn force(&self) {
         let Ok(mut s) = self.state.lock() else { return };
         if s.exited {
@@ -199,32 +237,25 @@ impl Supervision {
     /// kernel kills every other process of the namespace when its init dies
     /// and reports the init's exit on the pidfd only after they are all
     /// gone, so a readable pidfd confirms the namespace empty — with or
-    /// without a cgroup. `None`: bwrap never reported an init.
+    /// without a cgroup. `None`: bwrap never reported an init. Blocking.
     pub fn kill_namespace(&self, timeout: Duration) -> Option<bool> {
         let init = self.init()?;
         let _ = pidfd::send_signal(&init, libc::SIGKILL);
         Some(pidfd::wait_exit(&init, timeout))
     }
 
-    fn wait_exited(&self, timeout: Duration) -> bool {
-        self.wait_exited_until(Instant::now() + timeout)
-    }
-
-    fn wait_exited_until(&self, deadline: Instant) -> bool {
-        let Ok(mut s) = self.state.lock() else {
-            return false;
-        };
-        while !s.exited {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            match self.changed.wait_timeout(s, left) {
-                Ok((next, _)) => s = next,
-                Err(_) => return false,
-            }
+    /// Whether bwrap was reaped by `deadline` (returns as soon as it is).
+    /// A deadline already passed answers now, without a timer (whose
+    /// first tick could let a no-grace stop see the SIGTERM's effect and
+    /// skip the forced rung it promised).
+    async fn exited_by(&self, deadline: Instant) -> bool {
+        let mut exited = self.exited.subscribe();
+        if Instant::now() >= deadline {
+            return *exited.borrow();
         }
-        true
+        tokio::time::timeout_at(deadline, exited.wait_for(|e| *e))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 }
 

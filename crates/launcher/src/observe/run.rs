@@ -30,7 +30,6 @@ impl RunObservation {
     }
 }
 
-/// On the thread that forked bwrap (the provider facts are that thread's).
 /// Observes the program of a sandbox whose init (host pid, pidfd) bwrap
 /// reported. Nothing here can make the run look better than it was: a fact
 /// of the provider's that cannot be read fails the run like a mismatch.
@@ -40,12 +39,15 @@ pub fn observe_run(
     invocation_id: &str,
     init_pid: i32,
     init: &OwnedFd,
+    provider: Result<reader::ProviderFacts, reader::ReadError>,
 ) -> RunObservation {
     let unreadable = |detail: String| RunObservation {
         observed: json!({"status": "unreadable", "reason": detail}),
         mismatches: Report::Unreadable(detail).mismatches(),
     };
-    let provider = match reader::provider_facts() {
+    // Read on the thread that forked bwrap (`provider_facts`): filters and
+    // namespaces are per thread, and bwrap inherited that thread's.
+    let provider = match provider {
         Ok(facts) => facts,
         Err(e) => return unreadable(format!("the provider's own {e}")),
     };

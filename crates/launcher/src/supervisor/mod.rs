@@ -1,0 +1,375 @@
+//! The supervision of one execution, as a task of the process-wide
+//! supervision runtime (supervision_runtime.rs). On a runtime worker it forks
+//! bwrap (bwrap's parent-death signal is tied to the forking thread; workers
+//! live as long as the process), reports bwrap's pid and arms the run's
+//! deadline; then, on the blocking pool, joins bwrap to the run's cgroup and
+//! sends it its options (it waits for them, so it forks nothing before the
+//! join) → starts the three pumps → reads bwrap's info fd (the sandbox
+//! init's host pid) → observes the program's confinement from outside
+//! (observe/; a mismatch with the plan stops the run). It then waits for
+//! bwrap's exit on its pidfd without holding a thread, and tears down on the
+//! blocking pool: kill the pid namespace through the init's pidfd and
+//! confirm it empty → empty the cgroup → let the readers drain to EOF →
+//! write and read back the receipt → hand the control root to teardown →
+//! emit `Finished` (a failure when the confinement mismatched or no receipt
+//! was read).
+//!
+//! Parts: the stderr tap (stderr_tap.rs), the pumps (run_pumps.rs), what
+//! the end means (outcome.rs, pure), teardown (teardown.rs) and the steps'
+//! errors (run_error.rs).
+
+mod outcome;
+mod run_error;
+mod run_pumps;
+mod stderr_tap;
+mod teardown;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod live_tests;
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::process::{Child, ExitStatus};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+pub use run_error::RunError;
+
+use crate::backend::Backend;
+use crate::cgroup::ExecutionCgroup;
+use crate::confinement::{self, ConfinementPlan};
+use crate::control_root::ControlRoot;
+use crate::events::{Event, EventSink};
+use crate::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
+use crate::launch_request::LaunchRequest;
+use crate::observe::moment::NotObserved;
+use crate::observe::reader::{ProviderFacts, ReadError};
+use crate::observe::run::{observe_run, RunObservation};
+use crate::pidfd;
+use crate::plan::Plan;
+use crate::pumps::{Gate, WriteCmd};
+use crate::receipt::{self, RunFacts};
+use crate::run_result;
+use crate::spawn::{spawn, Spawned};
+use crate::stop_ladder::{StopReason, Supervision};
+use run_pumps::Pumps;
+use stderr_tap::Tap;
+
+/// Everything the pipeline prepared before the fork.
+pub struct Prepared {
+    pub request: LaunchRequest,
+    pub plan: Plan,
+    pub argv: crate::bwrap_argv::BwrapArgs,
+    pub sources: Vec<(std::os::fd::RawFd, OwnedFd)>,
+    pub root: ControlRoot,
+    pub backend: Backend,
+    pub executable_sha256: String,
+    pub invocation_id: String,
+    pub confinement: ConfinementPlan,
+    pub cgroup: Option<Arc<ExecutionCgroup>>,
+    /// The run's egress engine (mediated network only); finished before the
+    /// receipt is written, so every stream is closed and recorded.
+    pub egress: Option<cordon_egress::RunEngine>,
+    /// The run's own uid, held until its processes are confirmed gone.
+    pub uid_lease: Option<crate::uid_lease::UidLease>,
+    /// Caller-named host paths as opened (device, inode), for the receipt.
+    pub host_binds: Vec<crate::receipt::HostBind>,
+}
+
+/// Starts the run's supervision and waits for it to report bwrap's pid.
+pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<ExecutionHandle> {
+    let runtime = crate::supervision_runtime::get()?;
+    let (writer_tx, writer_rx) = mpsc::sync_channel(WRITE_QUEUE_DEPTH);
+    let control = Arc::new(Control {
+        writer: Mutex::new(Some(writer_tx)),
+        protocol_gate: Arc::new(Gate::new()),
+        stderr_gate: Arc::new(Gate::new()),
+        supervision: Arc::new(Supervision::default()),
+        stop_timings: prepared.request.stop,
+    });
+    let (pid_tx, pid_rx) = mpsc::channel();
+    let run = Run {
+        p: prepared,
+        sink,
+        control: Arc::clone(&control),
+        started_at: SystemTime::now(),
+    };
+    runtime.spawn(run.live(writer_rx, pid_tx));
+    let pid = pid_rx.recv().ok().flatten();
+    Ok(ExecutionHandle { control, pid })
+}
+
+/// One run, moved between the runtime's workers and its blocking pool.
+struct Run {
+    p: Prepared,
+    sink: Arc<dyn EventSink>,
+    control: Arc<Control>,
+    started_at: SystemTime,
+}
+
+/// A sandbox released and being watched: what the end of the run needs.
+struct Started {
+    pumps: Pumps,
+    tap: Arc<Tap>,
+    init_pid: Option<i32>,
+    /// Why the sandbox could not be set up, if the launcher knows.
+    setup_error: Option<RunError>,
+    observation: Option<RunObservation>,
+}
+
+impl Run {
+    /// The run's whole life: fork → set-up → wait for bwrap → teardown.
+    async fn live(mut self, writer_rx: Receiver<WriteCmd>, pid_tx: Sender<Option<u32>>) {
+        // Moved out: the bind descriptors close as soon as bwrap holds its copies.
+        let sources = std::mem::take(&mut self.p.sources);
+        let argv = std::mem::take(&mut self.p.argv);
+        let spawned = match spawn(&self.p.plan, argv, sources) {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                let _ = pid_tx.send(None);
+                // Nothing to stop: a later stop() records itself and returns.
+                self.control.supervision.mark_exited();
+                self.control.close_writer();
+                let error = RunError::from(e);
+                let facts = outcome::facts(&self.p, self.started_at, outcome::failed(&error));
+                blocking(move || self.finish(facts, None, Some(error))).await;
+                return;
+            }
+        };
+        let supervision = &self.control.supervision;
+        // Right after the fork, on the forking thread: the facts bwrap
+        // inherited (per-thread seccomp filters and namespaces), which the
+        // observation compares the sandbox against.
+        let provider = crate::observe::reader::provider_facts();
+        let pid = spawned.child.id();
+        if let Ok(fd) = pidfd::open(pid as i32) {
+            supervision.set_bwrap(fd);
+        }
+        if let Some(cgroup) = &self.p.cgroup {
+            supervision.set_cgroup(Arc::clone(cgroup));
+        }
+        let _ = pid_tx.send(Some(pid));
+        let deadline =
+            self.p.request.deadline_ms.map(|ms| {
+                supervision.stop_after(Duration::from_millis(ms), self.control.stop_timings)
+            });
+        let Some((run, child, started)) = blocking(move || {
+            let (child, started) = self.set_up(spawned, writer_rx, provider);
+            (self, child, started)
+        })
+        .await
+        else {
+            return;
+        };
+        let status = bwrap_exit(&run.control.supervision, child).await;
+        run.control.supervision.mark_exited();
+        if let Some(deadline) = deadline {
+            deadline.abort();
+        }
+        blocking(move || {
+            let exit = status.as_ref().ok().copied();
+            let (facts, error) = run.tear_down(started, status);
+            run.control.supervision.release();
+            run.finish(facts, exit, error);
+        })
+        .await;
+    }
+
+    /// Blocking: release bwrap into its cgroup, start the pumps, read the
+    /// sandbox init's pid, observe the confinement.
+    fn set_up(
+        &self,
+        spawned: Spawned,
+        writer_rx: Receiver<WriteCmd>,
+        provider: Result<ProviderFacts, ReadError>,
+    ) -> (Child, Started) {
+        let control = &self.control;
+        let Spawned {
+            mut child,
+            protocol,
+            stderr,
+            mut info,
+            options,
+        } = spawned;
+        let mut setup_error =
+            teardown::release_bwrap(self.p.cgroup.as_deref(), &mut child, options).err();
+        let tap = Arc::new(Tap::new(Arc::clone(&self.sink)));
+        let (pumps, pump_error) =
+            run_pumps::start(control, protocol, stderr, writer_rx, tap.clone());
+        if pump_error.is_some() {
+            // Without a pump the streams could never end: take the sandbox down.
+            control.stop(StopReason::Requested);
+            setup_error = setup_error.or(pump_error);
+        }
+        let mut text = String::new();
+        let init_pid = match (&mut info)
+            .take(outcome::INFO_MAX_BYTES)
+            .read_to_string(&mut text)
+            .map_err(RunError::ReadInfo)
+            .and_then(|_| outcome::init_pid(&text))
+        {
+            Ok(pid) => pid,
+            Err(e) => {
+                setup_error = setup_error.or(Some(e));
+                None
+            }
+        };
+        // bwrap is unreaped (its pid is stable); the init's pid may be reused.
+        let bwrap_pid = i32::try_from(child.id()).unwrap_or(-1);
+        if let Some((pid, fd)) =
+            init_pid.and_then(|pid| Some((pid, self.open_init(pid, bwrap_pid)?)))
+        {
+            control.supervision.set_init(pid, fd);
+        }
+        let observation = self.observe(init_pid, provider);
+        let started = Started {
+            pumps,
+            tap,
+            init_pid,
+            setup_error,
+            observation,
+        };
+        (child, started)
+    }
+
+    /// The namespace init as bwrap's child; else, when bwrap is already gone
+    /// (a rewritten init can fake the program's exit before the launcher
+    /// gets here), as the reparented init of a namespace started by that
+    /// bwrap.
+    fn open_init(&self, init: i32, bwrap: i32) -> Option<OwnedFd> {
+        pidfd::open_child(init, bwrap).or_else(|| {
+            let started = crate::process_identity::process_start_time(u32::try_from(bwrap).ok()?)?;
+            pidfd::open_namespace_init(init, outcome::sandbox_uid(&self.p), started)
+        })
+    }
+
+    /// Observes the program once bwrap reported its init; a mismatch stops
+    /// the run at once (no grace: a sandbox that is not what was planned
+    /// gets no time to act). `None` when no sandbox was reported.
+    fn observe(
+        &self,
+        init_pid: Option<i32>,
+        provider: Result<ProviderFacts, ReadError>,
+    ) -> Option<RunObservation> {
+        let init_pid = init_pid?;
+        let Some(init) = self.control.supervision.init() else {
+            // Reported, but gone before its pidfd could be opened.
+            return Some(RunObservation::not_observed(NotObserved::Ended));
+        };
+        let p = &self.p;
+        let id = &p.invocation_id;
+        let seen = observe_run(&p.plan, &p.confinement, id, init_pid, &init, provider);
+        if !seen.mismatches.is_empty() {
+            self.control.stop_now(StopReason::ConfinementMismatch);
+        }
+        Some(seen)
+    }
+
+    /// Blocking, bwrap reaped: kill the namespace and confirm it empty →
+    /// empty the cgroup → drain the streams to EOF → the run's facts.
+    fn tear_down(
+        &self,
+        started: Started,
+        status: std::io::Result<ExitStatus>,
+    ) -> (RunFacts, Option<RunError>) {
+        let control = &self.control;
+        let containment = teardown::confirm_containment(control, &status);
+        let cgroup_emptied = teardown::empty_cgroup(&self.p);
+        control.protocol_gate.drain();
+        control.stderr_gate.drain();
+        teardown::collect_in_flight_descriptors();
+        // An unconfirmed namespace may still hold the stream ends: the readers
+        // get the stop ladder's bound to reach EOF, then are left to finish alone.
+        let wait = teardown::containment_wait(control.stop_timings.force_ms);
+        let pump_bound = (!containment).then(|| Instant::now() + wait);
+        let bytes = run_pumps::join(started.pumps, control, pump_bound);
+        // A stop that lands before bwrap reported the sandbox kills bwrap during
+        // set-up: that is a stopped run, not a failed launch.
+        let stop = control.supervision.record();
+        let sandbox_ran = started.init_pid.is_some() || stop.reason.is_some();
+        let tap = &started.tap;
+        let classified = outcome::classify(status, sandbox_ran, started.setup_error, || tap.head());
+        let (outcome, error) = match classified {
+            Ok(outcome) => (outcome, None),
+            Err(e) => (outcome::failed(&e), Some(e)),
+        };
+        let mut facts = outcome::facts(&self.p, self.started_at, outcome);
+        facts.stop = stop;
+        facts.containment_confirmed = containment && cgroup_emptied;
+        facts.bytes = bytes;
+        if let Some(seen) = started.observation {
+            facts.observed = Some(seen.observed);
+            facts.mismatches = seen.mismatches;
+        }
+        (facts, error)
+    }
+
+    /// Receipt → read back → detach the control root → `Finished` → remove it.
+    fn finish(mut self, mut facts: RunFacts, status: Option<ExitStatus>, error: Option<RunError>) {
+        let p = &mut self.p;
+        let cgroup = teardown::settle_cgroup(p.cgroup.as_deref(), facts.stop.forced_attempted);
+        // The uid is free for another run once the tree is settled (killed and
+        // confirmed empty wherever the host can confirm it).
+        drop(p.uid_lease.take());
+        facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
+        let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
+        crate::network_receipts::attach(&mut document, p.egress.as_mut());
+        let receipt = receipt::write_and_read(&p.root, &document);
+        // What the sandbox left may take long to remove (any depth or width):
+        // the root leaves its name in one rename so the run settles now, and is
+        // removed below, after `Finished`. If the rename fails, before it.
+        if !p.root.detach() {
+            p.root.remove();
+        }
+        // Every descriptor of the run is closed before `wait()` can settle.
+        p.cgroup = None;
+        let receipt = receipt.map_err(|e| e.to_string());
+        let failure = error.as_ref().map(RunError::code);
+        let result = run_result::settle(facts.outcome, failure, &facts.mismatches, status, receipt);
+        self.sink.emit(Event::Finished(result));
+        p.root.remove();
+    }
+}
+
+/// Runs `f` on the runtime's blocking pool. `None` only if `f` panicked
+/// (nothing in it unwraps; the run's `Finished` would then be missing).
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(f).await.ok()
+}
+
+/// bwrap's pidfd, borrowed for the runtime's reactor.
+struct PidFd(Arc<OwnedFd>);
+
+impl AsRawFd for PidFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+/// Waits for bwrap's exit without holding a thread (its pidfd turns
+/// readable), then reaps it. Without a pidfd (it could not be opened, or
+/// not registered), the blocking `wait` runs on the blocking pool.
+async fn bwrap_exit(supervision: &Supervision, mut child: Child) -> std::io::Result<ExitStatus> {
+    let watched = supervision.bwrap().and_then(|fd| {
+        // SAFETY: `PidFd` owns a reference to the `OwnedFd`, so the
+        // descriptor stays open and is the same one for as long as the
+        // `AsyncFd` (which owns the `PidFd`) lives; `as_raw_fd` always
+        // returns it.
+        unsafe { AsyncFd::register_with_interest(PidFd(fd), Interest::READABLE) }.ok()
+    });
+    if let Some(watched) = watched {
+        if watched.readable().await.is_ok() {
+            drop(watched);
+            // Exited: the reap returns at once.
+            return child.wait();
+        }
+    }
+    blocking(move || child.wait())
+        .await
+        .unwrap_or_else(|| Err(std::io::Error::other("the wait for bwrap panicked")))
+}

@@ -1,0 +1,45 @@
+//! Why a run failed after the launch pipeline handed it to its supervision:
+//! one variant per step, like [`crate::LaunchError`] before it, each mapped
+//! to a stable code. The message becomes the receipt's `outcome.message`.
+
+use crate::cgroup::CgroupError;
+use crate::error_code::ErrorCode;
+use crate::spawn::SpawnError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The fork/exec of bwrap (or preparing its descriptors) failed.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    #[error("cannot move bwrap into the run's cgroup: {0}")]
+    JoinCgroup(CgroupError),
+    #[error("cannot send bwrap its options: {0}")]
+    SendOptions(std::io::Error),
+    #[error("cannot start the stream pumps: {0}")]
+    StartPumps(std::io::Error),
+    #[error("cannot read bwrap's info fd: {0}")]
+    ReadInfo(std::io::Error),
+    #[error("bwrap's info fd held no sandbox pid: {0}")]
+    InfoMalformed(String),
+    #[error("wait for bwrap: {0}")]
+    WaitBwrap(std::io::Error),
+    /// bwrap ended before reporting a sandbox and the launcher had no reason
+    /// of its own: bwrap's stderr explains it.
+    #[error("bubblewrap could not set up the sandbox: {stderr_head}")]
+    SandboxSetup { stderr_head: String },
+}
+
+impl RunError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            RunError::Spawn(_)
+            | RunError::JoinCgroup(_)
+            | RunError::SendOptions(_)
+            | RunError::StartPumps(_)
+            | RunError::ReadInfo(_)
+            | RunError::InfoMalformed(_)
+            | RunError::WaitBwrap(_)
+            | RunError::SandboxSetup { .. } => ErrorCode::SpawnFailed,
+        }
+    }
+}

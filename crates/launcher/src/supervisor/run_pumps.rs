@@ -1,0 +1,114 @@
+//! The run's three pump threads (two readers, one writer; pumps.rs): started
+//! once bwrap holds its options, joined — bounded when the namespace could
+//! not be confirmed empty — before the receipt counts their bytes.
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::run_error::RunError;
+use crate::events::{EventSink, Stream};
+use crate::execution::Control;
+use crate::pumps::{spawn_reader, spawn_writer, WriteCmd, WriterCounters};
+use crate::receipt::ByteCounts;
+
+/// How often a bounded pump join looks again (only for a namespace that
+/// could not be confirmed empty).
+const PUMP_POLL: Duration = Duration::from_millis(5);
+
+pub struct Pumps {
+    threads: Vec<JoinHandle<()>>,
+    writer: Option<JoinHandle<()>>,
+    protocol_out: Arc<AtomicU64>,
+    stderr: Arc<AtomicU64>,
+    writes: Arc<WriterCounters>,
+}
+
+/// Starts the readers (fd 3, stderr) and the writer (fd 3). A pump that
+/// cannot start is an error: without it the streams could never end, so
+/// the caller takes the sandbox down.
+pub fn start(
+    control: &Control,
+    protocol: OwnedFd,
+    stderr: OwnedFd,
+    writer_rx: Receiver<WriteCmd>,
+    sink: Arc<dyn EventSink>,
+) -> (Pumps, Option<RunError>) {
+    let protocol = Arc::new(protocol);
+    let protocol_out = Arc::new(AtomicU64::new(0));
+    let stderr_count = Arc::new(AtomicU64::new(0));
+    let writes = Arc::new(WriterCounters::default());
+    let readers = [
+        spawn_reader(
+            Stream::Protocol,
+            Arc::clone(&protocol),
+            Arc::clone(&control.protocol_gate),
+            Arc::clone(&sink),
+            Arc::clone(&protocol_out),
+        ),
+        spawn_reader(
+            Stream::Stderr,
+            Arc::new(stderr),
+            Arc::clone(&control.stderr_gate),
+            Arc::clone(&sink),
+            Arc::clone(&stderr_count),
+        ),
+    ];
+    let writer = spawn_writer(protocol, writer_rx, sink, Arc::clone(&writes));
+    let mut error = None;
+    let mut threads = Vec::with_capacity(2);
+    for reader in readers {
+        match reader {
+            Ok(thread) => threads.push(thread),
+            Err(e) => error = error.or(Some(RunError::StartPumps(e))),
+        }
+    }
+    let writer = match writer {
+        Ok(thread) => Some(thread),
+        Err(e) => {
+            error = error.or(Some(RunError::StartPumps(e)));
+            None
+        }
+    };
+    let pumps = Pumps {
+        threads,
+        writer,
+        protocol_out,
+        stderr: stderr_count,
+        writes,
+    };
+    (pumps, error)
+}
+
+/// Joins the pumps; with a `bound`, a pump still blocked past it is left
+/// running (it ends at its EOF or EPIPE) so the run settles anyway.
+pub fn join(pumps: Pumps, control: &Control, bound: Option<Instant>) -> ByteCounts {
+    for thread in pumps.threads {
+        join_within(thread, bound);
+    }
+    control.close_writer();
+    if let Some(writer) = pumps.writer {
+        join_within(writer, bound);
+    }
+    ByteCounts {
+        protocol_in: pumps.writes.written.load(Ordering::Relaxed),
+        protocol_in_discarded: pumps.writes.discarded.load(Ordering::Relaxed),
+        protocol_out: pumps.protocol_out.load(Ordering::Relaxed),
+        stderr: pumps.stderr.load(Ordering::Relaxed),
+    }
+}
+
+fn join_within(thread: JoinHandle<()>, bound: Option<Instant>) {
+    if let Some(bound) = bound {
+        while !thread.is_finished() && Instant::now() < bound {
+            std::thread::sleep(PUMP_POLL);
+        }
+        if !thread.is_finished() {
+            return;
+        }
+    }
+    let _ = thread.join();
+}

@@ -1,0 +1,108 @@
+//! Taking a run down and making sure it is gone: release bwrap into its
+//! cgroup, kill its pid namespace and confirm it empty, kill and remove the
+//! cgroup (once), and let the in-flight descriptor collector run. Blocking:
+//! called from the supervision runtime's blocking pool.
+
+use std::process::{Child, ExitStatus};
+use std::time::Duration;
+
+use super::run_error::RunError;
+use super::Prepared;
+use crate::cgroup::ExecutionCgroup;
+use crate::confinement::CgroupOutcome;
+use crate::execution::Control;
+use crate::spawn::OptionsFeed;
+
+/// Shortest wait for the namespace init's exit when judging containment (ms).
+const MIN_CONTAINMENT_WAIT_MS: u64 = 100;
+
+/// bwrap is blocked reading its options (`--args` is a socket): join it to
+/// the run's cgroup first, so it is inside before it forks anything, then
+/// send them. The join can wait a whole RCU grace period (~10 ms on a quiet
+/// host, docs/performance.md); here that wait overlaps bwrap's exec and the
+/// caller's thread, which already has the pid, instead of blocking both.
+/// On failure bwrap is killed (it is still waiting: nothing of the sandbox
+/// exists yet) and the error explains the failed run. A stop during the
+/// join kills bwrap: the send then fails with EPIPE and the stop explains
+/// the outcome.
+pub fn release_bwrap(
+    cgroup: Option<&ExecutionCgroup>,
+    child: &mut Child,
+    options: OptionsFeed,
+) -> Result<(), RunError> {
+    let released = cgroup
+        .map_or(Ok(()), |cgroup| cgroup.add_pid(child.id()))
+        .map_err(RunError::JoinCgroup)
+        .and_then(|()| options.send().map_err(RunError::SendOptions));
+    if released.is_err() {
+        let _ = child.kill();
+    }
+    released
+}
+
+/// How long the end of a run waits for the namespace to empty: the stop
+/// ladder's forced rung, at least [`MIN_CONTAINMENT_WAIT_MS`].
+pub fn containment_wait(force_ms: u64) -> Duration {
+    Duration::from_millis(force_ms.max(MIN_CONTAINMENT_WAIT_MS))
+}
+
+/// bwrap is reaped: kill its pid namespace from outside whatever bwrap
+/// reported (a program that rewrote the init through `/proc/1/mem` can fake
+/// its exit to bwrap and clear the init's parent-death signal), and confirm
+/// it empty by the init's pidfd. Without an init (set-up failed before bwrap
+/// reported one) only a normal bwrap exit counts as contained.
+pub fn confirm_containment(control: &Control, status: &std::io::Result<ExitStatus>) -> bool {
+    let wait = containment_wait(control.stop_timings.force_ms);
+    match control.supervision.kill_namespace(wait) {
+        Some(emptied) => emptied,
+        None => status.as_ref().is_ok_and(|s| s.code().is_some()),
+    }
+}
+
+/// bwrap is gone, so is the sandbox: whatever is still in the run's cgroup
+/// (an init orphaned when bwrap was stopped mid-setup holds the stream
+/// descriptors and would keep the pumps from ever seeing EOF) is killed
+/// before the streams are drained — the one cgroup kill of the teardown.
+/// Returns whether the cgroup ended empty (`true` without a cgroup).
+pub fn empty_cgroup(p: &Prepared) -> bool {
+    p.cgroup.as_ref().is_none_or(|cgroup| {
+        cgroup
+            .kill_all(containment_wait(p.request.stop.force_ms))
+            .is_ok()
+    })
+}
+
+/// The emptied cgroup at the end: read its OOM count, remove it.
+pub fn settle_cgroup(cgroup: Option<&ExecutionCgroup>, forced: bool) -> CgroupOutcome {
+    let Some(cgroup) = cgroup else {
+        return CgroupOutcome::default();
+    };
+    let outcome = CgroupOutcome {
+        oom_kills: cgroup.oom_kills(),
+        killed_by_cgroup: forced,
+    };
+    let _ = cgroup.remove();
+    outcome
+}
+
+/// Stream ends a sandbox hid in an unreachable `SCM_RIGHTS` cycle (a unix
+/// socket queued inside itself) are closed only by the kernel's unix garbage
+/// collector, which runs when some unix socket is released while descriptors
+/// are in flight. Once the pid namespace is gone nothing inside can release
+/// one, and on a quiet host nothing else may for minutes: the readers
+/// would wait for an EOF that never comes. Releasing a socket pair of our own
+/// schedules the collector (one socketpair, a few µs per run).
+pub fn collect_in_flight_descriptors() {
+    drop(std::os::unix::net::UnixStream::pair());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containment_waits_the_forced_rung_but_never_less_than_the_floor() {
+        assert_eq!(containment_wait(0), Duration::from_millis(100));
+        assert_eq!(containment_wait(2500), Duration::from_millis(2500));
+    }
+}
