@@ -1,9 +1,11 @@
 //! `--receipt FILE`: the launcher's receipt, copied out of the control root
-//! (which is removed when the run settles). Written temp + rename in the
-//! target's directory, so a reader never sees half a receipt.
+//! (which is removed when the run settles). Written by the launcher's one
+//! atomic writer (temp file + rename in the target's directory), so a
+//! reader never sees half a receipt.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use cordon_launcher::atomic_file::{self, Durability};
 
 #[derive(Debug)]
 pub struct ReceiptWriteError {
@@ -22,29 +24,18 @@ impl std::fmt::Display for ReceiptWriteError {
     }
 }
 
-/// Writes `json` (plus a newline) to `path` atomically.
+/// Writes `json` (plus a newline) to `path` atomically and durably, with
+/// the mode `File::create` would give it (0666 less the umask).
 pub fn write_atomic(path: &Path, json: &str) -> Result<(), ReceiptWriteError> {
-    let fail = |source| ReceiptWriteError {
-        path: path.to_path_buf(),
-        source,
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| fail(std::io::Error::other("not a file name")))?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(format!(".{}.tmp", std::process::id()));
-    let temp = path.with_file_name(temp_name);
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(json.as_bytes())?;
-        file.write_all(b"\n")?;
-        file.sync_all()
-    });
-    if let Err(source) = written.and_then(|()| std::fs::rename(&temp, path)) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(fail(source));
-    }
-    Ok(())
+    let mut bytes = Vec::with_capacity(json.len() + 1);
+    bytes.extend_from_slice(json.as_bytes());
+    bytes.push(b'\n');
+    atomic_file::write(path, &bytes, 0o666, Durability::Synced).map_err(|source| {
+        ReceiptWriteError {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 #[cfg(test)]

@@ -15,11 +15,13 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use crate::fds::{close_all_but, poll, PollFd};
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+
+use crate::fds::{close_all_but, interest, poll, ready};
 
 /// Connections carried at once (the engine enforces the run's real stream
 /// quotas; this only bounds the relay's own memory: 2 × BUFFER_BYTES each).
@@ -29,7 +31,7 @@ pub const MAX_CONNECTIONS: usize = 1024;
 const BUFFER_BYTES: usize = 32 * 1024;
 /// While accepting is paused for lack of memory or descriptors, retry after
 /// this long even if no connection closes.
-const RETRY_MS: i32 = 100;
+const RETRY_MS: u8 = 100;
 /// Reads per direction per poll round, so one fast stream cannot starve the rest.
 const READS_PER_ROUND: usize = 4;
 
@@ -41,42 +43,79 @@ pub fn serve(listener: &TcpListener, engine: &Path) {
     let cap = MAX_CONNECTIONS.min(crate::fds::descriptor_limit().saturating_sub(8) / 2);
     let mut conns: Vec<Connection> = Vec::new();
     let mut paused = false;
-    let mut fds: Vec<PollFd> = Vec::new();
     loop {
         let accepting = conns.len() < cap && !paused;
-        fds.clear();
-        fds.push(PollFd::new(listener.as_raw_fd(), accepting, false));
-        for c in &conns {
-            fds.push(PollFd::new(
-                c.client.as_raw_fd(),
-                c.up.wants_read(),
-                c.down.wants_write(),
-            ));
-            fds.push(PollFd::new(
-                c.engine.as_raw_fd(),
-                c.down.wants_read(),
-                c.up.wants_write(),
-            ));
-        }
-        let timeout = if paused { RETRY_MS } else { -1 };
-        if poll(&mut fds, timeout).is_err() {
+        let timeout = if paused {
+            PollTimeout::from(RETRY_MS)
+        } else {
+            PollTimeout::NONE
+        };
+        let Ok(woken) = wait(listener, &conns, accepting, timeout) else {
             continue; // EINTR; nothing else is expected from valid descriptors
-        }
+        };
         let before = conns.len();
-        // Service existing connections (their entries follow the listener's).
-        let mut slot = 1;
+        let mut woken_conns = woken.connections.iter();
         conns.retain_mut(|c| {
-            let ready = fds[slot].ready() || fds[slot + 1].ready();
-            slot += 2;
+            let ready = woken_conns.next().copied().unwrap_or(false);
             !ready || c.step() // dropping a finished one closes both sockets
         });
         if conns.len() < before {
             paused = false; // a slot (and its memory and descriptors) freed
         }
-        if fds[0].ready() || paused {
+        if woken.listener || paused {
             paused = !accept_some(listener, engine, &mut conns, cap);
         }
     }
+}
+
+/// What one poll round woke.
+struct Woken {
+    listener: bool,
+    /// Per connection, in `conns` order.
+    connections: Vec<bool>,
+}
+
+/// One `poll(2)` over the listener (while accepting) and each connection's
+/// two sockets. An entry with no interest is left out: poll would still
+/// report errors and hang-ups on it, and a direction that has ended must not
+/// wake the loop again.
+fn wait(
+    listener: &TcpListener,
+    conns: &[Connection],
+    accepting: bool,
+    timeout: PollTimeout,
+) -> io::Result<Woken> {
+    let mut fds = Vec::with_capacity(1 + 2 * conns.len());
+    // Whose entry each one is: None for the listener, else the connection's index.
+    let mut owners = Vec::with_capacity(fds.capacity());
+    if accepting {
+        fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
+        owners.push(None);
+    }
+    for (i, c) in conns.iter().enumerate() {
+        let client = interest(c.up.wants_read(), c.down.wants_write());
+        let engine = interest(c.down.wants_read(), c.up.wants_write());
+        for (fd, events) in [(c.client.as_fd(), client), (c.engine.as_fd(), engine)] {
+            if !events.is_empty() {
+                fds.push(PollFd::new(fd, events));
+                owners.push(Some(i));
+            }
+        }
+    }
+    poll(&mut fds, timeout)?;
+    let mut woken = Woken {
+        listener: false,
+        connections: vec![false; conns.len()],
+    };
+    for (fd, owner) in fds.iter().zip(owners) {
+        if ready(fd) {
+            match owner {
+                None => woken.listener = true,
+                Some(i) => woken.connections[i] = true,
+            }
+        }
+    }
+    Ok(woken)
 }
 
 /// Accepts until the backlog is empty or the cap is reached. Returns false

@@ -1,20 +1,48 @@
-//! Descriptor moves and the double fork: the only raw syscalls of the relay.
+//! Descriptor moves, the double fork, and the poll set, through `nix`.
+//! The only `unsafe` of the relay: adopting the descriptor the launcher
+//! passed by number, and `fork` itself.
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsFd, FromRawFd, OwnedFd, RawFd};
 
-/// `dup2(from, to)` (clears close-on-exec on `to`), then closes `from`.
+use nix::fcntl::{fcntl, FcntlArg};
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::resource::{getrlimit, Resource};
+use nix::sys::wait::waitpid;
+use nix::unistd::ForkResult;
+
+/// Moves the inherited descriptor `from` to `to`, which must be free (it is
+/// left without close-on-exec, for the program), then closes `from`. A `to`
+/// that is already open is an error rather than silently replaced: nothing
+/// but fds 0–3 and the launcher's slot is expected in a fresh sandbox.
 pub fn move_to(from: RawFd, to: RawFd) -> io::Result<()> {
     if from == to {
         return Ok(());
     }
-    // SAFETY: dup2 on descriptor numbers; it fails with EBADF if `from` is not open.
-    if unsafe { libc::dup2(from, to) } < 0 {
-        return Err(io::Error::last_os_error());
+    if from < 0 {
+        return Err(nix::errno::Errno::EBADF.into());
     }
-    // SAFETY: `from` is open (dup2 succeeded) and owned by nothing else in this process.
-    unsafe { libc::close(from) };
+    // SAFETY: the launcher put this descriptor in our slot `from` and passed
+    // the number on our command line for us to take; nothing else in this
+    // freshly exec'd process owns or uses it, and it is not -1 (checked).
+    let from = unsafe { OwnedFd::from_raw_fd(from) };
+    let got = fcntl(from.as_fd(), FcntlArg::F_DUPFD(to))?;
+    if got != to {
+        let _ = nix::unistd::close(got);
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("descriptor {to} is already open"),
+        ));
+    }
+    drop(from);
     Ok(())
+}
+
+fn fork() -> io::Result<ForkResult> {
+    // SAFETY: the relay is single-threaded (nothing has spawned a thread
+    // yet, in this process or the first child), so the child may run any
+    // code, allocation included, after fork.
+    Ok(unsafe { nix::unistd::fork() }?)
 }
 
 /// Runs `serve` in a grandchild whose parent exits at once, so the process
@@ -23,107 +51,72 @@ pub fn move_to(from: RawFd, to: RawFd) -> io::Result<()> {
 /// (the listener): the protocol channel and fd 4 are closed in it, so the
 /// host sees their EOF exactly when the program closes them.
 pub fn spawn_detached(serve: impl FnOnce()) -> io::Result<()> {
-    // SAFETY: fork in a single-threaded process (nothing has spawned a thread yet).
-    match unsafe { libc::fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        0 => {
-            // SAFETY: still single-threaded in the first child.
-            match unsafe { libc::fork() } {
-                0 => {
-                    serve();
-                    // SAFETY: _exit ends the grandchild without running the program's atexit state.
-                    unsafe { libc::_exit(0) }
-                }
-                // SAFETY: _exit ends the intermediate child at once (fork failure included).
-                _ => unsafe { libc::_exit(0) },
+    match fork()? {
+        ForkResult::Child => {
+            if let Ok(ForkResult::Child) = fork() {
+                serve();
             }
+            // The intermediate child (fork failure included) and a grandchild
+            // whose serve returned end here; nothing is buffered to flush.
+            std::process::exit(0)
         }
-        child => {
-            let mut status = 0;
-            // SAFETY: waits for the intermediate child this process just forked.
-            unsafe { libc::waitpid(child, &mut status, 0) };
+        ForkResult::Parent { child } => {
+            let _ = waitpid(child, None);
             Ok(())
         }
     }
 }
 
-/// Closes every descriptor from 3 up except `keep`.
+/// The kernel's default ceiling on descriptor numbers (fs.nr_open): bounds
+/// the fallback below when the soft limit is "unlimited".
+const NR_OPEN_DEFAULT: usize = 1 << 20;
+
+/// Closes every descriptor from 3 up except `keep`: those listed in
+/// /proc/self/fd, or (without /proc) every number below the soft limit.
 pub fn close_all_but(keep: RawFd) {
-    // SAFETY: close_range on descriptor ranges of this process; unknown ranges are ignored.
-    unsafe {
-        if keep > 3 {
-            libc::syscall(
-                libc::SYS_close_range,
-                3 as libc::c_uint,
-                (keep - 1) as libc::c_uint,
-                0 as libc::c_uint,
-            );
+    let open: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
+        // The directory's own descriptor is listed too; it is closed when the
+        // iterator drops, before the loop below runs.
+        Ok(entries) => entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => {
+            let limit = descriptor_limit().min(NR_OPEN_DEFAULT);
+            (0..RawFd::try_from(limit).unwrap_or(RawFd::MAX)).collect()
         }
-        libc::syscall(
-            libc::SYS_close_range,
-            (keep + 1) as libc::c_uint,
-            libc::c_uint::MAX,
-            0 as libc::c_uint,
-        );
-    }
-}
-
-/// One `pollfd` entry, built from what the caller wants to wait for.
-#[derive(Clone, Copy)]
-#[repr(transparent)]
-pub struct PollFd(libc::pollfd);
-
-impl PollFd {
-    /// With neither interest the entry is disabled (fd -1): poll would still
-    /// report errors and hang-ups on it, and a direction that has ended
-    /// must not wake the loop again.
-    pub fn new(fd: RawFd, read: bool, write: bool) -> PollFd {
-        let mut events = 0;
-        if read {
-            events |= libc::POLLIN;
-        }
-        if write {
-            events |= libc::POLLOUT;
-        }
-        PollFd(libc::pollfd {
-            fd: if events == 0 { -1 } else { fd },
-            events,
-            revents: 0,
-        })
-    }
-
-    /// Something happened (readable, writable, or hang-up).
-    pub fn ready(&self) -> bool {
-        self.0.revents != 0
-    }
-}
-
-/// `poll(2)` over `fds`; `timeout_ms` -1 waits indefinitely.
-pub fn poll(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<usize> {
-    // SAFETY: PollFd is a transparent-layout wrapper of libc::pollfd (one
-    // field), and the pointer/length pair comes from a live mutable slice.
-    let n = unsafe {
-        libc::poll(
-            fds.as_mut_ptr().cast::<libc::pollfd>(),
-            fds.len() as libc::nfds_t,
-            timeout_ms,
-        )
     };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
+    for fd in open {
+        if fd > 2 && fd != keep {
+            let _ = nix::unistd::close(fd);
+        }
     }
-    Ok(n as usize)
+}
+
+/// The poll events for what the caller wants to wait for.
+pub fn interest(read: bool, write: bool) -> PollFlags {
+    let mut events = PollFlags::empty();
+    events.set(PollFlags::POLLIN, read);
+    events.set(PollFlags::POLLOUT, write);
+    events
+}
+
+/// Something happened on the entry (readable, writable, or hang-up).
+/// revents is None only for bits nix does not name: still an event, so the
+/// connection is serviced rather than polled again and again.
+pub fn ready(fd: &PollFd<'_>) -> bool {
+    fd.revents().is_none_or(|r| !r.is_empty())
+}
+
+/// `poll(2)` over `fds`; `PollTimeout::NONE` waits indefinitely.
+pub fn poll(fds: &mut [PollFd<'_>], timeout: PollTimeout) -> io::Result<usize> {
+    let n = nix::poll::poll(fds, timeout)?;
+    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// The soft RLIMIT_NOFILE (each relayed connection holds two descriptors).
 pub fn descriptor_limit() -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes one rlimit struct we own.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return 1024;
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, _)) => usize::try_from(soft).unwrap_or(usize::MAX),
+        Err(_) => 1024,
     }
-    usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
 }

@@ -10,8 +10,10 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
+
+use nix::poll::PollFlags;
 
 use crate::cancel::{CancelWatch, Wake};
 use crate::network_receipt::StreamEnd;
@@ -95,17 +97,17 @@ pub fn relay(
             if out.done() && inbound.done() {
                 return StreamEnd::Closed;
             }
-            let mut fds = [
-                pollfd(
-                    client.as_raw_fd(),
+            let fds = [
+                (
+                    client.as_fd(),
                     interest(out.wants_read(), inbound.pending()),
                 ),
-                pollfd(
-                    upstream.as_raw_fd(),
+                (
+                    upstream.as_fd(),
                     interest(inbound.wants_read(), out.pending()),
                 ),
             ];
-            match cancel.wait(&mut fds, None) {
+            match cancel.wait(&fds, None) {
                 Ok(Wake::Ready) => {}
                 Ok(Wake::Cancelled) => return StreamEnd::Cancelled,
                 Ok(Wake::TimedOut) | Err(_) => return StreamEnd::Error,
@@ -129,16 +131,11 @@ pub fn relay(
     }
 }
 
-fn pollfd(fd: i32, events: i16) -> libc::pollfd {
-    libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    }
-}
-
-fn interest(read: bool, write: bool) -> i16 {
-    (if read { libc::POLLIN } else { 0 }) | (if write { libc::POLLOUT } else { 0 })
+fn interest(read: bool, write: bool) -> PollFlags {
+    let mut events = PollFlags::empty();
+    events.set(PollFlags::POLLIN, read);
+    events.set(PollFlags::POLLOUT, write);
+    events
 }
 
 fn grant(quota: &QuotaState, direction: Direction, wanted: usize) -> usize {

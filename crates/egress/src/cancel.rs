@@ -4,9 +4,13 @@
 //! relay wakes at once (no thread is left parked in accept or recv).
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 /// The owner's side: `cancel()` (or drop) wakes every watcher.
 #[derive(Debug)]
@@ -45,18 +49,7 @@ impl Canceller {
 }
 
 fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 writes two descriptors into the 2-element array it is given.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
-    Ok(unsafe {
-        (
-            std::os::fd::FromRawFd::from_raw_fd(fds[0]),
-            std::os::fd::FromRawFd::from_raw_fd(fds[1]),
-        )
-    })
+    Ok(nix::unistd::pipe2(OFlag::O_CLOEXEC)?)
 }
 
 /// What one `wait` saw.
@@ -69,69 +62,57 @@ pub enum Wake {
 }
 
 impl CancelWatch {
-    /// Polls `fds` (their `revents` are filled) plus the cancel pipe until one
-    /// is ready, the run is cancelled, or `deadline` passes.
-    pub fn wait(&self, fds: &mut [libc::pollfd], deadline: Option<Instant>) -> io::Result<Wake> {
-        let mut all: Vec<libc::pollfd> = fds.to_vec();
-        all.push(libc::pollfd {
-            fd: self.read_end.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        });
+    /// Polls `fds` (each with the events it waits for) plus the cancel pipe
+    /// until one is ready, the run is cancelled, or `deadline` passes. An
+    /// entry with no events still wakes on an error or hang-up.
+    pub fn wait(
+        &self,
+        fds: &[(BorrowedFd<'_>, PollFlags)],
+        deadline: Option<Instant>,
+    ) -> io::Result<Wake> {
+        let mut all: Vec<PollFd<'_>> = fds
+            .iter()
+            .map(|&(fd, events)| PollFd::new(fd, events))
+            .collect();
+        all.push(PollFd::new(self.read_end.as_fd(), PollFlags::POLLIN));
         loop {
-            let timeout_ms = match deadline {
-                None => -1,
+            let timeout = match deadline {
+                None => PollTimeout::NONE,
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         return Ok(Wake::TimedOut);
                     }
-                    i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX)
+                    PollTimeout::try_from(left.max(Duration::from_millis(1)))
+                        .unwrap_or(PollTimeout::MAX)
                 }
             };
-            for p in &mut all {
-                p.revents = 0;
+            match poll(&mut all, timeout) {
+                Ok(0) => continue, // re-check the deadline
+                Ok(_) => {}
+                Err(Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
             }
-            let n = poll(&mut all, timeout_ms)?;
-            if n == 0 {
-                continue; // re-check the deadline
-            }
-            let cancel = all.last().map_or(0, |p| p.revents);
-            if cancel != 0 {
-                return Ok(Wake::Cancelled);
-            }
-            for (dst, src) in fds.iter_mut().zip(&all) {
-                dst.revents = src.revents;
-            }
-            return Ok(Wake::Ready);
+            // revents is None only for bits nix does not name: still an event.
+            let cancelled = all
+                .last()
+                .is_some_and(|p| p.revents().is_none_or(|r| !r.is_empty()));
+            return Ok(if cancelled {
+                Wake::Cancelled
+            } else {
+                Wake::Ready
+            });
         }
     }
 
     /// Waits for `fd` to be readable.
-    pub fn readable(&self, fd: RawFd, deadline: Option<Instant>) -> io::Result<Wake> {
-        let mut fds = [libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        self.wait(&mut fds, deadline)
+    pub fn readable(&self, fd: BorrowedFd<'_>, deadline: Option<Instant>) -> io::Result<Wake> {
+        self.wait(&[(fd, PollFlags::POLLIN)], deadline)
     }
-}
 
-/// `poll(2)`, retried on EINTR.
-fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
-    loop {
-        let len = libc::nfds_t::try_from(fds.len())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        // SAFETY: `fds` is a valid, exclusively borrowed array of `len` pollfd structs.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), len, timeout_ms) };
-        if n >= 0 {
-            return Ok(usize::try_from(n).unwrap_or(0));
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
+    /// Waits for `fd` to be writable (a non-blocking connect's completion).
+    pub fn writable(&self, fd: BorrowedFd<'_>, deadline: Option<Instant>) -> io::Result<Wake> {
+        self.wait(&[(fd, PollFlags::POLLOUT)], deadline)
     }
 }
 
@@ -151,7 +132,7 @@ mod tests {
         let c = Canceller::new().unwrap();
         let (a, _b) = UnixStream::pair().unwrap();
         let watch = c.watch();
-        let waiter = std::thread::spawn(move || watch.readable(a.as_raw_fd(), None).unwrap());
+        let waiter = std::thread::spawn(move || watch.readable(a.as_fd(), None).unwrap());
         std::thread::sleep(Duration::from_millis(20));
         assert!(!waiter.is_finished());
         c.cancel();
@@ -164,7 +145,7 @@ mod tests {
         let (a, _b) = UnixStream::pair().unwrap();
         let wake = c
             .watch()
-            .readable(a.as_raw_fd(), deadline_after(Duration::from_millis(5)))
+            .readable(a.as_fd(), deadline_after(Duration::from_millis(5)))
             .unwrap();
         assert_eq!(wake, Wake::TimedOut);
     }

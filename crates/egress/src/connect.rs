@@ -6,8 +6,13 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::socket::{
+    getsockopt, socket, sockopt, AddressFamily, SockFlag, SockType, SockaddrStorage,
+};
 
 use crate::cancel::{deadline_after, CancelWatch, Wake};
 
@@ -27,19 +32,12 @@ pub fn connect(
     let socket = nonblocking_socket(&addr).map_err(ConnectError::Failed)?;
     match start_connect(&socket, &addr) {
         Ok(true) => {}
-        Ok(false) => {
-            let mut fds = [libc::pollfd {
-                fd: socket.as_raw_fd(),
-                events: libc::POLLOUT,
-                revents: 0,
-            }];
-            match cancel.wait(&mut fds, deadline_after(timeout)) {
-                Ok(Wake::Ready) => pending_error(&socket).map_err(ConnectError::Failed)?,
-                Ok(Wake::Cancelled) => return Err(ConnectError::Cancelled),
-                Ok(Wake::TimedOut) => return Err(ConnectError::TimedOut),
-                Err(e) => return Err(ConnectError::Failed(e)),
-            }
-        }
+        Ok(false) => match cancel.writable(socket.as_fd(), deadline_after(timeout)) {
+            Ok(Wake::Ready) => pending_error(&socket).map_err(ConnectError::Failed)?,
+            Ok(Wake::Cancelled) => return Err(ConnectError::Cancelled),
+            Ok(Wake::TimedOut) => return Err(ConnectError::TimedOut),
+            Err(e) => return Err(ConnectError::Failed(e)),
+        },
         Err(e) => return Err(ConnectError::Failed(e)),
     }
     let stream = TcpStream::from(socket);
@@ -50,100 +48,34 @@ pub fn connect(
 }
 
 fn nonblocking_socket(addr: &SocketAddr) -> io::Result<OwnedFd> {
-    let domain = if addr.is_ipv4() {
-        libc::AF_INET
+    let family = if addr.is_ipv4() {
+        AddressFamily::Inet
     } else {
-        libc::AF_INET6
+        AddressFamily::Inet6
     };
-    // SAFETY: socket(2) with constant arguments; the result is checked before use.
-    let fd = unsafe {
-        libc::socket(
-            domain,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just returned by socket(2) and is owned by nothing else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(socket(
+        family,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )?)
 }
 
 /// Ok(true): connected at once; Ok(false): in progress.
 fn start_connect(socket: &OwnedFd, addr: &SocketAddr) -> io::Result<bool> {
-    let rc = match addr {
-        SocketAddr::V4(v4) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: v4.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(v4.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-            // SAFETY: `sin` is a fully initialised sockaddr_in of the stated length.
-            unsafe {
-                libc::connect(
-                    socket.as_raw_fd(),
-                    (&sin as *const libc::sockaddr_in).cast(),
-                    len,
-                )
-            }
-        }
-        SocketAddr::V6(v6) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: v6.port().to_be(),
-                sin6_flowinfo: v6.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: v6.ip().octets(),
-                },
-                sin6_scope_id: v6.scope_id(),
-            };
-            let len = std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t;
-            // SAFETY: `sin6` is a fully initialised sockaddr_in6 of the stated length.
-            unsafe {
-                libc::connect(
-                    socket.as_raw_fd(),
-                    (&sin6 as *const libc::sockaddr_in6).cast(),
-                    len,
-                )
-            }
-        }
-    };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let err = io::Error::last_os_error();
-    match err.raw_os_error() {
-        Some(libc::EINPROGRESS) | Some(libc::EINTR) => Ok(false),
-        _ => Err(err),
+    match nix::sys::socket::connect(socket.as_raw_fd(), &SockaddrStorage::from(*addr)) {
+        Ok(()) => Ok(true),
+        Err(Errno::EINPROGRESS | Errno::EINTR) => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// The connect's outcome once the socket is writable (SO_ERROR).
 fn pending_error(socket: &OwnedFd) -> io::Result<()> {
-    let mut value: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `value`, an int.
-    let rc = unsafe {
-        libc::getsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&mut value as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
+    match getsockopt(socket, sockopt::SocketError)? {
+        0 => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
     }
-    if value != 0 {
-        return Err(io::Error::from_raw_os_error(value));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -169,6 +101,52 @@ mod tests {
         let mut buf = [0u8; 2];
         peer.read_exact(&mut buf).unwrap();
         assert_eq!(&buf, b"hi");
+    }
+
+    /// A loopback listener whose accept queue is full, and the connections
+    /// that fill it: the kernel drops a further SYN, so a connect to it stays
+    /// in progress (as to an address that never answers).
+    fn unanswering() -> (OwnedFd, Vec<TcpStream>, SocketAddr) {
+        use nix::sys::socket::{bind, getsockname, listen, Backlog, SockaddrIn};
+        let listener = socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .unwrap();
+        bind(listener.as_raw_fd(), &SockaddrIn::new(127, 0, 0, 1, 0)).unwrap();
+        listen(&listener, Backlog::new(0).unwrap()).unwrap();
+        let port = getsockname::<SockaddrIn>(listener.as_raw_fd())
+            .unwrap()
+            .port();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let c = Canceller::new().unwrap();
+        let mut held = Vec::new();
+        loop {
+            match connect(addr, Duration::from_millis(200), &c.watch()) {
+                Ok(stream) => held.push(stream),
+                Err(ConnectError::TimedOut) => break,
+                Err(other) => panic!("filling the accept queue: {other:?}"),
+            }
+            assert!(held.len() < 16, "the accept queue never filled");
+        }
+        (listener, held, addr)
+    }
+
+    #[test]
+    fn cancelling_ends_a_connect_that_is_still_in_progress() {
+        let (_listener, _held, addr) = unanswering();
+        let c = Canceller::new().unwrap();
+        let watch = c.watch();
+        let attempt = std::thread::spawn(move || connect(addr, Duration::from_secs(60), &watch));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!attempt.is_finished(), "the connect is in progress");
+        c.cancel();
+        assert!(matches!(
+            attempt.join().unwrap(),
+            Err(ConnectError::Cancelled)
+        ));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! stream socketpair, keeps one end for its relay and sends the other in the
 //! MECP response via SCM_RIGHTS — the sandbox never holds the upstream socket.
 
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ fn status_for(refusal: Refusal) -> Fd4Status {
 /// Serves the channel until the run is cancelled.
 pub fn serve(ctx: &Arc<RunContext>, channel: &UnixDatagram, streams: &ThreadSet) {
     loop {
-        match ctx.cancel.readable(channel.as_raw_fd(), None) {
+        match ctx.cancel.readable(channel.as_fd(), None) {
             Ok(Wake::Ready) => {}
             _ => return,
         }

@@ -3,7 +3,7 @@
 //! handshake deadline, answer it, then hand the stream to the shared tail.
 
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
@@ -41,7 +41,7 @@ fn read_more(
     deadline: Option<Instant>,
 ) -> Result<(), ReadFailed> {
     if !matches!(
-        ctx.cancel.readable(client.as_raw_fd(), deadline),
+        ctx.cancel.readable(client.as_fd(), deadline),
         Ok(Wake::Ready)
     ) {
         return Err(ReadFailed);

@@ -9,7 +9,7 @@
 //! run: each listener is a socket file in its own run's 0700 control root.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
@@ -182,7 +182,7 @@ fn bind_private(path: &Path) -> Result<UnixListener, EngineError> {
 
 fn accept_loop(ctx: &Arc<RunContext>, listener: &UnixListener, threads: &ThreadSet) {
     loop {
-        match ctx.cancel.readable(listener.as_raw_fd(), None) {
+        match ctx.cancel.readable(listener.as_fd(), None) {
             Ok(Wake::Ready) => {}
             _ => return,
         }

@@ -1,13 +1,17 @@
 //! The fd-4 channel's datagram I/O: receive a request that must carry no
 //! ancillary data, and send a response carrying exactly one descriptor via
-//! SCM_RIGHTS. The only hand-written socket syscalls of the crate.
+//! SCM_RIGHTS (`nix`'s `recvmsg`/`sendmsg`, no hand-written cmsg walking).
 
-use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
-/// Room for a few descriptors, so a request that smuggles some is seen
-/// (and its descriptors closed) rather than silently truncated.
-const MAX_SMUGGLED_FDS: usize = 8;
+use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
+
+/// The kernel's cap on descriptors in one message (`SCM_MAX_FD`). The
+/// control buffer has room for all of them, so a request that smuggles
+/// descriptors is never truncated (MSG_CTRUNC): every one is received and
+/// closed here instead of staying open in the engine's process.
+const SCM_MAX_FD: usize = 253;
 
 /// One received datagram.
 #[derive(Debug)]
@@ -19,64 +23,44 @@ pub struct Received {
     pub had_ancillary: bool,
 }
 
-fn cmsg_space(bytes: usize) -> usize {
-    let len = u32::try_from(bytes).unwrap_or(u32::MAX);
-    // SAFETY: CMSG_SPACE is a pure size computation.
-    usize::try_from(unsafe { libc::CMSG_SPACE(len) }).unwrap_or(0)
-}
-
 /// Receives one datagram of at most `max` bytes (non-blocking callers poll first).
 pub fn recv_datagram(socket: BorrowedFd<'_>, max: usize) -> io::Result<Received> {
     let mut buf = vec![0u8; max];
-    let mut control = vec![0u8; cmsg_space(MAX_SMUGGLED_FDS * std::mem::size_of::<RawFd>())];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    // SAFETY: msghdr is plain old data; zeroed is a valid empty header.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = control.len();
-    // SAFETY: msg points at live buffers (buf, control) sized as declared.
-    let n = unsafe {
-        libc::recvmsg(
+    let mut control = nix::cmsg_space!([RawFd; SCM_MAX_FD]);
+    let (bytes, flags, had_cmsg) = {
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        let msg = recvmsg::<()>(
             socket.as_raw_fd(),
-            &mut msg,
-            libc::MSG_CMSG_CLOEXEC | libc::MSG_DONTWAIT,
-        )
+            &mut iov,
+            Some(&mut control),
+            MsgFlags::MSG_CMSG_CLOEXEC | MsgFlags::MSG_DONTWAIT,
+        )?;
+        let mut had_cmsg = false;
+        // Err only with MSG_CTRUNC, which the buffer's size rules out for
+        // descriptors; it still counts as ancillary data below.
+        if let Ok(cmsgs) = msg.cmsgs() {
+            for cmsg in cmsgs {
+                had_cmsg = true;
+                if let ControlMessageOwned::ScmRights(fds) = cmsg {
+                    close_all(&fds);
+                }
+            }
+        }
+        (msg.bytes, msg.flags, had_cmsg)
     };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let had_ancillary = msg.msg_controllen > 0 || (msg.msg_flags & libc::MSG_CTRUNC) != 0;
-    close_received_fds(&msg);
-    buf.truncate(usize::try_from(n).unwrap_or(0));
+    buf.truncate(bytes);
     Ok(Received {
         bytes: buf,
-        truncated: (msg.msg_flags & libc::MSG_TRUNC) != 0,
-        had_ancillary,
+        truncated: flags.contains(MsgFlags::MSG_TRUNC),
+        had_ancillary: had_cmsg || flags.contains(MsgFlags::MSG_CTRUNC),
     })
 }
 
-/// Takes ownership of (and so closes) every descriptor an SCM_RIGHTS message carried.
-fn close_received_fds(msg: &libc::msghdr) {
-    // SAFETY: msg was filled by recvmsg; the CMSG_* macros walk its control buffer within msg_controllen.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                let header = libc::CMSG_LEN(0) as usize;
-                let count = ((*cmsg).cmsg_len as usize).saturating_sub(header)
-                    / std::mem::size_of::<RawFd>();
-                for i in 0..count {
-                    drop(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
-        }
+/// Closes descriptors the kernel just installed in this process for a
+/// message nobody will act on: nothing else knows their numbers.
+fn close_all(fds: &[RawFd]) {
+    for &fd in fds {
+        let _ = nix::unistd::close(fd);
     }
 }
 
@@ -86,70 +70,70 @@ pub fn send_datagram(
     bytes: &[u8],
     fd: Option<BorrowedFd<'_>>,
 ) -> io::Result<()> {
-    let mut control = vec![0u8; cmsg_space(std::mem::size_of::<RawFd>())];
-    let mut iov = libc::iovec {
-        iov_base: bytes.as_ptr().cast_mut().cast(),
-        iov_len: bytes.len(),
-    };
-    // SAFETY: msghdr is plain old data; zeroed is a valid empty header.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    if let Some(fd) = fd {
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = control.len();
-        // SAFETY: the control buffer is CMSG_SPACE(sizeof(int)) bytes, exactly one header plus one fd.
-        unsafe {
-            let cmsg = libc::CMSG_FIRSTHDR(&msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-            libc::CMSG_DATA(cmsg)
-                .cast::<RawFd>()
-                .write_unaligned(fd.as_raw_fd());
-        }
-    }
-    // SAFETY: msg points at live buffers (bytes, control) sized as declared; sendmsg does not write them.
-    let n = unsafe { libc::sendmsg(socket.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let iov = [IoSlice::new(bytes)];
+    let attached = fd.map(|fd| [fd.as_raw_fd()]);
+    let cmsgs: Vec<ControlMessage<'_>> = attached
+        .as_ref()
+        .map(|fds| ControlMessage::ScmRights(fds))
+        .into_iter()
+        .collect();
+    sendmsg::<()>(
+        socket.as_raw_fd(),
+        &iov,
+        &cmsgs,
+        MsgFlags::MSG_NOSIGNAL,
+        None,
+    )?;
     Ok(())
 }
 
-/// Receives a datagram and the one descriptor it carries (the client side of
-/// the fd-4 protocol; used by tests and by in-process clients).
-pub fn recv_with_fd(socket: BorrowedFd<'_>, max: usize) -> io::Result<(Vec<u8>, Option<OwnedFd>)> {
-    let mut buf = vec![0u8; max];
-    let mut control = vec![0u8; cmsg_space(std::mem::size_of::<RawFd>())];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    // SAFETY: msghdr is plain old data; zeroed is a valid empty header.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = control.len();
-    // SAFETY: msg points at live buffers sized as declared.
-    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::net::UnixDatagram;
+
+    #[test]
+    fn smuggled_descriptors_are_all_closed_and_flagged() {
+        let (sandbox, engine) = UnixDatagram::pair().unwrap();
+        // 64 copies of a pipe's write end in one message (more than a small
+        // control buffer holds). Once the receiver closed every one, the read
+        // end sees EOF; a single copy left open would make it report EAGAIN.
+        let (read_end, write_end) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+                .unwrap();
+        let copies: Vec<OwnedFd> = (0..64).map(|_| write_end.try_clone().unwrap()).collect();
+        let raw: Vec<RawFd> = copies.iter().map(AsRawFd::as_raw_fd).collect();
+        sendmsg::<()>(
+            sandbox.as_raw_fd(),
+            &[IoSlice::new(b"MECQ")],
+            &[ControlMessage::ScmRights(&raw)],
+            MsgFlags::empty(),
+            None,
+        )
+        .unwrap();
+        drop(copies);
+        drop(write_end);
+        let received = recv_datagram(engine.as_fd(), 64).unwrap();
+        assert_eq!(received.bytes, b"MECQ");
+        assert!(received.had_ancillary);
+        assert!(!received.truncated);
+        let mut buf = [0u8; 1];
+        assert_eq!(
+            nix::unistd::read(&read_end, &mut buf),
+            Ok(0),
+            "every received write end was closed"
+        );
     }
-    let mut fd = None;
-    // SAFETY: walks the control buffer recvmsg filled; a received SCM_RIGHTS fd is ours to own.
-    unsafe {
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if !cmsg.is_null()
-            && (*cmsg).cmsg_level == libc::SOL_SOCKET
-            && (*cmsg).cmsg_type == libc::SCM_RIGHTS
-        {
-            fd = Some(OwnedFd::from_raw_fd(
-                libc::CMSG_DATA(cmsg).cast::<RawFd>().read_unaligned(),
-            ));
-        }
+
+    #[test]
+    fn a_plain_datagram_has_no_ancillary_data_and_a_long_one_is_truncated() {
+        let (sandbox, engine) = UnixDatagram::pair().unwrap();
+        send_datagram(sandbox.as_fd(), b"0123456789", None).unwrap();
+        let received = recv_datagram(engine.as_fd(), 4).unwrap();
+        assert_eq!(received.bytes, b"0123");
+        assert!(received.truncated);
+        assert!(!received.had_ancillary);
     }
-    buf.truncate(usize::try_from(n).unwrap_or(0));
-    Ok((buf, fd))
 }

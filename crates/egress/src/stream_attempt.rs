@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -192,7 +192,7 @@ pub fn verify_sni(
             SniVerdict::Sni(_) => return Err(Refusal::SniMismatch),
             _ => return Err(Refusal::SniAbsent),
         }
-        match ctx.cancel.readable(client.as_raw_fd(), deadline) {
+        match ctx.cancel.readable(client.as_fd(), deadline) {
             Ok(Wake::Ready) => {}
             _ => return Err(Refusal::SniAbsent),
         }

@@ -1,5 +1,7 @@
 //! RFC 3339 UTC timestamps with millisecond precision, without a calendar
-//! dependency (days → civil date per Howard Hinnant's algorithm).
+//! dependency (days → civil date per Howard Hinnant's algorithm). The one
+//! definition: the launcher (which depends on this crate) stamps its receipts
+//! with it too.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -109,7 +109,7 @@ fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendErro
         .trim_start_matches("bubblewrap ")
         .to_string();
     let mut sandbox = Command::new(path);
-    sandbox.args(crate::bwrap_argv::NAMESPACES);
+    sandbox.args(crate::bwrap_argv::unshare_options());
     sandbox.args([
         "--disable-userns",
         "--die-with-parent",

@@ -30,15 +30,16 @@ use crate::plan::{
 };
 use crate::runtime_layout::{RuntimeEntry, ENV_WRAPPER, LD_SO_CACHE};
 
-/// Every namespace, explicitly (no `-try` variant may silently weaken it).
-pub const NAMESPACES: &[&str] = &[
-    "--unshare-user",
-    "--unshare-ipc",
-    "--unshare-pid",
-    "--unshare-net",
-    "--unshare-uts",
-    "--unshare-cgroup",
-];
+/// The namespaces every sandbox gets of its own, each unshared explicitly
+/// (no `-try` variant may silently weaken it): the one list the bwrap
+/// options, the backend probe, the receipt and the observation derive from.
+/// (bwrap always makes a mount namespace as well, without an option.)
+pub const NAMESPACES: &[&str] = &["user", "ipc", "pid", "net", "uts", "cgroup"];
+
+/// `--unshare-<name>` for each of [`NAMESPACES`].
+pub fn unshare_options() -> impl Iterator<Item = String> {
+    NAMESPACES.iter().map(|name| format!("--unshare-{name}"))
+}
 
 /// Host facts in the sandbox's own `/proc` that say nothing about the
 /// sandbox: each is covered by [`MASK_SOURCE`], which bwrap binds `nodev`,
@@ -92,7 +93,7 @@ impl BwrapArgs {
 /// The plan's bwrap options and command.
 pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     let mut argv = Argv::default();
-    argv.push_all(NAMESPACES);
+    argv.push_owned(unshare_options());
     argv.push_all(&["--disable-userns", "--die-with-parent", "--new-session"]);
     argv.push_all(&["--cap-drop", "ALL", "--hostname", SANDBOX_HOSTNAME]);
     argv.push_all(&["--info-fd", &INFO_FD.to_string()]);
@@ -208,6 +209,10 @@ impl Argv {
 
     fn push_all(&mut self, args: &[&str]) {
         self.0.extend(args.iter().map(OsString::from));
+    }
+
+    fn push_owned(&mut self, args: impl Iterator<Item = String>) {
+        self.0.extend(args.map(OsString::from));
     }
 }
 

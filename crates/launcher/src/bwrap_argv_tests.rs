@@ -222,7 +222,8 @@ fn every_namespace_is_unshared_without_a_try_variant_and_root_is_read_only_last(
     let req = request(policy("write", json!([]), &[]));
     let text = argv_for(&req, &RuntimeLayout::merged_usr(), |_| {});
     for ns in NAMESPACES {
-        assert!(text.lines().any(|l| l == *ns), "{ns} missing");
+        let option = format!("--unshare-{ns}");
+        assert!(text.lines().any(|l| l == option), "{option} missing");
     }
     assert!(!text.contains("-try"));
     let lines: Vec<&str> = text.lines().collect();

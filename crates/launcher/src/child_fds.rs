@@ -30,7 +30,11 @@ pub fn install_in_child(
     rlimits: &[RlimitSetting],
 ) -> std::io::Result<()> {
     for install in installs {
-        // SAFETY: dup2 on descriptors that are open in this (child) process.
+        // SAFETY: between fork and exec (async-signal-safe, no allocation).
+        // `source` is open here (raised above every slot before fork, so no
+        // earlier dup2 replaced it); `slot` is overwritten on purpose, which
+        // is why this cannot be nix's `dup2` (it wants an `OwnedFd` for the
+        // target, and nothing in the child owns the slot numbers).
         if unsafe { libc::dup2(install.source, install.slot) } < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -49,12 +53,8 @@ pub fn install_in_child(
 /// arm it before exec and give up if `parent` already died (the signal
 /// covers only deaths after arming). Async-signal-safe: prctl/getppid.
 pub fn die_with_parent(parent: libc::pid_t) -> std::io::Result<()> {
-    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number; no memory effects.
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: getppid has no preconditions and cannot fail.
-    if unsafe { libc::getppid() } != parent {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+    if nix::unistd::getppid().as_raw() != parent {
         return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
     }
     Ok(())
@@ -63,7 +63,10 @@ pub fn die_with_parent(parent: libc::pid_t) -> std::io::Result<()> {
 /// CLOEXEC rather than close: std's exec-error pipe must stay usable until
 /// exec (it is already close-on-exec), and everything else vanishes at exec.
 fn mark_rest_cloexec(first: RawFd) {
-    // SAFETY: close_range with the CLOEXEC flag only changes fd flags.
+    // SAFETY: between fork and exec (a direct syscall, async-signal-safe).
+    // With CLOSE_RANGE_CLOEXEC nothing is closed, only descriptor flags
+    // change, so no owner anywhere loses a descriptor it still uses.
+    // (Neither nix nor rustix wraps close_range.)
     let rc = unsafe {
         libc::syscall(
             libc::SYS_close_range,
@@ -76,7 +79,10 @@ fn mark_rest_cloexec(first: RawFd) {
         return;
     }
     for fd in first..FALLBACK_MAX_FD {
-        // SAFETY: F_SETFD on a possibly-closed fd fails harmlessly with EBADF.
+        // SAFETY: between fork and exec (async-signal-safe). F_SETFD only
+        // sets a flag; on a number that is not open it fails with EBADF,
+        // which is harmless. A raw number, not a borrowed descriptor: which
+        // numbers are open is not known here.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
 }

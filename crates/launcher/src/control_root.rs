@@ -13,12 +13,12 @@
 //! are root-owned 0600 files.
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::atomic_file::{self, Durability};
 use crate::plan::Identity;
 use crate::process_identity::{process_start_time, random_hex};
 use crate::tree_removal;
@@ -28,6 +28,8 @@ use crate::tree_removal;
 pub const BASE_MODE: u32 = 0o711;
 /// Mode of each control root.
 pub const ROOT_MODE: u32 = 0o700;
+/// Mode of the files written in it (owner record, plan, receipt).
+const FILE_MODE: u32 = 0o600;
 /// A control root without an owner record older than this is an abandoned
 /// half-created root (its creator crashed between mkdir and the record).
 pub const ORPHAN_GRACE: Duration = Duration::from_secs(60);
@@ -86,8 +88,7 @@ pub struct ControlRoot {
 /// private: on a disk-backed /tmp their mkdir/unlink journaling cost more
 /// than the whole sandbox start); else `/tmp`. Pure apart from one statfs.
 pub fn base_path() -> PathBuf {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = nix::unistd::geteuid().as_raw();
     let parent = match std::env::var_os("TMPDIR").filter(|t| Path::new(t).is_absolute()) {
         Some(tmpdir) => PathBuf::from(tmpdir),
         None if is_tmpfs(Path::new(SHM_DIR)) => PathBuf::from(SHM_DIR),
@@ -98,20 +99,13 @@ pub fn base_path() -> PathBuf {
 
 /// Whether `path` is on a tmpfs (statfs magic).
 fn is_tmpfs(path: &Path) -> bool {
-    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: c_path is NUL-terminated; stat is written by a successful call.
-    let rc = unsafe { libc::statfs(c_path.as_ptr(), stat.as_mut_ptr()) };
-    // SAFETY: statfs returned 0, so it initialised the struct.
-    rc == 0 && unsafe { stat.assume_init() }.f_type == libc::TMPFS_MAGIC
+    use nix::sys::statfs::{statfs, TMPFS_MAGIC};
+    statfs(path).is_ok_and(|s| s.filesystem_type() == TMPFS_MAGIC)
 }
 
 /// [`base_path`], created (mode 0711) and checked.
 pub fn base_dir() -> Result<PathBuf, ControlRootError> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = nix::unistd::geteuid().as_raw();
     let path = base_path();
     match fs::DirBuilder::new().mode(BASE_MODE).create(&path) {
         Ok(()) => {
@@ -211,33 +205,18 @@ impl ControlRoot {
         Ok(path)
     }
 
-    /// Writes `name` as temp file + rename, so readers never see half a file.
-    /// The temp file is created fresh (O_EXCL, O_NOFOLLOW): when bwrap runs
-    /// as the sandbox identity that identity owns the control root, and any
-    /// host process of that uid could plant `.<name>.tmp` as a symlink to a
-    /// file the root provider would then overwrite. A planted entry is
-    /// unlinked (the link itself, never its target); one planted again in
-    /// between makes the write fail rather than follow it.
+    /// Writes `name` whole ([`atomic_file::write`], mode 0600): when bwrap
+    /// runs as the sandbox identity that identity owns the control root, and
+    /// any host process of that uid could plant a symlink where the temp
+    /// file goes; the temp file's random name is created `O_EXCL`, so a
+    /// planted entry is never opened, let alone followed.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, ControlRootError> {
         let path = self.path.join(name);
-        let tmp = self.path.join(format!(".{name}.tmp"));
-        let write = || -> std::io::Result<()> {
-            match fs::remove_file(&tmp) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                _ => {}
+        atomic_file::write(&path, bytes, FILE_MODE, Durability::Volatile).map_err(|source| {
+            ControlRootError::Write {
+                path: path.clone(),
+                source,
             }
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .mode(0o600)
-                .open(&tmp)?;
-            file.write_all(bytes)?;
-            fs::rename(&tmp, &path)
-        };
-        write().map_err(|source| ControlRootError::Write {
-            path: path.clone(),
-            source,
         })?;
         Ok(path)
     }
@@ -384,6 +363,8 @@ mod tests {
         fs::remove_dir_all(base).unwrap();
     }
 
+    /// A symlink planted where a fixed-name temp file would go (the old
+    /// writer's `.receipt.json.tmp`) is neither followed nor in the way.
     #[test]
     fn an_atomic_write_never_follows_a_planted_temp_symlink() {
         let base = scratch();

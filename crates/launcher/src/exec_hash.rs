@@ -7,15 +7,15 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
+use tempfile::NamedTempFile;
 
 use crate::policy::hex;
-use crate::process_identity::random_hex;
 
 /// Staging directory name under the per-uid base directory.
 pub const STAGING_DIR: &str = "exec";
@@ -151,37 +151,40 @@ fn hash_and_stage(exe: &Path, staging: Option<&Path>) -> Result<String, ExecHash
             break;
         }
         hasher.update(&buf[..n]);
-        if let Some((path, file)) = staged.as_mut() {
+        if let Some(file) = staged.as_mut() {
             file.write_all(&buf[..n])
                 .map_err(|source| ExecHashError::Stage {
-                    path: path.clone(),
+                    path: file.path().to_path_buf(),
                     source,
                 })?;
         }
     }
     let sha256 = hex(&hasher.finalize());
-    if let (Some((tmp, _)), Some(dir)) = (staged, staging) {
-        publish(&tmp, &dir.join(&sha256))?;
+    if let (Some(tmp), Some(dir)) = (staged, staging) {
+        publish(tmp, &dir.join(&sha256))?;
     }
     Ok(sha256)
 }
 
-/// Links the finished copy under its hash without ever replacing an existing
-/// one: other providers may have that inode open for a bind right now, and a
-/// rename over it would leave them a deleted file bwrap cannot resolve.
-fn publish(tmp: &Path, dest: &Path) -> Result<(), ExecHashError> {
-    let linked = match fs::hard_link(tmp, dest) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-        _ => Ok(()),
-    };
-    let removed = fs::remove_file(tmp);
-    linked.and(removed).map_err(|source| ExecHashError::Stage {
-        path: dest.to_path_buf(),
-        source,
-    })
+/// Publishes the finished copy under its hash without ever replacing an
+/// existing one (`persist_noclobber`): other providers may have that inode
+/// open for a bind right now, and a rename over it would leave them a
+/// deleted file bwrap cannot resolve. When the name is taken (same hash,
+/// same content) the temp file is dropped, which removes it.
+fn publish(tmp: NamedTempFile, dest: &Path) -> Result<(), ExecHashError> {
+    match tmp.persist_noclobber(dest) {
+        Ok(_) => Ok(()),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(ExecHashError::Stage {
+            path: dest.to_path_buf(),
+            source: e.error,
+        }),
+    }
 }
 
-fn open_staging_temp(dir: &Path) -> Result<(PathBuf, fs::File), ExecHashError> {
+/// A fresh read-only (0555) temp file in the 0711 staging directory,
+/// removed unless published.
+fn open_staging_temp(dir: &Path) -> Result<NamedTempFile, ExecHashError> {
     let stage_err = |path: &Path, source| ExecHashError::Stage {
         path: path.to_path_buf(),
         source,
@@ -192,21 +195,19 @@ fn open_staging_temp(dir: &Path) -> Result<(PathBuf, fs::File), ExecHashError> {
         Err(e) => return Err(stage_err(dir, e)),
     }
     fs::set_permissions(dir, fs::Permissions::from_mode(0o711)).map_err(|e| stage_err(dir, e))?;
-    let name = random_hex(8).map_err(|e| stage_err(dir, e))?;
-    let path = dir.join(format!(".{name}.tmp"));
-    let file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o555)
-        .open(&path)
-        .map_err(|e| stage_err(&path, e))?;
-    Ok((path, file))
+    tempfile::Builder::new()
+        .prefix(".")
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o555))
+        .tempfile_in(dir)
+        .map_err(|e| stage_err(dir, e))
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::process_identity::random_hex;
 
     fn scratch() -> PathBuf {
         let dir = std::env::temp_dir().join(format!("cordon-exec-test-{}", random_hex(8).unwrap()));

@@ -9,9 +9,11 @@
 //! ends on is the one bwrap binds (`--bind-fd`), so a swap after the walk
 //! changes nothing (no check-then-use window).
 
-use std::ffi::{CString, OsStr};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, OwnedFd};
+
+use nix::fcntl::OFlag;
+use nix::sys::stat::{fstat, Mode, SFlag};
 use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +93,7 @@ pub fn open_no_follow(path: &Path, directory: bool) -> Result<OwnedFd, HostPathE
 
 /// Thin: the device and inode of an open descriptor.
 pub fn identity(fd: &OwnedFd) -> std::io::Result<FileIdentity> {
+    // O_PATH descriptors support fstat.
     let stat = fstat(fd)?;
     Ok(FileIdentity {
         device: stat.st_dev,
@@ -98,37 +101,19 @@ pub fn identity(fd: &OwnedFd) -> std::io::Result<FileIdentity> {
     })
 }
 
-const OPEN_ANY: libc::c_int = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-const OPEN_DIR: libc::c_int = OPEN_ANY | libc::O_DIRECTORY;
+const OPEN_ANY: OFlag = OFlag::O_PATH
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_CLOEXEC);
+const OPEN_DIR: OFlag = OPEN_ANY.union(OFlag::O_DIRECTORY);
 
-fn openat(dir: Option<&OwnedFd>, name: &OsStr, flags: libc::c_int) -> std::io::Result<OwnedFd> {
-    let name = CString::new(name.as_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    let dirfd = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
-    // SAFETY: `name` is a valid NUL-terminated string that outlives the
-    // call; `dirfd` is an open descriptor we own (or AT_FDCWD, used only
-    // for the absolute "/").
-    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: openat returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn fstat(fd: &OwnedFd) -> std::io::Result<libc::stat> {
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: fstat writes a whole `struct stat` into the buffer on success;
-    // the descriptor is open (O_PATH descriptors support fstat).
-    if unsafe { libc::fstat(fd.as_raw_fd(), stat.as_mut_ptr()) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fstat succeeded, so the struct is initialized.
-    Ok(unsafe { stat.assume_init() })
+/// `openat` below `dir`, or the absolute "/" when `dir` is `None`.
+fn openat(dir: Option<&OwnedFd>, name: &OsStr, flags: OFlag) -> std::io::Result<OwnedFd> {
+    let at = dir.map_or(nix::fcntl::AT_FDCWD, |d| d.as_fd());
+    Ok(nix::fcntl::openat(at, name, flags, Mode::empty())?)
 }
 
 fn is_symlink(fd: &OwnedFd) -> bool {
-    fstat(fd).is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFLNK)
+    fstat(fd).is_ok_and(|s| SFlag::from_bits_truncate(s.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK)
 }
 
 fn is_symlink_at(dir: &OwnedFd, name: &OsStr) -> bool {

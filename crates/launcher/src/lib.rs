@@ -6,6 +6,7 @@
 //! plan (pure) → bwrap argv (pure) → spawn → pumps → reap → receipt.
 //! No napi here: the addon crate maps this API to JavaScript.
 
+pub mod atomic_file;
 pub mod backend;
 pub mod bwrap_argv;
 pub mod cgroup;
@@ -46,7 +47,6 @@ pub mod supervision_runtime;
 pub mod supervisor;
 #[cfg(test)]
 mod test_skip;
-pub mod timestamp;
 pub mod tree_removal;
 pub mod uid_lease;
 

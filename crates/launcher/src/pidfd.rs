@@ -1,19 +1,21 @@
 //! Process descriptors: signal a process without racing pid reuse, and
-//! wait for its exit with a timeout.
+//! wait for its exit with a timeout. The launcher's one place for pidfds
+//! (the stop ladder, the supervisor and the cgroup kill all come here):
+//! `pidfd_open`/`pidfd_send_signal` through `rustix`, as `nix` does not wrap
+//! them; the exit wait is `nix::poll`.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
 /// `pidfd_open(pid)`. The caller must know `pid` cannot have been reaped
 /// and reused yet (it is our unreaped child, or its parent is).
 pub fn open(pid: i32) -> std::io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned this fd to us; nobody else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    let pid = rustix::process::Pid::from_raw(pid)
+        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESRCH))?;
+    Ok(rustix::process::pidfd_open(
+        pid,
+        rustix::process::PidfdFlags::empty(),
+    )?)
 }
 
 /// `pidfd_open(pid)` for a pid read from elsewhere (/proc, bwrap's info
@@ -78,74 +80,45 @@ pub fn send_signal(fd: &OwnedFd, signal: i32) -> std::io::Result<()> {
 
 /// Sends `signal`; ESRCH when the process already exited.
 pub fn signal_live(fd: &OwnedFd, signal: i32) -> std::io::Result<()> {
-    // SAFETY: pidfd_send_signal with a null siginfo and no flags.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            fd.as_raw_fd(),
-            signal,
-            std::ptr::null::<libc::siginfo_t>(),
-            0,
-        )
-    };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    let signal = rustix::process::Signal::from_named_raw(signal)
+        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    Ok(rustix::process::pidfd_send_signal(fd, signal)?)
 }
 
 /// Whether the process exited within `timeout` (readable pidfd = exited).
 pub fn wait_exit(fd: &OwnedFd, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let ms = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
     loop {
-        // SAFETY: pfd is one valid pollfd for the duration of the call.
-        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if rc >= 0 {
-            return rc > 0;
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return false;
+        match poll(&mut fds, ms) {
+            Ok(ready) => return ready > 0,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return false,
         }
     }
 }
 
-/// Conventional name of a signal number (`SIGKILL`), or `SIG<n>`.
+/// Conventional name of a signal number (`SIGKILL`, nix's table), or
+/// `SIG<n>` for a real-time or unknown one.
 pub fn signal_name(signal: i32) -> String {
-    let known = [
-        (libc::SIGHUP, "SIGHUP"),
-        (libc::SIGINT, "SIGINT"),
-        (libc::SIGQUIT, "SIGQUIT"),
-        (libc::SIGILL, "SIGILL"),
-        (libc::SIGTRAP, "SIGTRAP"),
-        (libc::SIGABRT, "SIGABRT"),
-        (libc::SIGBUS, "SIGBUS"),
-        (libc::SIGFPE, "SIGFPE"),
-        (libc::SIGKILL, "SIGKILL"),
-        (libc::SIGUSR1, "SIGUSR1"),
-        (libc::SIGSEGV, "SIGSEGV"),
-        (libc::SIGUSR2, "SIGUSR2"),
-        (libc::SIGPIPE, "SIGPIPE"),
-        (libc::SIGALRM, "SIGALRM"),
-        (libc::SIGTERM, "SIGTERM"),
-        (libc::SIGXCPU, "SIGXCPU"),
-        (libc::SIGXFSZ, "SIGXFSZ"),
-        (libc::SIGSYS, "SIGSYS"),
-    ];
-    known
-        .iter()
-        .find(|(n, _)| *n == signal)
-        .map_or_else(|| format!("SIG{signal}"), |(_, name)| name.to_string())
+    nix::sys::signal::Signal::try_from(signal)
+        .map_or_else(|_| format!("SIG{signal}"), |s| s.as_str().to_string())
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signals_are_named_conventionally_and_unknown_ones_by_number() {
+        assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
+        assert_eq!(signal_name(libc::SIGSYS), "SIGSYS");
+        assert_eq!(signal_name(libc::SIGXCPU), "SIGXCPU");
+        assert_eq!(signal_name(40), "SIG40");
+        assert_eq!(signal_name(0), "SIG0");
+    }
 
     #[test]
     fn a_namespace_init_is_recognised_by_its_nspid_and_uid() {
@@ -202,8 +175,7 @@ mod tests {
         }
         let init = init.expect("bwrap forked its init");
         let started = crate::process_identity::process_start_time(bwrap_pid).unwrap();
-        // SAFETY (test): geteuid cannot fail.
-        let uid = unsafe { libc::geteuid() };
+        let uid = nix::unistd::geteuid().as_raw();
         assert!(
             open_child(init, std::process::id() as i32).is_none(),
             "not our child"

@@ -53,8 +53,7 @@ pub const RESERVED_UIDS: std::ops::Range<u32> = SANDBOX_UID..RUN_UID_FIRST + RUN
 /// runs as the provider's own unprivileged uid). The identity of the backend
 /// probe; a run's own comes from `run_identity`.
 pub fn sandbox_identity() -> Option<crate::plan::Identity> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    let euid = nix::unistd::geteuid().as_raw();
     (euid == 0).then_some(crate::plan::Identity {
         uid: SANDBOX_UID,
         gid: SANDBOX_GID,

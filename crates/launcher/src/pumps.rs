@@ -15,6 +15,9 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use nix::errno::Errno;
+use nix::sys::socket;
+
 use crate::events::{Event, EventSink, Stream};
 
 /// Bytes read per chunk: large enough that a 1 GiB flood is ~16k events,
@@ -119,20 +122,14 @@ pub fn spawn_reader(
 fn read_chunk(fd: &OwnedFd) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; READ_CHUNK_BYTES];
     loop {
-        // SAFETY: buf is a valid, writable allocation of buf.len() bytes and
-        // fd stays open for the call (borrowed from an Arc<OwnedFd>).
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            let n = n as usize;
-            if n < SHRINK_BELOW_BYTES {
-                return Ok(buf[..n].to_vec());
+        match nix::unistd::read(fd, &mut buf) {
+            Ok(n) if n < SHRINK_BELOW_BYTES => return Ok(buf[..n].to_vec()),
+            Ok(n) => {
+                buf.truncate(n);
+                return Ok(buf);
             }
-            buf.truncate(n);
-            return Ok(buf);
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err);
+            Err(Errno::EINTR) => {}
+            Err(errno) => return Err(errno.into()),
         }
     }
 }
@@ -180,8 +177,7 @@ pub fn spawn_writer(
                         });
                     }
                     WriteCmd::Shutdown => {
-                        // SAFETY: shutdown on an open socket fd has no memory effects.
-                        unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_WR) };
+                        let _ = socket::shutdown(fd.as_raw_fd(), socket::Shutdown::Write);
                         sink.emit(Event::ShutdownDone);
                     }
                 }
@@ -194,21 +190,17 @@ pub fn spawn_writer(
 pub(crate) fn send_all(fd: &OwnedFd, bytes: &[u8]) -> usize {
     let mut sent = 0;
     while sent < bytes.len() {
-        let rest = &bytes[sent..];
-        // SAFETY: rest is a valid readable slice; MSG_NOSIGNAL turns a closed
-        // peer into EPIPE instead of a process-killing SIGPIPE.
-        let n = unsafe {
-            libc::send(
-                fd.as_raw_fd(),
-                rest.as_ptr().cast(),
-                rest.len(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
-        if n > 0 {
-            sent += n as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            break;
+        // MSG_NOSIGNAL turns a closed peer into EPIPE instead of a
+        // process-killing SIGPIPE.
+        match socket::send(
+            fd.as_raw_fd(),
+            &bytes[sent..],
+            socket::MsgFlags::MSG_NOSIGNAL,
+        ) {
+            Ok(0) => break,
+            Ok(n) => sent += n,
+            Err(Errno::EINTR) => {}
+            Err(_) => break,
         }
     }
     sent

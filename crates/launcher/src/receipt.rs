@@ -15,16 +15,16 @@ use crate::control_root::{ControlRoot, ControlRootError};
 use crate::plan::{BindRole, Plan};
 use crate::policy::Policy;
 use crate::stop_ladder::StopRecord;
-use crate::timestamp::rfc3339;
+use cordon_egress::timestamp::rfc3339;
 
 /// Bumped on any incompatible change of the receipt's shape.
 /// 2: `confinement` split into `planned`, `observed`, `mismatches` and
 /// `cgroupOutcome`.
 pub const RECEIPT_VERSION: u64 = 2;
 pub const RECEIPT_FILE: &str = "receipt.json";
-/// Namespaces every plan unshares (see bwrap_argv.rs; bwrap also always
-/// makes a mount namespace, observed as `mnt`).
-pub const NAMESPACES: &[&str] = &["user", "ipc", "pid", "net", "uts", "cgroup"];
+/// Namespaces every plan unshares (bwrap also always makes a mount
+/// namespace, observed as `mnt`).
+pub use crate::bwrap_argv::NAMESPACES;
 
 /// How the sandbox ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,8 +166,7 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
 }
 
 fn provider_gid() -> u32 {
-    // SAFETY: getegid has no preconditions and cannot fail.
-    unsafe { libc::getegid() }
+    nix::unistd::getegid().as_raw()
 }
 
 /// Why the receipt is not available: it could not be written, or, written,

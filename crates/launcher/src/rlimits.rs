@@ -121,25 +121,47 @@ impl Resource {
         }
     }
 
+    /// Every resource the launcher sets, for the lookup by number.
+    const ALL: [Resource; 12] = [
+        Self::AddressSpace,
+        Self::Processes,
+        Self::OpenFiles,
+        Self::FileSize,
+        Self::CpuSeconds,
+        Self::CoreFileSize,
+        Self::RealtimePriority,
+        Self::Nice,
+        Self::RealtimeMicros,
+        Self::PendingSignals,
+        Self::MessageQueueBytes,
+        Self::LockedMemory,
+    ];
+
     /// The `RLIMIT_*` number as the plan and receipts carry it.
     pub fn raw_i32(self) -> i32 {
-        i32::try_from(self.raw()).unwrap_or(i32::MAX)
+        self.nix() as i32
     }
 
-    fn raw(self) -> libc::__rlimit_resource_t {
+    /// The resource with `RLIMIT_*` number `raw` (no allocation: pre_exec).
+    pub fn from_raw_i32(raw: i32) -> Option<Resource> {
+        Self::ALL.into_iter().find(|r| r.raw_i32() == raw)
+    }
+
+    fn nix(self) -> nix::sys::resource::Resource {
+        use nix::sys::resource::Resource as R;
         match self {
-            Self::AddressSpace => libc::RLIMIT_AS,
-            Self::Processes => libc::RLIMIT_NPROC,
-            Self::OpenFiles => libc::RLIMIT_NOFILE,
-            Self::FileSize => libc::RLIMIT_FSIZE,
-            Self::CpuSeconds => libc::RLIMIT_CPU,
-            Self::CoreFileSize => libc::RLIMIT_CORE,
-            Self::RealtimePriority => libc::RLIMIT_RTPRIO,
-            Self::Nice => libc::RLIMIT_NICE,
-            Self::RealtimeMicros => libc::RLIMIT_RTTIME,
-            Self::PendingSignals => libc::RLIMIT_SIGPENDING,
-            Self::MessageQueueBytes => libc::RLIMIT_MSGQUEUE,
-            Self::LockedMemory => libc::RLIMIT_MEMLOCK,
+            Self::AddressSpace => R::RLIMIT_AS,
+            Self::Processes => R::RLIMIT_NPROC,
+            Self::OpenFiles => R::RLIMIT_NOFILE,
+            Self::FileSize => R::RLIMIT_FSIZE,
+            Self::CpuSeconds => R::RLIMIT_CPU,
+            Self::CoreFileSize => R::RLIMIT_CORE,
+            Self::RealtimePriority => R::RLIMIT_RTPRIO,
+            Self::Nice => R::RLIMIT_NICE,
+            Self::RealtimeMicros => R::RLIMIT_RTTIME,
+            Self::PendingSignals => R::RLIMIT_SIGPENDING,
+            Self::MessageQueueBytes => R::RLIMIT_MSGQUEUE,
+            Self::LockedMemory => R::RLIMIT_MEMLOCK,
         }
     }
 }
@@ -202,18 +224,13 @@ pub fn apply(plan: &RlimitPlan) -> io::Result<()> {
 }
 
 /// The one `setrlimit(2)` call, shared by `apply` and the spawn's pre_exec
-/// (`child_fds`), which applies the plan's `RlimitSetting`s. Async-signal-safe.
+/// (`child_fds`), which applies the plan's `RlimitSetting`s by number.
+/// Async-signal-safe: a lookup in a fixed array and `nix`'s direct
+/// `setrlimit` wrapper; an unknown number is EINVAL.
 pub fn set_limit(resource: i32, soft: u64, hard: u64) -> io::Result<()> {
-    let value = libc::rlimit {
-        rlim_cur: soft,
-        rlim_max: hard,
-    };
-    // SAFETY: setrlimit reads a valid, initialized rlimit struct; it is a
-    // plain syscall and async-signal-safe. The RLIMIT_* numbers are small
-    // non-negative constants, so the cast to the libc type is exact.
-    if unsafe { libc::setrlimit(resource as libc::__rlimit_resource_t, &value) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let resource =
+        Resource::from_raw_i32(resource).ok_or(io::Error::from_raw_os_error(libc::EINVAL))?;
+    nix::sys::resource::setrlimit(resource.nix(), soft, hard)?;
     Ok(())
 }
 

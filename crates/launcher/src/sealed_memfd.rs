@@ -9,7 +9,10 @@
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use nix::fcntl::{fcntl, FcntlArg, SealFlag};
+use nix::sys::memfd::{memfd_create, MFdFlags};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SealedMemfdError {
@@ -25,27 +28,23 @@ pub enum SealedMemfdError {
 
 /// `bytes` in a sealed, rewound, close-on-exec memfd named `name`.
 pub fn create(name: &CStr, bytes: &[u8]) -> Result<OwnedFd, SealedMemfdError> {
-    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
-    // SAFETY: `name` is a NUL-terminated C string; flags are valid.
-    let raw = unsafe { libc::memfd_create(name.as_ptr(), flags) };
-    if raw < 0 {
-        return Err(SealedMemfdError::Create {
-            name: name.to_string_lossy().into_owned(),
-            source: io::Error::last_os_error(),
-        });
-    }
-    // SAFETY: `raw` is a fresh descriptor this function exclusively owns.
-    let mut file = File::from(unsafe { OwnedFd::from_raw_fd(raw) });
+    let flags = MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING;
+    let fd = memfd_create(name, flags).map_err(|errno| SealedMemfdError::Create {
+        name: name.to_string_lossy().into_owned(),
+        source: errno.into(),
+    })?;
+    let raw = fd.as_raw_fd();
+    let mut file = File::from(fd);
     file.write_all(bytes)
         .map_err(|source| SealedMemfdError::Write { fd: raw, source })?;
-    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
-    // SAFETY: fcntl on a descriptor we own, with an integer argument.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) } < 0 {
-        return Err(SealedMemfdError::Seal {
-            fd: raw,
-            source: io::Error::last_os_error(),
-        });
-    }
+    let seals = SealFlag::F_SEAL_SEAL
+        | SealFlag::F_SEAL_SHRINK
+        | SealFlag::F_SEAL_GROW
+        | SealFlag::F_SEAL_WRITE;
+    fcntl(&file, FcntlArg::F_ADD_SEALS(seals)).map_err(|errno| SealedMemfdError::Seal {
+        fd: raw,
+        source: errno.into(),
+    })?;
     file.seek(SeekFrom::Start(0))
         .map_err(|source| SealedMemfdError::Rewind { fd: raw, source })?;
     Ok(OwnedFd::from(file))
@@ -64,9 +63,11 @@ mod tests {
         let mut text = Vec::new();
         file.read_to_end(&mut text).unwrap();
         assert_eq!(text, b"a\0b\0");
-        assert!(file.write_all(b"x").is_err(), "sealed against writes");
-        // SAFETY: F_GETFD on an open descriptor.
-        let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFD) };
+        assert!(file.write_all(b"x").is_err(), "sealed against growing");
+        file.seek(SeekFrom::Start(0)).unwrap();
+        assert!(file.write_all(b"z").is_err(), "sealed against overwriting");
+        file.set_len(1).unwrap_err();
+        let flags = fcntl(&file, FcntlArg::F_GETFD).unwrap();
         assert_ne!(flags & libc::FD_CLOEXEC, 0, "close-on-exec until installed");
     }
 }

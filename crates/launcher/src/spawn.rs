@@ -11,7 +11,7 @@
 //! (PR_SET_PDEATHSIG) fires when the *thread* that forked exits.
 
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
@@ -109,9 +109,12 @@ pub fn spawn(
     let max_slot = plan.max_slot();
     let mut cmd = bwrap_command(plan, args.exec_argv(plan.args_slot), devnull, stderr_w)?;
     let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure only calls async-signal-safe functions (prctl,
-    // getppid, sigemptyset/sigprocmask, dup2, close_range/fcntl, setrlimit) on data prepared before
-    // fork.
+    // SAFETY: pre_exec runs the closure in the forked child of a
+    // multi-threaded process, where only async-signal-safe calls are sound.
+    // The closure only makes direct syscalls (prctl, getppid, sigprocmask,
+    // dup2, close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared
+    // before fork, and neither allocates nor takes a lock (errors are raw
+    // errnos).
     unsafe {
         cmd.pre_exec(move || {
             die_with_parent(parent)?;
@@ -186,32 +189,19 @@ fn bwrap_command(
 }
 
 fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: fds has room for the two descriptors socketpair writes.
-    let rc = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType};
+    let flags = SockFlag::SOCK_CLOEXEC;
+    Ok(nix::sys::socket::socketpair(
+        AddressFamily::Unix,
+        SockType::Stream,
+        None,
+        flags,
+    )?)
 }
 
 /// (read end, write end), both close-on-exec.
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: fds has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)
 }
 
 /// A close-on-exec duplicate numbered at least [`SOURCE_FD_FLOOR`].
@@ -220,33 +210,20 @@ fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
     if raw >= SOURCE_FD_FLOOR {
         return Ok(fd);
     }
-    // SAFETY: F_DUPFD_CLOEXEC on an open fd returns a new fd or -1.
-    let new = unsafe { libc::fcntl(raw, libc::F_DUPFD_CLOEXEC, SOURCE_FD_FLOOR) };
-    if new < 0 {
-        return Err(SpawnError::Raise {
-            fd: raw,
-            source: std::io::Error::last_os_error(),
-        });
-    }
-    // SAFETY: the kernel just returned this fd to us.
-    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+    rustix::io::fcntl_dupfd_cloexec(&fd, SOURCE_FD_FLOOR).map_err(|errno| SpawnError::Raise {
+        fd: raw,
+        source: errno.into(),
+    })
 }
 
 /// In the forked child: an empty signal mask. bwrap and the sandbox inherit
 /// the forking thread's mask through exec, and a host that blocks signals
 /// for its own `sigwait` (`cordon run` blocks SIGTERM/SIGINT/SIGHUP) would
 /// hand the program a blocked SIGTERM: the stop ladder's graceful rung
-/// would never reach it. Async-signal-safe: sigemptyset/sigprocmask.
+/// would never reach it. Async-signal-safe: `SigSet::empty` is sigemptyset on
+/// a stack value, then one sigprocmask.
 fn unblock_signals() -> std::io::Result<()> {
-    let mut empty = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initialises the set it is given; sigprocmask reads
-    // that initialised set and is not asked for the old mask.
-    let rc = unsafe {
-        libc::sigemptyset(empty.as_mut_ptr());
-        libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut())
-    };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    use nix::sys::signal::{sigprocmask, SigSet, SigmaskHow};
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
     Ok(())
 }

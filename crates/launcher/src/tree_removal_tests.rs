@@ -1,4 +1,5 @@
 use std::fs;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
@@ -24,20 +25,11 @@ fn scratch(name: &str) -> PathBuf {
 
 /// `mkdir d; chdir d` `levels` times, by descriptor (no path grows).
 fn nest(root: &Path, levels: usize) {
-    let mut dir = fs::File::open(root).unwrap();
+    let mut dir = OwnedFd::from(fs::File::open(root).unwrap());
     for _ in 0..levels {
-        // SAFETY (test): mkdirat/openat on a descriptor we own.
-        let fd = unsafe {
-            assert_eq!(libc::mkdirat(dir.as_raw_fd(), c"d".as_ptr(), 0o755), 0);
-            libc::openat(
-                dir.as_raw_fd(),
-                c"d".as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY,
-            )
-        };
-        assert!(fd >= 0);
-        // SAFETY (test): the kernel just returned this descriptor.
-        dir = unsafe { fs::File::from_raw_fd(fd) };
+        nix::sys::stat::mkdirat(&dir, c"d", Mode::from_bits_truncate(0o755)).unwrap();
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        dir = openat(&dir, c"d", flags, Mode::empty()).unwrap();
     }
     fs::write(
         "/proc/self/fd/".to_string() + &dir.as_raw_fd().to_string() + "/leaf",
@@ -61,15 +53,14 @@ fn a_tree_nested_far_deeper_than_a_stack_or_fd_table_allows_is_removed() {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child.args(["--exact", DEEP_TEST, "--test-threads", "1"]);
         child.env(LOW_NOFILE_ENV, "1");
-        // SAFETY (test): setrlimit is async-signal-safe.
+        // SAFETY: pre_exec runs in the forked child; the closure only
+        // calls setrlimit (a direct syscall, async-signal-safe, no
+        // allocation).
         unsafe {
             child.pre_exec(|| {
-                let limit = libc::rlimit {
-                    rlim_cur: LOW_NOFILE,
-                    rlim_max: LOW_NOFILE,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) < 0 {
-                    return Err(std::io::Error::last_os_error());
+                let nofile = nix::sys::resource::Resource::RLIMIT_NOFILE;
+                if let Err(errno) = nix::sys::resource::setrlimit(nofile, LOW_NOFILE, LOW_NOFILE) {
+                    return Err(errno.into());
                 }
                 Ok(())
             });
@@ -114,9 +105,7 @@ fn links_fifos_sockets_and_locked_directories_are_removed_and_nothing_outside_is
     std::os::unix::fs::symlink(&victim, tree.join("a/link-to-file")).unwrap();
     std::os::unix::fs::symlink("/", tree.join("a/b/link-to-root")).unwrap();
     fs::hard_link(&victim, tree.join("a/hardlink")).unwrap();
-    let fifo = CString::new(tree.join("a/fifo").as_os_str().as_bytes()).unwrap();
-    // SAFETY (test): mkfifo on a C string.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    nix::unistd::mkfifo(&tree.join("a/fifo"), Mode::S_IRUSR | Mode::S_IWUSR).unwrap();
     let _socket = std::os::unix::net::UnixListener::bind(tree.join("a/b/socket")).unwrap();
     for i in 0..2000 {
         fs::write(tree.join(format!("a/wide-{i}")), "w").unwrap();

@@ -160,8 +160,7 @@ fn private_dir(path: &Path) -> Result<PathBuf, UidLeaseError> {
     }
     // Not a link, ours, nobody else may write: a local user who pre-created
     // it in /tmp could otherwise hold or steal leases.
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    let euid = nix::unistd::geteuid().as_raw();
     let meta = fs::symlink_metadata(&path).map_err(|source| UidLeaseError::CreateDir {
         path: path.clone(),
         source,

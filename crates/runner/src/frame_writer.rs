@@ -6,6 +6,8 @@ use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 
+use nix::sys::socket::{recv, MsgFlags};
+
 use serde_json::Value;
 
 use crate::canonical_json;
@@ -86,20 +88,14 @@ impl FrameWriter {
         let mut scratch = [0u8; 4096];
         let mut discarded = 0;
         while discarded < CLOSE_DRAIN_MAX_BYTES {
-            // SAFETY: the descriptor is owned by `self.stream` and stays open for
-            // this call; `scratch` is a valid writable buffer of its stated length.
-            let count = unsafe {
-                libc::recv(
-                    self.stream.as_raw_fd(),
-                    scratch.as_mut_ptr().cast(),
-                    scratch.len(),
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if count <= 0 {
-                break;
+            match recv(
+                self.stream.as_raw_fd(),
+                &mut scratch,
+                MsgFlags::MSG_DONTWAIT,
+            ) {
+                Ok(0) | Err(_) => break,
+                Ok(count) => discarded += count,
             }
-            discarded += count as usize;
         }
     }
 }

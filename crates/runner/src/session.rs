@@ -247,14 +247,16 @@ impl Prepared {
 
 /// Takes ownership of the bridge descriptor after checking that it is open.
 fn open_bridge(fd: i32) -> Result<UnixStream, String> {
-    // SAFETY: F_GETFD only queries the descriptor's flags; any integer is safe.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
-        let error = std::io::Error::last_os_error();
-        return Err(format!(
-            "cannot read the execute frame: --fd {fd} is not open: {error}"
-        ));
-    }
-    // SAFETY: the descriptor is open (checked above) and nothing else in this
-    // process uses it; the stream becomes its only owner.
-    Ok(unsafe { UnixStream::from_raw_fd(fd) })
+    // SAFETY: F_GETFD only queries the descriptor's flags (any integer is
+    // safe to pass). When it succeeds the descriptor is open, and nothing
+    // else in this process uses it (the host passed its number on our
+    // command line for us to take), so the stream becomes its only owner.
+    let adopted = unsafe {
+        match libc::fcntl(fd, libc::F_GETFD) {
+            -1 => Err(std::io::Error::last_os_error()),
+            _ => Ok(UnixStream::from_raw_fd(fd)),
+        }
+    };
+    adopted
+        .map_err(|error| format!("cannot read the execute frame: --fd {fd} is not open: {error}"))
 }

@@ -11,57 +11,53 @@
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
+
 static EXECUTING: AtomicBool = AtomicBool::new(false);
 static CANCEL_REQUESTED: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_termination(signal: libc::c_int) {
+/// The signals that cancel an execution.
+const CANCEL_SIGNALS: [Signal; 2] = [Signal::SIGINT, Signal::SIGTERM];
+
+extern "C" fn on_termination(raw: libc::c_int) {
     if EXECUTING.load(Ordering::SeqCst) {
         CANCEL_REQUESTED.store(true, Ordering::SeqCst);
         return;
     }
-    // SAFETY: signal(), sigemptyset(), sigaddset(), sigprocmask(), raise()
-    // and _exit() are async-signal-safe. Unblocking the signal first makes
-    // raise() deliver it now, with its default action; if that does nothing
-    // (a PID-namespace init ignores default-action signals), _exit still ends
-    // the process with the conventional 128+signal status.
+    // Unblocking the signal first makes raise() deliver it now, with its
+    // default action; if that does nothing (a PID-namespace init ignores
+    // default-action signals), _exit still ends the process with the
+    // conventional 128+signal status.
+    let received = Signal::try_from(raw).ok();
+    // SAFETY: restoring SIG_DFL installs no Rust handler; signal(2),
+    // sigemptyset/sigaddset (SigSet), sigprocmask, raise and _exit are all
+    // async-signal-safe, and _exit ends the process without running anything
+    // else (no atexit handlers, no destructors).
     unsafe {
-        libc::signal(signal, libc::SIG_DFL);
-        let mut only = std::mem::zeroed::<libc::sigset_t>();
-        libc::sigemptyset(&mut only);
-        libc::sigaddset(&mut only, signal);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
-        libc::raise(signal);
-        libc::_exit(128 + signal);
+        if let Some(received) = received {
+            let _ = signal::signal(received, SigHandler::SigDfl);
+            let only = SigSet::from(received);
+            let _ = signal::sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
+            let _ = signal::raise(received);
+        }
+        libc::_exit(128 + raw)
     }
 }
 
 /// Installs the handler for SIGINT and SIGTERM and unblocks both (a mask
 /// inherited from the parent must not keep a cancel from arriving).
 pub fn install() -> io::Result<()> {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
-        // the handler is an `extern "C" fn(c_int)` that only touches atomics
-        // and async-signal-safe calls; SA_RESTART keeps blocking calls going.
-        // The signal set is initialised by sigemptyset before use.
-        let installed = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction =
-                on_termination as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            let mut only = std::mem::zeroed::<libc::sigset_t>();
-            libc::sigemptyset(&mut only);
-            libc::sigaddset(&mut only, signal);
-            let unblocked = libc::pthread_sigmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
-            if unblocked == 0 {
-                libc::sigaction(signal, &action, std::ptr::null_mut())
-            } else {
-                -1
-            }
-        };
-        if installed != 0 {
-            return Err(io::Error::last_os_error());
-        }
+    // SA_RESTART keeps blocking calls going.
+    let action = SigAction::new(
+        SigHandler::Handler(on_termination),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for received in CANCEL_SIGNALS {
+        SigSet::from(received).thread_unblock()?;
+        // SAFETY: the handler only touches atomics and async-signal-safe
+        // calls (see on_termination), so it may interrupt any code.
+        unsafe { signal::sigaction(received, &action) }?;
     }
     Ok(())
 }

@@ -132,15 +132,11 @@ fn detect_v1(root: &Path, self_cgroup: &str) -> Result<Hierarchy, String> {
 }
 
 fn writable(dir: &Path) -> Result<(), String> {
-    let c_path =
-        std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
-    // SAFETY: access(2) reads a NUL-terminated path we own.
-    match unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } {
-        0 => Ok(()),
-        _ => Err(format!(
+    nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).map_err(|errno| {
+        format!(
             "{} is not writable: {}",
             dir.display(),
-            io::Error::last_os_error()
-        )),
-    }
+            io::Error::from(errno)
+        )
+    })
 }

@@ -6,21 +6,19 @@
 //!    v1 `memory` and `pids` hierarchies, nested under this process's own
 //!    cgroup (so the host's accounting of the provider still covers it).
 //! 2. `plan`: the `cordon/<invocation id>` leaves, limit writes, kill method.
-//! 3. `create`: mkdir, write limits, open the `cgroup.procs` files.
+//! 3. `create`: mkdir, write limits.
 //! 4. `add_pid` (supervisor, after fork): write bwrap's pid to the
 //!    `cgroup.procs` files while bwrap still waits for its options, so it is
-//!    inside before it forks anything (supervisor.rs `release_bwrap`).
-//!    `join_self` (pre_exec, async-signal-safe, "0" to the opened fds) does
-//!    the same from inside a child; the launcher no longer uses it there,
-//!    because a migration can wait an RCU grace period and, between fork and
-//!    exec, the caller's thread waited with it (docs/performance.md).
+//!    inside before it forks anything (supervisor.rs `release_bwrap`). Not
+//!    from inside the child between fork and exec: a migration can wait an
+//!    RCU grace period, and the caller's thread would wait with it
+//!    (docs/performance.md).
 //! 5. `kill_all`: `cgroup.kill` on v2; on v1 `pids.max` = 0 (no new forks),
 //!    then SIGKILL every member via a pidfd until `cgroup.procs` is empty.
 //! 6. `remove`: rmdir the leaves, then the `cordon` parents if now empty.
 
 use std::fs;
 use std::io::{self, ErrorKind};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -65,34 +63,22 @@ pub enum CgroupError {
     RemoveDir { path: PathBuf, source: io::Error },
 }
 
-/// At most two `cgroup.procs` descriptors (v1 memory + pids), `Copy` so a
-/// pre_exec closure can own it without allocating.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JoinFds {
-    fds: [RawFd; 2],
-    len: usize,
-}
-
 /// A created cgroup; `remove` (or drop after `kill_all`) tears it down.
 #[derive(Debug)]
 pub struct ExecutionCgroup {
     plan: CgroupPlan,
-    procs: Vec<OwnedFd>,
 }
 
-/// Thin: reap stale siblings, mkdir the leaves, write the limits, open
-/// `cgroup.procs` (O_CLOEXEC). On failure, whatever was created is removed.
+/// Thin: reap stale siblings, mkdir the leaves, write the limits. On
+/// failure, whatever was created is removed.
 pub fn create(plan: &CgroupPlan) -> Result<ExecutionCgroup, CgroupError> {
     if reap_due() {
         plan.parents
             .iter()
             .for_each(|p| reap_stale(p, STALE_LEAF_AGE));
     }
-    let mut cgroup = ExecutionCgroup {
-        plan: plan.clone(),
-        procs: Vec::new(),
-    };
-    match populate(&mut cgroup) {
+    let cgroup = ExecutionCgroup { plan: plan.clone() };
+    match populate(&cgroup.plan) {
         Ok(()) => Ok(cgroup),
         Err(error) => {
             let _ = cgroup.remove();
@@ -101,41 +87,11 @@ pub fn create(plan: &CgroupPlan) -> Result<ExecutionCgroup, CgroupError> {
     }
 }
 
-fn populate(cgroup: &mut ExecutionCgroup) -> Result<(), CgroupError> {
-    let plan = &cgroup.plan;
+fn populate(plan: &CgroupPlan) -> Result<(), CgroupError> {
     for (parent, leaf) in plan.parents.iter().zip(&plan.leaves) {
         make_leaf(parent, leaf, &plan.parent_setup)?;
     }
-    plan.limits.iter().try_for_each(write_value)?;
-    for path in &plan.procs {
-        let file = fs::OpenOptions::new().write(true).open(path);
-        let file = file.and_then(|f| raise_above_slots(OwnedFd::from(f)));
-        let file = file.map_err(|source| CgroupError::OpenProcs {
-            path: path.clone(),
-            source,
-        })?;
-        cgroup.procs.push(file);
-    }
-    Ok(())
-}
-
-/// The child installs its slots (3, 4, …) with dup2 before `join_self`
-/// writes to these descriptors: one sitting on a low slot number (a host
-/// process with few descriptors open, like the `cordon` CLI) would be
-/// replaced by a bind source first (EBADF at spawn). Raised like the slot
-/// sources (spawn.rs), above `SOURCE_FD_FLOOR`.
-fn raise_above_slots(fd: OwnedFd) -> io::Result<OwnedFd> {
-    let floor = crate::child_fds::SOURCE_FD_FLOOR;
-    if fd.as_raw_fd() >= floor {
-        return Ok(fd);
-    }
-    // SAFETY: F_DUPFD_CLOEXEC on an open fd returns a new fd or -1.
-    let raised = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, floor) };
-    if raised < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned this descriptor to us; we own it.
-    Ok(unsafe { OwnedFd::from_raw_fd(raised) })
+    plan.limits.iter().try_for_each(write_value)
 }
 
 /// True at most once per `REAP_INTERVAL_SECS` in this process.
@@ -218,34 +174,9 @@ fn write_value(write: &Write) -> Result<(), CgroupError> {
     }
 }
 
-/// Async-signal-safe: moves the calling process into every leaf (one
-/// `write(2)` of "0" per descriptor). For pre_exec.
-pub fn join_self(fds: &JoinFds) -> io::Result<()> {
-    for fd in &fds.fds[..fds.len.min(fds.fds.len())] {
-        // SAFETY: writes one byte from a static buffer to an open descriptor.
-        if unsafe { libc::write(*fd, b"0".as_ptr().cast(), 1) } != 1 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 impl ExecutionCgroup {
     pub fn plan(&self) -> &CgroupPlan {
         &self.plan
-    }
-
-    /// The descriptors `join_self` writes to; valid while `self` lives.
-    pub fn join_fds(&self) -> JoinFds {
-        let mut fds = JoinFds {
-            fds: [-1; 2],
-            len: 0,
-        };
-        for (slot, fd) in fds.fds.iter_mut().zip(&self.procs) {
-            *slot = fd.as_raw_fd();
-            fds.len += 1;
-        }
-        fds
     }
 
     /// Moves `pid` (and its threads) into every leaf.
@@ -333,35 +264,18 @@ impl ExecutionCgroup {
     /// reused by an unrelated process between the read and the kill is
     /// never signalled.
     fn kill_member(&self, pid: i32) {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        let Ok(raw) = RawFd::try_from(raw) else {
+        let Ok(pidfd) = crate::pidfd::open(pid) else {
             return;
         };
-        if raw < 0 {
-            return;
-        }
-        // SAFETY: `raw` is a fresh pidfd we exclusively own.
-        let pidfd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
         let text = fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
         if in_leaf(&text, &self.plan.leaf_name) {
-            // SAFETY: signals the process the pidfd pins; no memory is passed.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    pidfd.as_raw_fd(),
-                    libc::SIGKILL,
-                    0usize,
-                    0u32,
-                )
-            };
+            let _ = crate::pidfd::send_signal(&pidfd, libc::SIGKILL);
         }
     }
 
     /// Removes the leaves, then the `cordon` parents if nothing else uses
     /// them (EBUSY/ENOTEMPTY from a sibling's leaf is expected and ignored).
-    /// Idempotent: a leaf already gone is not an error. Open `cgroup.procs`
-    /// descriptors do not keep a cgroup alive.
+    /// Idempotent: a leaf already gone is not an error.
     pub fn remove(&self) -> Result<(), CgroupError> {
         for leaf in &self.plan.leaves {
             match fs::remove_dir(leaf) {

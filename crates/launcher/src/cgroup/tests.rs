@@ -1,6 +1,7 @@
 use super::plan::MAX_ID_BYTES;
 use super::*;
-use std::os::unix::process::CommandExt;
+use std::io::Write as _;
+use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
 
 const HYBRID: &str = "9:name=systemd:/\n8:pids:/\n4:memory:/jobs/abc\n1:cpu,cpuacct:/\n0::/\n";
@@ -183,33 +184,101 @@ fn real_cgroup(id: &str, limits: &CgroupLimits) -> Option<Cleanup> {
     }
 }
 
+const BWRAP: &str = "/usr/bin/bwrap";
+
+/// The way a launch joins its sandbox (spawn.rs, supervisor.rs
+/// `release_bwrap`): bwrap starts waiting for its options on an `--args`
+/// socket, is added to the cgroup by pid, and only then gets the options,
+/// so it is inside before it forks its namespace init and the program.
 fn spawn_inside(cgroup: &ExecutionCgroup, script: &str) -> std::process::Child {
-    let fds = cgroup.join_fds();
-    let mut command = Command::new("/bin/sh");
-    command
-        .args(["-c", script])
+    let (mut options, bwrap_end) = UnixStream::pair().unwrap();
+    let child = Command::new(BWRAP)
+        .args(["--args", "0", "/bin/sh", "-c", script])
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(bwrap_end)))
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: join_self only write(2)s to descriptors `cgroup` keeps open.
-    unsafe { command.pre_exec(move || join_self(&fds)) };
-    command.spawn().unwrap()
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    cgroup.add_pid(child.id()).unwrap();
+    let argv = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ];
+    for arg in argv {
+        options.write_all(arg.as_bytes()).unwrap();
+        options.write_all(b"\0").unwrap();
+    }
+    drop(options);
+    child
+}
+
+/// A plain shell joined in the same order (held before it runs `script`,
+/// added by pid, released): without bwrap's pid namespace, what it started
+/// outlives it when a failed fork makes it exit.
+fn spawn_held(cgroup: &ExecutionCgroup, script: &str) -> std::process::Child {
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", "read _ && exec /bin/sh -c \"$0\"", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    cgroup.add_pid(child.id()).unwrap();
+    let mut release = child.stdin.take().unwrap();
+    release.write_all(b"go\n").unwrap();
+    child
+}
+
+/// Members whose command is `name`.
+fn members_named(cgroup: &ExecutionCgroup, name: &str) -> usize {
+    let members = cgroup.members().unwrap();
+    members
+        .iter()
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == name)
+        })
+        .count()
+}
+
+fn have_bwrap(test: &str) -> bool {
+    let found = Path::new(BWRAP).exists();
+    if !found {
+        crate::test_skip::skip(&format!("cgroup::{test}"), "no /usr/bin/bwrap");
+    }
+    found
 }
 
 #[test]
-fn a_process_tree_joined_in_pre_exec_is_killed_whole_and_the_cgroup_removed() {
+fn a_sandbox_joined_like_a_launch_is_killed_whole_and_the_cgroup_removed() {
     let id = format!("test-kill-{}", std::process::id());
+    if !have_bwrap(&id) {
+        return;
+    }
     let Some(cgroup) = real_cgroup(&id, &LIMITS) else {
         return;
     };
     let mut child = spawn_inside(&cgroup, "sleep 60 & sleep 60 & setsid sleep 60 & wait");
     let start = Instant::now();
-    while cgroup.members().unwrap().len() < 4 && start.elapsed() < Duration::from_secs(5) {
+    while members_named(&cgroup, "sleep") < 3 && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(
-        cgroup.members().unwrap().len(),
-        4,
-        "sh and three sleeps are inside"
+        members_named(&cgroup, "sleep"),
+        3,
+        "three sleeps are inside"
+    );
+    assert_eq!(members_named(&cgroup, "sh"), 1, "the shell is inside");
+    let bwrap = i32::try_from(child.id()).unwrap();
+    assert!(
+        cgroup.members().unwrap().contains(&bwrap),
+        "bwrap is inside"
     );
     cgroup.kill_all(Duration::from_secs(5)).unwrap();
     assert!(cgroup.members().unwrap().is_empty());
@@ -229,7 +298,7 @@ fn the_pids_ceiling_makes_extra_forks_fail() {
     let Some(cgroup) = real_cgroup(&id, &limits) else {
         return;
     };
-    let mut child = spawn_inside(&cgroup, "for i in 1 2 3 4 5 6; do sleep 60 & done; wait");
+    let mut child = spawn_held(&cgroup, "for i in 1 2 3 4 5 6; do sleep 60 & done; wait");
     std::thread::sleep(Duration::from_millis(300));
     // Unbounded, sh and six sleeps would be 7; dash may exit on the failed fork.
     let members = cgroup.members().unwrap().len();
@@ -248,6 +317,9 @@ fn a_memory_bomb_is_oom_killed_inside_its_cgroup() {
         memory_bytes: 16 << 20,
         ..LIMITS
     };
+    if !have_bwrap(&id) {
+        return;
+    }
     let Some(cgroup) = real_cgroup(&id, &limits) else {
         return;
     };
@@ -266,6 +338,9 @@ fn a_memory_bomb_is_oom_killed_inside_its_cgroup() {
 #[test]
 fn only_old_empty_leaves_are_reaped() {
     let id = format!("test-reap-{}", std::process::id());
+    if !have_bwrap(&id) {
+        return;
+    }
     let Some(cgroup) = real_cgroup(&id, &LIMITS) else {
         return;
     };

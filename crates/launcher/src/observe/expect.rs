@@ -6,7 +6,7 @@ use crate::cgroup::Write;
 use crate::confinement::ConfinementPlan;
 use crate::plan::{Plan, RlimitSetting, WritableKind};
 
-use super::reader::{ProviderFacts, NAMESPACES};
+use super::reader::{observed_namespaces, ProviderFacts};
 
 /// A mount the plan placed, and whether it must be writable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,9 +59,14 @@ pub fn expectation(
         uid: id.uid,
         gid: id.gid,
     });
-    let separate_namespaces = NAMESPACES
-        .iter()
-        .filter_map(|name| provider.namespaces.iter().find(|(n, _)| n == name).copied())
+    let separate_namespaces = observed_namespaces()
+        .filter_map(|name| {
+            provider
+                .namespaces
+                .iter()
+                .find(|(n, _)| *n == name)
+                .copied()
+        })
         .collect();
     let mut mounts = vec![PlannedMount {
         point: "/".into(),

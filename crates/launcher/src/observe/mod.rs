@@ -182,9 +182,11 @@ fn holds_data(mount: &Mount) -> bool {
 }
 
 fn page_bytes() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(page).unwrap_or(4096)
+    let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE);
+    page.ok()
+        .flatten()
+        .and_then(|p| u64::try_from(p).ok())
+        .unwrap_or(4096)
 }
 
 /// The receipt's `confinement.observed`.

@@ -14,7 +14,17 @@ use super::parse::{self, IdRange, Limit, Mount, Status};
 const PF_EXITING: u64 = 0x4;
 
 /// The namespaces compared with the provider's, by `/proc/<pid>/ns` name.
-pub const NAMESPACES: &[&str] = &["user", "pid", "net", "ipc", "uts", "cgroup", "mnt"];
+/// What is observed: every namespace the plan unshares, and the mount
+/// namespace bwrap always makes.
+pub fn observed_namespaces() -> impl Iterator<Item = &'static str> {
+    crate::bwrap_argv::NAMESPACES
+        .iter()
+        .copied()
+        .chain([MOUNT_NAMESPACE])
+}
+
+/// The mount namespace's name in `/proc/<pid>/ns`.
+const MOUNT_NAMESPACE: &str = "mnt";
 
 #[derive(Debug, thiserror::Error)]
 #[error("read {what} of the sandboxed program: {detail}")]
@@ -104,7 +114,7 @@ impl ProcDir {
             .ok_or_else(|| read_error("mountinfo", "malformed"))
     }
 
-    /// `(name, inode)` of each of [`NAMESPACES`].
+    /// `(name, inode)` of each of [`observed_namespaces`].
     pub fn namespaces(&self) -> Result<Vec<(&'static str, u64)>, ReadError> {
         namespaces_at(&|name| self.path(&format!("ns/{name}")))
     }
@@ -127,17 +137,14 @@ impl ProcDir {
         if parse::fdinfo_mnt_id(&info) != Some(mount.id) {
             return Err(read_error(&what, "the path no longer reaches that mount"));
         }
-        let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
-        // SAFETY: fd is open for the duration of the call; stat is written by a successful call.
-        if unsafe { libc::fstatfs(fd, stat.as_mut_ptr()) } != 0 {
-            return Err(read_error(&what, std::io::Error::last_os_error()));
-        }
-        // SAFETY: fstatfs returned 0, so it initialised the struct.
-        let stat = unsafe { stat.assume_init() };
+        // statvfs: f_blocks counts f_frsize units.
+        let stat = nix::sys::statvfs::fstatvfs(&file)
+            .map_err(|errno| read_error(&what, std::io::Error::from(errno)))?;
         // fsblkcnt_t is u64 here but u32 on some targets.
         #[allow(clippy::useless_conversion)]
-        let blocks = u64::try_from(stat.f_blocks).unwrap_or(0);
-        let size = u64::try_from(stat.f_frsize).unwrap_or(0);
+        let blocks = u64::try_from(stat.blocks()).unwrap_or(0);
+        #[allow(clippy::useless_conversion)]
+        let size = u64::try_from(stat.fragment_size()).unwrap_or(0);
         Ok(blocks.saturating_mul(size))
     }
 }
@@ -150,14 +157,13 @@ pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 fn namespaces_at(link: &dyn Fn(&str) -> PathBuf) -> Result<Vec<(&'static str, u64)>, ReadError> {
-    NAMESPACES
-        .iter()
+    observed_namespaces()
         .map(|name| {
             let what = format!("namespace {name}");
             let target = std::fs::read_link(link(name)).map_err(|e| read_error(&what, e))?;
             let inode = parse::ns_inode(&target.to_string_lossy())
                 .ok_or_else(|| read_error(&what, "malformed link"))?;
-            Ok((*name, inode))
+            Ok((name, inode))
         })
         .collect()
 }

@@ -54,12 +54,9 @@ pub fn observe_run(
     let Some(bwrap_exe) = reader::file_identity(&plan.bwrap) else {
         return unreadable(format!("the identity of {}", plan.bwrap.display()));
     };
-    // SAFETY: geteuid and getegid have no preconditions and cannot fail.
-    let ids = unsafe {
-        ProviderIds {
-            uid: libc::geteuid(),
-            gid: libc::getegid(),
-        }
+    let ids = ProviderIds {
+        uid: nix::unistd::geteuid().as_raw(),
+        gid: nix::unistd::getegid().as_raw(),
     };
     let mut expect = expect::expectation(plan, confinement, &provider, ids);
     perturb_for_tests(invocation_id, &mut expect);

@@ -63,10 +63,9 @@ pub fn failed(error: &RunError) -> Outcome {
 /// The uid the sandbox runs as: its own (a provider running as root), else
 /// the provider's.
 pub fn sandbox_uid(p: &Prepared) -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
     p.plan
         .identity
-        .map_or_else(|| unsafe { libc::geteuid() }, |id| id.uid)
+        .map_or_else(|| nix::unistd::geteuid().as_raw(), |id| id.uid)
 }
 
 pub fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts {

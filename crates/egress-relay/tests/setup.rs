@@ -1,0 +1,67 @@
+//! The relay's set-up steps, run as the real binary outside a sandbox:
+//! `--fd4-from N` puts the egress channel on fd 4 for the program, and an
+//! fd 4 that is already open fails the set-up (exit 125) instead of being
+//! silently replaced.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::fd::{AsFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixDatagram;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Output};
+
+/// Runs the relay with `slot` holding one end of a datagram pair and, when
+/// `occupy_fd4`, a file already open on fd 4; the program is `sh -c script`.
+fn relay(slot: RawFd, occupy_fd4: bool, script: &str) -> Output {
+    let (ours, theirs) = UnixDatagram::pair().unwrap();
+    let theirs = OwnedFd::from(theirs);
+    let devnull = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cordon-egress-relay"));
+    command.args([
+        "--fd4-from",
+        &slot.to_string(),
+        "--",
+        "/bin/sh",
+        "-c",
+        script,
+    ]);
+    // SAFETY: only dup2 (async-signal-safe) runs between fork and exec; the
+    // duplicates are deliberately left open (into_raw_fd) for the relay.
+    unsafe {
+        command.pre_exec(move || {
+            let _ = nix::unistd::dup2_raw(theirs.as_fd(), slot)?.into_raw_fd();
+            if occupy_fd4 {
+                let _ = nix::unistd::dup2_raw(devnull.as_fd(), 4)?.into_raw_fd();
+            }
+            Ok(())
+        });
+    }
+    let output = command.output().unwrap();
+    drop(ours);
+    output
+}
+
+#[test]
+fn the_egress_channel_moves_to_fd_4_and_its_slot_is_closed() {
+    let out = relay(
+        9,
+        false,
+        "[ -S /proc/self/fd/4 ] && [ ! -e /proc/self/fd/9 ]",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "fd 4 is the socket, fd 9 is gone: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_fd_4_already_open_fails_the_set_up_instead_of_being_replaced() {
+    let out = relay(9, true, "exit 0");
+    assert_eq!(out.status.code(), Some(125));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("cordon-egress-relay: cannot install the egress channel on fd 4"),
+        "{stderr}"
+    );
+}
