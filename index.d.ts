@@ -213,7 +213,7 @@ export interface NetworkReceipt {
 }
 
 export interface IsolatedExecution {
-  /** fd 3 of the program. end() half-closes (SHUT_WR); reading drains to EOF. */
+  /** fd 3 of the program. end() half-closes (SHUT_WR); reading drains to EOF. Errors with ERR_CORDON_WRITE_QUEUE_FULL only if the native write queue was overrun (never by this stream's own flow control). */
   readonly protocol: Duplex;
   /** fd 1 and fd 2 of the program (and bwrap's own diagnostics). */
   readonly stderr: Readable;
@@ -236,6 +236,7 @@ export type CordonErrorCode =
   | 'ERR_CORDON_NETWORK_UNAVAILABLE'
   | 'ERR_CORDON_CONFINEMENT_MISMATCH'
   | 'ERR_CORDON_RECEIPT_UNAVAILABLE'
+  | 'ERR_CORDON_WRITE_QUEUE_FULL'
   | 'ERR_CORDON_ADMISSION'
   | 'ERR_CORDON_INVALID_TOOL'
   | 'ERR_CORDON_INVALID_LIMITS'

@@ -70,13 +70,10 @@ function spawnIsolated(command, options) {
   // The deadline is the launcher's (in `json`); only the AbortSignal is JavaScript's.
   const triggers = checkStopTriggers({ signal: options.signal }, 'options.');
   const native = loadBinding();
-  const execution = new IsolatedExecution();
+  const execution = new IsolatedExecution(native);
   let handle;
   try {
-    handle = native.spawnNative(json, (...args) => {
-      const [kind, buffer, text] = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
-      execution._onEvent(kind, buffer ?? null, text ?? null);
-    });
+    handle = native.spawnNative(json, (kind, chunk, message, settled) => execution._onEvent(kind, chunk, message, settled));
   } catch (error) {
     throw asCordonError(error);
   }

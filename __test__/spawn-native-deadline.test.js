@@ -8,24 +8,16 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { readOnly } = require('..');
 
-/** The receipt of a finished run, whatever shape the final event carries. */
-function receiptOf(text) {
-  const payload = typeof text === 'string' ? JSON.parse(text) : text;
-  if (!payload || payload.receipt === undefined) return undefined;
-  return typeof payload.receipt === 'string' ? JSON.parse(payload.receipt) : payload.receipt;
-}
-
 /** Spawns through the addon only and resolves with the run's receipt. */
 function spawnNativeToEnd(options) {
   const native = require('../binding.js');
   return new Promise((resolve, reject) => {
     let handle;
     try {
-      handle = native.spawnNative(JSON.stringify(options), (...args) => {
-        const [, , text] = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
-        if (text === null || text === undefined || typeof text === 'string' && !text.startsWith('{')) return;
-        const receipt = receiptOf(text);
-        if (receipt !== undefined) resolve({ receipt, handle });
+      // The addon's one callback shape (src/lib.rs): (kind, chunk, message, settled).
+      handle = native.spawnNative(JSON.stringify(options), (kind, chunk, message, settled) => {
+        if (kind === native.EventKind.Finished) resolve({ receipt: settled.receipt, handle });
+        else if (kind === native.EventKind.Failed) reject(Object.assign(new Error(settled.message), { code: settled.code }));
       });
     } catch (error) {
       reject(error);

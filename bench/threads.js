@@ -29,6 +29,9 @@ function byName() {
 const native = process.env.CORDON_BINDING
   ? require(path.resolve(process.env.CORDON_BINDING))
   : require('../binding.js');
+// Finished or Failed ends a run. An older binding (CORDON_BINDING, for a
+// before/after count) exports no EventKind and passes its arguments as one array.
+const ENDED = native.EventKind ? [native.EventKind.Finished, native.EventKind.Failed] : [6, 7];
 const runs = Number(process.argv[2] ?? 8);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -55,10 +58,9 @@ function start(command) {
   let done;
   const finished = new Promise((resolve) => { done = resolve; });
   const json = JSON.stringify({ command, policy: readOnly() });
-  native.spawnNative(json, (...args) => {
-    const [kind] = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
-    // 6/7: finished/failed (src/lib.rs); either ends the run.
-    if (kind === 6 || kind === 7 || kind === 'finished' || kind === 'failed') done();
+  native.spawnNative(json, (first) => {
+    const kind = Array.isArray(first) ? first[0] : first;
+    if (ENDED.includes(kind)) done();
   });
   return { started: Promise.resolve(), done: finished };
 }

@@ -3,37 +3,48 @@
 // The JavaScript side of one sandboxed execution: the `protocol` Duplex and
 // the `stderr` Readable fed by the launcher's pump threads, and the
 // idempotent wait()/stop() pair. Flow control: each Readable grants the
-// native reader one chunk per _read(); at most WRITES_IN_FLIGHT writes are
-// queued natively, and a write's callback waits until an earlier one was
-// accepted by the kernel. Memory per stream stays ~ highWaterMark + 2 chunks.
+// native reader one chunk per _read(); at most the addon's WRITE_QUEUE_DEPTH
+// writes are queued natively, and a write's callback waits until an earlier
+// one was accepted by the kernel. Memory per stream stays ~ highWaterMark + 2 chunks.
+//
+// The seam is typed by the addon (src/lib.rs): event kinds, stream ids, write
+// results and the write window are read from the binding, never restated here.
+// Every event arrives as onEvent(kind, chunk, message, settled); `settled`
+// carries the receipt as an object (it is never parsed here).
 
 const { Duplex, Readable } = require('node:stream');
 const { CordonError } = require('./errors');
 
-// Event kinds and stream ids: mirror of src/lib.rs.
-const EV = Object.freeze({
-  PROTOCOL_DATA: 0,
-  STDERR_DATA: 1,
-  PROTOCOL_END: 2,
-  STDERR_END: 3,
-  WRITE_DONE: 4,
-  SHUTDOWN_DONE: 5,
-  FINISHED: 6,
-  FAILED: 7,
-});
-const STREAM_PROTOCOL = 0;
-const STREAM_STDERR = 1;
 /** Stream buffers (bytes): one native read chunk. */
 const HIGH_WATER_MARK = 64 * 1024;
+
+let seam = null;
 /**
- * Writes handed to the native writer before the next one waits for a
- * WRITE_DONE (chunks): 2 lets JS queue the next chunk while the writer thread
- * is still sending the previous one, instead of idling for a thread hop per
- * chunk (relay ~0.43x -> ~0.5x of a raw net.Socket). It must not exceed the
- * launcher's WRITE_QUEUE_DEPTH (crates/launcher/src/supervisor.rs, 2): a full
- * queue refuses the write and its bytes would be dropped.
+ * What this module needs of the binding, read once. `writesInFlight`: writes
+ * handed to the native writer before the next one waits for a WriteDone —
+ * the launcher's whole queue (2 today), so JS can queue the next chunk while
+ * the writer thread still sends the previous one instead of idling for a
+ * thread hop per chunk (relay ~0.43x -> ~0.5x of a raw net.Socket), and never
+ * more, so the stream never meets ERR_CORDON_WRITE_QUEUE_FULL.
  */
-const WRITES_IN_FLIGHT = 2;
+function seamOf(binding) {
+  if (seam === null || seam.binding !== binding) {
+    seam = Object.freeze({
+      binding,
+      // Frozen copies: the binding's enum objects are writable.
+      EV: Object.freeze({ ...binding.EventKind }),
+      STREAM: Object.freeze({ ...binding.StreamId }),
+      WRITE: Object.freeze({ ...binding.WriteResult }),
+      writesInFlight: binding.WRITE_QUEUE_DEPTH,
+    });
+  }
+  return seam;
+}
+
+/** What the native handle threw for a write (a full queue: ERR_CORDON_WRITE_QUEUE_FULL), as a CordonError. */
+function writeRefused(error) {
+  return new CordonError(error?.code ?? 'ERR_CORDON_WRITE_QUEUE_FULL', String(error?.message ?? error), { cause: error });
+}
 
 class ProtocolStream extends Duplex {
   constructor(execution) {
@@ -49,19 +60,33 @@ class ProtocolStream extends Duplex {
   }
 
   _read() {
-    this._execution._grant(STREAM_PROTOCOL);
+    this._execution._grant(this._execution._seam.STREAM.Protocol);
   }
 
   _write(chunk, encoding, callback) {
     const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding);
-    if (!this._execution._native?.write(buffer)) return callback(); // the execution is over: bytes dropped (docs/receipts.md)
+    const { _native: native, _seam: seam } = this._execution;
+    let result;
+    try {
+      result = native === null ? seam.WRITE.Ended : native.write(buffer);
+    } catch (error) {
+      return callback(writeRefused(error)); // loud: the stream errors (docs/errors.md)
+    }
+    if (result !== seam.WRITE.Queued) return callback(); // the execution is over: bytes dropped (docs/errors.md)
     this._writesInFlight += 1;
-    if (this._writesInFlight < WRITES_IN_FLIGHT) return callback();
+    if (this._writesInFlight < seam.writesInFlight) return callback();
     this._pendingWrite = callback;
   }
 
   _final(callback) {
-    if (this._execution._native?.shutdownWrite()) this._pendingFinal = callback;
+    const { _native: native, _seam: seam } = this._execution;
+    let result;
+    try {
+      result = native === null ? seam.WRITE.Ended : native.shutdownWrite();
+    } catch (error) {
+      return callback(writeRefused(error));
+    }
+    if (result === seam.WRITE.Queued) this._pendingFinal = callback;
     else callback();
   }
 
@@ -90,12 +115,14 @@ class StderrStream extends Readable {
   }
 
   _read() {
-    this._execution._grant(STREAM_STDERR);
+    this._execution._grant(this._execution._seam.STREAM.Stderr);
   }
 }
 
 class IsolatedExecution {
-  constructor() {
+  /** @param binding the addon (index.js loads it): the seam's enums and window come from it. */
+  constructor(binding) {
+    this._seam = seamOf(binding);
     this._native = null;
     this.protocol = new ProtocolStream(this);
     this.stderr = new StderrStream(this);
@@ -125,17 +152,21 @@ class IsolatedExecution {
     this._cleanups.push(fn);
   }
 
-  /** Receives every launcher event, in order, on the JS thread. */
-  _onEvent(kind, buffer, text) {
+  /**
+   * Receives every launcher event, in order, on the JS thread, as the addon
+   * calls it: (kind, chunk, message, settled) — see EventKind in src/lib.rs.
+   */
+  _onEvent(kind, chunk, message, settled) {
+    const { EV } = this._seam;
     switch (kind) {
-      case EV.PROTOCOL_DATA: this.protocol.push(buffer); break;
-      case EV.STDERR_DATA: this.stderr.push(buffer); break;
-      case EV.PROTOCOL_END: this._end(this.protocol); break;
-      case EV.STDERR_END: this._end(this.stderr); break;
-      case EV.WRITE_DONE: this.protocol._writeDone(); break;
-      case EV.SHUTDOWN_DONE: this.protocol._settleFinal(); break;
-      case EV.FINISHED: this._finish(JSON.parse(text)); break;
-      case EV.FAILED: this._fail(JSON.parse(text)); break;
+      case EV.ProtocolData: this.protocol.push(chunk); break;
+      case EV.StderrData: this.stderr.push(chunk); break;
+      case EV.ProtocolEnd: this._end(this.protocol); break;
+      case EV.StderrEnd: this._end(this.stderr); break;
+      case EV.WriteDone: this.protocol._writeDone(); break;
+      case EV.ShutdownDone: this.protocol._settleFinal(); break;
+      case EV.Finished: this._finish(settled); break;
+      case EV.Failed: this._fail(settled); break;
       default: break;
     }
   }
@@ -155,30 +186,25 @@ class IsolatedExecution {
     for (const cleanup of this._cleanups.splice(0)) cleanup();
   }
 
+  /**
+   * The launcher settles a run as Finished only with its receipt (one without
+   * is Failed with ERR_CORDON_RECEIPT_UNAVAILABLE: crates/launcher/src/run_result.rs).
+   */
   _finish({ returncode, signal, receipt }) {
     this._settle();
-    const parsed = parseReceipt(receipt);
-    if (Object.keys(parsed).length === 0) {
-      // The launcher fails such a run itself (ERR_CORDON_RECEIPT_UNAVAILABLE); this holds the
-      // rule at the seam too: a run without a readable receipt is never a success.
-      const status = signal ? `signal ${signal}` : `exit code ${returncode}`;
-      this._reject(new CordonError('ERR_CORDON_RECEIPT_UNAVAILABLE',
-        `the run's receipt is missing or unreadable (the program ended with ${status})`,
-        { details: { receipt: {}, returncode: returncode ?? null, signal: signal ?? null } }));
-      return;
-    }
     this._resolve({
       returncode: returncode ?? null,
       signal: signal ?? null,
-      receipt: parsed,
+      receipt,
       // One per stream attempt of a mediated run (docs/network.md); [] otherwise.
-      networkReceipts: Array.isArray(parsed.networkReceipts) ? parsed.networkReceipts : [],
+      networkReceipts: Array.isArray(receipt.networkReceipts) ? receipt.networkReceipts : [],
     });
   }
 
+  /** A missing receipt is `{}`, never a success. */
   _fail({ code, message, receipt }) {
     this._settle();
-    this._reject(new CordonError(code, message, { details: { receipt: parseReceipt(receipt) } }));
+    this._reject(new CordonError(code, message, { details: { receipt: receipt ?? {} } }));
   }
 
   /** Resolves after bwrap is reaped, both streams ended and the receipt was read. Same promise every call. */
@@ -197,17 +223,6 @@ class IsolatedExecution {
       this._native?.stop(reason);
       this._stopPromise = this._waitPromise.then(() => undefined, () => undefined);
     }
-  }
-}
-
-/** A missing or unreadable receipt is `{}`, never a success. */
-function parseReceipt(text) {
-  if (typeof text !== 'string') return {};
-  try {
-    const value = JSON.parse(text);
-    return value !== null && typeof value === 'object' ? value : {};
-  } catch {
-    return {};
   }
 }
 

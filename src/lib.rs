@@ -9,29 +9,90 @@ mod live_executions;
 use std::sync::Arc;
 
 use cordon_launcher::{
-    Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream,
+    Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream, WriteOutcome,
 };
-use napi::bindgen_prelude::{Buffer, Function};
+use napi::bindgen_prelude::{Buffer, FnArgs, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi_derive::napi;
-use serde_json::json;
+use serde_json::Value;
 
-/// Event kinds passed to the JavaScript callback (index.js mirrors them).
-const EV_PROTOCOL_DATA: u32 = 0;
-const EV_STDERR_DATA: u32 = 1;
-const EV_PROTOCOL_END: u32 = 2;
-const EV_STDERR_END: u32 = 3;
-const EV_WRITE_DONE: u32 = 4;
-const EV_SHUTDOWN_DONE: u32 = 5;
-const EV_FINISHED: u32 = 6;
-const EV_FAILED: u32 = 7;
+/// What a launcher event is: the first argument of every `onEvent` call.
+/// lib/isolated-execution.js reads these from the binding (`EventKind`).
+#[napi]
+pub enum EventKind {
+    /// `chunk`: bytes the program wrote to fd 3.
+    ProtocolData = 0,
+    /// `chunk`: bytes the program wrote to fd 1 or 2 (or bwrap's diagnostics).
+    StderrData = 1,
+    /// fd 3 reached EOF; `message`: why reading failed, if it did.
+    ProtocolEnd = 2,
+    /// The stderr pipe reached EOF; `message`: why reading failed, if it did.
+    StderrEnd = 3,
+    /// The oldest queued write finished; `message` is "discarded" when the
+    /// program had closed fd 3 (the bytes were dropped and counted).
+    WriteDone = 4,
+    /// The half-close (SHUT_WR) queued by `shutdownWrite` was applied.
+    ShutdownDone = 5,
+    /// The run ended and is accounted for; `settled`: `{returncode, signal, receipt}`.
+    Finished = 6,
+    /// The launch or the run failed; `settled`: `{code, message, receipt?}`.
+    Failed = 7,
+}
 
-/// Stream ids accepted by `grant` (index.js mirrors them).
-const STREAM_PROTOCOL: u32 = 0;
-const STREAM_STDERR: u32 = 1;
+/// The streams whose reader `grant` gives one more chunk of credit.
+#[napi]
+pub enum StreamId {
+    Protocol = 0,
+    Stderr = 1,
+}
 
-type EventArgs = (u32, Option<Buffer>, Option<String>);
+/// Why JS asks `stop`: `stop()`, its deadline timer, or its AbortSignal. Any
+/// other string throws (it would otherwise be recorded as the wrong reason).
+#[napi(string_enum = "lowercase")]
+pub enum StopCause {
+    Stop,
+    Deadline,
+    Signal,
+}
+
+/// What `write` and `shutdownWrite` did. A full queue is not a result: it
+/// throws `ERR_CORDON_WRITE_QUEUE_FULL`, so no caller can drop bytes silently.
+#[napi]
+pub enum WriteResult {
+    /// Queued: a `WriteDone` (or `ShutdownDone`) event follows.
+    Queued = 0,
+    /// The run is over: nothing was queued and no event follows; the bytes
+    /// are discarded (docs/errors.md).
+    Ended = 1,
+}
+
+/// Commands the native writer queues before `write` throws
+/// `ERR_CORDON_WRITE_QUEUE_FULL`: the launcher's own depth, which
+/// lib/isolated-execution.js uses as its window of writes in flight.
+#[napi]
+pub const WRITE_QUEUE_DEPTH: u32 = cordon_launcher::WRITE_QUEUE_DEPTH as u32;
+
+/// How a run settled (the fourth argument of a `Finished` or `Failed`
+/// event). The receipt crosses the seam once, as an object.
+#[napi(object)]
+pub struct Settled {
+    /// `Finished`: the program's exit code, unless it was killed by a signal.
+    pub returncode: Option<i32>,
+    /// `Finished`: the signal's name ("SIGKILL"), if one ended the program.
+    pub signal: Option<String>,
+    /// `Failed`: the `ERR_CORDON_…` code.
+    pub code: Option<String>,
+    /// `Failed`: what failed, naming the step.
+    pub message: Option<String>,
+    /// The run's receipt (docs/receipts.md); `Finished` always has one.
+    pub receipt: Option<Value>,
+}
+
+/// The fixed argument list of every `onEvent` call, spread (never an array):
+/// `(kind, chunk, message, settled)`; the slots a kind does not use are
+/// `undefined` (see `EventKind`).
+type EventArgs = FnArgs<(EventKind, Option<Buffer>, Option<String>, Option<Settled>)>;
 type EventFn = ThreadsafeFunction<Event, (), EventArgs, napi::Status, false>;
 
 /// Delivers launcher events to JavaScript, in order, on the JS thread. The
@@ -51,39 +112,80 @@ impl EventSink for JsSink {
 /// pace with during a flood (see `chunk_buffer`).
 fn to_args(env: &Env, event: Event) -> napi::Result<EventArgs> {
     let copy = |bytes: Vec<u8>| chunk_buffer::chunk_buffer(env, bytes);
-    Ok(match event {
+    let args = match event {
         Event::Data {
             stream: Stream::Protocol,
             bytes,
-        } => (EV_PROTOCOL_DATA, Some(copy(bytes)?), None),
+        } => (EventKind::ProtocolData, Some(copy(bytes)?), None, None),
         Event::Data {
             stream: Stream::Stderr,
             bytes,
-        } => (EV_STDERR_DATA, Some(copy(bytes)?), None),
+        } => (EventKind::StderrData, Some(copy(bytes)?), None, None),
         Event::End {
             stream: Stream::Protocol,
             error,
-        } => (EV_PROTOCOL_END, None, error),
+        } => (EventKind::ProtocolEnd, None, error, None),
         Event::End {
             stream: Stream::Stderr,
             error,
-        } => (EV_STDERR_END, None, error),
-        Event::WriteDone { discarded } => {
-            (EV_WRITE_DONE, None, discarded.then(|| "discarded".into()))
-        }
-        Event::ShutdownDone => (EV_SHUTDOWN_DONE, None, None),
-        Event::Finished(Ok(done)) => (EV_FINISHED, None, Some(completion_json(done))),
-        Event::Finished(Err(failure)) => (EV_FAILED, None, Some(failure_json(failure))),
-    })
+        } => (EventKind::StderrEnd, None, error, None),
+        Event::WriteDone { discarded } => (
+            EventKind::WriteDone,
+            None,
+            discarded.then(|| "discarded".into()),
+            None,
+        ),
+        Event::ShutdownDone => (EventKind::ShutdownDone, None, None, None),
+        Event::Finished(Ok(done)) => (EventKind::Finished, None, None, Some(completed(done))),
+        Event::Finished(Err(failure)) => (EventKind::Failed, None, None, Some(failed(failure))),
+    };
+    Ok(args.into())
 }
 
-fn completion_json(done: Completion) -> String {
-    json!({"returncode": done.returncode, "signal": done.signal, "receipt": done.receipt_json})
-        .to_string()
+fn completed(done: Completion) -> Settled {
+    Settled {
+        returncode: done.returncode,
+        signal: done.signal,
+        code: None,
+        message: None,
+        receipt: Some(for_js(done.receipt)),
+    }
 }
 
-fn failure_json(failure: LaunchFailure) -> String {
-    json!({"code": failure.code.as_str(), "message": failure.message, "receipt": failure.receipt_json}).to_string()
+fn failed(failure: LaunchFailure) -> Settled {
+    Settled {
+        returncode: None,
+        signal: None,
+        code: Some(failure.code.as_str().to_string()),
+        message: Some(failure.message),
+        receipt: failure.receipt.map(for_js),
+    }
+}
+
+/// The receipt with its numbers as `JSON.parse` would give them: never a
+/// `BigInt`, which `JSON.stringify` refuses (see `js_number`).
+fn for_js(mut receipt: Value) -> Value {
+    cordon_launcher::js_number::to_js_numbers(&mut receipt);
+    receipt
+}
+
+/// A write past the window: loud, never a silent drop.
+fn queue_full() -> napi::Error<String> {
+    napi::Error::new(
+        "ERR_CORDON_WRITE_QUEUE_FULL".to_string(),
+        format!(
+            "the protocol write queue is full ({WRITE_QUEUE_DEPTH} writes already queued): a \
+             write must wait for an earlier one's WriteDone event; nothing was queued"
+        ),
+    )
+}
+
+fn write_result(outcome: WriteOutcome) -> napi::Result<WriteResult, String> {
+    match outcome {
+        WriteOutcome::Queued => Ok(WriteResult::Queued),
+        WriteOutcome::Ended => Ok(WriteResult::Ended),
+        WriteOutcome::Full => Err(queue_full()),
+    }
 }
 
 /// A running (or finished) execution.
@@ -100,44 +202,48 @@ impl NativeExecution {
         self.handle.pid
     }
 
-    /// The consumer of stream 0 (protocol) or 1 (stderr) wants one more chunk.
+    /// The consumer of `stream` wants one more chunk.
     #[napi]
-    pub fn grant(&self, stream: u32) {
+    pub fn grant(&self, stream: StreamId) {
         match stream {
-            STREAM_PROTOCOL => self.handle.grant(Stream::Protocol),
-            STREAM_STDERR => self.handle.grant(Stream::Stderr),
-            _ => {}
+            StreamId::Protocol => self.handle.grant(Stream::Protocol),
+            StreamId::Stderr => self.handle.grant(Stream::Stderr),
         }
     }
 
-    /// Queues a copy of `chunk` for fd 3; false = not queued (discarded).
+    /// Queues a copy of `chunk` for fd 3. Throws `ERR_CORDON_WRITE_QUEUE_FULL`
+    /// when `WRITE_QUEUE_DEPTH` commands are already queued.
     #[napi]
-    pub fn write(&self, chunk: Buffer) -> bool {
-        self.handle.write(chunk.to_vec())
+    pub fn write(&self, chunk: Buffer) -> napi::Result<WriteResult, String> {
+        write_result(self.handle.write(chunk.to_vec()))
     }
 
-    /// Queues SHUT_WR after earlier writes; false = nothing to shut down.
+    /// Queues SHUT_WR after earlier writes; throws like `write` when full.
     #[napi]
-    pub fn shutdown_write(&self) -> bool {
-        self.handle.shutdown_write()
+    pub fn shutdown_write(&self) -> napi::Result<WriteResult, String> {
+        write_result(self.handle.shutdown_write())
     }
 
-    /// Starts the stop ladder; `reason` is "stop", "deadline" or "signal".
+    /// Starts the stop ladder (idempotent; the first reason is recorded).
     #[napi]
-    pub fn stop(&self, reason: String) {
-        let reason = match reason.as_str() {
-            "deadline" => StopReason::Deadline,
-            "signal" => StopReason::Signal,
-            _ => StopReason::Requested,
-        };
-        self.handle.stop(reason);
+    pub fn stop(&self, reason: StopCause) {
+        self.handle.stop(match reason {
+            StopCause::Stop => StopReason::Requested,
+            StopCause::Deadline => StopReason::Deadline,
+            StopCause::Signal => StopReason::Signal,
+        });
     }
 }
 
 /// Validates `optionsJson`, prepares and starts the sandbox. Throws an error
 /// whose `code` is an `ERR_CORDON_…` string when validation or preparation
-/// fails; later failures arrive as a `FAILED` event.
-#[napi]
+/// fails; later failures arrive as a `Failed` event. `onEvent` is called on
+/// the JS thread, in order, as `onEvent(kind, chunk, message, settled)`
+/// (always those four arguments; see `EventKind`).
+#[napi(
+    ts_args_type = "optionsJson: string, onEvent: (kind: EventKind, chunk: Buffer | undefined, \
+                    message: string | undefined, settled: Settled | undefined) => void"
+)]
 pub fn spawn_native(
     env: Env,
     options_json: String,
@@ -171,14 +277,6 @@ pub fn control_root_base() -> String {
     cordon_launcher::control_root::base_path()
         .to_string_lossy()
         .into_owned()
-}
-
-/// Validates `optionsJson` without touching the disk (for option checks).
-#[napi]
-pub fn validate_native(options_json: String) -> napi::Result<(), String> {
-    cordon_launcher::validate(&options_json)
-        .map(|_| ())
-        .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))
 }
 
 /// The launcher's policy presets (`cordon_launcher::presets`), as JSON text

@@ -74,7 +74,7 @@ mod tests {
         Completion {
             returncode,
             signal: signal.map(str::to_string),
-            receipt_json: None,
+            receipt: serde_json::json!({}),
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use cordon_launcher::events::{Completion, Event, EventSink, LaunchFailure, Stream};
-use cordon_launcher::{ExecutionHandle, StopReason};
+use cordon_launcher::{ExecutionHandle, StopReason, WriteOutcome};
 
 /// Bytes read from our stdin per protocol write.
 const STDIN_CHUNK_BYTES: usize = 64 * 1024;
@@ -114,7 +114,7 @@ fn lost_events() -> LaunchFailure {
     LaunchFailure {
         code: cordon_launcher::ErrorCode::SpawnFailed,
         message: "the launcher's event channel closed before the run finished".into(),
-        receipt_json: None,
+        receipt: None,
     }
 }
 
@@ -176,12 +176,14 @@ fn start_stdin_pump(handle: Arc<ExecutionHandle>, writes: Receiver<()>) {
                 Err(_) => 0,
             };
             if n == 0 {
-                if handle.shutdown_write() {
+                if handle.shutdown_write() == WriteOutcome::Queued {
                     let _ = writes.recv();
                 }
                 return;
             }
-            if !handle.write(buf[..n].to_vec()) || writes.recv().is_err() {
+            // One write in flight (we wait for its WriteDone), so the queue is
+            // never full here: anything but Queued means the run ended.
+            if handle.write(buf[..n].to_vec()) != WriteOutcome::Queued || writes.recv().is_err() {
                 return;
             }
         }

@@ -61,19 +61,16 @@ pub fn main(args: &[String]) -> i32 {
     let status = exit_status::for_outcome(&outcome);
     match (&parsed.receipt, receipt_of(&outcome)) {
         (None, _) => status,
-        (Some(path), Some(json)) => match receipt_file::write_atomic(path, json) {
+        (Some(path), Some(json)) => match receipt_file::write_atomic(path, &json) {
             Ok(()) => status,
             Err(e) => fail(
                 RUN_ERROR,
                 &format!("{e} (the program's status was {status})"),
             ),
         },
-        // A launch failure without a receipt keeps its own status.
-        (Some(_), None) if outcome.is_err() => status,
-        (Some(_), None) => fail(
-            RUN_ERROR,
-            &format!("the launcher returned no receipt (the program's status was {status})"),
-        ),
+        // Only a launch failure lacks a receipt (a completion always has
+        // one); it keeps its own status.
+        (Some(_), None) => status,
     }
 }
 
@@ -132,9 +129,10 @@ fn launch_request(parsed: &RunArgs) -> Result<LaunchRequest, Refused> {
     checked.with_policy(policy).map_err(refused)
 }
 
-fn receipt_of(outcome: &Result<Completion, LaunchFailure>) -> Option<&str> {
+/// The receipt as JSON text for `--receipt` (serialised once, here).
+fn receipt_of(outcome: &Result<Completion, LaunchFailure>) -> Option<String> {
     match outcome {
-        Ok(done) => done.receipt_json.as_deref(),
-        Err(failure) => failure.receipt_json.as_deref(),
+        Ok(done) => Some(done.receipt.to_string()),
+        Err(failure) => failure.receipt.as_ref().map(|r| r.to_string()),
     }
 }

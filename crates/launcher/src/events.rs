@@ -2,6 +2,8 @@
 //! Events of one execution are emitted in causal order: every `Data` of a
 //! stream precedes its `End`, and both `End`s precede `Finished`.
 
+use serde_json::Value;
+
 use crate::error_code::ErrorCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,8 +19,9 @@ pub enum Stream {
 pub struct LaunchFailure {
     pub code: ErrorCode,
     pub message: String,
-    /// The receipt written for the failed launch, when there is one.
-    pub receipt_json: Option<String>,
+    /// The receipt written for the failed launch (as read back from
+    /// `receipt.json`), when there is one.
+    pub receipt: Option<Value>,
 }
 
 /// How `wait()` settles when bwrap ran and was reaped.
@@ -26,8 +29,9 @@ pub struct LaunchFailure {
 pub struct Completion {
     pub returncode: Option<i32>,
     pub signal: Option<String>,
-    /// The receipt as read back from `receipt.json`; `None` if unreadable.
-    pub receipt_json: Option<String>,
+    /// The receipt as read back from `receipt.json`. Always present: a run
+    /// without a readable receipt settles as a `LaunchFailure` instead.
+    pub receipt: Value,
 }
 
 #[derive(Debug)]

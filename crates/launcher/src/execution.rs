@@ -10,6 +10,26 @@ use crate::launch_request::StopTimings;
 use crate::pumps::{Gate, WriteCmd};
 use crate::stop_ladder::{StopReason, Supervision};
 
+/// Host → fd 3 queue depth (commands): two data chunks, or one plus a pending
+/// shutdown, so the writer thread never idles between chunks. The addon
+/// exports it; lib/isolated-execution.js keeps at most this many writes in
+/// flight, so its stream never meets a full queue.
+pub const WRITE_QUEUE_DEPTH: usize = 2;
+
+/// What became of one `write` or `shutdown_write`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Queued: a `WriteDone` (or `ShutdownDone`) event follows.
+    Queued,
+    /// The execution's writer is gone (the run ended): nothing was queued and
+    /// nothing will follow; the caller counts the bytes as discarded.
+    Ended,
+    /// `WRITE_QUEUE_DEPTH` commands are already waiting: nothing was queued.
+    /// The caller wrote past the window; its bytes must not be dropped
+    /// silently, so it reports an error.
+    Full,
+}
+
 /// Shared between the handle and the run's supervision. Its parts are the
 /// launcher's own: an owner (the addon's registry of live executions)
 /// holds it only to call [`Control::stop`] / [`Control::stop_now`].
@@ -40,6 +60,17 @@ impl Control {
         self.supervision.request_stop(reason, timings);
     }
 
+    fn send(&self, cmd: WriteCmd) -> WriteOutcome {
+        let Ok(writer) = self.writer.lock() else {
+            return WriteOutcome::Ended;
+        };
+        match writer.as_ref().map(|w| w.try_send(cmd)) {
+            Some(Ok(())) => WriteOutcome::Queued,
+            Some(Err(TrySendError::Full(_))) => WriteOutcome::Full,
+            Some(Err(TrySendError::Disconnected(_))) | None => WriteOutcome::Ended,
+        }
+    }
+
     /// Drops the writer's sender: the writer thread ends after its queue.
     pub fn close_writer(&self) {
         if let Ok(mut writer) = self.writer.lock() {
@@ -64,30 +95,62 @@ impl ExecutionHandle {
         }
     }
 
-    /// Queues one chunk for fd 3. `false` means it was not queued (the
-    /// execution ended or a write is already pending): the caller treats
-    /// the bytes as discarded. `true` means a `WriteDone` event will follow.
-    pub fn write(&self, bytes: Vec<u8>) -> bool {
-        self.send(WriteCmd::Data(bytes))
+    /// Queues one chunk for fd 3 (never blocks; see `WriteOutcome`).
+    pub fn write(&self, bytes: Vec<u8>) -> WriteOutcome {
+        self.control.send(WriteCmd::Data(bytes))
     }
 
-    /// Queues `SHUT_WR` after earlier writes; `true` means `ShutdownDone` follows.
-    pub fn shutdown_write(&self) -> bool {
-        self.send(WriteCmd::Shutdown)
-    }
-
-    fn send(&self, cmd: WriteCmd) -> bool {
-        let Ok(writer) = self.control.writer.lock() else {
-            return false;
-        };
-        match writer.as_ref().map(|w| w.try_send(cmd)) {
-            Some(Ok(())) => true,
-            Some(Err(TrySendError::Full(_) | TrySendError::Disconnected(_))) | None => false,
-        }
+    /// Queues `SHUT_WR` after earlier writes (never blocks; see `WriteOutcome`).
+    pub fn shutdown_write(&self) -> WriteOutcome {
+        self.control.send(WriteCmd::Shutdown)
     }
 
     /// Starts the stop ladder (idempotent; the first reason is recorded).
     pub fn stop(&self, reason: StopReason) {
         self.control.stop(reason);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::sync::mpsc::{sync_channel, Receiver};
+
+    use super::*;
+
+    fn new_handle() -> (ExecutionHandle, Receiver<WriteCmd>) {
+        let (tx, rx) = sync_channel(WRITE_QUEUE_DEPTH);
+        let control = Arc::new(Control {
+            writer: Mutex::new(Some(tx)),
+            protocol_gate: Arc::new(Gate::new()),
+            stderr_gate: Arc::new(Gate::new()),
+            supervision: Arc::new(Supervision::default()),
+            stop_timings: StopTimings {
+                grace_ms: 0,
+                force_ms: 0,
+            },
+        });
+        (ExecutionHandle { control, pid: None }, rx)
+    }
+
+    #[test]
+    fn a_write_past_the_queue_depth_is_full_not_ended() {
+        let (handle, _writer) = new_handle();
+        for _ in 0..WRITE_QUEUE_DEPTH {
+            assert_eq!(handle.write(vec![1]), WriteOutcome::Queued);
+        }
+        assert_eq!(handle.write(vec![2]), WriteOutcome::Full);
+        assert_eq!(handle.shutdown_write(), WriteOutcome::Full);
+    }
+
+    #[test]
+    fn a_write_after_the_writer_went_away_is_ended() {
+        let (handle, writer) = new_handle();
+        assert_eq!(handle.write(vec![1]), WriteOutcome::Queued);
+        drop(writer);
+        assert_eq!(handle.write(vec![2]), WriteOutcome::Ended);
+        let (handle, _writer) = new_handle();
+        handle.control.close_writer();
+        assert_eq!(handle.shutdown_write(), WriteOutcome::Ended);
     }
 }

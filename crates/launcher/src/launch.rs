@@ -99,18 +99,13 @@ impl LaunchError {
     }
 }
 
-/// Validates only (steps 1): used to reject bad input without side effects.
-pub fn validate(options_json: &str) -> Result<LaunchRequest, LaunchError> {
-    Ok(LaunchRequest::from_json_text(options_json)?)
-}
-
 /// Runs the whole pipeline for the JSON options document (the addon's
 /// entry); events go to `sink` from the launcher's threads.
 pub fn launch(
     options_json: &str,
     sink: Arc<dyn EventSink>,
 ) -> Result<ExecutionHandle, LaunchError> {
-    start(validate(options_json)?, sink)
+    start(LaunchRequest::from_json_text(options_json)?, sink)
 }
 
 /// Runs the pipeline from step 2 for a request already validated

@@ -19,6 +19,7 @@ pub mod exec_hash;
 pub mod execution;
 pub mod host_path;
 pub mod host_probe;
+pub mod js_number;
 pub mod launch;
 pub mod launch_request;
 pub mod network_plan;
@@ -52,7 +53,7 @@ pub mod uid_lease;
 
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};
-pub use execution::ExecutionHandle;
-pub use launch::{launch, start, validate, LaunchError};
+pub use execution::{ExecutionHandle, WriteOutcome, WRITE_QUEUE_DEPTH};
+pub use launch::{launch, start, LaunchError};
 pub use launch_request::{LaunchOptions, LaunchRequest};
 pub use stop_ladder::StopReason;

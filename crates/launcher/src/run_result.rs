@@ -1,11 +1,14 @@
 //! Pure: how `wait()` settles, from the run's outcome, the observation's
-//! mismatches and the receipt as read back. One place decides that a run is
+//! mismatches and the receipt as read back (parsed here, once: the owner gets
+//! it as a value, never as text to parse again). One place decides that a run is
 //! a success only when the program ran with the planned confinement and is
 //! accounted for by a receipt (first failing cause wins, in this order:
 //! spawn failure, confinement mismatch, receipt unavailable).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
+
+use serde_json::Value;
 
 use crate::error_code::ErrorCode;
 use crate::events::{Completion, LaunchFailure};
@@ -15,6 +18,8 @@ use crate::receipt::Outcome;
 
 /// The result `wait()` settles with. `failure`: the code of the step that
 /// failed the run (the supervision's `RunError`), for a `SpawnFailed` outcome.
+/// `receipt`: `receipt.json`'s text as read back, or why it could not be
+/// written or read.
 pub fn settle(
     outcome: Outcome,
     failure: Option<ErrorCode>,
@@ -22,16 +27,16 @@ pub fn settle(
     status: Option<ExitStatus>,
     receipt: Result<String, String>,
 ) -> Result<Completion, LaunchFailure> {
-    match (outcome, receipt) {
+    match (outcome, receipt.and_then(receipt_value)) {
         (Outcome::SpawnFailed { message }, receipt) => Err(LaunchFailure {
             code: failure.unwrap_or(ErrorCode::SpawnFailed),
             message,
-            receipt_json: receipt.ok(),
+            receipt: receipt.ok(),
         }),
         (_, receipt) if !mismatches.is_empty() => Err(LaunchFailure {
             code: ErrorCode::ConfinementMismatch,
             message: mismatch_message(mismatches),
-            receipt_json: receipt.ok(),
+            receipt: receipt.ok(),
         }),
         // Ran, but not accounted for: never a success.
         (_, Err(why)) => Err(LaunchFailure {
@@ -41,13 +46,22 @@ pub fn settle(
                  status was {}",
                 status.map_or_else(|| "unknown".to_string(), |s| s.to_string())
             ),
-            receipt_json: None,
+            receipt: None,
         }),
-        (_, Ok(receipt_json)) => Ok(Completion {
+        (_, Ok(receipt)) => Ok(Completion {
             returncode: status.and_then(|s| s.code()),
             signal: status.and_then(|s| s.signal()).map(pidfd::signal_name),
-            receipt_json: Some(receipt_json),
+            receipt,
         }),
+    }
+}
+
+/// A receipt is a JSON object; anything else read back accounts for nothing.
+fn receipt_value(text: String) -> Result<Value, String> {
+    match serde_json::from_str(&text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(_) => Err("receipt.json does not hold a JSON object".into()),
+        Err(e) => Err(format!("receipt.json is not JSON: {e}")),
     }
 }
 
@@ -81,18 +95,41 @@ mod tests {
 
     #[test]
     fn a_run_with_its_receipt_and_no_mismatch_completes_with_the_programs_status() {
+        let text = r#"{"receiptVersion":2,"bytes":{"protocolIn":5}}"#;
         let done = settle(
             Outcome::Exited { code: 3 },
             None,
             &[],
             exited(3),
-            Ok("{}".into()),
+            Ok(text.into()),
         )
         .unwrap();
+        assert_eq!(done.returncode, Some(3));
         assert_eq!(
-            (done.returncode, done.receipt_json.as_deref()),
-            (Some(3), Some("{}"))
+            done.receipt,
+            json!({"receiptVersion": 2, "bytes": {"protocolIn": 5}})
         );
+    }
+
+    #[test]
+    fn a_receipt_that_reads_back_as_no_json_object_is_unavailable() {
+        for text in ["", "{\"receiptVersion\":", "[]", "null", "\"x\""] {
+            let failed = settle(
+                Outcome::Exited { code: 0 },
+                None,
+                &[],
+                exited(0),
+                Ok(text.into()),
+            );
+            let failed = failed.unwrap_err();
+            assert_eq!(failed.code, ErrorCode::ReceiptUnavailable, "{text:?}");
+            assert!(
+                failed.message.contains("receipt.json"),
+                "{}",
+                failed.message
+            );
+            assert_eq!(failed.receipt, None);
+        }
     }
 
     #[test]
@@ -107,7 +144,7 @@ mod tests {
         let failed = failed.unwrap_err();
         assert_eq!(failed.code, ErrorCode::ReceiptUnavailable);
         assert!(failed.message.contains("EISDIR") && failed.message.contains("exit status: 0"));
-        assert_eq!(failed.receipt_json, None);
+        assert_eq!(failed.receipt, None);
     }
 
     #[test]
@@ -124,7 +161,7 @@ mod tests {
         let failed = failed.unwrap_err();
         assert_eq!(failed.code, ErrorCode::ConfinementMismatch);
         assert!(failed.message.contains("seccomp.filters"));
-        assert_eq!(failed.receipt_json.as_deref(), Some("{}"));
+        assert_eq!(failed.receipt, Some(json!({})));
         let without = settle(
             Outcome::Exited { code: 0 },
             None,

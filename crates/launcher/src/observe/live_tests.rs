@@ -6,7 +6,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::run::TEST_EXTRA_FILTER_PREFIX;
 use crate::events::{Completion, Event, EventSink, LaunchFailure};
@@ -45,10 +45,6 @@ fn run(id: &str, command: &[&str]) -> Result<Completion, LaunchFailure> {
     rx.recv_timeout(Duration::from_secs(60)).unwrap()
 }
 
-fn receipt(text: Option<&str>) -> Value {
-    serde_json::from_str(text.expect("a receipt")).unwrap()
-}
-
 #[test]
 fn a_running_program_is_observed_confined_as_planned() {
     if !bwrap_present() {
@@ -56,7 +52,7 @@ fn a_running_program_is_observed_confined_as_planned() {
     }
     let done = run("observe-live-1", &["/bin/sleep", "0.5"]).expect("a matching run succeeds");
     assert_eq!(done.returncode, Some(0));
-    let r = receipt(done.receipt_json.as_deref());
+    let r = &done.receipt;
     let seen = &r["confinement"]["observed"];
     assert_eq!(seen["status"], "observed", "{seen}");
     assert_eq!(r["confinement"]["mismatches"], json!([]));
@@ -103,7 +99,7 @@ fn an_expectation_the_sandbox_cannot_meet_stops_the_run_as_a_mismatch() {
         "{}",
         failed.message
     );
-    let r = receipt(failed.receipt_json.as_deref());
+    let r = failed.receipt.as_ref().expect("a receipt");
     let mismatches = r["confinement"]["mismatches"].as_array().unwrap();
     assert_eq!(mismatches.len(), 1, "{mismatches:?}");
     assert_eq!(mismatches[0]["check"], "seccomp.filters");

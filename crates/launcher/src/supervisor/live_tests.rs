@@ -55,7 +55,7 @@ fn the_launchers_own_deadline_stops_a_run_nobody_stops() {
     // Nothing here calls stop(): only the launcher's timer can end the
     // 30 s program (the receiver gives up after 60 s).
     let done = run(options(Some(300))).expect("a stopped run still completes");
-    let receipt: Value = serde_json::from_str(done.receipt_json.as_deref().unwrap()).unwrap();
+    let receipt = &done.receipt;
     assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
     assert_eq!(receipt["stop"]["gracefulStopAttempted"], true, "{receipt}");
     assert_eq!(receipt["stop"]["containmentConfirmed"], true, "{receipt}");
@@ -75,7 +75,7 @@ fn without_a_deadline_a_run_ends_on_its_own_with_no_stop_recorded() {
     quick["command"] = json!(["/bin/sleep", "0.2"]);
     let done = run(quick).expect("runs");
     assert_eq!(done.returncode, Some(0));
-    let receipt: Value = serde_json::from_str(done.receipt_json.as_deref().unwrap()).unwrap();
+    let receipt = &done.receipt;
     assert_eq!(receipt["stop"]["reason"], Value::Null, "{receipt}");
 }
 
@@ -86,7 +86,7 @@ fn a_deadline_that_passes_during_set_up_is_a_stopped_run_not_a_failed_launch() {
     }
     // 1 ms: the timer fires while bwrap is still being set up (or just after).
     let done = run(options(Some(1))).expect("a stop during set-up is not a launch failure");
-    let receipt: Value = serde_json::from_str(done.receipt_json.as_deref().unwrap()).unwrap();
+    let receipt = &done.receipt;
     assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
     assert_eq!(receipt["stop"]["containmentConfirmed"], true, "{receipt}");
     assert_ne!(receipt["outcome"]["status"], "spawn-failed", "{receipt}");

@@ -45,7 +45,7 @@ use crate::cgroup::ExecutionCgroup;
 use crate::confinement::{self, ConfinementPlan};
 use crate::control_root::ControlRoot;
 use crate::events::{Event, EventSink};
-use crate::execution::{Control, ExecutionHandle};
+use crate::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
 use crate::launch_request::LaunchRequest;
 use crate::observe::moment::NotObserved;
 use crate::observe::reader::{ProviderFacts, ReadError};
@@ -59,12 +59,6 @@ use crate::spawn::{spawn, Spawned};
 use crate::stop_ladder::{StopReason, Supervision};
 use run_pumps::Pumps;
 use stderr_tap::Tap;
-
-/// Host → fd 3 queue depth: two data chunks, or one plus a pending shutdown.
-/// lib/isolated-execution.js keeps up to WRITES_IN_FLIGHT (2) writes queued so
-/// the writer thread never idles between chunks; lowering this below that
-/// makes `write` refuse (and drop) data.
-const WRITE_QUEUE_DEPTH: usize = 2;
 
 /// Everything the pipeline prepared before the fork.
 pub struct Prepared {
