@@ -76,6 +76,17 @@ test('deadlineMs and signal count from the take, not from the spawn', async () =
     const aborted = await bySignal.wait();
     assert.equal(aborted.receipt.stop.requested, true);
     assert.equal(aborted.receipt.stop.reason, 'signal');
+    // The take's deadline is the launcher's timer, not the event loop's: with
+    // this thread busy for 1.5 s right after the take, the sandbox still ends
+    // at its 200 ms deadline (the receipt's endedAt is the launcher's clock).
+    const busyTakenAt = Date.now();
+    const busy = pool.take({ deadlineMs: DEADLINE_MS });
+    busy.stderr.resume();
+    while (Date.now() - busyTakenAt < 1500);
+    const busyExit = await busy.wait();
+    assert.equal(busyExit.receipt.stop.reason, 'deadline');
+    const endedAfter = Date.parse(busyExit.receipt.endedAt) - busyTakenAt;
+    assert.ok(endedAfter < 1500, `ended ${endedAfter} ms after the take: the deadline waited for the event loop`);
     assert.throws(() => pool.take({ deadlineMs: 0 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
     assert.throws(() => pool.take({ timeout: 5 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
   } finally {

@@ -55,3 +55,25 @@ test('spawnNative refuses a deadlineMs outside 1..2^31-1 with ERR_CORDON_INVALID
     });
   }
 });
+
+// A deadline armed on a running execution (what a pooled run's take() does):
+// the native handle's stopAfter, again with no JavaScript timer anywhere.
+test('stopAfter on a running native execution: the launcher stops it, reason "deadline"', { timeout: 20_000 }, async () => {
+  const native = require('../binding.js');
+  const options = { command: ['/usr/bin/sleep', '30'], policy: readOnly(), stop: { graceMs: 500, forceMs: 1000 } };
+  let handle;
+  const finished = new Promise((resolve, reject) => {
+    handle = native.spawnNative(JSON.stringify(options), (kind, chunk, message, settled) => {
+      if (kind === native.EventKind.Finished) resolve(settled.receipt);
+      else if (kind === native.EventKind.Failed) reject(Object.assign(new Error(settled.message), { code: settled.code }));
+    });
+  });
+  for (const ms of [0, 2 ** 31, -1]) {
+    assert.throws(() => handle.stopAfter(ms), { code: 'ERR_CORDON_INVALID_OPTIONS' }, String(ms));
+  }
+  handle.stopAfter(300);
+  const receipt = await finished;
+  assert.equal(receipt.stop.reason, 'deadline', JSON.stringify(receipt.stop));
+  assert.equal(receipt.outcome.exitCode, 128 + 15, 'the ladder\'s SIGTERM ended sleep');
+  handle.stopAfter(300); // after the end: a no-op, no throw
+});

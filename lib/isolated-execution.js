@@ -218,6 +218,11 @@ class IsolatedExecution {
     return this._stopPromise;
   }
 
+  /** Arms a deadline `ms` from now on the launcher's own timer (reason "deadline"). */
+  _stopAfter(ms) {
+    this._native?.stopAfter(ms);
+  }
+
   _requestStop(reason) {
     if (this._stopPromise === null) {
       this._native?.stop(reason);

@@ -1,17 +1,18 @@
 'use strict';
 
-// What JavaScript itself adds to a run: an AbortSignal, and for a pooled run
-// a deadline timer, each starting the stop ladder with its own reason (the
-// receipt's `stop.reason`: "signal" or "deadline", docs/receipts.md). One
-// module for spawnIsolated and the pool, so a pooled run is stopped and
-// recorded exactly as a direct one. spawnIsolated's `deadlineMs` is the
-// launcher's (part of the launch request, enforced by it); a pooled run's
-// counts from take(), after the sandbox was spawned, so it is a timer here.
+// The per-run stop triggers: an AbortSignal (JavaScript's own) and, for a
+// pooled run, a deadline, each starting the stop ladder with its own reason
+// (the receipt's `stop.reason`: "signal" or "deadline", docs/receipts.md).
+// One module for spawnIsolated and the pool, so a pooled run is stopped and
+// recorded exactly as a direct one. Every deadline is the launcher's timer:
+// spawnIsolated's `deadlineMs` is part of the launch request; a pooled run's
+// counts from take(), after the sandbox was spawned, so it is armed on the
+// running execution (native `stopAfter`). No JS timer is the backstop.
 // Every other option is the launcher's to check.
 
 const { CordonError } = require('./errors');
 
-/** setTimeout's ceiling (ms): longer deadlines would fire immediately. */
+/** The launcher's ceiling for a deadline (ms; launch_request.rs says the same). */
 const MAX_DEADLINE_MS = 2 ** 31 - 1;
 /** The per-run options of a pooled sandbox (lib/pool.js's take()). */
 const STOP_TRIGGER_KEYS = Object.freeze(['deadlineMs', 'signal']);
@@ -48,13 +49,7 @@ function stopOn(execution, reason, arm) {
 
 /** Arms checked stop triggers (see checkStopTriggers) on a started execution. */
 function armStopTriggers(execution, { deadlineMs, signal }) {
-  if (deadlineMs !== undefined) {
-    stopOn(execution, 'deadline', (fire) => {
-      const timer = setTimeout(fire, deadlineMs);
-      timer.unref();
-      return () => clearTimeout(timer);
-    });
-  }
+  if (deadlineMs !== undefined) execution._stopAfter(deadlineMs);
   if (signal !== undefined) {
     stopOn(execution, 'signal', (fire) => {
       if (signal.aborted) {

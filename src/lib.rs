@@ -233,6 +233,21 @@ impl NativeExecution {
             StopCause::Signal => StopReason::Signal,
         });
     }
+
+    /// Arms a deadline `ms` (1..=2^31-1) from now, enforced by the launcher's
+    /// own timer with reason "deadline" (a pooled run's, counted from take()).
+    #[napi]
+    pub fn stop_after(&self, ms: u32) -> napi::Result<(), String> {
+        if !(1..=i32::MAX as u32).contains(&ms) {
+            return Err(napi::Error::new(
+                "ERR_CORDON_INVALID_OPTIONS".to_string(),
+                format!("deadlineMs must be an integer from 1 to {}", i32::MAX),
+            ));
+        }
+        self.handle
+            .stop_after(std::time::Duration::from_millis(u64::from(ms)));
+        Ok(())
+    }
 }
 
 /// Validates `optionsJson`, prepares and starts the sandbox. Throws an error

@@ -109,6 +109,14 @@ impl ExecutionHandle {
     pub fn stop(&self, reason: StopReason) {
         self.control.stop(reason);
     }
+
+    /// Arms a deadline `after` from now on the launcher's own timer (reason
+    /// `deadline`); a no-op once the run has ended.
+    pub fn stop_after(&self, after: std::time::Duration) {
+        self.control
+            .supervision
+            .arm_deadline(after, self.control.stop_timings);
+    }
 }
 
 #[cfg(test)]

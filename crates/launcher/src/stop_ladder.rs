@@ -75,6 +75,8 @@ struct SupervisionState {
     init: Option<Arc<OwnedFd>>,
     cgroup: Option<Arc<ExecutionCgroup>>,
     record: StopRecord,
+    /// Armed deadlines' timers, aborted when bwrap is reaped.
+    deadlines: Vec<tokio::task::AbortHandle>,
 }
 
 impl Supervision {
@@ -105,8 +107,13 @@ impl Supervision {
     }
 
     /// bwrap was reaped: wakes a waiting ladder, which then stops climbing.
+    /// Armed deadlines are disarmed: one firing now would record a stop
+    /// reason for a run that ended on its own.
     pub fn mark_exited(&self) {
-        self.with(|s| s.exited = true);
+        self.with(|s| {
+            s.exited = true;
+            s.deadlines.drain(..).for_each(|d| d.abort());
+        });
         self.exited.send_replace(true);
     }
 
@@ -152,19 +159,29 @@ impl Supervision {
         }
     }
 
-    /// Arms the run's deadline: after `after`, the ladder starts with
-    /// reason `deadline` (a no-op if the run ended or was stopped first).
-    /// Abort the returned task when the run ends.
-    pub fn stop_after(
-        self: &Arc<Self>,
-        after: Duration,
-        timings: StopTimings,
-    ) -> tokio::task::JoinHandle<()> {
-        let me = Arc::clone(self);
-        tokio::spawn(async move {
+    /// Arms a deadline: `after` from now, the ladder starts with reason
+    /// `deadline` — on the launcher's own timer, whatever the owner's event
+    /// loop does. The timer holds the run only weakly and is aborted when
+    /// bwrap is reaped (arming after that is a no-op). Used for the launch
+    /// request's `deadlineMs` and for a deadline armed later (a pooled run's,
+    /// which counts from `take()`).
+    pub fn arm_deadline(self: &Arc<Self>, after: Duration, timings: StopTimings) {
+        let Ok(runtime) = crate::supervision_runtime::get() else {
+            // Without the runtime no run is supervised at all: nothing to time.
+            return;
+        };
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.exited {
+            return;
+        }
+        let run = Arc::downgrade(self);
+        let timer = runtime.spawn(async move {
             tokio::time::sleep(after).await;
-            me.request_stop(StopReason::Deadline, timings);
-        })
+            if let Some(run) = run.upgrade() {
+                run.request_stop(StopReason::Deadline, timings);
+            }
+        });
+        s.deadlines.push(timer.abort_handle());
     }
 
     async fn climb(self: Arc<Self>, timings: StopTimings) {

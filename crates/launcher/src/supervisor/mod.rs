@@ -154,10 +154,9 @@ impl Run {
             supervision.set_cgroup(Arc::clone(cgroup));
         }
         let _ = pid_tx.send(Some(pid));
-        let deadline =
-            self.p.request.deadline_ms.map(|ms| {
-                supervision.stop_after(Duration::from_millis(ms), self.control.stop_timings)
-            });
+        if let Some(ms) = self.p.request.deadline_ms {
+            supervision.arm_deadline(Duration::from_millis(ms), self.control.stop_timings);
+        }
         let Some((run, child, started)) = blocking(move || {
             let (child, started) = self.set_up(spawned, writer_rx, provider);
             (self, child, started)
@@ -168,9 +167,6 @@ impl Run {
         };
         let status = bwrap_exit(&run.control.supervision, child).await;
         run.control.supervision.mark_exited();
-        if let Some(deadline) = deadline {
-            deadline.abort();
-        }
         blocking(move || {
             let exit = status.as_ref().ok().copied();
             let (facts, error) = run.tear_down(started, status);
