@@ -127,7 +127,6 @@ class IsolatedExecution {
     this.protocol = new ProtocolStream(this);
     this.stderr = new StderrStream(this);
     this.pid = undefined;
-    this._cleanups = [];
     this._waitPromise = new Promise((resolve, reject) => {
       this._resolve = resolve;
       this._reject = reject;
@@ -145,11 +144,6 @@ class IsolatedExecution {
 
   _grant(stream) {
     this._native?.grant(stream);
-  }
-
-  /** Runs `fn` when the execution settles (timers, abort listeners). */
-  _onSettle(fn) {
-    this._cleanups.push(fn);
   }
 
   /**
@@ -183,7 +177,6 @@ class IsolatedExecution {
     this._end(this.stderr);
     this.protocol._settleWrite();
     this.protocol._settleFinal();
-    for (const cleanup of this._cleanups.splice(0)) cleanup();
   }
 
   /**

@@ -11,9 +11,7 @@
 // Every other option is the launcher's to check.
 
 const { CordonError } = require('./errors');
-
-/** The launcher's ceiling for a deadline (ms; launch_request.rs says the same). */
-const MAX_DEADLINE_MS = 2 ** 31 - 1;
+const { loadBinding } = require('./native');
 /** The per-run options of a pooled sandbox (lib/pool.js's take()). */
 const STOP_TRIGGER_KEYS = Object.freeze(['deadlineMs', 'signal']);
 
@@ -28,6 +26,8 @@ function invalid(message) {
  */
 function checkStopTriggers(options, where) {
   const { deadlineMs, signal } = options;
+  // The launcher's ceiling (launch_request.rs), exported by the addon.
+  const MAX_DEADLINE_MS = deadlineMs === undefined ? 0 : loadBinding().MAX_DEADLINE_MS;
   if (deadlineMs !== undefined
     && !(Number.isInteger(deadlineMs) && deadlineMs >= 1 && deadlineMs <= MAX_DEADLINE_MS)) {
     throw invalid(`${where}deadlineMs must be an integer from 1 to ${MAX_DEADLINE_MS}`);
@@ -62,4 +62,4 @@ function armStopTriggers(execution, { deadlineMs, signal }) {
   }
 }
 
-module.exports = { MAX_DEADLINE_MS, STOP_TRIGGER_KEYS, checkStopTriggers, armStopTriggers };
+module.exports = { STOP_TRIGGER_KEYS, checkStopTriggers, armStopTriggers };

@@ -73,6 +73,11 @@ pub enum WriteResult {
 #[napi]
 pub const WRITE_QUEUE_DEPTH: u32 = cordon_launcher::WRITE_QUEUE_DEPTH as u32;
 
+/// The largest `deadlineMs` the launcher accepts (2^31 - 1 ms): lib/stop-triggers.js
+/// checks a pooled take's deadline against it, `stopAfter` enforces it.
+#[napi]
+pub const MAX_DEADLINE_MS: u32 = cordon_launcher::launch_request::MAX_DEADLINE_MS as u32;
+
 /// How a run settled (the fourth argument of a `Finished` or `Failed`
 /// event). The receipt crosses the seam once, as an object.
 #[napi(object)]
@@ -238,10 +243,10 @@ impl NativeExecution {
     /// own timer with reason "deadline" (a pooled run's, counted from take()).
     #[napi]
     pub fn stop_after(&self, ms: u32) -> napi::Result<(), String> {
-        if !(1..=i32::MAX as u32).contains(&ms) {
+        if !(1..=MAX_DEADLINE_MS).contains(&ms) {
             return Err(napi::Error::new(
                 "ERR_CORDON_INVALID_OPTIONS".to_string(),
-                format!("deadlineMs must be an integer from 1 to {}", i32::MAX),
+                format!("deadlineMs must be an integer from 1 to {MAX_DEADLINE_MS}"),
             ));
         }
         self.handle
