@@ -22,6 +22,9 @@ pub mod host_probe;
 pub mod js_number;
 pub mod launch;
 pub mod launch_request;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod live_support;
 pub mod network_plan;
 pub mod network_policy;
 pub mod network_receipts;

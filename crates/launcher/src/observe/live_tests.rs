@@ -2,34 +2,12 @@
 //! matches its plan, and an expectation a sandbox cannot meet stops the run
 //! with `ERR_CORDON_CONFINEMENT_MISMATCH`.
 
-use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use serde_json::json;
 
 use super::run::TEST_EXTRA_FILTER_PREFIX;
-use crate::events::{Completion, Event, EventSink, LaunchFailure};
+use crate::events::{Completion, LaunchFailure};
+use crate::live_support::{bwrap_present, run_to_end};
 use crate::ErrorCode;
-
-struct Finish(Mutex<Sender<Result<Completion, LaunchFailure>>>);
-
-impl EventSink for Finish {
-    fn emit(&self, event: Event) {
-        if let Event::Finished(result) = event {
-            let _ = self.0.lock().unwrap().send(result);
-        }
-    }
-}
-
-/// Loud: under CI a host without bwrap is a failure, never a skip.
-fn bwrap_present() -> bool {
-    let present = std::path::Path::new("/usr/bin/bwrap").exists();
-    if !present {
-        crate::test_skip::skip("observe::live_tests", "needs /usr/bin/bwrap");
-    }
-    present
-}
 
 fn run(id: &str, command: &[&str]) -> Result<Completion, LaunchFailure> {
     let options = json!({
@@ -39,15 +17,12 @@ fn run(id: &str, command: &[&str]) -> Result<Completion, LaunchFailure> {
             "network": {"mode": "none"}, "process": {"treeConfinement": "required"}},
         "stop": {"graceMs": 1000, "forceMs": 1000},
     });
-    let (tx, rx) = channel();
-    let sink = Arc::new(Finish(Mutex::new(tx)));
-    let _handle = crate::launch(&options.to_string(), sink).unwrap();
-    rx.recv_timeout(Duration::from_secs(60)).unwrap()
+    run_to_end(&options)
 }
 
 #[test]
 fn a_running_program_is_observed_confined_as_planned() {
-    if !bwrap_present() {
+    if !bwrap_present("observe::live_tests") {
         return;
     }
     let done = run("observe-live-1", &["/bin/sleep", "0.5"]).expect("a matching run succeeds");
@@ -88,7 +63,7 @@ fn a_running_program_is_observed_confined_as_planned() {
 
 #[test]
 fn an_expectation_the_sandbox_cannot_meet_stops_the_run_as_a_mismatch() {
-    if !bwrap_present() {
+    if !bwrap_present("observe::live_tests") {
         return;
     }
     let id = format!("{TEST_EXTRA_FILTER_PREFIX}-1");

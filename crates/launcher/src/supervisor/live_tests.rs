@@ -1,37 +1,12 @@
 //! Real sandboxes: the launcher's own deadline stops a run nobody stops.
 
-use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
-use crate::events::{Completion, Event, EventSink, LaunchFailure};
-
-struct Finish(Mutex<Sender<Result<Completion, LaunchFailure>>>);
-
-impl EventSink for Finish {
-    fn emit(&self, event: Event) {
-        if let Event::Finished(result) = event {
-            let _ = self.0.lock().unwrap().send(result);
-        }
-    }
-}
-
-/// Loud: under CI a host without bwrap is a failure, never a skip.
-fn bwrap_present() -> bool {
-    let present = std::path::Path::new("/usr/bin/bwrap").exists();
-    if !present {
-        crate::test_skip::skip("supervisor::live_tests", "needs /usr/bin/bwrap");
-    }
-    present
-}
+use crate::events::{Completion, LaunchFailure};
+use crate::live_support::{bwrap_present, run_to_end};
 
 fn run(options: Value) -> Result<Completion, LaunchFailure> {
-    let (tx, rx) = channel();
-    let sink = Arc::new(Finish(Mutex::new(tx)));
-    let _handle = crate::launch(&options.to_string(), sink).unwrap();
-    rx.recv_timeout(Duration::from_secs(60)).unwrap()
+    run_to_end(&options)
 }
 
 fn options(deadline_ms: Option<u64>) -> Value {
@@ -49,7 +24,7 @@ fn options(deadline_ms: Option<u64>) -> Value {
 
 #[test]
 fn the_launchers_own_deadline_stops_a_run_nobody_stops() {
-    if !bwrap_present() {
+    if !bwrap_present("supervisor::live_tests") {
         return;
     }
     // Nothing here calls stop(): only the launcher's timer can end the
@@ -68,7 +43,7 @@ fn the_launchers_own_deadline_stops_a_run_nobody_stops() {
 
 #[test]
 fn without_a_deadline_a_run_ends_on_its_own_with_no_stop_recorded() {
-    if !bwrap_present() {
+    if !bwrap_present("supervisor::live_tests") {
         return;
     }
     let mut quick = options(None);
@@ -81,7 +56,7 @@ fn without_a_deadline_a_run_ends_on_its_own_with_no_stop_recorded() {
 
 #[test]
 fn a_deadline_that_passes_during_set_up_is_a_stopped_run_not_a_failed_launch() {
-    if !bwrap_present() {
+    if !bwrap_present("supervisor::live_tests") {
         return;
     }
     // 1 ms: the timer fires while bwrap is still being set up (or just after).
