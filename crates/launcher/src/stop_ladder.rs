@@ -140,8 +140,21 @@ impl Supervision {
     /// Starts the ladder (a task of the supervision runtime) unless a stop
     /// was already requested or bwrap already exited.
     pub fn request_stop(self: &Arc<Self>, reason: StopReason, timings: StopTimings) {
+        self.stop_with(reason, timings, true);
+    }
+
+    /// `record_after_exit`: an owner's stop() after the end is recorded (as
+    /// requested, nothing attempted); a deadline timer that lost the race
+    /// with bwrap's exit records nothing, or the receipt would say a run that
+    /// ended on its own was stopped by its deadline.
+    fn stop_with(
+        self: &Arc<Self>,
+        reason: StopReason,
+        timings: StopTimings,
+        record_after_exit: bool,
+    ) {
         let Ok(mut s) = self.state.lock() else { return };
-        if s.record.reason.is_some() {
+        if s.record.reason.is_some() || (s.exited && !record_after_exit) {
             return;
         }
         s.record.reason = Some(reason);
@@ -178,7 +191,7 @@ impl Supervision {
         let timer = runtime.spawn(async move {
             tokio::time::sleep(after).await;
             if let Some(run) = run.upgrade() {
-                run.request_stop(StopReason::Deadline, timings);
+                run.stop_with(StopReason::Deadline, timings, false);
             }
         });
         s.deadlines.push(timer.abort_handle());
@@ -236,6 +249,22 @@ impl Supervision {
 
     /// Rung 2: SIGKILL the namespace init (the kernel then kills every
     /// process of the namespace) and bwrap itself.
+    /// The run's supervision was lost (a panic, no thread for its
+    /// teardown): SIGKILL the namespace init (the kernel then kills every
+    /// process of the namespace) and bwrap through their pidfds, whatever
+    /// state the run was in, so nothing runs on unsupervised.
+    pub fn abandon(&self) {
+        let Ok(mut s) = self.state.lock() else { return };
+        s.record.forced_attempted = true;
+        for fd in [&s.init, &s.bwrap].into_iter().flatten() {
+            let _ = pidfd::send_signal(fd, libc::SIGKILL);
+        }
+        s.exited = true;
+        s.deadlines.drain(..).for_each(|d| d.abort());
+        drop(s);
+        self.exited.send_replace(true);
+    }
+
     fn force(&self) {
         let Ok(mut s) = self.state.lock() else { return };
         if s.exited {
@@ -286,4 +315,37 @@ fn program_pidfd(init_pid: i32, init: &OwnedFd) -> Option<OwnedFd> {
     let pid = text.split_whitespace().next()?.parse().ok()?;
     let program = pidfd::open_child(pid, init_pid)?;
     (!pidfd::wait_exit(init, Duration::ZERO)).then_some(program)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const TIMINGS: StopTimings = StopTimings {
+        grace_ms: 10,
+        force_ms: 10,
+    };
+
+    #[test]
+    fn a_deadline_that_fires_after_the_exit_records_nothing_an_owners_stop_does() {
+        let run = Arc::new(Supervision::default());
+        run.mark_exited();
+        // The deadline timer lost the race with bwrap's exit.
+        run.stop_with(StopReason::Deadline, TIMINGS, false);
+        assert_eq!(run.record().reason, None);
+        // stop() after the end: recorded as requested, nothing attempted.
+        run.request_stop(StopReason::Requested, TIMINGS);
+        let record = run.record();
+        assert_eq!(record.reason, Some(StopReason::Requested));
+        assert!(!record.graceful_attempted && !record.forced_attempted);
+    }
+
+    #[test]
+    fn a_deadline_armed_after_the_exit_is_a_no_op() {
+        let run = Arc::new(Supervision::default());
+        run.mark_exited();
+        run.arm_deadline(Duration::from_millis(1), TIMINGS);
+        assert!(run.state.lock().unwrap().deadlines.is_empty());
+    }
 }

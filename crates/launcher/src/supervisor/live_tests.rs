@@ -66,3 +66,52 @@ fn a_deadline_that_passes_during_set_up_is_a_stopped_run_not_a_failed_launch() {
     assert_eq!(receipt["stop"]["containmentConfirmed"], true, "{receipt}");
     assert_ne!(receipt["outcome"]["status"], "spawn-failed", "{receipt}");
 }
+
+/// Pids of live (not zombie) processes whose argv is exactly `argv`.
+fn live_pids_running(argv: &[&str]) -> Vec<u32> {
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_panic_in_the_runs_supervision_kills_the_sandbox_and_still_settles() {
+    if !bwrap_present("supervisor::live_tests") {
+        return;
+    }
+    // An argv no other test runs, to find the program on the host.
+    let argv = ["/bin/sleep", "31.25"];
+    let mut options = options(None);
+    options["command"] = json!(argv);
+    options["invocationId"] = json!(format!("{}-1", super::TEST_PANIC_IN_SET_UP));
+    let failed = run(options).expect_err("a lost supervision is never a success");
+    assert_eq!(
+        failed.code.as_str(),
+        "ERR_CORDON_SPAWN_FAILED",
+        "{failed:?}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !live_pids_running(&argv).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        live_pids_running(&argv),
+        Vec::<u32>::new(),
+        "the sandboxed program outlived its supervision"
+    );
+}

@@ -31,6 +31,7 @@ mod live_tests;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -44,7 +45,8 @@ use crate::backend::Backend;
 use crate::cgroup::ExecutionCgroup;
 use crate::confinement::{self, ConfinementPlan};
 use crate::control_root::ControlRoot;
-use crate::events::{Event, EventSink};
+use crate::error_code::ErrorCode;
+use crate::events::{Event, EventSink, LaunchFailure};
 use crate::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
 use crate::launch_request::LaunchRequest;
 use crate::observe::moment::NotObserved;
@@ -98,8 +100,17 @@ pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<Ex
         sink,
         control: Arc::clone(&control),
         started_at: SystemTime::now(),
+        settled: Arc::new(AtomicBool::new(false)),
     };
-    runtime.spawn(run.live(writer_rx, pid_tx));
+    let guard = SettleGuard {
+        control: Arc::clone(&run.control),
+        sink: Arc::clone(&run.sink),
+        settled: Arc::clone(&run.settled),
+    };
+    runtime.spawn(async move {
+        let _guard = guard;
+        run.live(writer_rx, pid_tx).await;
+    });
     let pid = pid_rx.recv().ok().flatten();
     Ok(ExecutionHandle { control, pid })
 }
@@ -110,6 +121,35 @@ struct Run {
     sink: Arc<dyn EventSink>,
     control: Arc<Control>,
     started_at: SystemTime,
+    /// Set once `Finished` was emitted.
+    settled: Arc<AtomicBool>,
+}
+
+/// Held by the run's task from before the fork until it ends. If the task
+/// ends without `Finished` (a panic in set-up or teardown; tokio's blocking
+/// pool panics when it cannot start a thread), the sandbox is killed and
+/// `wait()` settles with `ERR_CORDON_SPAWN_FAILED` instead of never.
+struct SettleGuard {
+    control: Arc<Control>,
+    sink: Arc<dyn EventSink>,
+    settled: Arc<AtomicBool>,
+}
+
+impl Drop for SettleGuard {
+    fn drop(&mut self) {
+        if self.settled.load(Ordering::Acquire) {
+            return;
+        }
+        self.control.supervision.abandon();
+        self.control.close_writer();
+        self.sink.emit(Event::Finished(Err(LaunchFailure {
+            code: ErrorCode::SpawnFailed,
+            message: "the run's supervision ended before the run settled (a panic, or no \
+                      thread for its teardown): the sandbox was killed, no receipt was written"
+                .into(),
+            receipt: None,
+        })));
+    }
 }
 
 /// A sandbox released and being watched: what the end of the run needs.
@@ -223,6 +263,7 @@ impl Run {
             control.supervision.set_init(pid, fd);
         }
         let observation = self.observe(init_pid, provider);
+        panic_for_tests(&self.p.invocation_id);
         let started = Started {
             pumps,
             tap,
@@ -328,9 +369,26 @@ impl Run {
         let failure = error.as_ref().map(RunError::code);
         let result = run_result::settle(facts.outcome, failure, &facts.mismatches, status, receipt);
         self.sink.emit(Event::Finished(result));
+        self.settled.store(true, Ordering::Release);
         p.root.remove();
     }
 }
+
+/// Runs whose invocation id starts with this panic at the end of their
+/// set-up (unit tests only: compiled out of every build but `cargo test`),
+/// so the lost-supervision path (`SettleGuard`) runs for real.
+#[cfg(test)]
+pub const TEST_PANIC_IN_SET_UP: &str = "test-panic-in-set-up";
+
+#[cfg(test)]
+fn panic_for_tests(invocation_id: &str) {
+    if invocation_id.starts_with(TEST_PANIC_IN_SET_UP) {
+        panic!("test: a panic in the run's set-up");
+    }
+}
+
+#[cfg(not(test))]
+fn panic_for_tests(_: &str) {}
 
 /// Runs `f` on the runtime's blocking pool. `None` only if `f` panicked
 /// (nothing in it unwraps; the run's `Finished` would then be missing).
