@@ -346,3 +346,46 @@ fn a_deadline_out_of_range_is_refused_before_anything_runs() {
         assert_ne!(out.status.code(), Some(0));
     }
 }
+
+#[test]
+fn a_provider_that_ignores_sigterm_does_not_hand_that_to_the_program() {
+    require_sandbox!();
+    use std::os::unix::process::CommandExt;
+    let dir = TempDir::new("ignored-term");
+    let receipt_path = dir.path("r.json");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"));
+    cmd.args([
+        "run",
+        "--receipt",
+        &receipt_path,
+        "--deadline-ms",
+        "300",
+        "--",
+    ])
+    .args(["/usr/bin/sleep", "30"])
+    .stdin(std::process::Stdio::null());
+    // SAFETY: the closure only calls signal(2) with SIG_IGN in the forked
+    // child (async-signal-safe, no handler code).
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGTERM,
+                nix::sys::signal::SigHandler::SigIgn,
+            )
+            .map(|_| ())
+            .map_err(std::io::Error::from)
+        });
+    }
+    let out = cmd.output().expect("run cordon");
+    // With SIG_IGN inherited, sleep would shrug off the graceful rung and
+    // die of the forced one (137); the launcher resets it: 128 + SIGTERM.
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{}",
+        text(&out.stderr)
+    );
+    let receipt = receipt(&receipt_path);
+    assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
+    assert_eq!(receipt["stop"]["forcedStopAttempted"], false, "{receipt}");
+}

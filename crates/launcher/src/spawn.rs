@@ -112,7 +112,7 @@ pub fn spawn(
     // SAFETY: pre_exec runs the closure in the forked child of a
     // multi-threaded process, where only async-signal-safe calls are sound.
     // The closure only makes direct syscalls (prctl, getppid, sigprocmask,
-    // dup2, close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared
+    // sigaction, dup2, close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared
     // before fork, and neither allocates nor takes a lock (errors are raw
     // errnos).
     unsafe {
@@ -216,14 +216,26 @@ fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
     })
 }
 
-/// In the forked child: an empty signal mask. bwrap and the sandbox inherit
-/// the forking thread's mask through exec, and a host that blocks signals
-/// for its own `sigwait` (`cordon run` blocks SIGTERM/SIGINT/SIGHUP) would
-/// hand the program a blocked SIGTERM: the stop ladder's graceful rung
-/// would never reach it. Async-signal-safe: `SigSet::empty` is sigemptyset on
-/// a stack value, then one sigprocmask.
+/// In the forked child: an empty signal mask, and the default action for
+/// the signals a stop sends or a terminal delivers. bwrap and the sandbox
+/// inherit the forking thread's mask and every *ignored* disposition through
+/// exec: a host that blocks signals for its own `sigwait` (`cordon run`
+/// blocks SIGTERM/SIGINT/SIGHUP), or runs with SIGTERM ignored, would hand
+/// the program a SIGTERM that never arrives, and the stop ladder's graceful
+/// rung would do nothing. (Other inherited dispositions, such as Node's
+/// ignored SIGPIPE and SIGXFSZ, are left as they are: documented behaviour —
+/// EPIPE, EFBIG — rests on them.) Async-signal-safe: sigemptyset on stack
+/// values, one sigprocmask, three sigactions.
 fn unblock_signals() -> std::io::Result<()> {
-    use nix::sys::signal::{sigprocmask, SigSet, SigmaskHow};
+    use nix::sys::signal::{sigaction, sigprocmask, SaFlags, SigAction, SigHandler};
+    use nix::sys::signal::{SigSet, SigmaskHow, Signal};
     sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+    let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+    for signal in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        // SAFETY: installing SIG_DFL runs no handler code, so none of
+        // sigaction's handler requirements apply; the call is a direct
+        // syscall on a stack value (async-signal-safe in the forked child).
+        unsafe { sigaction(signal, &default) }?;
+    }
     Ok(())
 }
