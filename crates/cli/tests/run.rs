@@ -302,24 +302,43 @@ fn env_options_reach_the_program_and_nothing_else_of_ours_does() {
     assert_eq!(lines, vec!["EMPTY=", "GREETING=hello world"]);
 }
 
+/// `cordon run --deadline-ms 300 --receipt … -- sleep 30`, stdin empty, from
+/// a provider that ignores SIGTERM when `provider_ignores_sigterm`: the
+/// output and the receipt. No signal, no stdin EOF trick: only the launcher's
+/// own timer ends it.
+fn sleep_past_a_deadline(
+    provider_ignores_sigterm: bool,
+) -> (std::process::Output, serde_json::Value) {
+    use std::os::unix::process::CommandExt;
+    let dir = TempDir::new("deadline");
+    let receipt_path = dir.path("r.json");
+    let mut cmd = std::process::Command::new(CORDON);
+    cmd.args(["run", "--receipt", &receipt_path, "--deadline-ms", "300"])
+        .args(["--", "/usr/bin/sleep", "30"])
+        .stdin(std::process::Stdio::null());
+    if provider_ignores_sigterm {
+        // SAFETY: the closure only calls signal(2) with SIG_IGN in the
+        // forked child (async-signal-safe, no handler code).
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::signal::signal(
+                    nix::sys::signal::Signal::SIGTERM,
+                    nix::sys::signal::SigHandler::SigIgn,
+                )
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+            });
+        }
+    }
+    let out = cmd.output().expect("run cordon");
+    let receipt = receipt(&receipt_path);
+    (out, receipt)
+}
+
 #[test]
 fn deadline_ms_stops_the_run_with_reason_deadline() {
     require_sandbox!();
-    let dir = TempDir::new("deadline");
-    let receipt_path = dir.path("r.json");
-    // No signal, no stdin EOF trick: only the launcher's own timer ends it.
-    let out = run(
-        &[
-            "--receipt",
-            &receipt_path,
-            "--deadline-ms",
-            "300",
-            "--",
-            "/usr/bin/sleep",
-            "30",
-        ],
-        b"",
-    );
+    let (out, receipt) = sleep_past_a_deadline(false);
     // The ladder's SIGTERM ends sleep; bwrap reports 128 + SIGTERM.
     assert_eq!(
         out.status.code(),
@@ -327,7 +346,6 @@ fn deadline_ms_stops_the_run_with_reason_deadline() {
         "{}",
         text(&out.stderr)
     );
-    let receipt = receipt(&receipt_path);
     assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
     assert_eq!(receipt["stop"]["gracefulStopAttempted"], true);
     assert_eq!(receipt["stop"]["containmentConfirmed"], true);
@@ -350,33 +368,7 @@ fn a_deadline_out_of_range_is_refused_before_anything_runs() {
 #[test]
 fn a_provider_that_ignores_sigterm_does_not_hand_that_to_the_program() {
     require_sandbox!();
-    use std::os::unix::process::CommandExt;
-    let dir = TempDir::new("ignored-term");
-    let receipt_path = dir.path("r.json");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"));
-    cmd.args([
-        "run",
-        "--receipt",
-        &receipt_path,
-        "--deadline-ms",
-        "300",
-        "--",
-    ])
-    .args(["/usr/bin/sleep", "30"])
-    .stdin(std::process::Stdio::null());
-    // SAFETY: the closure only calls signal(2) with SIG_IGN in the forked
-    // child (async-signal-safe, no handler code).
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::sys::signal::signal(
-                nix::sys::signal::Signal::SIGTERM,
-                nix::sys::signal::SigHandler::SigIgn,
-            )
-            .map(|_| ())
-            .map_err(std::io::Error::from)
-        });
-    }
-    let out = cmd.output().expect("run cordon");
+    let (out, receipt) = sleep_past_a_deadline(true);
     // With SIG_IGN inherited, sleep would shrug off the graceful rung and
     // die of the forced one (137); the launcher resets it: 128 + SIGTERM.
     assert_eq!(
@@ -385,7 +377,6 @@ fn a_provider_that_ignores_sigterm_does_not_hand_that_to_the_program() {
         "{}",
         text(&out.stderr)
     );
-    let receipt = receipt(&receipt_path);
     assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
     assert_eq!(receipt["stop"]["forcedStopAttempted"], false, "{receipt}");
 }

@@ -150,29 +150,24 @@ pub trait RelaySocket {
     fn shutdown_write(&self);
 }
 
-impl RelaySocket for UnixStream {
-    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
-        (&*self).read(buf)
-    }
-    fn write_some(&self, buf: &[u8]) -> io::Result<usize> {
-        (&*self).write(buf)
-    }
-    fn shutdown_write(&self) {
-        let _ = self.shutdown(Shutdown::Write);
-    }
+/// std's two stream sockets: I/O through `&Self`, `shutdown` of their own.
+macro_rules! relay_socket {
+    ($($socket:ty),*) => {$(
+        impl RelaySocket for $socket {
+            fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
+                (&*self).read(buf)
+            }
+            fn write_some(&self, buf: &[u8]) -> io::Result<usize> {
+                (&*self).write(buf)
+            }
+            fn shutdown_write(&self) {
+                let _ = self.shutdown(Shutdown::Write);
+            }
+        }
+    )*};
 }
 
-impl RelaySocket for TcpStream {
-    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
-        (&*self).read(buf)
-    }
-    fn write_some(&self, buf: &[u8]) -> io::Result<usize> {
-        (&*self).write(buf)
-    }
-    fn shutdown_write(&self) {
-        let _ = self.shutdown(Shutdown::Write);
-    }
-}
+relay_socket!(UnixStream, TcpStream);
 
 /// Moves what it can without blocking: write pending bytes, then read more.
 fn pump(pipe: &mut Pipe, from: &dyn RelaySocket, to: &dyn RelaySocket, quota: &QuotaState) -> Step {
