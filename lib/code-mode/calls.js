@@ -24,9 +24,15 @@ const MAX_TOOL_ERROR_CHARS = 1024;
  * A refused call. `message` is what the model's code reads ("tool failed: CODE: message");
  * `providerHint`, when given, is advice for the provider (its tool.failed event), not the model.
  */
+/**
+ * A failed call's error for the program. Its texts are made well-formed (a lone
+ * surrogate becomes U+FFFD): a handler's error message can hold one, and its
+ * JSON escape would make the runner refuse the frame (see json-value.js).
+ */
 function failure(code, message, latch = false, providerHint = undefined) {
-  const out = { ok: false, error: { code, message: `${code}: ${String(message).slice(0, MAX_TOOL_ERROR_CHARS)}` }, latch };
-  if (providerHint !== undefined) out.providerHint = String(providerHint).slice(0, MAX_TOOL_ERROR_CHARS);
+  const text = String(message).slice(0, MAX_TOOL_ERROR_CHARS).toWellFormed();
+  const out = { ok: false, error: { code, message: `${code}: ${text}` }, latch };
+  if (providerHint !== undefined) out.providerHint = String(providerHint).slice(0, MAX_TOOL_ERROR_CHARS).toWellFormed();
   return out;
 }
 

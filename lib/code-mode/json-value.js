@@ -132,6 +132,39 @@ function assertJson(root, rootPath) {
 }
 
 /**
+ * `JSON.stringify` spells a lone UTF-16 surrogate as an escape (`\ud800`):
+ * valid for JavaScript, but not JSON text any UTF-8 reader accepts — the
+ * runner's frame reader refused the whole tool.result frame, ending the run as
+ * `internal`. The escape in the text is the cheap sign; a backslash before it
+ * can make a false one (`"\\ud800"` is a backslash and "ud800"), so the
+ * values are then walked for the string or key that really holds one.
+ */
+const LONE_SURROGATE_SIGN = /\\ud[89a-f]/i;
+
+/** Throws NotJsonError at the first string or key (document order) that is not well-formed UTF-16. */
+function assertWellFormed(root, rootPath) {
+  const stack = [{ value: root, parent: null, key: null, root: rootPath }];
+  const lone = (text) => `a string holding a lone UTF-16 surrogate (at index ${[...text].findIndex((c) => !c.isWellFormed())})`;
+  while (stack.length > 0) {
+    const entry = stack.pop();
+    const { value } = entry;
+    if (typeof value === 'string') {
+      if (!value.isWellFormed()) throw new NotJsonError(pathOf(entry), lone(value));
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    const isArray = Array.isArray(value);
+    const keys = isArray ? null : Object.keys(value);
+    const length = isArray ? value.length : keys.length;
+    for (let i = length - 1; i >= 0; i -= 1) {
+      const key = isArray ? i : keys[i];
+      if (!isArray && !key.isWellFormed()) throw new NotJsonError(`${pathOf(entry)} key ${JSON.stringify(key)}`, lone(key));
+      stack.push({ value: value[key], parent: entry, key, root: rootPath });
+    }
+  }
+}
+
+/**
  * Serialize a strict JSON value.
  * @param {unknown} value
  * @param {string} path how the value is named in error messages, e.g. "result"
@@ -144,6 +177,7 @@ function toJsonText(value, path) {
     throw new NotJsonError(path, 'not strict JSON'); // unreachable unless the two walks disagree
   }
   const text = JSON.stringify(value);
+  if (LONE_SURROGATE_SIGN.test(text)) assertWellFormed(value, path);
   return { text, bytes: Buffer.byteLength(text, 'utf8') };
 }
 

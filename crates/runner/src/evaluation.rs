@@ -20,6 +20,9 @@ pub enum Completion {
     /// The promise fulfilled; `None` when the value has no JSON form
     /// (`undefined`, a function, a cycle, a BigInt…).
     Returned(Option<serde_json::Value>),
+    /// The promise fulfilled with a value whose JSON text (`text_bytes`
+    /// long) is certainly over `maxResultBytes`: it was never parsed.
+    Oversized { text_bytes: u64 },
     /// An uncaught exception or rejection, as `toString` + stack.
     Threw(String),
     /// The promise can never settle: no job is left to run. (A stop by a
@@ -30,7 +33,14 @@ pub enum Completion {
 /// File name shown in stack traces of generated code.
 const CODE_FILE_NAME: &str = "<code>";
 
-pub fn run(ctx: &Ctx<'_>, latches: &Latches, bridge: &ToolBridge, code: &str) -> Completion {
+/// `max_result_bytes` bounds the result's parse (see [`Completion::Oversized`]).
+pub fn run(
+    ctx: &Ctx<'_>,
+    latches: &Latches,
+    bridge: &ToolBridge,
+    code: &str,
+    max_result_bytes: u64,
+) -> Completion {
     // The body starts on line 2 of the wrapper; the directive makes it strict
     // even where the code would not say so.
     let source = format!("(async function () {{\"use strict\";\n{code}\n}})");
@@ -47,7 +57,7 @@ pub fn run(ctx: &Ctx<'_>, latches: &Latches, bridge: &ToolBridge, code: &str) ->
     };
     loop {
         match promise.state() {
-            PromiseState::Resolved => return returned_value(ctx, &promise),
+            PromiseState::Resolved => return returned_value(ctx, &promise, max_result_bytes),
             PromiseState::Rejected => return rejected_value(ctx, &promise),
             PromiseState::Pending if latches.should_stop() => return Completion::Stalled,
             PromiseState::Pending => {
@@ -61,26 +71,51 @@ pub fn run(ctx: &Ctx<'_>, latches: &Latches, bridge: &ToolBridge, code: &str) ->
     }
 }
 
-fn returned_value<'js>(ctx: &Ctx<'js>, promise: &Promise<'js>) -> Completion {
+/// The fulfilled value → JSON, inside the memory ceiling: QuickJS's
+/// `JSON.stringify` builds the text on the QuickJS heap (a text past the
+/// ceiling throws its out-of-memory error), the text is read in place (no
+/// copy outside that heap), and it is parsed only when it could fit
+/// `max_result_bytes`. Parsing is the costly step: a `serde_json::Value`
+/// takes up to ~16× its text (32 bytes per `0,`), and a result that repeats
+/// one array made the runner abort on allocation far past the ceiling.
+fn returned_value<'js>(
+    ctx: &Ctx<'js>,
+    promise: &Promise<'js>,
+    max_result_bytes: u64,
+) -> Completion {
     let value = match promise.result::<Value<'js>>() {
         Some(Ok(value)) => value,
         _ => return Completion::Threw(describe(ctx, &ctx.catch())),
     };
-    match ctx.json_stringify(value) {
-        Ok(Some(text)) => match text.to_string() {
-            Ok(text) => Completion::Returned(serde_json::from_str(&text).ok()),
-            Err(_) => Completion::Returned(None),
-        },
-        Ok(None) => Completion::Returned(None),
-        Err(_) => {
+    let text = match ctx.json_stringify(value).map(|t| t.map(|t| t.to_cstring())) {
+        Ok(Some(Ok(text))) => text,
+        Ok(None) => return Completion::Returned(None),
+        Ok(Some(Err(_))) | Err(_) => {
             let thrown = ctx.catch();
-            if is_out_of_memory(ctx, &thrown) {
+            return if is_out_of_memory(ctx, &thrown) {
                 Completion::Threw(describe(ctx, &thrown))
             } else {
                 Completion::Returned(None)
-            }
+            };
         }
+    };
+    let text_bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
+    if text_bytes > parse_ceiling(max_result_bytes) {
+        return Completion::Oversized { text_bytes };
     }
+    Completion::Returned(serde_json::from_str(text.as_str()).ok())
+}
+
+/// The longest `JSON.stringify` text whose canonical spelling (what
+/// `maxResultBytes` counts) can still fit `max_result_bytes`. The canonical
+/// spelling is never shorter than 5/6 of it: it escapes every non-ASCII
+/// character (longer), and differs otherwise only in numbers, where it
+/// saves at most one byte of a 5-byte token and its separator (`1e+21,` →
+/// `1e21,`).
+fn parse_ceiling(max_result_bytes: u64) -> u64 {
+    max_result_bytes
+        .saturating_add(max_result_bytes / 5)
+        .saturating_add(1)
 }
 
 fn rejected_value<'js>(ctx: &Ctx<'js>, promise: &Promise<'js>) -> Completion {

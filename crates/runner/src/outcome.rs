@@ -55,6 +55,17 @@ pub fn decide(
         Completion::Stalled => Err(json!({"kind": "javascript",
             "message": "execution stalled: the code awaits a promise that nothing can settle"})),
         Completion::Returned(None) => Err(json!({"kind": "result", "message": NOT_SERIALIZABLE})),
+        Completion::Oversized { text_bytes } => {
+            let message = match wording {
+                Wording::V1 => "result exceeds max_result_bytes".to_owned(),
+                // The text's size: the canonical one (never parsed) is
+                // within a sixth of it (evaluation.rs, parse_ceiling).
+                Wording::Extended => format!(
+                    "result exceeds max_result_bytes ({text_bytes} bytes > {max_result_bytes})"
+                ),
+            };
+            Err(json!({"kind": "result_limit", "message": message}))
+        }
         Completion::Returned(Some(result)) => {
             let bytes = canonical_json::encode(&result).len() as u64;
             if bytes > max_result_bytes {
@@ -244,6 +255,29 @@ mod tests {
         assert_eq!(
             decide(none, Completion::Returned(Some(json!([1]))), 3, Wording::V1),
             Ok(json!([1]))
+        );
+    }
+
+    #[test]
+    fn an_unparsed_oversized_result_is_a_result_limit_that_gives_its_text_size() {
+        let none = LatchSnapshot::default();
+        let oversized = || Completion::Oversized { text_bytes: 40 };
+        assert_eq!(
+            decide(none, oversized(), 10, Wording::V1).expect_err("too big")["message"],
+            "result exceeds max_result_bytes"
+        );
+        let extended = decide(none, oversized(), 10, Wording::Extended).expect_err("too big");
+        assert_eq!(extended["kind"], "result_limit");
+        assert!(extended["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("(40 bytes > 10)")));
+        let timed_out = LatchSnapshot {
+            timed_out: true,
+            ..LatchSnapshot::default()
+        };
+        assert_eq!(
+            kind(&decide(timed_out, oversized(), 10, Wording::V1)),
+            "timeout"
         );
     }
 }

@@ -194,10 +194,11 @@ impl Prepared {
         shared
             .latches
             .start_deadline(Duration::from_millis(self.limits.timeout_ms));
-        let completion = self
-            .world
-            .context()
-            .with(|ctx| evaluation::run(&ctx, &shared.latches, &self.bridge, &self.request.code));
+        let completion = self.world.context().with(|ctx| {
+            let max_result_bytes = self.limits.max_result_bytes;
+            let code = &self.request.code;
+            evaluation::run(&ctx, &shared.latches, &self.bridge, code, max_result_bytes)
+        });
         let wording = match self.extensions {
             Some(_) => Wording::Extended,
             None => Wording::V1,
