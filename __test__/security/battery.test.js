@@ -746,7 +746,7 @@ process.stdout.write(JSON.stringify({
   probe('the receipt records every confinement layer planned', async () => {
     const { receipt } = await h.attack(['exit', '0']);
     const confinement = receipt.confinement.planned;
-    assert.equal(confinement.seccomp.profile, 'cordon-default-v3');
+    assert.equal(confinement.seccomp.profile, 'cordon-default-v4');
     assert.ok(confinement.seccomp.denied.includes('ptrace'));
     const names = confinement.rlimits.map((r) => r.name);
     assert.deepEqual(names, ['AS', 'NPROC', 'NOFILE', 'FSIZE', 'CPU', 'CORE', 'RTPRIO', 'NICE', 'RTTIME', 'SIGPENDING', 'MSGQUEUE', 'MEMLOCK']);

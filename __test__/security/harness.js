@@ -47,18 +47,27 @@ function compiler() {
   }
 }
 
-let probePath = null;
+const compiledPaths = new Map();
 
-/** Compiles probe.c (static, so the sandbox needs no loader) once. */
-function probe() {
-  if (probePath) return probePath;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-battery-'));
+/**
+ * Compiles an attacker (`probe.c`, `round3.c`: static, so the sandbox needs
+ * no loader) once per process, in a world-readable temp dir any provider
+ * uid can execute from; removed at exit.
+ */
+function compiled(source) {
+  if (compiledPaths.has(source)) return compiledPaths.get(source);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-attacker-'));
   fs.chmodSync(dir, 0o755);
-  const out = path.join(dir, 'probe');
-  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, 'probe.c')]);
-  probePath = out;
+  const out = path.join(dir, path.basename(source, '.c'));
+  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, source)]);
+  compiledPaths.set(source, out);
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return out;
+}
+
+/** The battery's attacker, probe.c, compiled. */
+function probe() {
+  return compiled('probe.c');
 }
 
 /** Reads a stream to its end, keeping at most `max` bytes (the rest counted). */
@@ -221,6 +230,7 @@ function alive(pid) {
 module.exports = {
   attack,
   alive,
+  compiled,
   controlRootBase,
   controlRoots,
   openFdCount,

@@ -8,6 +8,7 @@
  * allows it: that is what makes the probes able to fail.
  *
  * Compiled at test time: cc -static -O1 -o round3 round3.c
+ * (also by host-reach.test.js, for issue 18's probes at the end)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -434,6 +435,70 @@ static int inflight_cycle(void) {
     return 0;
 }
 
+/*
+ * Issue 18 (items A3, B4, B10): kernel objects a sandbox shares with the
+ * host — file leases and dnotify on bound files, signal owners, terminal
+ * input, the host-wide pty quota — and the raw mknod(2) call; run by
+ * host-reach.test.js. Each reports "open" in a sandbox whose filter lacks
+ * the rule (or whose /dev/pts/ptmx is not covered) the test names.
+ */
+/* A read lease on a bound file the sandbox owns, held with SIGIO ignored:
+ * every host open for writing then waits out fs.lease-break-time. */
+static int lease(const char *path, int hold_seconds) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return errno_report("lease", -1);
+    signal(SIGIO, SIG_IGN);
+    long rc = fcntl(fd, F_SETLEASE, F_RDLCK);
+    errno_report("lease", rc);
+    if (rc == 0) sleep(hold_seconds);
+    return 0;
+}
+
+/* dnotify: a live feed of changes in a bound host directory. */
+static int dnotify(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return errno_report("dnotify", -1);
+    return errno_report("dnotify", fcntl(fd, F_NOTIFY, DN_CREATE | DN_MODIFY | DN_MULTISHOT));
+}
+
+/* F_SETOWN naming a host pid (the provider's): SIGIO/SIGURG to it. Allowed
+ * by the filter; the pid must name nothing in the sandbox's namespace. */
+static int setown(pid_t host_pid) {
+    int fds[2];
+    if (pipe(fds) < 0) return errno_report("setown", -1);
+    return errno_report("setown", fcntl(fds[0], F_SETOWN, host_pid));
+}
+
+/* TIOCSTI on the first descriptor that is a terminal, else on fd 0: the
+ * filter's EPERM, not the terminal layer's ENOTTY, shows the rule. */
+static int tiocsti_filter(void) {
+    char c = '#';
+    return errno_report("tiocsti", ioctl(0, TIOCSTI, &c));
+}
+
+/* Ptys: each one counts against the host-wide kernel.pty.max. */
+static int ptys(int want, int hold_seconds) {
+    int opened = 0;
+    const char *paths[] = { "/dev/ptmx", "/dev/pts/ptmx" };
+    int last_errno = 0;
+    for (int i = 0; i < want; i++) {
+        int fd = open(paths[i % 2], O_RDWR | O_NOCTTY);
+        if (fd < 0) { last_errno = errno; continue; }
+        opened++;
+    }
+    char detail[96];
+    snprintf(detail, sizeof detail, "opened %d of %d (%s)", opened, want, opened < want ? strerror(last_errno) : "none refused");
+    report("ptys", opened == 0, detail);
+    if (opened > 0) sleep(hold_seconds);
+    return 0;
+}
+
+
+/* The raw mknod(2) (glibc's mknod() calls mknodat): a set-uid regular file. */
+static int raw_mknod(const char *path) {
+    return errno_report("raw-mknod", syscall(SYS_mknod, path, S_IFREG | 04755, 0));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     const char *cmd = argv[1];
@@ -461,6 +526,12 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "unmapped-memory") && argc == 5) return unmapped_memory(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (!strcmp(cmd, "rt-sched")) return rt_sched();
     if (!strcmp(cmd, "inflight-cycle")) return inflight_cycle();
+    if (!strcmp(cmd, "lease") && argc == 4) return lease(argv[2], atoi(argv[3]));
+    if (!strcmp(cmd, "dnotify") && argc == 3) return dnotify(argv[2]);
+    if (!strcmp(cmd, "setown") && argc == 3) return setown(atoi(argv[2]));
+    if (!strcmp(cmd, "tiocsti-filter")) return tiocsti_filter();
+    if (!strcmp(cmd, "ptys") && argc == 4) return ptys(atoi(argv[2]), atoi(argv[3]));
+    if (!strcmp(cmd, "raw-mknod") && argc == 3) return raw_mknod(argv[2]);
     fprintf(stderr, "unknown attack %s\n", cmd);
     return 2;
 }

@@ -24,20 +24,12 @@ const skip = h.skipReason();
 if (skip) console.log(`# SKIPPED round 3: ${skip}`);
 
 const tally = { tried: 0, blocked: 0 };
-let attackerPath = null;
 let rootsBefore = [];
 let fdsBefore = 0;
 
-/** Builds round3.c once (static: the sandbox has no loader of its own). */
+/** round3.c, compiled once (static: the sandbox has no loader of its own). */
 function attacker() {
-  if (attackerPath) return attackerPath;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-round3-'));
-  fs.chmodSync(dir, 0o755);
-  const out = path.join(dir, 'round3');
-  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, 'round3.c')]);
-  attackerPath = out;
-  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-  return out;
+  return h.compiled('round3.c');
 }
 
 /** harness.attack with round3 as the program. */

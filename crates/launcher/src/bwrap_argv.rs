@@ -6,8 +6,8 @@
 //! 3. the read-only runtime (/usr, /lib*, /bin, /sbin, ld.so.cache);
 //! 4. the sandbox's own /proc and /dev: a size-bounded tmpfs at /dev/shm,
 //!    then /dev itself read-only (bwrap's device tmpfs has no size bound);
-//!    host facts in /proc masked; the size-bounded tmpfs /tmp and, for a
-//!    writable default workspace, /workspace;
+//!    host facts in /proc and the pty multiplexer masked; the size-bounded
+//!    tmpfs /tmp and, for a writable default workspace, /workspace;
 //! 5. descriptor binds: /workspace, /tmp, extras, then the executable
 //!    (at its canonical path), and a symlink from `command[0]` if needed;
 //! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
@@ -48,6 +48,12 @@ pub fn unshare_options() -> impl Iterator<Item = String> {
 pub const MASKED_PROC_FILES: &[&str] = &["/proc/cmdline"];
 /// What a masked `/proc` file is covered with.
 pub const MASK_SOURCE: &str = "/dev/null";
+/// The pty multiplexer of bwrap's devpts instance (`/dev/ptmx` links to
+/// it). Covered like a masked `/proc` file, so opening it fails (EACCES)
+/// and no pty is ever allocated: every devpts instance, the sandbox's
+/// included, draws on the host-wide `kernel.pty.max`, and one sandbox
+/// could take all of it (new terminals and ssh logins then fail).
+pub const PTY_MULTIPLEXER: &str = "/dev/pts/ptmx";
 
 /// bwrap's arguments, split by where they travel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -109,7 +115,7 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     // their flags).
     push_tmpfs(&mut argv, plan.dev_shm_bytes, SANDBOX_DEV_SHM);
     argv.push_all(&["--remount-ro", SANDBOX_DEV]);
-    for file in MASKED_PROC_FILES {
+    for file in MASKED_PROC_FILES.iter().chain([&PTY_MULTIPLEXER]) {
         argv.push_triple("--ro-bind", MASK_SOURCE, file);
     }
     // Size-bounded tmpfs, not host directories: a fill ends with ENOSPC

@@ -42,7 +42,7 @@ pub struct SeccompPolicy {
 }
 
 /// The name recorded in receipts; bump it when the denial table changes.
-pub const PROFILE_NAME: &str = "cordon-default-v3";
+pub const PROFILE_NAME: &str = "cordon-default-v4";
 
 /// How a denied call fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +69,9 @@ pub enum ArgMatch {
     /// set-uid/set-gid file is ever created or made, in a workspace the host
     /// sees or anywhere else (see `SETID_MODE_BITS`).
     SetIdMode(u8),
+    /// arg1 (the command of `fcntl` and `ioctl`, an `unsigned int`) is one
+    /// of these; every other command passes.
+    CommandIn(&'static [u32]),
 }
 
 /// One row of the denial table; `docs/security.md` mirrors it.
@@ -89,7 +92,7 @@ const fn deny(name: &'static str, nr: i64, args: ArgMatch, denial: Denial) -> De
     }
 }
 
-use ArgMatch::{Always, FamilyNotUnix, NewNamespaceFlags, PersonalityChange, SetIdMode};
+use ArgMatch::{Always, CommandIn, FamilyNotUnix, NewNamespaceFlags, PersonalityChange, SetIdMode};
 use Denial::{Enosys, Eperm};
 
 /// The denial table. Order is irrelevant (the filters are keyed by number).
@@ -205,7 +208,59 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
     deny("clock_settime", libc::SYS_clock_settime, Always, Eperm),
     deny("clock_adjtime", libc::SYS_clock_adjtime, Always, Eperm),
     deny("adjtimex", libc::SYS_adjtimex, Always, Eperm),
+    // The host kernel log (host and other tenants' messages): readable by
+    // any uid where `kernel.dmesg_restrict` is 0, so denied whatever the
+    // sysctl says.
+    deny("syslog", libc::SYS_syslog, Always, Eperm),
+    // fcntl commands whose effect reaches past the sandbox (see
+    // `DENIED_FCNTL_COMMANDS`); every other command passes.
+    deny(
+        "fcntl",
+        libc::SYS_fcntl,
+        CommandIn(DENIED_FCNTL_COMMANDS),
+        Eperm,
+    ),
+    // ioctl commands that push input into a terminal (see
+    // `DENIED_IOCTL_COMMANDS`).
+    deny(
+        "ioctl",
+        libc::SYS_ioctl,
+        CommandIn(DENIED_IOCTL_COMMANDS),
+        Eperm,
+    ),
 ];
+
+/// fcntl commands a sandbox may not use, and why the rest are allowed:
+/// - `F_SETLEASE`: a lease on a bound file the sandbox owns (a
+///   reserved-owner workspace, any file of a non-root provider), even
+///   through a read-only bind, makes every host `open` of that file for
+///   writing block up to `fs.lease-break-time` (45 s), again and again, as
+///   long as the holder ignores SIGIO: it froze a provider's event loop.
+/// - `F_NOTIFY` (dnotify): a watch on a host-bound directory reports host
+///   activity as it happens, as inotify (ENOSYS) would.
+/// - `F_SETOWN`, `F_SETOWN_EX`, `F_SETSIG` stay allowed: the owner pid or
+///   process group is looked up in the sandbox's own pid namespace (a host
+///   pid names nothing there: ESRCH), and the kernel checks the setter's
+///   right to signal it when the signal is sent, so SIGIO/SIGURG can reach
+///   only the sandbox's own processes.
+/// - `F_SETPIPE_SZ` stays allowed: pipe pages are a per-user quota,
+///   bounded with the rest of the sandbox uid's quotas (docs/security.md).
+pub const DENIED_FCNTL_COMMANDS: &[u32] = &[F_SETLEASE, F_NOTIFY];
+
+/// ioctl commands a sandbox may not use. `TIOCSTI` pushes bytes into a
+/// terminal's input queue and `TIOCLINUX` (subcode 2/3) pastes a console
+/// selection as input: on any terminal descriptor that reaches the sandbox
+/// (there is no controlling terminal, fds 0–2 are /dev/null and pipes, and
+/// no pty can be opened, but a caller's `extra` could bind a tty device),
+/// they would type commands into whatever reads it on the host.
+pub const DENIED_IOCTL_COMMANDS: &[u32] = &[TIOCSTI, TIOCLINUX];
+
+// The command numbers (linux/fcntl.h, asm-generic/ioctls.h), as the
+// kernel's `unsigned int cmd`.
+const F_SETLEASE: u32 = 1024;
+const F_NOTIFY: u32 = 1026;
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541C;
 
 /// clone(2) flags that create a namespace. CLONE_NEWTIME (0x80) is left
 /// out: for clone(2) that bit is part of the exit signal, and time
@@ -368,6 +423,13 @@ fn rules_for(
             .map(|bit| {
                 let bit = u64::from(*bit);
                 arg_dword(arg, SeccompCmpOp::MaskedEq(bit), bit)
+                    .and_then(|c| SeccompRule::new(vec![c]))
+            })
+            .collect(),
+        (ArgMatch::CommandIn(commands), _) => commands
+            .iter()
+            .map(|command| {
+                arg_dword(1, SeccompCmpOp::Eq, u64::from(*command))
                     .and_then(|c| SeccompRule::new(vec![c]))
             })
             .collect(),
