@@ -1,8 +1,21 @@
-//! The executable's SHA-256 for the receipt, cached per file identity
-//! (device, inode, size, mtime) so it costs nothing per run; and, when
-//! bwrap runs as an unprivileged identity, a content-addressed staged copy
-//! that identity can reach even if the original sits under a 0700
-//! root-owned directory.
+//! The executable's SHA-256 for the receipt, and the staged copy that
+//! runs: the hash always names the bytes that ran.
+//!
+//! The executable is opened once; its hash and a content-addressed copy
+//! under `<base>/exec/` are made from that one descriptor in one pass, and
+//! the sandbox runs the copy (bound at the executable's own path), never
+//! the caller's file: a file rewritten after hashing (by a sandbox that
+//! can write it, or anyone) cannot run under the old hash. The copy also
+//! lets an unprivileged bwrap reach an executable under a 0700 directory.
+//!
+//! The hash is cached per file identity (device, inode, size, mtime and
+//! change time, from `fstat` of that descriptor) so an unchanged file is
+//! not read again per run. The change time is the key user space cannot
+//! forge: `utimensat` puts an mtime back, but every write and every
+//! `utimensat` sets the ctime to the current time (and the clock cannot
+//! be set from a sandbox). A file whose ctime is within [`RACY_WINDOW`] of
+//! the hash is not cached: a write in the same timestamp tick would leave
+//! its ctime unchanged (git's "racy clean" rule).
 
 use std::collections::HashMap;
 use std::fs;
@@ -10,7 +23,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
@@ -24,6 +37,9 @@ pub const STAGING_DIR: &str = "exec";
 pub const STAGED_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Read size while hashing/copying (bytes).
 const COPY_CHUNK_BYTES: usize = 256 * 1024;
+/// A file changed less than this long before it was hashed is hashed again
+/// next time: ctime has the granularity of the kernel's coarse clock.
+const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct FileIdentity {
@@ -32,6 +48,32 @@ struct FileIdentity {
     size: u64,
     mtime: i64,
     mtime_nsec: i64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+impl FileIdentity {
+    fn of(meta: &fs::Metadata) -> Self {
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: meta.mtime(),
+            mtime_nsec: meta.mtime_nsec(),
+            ctime: meta.ctime(),
+            ctime_nsec: meta.ctime_nsec(),
+        }
+    }
+
+    /// Changed so recently that a write in the same tick could be hidden.
+    fn is_racy(&self) -> bool {
+        let changed = u64::try_from(self.ctime).ok().map(Duration::from_secs);
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).ok();
+        match (changed, now) {
+            (Some(changed), Some(now)) => now.saturating_sub(changed) < RACY_WINDOW,
+            _ => true,
+        }
+    }
 }
 
 /// What the launcher binds and records for `command[0]`.
@@ -56,8 +98,11 @@ pub enum ExecHashError {
     },
 }
 
-/// Hashes `exe` (cached) and, with `staging_base`, makes sure a root-owned
-/// read-only copy named by its hash exists under `<staging_base>/exec/`.
+/// Hashes `exe` (cached by identity) and, with `staging_base`, makes sure a
+/// read-only copy named by its hash, owned by this process's euid, exists
+/// under `<staging_base>/exec/`: that copy is what gets bound. Without a
+/// staging base the file itself is bound (the egress relay, which is
+/// cordon's own).
 pub fn prepare(
     exe: &Path,
     staging_base: Option<&Path>,
@@ -67,14 +112,8 @@ pub fn prepare(
         path: exe.to_path_buf(),
         source,
     };
-    let meta = fs::metadata(exe).map_err(read_err)?;
-    let id = FileIdentity {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.size(),
-        mtime: meta.mtime(),
-        mtime_nsec: meta.mtime_nsec(),
-    };
+    let mut input = fs::File::open(exe).map_err(read_err)?;
+    let id = FileIdentity::of(&input.metadata().map_err(read_err)?);
     let cached = CACHE
         .lock()
         .ok()
@@ -83,13 +122,21 @@ pub fn prepare(
     let sha256 = match (&cached, &staging) {
         (Some(sha), Some(dir)) if is_staged(&dir.join(sha), id.size) => sha.clone(),
         (Some(sha), None) => sha.clone(),
-        _ => hash_and_stage(exe, staging.as_deref())?,
+        _ => {
+            let sha = hash_and_stage(&mut input, exe, staging.as_deref())?;
+            // Cached only when nothing changed while it was read, and not
+            // within the tick a hidden write could share.
+            let after = input.metadata().map(|m| FileIdentity::of(&m)).ok();
+            if after == Some(id) && !id.is_racy() {
+                if let Ok(mut cache) = CACHE.lock() {
+                    cache
+                        .get_or_insert_with(HashMap::new)
+                        .insert(id, sha.clone());
+                }
+            }
+            sha
+        }
     };
-    if let Ok(mut cache) = CACHE.lock() {
-        cache
-            .get_or_insert_with(HashMap::new)
-            .insert(id, sha256.clone());
-    }
     let bind_source = staging.map_or_else(|| exe.to_path_buf(), |d| d.join(&sha256));
     if staging_base.is_some() {
         mark_used(&bind_source);
@@ -126,19 +173,24 @@ pub fn prune_staged(base: &Path) -> usize {
         .count()
 }
 
+/// A published copy of ours (root's, when the provider is root) of that size.
 fn is_staged(path: &Path, size: u64) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.uid() == 0 && m.len() == size)
+    let euid = nix::unistd::geteuid().as_raw();
+    fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.uid() == euid && m.len() == size)
 }
 
-/// One pass over the file: hash it and, when staging, copy it to a temp
-/// file then linked under its hash (so a staged name always matches its
-/// content, and a published copy is never replaced).
-fn hash_and_stage(exe: &Path, staging: Option<&Path>) -> Result<String, ExecHashError> {
+/// One pass over the open file: hash it and, when staging, copy the same
+/// bytes to a temp file then linked under their hash (so a staged name
+/// always matches its content, and a published copy is never replaced).
+fn hash_and_stage(
+    input: &mut fs::File,
+    exe: &Path,
+    staging: Option<&Path>,
+) -> Result<String, ExecHashError> {
     let read_err = |source| ExecHashError::Read {
         path: exe.to_path_buf(),
         source,
     };
-    let mut input = fs::File::open(exe).map_err(read_err)?;
     let mut staged = match staging {
         Some(dir) => Some(open_staging_temp(dir)?),
         None => None,
@@ -275,12 +327,43 @@ mod tests {
         assert_eq!(again, staged);
         // A second provider (empty cache) hashing the same content must not
         // replace the published inode another provider may be binding.
-        hash_and_stage(&exe, Some(&dir.join(STAGING_DIR))).unwrap();
+        let mut file = fs::File::open(&exe).unwrap();
+        hash_and_stage(&mut file, &exe, Some(&dir.join(STAGING_DIR))).unwrap();
         assert_eq!(fs::metadata(&staged.bind_source).unwrap().ino(), inode);
         assert_eq!(
             fs::read_dir(dir.join(STAGING_DIR)).unwrap().count(),
             1,
             "no temp left behind"
+        );
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_same_size_rewrite_with_the_mtime_put_back_is_hashed_and_staged_again() {
+        let dir = scratch();
+        let exe = dir.join("prog");
+        fs::write(&exe, b"#!/bin/sh\necho one\n").unwrap();
+        // Past the racy window, so the first hash is cached.
+        std::thread::sleep(RACY_WINDOW + Duration::from_millis(200));
+        let first = prepare(&exe, Some(&dir)).unwrap();
+        let mtime = fs::metadata(&exe).unwrap().modified().unwrap();
+        fs::write(&exe, b"#!/bin/sh\necho two\n").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&exe)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(fs::metadata(&exe).unwrap().modified().unwrap(), mtime);
+        let second = prepare(&exe, Some(&dir)).unwrap();
+        assert_eq!(
+            second.sha256,
+            hex(&Sha256::digest(b"#!/bin/sh\necho two\n"))
+        );
+        assert_ne!(second.bind_source, first.bind_source);
+        assert_eq!(
+            fs::read(&second.bind_source).unwrap(),
+            b"#!/bin/sh\necho two\n"
         );
         fs::remove_dir_all(dir).unwrap();
     }

@@ -157,7 +157,9 @@ pub fn start(
     let run_identity = run_identity::resolve(provider_is_root, mounted_workspace)?;
     let identity = run_identity.identity;
     let staging = identity.map(|_| base.as_path());
-    let executable = exec_hash::prepare(&request.executable, staging)?;
+    // Staged for every provider, root or not: the sandbox runs the copy
+    // made from the bytes that were hashed (exec_hash.rs).
+    let executable = exec_hash::prepare(&request.executable, Some(&base))?;
     let root = ControlRoot::create(&base, identity)?;
     let workspace = workspace_for(&request, &root, identity)?;
     let network = prepare_network(&request, &root, identity, staging, &invocation_id)?;
