@@ -19,7 +19,7 @@ test('doctor() reports every check, and on this host every required one passes',
   const names = report.checks.map((c) => c.name);
   assert.deepEqual(names, [
     'bubblewrap', 'user namespaces (sysctls)', 'user namespaces (trial sandbox)',
-    'sandbox uid unused by the host', 'seccomp', 'ptrace scope (Yama)', 'cgroups (memory, pids)', 'runner', 'mediated network',
+    'sandbox uid unused by the host', 'seccomp', 'control-root base', 'ptrace scope (Yama)', 'cgroups (memory, pids)', 'runner', 'mediated network',
   ]);
   for (const check of report.checks.filter((c) => c.importance === 'required')) {
     assert.equal(check.ok, true, `${check.name}: ${check.detail}`);
@@ -112,4 +112,47 @@ test('doctor() and `cordon doctor --json` are one report: the same checks and th
   assert.equal(broken.ok, false);
   assert.equal(JSON.parse(brokenCli.stdout).ok, false);
   assert.equal(brokenCli.status, 1);
+});
+
+test('doctor() fails the control-root base check, with the way to recover, exactly when launch refuses a base another uid planted', { skip: skip ?? rootOnly }, () => {
+  // A uid with no base yet: a local user (here the sandbox uid) creates
+  // <base>/cordon-<uid> first, world-writable. Launch refuses it; doctor must
+  // say so (it used to report the host fine), then pass once it is removed.
+  const uid = 40000 + (process.pid % 20000);
+  const base = `${h.controlRootBase().replace(/cordon-\d+$/, '')}cordon-${uid}`;
+  if (require('node:fs').existsSync(base)) return;
+  const { node, pkg } = require('./nobody-provider').nobodyProvider();
+  const asUid = () => {
+    const run = spawnSync(node, ['-e', `
+      const cordon = require(${JSON.stringify(pkg)});
+      const check = cordon.doctor({ runnerPath: '/bin/true' }).checks.find((c) => c.name === 'control-root base');
+      let launch = null;
+      try {
+        const ex = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+        ex.stderr.resume(); ex.protocol.resume();
+        ex.wait().then(() => { launch = 'ran'; }, (e) => { launch = e.message; }).finally(() => console.log(JSON.stringify({ check, launch })));
+      } catch (e) { console.log(JSON.stringify({ check, launch: e.message })); }
+    `], { uid, gid: uid, cwd: '/', encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH } });
+    assert.equal(run.status, 0, run.stderr);
+    return JSON.parse(run.stdout);
+  };
+  const fs = require('node:fs');
+  fs.mkdirSync(base, { mode: 0o777 });
+  fs.chmodSync(base, 0o777);
+  fs.chownSync(base, h.SANDBOX_UID, h.SANDBOX_UID);
+  try {
+    const planted = asUid();
+    assert.match(planted.launch, /not a private directory owned by uid/, 'launch refuses the planted base');
+    assert.equal(planted.check.ok, false, `doctor agrees: ${planted.check.detail}`);
+    assert.equal(planted.check.importance, 'required');
+    assert.match(planted.check.detail, new RegExp(`${base} is not a private directory owned by uid ${uid}`));
+    assert.match(planted.check.fix, new RegExp(`rm -rf -- ${base}`));
+    assert.match(planted.check.fix, /TMPDIR/);
+    fs.rmSync(base, { recursive: true, force: true });
+    const recovered = asUid();
+    assert.equal(recovered.check.ok, true, recovered.check.detail);
+    assert.equal(recovered.launch, 'ran');
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
 });

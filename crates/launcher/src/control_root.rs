@@ -54,7 +54,7 @@ pub enum ControlRootError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("base directory {path} is not a private directory owned by uid {uid} (a symlink, foreign owner or group/other-writable): refusing to use it")]
+    #[error("base directory {path} is not a private directory owned by uid {uid} (a symlink, foreign owner or group/other-writable): refusing to use it (`npx cordon doctor` says how to recover)")]
     UnsafeBase { path: PathBuf, uid: u32 },
     #[error("create control root {path}: {source}")]
     Create {

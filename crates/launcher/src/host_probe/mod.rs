@@ -19,9 +19,11 @@ use crate::backend::{self, BackendError};
 use crate::confinement;
 use crate::process_identity::{sandbox_identity, SANDBOX_UID};
 
+mod control_root_base;
 mod network_relay;
 mod ptrace_scope;
 mod sandbox_uid;
+pub use control_root_base::check_control_root_base;
 pub use network_relay::check_network_relay;
 pub use ptrace_scope::{check_ptrace_scope, read_ptrace_scope};
 pub use sandbox_uid::{check_sandbox_uid_unused, status_has_uid, UidProcess};
@@ -86,6 +88,7 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks.push(check_userns_trial(&resolved));
     checks.push(sandbox_uid::check_host_sandbox_uid());
     checks.push(check_seccomp(&read_seccomp_status()));
+    checks.push(check_control_root_base());
     checks.push(check_ptrace_scope(read_ptrace_scope().as_deref()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
     if let Some(runner) = targets.runner.as_deref() {
