@@ -18,12 +18,15 @@
 //!
 //! Precondition: nothing writes the tree any more (the sandbox's pid
 //! namespace is confirmed empty, or its provider is dead). Climbing by `..`
-//! is then exact; the walk still checks that every `..` stays on the tree's
-//! filesystem and that it arrives back at the tree's root, and stops with an
-//! error otherwise, so it never leaves the tree.
+//! is then exact; the walk still checks that every directory it enters,
+//! going down or up, is on the tree's filesystem (a mount point below is
+//! never entered) and that it arrives back at the tree's root, and stops
+//! with an error otherwise, so it never leaves the tree. A directory is made
+//! owner-accessible only through a descriptor opened without following a
+//! link, so no chmod ever lands on a link's target.
 
 use std::ffi::CStr;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
 use nix::dir::{Dir, Type};
@@ -73,6 +76,12 @@ fn empty_below(root: OpenDir, root_id: (u64, u64), path: &Path) -> Result<(), Tr
     loop {
         match scan(&mut current).map_err(|e| step_err("empty a directory below", path, e))? {
             Scan::Descend(child) => {
+                // A mount point below (another filesystem) is not the tree's.
+                if identity(&child.fd).map(|(dev, _)| dev).ok() != Some(root_id.0) {
+                    return Err(TreeRemovalError::LeftTree {
+                        path: path.display().to_string(),
+                    });
+                }
                 current = child;
                 depth += 1;
             }
@@ -123,15 +132,43 @@ impl OpenDir {
             // The name was just seen as a directory: open refused it for
             // access (a link would have been ELOOP/ENOTDIR).
             Err(Errno::EACCES) => {
-                fchmodat(at, name, OWNER_ACCESS, FchmodatFlags::FollowSymlink)
-                    .map_err(|_| Errno::EACCES)?;
+                make_owner_accessible(at, name).map_err(|_| Errno::EACCES)?;
                 open_dir_fd(at, name)?
             }
             other => other?,
         };
-        let entries = Dir::from_fd(fd.try_clone().map_err(errno_of)?)?;
+        let entries = dir_stream(fd.try_clone().map_err(errno_of)?)?;
         Ok(OpenDir { fd, entries })
     }
+}
+
+/// chmod u+rwx of the directory `name`, never of what a link names: it is
+/// opened `O_PATH|O_NOFOLLOW|O_DIRECTORY` (a link swapped in since the
+/// entry was read fails with ELOOP/ENOTDIR), and that very inode is changed
+/// through its `/proc/self/fd` entry (`fchmod` refuses `O_PATH`
+/// descriptors; `fchmodat(…, AT_SYMLINK_NOFOLLOW)` is ENOTSUP on Linux).
+fn make_owner_accessible<P: ?Sized + NixPath>(at: BorrowedFd<'_>, name: &P) -> Result<(), Errno> {
+    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = openat(at, name, flags, Mode::empty())?;
+    let by_descriptor = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    fchmodat(
+        AT_FDCWD,
+        by_descriptor.as_str(),
+        OWNER_ACCESS,
+        FchmodatFlags::FollowSymlink,
+    )
+}
+
+/// `Dir::from_fd` without its leak: nix 0.32 gives up the descriptor before
+/// `fdopendir`, and when that fails (ENOMEM; ENOTDIR) nobody closes it. It
+/// is still open then, so it is closed here.
+fn dir_stream(fd: OwnedFd) -> Result<Dir, Errno> {
+    let raw = fd.as_raw_fd();
+    Dir::from_fd(fd).inspect_err(|_| {
+        // SAFETY: fdopendir failed, so `raw` was not adopted by a stream:
+        // it is open, and no other owner exists (from_fd consumed ours).
+        drop(unsafe { OwnedFd::from_raw_fd(raw) });
+    })
 }
 
 fn open_dir_fd<P: ?Sized + NixPath>(at: BorrowedFd<'_>, name: &P) -> Result<OwnedFd, Errno> {

@@ -1,6 +1,6 @@
 use std::fs;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 
 use super::*;
@@ -144,4 +144,84 @@ fn a_symlink_given_as_the_tree_is_unlinked_not_followed_and_a_missing_tree_is_al
     assert!(target.join("keep").exists());
     remove_tree(&base.join("never-existed")).unwrap();
     fs::remove_dir_all(base).unwrap();
+}
+
+#[test]
+fn unlocking_a_name_that_is_a_symlink_changes_nothing_and_a_real_directory_is_unlocked() {
+    let base = scratch("unlock-link");
+    let outside = base.join("outside-file");
+    fs::write(&outside, "host").unwrap();
+    fs::set_permissions(&outside, fs::Permissions::from_mode(0o644)).unwrap();
+    let tree = base.join("tree");
+    fs::create_dir(&tree).unwrap();
+    std::os::unix::fs::symlink(&outside, tree.join("swapped")).unwrap();
+    fs::create_dir(tree.join("locked")).unwrap();
+    fs::set_permissions(tree.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+    let at = OwnedFd::from(fs::File::open(&tree).unwrap());
+    // A name read as a directory, swapped for a link before the chmod: the
+    // chmod must not reach the link's target.
+    assert!(make_owner_accessible(at.as_fd(), c"swapped").is_err());
+    let mode = fs::metadata(&outside).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o644, "the link's target kept its mode");
+    make_owner_accessible(at.as_fd(), c"locked").unwrap();
+    let mode = fs::metadata(tree.join("locked"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700);
+    fs::remove_dir_all(base).unwrap();
+}
+
+#[test]
+fn a_descriptor_that_cannot_become_a_directory_stream_is_closed_not_leaked() {
+    let base = scratch("stream-leak");
+    let file = base.join("not-a-directory");
+    fs::write(&file, "x").unwrap();
+    let fd = OwnedFd::from(fs::File::open(&file).unwrap());
+    let (raw, inode) = (fd.as_raw_fd(), fs::metadata(&file).unwrap().ino());
+    assert_eq!(dir_stream(fd).err(), Some(Errno::ENOTDIR));
+    // Another test's thread may reuse the number at once: it would name
+    // another file, never this one.
+    let still_open = fs::metadata(format!("/proc/self/fd/{raw}")).is_ok_and(|m| m.ino() == inode);
+    assert!(
+        !still_open,
+        "the descriptor of the failed stream was leaked"
+    );
+    fs::remove_dir_all(base).unwrap();
+}
+
+/// The kernel refuses rmdir of a mount point (EBUSY) before the walk could
+/// descend, and the walk also refuses to enter a directory on another
+/// device: either way the walk stops with an error and the mounted
+/// filesystem is untouched.
+#[test]
+fn a_mount_point_below_the_tree_is_never_entered() {
+    if !nix::unistd::geteuid().is_root() {
+        crate::test_skip::skip(
+            "tree_removal::a_mount_point_below_the_tree_is_never_entered",
+            "needs root to mount a tmpfs inside the tree",
+        );
+        return;
+    }
+    let base = scratch("mount-below");
+    let mount_point = base.join("a").join("mnt");
+    fs::create_dir_all(&mount_point).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "cordon-test"])
+        .arg(&mount_point)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount a tmpfs for the test");
+    fs::write(mount_point.join("other-filesystem"), "keep").unwrap();
+    let removal = remove_tree(&base);
+    let kept = mount_point.join("other-filesystem").exists();
+    let unmounted = std::process::Command::new("umount")
+        .arg(&mount_point)
+        .status()
+        .unwrap();
+    assert!(unmounted.success());
+    assert!(removal.is_err(), "the walk reports the mount point");
+    assert!(kept, "nothing on the mounted filesystem was removed");
+    remove_tree(&base).unwrap();
 }
