@@ -187,7 +187,12 @@ pub enum ReceiptError {
 /// never reported as a success.
 pub fn write_and_read(root: &ControlRoot, receipt: &Value) -> Result<String, ReceiptError> {
     let path = root.write_atomic(RECEIPT_FILE, receipt.to_string().as_bytes())?;
-    // O_NOFOLLOW: a link swapped in after the rename is not read through.
+    read_back(path)
+}
+
+/// The written receipt's text. O_NOFOLLOW: a link swapped in after the
+/// rename is not read through (ELOOP).
+fn read_back(path: std::path::PathBuf) -> Result<String, ReceiptError> {
     let read = || -> std::io::Result<String> {
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -198,4 +203,40 @@ pub fn write_and_read(root: &ControlRoot, receipt: &Value) -> Result<String, Rec
         Ok(text)
     };
     read().map_err(|source| ReceiptError::Read { path, source })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receipt_swapped_for_a_link_or_gone_is_a_read_error_naming_its_path() {
+        let dir = std::env::temp_dir().join(format!(
+            "cordon-receipt-read-{}",
+            crate::process_identity::random_hex(8).unwrap()
+        ));
+        std::fs::create_dir(&dir).unwrap();
+        let elsewhere = dir.join("elsewhere.json");
+        std::fs::write(&elsewhere, "{\"forged\":true}").unwrap();
+        let receipt = dir.join(RECEIPT_FILE);
+        std::os::unix::fs::symlink(&elsewhere, &receipt).unwrap();
+        let swapped = read_back(receipt.clone()).expect_err("a link is not read through");
+        let ReceiptError::Read { path, source } = &swapped else {
+            panic!("{swapped:?}");
+        };
+        assert_eq!(path, &receipt);
+        assert_eq!(source.raw_os_error(), Some(libc::ELOOP));
+        assert!(swapped
+            .to_string()
+            .starts_with(&format!("read back {}", receipt.display())));
+        std::fs::remove_file(&receipt).unwrap();
+        let gone = read_back(receipt).expect_err("a missing receipt is an error");
+        assert!(
+            matches!(gone, ReceiptError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+        );
+        std::fs::write(dir.join("real.json"), "{}").unwrap();
+        assert_eq!(read_back(dir.join("real.json")).unwrap(), "{}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

@@ -67,7 +67,16 @@ fn an_expectation_the_sandbox_cannot_meet_stops_the_run_as_a_mismatch() {
         return;
     }
     let id = format!("{TEST_EXTRA_FILTER_PREFIX}-1");
+    let started = std::time::Instant::now();
     let failed = run(&id, &["/bin/sleep", "60"]).expect_err("a mismatch is never a success");
+    // Stopped, not run to its end: the program sleeps 60 s, and the stop
+    // (observation, then the forced rung with no grace) takes well under
+    // a second here; 20 s leaves room for a loaded machine.
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "the mismatched run was not stopped: it took {took:?}"
+    );
     assert_eq!(failed.code, ErrorCode::ConfinementMismatch);
     assert!(
         failed.message.contains("seccomp.filters"),
@@ -94,4 +103,9 @@ fn an_expectation_the_sandbox_cannot_meet_stops_the_run_as_a_mismatch() {
         || [128 + 15, 128 + 9].contains(&outcome["exitCode"].as_i64().unwrap_or(0));
     assert!(ended_by_ladder, "{outcome}");
     assert_eq!(r["stop"]["containmentConfirmed"], true);
+    let duration_ms = r["durationMs"].as_u64().unwrap();
+    assert!(
+        duration_ms < 20_000,
+        "the receipt's run lasted {duration_ms} ms"
+    );
 }

@@ -114,4 +114,34 @@ fn a_panic_in_the_runs_supervision_kills_the_sandbox_and_still_settles() {
         Vec::<u32>::new(),
         "the sandboxed program outlived its supervision"
     );
+    // bwrap, SIGKILLed with the sandbox, is reaped: not left a zombie child
+    // of this process for its whole life. (Other tests' bwraps are zombies
+    // only for the moment before their own supervision reaps them.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !zombie_bwrap_children().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        zombie_bwrap_children(),
+        Vec::<u32>::new(),
+        "the lost run's bwrap was left a zombie"
+    );
+}
+
+/// Zombie children of this process named `bwrap`.
+fn zombie_bwrap_children() -> Vec<u32> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let (comm, rest) = stat.rsplit_once(')').unwrap_or(("", ""));
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                comm.ends_with("(bwrap")
+                    && fields.first() == Some(&"Z")
+                    && fields.get(1) == Some(&me.as_str())
+            })
+        })
+        .collect()
 }

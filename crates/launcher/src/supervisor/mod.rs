@@ -106,6 +106,7 @@ pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<Ex
         control: Arc::clone(&run.control),
         sink: Arc::clone(&run.sink),
         settled: Arc::clone(&run.settled),
+        root: run.p.root.path().to_path_buf(),
     };
     runtime.spawn(async move {
         let _guard = guard;
@@ -133,7 +134,12 @@ struct SettleGuard {
     control: Arc<Control>,
     sink: Arc<dyn EventSink>,
     settled: Arc<AtomicBool>,
+    /// The run's control root, removed here if the unwinding left it.
+    root: std::path::PathBuf,
 }
+
+/// How long a lost run's SIGKILLed bwrap is waited for, to be reaped.
+const ABANDONED_BWRAP_REAP: Duration = Duration::from_secs(2);
 
 impl Drop for SettleGuard {
     fn drop(&mut self) {
@@ -141,6 +147,21 @@ impl Drop for SettleGuard {
             return;
         }
         self.control.supervision.abandon();
+        // bwrap's `Child` was dropped unwaited: reap it through its pidfd
+        // (no pid reuse can be hit), or it stays a zombie for the
+        // provider's life. Then the control root, which a panic may have
+        // left for a sweep that only takes roots of dead providers.
+        if let Some(bwrap) = self.control.supervision.bwrap() {
+            if pidfd::wait_exit(&bwrap, ABANDONED_BWRAP_REAP) {
+                use nix::sys::wait::{waitid, Id, WaitPidFlag};
+                use std::os::fd::AsFd;
+                let _ = waitid(
+                    Id::PIDFd(bwrap.as_fd()),
+                    WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG,
+                );
+            }
+        }
+        let _ = crate::tree_removal::remove_tree(&self.root);
         self.control.close_writer();
         self.sink.emit(Event::Finished(Err(LaunchFailure {
             code: ErrorCode::SpawnFailed,
