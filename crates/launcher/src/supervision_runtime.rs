@@ -10,11 +10,16 @@
 //! blocking reads/writes and credits (docs/architecture.md).
 //!
 //! Built lazily on the first launch; [`WORKER_THREADS`] named workers,
-//! never shut down (a static is not dropped at exit). bwrap is forked on a
-//! worker: bwrap's parent-death signal is tied to the thread that forked it,
-//! and workers live as long as the process (blocking-pool threads do not:
-//! they exit when idle, so nothing is ever forked there).
+//! never shut down (a static is not dropped at exit). bwrap is forked on
+//! neither the workers nor the blocking pool but on one thread of its own,
+//! `cordon-fork` ([`on_fork_thread`]): bwrap's parent-death signal is tied
+//! to the thread that forked it, so that thread must live as long as the
+//! process (blocking-pool threads exit when idle), and a fork blocks its
+//! thread until bwrap has exec'd, which on a worker stalled the timers and
+//! pidfd waits of every run that worker carried.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -47,4 +52,68 @@ pub fn get() -> Result<&'static Runtime, std::io::Error> {
         })
         .as_ref()
         .map_err(|why| std::io::Error::other(format!("start the supervision runtime: {why}")))
+}
+
+/// One fork, run on the fork thread.
+type ForkJob = Box<dyn FnOnce() + Send>;
+
+static FORK_THREAD: OnceLock<Result<mpsc::Sender<ForkJob>, String>> = OnceLock::new();
+
+/// Runs `fork` on the `cordon-fork` thread (started on first use, never
+/// ended) and waits for its result without holding a worker.
+pub async fn on_fork_thread<T: Send + 'static>(
+    fork: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, std::io::Error> {
+    let jobs = FORK_THREAD
+        .get_or_init(start_fork_thread)
+        .as_ref()
+        .map_err(|why| std::io::Error::other(format!("start the fork thread: {why}")))?;
+    let (done, result) = tokio::sync::oneshot::channel();
+    let job: ForkJob = Box::new(move || {
+        let _ = done.send(fork());
+    });
+    jobs.send(job)
+        .map_err(|_| std::io::Error::other("the fork thread is gone"))?;
+    result
+        .await
+        .map_err(|_| std::io::Error::other("the fork panicked"))
+}
+
+/// The thread's loop. A panicking job is caught: the thread must outlive
+/// every bwrap it forked, or their parent-death signal kills them all.
+fn start_fork_thread() -> Result<mpsc::Sender<ForkJob>, String> {
+    let (jobs, queue) = mpsc::channel::<ForkJob>();
+    std::thread::Builder::new()
+        .name("cordon-fork".into())
+        .spawn(move || {
+            for job in queue {
+                let _ = catch_unwind(AssertUnwindSafe(job));
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(jobs)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn thread_name() -> (Option<String>, std::thread::ThreadId) {
+        let current = std::thread::current();
+        (current.name().map(str::to_owned), current.id())
+    }
+
+    #[test]
+    fn forks_run_on_one_long_lived_thread_that_outlives_a_panicking_job() {
+        let runtime = get().unwrap();
+        let (first, second) = runtime.block_on(async {
+            let first = on_fork_thread(thread_name).await.unwrap();
+            let panicked = on_fork_thread(|| panic!("test: a fork that panics")).await;
+            assert!(panicked.is_err(), "the panic is reported to the caller");
+            (first, on_fork_thread(thread_name).await.unwrap())
+        });
+        assert_eq!(first.0.as_deref(), Some("cordon-fork"));
+        assert_eq!(first.1, second.1, "the same thread, alive after the panic");
+    }
 }

@@ -42,6 +42,22 @@ fn the_launchers_own_deadline_stops_a_run_nobody_stops() {
 }
 
 #[test]
+fn bwrap_is_forked_on_the_fork_thread_never_on_a_runtime_worker() {
+    if !bwrap_present("supervisor::live_tests") {
+        return;
+    }
+    let mut options = options(None);
+    options["command"] = json!(["/bin/true"]);
+    run(options).expect("a run");
+    let names = super::FORKING_THREADS.lock().unwrap().clone();
+    assert!(!names.is_empty(), "no fork was recorded");
+    assert!(
+        names.iter().all(|name| name == "cordon-fork"),
+        "forked on {names:?}"
+    );
+}
+
+#[test]
 fn without_a_deadline_a_run_ends_on_its_own_with_no_stop_recorded() {
     if !bwrap_present("supervisor::live_tests") {
         return;

@@ -57,7 +57,7 @@ use crate::plan::Plan;
 use crate::pumps::{Gate, WriteCmd};
 use crate::receipt::{self, RunFacts};
 use crate::run_result;
-use crate::spawn::{spawn, Spawned};
+use crate::spawn::{spawn, SpawnError, Spawned};
 use crate::stop_ladder::{StopReason, Supervision};
 use run_pumps::Pumps;
 use stderr_tap::Tap;
@@ -189,7 +189,30 @@ impl Run {
         // Moved out: the bind descriptors close as soon as bwrap holds its copies.
         let sources = std::mem::take(&mut self.p.sources);
         let argv = std::mem::take(&mut self.p.argv);
-        let spawned = match spawn(&self.p.plan, argv, sources) {
+        let plan = self.p.plan.clone();
+        // On the fork thread (supervision_runtime.rs), and right after the
+        // fork, on that same thread: the facts bwrap inherited (per-thread
+        // seccomp filters and namespaces), which the observation compares
+        // the sandbox against.
+        let forked = crate::supervision_runtime::on_fork_thread(move || {
+            record_forking_thread();
+            let spawned = spawn(&plan, argv, sources);
+            (spawned, crate::observe::reader::provider_facts())
+        })
+        .await;
+        let (spawned, provider) = match forked {
+            Ok(forked) => forked,
+            Err(source) => {
+                let path = self.p.plan.bwrap.display().to_string();
+                // Not read: nothing was forked, and the run ends here.
+                let unread = ReadError {
+                    what: "provider facts".into(),
+                    detail: "nothing was forked".into(),
+                };
+                (Err(SpawnError::Exec { path, source }), Err(unread))
+            }
+        };
+        let spawned = match spawned {
             Ok(spawned) => spawned,
             Err(e) => {
                 let _ = pid_tx.send(None);
@@ -203,10 +226,6 @@ impl Run {
             }
         };
         let supervision = &self.control.supervision;
-        // Right after the fork, on the forking thread: the facts bwrap
-        // inherited (per-thread seccomp filters and namespaces), which the
-        // observation compares the sandbox against.
-        let provider = crate::observe::reader::provider_facts();
         let pid = spawned.child.id();
         if let Ok(fd) = pidfd::open(pid as i32) {
             supervision.set_bwrap(fd);
@@ -410,6 +429,22 @@ fn panic_for_tests(invocation_id: &str) {
 
 #[cfg(not(test))]
 fn panic_for_tests(_: &str) {}
+
+/// The names of the threads bwrap was forked on (unit tests only).
+#[cfg(test)]
+pub static FORKING_THREADS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+#[cfg(test)]
+fn record_forking_thread() {
+    let name = std::thread::current().name().unwrap_or("").to_owned();
+    FORKING_THREADS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(name);
+}
+
+#[cfg(not(test))]
+fn record_forking_thread() {}
 
 /// Runs `f` on the runtime's blocking pool. `None` only if `f` panicked
 /// (nothing in it unwraps; the run's `Finished` would then be missing).
