@@ -1,8 +1,8 @@
 'use strict';
 
 // Values crossing the bridge as JSON text, at the edges of what that text can
-// carry: a program's result whose JSON is far larger than the runner's memory
-// ceiling (issue 18 B6), and tool results or errors holding lone UTF-16
+// carry: a program's result or a tool call's arguments whose JSON is far
+// larger than the runner's memory ceiling (issue 18 B6), and tool results or errors holding lone UTF-16
 // surrogates, which JSON.stringify spells as escapes no UTF-8 JSON reader
 // accepts (issue 18 B7). Each ended the run before (`runner_exit` after the
 // runner aborted on allocation; `internal`, uncatchable).
@@ -22,6 +22,18 @@ test('a result whose JSON is ~40 MB from a few KB of shared arrays ends as resul
   assert.match(result.error.message, /\(40040001 bytes > 524288\)/);
   const next = await mode.run('return 1');
   assert.equal(next.result, 1, 'the same host runs the next program');
+});
+
+test('tool arguments whose JSON is ~40 MB fail that one call with a catchable RangeError, and the run goes on', async () => {
+  const mode = codeMode({ tools: [tool('echo', () => 'echoed')], limits: { timeoutMs: 60_000 } });
+  const result = await mode.run(`
+    const row = Array(1000).fill(0);
+    let refused;
+    try { await tools.echo({ rows: Array(20000).fill(row) }); } catch (e) { refused = e.name + ': ' + e.message; }
+    return [refused, await tools.echo({})];`);
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  assert.match(result.result[0], /^RangeError: tool arguments are 40040010 bytes of JSON: a tool\.call frame must be shorter than --max-frame-bytes \d+$/);
+  assert.equal(result.result[1], 'echoed');
 });
 
 test('a result just past resultBytes is still measured exactly (canonical JSON), and one that fits passes', async () => {

@@ -112,7 +112,7 @@ fn returned_value<'js>(
 /// character (longer), and differs otherwise only in numbers, where it
 /// saves at most one byte of a 5-byte token and its separator (`1e+21,` →
 /// `1e21,`).
-fn parse_ceiling(max_result_bytes: u64) -> u64 {
+pub(crate) fn parse_ceiling(max_result_bytes: u64) -> u64 {
     max_result_bytes
         .saturating_add(max_result_bytes / 5)
         .saturating_add(1)

@@ -51,6 +51,9 @@ pub struct ToolBridge {
 enum ArgumentError {
     /// A catchable `TypeError` (`tool arguments must be JSON serializable`).
     NotSerializable,
+    /// A catchable `RangeError`: the arguments' JSON text (`text_bytes`)
+    /// cannot fit a tool.call frame, so it was never parsed.
+    TooLarge { text_bytes: u64 },
     /// An interrupt or out-of-memory: propagates unchanged.
     Fatal(rquickjs::Error),
 }
@@ -154,6 +157,9 @@ impl ToolBridge {
         let arguments = match self.serialize_arguments(ctx, args) {
             Ok(arguments) => arguments,
             Err(ArgumentError::NotSerializable) => return Err(not_serializable(ctx)),
+            Err(ArgumentError::TooLarge { text_bytes }) => {
+                return Err(self.too_large(ctx, text_bytes))
+            }
             Err(ArgumentError::Fatal(error)) => return Err(error),
         };
         let id = self.calls_sent.get() + 1;
@@ -205,6 +211,9 @@ impl ToolBridge {
             Some(args) => match self.serialize_arguments(ctx, args) {
                 Err(ArgumentError::Fatal(error)) => return Err(error),
                 Err(ArgumentError::NotSerializable) => Some(not_serializable(ctx)),
+                Err(ArgumentError::TooLarge { text_bytes }) => {
+                    Some(self.too_large(ctx, text_bytes))
+                }
                 Ok(arguments) => self.admit(ctx, calls, name, arguments, resolve, &reject)?,
             },
         };
@@ -305,8 +314,11 @@ impl ToolBridge {
         ctx: &Ctx<'js>,
         args: Value<'js>,
     ) -> Result<Json, ArgumentError> {
+        // Read in place and parsed only when it could fit a frame: a parsed
+        // value takes up to ~16× its text, far past the memory ceiling for
+        // a text that repeats one array (see evaluation.rs, returned_value).
         let text = match ctx.json_stringify(args) {
-            Ok(Some(text)) => text.to_string().map_err(ArgumentError::Fatal)?,
+            Ok(Some(text)) => text.to_cstring().map_err(ArgumentError::Fatal)?,
             Ok(None) => return Err(ArgumentError::NotSerializable),
             Err(rquickjs::Error::Exception) => {
                 let thrown = ctx.catch();
@@ -317,10 +329,24 @@ impl ToolBridge {
             }
             Err(error) => return Err(ArgumentError::Fatal(error)),
         };
-        match serde_json::from_str::<Json>(&text) {
+        let text_bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
+        if text_bytes > crate::evaluation::parse_ceiling(self.writer.max_frame_bytes()) {
+            return Err(ArgumentError::TooLarge { text_bytes });
+        }
+        match serde_json::from_str::<Json>(text.as_str()) {
             Ok(object @ Json::Object(_)) => Ok(object),
             _ => Err(ArgumentError::NotSerializable),
         }
+    }
+
+    /// The catchable refusal of arguments too large for any frame.
+    fn too_large(&self, ctx: &Ctx<'_>, text_bytes: u64) -> rquickjs::Error {
+        let max = self.writer.max_frame_bytes();
+        let message = format!(
+            "tool arguments are {text_bytes} bytes of JSON: a tool.call frame must be shorter \
+             than --max-frame-bytes {max}"
+        );
+        Exception::throw_range(ctx, &message)
     }
 
     /// Step 4's write; a failed write (the host is gone, the call can never
