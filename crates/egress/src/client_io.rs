@@ -14,10 +14,12 @@ pub async fn read_more(client: &UnixStream, buf: &mut Vec<u8>, room: usize) -> i
     if room == 0 {
         return Err(io::ErrorKind::InvalidData.into());
     }
-    let mut chunk = [0u8; READ_CHUNK];
     let room = room.min(READ_CHUNK);
     loop {
         client.readable().await?;
+        // Declared after the await: a client that sends nothing holds no
+        // chunk in its task, only the request bytes read so far.
+        let mut chunk = [0u8; READ_CHUNK];
         match client.try_read(&mut chunk[..room]) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {

@@ -29,7 +29,7 @@ use crate::proxy_session;
 use crate::quota::{QuotaState, Quotas};
 use crate::receipt_log::ReceiptLog;
 use crate::resolver::Resolve;
-use crate::stream_attempt::{Attempt, RunContext};
+use crate::stream_attempt::{Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
 
 /// Default upstream connect deadline (the 5 s).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -99,6 +99,7 @@ impl RunEngine {
             handshake_timeout: config.handshake_timeout,
             cancel: Cancel::default(),
             tasks: Tasks::new(),
+            resolving: tokio::sync::Semaphore::new(MAX_CONCURRENT_RESOLVES),
             receipts: ReceiptLog::default(),
         });
         let engine = Self {

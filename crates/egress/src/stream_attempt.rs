@@ -41,6 +41,8 @@ pub struct RunContext {
     pub handshake_timeout: Duration,
     pub cancel: Cancel,
     pub tasks: Tasks,
+    /// Name lookups of this run in flight at once (each holds a blocking thread).
+    pub resolving: tokio::sync::Semaphore,
     pub receipts: ReceiptLog,
 }
 
@@ -167,10 +169,21 @@ pub async fn admit_and_connect(
     Ok(Connected { admitted, upstream })
 }
 
+/// Lookups of one run in flight at once: each holds a blocking-pool thread
+/// for as long as the host's resolver takes, so a sandbox opening many
+/// streams to a slow name costs the provider at most this many threads.
+pub const MAX_CONCURRENT_RESOLVES: usize = 4;
+
 /// The host's resolver blocks (getaddrinfo): it runs on a blocking thread,
-/// and the attempt's task awaits it (a stop drops the wait; the lookup ends
-/// on its own and its answer is discarded).
+/// at most [`MAX_CONCURRENT_RESOLVES`] per run, and the attempt's task
+/// awaits it (a stop drops the wait; the lookup ends on its own and its
+/// answer is discarded).
 async fn resolve(ctx: &Arc<RunContext>, name: String, port: u16) -> Result<Vec<IpAddr>, Refusal> {
+    let _permit = ctx
+        .resolving
+        .acquire()
+        .await
+        .map_err(|_| Refusal::ResolveFailed)?;
     let resolver = Arc::clone(&ctx.resolver);
     tokio::task::spawn_blocking(move || resolver.resolve(&name, port))
         .await

@@ -210,3 +210,49 @@ fn a_stop_while_waiting_for_the_client_hello_ends_an_admitted_stream_as_cancelle
         "the stream is closed"
     );
 }
+
+/// A resolver that takes 300 ms and records how many lookups ran at once.
+struct SlowResolver {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl cordon_egress::Resolve for SlowResolver {
+    fn resolve(&self, _host: &str, _port: u16) -> std::io::Result<Vec<std::net::IpAddr>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        std::thread::sleep(Duration::from_millis(300));
+        self.now.fetch_sub(1, SeqCst);
+        Ok(vec!["127.0.0.1".parse().unwrap()])
+    }
+}
+
+#[test]
+fn many_streams_to_a_slow_name_hold_at_most_four_blocking_lookups_of_the_provider() {
+    let echo = Echo::start(16);
+    let slow = std::sync::Arc::new(SlowResolver {
+        now: 0.into(),
+        most: 0.into(),
+    });
+    let run = std::sync::Arc::new(start_with(
+        vec![private("echo.test", echo.port())],
+        Quotas::default(),
+        false,
+        slow.clone(),
+    ));
+    let target = format!("echo.test:{}", echo.port());
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            let (run, target) = (run.clone(), target.clone());
+            std::thread::spawn(move || connect_via_http(&run, &target).1)
+        })
+        .collect();
+    for c in clients {
+        assert!(c.join().unwrap().starts_with("HTTP/1.1 200"));
+    }
+    let most = slow.most.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(most <= 4, "{most} lookups ran at once");
+    drop(run);
+    echo.stop(0);
+}

@@ -140,6 +140,15 @@ pub mod tempdir {
 }
 
 pub fn start(destinations: Vec<Destination>, quotas: Quotas, with_fd4: bool) -> Run {
+    start_with(destinations, quotas, with_fd4, resolver())
+}
+
+pub fn start_with(
+    destinations: Vec<Destination>,
+    quotas: Quotas,
+    with_fd4: bool,
+    resolver: Arc<dyn cordon_egress::Resolve>,
+) -> Run {
     let dir = tempdir::Dir::new();
     let (fd4_engine, fd4_client) = if with_fd4 {
         let (a, b) = UnixDatagram::pair().unwrap();
@@ -154,7 +163,7 @@ pub fn start(destinations: Vec<Destination>, quotas: Quotas, with_fd4: bool) -> 
         quotas,
         policy_digest: "sha256:test".into(),
         invocation_id: "inv-test".into(),
-        resolver: resolver(),
+        resolver,
         connect_timeout: Duration::from_secs(5),
         handshake_timeout: Duration::from_secs(5),
         runtime: runtime(),
