@@ -12,7 +12,7 @@ const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
 
-const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start'];
+const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start', '8 engine provider threads', '8 engine provider fds', '8 engine RSS per idle stream', '8 engine provider CPU', '8 engine stop -> settled'];
 
 test('bench/run.js --smoke prints the table and writes the results file', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-smoke-'));
@@ -34,7 +34,7 @@ test('bench/run.js --smoke prints the table and writes the results file', async 
         assert.ok(row.n >= 1 && Number.isFinite(row.median) && (row.ratio === null || Number.isFinite(row.ratio)), JSON.stringify(row));
       }
     }
-    assert.equal(report.goals.length, 11);
+    assert.equal(report.goals.length, 16);
     assert.ok(report.goals.every((g) => typeof g.met === 'boolean'), 'every goal was evaluated');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,8 @@
 // against network "none". Loopback only; the client times itself, so
 // interpreter start-up is not in the throughput or connect figures.
 
-const { execFile } = require('node:child_process');
+const { execFile, spawn } = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
 const { spawnIsolated, readOnly } = require('..');
 const { sectionRows, nowMs } = require('./stats');
@@ -126,4 +127,115 @@ async function network({ streams, megabytes, connects, coldIterations }) {
   }
 }
 
-module.exports = { network };
+// Section 8b, the engine's cost (issue 19): the provider's (this Node
+// process's) threads, descriptors, RSS and CPU while sandboxes hold N idle
+// fd-4 streams — half of them half-closed — to a holder process that
+// accepts and never answers (its descriptors are not the provider's), and
+// the time from stop() to wait() settling with them open.
+
+const HOLDER = String.raw`
+import resource, socket
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(4096)
+print(srv.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(srv.accept()[0])
+`;
+
+const OPENER = String.raw`
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+ch = socket.socket(fileno=4)
+host = b'127.0.0.1'
+req = b'MECQ\x01\x01' + port.to_bytes(2, 'big') + len(host).to_bytes(2, 'big') + host
+keep = []
+for i in range(n):
+    ch.send(req)
+    msg, fds, _, _ = socket.recv_fds(ch, 16, 1)
+    if msg[5] != 0: sys.exit(10 + msg[5])
+    s = socket.socket(fileno=fds[0])
+    if i % 2: s.shutdown(socket.SHUT_WR)
+    keep.append(s)
+sys.stderr.write('ready\n'); sys.stderr.flush()
+time.sleep(3600)
+`;
+
+function startHolder() {
+  const child = spawn(PYTHON, ['-c', HOLDER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', (d) => resolve({ child, port: Number(String(d).trim()) }));
+    child.once('error', reject);
+  });
+}
+
+function providerNow() {
+  const status = fs.readFileSync('/proc/self/status', 'utf8');
+  return {
+    threads: fs.readdirSync('/proc/self/task').length,
+    fds: fs.readdirSync('/proc/self/fd').length,
+    rssKiB: Number(/VmRSS:\s+(\d+)/.exec(status)[1]),
+  };
+}
+
+/** One mediated run holding `n` fd-4 streams; resolves once they are all open. */
+function holdStreams(port, n) {
+  const policy = {
+    ...readOnly(),
+    network: { mode: 'mediated', frontend: 'fd4', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] },
+    resources: { ...readOnly().resources, openFiles: n + 64, networkStreams: n + 1, networkConcurrentStreams: n + 1 },
+  };
+  const execution = spawnIsolated([PYTHON, '-c', OPENER, String(port), String(n)], { policy });
+  execution.protocol.resume();
+  let err = '';
+  return new Promise((resolve, reject) => {
+    execution.stderr.on('data', (d) => {
+      err += d;
+      if (err.includes('ready\n')) resolve(execution);
+    });
+    execution.wait().then((r) => reject(new Error(`opener exited ${r.returncode} before ready: ${err}`)), reject);
+  });
+}
+
+/** `runs` runs × `n` streams: the provider's figures while they idle, then stop → settled. */
+async function costSample(port, runs, n, idleMs) {
+  const executions = await Promise.all(Array.from({ length: runs }, () => holdStreams(port, n)));
+  await new Promise((r) => setTimeout(r, 200));
+  const held = providerNow();
+  const cpu = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, idleMs));
+  const spent = process.cpuUsage(cpu);
+  const cpuMsPerS = (spent.user + spent.system) / 1000 / (idleMs / 1000);
+  const stopped = nowMs();
+  await Promise.all(executions.map((e) => { e.stop(); return e.wait(); }));
+  return { ...held, cpuMsPerS, settleMs: nowMs() - stopped };
+}
+
+async function engineCost({ counts, runs, perRun, iterations, idleMs }) {
+  const { child, port } = await startHolder();
+  try {
+    const shapes = [[1, 0, 'idle run, 0 streams'], ...counts.map((n) => [1, n, `1 run x ${n} streams`]), [runs, perRun, `${runs} runs x ${perRun} streams`]];
+    const samples = [];
+    for (const [r, n, name] of shapes) {
+      const list = [];
+      for (let i = 0; i < iterations; i += 1) list.push(await costSample(port, r, n, idleMs));
+      samples.push({ name, streams: r * n, list });
+    }
+    const pick = (key) => samples.map((s) => [s.name, s.list.map((x) => x[key])]);
+    const base = samples[0].list;
+    const perStream = samples.slice(1).map((s) => [s.name, s.list.map((x, i) => (x.rssKiB - base[i % base.length].rssKiB) / s.streams)]);
+    return [
+      ...sectionRows('8 engine provider threads', 'threads', pick('threads')),
+      ...sectionRows('8 engine provider fds', 'fds', pick('fds')),
+      ...sectionRows('8 engine provider RSS', 'KiB', pick('rssKiB')),
+      ...sectionRows('8 engine RSS per idle stream', 'KiB', perStream),
+      ...sectionRows('8 engine provider CPU, streams stalled/half-closed', 'ms/s', pick('cpuMsPerS')),
+      ...sectionRows('8 engine stop -> settled', 'ms', pick('settleMs')),
+    ];
+  } finally {
+    child.kill();
+  }
+}
+
+module.exports = { network, engineCost };

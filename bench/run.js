@@ -27,6 +27,7 @@ const FULL = {
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
   typescript: { runs: 30, warmup: 3 },
   network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
+  engine: { counts: [1, 64, 512, 4096], runs: 32, perRun: 32, iterations: 3, idleMs: 2000 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -37,6 +38,7 @@ const SMOKE = {
   memory: { rounds: 1, inFlight: 2, idleCount: 1 },
   typescript: { runs: 1 },
   network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
+  engine: { counts: [1, 8], runs: 2, perRun: 2, iterations: 1, idleMs: 100 },
 };
 
 const SECTIONS = [
@@ -47,7 +49,7 @@ const SECTIONS = [
   ['5', (c) => load.concurrency(c.concurrency)],
   ['6', (c) => load.memory(c.memory)],
   ['7', (c) => typescript(c.typescript)],
-  ['8', (c) => netbench.network(c.network)],
+  ['8', async (c) => [...(await netbench.network(c.network)), ...(await netbench.engineCost(c.engine))]],
 ];
 
 function parseArgs(argv) {
@@ -61,6 +63,7 @@ function parseArgs(argv) {
   return args;
 }
 
+const lastOf = (rows, section, name = '') => rows.filter((r) => r.section.startsWith(section) && r.name.includes(name)).reduce((a, r) => (r.name.startsWith('1 run') ? r : a), undefined);
 const find = (rows, section, name) => rows.find((r) => r.section.startsWith(section) && r.name.startsWith(name));
 
 /** Issue 6's goals, each checked against this run's rows (null when its section did not run). */
@@ -78,6 +81,11 @@ function goals(rows) {
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
     check('proxied throughput >= 0.5x direct loopback (issue 13)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
+    check('proxied throughput >= 0.9x direct loopback (issue 19)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.9),
+    check('proxied connect+1B echo <= 2x direct (issue 19)', find(rows, '8 network connect', 'cordon'), (r) => r.ratio, (v) => v <= 2),
+    check('provider threads constant in streams: most streams <= idle run + 2 (issue 19)', lastOf(rows, '8 engine provider threads'), (r) => r.median - find(rows, '8 engine provider threads', 'idle').median, (v) => v <= 2),
+    check('provider RSS <= 16 KiB per idle stream at the most streams (issue 19)', lastOf(rows, '8 engine RSS per idle stream', ' streams'), (r) => r.median, (v) => v <= 16),
+    check('provider CPU with every stream stalled ~0: <= idle run + 5 ms/s (issue 19)', lastOf(rows, '8 engine provider CPU'), (r) => r.median - find(rows, '8 engine provider CPU', 'idle').median, (v) => v <= 5),
   ];
 }
 

@@ -616,3 +616,48 @@ show('long', connect_head(long))
     await w.close();
   }
 });
+
+// Issue 19, finding 2: the fd-4 server's reply was a blocking send that no
+// cancel reached. A program that never reads its replies fills the channel,
+// then sends its own fd 4 over fd 4 (so the engine's receive queue keeps the
+// channel open) and exits — or sleeps until stopped: wait() must settle.
+const NEVER_READS = `
+import socket, time, array, fcntl, termios, struct, sys
+fd = socket.socket(fileno=4); fd.setblocking(False)
+n = 0
+while True:
+    try: fd.send(b'junk'); n += 1
+    except BlockingIOError: break
+    if n % 50 == 0:
+        time.sleep(0.03)
+        if struct.unpack('i', fcntl.ioctl(4, termios.TIOCOUTQ, b'\\0' * 4))[0] > 0: break
+fd.setblocking(True)
+fd.sendmsg([b'MECQ'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [4]))])
+sys.stderr.write('smuggled after %d\\n' % n); sys.stderr.flush()
+if sys.argv[1] == 'sleep': time.sleep(3600)
+`;
+
+/** Resolves with wait()'s result, or with null if it did not settle within `ms`. */
+function settles(execution, ms) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(null), ms); });
+  return Promise.race([execution.wait(), late]).finally(() => clearTimeout(timer));
+}
+
+for (const ending of ['exit', 'sleep']) {
+  test(`fd 4: a program that never reads its replies and sends fd 4 over fd 4, then ${ending === 'exit' ? 'exits, still settles wait()' : 'sleeps, is ended by stop()'}`, async () => {
+    const policy = { ...readOnly(), network: { mode: 'mediated', frontend: 'fd4', allow: ['127.0.0.1:9'] } };
+    const execution = spawnIsolated([PYTHON, '-c', NEVER_READS, ending], { policy });
+    execution.protocol.resume();
+    let stderr = '';
+    execution.stderr.on('data', (d) => { stderr += d; });
+    if (ending === 'sleep') {
+      assert.ok(await eventually(() => stderr.includes('smuggled'), 20_000), `the program never got to smuggle fd 4: ${stderr}`);
+      execution.stop();
+    }
+    const result = await settles(execution, 20_000);
+    assert.ok(result, `wait() never settled (stderr: ${stderr})`);
+    assert.match(stderr, /smuggled after \d+/);
+    assert.ok(result.networkReceipts.length > 0 && result.networkReceipts.every((r) => r.result !== 'allowed'));
+  });
+}

@@ -63,6 +63,20 @@ impl Allowlist {
         port: u16,
         resolver: &dyn Resolve,
     ) -> Result<Admitted, Refusal> {
+        let destination = self.matched(requested_host, port)?;
+        let candidates = match &destination.host {
+            Host::Ipv4(ip) => vec![IpAddr::V4(*ip)],
+            Host::Name(name) => resolver
+                .resolve(name, port)
+                .map_err(|_| Refusal::ResolveFailed)?,
+        };
+        pin(destination, candidates)
+    }
+
+    /// Steps 1-2: the allowlist entry naming exactly this host and port.
+    /// Pure, so the engine runs it on its own task and only hands the
+    /// (blocking) lookup of a name to a blocking thread.
+    pub fn matched(&self, requested_host: &str, port: u16) -> Result<&Destination, Refusal> {
         if self.destinations.is_empty() {
             return Err(Refusal::NetworkNone);
         }
@@ -71,32 +85,30 @@ impl Allowlist {
             Err(_) if is_ipv6_literal(requested_host) => return Err(Refusal::Unsupported),
             Err(_) => return Err(Refusal::MalformedName),
         };
-        let destination = self
-            .destinations
+        self.destinations
             .iter()
             .find(|d| d.host == host && d.port == port)
-            .ok_or(Refusal::NoDestination)?;
-        let candidates = match &destination.host {
-            Host::Ipv4(ip) => vec![IpAddr::V4(*ip)],
-            Host::Name(name) => resolver
-                .resolve(name, port)
-                .map_err(|_| Refusal::ResolveFailed)?,
-        };
-        if candidates.is_empty() {
-            return Err(Refusal::ResolveFailed);
-        }
-        let admissible: Vec<IpAddr> = candidates
-            .into_iter()
-            .filter(|ip| destination.allow_private_addresses || is_global(*ip))
-            .take(MAX_CONNECT_CANDIDATES)
-            .collect();
-        let pinned = *admissible.first().ok_or(Refusal::PrivateAddress)?;
-        Ok(Admitted {
-            destination: destination.clone(),
-            pinned,
-            candidates: admissible,
-        })
+            .ok_or(Refusal::NoDestination)
     }
+}
+
+/// Step 4: the admissible addresses among `candidates` (in order, at most
+/// [`MAX_CONNECT_CANDIDATES`]); the first is pinned.
+pub fn pin(destination: &Destination, candidates: Vec<IpAddr>) -> Result<Admitted, Refusal> {
+    if candidates.is_empty() {
+        return Err(Refusal::ResolveFailed);
+    }
+    let admissible: Vec<IpAddr> = candidates
+        .into_iter()
+        .filter(|ip| destination.allow_private_addresses || is_global(*ip))
+        .take(MAX_CONNECT_CANDIDATES)
+        .collect();
+    let pinned = *admissible.first().ok_or(Refusal::PrivateAddress)?;
+    Ok(Admitted {
+        destination: destination.clone(),
+        pinned,
+        candidates: admissible,
+    })
 }
 
 fn is_ipv6_literal(text: &str) -> bool {

@@ -1,242 +1,185 @@
 //! Copies bytes both ways between the sandbox's side of a stream and the
-//! upstream TCP connection, on one thread, with bounded buffers.
+//! upstream TCP connection: one task per stream, both directions as futures
+//! of that task.
 //!
-//! Both sockets are non-blocking and one `poll` drives both directions, so a
-//! peer that stops reading never blocks the other direction (no deadlock with
-//! echo-style servers). EOF is propagated as a half-close (`shutdown(Write)`)
-//! once that direction's buffer is drained. Every byte is charged to the
-//! run's quota before it is forwarded; a spent quota or the run's
-//! cancellation ends the stream.
+//! Each direction waits only for what it needs next — its source readable,
+//! or its destination writable while it holds bytes — so a peer's hang-up or
+//! reset on the other socket is never polled in a loop (the CPU spin of
+//! issue 19: the thread-per-stream relay polled both sockets every round).
+//! A buffer exists only while bytes flow: it is taken when the source turns
+//! readable and dropped when the source is drained, so an idle stream holds
+//! no buffer at all. EOF is propagated as a half-close once that direction
+//! is drained. Every byte is charged to the run's quota before it is
+//! forwarded. The run's cancellation is the caller's: it drops this future.
 
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream};
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use nix::poll::PollFlags;
+use tokio::net::{TcpStream, UnixStream};
 
-use crate::cancel::{CancelWatch, Wake};
 use crate::network_receipt::StreamEnd;
 use crate::quota::{Direction, QuotaState};
 
-/// Per-direction buffer (128 KiB: large enough for loopback throughput,
-/// small enough that 32 concurrent streams cost 8 MiB).
-pub const RELAY_BUFFER_BYTES: usize = 128 * 1024;
+/// Bytes read per burst (64 KiB: a loopback socket's usual backlog, so one
+/// read drains it; allocated only while the burst lasts).
+pub const RELAY_CHUNK_BYTES: usize = 64 * 1024;
+/// How long the bytes a quota still allows may take to reach a stalled peer
+/// before the stream is closed anyway.
+const QUOTA_TAIL_BOUND: Duration = Duration::from_secs(1);
 
-/// Bytes actually delivered each way, and why the stream ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RelayOutcome {
-    pub bytes_from_client: u64,
-    pub bytes_to_client: u64,
-    pub end: StreamEnd,
+/// Bytes delivered each way so far (read by the receipt even when the relay
+/// is cut short by a stop).
+#[derive(Debug, Default)]
+pub struct Delivered {
+    pub from_client: AtomicU64,
+    pub to_client: AtomicU64,
 }
 
-/// One direction: read side → buffer → write side.
-struct Pipe {
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    read_eof: bool,
-    shut_down: bool,
-    delivered: u64,
-    direction: Direction,
+/// Either end of a stream: the sandbox's Unix socket or the upstream's TCP one.
+#[derive(Clone, Copy)]
+enum Side<'a> {
+    Unix(&'a UnixStream),
+    Tcp(&'a TcpStream),
 }
 
-impl Pipe {
-    fn new(direction: Direction, prefill: &[u8]) -> Self {
-        let mut buf = vec![0; RELAY_BUFFER_BYTES.max(prefill.len())];
-        buf[..prefill.len()].copy_from_slice(prefill);
-        Self {
-            buf,
-            start: 0,
-            end: prefill.len(),
-            read_eof: false,
-            shut_down: false,
-            delivered: 0,
-            direction,
+impl Side<'_> {
+    async fn readable(self) -> io::Result<()> {
+        match self {
+            Side::Unix(s) => s.readable().await,
+            Side::Tcp(s) => s.readable().await,
         }
     }
-    fn pending(&self) -> bool {
-        self.start < self.end
+    async fn writable(self) -> io::Result<()> {
+        match self {
+            Side::Unix(s) => s.writable().await,
+            Side::Tcp(s) => s.writable().await,
+        }
     }
-    fn wants_read(&self) -> bool {
-        !self.read_eof && !self.pending()
+    fn try_read(self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Side::Unix(s) => s.try_read(buf),
+            Side::Tcp(s) => s.try_read(buf),
+        }
     }
-    fn done(&self) -> bool {
-        self.shut_down
+    fn try_write(self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Side::Unix(s) => s.try_write(buf),
+            Side::Tcp(s) => s.try_write(buf),
+        }
+    }
+    fn raw(self) -> RawFd {
+        match self {
+            Side::Unix(s) => s.as_raw_fd(),
+            Side::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+    fn shutdown(self, how: nix::sys::socket::Shutdown) {
+        let _ = nix::sys::socket::shutdown(self.raw(), how);
     }
 }
 
-enum Step {
-    Continue,
-    End(StreamEnd),
-}
-
-/// Relays until both directions reach EOF, an error, a quota, or cancellation.
-/// `prefill` holds client bytes already read (the ClientHello, a rewritten
-/// forward head); the caller has charged nothing for them yet.
-pub fn relay(
+/// Relays until both directions reach EOF, an error, or a quota. `prefill`
+/// holds client bytes already read (the ClientHello, a rewritten forward
+/// head); nothing has been charged for them yet.
+pub async fn relay(
     client: &UnixStream,
     upstream: &TcpStream,
     prefill: &[u8],
     quota: &QuotaState,
-    cancel: &CancelWatch,
-) -> RelayOutcome {
-    let granted = grant(quota, Direction::Out, prefill.len());
-    let mut out = Pipe::new(Direction::Out, &prefill[..granted]);
-    let mut inbound = Pipe::new(Direction::In, &[]);
-    let end = (|| {
-        if client.set_nonblocking(true).is_err() || upstream.set_nonblocking(true).is_err() {
-            return StreamEnd::Error;
+    delivered: &Delivered,
+) -> StreamEnd {
+    let (c, u) = (Side::Unix(client), Side::Tcp(upstream));
+    let out = pipe(c, u, Direction::Out, quota, &delivered.from_client, prefill);
+    let inbound = pipe(u, c, Direction::In, quota, &delivered.to_client, &[]);
+    tokio::pin!(out, inbound);
+    let (mut out_done, mut in_done) = (false, false);
+    let end = loop {
+        tokio::select! {
+            r = &mut out, if !out_done => match r {
+                Ok(()) => out_done = true,
+                Err(end) => break end,
+            },
+            r = &mut inbound, if !in_done => match r {
+                Ok(()) => in_done = true,
+                Err(end) => break end,
+            },
         }
-        if granted < prefill.len() {
-            out.delivered += write_tail(upstream, &out.buf[..granted]);
-            return StreamEnd::QuotaBytesOut;
+        if out_done && in_done {
+            break StreamEnd::Closed;
         }
-        loop {
-            if out.done() && inbound.done() {
-                return StreamEnd::Closed;
-            }
-            let fds = [
-                (
-                    client.as_fd(),
-                    interest(out.wants_read(), inbound.pending()),
-                ),
-                (
-                    upstream.as_fd(),
-                    interest(inbound.wants_read(), out.pending()),
-                ),
-            ];
-            match cancel.wait(&fds, None) {
-                Ok(Wake::Ready) => {}
-                Ok(Wake::Cancelled) => return StreamEnd::Cancelled,
-                Ok(Wake::TimedOut) | Err(_) => return StreamEnd::Error,
-            }
-            for step in [
-                pump(&mut out, client, upstream, quota),
-                pump(&mut inbound, upstream, client, quota),
-            ] {
-                if let Step::End(end) = step {
-                    return end;
-                }
-            }
-        }
-    })();
-    let _ = client.shutdown(Shutdown::Both);
-    let _ = upstream.shutdown(Shutdown::Both);
-    RelayOutcome {
-        bytes_from_client: out.delivered,
-        bytes_to_client: inbound.delivered,
-        end,
+    };
+    c.shutdown(nix::sys::socket::Shutdown::Both);
+    u.shutdown(nix::sys::socket::Shutdown::Both);
+    end
+}
+
+/// One direction to its EOF (Ok, after the half-close) or its end reason.
+async fn pipe(
+    from: Side<'_>,
+    to: Side<'_>,
+    direction: Direction,
+    quota: &QuotaState,
+    delivered: &AtomicU64,
+    prefill: &[u8],
+) -> Result<(), StreamEnd> {
+    if !prefill.is_empty() {
+        forward(to, prefill, direction, quota, delivered).await?;
     }
-}
-
-fn interest(read: bool, write: bool) -> PollFlags {
-    let mut events = PollFlags::empty();
-    events.set(PollFlags::POLLIN, read);
-    events.set(PollFlags::POLLOUT, write);
-    events
-}
-
-fn grant(quota: &QuotaState, direction: Direction, wanted: usize) -> usize {
-    let granted = quota.grant_bytes(direction, wanted as u64);
-    usize::try_from(granted).unwrap_or(0)
-}
-
-/// The socket operations the relay needs, over both socket kinds.
-pub trait RelaySocket {
-    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize>;
-    fn write_some(&self, buf: &[u8]) -> io::Result<usize>;
-    fn shutdown_write(&self);
-}
-
-/// std's two stream sockets: I/O through `&Self`, `shutdown` of their own.
-macro_rules! relay_socket {
-    ($($socket:ty),*) => {$(
-        impl RelaySocket for $socket {
-            fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
-                (&*self).read(buf)
-            }
-            fn write_some(&self, buf: &[u8]) -> io::Result<usize> {
-                (&*self).write(buf)
-            }
-            fn shutdown_write(&self) {
-                let _ = self.shutdown(Shutdown::Write);
-            }
-        }
-    )*};
-}
-
-relay_socket!(UnixStream, TcpStream);
-
-/// Moves what it can without blocking: write pending bytes, then read more.
-fn pump(pipe: &mut Pipe, from: &dyn RelaySocket, to: &dyn RelaySocket, quota: &QuotaState) -> Step {
     loop {
-        while pipe.pending() {
-            match to.write_some(&pipe.buf[pipe.start..pipe.end]) {
-                Ok(0) => return Step::End(StreamEnd::Error),
-                Ok(n) => {
-                    pipe.start += n;
-                    pipe.delivered += n as u64;
+        from.readable().await.map_err(|_| StreamEnd::Error)?;
+        let mut buf = vec![0u8; RELAY_CHUNK_BYTES];
+        loop {
+            match from.try_read(&mut buf) {
+                Ok(0) => {
+                    to.shutdown(nix::sys::socket::Shutdown::Write);
+                    return Ok(());
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Continue,
+                Ok(n) => forward(to, &buf[..n], direction, quota, delivered).await?,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break, // buffer dropped
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Step::End(StreamEnd::Error),
+                Err(_) => return Err(StreamEnd::Error),
             }
-        }
-        if pipe.read_eof {
-            if !pipe.shut_down {
-                to.shutdown_write();
-                pipe.shut_down = true;
-            }
-            return Step::Continue;
-        }
-        pipe.start = 0;
-        pipe.end = 0;
-        match from.read_some(&mut pipe.buf) {
-            Ok(0) => pipe.read_eof = true,
-            Ok(n) => {
-                let granted = grant(quota, pipe.direction, n);
-                pipe.end = granted;
-                if granted < n {
-                    // Deliver what the quota allows, then end the stream.
-                    pipe.delivered += write_tail(to, &pipe.buf[..granted]);
-                    pipe.end = 0;
-                    return Step::End(match pipe.direction {
-                        Direction::Out => StreamEnd::QuotaBytesOut,
-                        Direction::In => StreamEnd::QuotaBytesIn,
-                    });
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Continue,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Step::End(StreamEnd::Error),
         }
     }
 }
 
-/// Tail bytes before a quota close, on a non-blocking socket: bounded
-/// retries (at most ~1 s), then whatever did not fit is dropped.
-fn write_tail(to: &dyn RelaySocket, mut bytes: &[u8]) -> u64 {
-    let mut written = 0u64;
-    let mut waits = 0;
-    while !bytes.is_empty() && waits < TAIL_WRITE_WAITS {
-        match to.write_some(bytes) {
-            Ok(0) => break,
+/// Charges `bytes` to the quota and writes them; past the quota, writes what
+/// it still allows (bounded) and ends the stream.
+async fn forward(
+    to: Side<'_>,
+    bytes: &[u8],
+    direction: Direction,
+    quota: &QuotaState,
+    delivered: &AtomicU64,
+) -> Result<(), StreamEnd> {
+    let granted = usize::try_from(quota.grant_bytes(direction, bytes.len() as u64)).unwrap_or(0);
+    if granted < bytes.len() {
+        let tail = write_all(to, &bytes[..granted], delivered);
+        let _ = tokio::time::timeout(QUOTA_TAIL_BOUND, tail).await;
+        return Err(match direction {
+            Direction::Out => StreamEnd::QuotaBytesOut,
+            Direction::In => StreamEnd::QuotaBytesIn,
+        });
+    }
+    write_all(to, bytes, delivered).await
+}
+
+async fn write_all(to: Side<'_>, mut bytes: &[u8], delivered: &AtomicU64) -> Result<(), StreamEnd> {
+    while !bytes.is_empty() {
+        to.writable().await.map_err(|_| StreamEnd::Error)?;
+        match to.try_write(bytes) {
+            Ok(0) => return Err(StreamEnd::Error),
             Ok(n) => {
                 bytes = &bytes[n..];
-                written += n as u64;
+                delivered.fetch_add(n as u64, Ordering::Relaxed);
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                waits += 1;
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => break,
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(StreamEnd::Error),
         }
     }
-    written
+    Ok(())
 }
-
-/// 1 ms waits allowed for a quota tail (bounds a stalled peer to ~1 s).
-const TAIL_WRITE_WAITS: u32 = 1000;

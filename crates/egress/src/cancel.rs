@@ -1,152 +1,138 @@
-//! Cancellation every blocking wait of a run's engine can see: a pipe whose
-//! write end the engine owner holds. Closing it makes the read end report
-//! POLLHUP, so `poll` in the accept loop, the fd-4 loop and every stream
-//! relay wakes at once (no thread is left parked in accept or recv).
+//! A run's cancellation, seen by every task of its engine: the owner flips
+//! it once, and every `cancelled().await` — in the accept loop, the fd-4
+//! server, a handshake, a connect, a resolve, a relay's read or write —
+//! wakes at once. Every task awaits it beside its work (`select!`), so no
+//! await of the engine can outlive the run.
+//!
+//! Beside it, [`Alive`]: a guard each task holds, so the owner can wait —
+//! from any thread, without a runtime — until every task has ended.
 
-use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::errno::Errno;
-use nix::fcntl::OFlag;
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use tokio::sync::Notify;
 
-/// The owner's side: `cancel()` (or drop) wakes every watcher.
-#[derive(Debug)]
-pub struct Canceller {
-    write_end: Mutex<Option<OwnedFd>>,
-    watch: CancelWatch,
+/// The run's cancel flag (cheap to clone into tasks).
+#[derive(Debug, Clone, Default)]
+pub struct Cancel {
+    inner: Arc<CancelInner>,
 }
 
-/// A watcher's side, cheap to clone into threads.
-#[derive(Debug, Clone)]
-pub struct CancelWatch {
-    read_end: Arc<OwnedFd>,
+#[derive(Debug, Default)]
+struct CancelInner {
+    cancelled: AtomicBool,
+    notify: Notify,
 }
 
-impl Canceller {
-    pub fn new() -> io::Result<Self> {
-        let (read_end, write_end) = pipe_cloexec()?;
-        Ok(Self {
-            write_end: Mutex::new(Some(write_end)),
-            watch: CancelWatch {
-                read_end: Arc::new(read_end),
-            },
-        })
-    }
-
-    pub fn watch(&self) -> CancelWatch {
-        self.watch.clone()
-    }
-
-    /// Idempotent: the first call closes the write end.
+impl Cancel {
+    /// Idempotent: wakes every current and future waiter.
     pub fn cancel(&self) {
-        if let Ok(mut guard) = self.write_end.lock() {
-            guard.take();
+        self.inner.cancelled.store(true, Ordering::Release);
+        self.inner.notify.notify_waiters();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the run is cancelled.
+    pub async fn cancelled(&self) {
+        // The Notified future is created before the flag is read, so a
+        // cancel between the two still wakes it (notify_waiters counts it).
+        let notified = self.inner.notify.notified();
+        if self.is_cancelled() {
+            return;
         }
+        notified.await;
     }
 }
 
-fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
-    Ok(nix::unistd::pipe2(OFlag::O_CLOEXEC)?)
+/// Held by every task of a run; the run's [`Tasks`] sees when the last drops.
+#[derive(Debug, Clone)]
+pub struct Alive(#[allow(dead_code)] Sender<()>);
+
+/// The owner's side of the task guards.
+#[derive(Debug)]
+pub struct Tasks {
+    seed: Mutex<Option<Sender<()>>>,
+    all_ended: Mutex<Receiver<()>>,
 }
 
-/// What one `wait` saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
-    /// At least one of the watched descriptors is ready (see the revents).
-    Ready,
-    Cancelled,
-    TimedOut,
-}
+impl Tasks {
+    pub fn new() -> Self {
+        let (seed, all_ended) = channel();
+        Self {
+            seed: Mutex::new(Some(seed)),
+            all_ended: Mutex::new(all_ended),
+        }
+    }
 
-impl CancelWatch {
-    /// Polls `fds` (each with the events it waits for) plus the cancel pipe
-    /// until one is ready, the run is cancelled, or `deadline` passes. An
-    /// entry with no events still wakes on an error or hang-up.
-    pub fn wait(
-        &self,
-        fds: &[(BorrowedFd<'_>, PollFlags)],
-        deadline: Option<Instant>,
-    ) -> io::Result<Wake> {
-        let mut all: Vec<PollFd<'_>> = fds
-            .iter()
-            .map(|&(fd, events)| PollFd::new(fd, events))
-            .collect();
-        all.push(PollFd::new(self.read_end.as_fd(), PollFlags::POLLIN));
+    /// A guard for a new task (None once the owner stopped handing them out).
+    pub fn guard(&self) -> Option<Alive> {
+        self.seed.lock().ok()?.as_ref().map(|s| Alive(s.clone()))
+    }
+
+    /// Stops handing out guards and waits up to `bound` for every holder to
+    /// drop its guard; true when all did. A blocking wait on purpose: it is
+    /// called from teardown, off the runtime's workers.
+    pub fn wait_all(&self, bound: Duration) -> bool {
+        if let Ok(mut seed) = self.seed.lock() {
+            seed.take();
+        }
+        let Ok(all_ended) = self.all_ended.lock() else {
+            return false;
+        };
+        let deadline = Instant::now() + bound;
         loop {
-            let timeout = match deadline {
-                None => PollTimeout::NONE,
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Ok(Wake::TimedOut);
-                    }
-                    PollTimeout::try_from(left.max(Duration::from_millis(1)))
-                        .unwrap_or(PollTimeout::MAX)
-                }
-            };
-            match poll(&mut all, timeout) {
-                Ok(0) => continue, // re-check the deadline
-                Ok(_) => {}
-                Err(Errno::EINTR) => continue,
-                Err(e) => return Err(e.into()),
+            let left = deadline.saturating_duration_since(Instant::now());
+            match all_ended.recv_timeout(left) {
+                Err(RecvTimeoutError::Disconnected) => return true,
+                Err(RecvTimeoutError::Timeout) => return false,
+                Ok(()) => {} // nobody sends; only the disconnect counts
             }
-            // revents is None only for bits nix does not name: still an event.
-            let cancelled = all
-                .last()
-                .is_some_and(|p| p.revents().is_none_or(|r| !r.is_empty()));
-            return Ok(if cancelled {
-                Wake::Cancelled
-            } else {
-                Wake::Ready
-            });
         }
     }
-
-    /// Waits for `fd` to be readable.
-    pub fn readable(&self, fd: BorrowedFd<'_>, deadline: Option<Instant>) -> io::Result<Wake> {
-        self.wait(&[(fd, PollFlags::POLLIN)], deadline)
-    }
-
-    /// Waits for `fd` to be writable (a non-blocking connect's completion).
-    pub fn writable(&self, fd: BorrowedFd<'_>, deadline: Option<Instant>) -> io::Result<Wake> {
-        self.wait(&[(fd, PollFlags::POLLOUT)], deadline)
-    }
-}
-
-/// A deadline `after` from now.
-pub fn deadline_after(after: Duration) -> Option<Instant> {
-    Instant::now().checked_add(after)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::os::unix::net::UnixStream;
 
-    #[test]
-    fn cancelling_wakes_a_waiter_blocked_on_a_silent_socket() {
-        let c = Canceller::new().unwrap();
-        let (a, _b) = UnixStream::pair().unwrap();
-        let watch = c.watch();
-        let waiter = std::thread::spawn(move || watch.readable(a.as_fd(), None).unwrap());
-        std::thread::sleep(Duration::from_millis(20));
-        assert!(!waiter.is_finished());
-        c.cancel();
-        assert_eq!(waiter.join().unwrap(), Wake::Cancelled);
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
     }
 
     #[test]
-    fn a_deadline_ends_the_wait() {
-        let c = Canceller::new().unwrap();
-        let (a, _b) = UnixStream::pair().unwrap();
-        let wake = c
-            .watch()
-            .readable(a.as_fd(), deadline_after(Duration::from_millis(5)))
-            .unwrap();
-        assert_eq!(wake, Wake::TimedOut);
+    fn cancelling_wakes_a_waiter_and_every_later_one() {
+        let rt = runtime();
+        let cancel = Cancel::default();
+        let waiter = rt.spawn({
+            let c = cancel.clone();
+            async move { c.cancelled().await }
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!waiter.is_finished());
+        cancel.cancel();
+        rt.block_on(waiter).unwrap();
+        rt.block_on(cancel.cancelled()); // already cancelled: at once
+    }
+
+    #[test]
+    fn wait_all_returns_when_the_last_guard_drops_and_times_out_while_one_is_held() {
+        let tasks = Tasks::new();
+        let held = tasks.guard().unwrap();
+        let released = tasks.guard().unwrap();
+        drop(released);
+        assert!(!tasks.wait_all(Duration::from_millis(20)));
+        assert!(tasks.guard().is_none(), "no guards after the wait began");
+        drop(held);
+        assert!(tasks.wait_all(Duration::from_millis(20)));
     }
 }

@@ -1,19 +1,30 @@
-//! The fd-4 frontend's server side: one request in flight per channel.
-//! Each valid MECQ is admitted and connected; on success the engine makes a
-//! stream socketpair, keeps one end for its relay and sends the other in the
-//! MECP response via SCM_RIGHTS — the sandbox never holds the upstream socket.
+//! The fd-4 frontend's server side, as one task per run: one request in
+//! flight per channel. Every datagram counts against the run's stream quota
+//! (a junk one too: issue 19, finding 3). Each valid MECQ is admitted and
+//! connected; on success the engine makes a stream socketpair, keeps one
+//! end for the stream's relay task and sends the other in the MECP response
+//! via SCM_RIGHTS — the sandbox never holds the upstream socket.
+//!
+//! Every receive and every send is an await raced against the run's stop: a
+//! program that never reads its replies parks this task (no thread, no CPU)
+//! until the run ends, and then the channel is closed with whatever its
+//! queue held (issue 19, finding 2).
 
+use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::sync::Arc;
 
-use crate::cancel::Wake;
+use tokio::io::Interest;
+use tokio::net::UnixDatagram;
+
+use crate::cancel::Alive;
 use crate::fd4_codec::{decode_request, encode_response, Fd4Status, MAX_REQUEST_BYTES};
 use crate::network_receipt::{Frontend, StreamProtocol};
 use crate::refusal::Refusal;
-use crate::scm_rights::{recv_datagram, send_datagram};
-use crate::stream_attempt::{admit_and_connect, run_admitted, Attempt, RunContext};
-use crate::thread_set::ThreadSet;
+use crate::scm_rights::{recv_datagram, send_datagram, Received};
+use crate::stream_attempt::{
+    admit_and_connect, run_admitted, until_cancelled, Attempt, Connected, RunContext,
+};
 
 fn status_for(refusal: Refusal) -> Fd4Status {
     match refusal {
@@ -27,85 +38,100 @@ fn status_for(refusal: Refusal) -> Fd4Status {
     }
 }
 
-/// Serves the channel until the run is cancelled.
-pub fn serve(ctx: &Arc<RunContext>, channel: &UnixDatagram, streams: &ThreadSet) {
+/// Serves the channel until the run is cancelled (or the channel fails).
+pub async fn serve(ctx: Arc<RunContext>, channel: UnixDatagram, _alive: Alive) {
     loop {
-        match ctx.cancel.readable(channel.as_fd(), None) {
-            Ok(Wake::Ready) => {}
-            _ => return,
-        }
         // One byte more than the largest valid request, so an oversized one is seen as such.
-        let received = match recv_datagram(channel.as_fd(), MAX_REQUEST_BYTES + 1) {
-            Ok(r) => r,
-            Err(e)
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::Interrupted =>
-            {
-                continue
-            }
-            Err(_) => return,
-        };
-        let reply = |status: Fd4Status| {
-            let _ = send_datagram(channel.as_fd(), &encode_response(status), None);
-        };
-        let mut attempt = Attempt::begin(ctx, Frontend::Fd4, StreamProtocol::Fd4);
-        let request = if received.had_ancillary || received.truncated {
-            Err(Fd4Status::Malformed)
-        } else {
-            decode_request(&received.bytes)
-        };
-        let request = match request {
-            Ok(r) => r,
-            Err(status) => {
-                reply(status);
-                let refusal = if status == Fd4Status::Unsupported {
-                    Refusal::Unsupported
-                } else {
-                    Refusal::ProtocolError
-                };
-                attempt.refuse(ctx, refusal);
-                continue;
-            }
-        };
-        let slot = match ctx.quota.open_stream() {
-            Ok(slot) => slot,
-            Err(refusal) => {
-                reply(status_for(refusal));
-                attempt.refuse(ctx, refusal);
-                continue;
-            }
-        };
-        let connected = match admit_and_connect(ctx, &mut attempt, &request.host, request.port) {
-            Ok(c) => c,
-            Err(refusal) => {
-                reply(status_for(refusal));
-                attempt.refuse(ctx, refusal);
-                continue;
-            }
-        };
-        let (engine_end, sandbox_end) = match UnixStream::pair() {
-            Ok(pair) => pair,
-            Err(_) => {
-                reply(Fd4Status::Internal);
-                attempt.refuse(ctx, Refusal::ConnectFailed);
-                continue;
-            }
-        };
-        if send_datagram(
-            channel.as_fd(),
-            &encode_response(Fd4Status::Ok),
-            Some(sandbox_end.as_fd()),
-        )
-        .is_err()
-        {
-            attempt.refuse(ctx, Refusal::ProtocolError);
-            continue;
-        }
-        drop(sandbox_end); // the sandbox holds the only copy now
-        let stream_ctx = Arc::clone(ctx);
-        streams.spawn(move || {
-            let _slot = slot;
-            run_admitted(&stream_ctx, attempt, connected, engine_end, Vec::new());
+        let receive = channel.async_io(Interest::READABLE, || {
+            recv_datagram(channel.as_fd(), MAX_REQUEST_BYTES + 1)
         });
+        let received = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return,
+            received = receive => received,
+        };
+        match received {
+            Ok(received) => handle(&ctx, &channel, received).await,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+        if ctx.cancel.is_cancelled() {
+            return;
+        }
     }
+}
+
+/// One datagram: a receipt always, a reply unless the run stops first.
+async fn handle(ctx: &Arc<RunContext>, channel: &UnixDatagram, received: Received) {
+    let mut attempt = Attempt::begin(ctx, Frontend::Fd4, StreamProtocol::Fd4);
+    let slot = match ctx.quota.open_stream() {
+        Ok(slot) => slot,
+        Err(refusal) => return refuse(ctx, channel, attempt, refusal).await,
+    };
+    match until_cancelled(ctx, open(ctx, &mut attempt, channel, &received)).await {
+        Some(Ok((connected, engine_end))) => {
+            let Some(alive) = ctx.tasks.guard() else {
+                return attempt.settle(ctx, None); // the run is ending
+            };
+            let ctx = Arc::clone(ctx);
+            tokio::spawn(async move {
+                let _held = (slot, alive);
+                let relayed = run_admitted(&ctx, &mut attempt, connected, engine_end, Vec::new());
+                let outcome = until_cancelled(&ctx, relayed).await;
+                attempt.settle(&ctx, outcome);
+            });
+        }
+        Some(Err(refusal)) => refuse(ctx, channel, attempt, refusal).await,
+        None => attempt.settle(ctx, None),
+    }
+}
+
+/// Decode, admit, connect, hand the sandbox its end; the engine's end is returned.
+async fn open(
+    ctx: &Arc<RunContext>,
+    attempt: &mut Attempt,
+    channel: &UnixDatagram,
+    received: &Received,
+) -> Result<(Connected, tokio::net::UnixStream), Refusal> {
+    let request = if received.had_ancillary || received.truncated {
+        Err(Fd4Status::Malformed)
+    } else {
+        decode_request(&received.bytes)
+    };
+    let request = request.map_err(|status| match status {
+        Fd4Status::Unsupported => Refusal::Unsupported,
+        _ => Refusal::ProtocolError,
+    })?;
+    let connected = admit_and_connect(ctx, attempt, &request.host, request.port).await?;
+    let (engine_end, sandbox_end) =
+        std::os::unix::net::UnixStream::pair().map_err(|_| Refusal::ConnectFailed)?;
+    send(channel, &encode_response(Fd4Status::Ok), Some(&sandbox_end))
+        .await
+        .map_err(|_| Refusal::ProtocolError)?;
+    drop(sandbox_end); // the sandbox holds the only copy now
+    engine_end
+        .set_nonblocking(true)
+        .map_err(|_| Refusal::ConnectFailed)?;
+    let engine_end =
+        tokio::net::UnixStream::from_std(engine_end).map_err(|_| Refusal::ConnectFailed)?;
+    Ok((connected, engine_end))
+}
+
+/// Replies with the refusal's status (raced against the stop) and records it.
+async fn refuse(ctx: &RunContext, channel: &UnixDatagram, attempt: Attempt, refusal: Refusal) {
+    let reply = encode_response(status_for(refusal));
+    let _ = until_cancelled(ctx, send(channel, &reply, None)).await;
+    attempt.refuse(ctx, refusal);
+}
+
+async fn send(
+    channel: &UnixDatagram,
+    bytes: &[u8],
+    fd: Option<&std::os::unix::net::UnixStream>,
+) -> io::Result<()> {
+    channel
+        .async_io(Interest::WRITABLE, || {
+            send_datagram(channel.as_fd(), bytes, fd.map(|f| f.as_fd()))
+        })
+        .await
 }

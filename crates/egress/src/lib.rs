@@ -39,13 +39,14 @@ pub mod timestamp;
 
 mod byte_relay;
 mod cancel;
+mod client_io;
 mod connect;
 mod fd4_server;
 mod proxy_session;
+pub mod receipt_log;
 mod stream_attempt;
-mod thread_set;
 
 pub use run_engine::{
     EngineError, NetworkReceipts, RunEngine, RunEngineConfig, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_HANDSHAKE_TIMEOUT,
+    DEFAULT_HANDSHAKE_TIMEOUT, TEARDOWN_BOUND,
 };

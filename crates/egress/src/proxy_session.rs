@@ -1,62 +1,95 @@
-//! One connection to the proxy frontend: sniff the protocol from the first
-//! byte (0x05 = SOCKS5, anything else = HTTP), read its request within the
-//! handshake deadline, answer it, then hand the stream to the shared tail.
+//! One connection to the proxy frontend, as one task: sniff the protocol
+//! from the first byte (0x05 = SOCKS5, anything else = HTTP), read its
+//! request within the handshake deadline, answer it, then hand the stream
+//! to the shared tail. The whole session races the run's stop
+//! ([`until_cancelled`]), so a stop lands as `cancelled` in any phase.
 
-use std::io::{Read, Write};
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::cancel::{deadline_after, Wake};
+use tokio::net::UnixStream;
+use tokio::time::{timeout, timeout_at, Instant};
+
+use crate::client_io::{read_more, write_all};
 use crate::http_request::{parse_head, HeadError, HeadParse, HttpRequest, MAX_HEAD_BYTES};
 use crate::network_receipt::{Frontend, StreamProtocol};
 use crate::refusal::Refusal;
 use crate::socks5;
-use crate::stream_attempt::{admit_and_connect, run_admitted, Attempt, RunContext};
+use crate::stream_attempt::{
+    admit_and_connect, run_admitted, until_cancelled, Attempt, Outcome, RunContext,
+};
 
-/// Serves one accepted proxy connection to its end.
-pub fn serve(ctx: &RunContext, client: UnixStream) {
-    let deadline = deadline_after(ctx.handshake_timeout);
-    let mut buf = Vec::with_capacity(1024);
-    if read_more(ctx, &client, &mut buf, deadline).is_err() {
-        return Attempt::begin(ctx, Frontend::Proxy, StreamProtocol::Unknown)
-            .refuse(ctx, Refusal::ProtocolError);
-    }
-    if buf.first() == Some(&socks5::VERSION) {
-        serve_socks5(ctx, client, buf, deadline);
-    } else {
-        serve_http(ctx, client, buf, deadline);
-    }
+/// Serves one accepted proxy connection to its end and leaves its receipt.
+pub async fn serve(ctx: Arc<RunContext>, client: UnixStream) {
+    let mut attempt = Attempt::begin(&ctx, Frontend::Proxy, StreamProtocol::Unknown);
+    let outcome = until_cancelled(&ctx, session(&ctx, &mut attempt, client)).await;
+    attempt.settle(&ctx, outcome);
 }
 
-#[derive(Debug)]
-struct ReadFailed;
+/// What the client asked for, and the bytes it sent past its request.
+struct Request {
+    host: String,
+    port: u16,
+    prefix: Vec<u8>,
+}
 
-/// Appends at least one byte (bounded by MAX_HEAD_BYTES) or fails on EOF,
-/// error, deadline or cancellation.
-fn read_more(
-    ctx: &RunContext,
-    client: &UnixStream,
-    buf: &mut Vec<u8>,
-    deadline: Option<Instant>,
-) -> Result<(), ReadFailed> {
-    if !matches!(
-        ctx.cancel.readable(client.as_fd(), deadline),
-        Ok(Wake::Ready)
-    ) {
-        return Err(ReadFailed);
-    }
-    let mut chunk = [0u8; 4096];
-    let room = MAX_HEAD_BYTES.saturating_sub(buf.len()).min(chunk.len());
-    if room == 0 {
-        return Err(ReadFailed);
-    }
-    match (&*client).read(&mut chunk[..room]) {
-        Ok(0) | Err(_) => Err(ReadFailed),
-        Ok(n) => {
-            buf.extend_from_slice(&chunk[..n]);
-            Ok(())
+async fn session(ctx: &Arc<RunContext>, attempt: &mut Attempt, client: UnixStream) -> Outcome {
+    let deadline = Instant::now() + ctx.handshake_timeout;
+    let mut buf = Vec::with_capacity(512);
+    let request = timeout_at(deadline, async {
+        read_more(&client, &mut buf, MAX_HEAD_BYTES)
+            .await
+            .map_err(|_| Refusal::ProtocolError)?;
+        if buf.first() == Some(&socks5::VERSION) {
+            attempt.receipt.protocol = StreamProtocol::Socks5;
+            socks_request(&client, buf).await
+        } else {
+            http_request(&client, buf, &mut attempt.receipt.protocol).await
         }
+    })
+    .await
+    .unwrap_or(Err(Refusal::ProtocolError));
+    let request = match request {
+        Ok(request) => request,
+        Err(refusal) => return Outcome::Refused(refusal),
+    };
+    let protocol = attempt.receipt.protocol;
+    let connected = match admit_and_connect(ctx, attempt, &request.host, request.port).await {
+        Ok(c) => c,
+        Err(refusal) => {
+            reply(ctx, &client, &refusal_bytes(protocol, refusal)).await;
+            return Outcome::Refused(refusal);
+        }
+    };
+    let success: &[u8] = match protocol {
+        StreamProtocol::HttpConnect => b"HTTP/1.1 200 Connection established\r\n\r\n",
+        StreamProtocol::Socks5 => &socks5::reply(socks5::Reply::Succeeded),
+        _ => b"",
+    };
+    if !reply(ctx, &client, success).await {
+        return Outcome::Refused(Refusal::ProtocolError);
+    }
+    run_admitted(ctx, attempt, connected, client, request.prefix).await
+}
+
+/// A reply to the client, bounded by the handshake deadline (true when sent).
+async fn reply(ctx: &RunContext, client: &UnixStream, bytes: &[u8]) -> bool {
+    bounded(ctx.handshake_timeout, write_all(client, bytes)).await
+}
+
+async fn bounded<E>(limit: Duration, f: impl std::future::Future<Output = Result<(), E>>) -> bool {
+    matches!(timeout(limit, f).await, Ok(Ok(())))
+}
+
+/// The refusal as the client's protocol says it (HTTP only before a head
+/// was read: then the protocol is unknown and nothing is written).
+fn refusal_bytes(protocol: StreamProtocol, refusal: Refusal) -> Vec<u8> {
+    match protocol {
+        StreamProtocol::Socks5 => socks5::reply(socks_reply(refusal)).to_vec(),
+        StreamProtocol::HttpConnect | StreamProtocol::HttpForward | StreamProtocol::Unknown => {
+            http_refusal(refusal)
+        }
+        StreamProtocol::Fd4 => Vec::new(),
     }
 }
 
@@ -72,18 +105,22 @@ fn http_status(refusal: Refusal) -> &'static str {
 }
 
 /// A refusal the client can read: the status and the stable reason.
-fn http_refusal(client: &UnixStream, refusal: Refusal) {
+fn http_refusal(refusal: Refusal) -> Vec<u8> {
     let body = format!("cordon: {}\n", refusal.as_str());
-    let response = format!(
+    format!(
         "HTTP/1.1 {}\r\nX-Cordon-Refusal: {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         http_status(refusal),
         refusal.as_str(),
         body.len()
-    );
-    let _ = (&*client).write_all(response.as_bytes());
+    )
+    .into_bytes()
 }
 
-fn serve_http(ctx: &RunContext, client: UnixStream, mut buf: Vec<u8>, deadline: Option<Instant>) {
+async fn http_request(
+    client: &UnixStream,
+    mut buf: Vec<u8>,
+    protocol: &mut StreamProtocol,
+) -> Result<Request, Refusal> {
     let (request, used) = loop {
         match parse_head(&buf) {
             HeadParse::Done(request, used) => break (request, used),
@@ -93,46 +130,41 @@ fn serve_http(ctx: &RunContext, client: UnixStream, mut buf: Vec<u8>, deadline: 
                 } else {
                     Refusal::ProtocolError
                 };
-                http_refusal(&client, refusal);
-                return Attempt::begin(ctx, Frontend::Proxy, StreamProtocol::Unknown)
-                    .refuse(ctx, refusal);
+                let _ = write_all(client, &http_refusal(refusal)).await;
+                return Err(refusal);
             }
             HeadParse::Incomplete => {
-                if read_more(ctx, &client, &mut buf, deadline).is_err() {
-                    return Attempt::begin(ctx, Frontend::Proxy, StreamProtocol::Unknown)
-                        .refuse(ctx, Refusal::ProtocolError);
-                }
+                let room = MAX_HEAD_BYTES.saturating_sub(buf.len());
+                read_more(client, &mut buf, room)
+                    .await
+                    .map_err(|_| Refusal::ProtocolError)?;
             }
         }
     };
     let leftover = buf.split_off(used);
-    let (protocol, host, port, prefix) = match request {
-        HttpRequest::Connect { host, port } => (StreamProtocol::HttpConnect, host, port, leftover),
+    Ok(match request {
+        HttpRequest::Connect { host, port } => {
+            *protocol = StreamProtocol::HttpConnect;
+            Request {
+                host,
+                port,
+                prefix: leftover,
+            }
+        }
         HttpRequest::Forward {
             host,
             port,
             mut head,
         } => {
+            *protocol = StreamProtocol::HttpForward;
             head.extend_from_slice(&leftover);
-            (StreamProtocol::HttpForward, host, port, head)
+            Request {
+                host,
+                port,
+                prefix: head,
+            }
         }
-    };
-    let mut attempt = Attempt::begin(ctx, Frontend::Proxy, protocol);
-    let connected = match admit_and_connect(ctx, &mut attempt, &host, port) {
-        Ok(c) => c,
-        Err(refusal) => {
-            http_refusal(&client, refusal);
-            return attempt.refuse(ctx, refusal);
-        }
-    };
-    if protocol == StreamProtocol::HttpConnect
-        && (&client)
-            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            .is_err()
-    {
-        return attempt.refuse(ctx, Refusal::ProtocolError);
-    }
-    run_admitted(ctx, attempt, connected, client, prefix);
+    })
 }
 
 fn socks_reply(refusal: Refusal) -> socks5::Reply {
@@ -146,65 +178,46 @@ fn socks_reply(refusal: Refusal) -> socks5::Reply {
     }
 }
 
-fn serve_socks5(ctx: &RunContext, client: UnixStream, mut buf: Vec<u8>, deadline: Option<Instant>) {
-    let protocol_error = |ctx: &RunContext| {
-        Attempt::begin(ctx, Frontend::Proxy, StreamProtocol::Socks5)
-            .refuse(ctx, Refusal::ProtocolError)
-    };
+async fn socks_request(client: &UnixStream, mut buf: Vec<u8>) -> Result<Request, Refusal> {
     let used = loop {
         match socks5::parse_greeting(&buf) {
             socks5::Parse::Done(true, used) => break used,
             socks5::Parse::Done(false, _) => {
-                let _ = (&client).write_all(&socks5::greeting_reply(false));
-                return protocol_error(ctx);
+                let _ = write_all(client, &socks5::greeting_reply(false)).await;
+                return Err(Refusal::ProtocolError);
             }
-            socks5::Parse::Invalid => return protocol_error(ctx),
-            socks5::Parse::Incomplete => {
-                if read_more(ctx, &client, &mut buf, deadline).is_err() {
-                    return protocol_error(ctx);
-                }
-            }
+            socks5::Parse::Invalid => return Err(Refusal::ProtocolError),
+            socks5::Parse::Incomplete => more(client, &mut buf).await?,
         }
     };
     buf.drain(..used);
-    if (&client).write_all(&socks5::greeting_reply(true)).is_err() {
-        return protocol_error(ctx);
-    }
+    write_all(client, &socks5::greeting_reply(true))
+        .await
+        .map_err(|_| Refusal::ProtocolError)?;
     let (request, used) = loop {
         match socks5::parse_request(&buf) {
             socks5::Parse::Done(request, used) => break (request, used),
             socks5::Parse::Invalid => {
-                let _ = (&client).write_all(&socks5::reply(socks5::Reply::GeneralFailure));
-                return protocol_error(ctx);
+                let _ = write_all(client, &socks5::reply(socks5::Reply::GeneralFailure)).await;
+                return Err(Refusal::ProtocolError);
             }
-            socks5::Parse::Incomplete => {
-                if read_more(ctx, &client, &mut buf, deadline).is_err() {
-                    return protocol_error(ctx);
-                }
-            }
+            socks5::Parse::Incomplete => more(client, &mut buf).await?,
         }
     };
-    let leftover = buf.split_off(used);
-    let mut attempt = Attempt::begin(ctx, Frontend::Proxy, StreamProtocol::Socks5);
-    let (host, port) = match request {
-        socks5::Request::Connect { host, port } => (host, port),
-        socks5::Request::Unsupported(reply) => {
-            let _ = (&client).write_all(&socks5::reply(reply));
-            return attempt.refuse(ctx, Refusal::Unsupported);
+    let prefix = buf.split_off(used);
+    match request {
+        socks5::Request::Connect { host, port } => Ok(Request { host, port, prefix }),
+        socks5::Request::Unsupported(code) => {
+            let _ = write_all(client, &socks5::reply(code)).await;
+            Err(Refusal::Unsupported)
         }
-    };
-    let connected = match admit_and_connect(ctx, &mut attempt, &host, port) {
-        Ok(c) => c,
-        Err(refusal) => {
-            let _ = (&client).write_all(&socks5::reply(socks_reply(refusal)));
-            return attempt.refuse(ctx, refusal);
-        }
-    };
-    if (&client)
-        .write_all(&socks5::reply(socks5::Reply::Succeeded))
-        .is_err()
-    {
-        return attempt.refuse(ctx, Refusal::ProtocolError);
     }
-    run_admitted(ctx, attempt, connected, client, leftover);
+}
+
+/// Reads more of a SOCKS5 request (bounded like an HTTP head).
+async fn more(client: &UnixStream, buf: &mut Vec<u8>) -> Result<(), Refusal> {
+    let room = MAX_HEAD_BYTES.saturating_sub(buf.len());
+    read_more(client, buf, room)
+        .await
+        .map_err(|_| Refusal::ProtocolError)
 }

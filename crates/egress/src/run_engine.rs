@@ -1,34 +1,48 @@
 //! One run's engine: a listener on a Unix socket in the run's control root
 //! (bound into the sandbox for the in-sandbox relay) and, optionally, the
-//! engine end of the run's fd-4 datagram channel.
+//! engine end of the run's fd-4 datagram channel — served by tasks on the
+//! runtime the caller hands in (the launcher's supervision runtime), never
+//! by threads of its own.
 //!
-//! Lifecycle: `start` binds the socket (mode 0600) and starts the accept and
-//! fd-4 threads; `finish` (or drop) cancels — which wakes every wait and
-//! closes every open stream — joins every thread, removes the socket and
-//! returns the receipts. Nothing of a run's engine is reachable from another
-//! run: each listener is a socket file in its own run's 0700 control root.
+//! Lifecycle: `start` binds the socket (mode 0600) and spawns the accept
+//! task and the fd-4 task; each accepted connection or admitted fd-4 stream
+//! is one more task. `finish` (or drop) cancels — every task races each of
+//! its awaits against that cancellation, so each ends at its next wake-up —
+//! waits (bounded) for the last task to end, removes the socket and returns
+//! the receipts. Nothing of a run's engine is reachable from another run:
+//! each listener is a socket file in its own run's 0700 control root.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::net::{UnixDatagram, UnixListener};
+use tokio::runtime::Handle;
+
 use crate::admission::Allowlist;
-use crate::cancel::{Canceller, Wake};
+use crate::cancel::{Alive, Cancel, Tasks};
 use crate::network_receipt::{Frontend, NetworkReceipt, StreamProtocol};
 use crate::proxy_session;
 use crate::quota::{QuotaState, Quotas};
+use crate::receipt_log::ReceiptLog;
 use crate::resolver::Resolve;
-use crate::stream_attempt::{Attempt, ReceiptLog, RunContext};
-use crate::thread_set::ThreadSet;
+use crate::stream_attempt::{Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
 
 /// Default upstream connect deadline (the 5 s).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a client may take to send its proxy request or ClientHello.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `finish` waits for the run's tasks after cancelling them. Each
+/// ends at its next poll, so this is only reached when the runtime's
+/// workers are all blocked elsewhere; the receipts of tasks still running
+/// then are missing, and nothing else of the run is held.
+pub const TEARDOWN_BOUND: Duration = Duration::from_secs(2);
+/// Pause after a failed accept (EMFILE and friends): the listener stays
+/// readable while the queue holds a connection, so retrying at once would spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 pub struct RunEngineConfig {
     /// Where to bind the run's proxy socket (inside the run's control root).
@@ -42,32 +56,31 @@ pub struct RunEngineConfig {
     pub resolver: Arc<dyn Resolve>,
     pub connect_timeout: Duration,
     pub handshake_timeout: Duration,
+    /// The runtime whose workers run the engine's tasks (needs IO and time).
+    pub runtime: Handle,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("cannot create the egress engine's cancel pipe: {0}")]
-    CancelPipe(#[source] io::Error),
     #[error("cannot bind the egress engine socket {path}: {source}")]
     Bind { path: PathBuf, source: io::Error },
     #[error("cannot restrict the egress engine socket {path} to its owner: {source}")]
     Chmod { path: PathBuf, source: io::Error },
-    #[error("cannot start an egress engine thread: {0}")]
-    Thread(#[source] io::Error),
+    #[error("cannot register the egress engine's sockets with the runtime: {0}")]
+    Register(#[source] io::Error),
 }
 
 /// Receipts of a finished run, in attempt order.
 #[derive(Debug, Default, Clone)]
 pub struct NetworkReceipts {
+    /// Every attempt that reached an upstream, and refusals up to the cap.
     pub receipts: Vec<NetworkReceipt>,
-    /// Attempts past the per-run receipt cap (counted, not stored).
+    /// Refusals past the per-run cap (counted, not stored).
     pub dropped: u64,
 }
 
 pub struct RunEngine {
     ctx: Arc<RunContext>,
-    canceller: Canceller,
-    threads: Arc<ThreadSet>,
     socket_path: PathBuf,
     finished: Option<NetworkReceipts>,
 }
@@ -75,7 +88,6 @@ pub struct RunEngine {
 impl RunEngine {
     /// Binds the run's socket and starts serving (steps in the module doc).
     pub fn start(config: RunEngineConfig) -> Result<Self, EngineError> {
-        let canceller = Canceller::new().map_err(EngineError::CancelPipe)?;
         let listener = bind_private(&config.socket_path)?;
         let ctx = Arc::new(RunContext {
             allowlist: config.allowlist,
@@ -85,27 +97,42 @@ impl RunEngine {
             invocation_id: config.invocation_id,
             connect_timeout: config.connect_timeout,
             handshake_timeout: config.handshake_timeout,
-            cancel: canceller.watch(),
+            cancel: Cancel::default(),
+            tasks: Tasks::new(),
+            resolving: tokio::sync::Semaphore::new(MAX_CONCURRENT_RESOLVES),
             receipts: ReceiptLog::default(),
         });
-        let threads = Arc::new(ThreadSet::default());
         let engine = Self {
             ctx: Arc::clone(&ctx),
-            canceller,
-            threads: Arc::clone(&threads),
             socket_path: config.socket_path,
             finished: None,
         };
-        let (accept_ctx, accept_threads) = (Arc::clone(&ctx), Arc::clone(&threads));
-        spawn_or_fail(&threads, move || {
-            accept_loop(&accept_ctx, &listener, &accept_threads)
-        })?;
-        if let Some(fd) = config.fd4_channel {
-            let channel = UnixDatagram::from(fd);
-            let (fd4_ctx, fd4_threads) = (Arc::clone(&ctx), Arc::clone(&threads));
-            spawn_or_fail(&threads, move || {
-                crate::fd4_server::serve(&fd4_ctx, &channel, &fd4_threads)
-            })?;
+        // Registering with the reactor needs the runtime's context.
+        let _entered = config.runtime.enter();
+        let listener = UnixListener::from_std(listener).map_err(EngineError::Register)?;
+        let channel = config
+            .fd4_channel
+            .map(|fd| {
+                let channel = std::os::unix::net::UnixDatagram::from(fd);
+                channel.set_nonblocking(true)?;
+                UnixDatagram::from_std(channel)
+            })
+            .transpose()
+            .map_err(EngineError::Register)?;
+        let guard = || {
+            ctx.tasks
+                .guard()
+                .ok_or_else(|| EngineError::Register(io::Error::other("the engine has ended")))
+        };
+        let alive = guard()?;
+        config
+            .runtime
+            .spawn(accept_loop(Arc::clone(&ctx), listener, alive));
+        if let Some(channel) = channel {
+            let alive = guard()?;
+            config
+                .runtime
+                .spawn(crate::fd4_server::serve(Arc::clone(&ctx), channel, alive));
         }
         Ok(engine)
     }
@@ -120,17 +147,15 @@ impl RunEngine {
         self.ctx.quota.open_streams()
     }
 
-    /// Cancels every wait and stream, joins every thread, removes the socket
-    /// and returns the receipts. Idempotent.
+    /// Cancels every task, waits (at most [`TEARDOWN_BOUND`]) for them to
+    /// end, removes the socket and returns the receipts. Idempotent. Blocks
+    /// the calling thread: call it off the runtime's workers.
     pub fn finish(&mut self) -> NetworkReceipts {
         if let Some(done) = &self.finished {
             return done.clone();
         }
-        self.canceller.cancel();
-        // Session threads are added by the accept and fd-4 threads; joining
-        // twice catches any added while the first join ran.
-        self.threads.join_all();
-        self.threads.join_all();
+        self.ctx.cancel.cancel();
+        self.ctx.tasks.wait_all(TEARDOWN_BOUND);
         let _ = std::fs::remove_file(&self.socket_path);
         let (receipts, dropped) = self.ctx.receipts.take();
         let done = NetworkReceipts { receipts, dropped };
@@ -145,72 +170,56 @@ impl Drop for RunEngine {
     }
 }
 
-fn spawn_or_fail(
-    threads: &ThreadSet,
-    work: impl FnOnce() + Send + 'static,
-) -> Result<(), EngineError> {
-    if threads.spawn(work) {
-        Ok(())
-    } else {
-        Err(EngineError::Thread(io::Error::other(
-            "thread spawn refused",
-        )))
-    }
-}
-
 /// Binds a Unix socket only its owner may connect to (the control root is
 /// 0700 already; the mode is a second lock).
-fn bind_private(path: &Path) -> Result<UnixListener, EngineError> {
-    let listener = UnixListener::bind(path).map_err(|source| EngineError::Bind {
+fn bind_private(path: &Path) -> Result<std::os::unix::net::UnixListener, EngineError> {
+    let bind_error = |source| EngineError::Bind {
         path: path.to_owned(),
         source,
-    })?;
+    };
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(bind_error)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|source| {
         EngineError::Chmod {
             path: path.to_owned(),
             source,
         }
     })?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|source| EngineError::Bind {
-            path: path.to_owned(),
-            source,
-        })?;
+    listener.set_nonblocking(true).map_err(bind_error)?;
     Ok(listener)
 }
 
-fn accept_loop(ctx: &Arc<RunContext>, listener: &UnixListener, threads: &ThreadSet) {
+async fn accept_loop(ctx: Arc<RunContext>, listener: UnixListener, _alive: Alive) {
     loop {
-        match ctx.cancel.readable(listener.as_fd(), None) {
-            Ok(Wake::Ready) => {}
-            _ => return,
-        }
-        let client = match listener.accept() {
-            Ok((client, _)) => client,
-            Err(e)
-                if e.kind() == io::ErrorKind::WouldBlock
-                    || e.kind() == io::ErrorKind::Interrupted =>
-            {
-                continue
-            }
-            Err(_) => continue, // EMFILE and friends: the client sees a reset; keep serving
+        let accepted = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return,
+            accepted = listener.accept() => accepted,
         };
-        if client.set_nonblocking(false).is_err() {
-            continue;
-        }
-        // The slot is taken at accept, so the handshake threads are bounded too.
+        let client = match accepted {
+            Ok((client, _)) => client,
+            Err(_) => {
+                tokio::select! {
+                    _ = ctx.cancel.cancelled() => return,
+                    _ = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                }
+            }
+        };
+        // The slot is taken at accept, so handshakes in progress are bounded too.
         let slot = match ctx.quota.open_stream() {
             Ok(slot) => slot,
             Err(refusal) => {
-                Attempt::begin(ctx, Frontend::Proxy, StreamProtocol::Unknown).refuse(ctx, refusal);
+                Attempt::begin(&ctx, Frontend::Proxy, StreamProtocol::Unknown)
+                    .refuse(&ctx, refusal);
                 continue;
             }
         };
-        let session_ctx = Arc::clone(ctx);
-        threads.spawn(move || {
-            let _slot = slot;
-            proxy_session::serve(&session_ctx, client);
+        let Some(alive) = ctx.tasks.guard() else {
+            return;
+        };
+        let session_ctx = Arc::clone(&ctx);
+        tokio::spawn(async move {
+            let _held = (slot, alive);
+            proxy_session::serve(session_ctx, client).await;
         });
     }
 }

@@ -5,10 +5,9 @@
 
 mod support;
 
-use std::io::IoSliceMut;
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::sync::atomic::Ordering;
 
@@ -16,7 +15,6 @@ use cordon_egress::fd4_codec::{decode_response, encode_request, Fd4Request, RESP
 use cordon_egress::scm_rights::send_datagram;
 use cordon_egress::sni::client_hello_for_tests;
 use cordon_egress::{Destination, DestinationOptions, Quotas, StreamEnd, StreamProtocol};
-use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
 
 use support::*;
 
@@ -252,30 +250,6 @@ fn byte_and_stream_quotas_close_or_refuse_streams_with_a_receipt_saying_so() {
     assert_eq!(receipts[0].bytes_from_client, 10);
     assert_eq!(receipts[1].result, "quota-streams");
     echo.stop(0);
-}
-
-/// The sandbox's side of the fd-4 protocol: a response and the one
-/// descriptor it may carry.
-fn recv_with_fd(socket: BorrowedFd<'_>, max: usize) -> (Vec<u8>, Option<OwnedFd>) {
-    let mut buf = vec![0u8; max];
-    let mut control = nix::cmsg_space!(RawFd);
-    let mut iov = [IoSliceMut::new(&mut buf)];
-    let msg = recvmsg::<()>(
-        socket.as_raw_fd(),
-        &mut iov,
-        Some(&mut control),
-        MsgFlags::MSG_CMSG_CLOEXEC,
-    )
-    .unwrap();
-    let bytes = msg.bytes;
-    let fd = msg.cmsgs().unwrap().find_map(|cmsg| match cmsg {
-        ControlMessageOwned::ScmRights(fds) => fds.first().copied(),
-        _ => None,
-    });
-    buf.truncate(bytes);
-    // SAFETY: the kernel just installed this descriptor for us (SCM_RIGHTS);
-    // nothing else in the process knows its number.
-    (buf, fd.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
 fn fd4_request(channel: &UnixDatagram, host: &str, port: u16) -> (u8, Option<OwnedFd>) {

@@ -1,8 +1,10 @@
 //! Network receipts in the run receipt: a top-level `networkReceipts`
 //! array (empty without mediation), and `networkReceiptsDropped` when the
-//! engine's per-run cap was passed. Finishing the engine here — after the
-//! sandbox is gone, before the receipt is written — closes every open stream
-//! and joins every engine thread, so the list is complete.
+//! engine's per-run cap on refusal receipts was passed (a stream that
+//! reached an upstream always has its receipt). Finishing the engine here —
+//! after the sandbox is gone, before the receipt is written, on a blocking
+//! thread — cancels every engine task and waits for them, so the list is
+//! complete.
 
 use serde_json::{json, Value};
 

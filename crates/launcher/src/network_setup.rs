@@ -3,7 +3,7 @@
 //! 1. the relay binary must exist (its staged copy when bwrap runs as the
 //!    sandbox identity, like the executable);
 //! 2. the control root's `egress/` directory (0700, sandbox identity);
-//! 3. the run's engine: socket `egress/engine.sock` (0600, chowned to the
+//! 3. the run's engine (tasks on the supervision runtime): socket `egress/engine.sock` (0600, chowned to the
 //!    sandbox identity so only the relay inside this run can connect), and
 //!    the engine end of the fd-4 datagram pair.
 //!
@@ -45,6 +45,8 @@ pub enum NetworkSetupError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot start the runtime the egress engine runs on: {0}")]
+    Runtime(std::io::Error),
     #[error("cannot create the fd-4 egress channel: {0}")]
     Channel(std::io::Error),
     #[error("policy.network.allow: {0}")]
@@ -117,6 +119,12 @@ pub fn prepare(
         resolver: Arc::new(SystemResolver),
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+        // The engine's listeners and streams are tasks on the runtime that
+        // already supervises every run: no thread per run or per stream.
+        runtime: crate::supervision_runtime::get()
+            .map_err(NetworkSetupError::Runtime)?
+            .handle()
+            .clone(),
     })?;
     if let Some(id) = identity {
         std::os::unix::fs::chown(&socket_path, Some(id.uid), Some(id.gid)).map_err(|source| {

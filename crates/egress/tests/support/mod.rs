@@ -2,7 +2,10 @@
 //! run engine in a private temp directory.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
-use std::io::{Read, Write};
+use std::io::{IoSliceMut, Read, Write};
+use std::os::fd::{BorrowedFd, FromRawFd, RawFd};
+
+use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixDatagram, UnixStream};
@@ -70,6 +73,23 @@ impl Echo {
     }
 }
 
+/// The engine's runtime in tests: built like the launcher's supervision
+/// runtime (two workers, blocking threads kept 1 s).
+pub fn runtime() -> tokio::runtime::Handle {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_keep_alive(Duration::from_secs(1))
+                .enable_all()
+                .build()
+                .unwrap()
+        })
+        .handle()
+        .clone()
+}
+
 pub fn resolver() -> Arc<StaticResolver> {
     let lo: IpAddr = "127.0.0.1".parse().unwrap();
     Arc::new(StaticResolver {
@@ -120,6 +140,15 @@ pub mod tempdir {
 }
 
 pub fn start(destinations: Vec<Destination>, quotas: Quotas, with_fd4: bool) -> Run {
+    start_with(destinations, quotas, with_fd4, resolver())
+}
+
+pub fn start_with(
+    destinations: Vec<Destination>,
+    quotas: Quotas,
+    with_fd4: bool,
+    resolver: Arc<dyn cordon_egress::Resolve>,
+) -> Run {
     let dir = tempdir::Dir::new();
     let (fd4_engine, fd4_client) = if with_fd4 {
         let (a, b) = UnixDatagram::pair().unwrap();
@@ -134,9 +163,10 @@ pub fn start(destinations: Vec<Destination>, quotas: Quotas, with_fd4: bool) -> 
         quotas,
         policy_digest: "sha256:test".into(),
         invocation_id: "inv-test".into(),
-        resolver: resolver(),
+        resolver,
         connect_timeout: Duration::from_secs(5),
         handshake_timeout: Duration::from_secs(5),
+        runtime: runtime(),
     })
     .unwrap();
     Run {
@@ -216,4 +246,28 @@ pub fn wait_until(cond: impl Fn() -> bool) {
 pub fn only(receipts: &[NetworkReceipt]) -> &NetworkReceipt {
     assert_eq!(receipts.len(), 1, "{receipts:#?}");
     &receipts[0]
+}
+
+/// The sandbox's side of the fd-4 protocol: a response and the one
+/// descriptor it may carry.
+pub fn recv_with_fd(socket: BorrowedFd<'_>, max: usize) -> (Vec<u8>, Option<OwnedFd>) {
+    let mut buf = vec![0u8; max];
+    let mut control = nix::cmsg_space!(RawFd);
+    let mut iov = [IoSliceMut::new(&mut buf)];
+    let msg = recvmsg::<()>(
+        std::os::fd::AsRawFd::as_raw_fd(&socket),
+        &mut iov,
+        Some(&mut control),
+        MsgFlags::MSG_CMSG_CLOEXEC,
+    )
+    .unwrap();
+    let bytes = msg.bytes;
+    let fd = msg.cmsgs().unwrap().find_map(|cmsg| match cmsg {
+        ControlMessageOwned::ScmRights(fds) => fds.first().copied(),
+        _ => None,
+    });
+    buf.truncate(bytes);
+    // SAFETY: the kernel just installed this descriptor for us (SCM_RIGHTS);
+    // nothing else in the process knows its number.
+    (buf, fd.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }))
 }
