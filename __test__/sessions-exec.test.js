@@ -128,10 +128,16 @@ test('a command cannot reach the agent channel to impersonate the agent', { skip
   assert.equal((await session.exec(['/bin/echo', 'ok'])).stdout, 'ok\n');
 });
 
-test('an exec agent that lies (a frame past the bound) fails the acquire with ERR_CORDON_SESSION_AGENT_FAILED and leaves no workspace', { skip }, async (t) => {
+test('an exec agent that lies (a frame announcing 4 GiB) ends the session with ERR_CORDON_SESSION_AGENT_FAILED, a receipt, and no workspace', { skip }, async (t) => {
   const liar = path.join(__dirname, 'fixtures', 'lying-exec-agent');
   const { manager, root } = managerFor(t, { agentPath: liar });
-  await assert.rejects(manager.acquire(scope('liar'), 'u'), { code: 'ERR_CORDON_SESSION_AGENT_FAILED' });
+  const session = await manager.acquire(scope('liar'), 'u');
+  assert.ok(await eventually(() => session.receipt !== null, 10_000), 'the lie ended the session');
+  assert.equal(session.receipt.endReason, 'agent-failed');
+  assert.equal(session.receipt.failure.code, 'ERR_CORDON_SESSION_AGENT_FAILED');
+  assert.match(session.receipt.failure.message, /invalid frame: frame length 4294967295/);
+  assert.equal(session.receipt.sandbox.receipt.stop.containmentConfirmed, true);
+  await assert.rejects(session.exec(['/bin/true']), { code: 'ERR_CORDON_SESSION_ENDED' });
   assert.deepEqual(fs.readdirSync(root), []);
   assert.equal(manager.size, 0);
 });

@@ -131,6 +131,9 @@ test('end() stops the sandbox, unmounts and removes the workspace, forgets the r
   assert.equal(await store.get(session.id), null);
   assert.deepEqual(pidsWithMarker(tag), []);
   assert.ok(!fs.existsSync(`/proc/${agentPid}`), 'bwrap is gone');
+  const cgroups = r1.sandbox.receipt.confinement.planned.cgroup?.paths ?? [];
+  assert.ok(cgroups.length > 0, 'the session sandbox had a cgroup');
+  for (const dir of cgroups) assert.ok(!fs.existsSync(dir), `cgroup ${dir} was removed`);
   await assert.rejects(session.exec(['/bin/true']), { code: 'ERR_CORDON_SESSION_ENDED' });
   assert.equal(manager.size, 0);
 });

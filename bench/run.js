@@ -16,6 +16,7 @@ const bridge = require('./bridge');
 const load = require('./load');
 const { typescript } = require('./typescript');
 const netbench = require('./network');
+const { sessions } = require('./sessions');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -27,6 +28,7 @@ const FULL = {
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
   typescript: { runs: 30, warmup: 3 },
   network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
+  sessions: { iterations: 100, warmup: 10, creations: 20, fileRuns: 30 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -37,6 +39,7 @@ const SMOKE = {
   memory: { rounds: 1, inFlight: 2, idleCount: 1 },
   typescript: { runs: 1 },
   network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
+  sessions: { iterations: 2, warmup: 0, creations: 1, fileRuns: 1 },
 };
 
 const SECTIONS = [
@@ -48,6 +51,7 @@ const SECTIONS = [
   ['6', (c) => load.memory(c.memory)],
   ['7', (c) => typescript(c.typescript)],
   ['8', (c) => netbench.network(c.network)],
+  ['9', (c) => sessions(c.sessions)],
 ];
 
 function parseArgs(argv) {
@@ -78,6 +82,8 @@ function goals(rows) {
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
     check('proxied throughput >= 0.5x direct loopback (issue 13)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
+    check('warm session.exec(/bin/true) p50 <= 2 ms (issue 21)', find(rows, '9 session command', 'session.exec'), (r) => r.median, (v) => v <= 2),
+    check('warm session.exec <= 0.1x spawnIsolated /bin/true (issue 21)', find(rows, '9 session command', 'session.exec'), (r) => r.median / find(rows, '9 session command', 'spawnIsolated').median, (v) => v <= 0.1),
   ];
 }
 

@@ -141,7 +141,8 @@ function bindSessionManager(deps) {
         await session.end('start-failed');
         throw error;
       }
-      live.set(session.id, session);
+      // The agent may already have failed (and the session ended) right after READY.
+      if (!session.ended) live.set(session.id, session);
       return session;
     }
 
