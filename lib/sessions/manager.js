@@ -18,6 +18,7 @@ const { memorySessionStore } = require('./memory-store');
 const { prepareRoot, createWorkspace, removeWorkspace, isMounted, pickOwnerUid } = require('./workspace');
 const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
 const { auditRecord, emitAudit } = require('./audit');
+const { sessionPolicy } = require('./network');
 
 const DEFAULTS = Object.freeze({
   /** A conversation idle this long (ms) is torn down. */
@@ -33,7 +34,7 @@ const DEFAULTS = Object.freeze({
   maxSessionsPerTenant: 16,
 });
 const HOOKS = ['allow', 'budget', 'audit'];
-const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', 'agentPath', ...HOOKS, ...Object.keys(DEFAULTS)]);
+const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', 'network', 'agentPath', ...HOOKS, ...Object.keys(DEFAULTS)]);
 
 function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', `sessions: ${message}`);
@@ -50,6 +51,7 @@ function checkOptions(options, deps) {
     out[key] = options[key];
   }
   out.secret = checkSecret(options.secret);
+  out.policy = sessionPolicy(options.policy ?? deps.workspaceWrite(), options.network);
   out.root = options.root;
   prepareRoot(out.root);
   out.authorize = options.authorize;
@@ -57,7 +59,6 @@ function checkOptions(options, deps) {
     if (options[hook] !== undefined && typeof options[hook] !== 'function') throw invalid(`${hook} must be a function`);
     out[hook] = options[hook];
   }
-  out.policy = options.policy ?? deps.workspaceWrite();
   out.agentPath = options.agentPath ?? deps.agentPath;
   if (!fs.existsSync(out.agentPath)) throw invalid(`the exec agent ${out.agentPath} is missing: run \`npm run build\``);
   return Object.freeze(out);

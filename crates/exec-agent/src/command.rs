@@ -117,7 +117,8 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
     let spawned = Command::new(program)
         .args(args)
         .current_dir(&request.cwd)
-        .env_clear()
+        // The agent's own environment is the launcher's (empty, or the
+        // mediated network's proxy variables); the host's entries go over it.
         .envs(request.env.iter().map(|(k, v)| (k, v)))
         .stdin(if request.stdin {
             Stdio::piped()
