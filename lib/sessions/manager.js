@@ -80,127 +80,161 @@ async function decide(hook, args, code, what) {
   throw new CordonError(code, `${what}${reason}`);
 }
 
-function bindSessionManager(deps) {
-  /** @param {object} options see index.d.ts SessionManagerOptions */
-  function createSessionManager(options) {
-    const checked = checkOptions(options, deps);
-    const store = options.store ?? memorySessionStore();
-    const live = new Map();
-    const pending = new Map();
-    const manager = {
+/** The live sessions of one provider process over one store. */
+class SessionManager {
+  constructor(deps, options) {
+    this._options = checkOptions(options, deps);
+    this._store = options.store ?? memorySessionStore();
+    this._deps = deps;
+    this._live = new Map();
+    this._pending = new Map();
+    /** Tenants of sessions admitted but not yet live (counted by the tenant bound). */
+    this._starting = [];
+    const checked = this._options;
+    // What a Session needs of its manager.
+    this._context = {
       deps,
       options: checked,
-      store,
-      forget: (session) => live.get(session.id) === session && live.delete(session.id),
+      store: this._store,
+      forget: (session) => this._live.get(session.id) === session && this._live.delete(session.id),
       allowOperation: (actor, scope, operation) => (checked.allow === undefined ? undefined
         : decide(checked.allow, [Object.freeze({ ...operation }), actor, scope], 'ERR_CORDON_SESSION_POLICY_DENIED', `${operation.kind} is refused by the session policy`)),
     };
-    const audit = (fields) => emitAudit(checked.audit, auditRecord(fields));
+  }
 
-    /** Admission before a sandbox starts: the tenant's bound, then the budget. */
-    async function admit(scope, actor) {
-      const tenantLive = [...live.values()].filter((s) => s.scope.tenant === scope.tenant).length
-        + [...starting].filter((t) => t === scope.tenant).length;
-      if (tenantLive >= checked.maxSessionsPerTenant) {
-        throw new CordonError('ERR_CORDON_SESSION_LIMIT', `tenant already holds ${checked.maxSessionsPerTenant} live sessions (maxSessionsPerTenant)`);
-      }
-      if (checked.budget !== undefined) await decide(checked.budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
+  get size() {
+    return this._live.size;
+  }
+
+  _audit(fields) {
+    emitAudit(this._options.audit, auditRecord(fields));
+  }
+
+  /** Admission before a sandbox starts: the tenant's bound, then the budget. */
+  async _admit(scope, actor) {
+    const { maxSessionsPerTenant, budget } = this._options;
+    const sameTenant = (tenant) => tenant === scope.tenant;
+    const held = [...this._live.values()].filter((s) => sameTenant(s.scope.tenant)).length + this._starting.filter(sameTenant).length;
+    if (held >= maxSessionsPerTenant) {
+      throw new CordonError('ERR_CORDON_SESSION_LIMIT', `tenant already holds ${maxSessionsPerTenant} live sessions (maxSessionsPerTenant)`);
     }
+    if (budget !== undefined) await decide(budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
+  }
 
-    const starting = [];
-    async function open(key, scope, actor) {
-      await admit(scope, actor);
-      starting.push(scope.tenant);
-      try {
-        return await openAdmitted(key, scope);
-      } finally {
-        starting.splice(starting.indexOf(scope.tenant), 1);
-      }
+  async _open(key, scope, actor) {
+    await this._admit(scope, actor);
+    this._starting.push(scope.tenant);
+    try {
+      return await this._openAdmitted(key, scope);
+    } finally {
+      this._starting.splice(this._starting.indexOf(scope.tenant), 1);
     }
+  }
 
-    async function openAdmitted(key, scope) {
-      const record = await store.get(key);
-      if (record !== null && isMounted(record.workspace)) return launch(new Session(manager, record, 'restarted'));
-      if (record !== null) await store.delete(key);
-      const taken = new Set((await store.list()).map((r) => r.ownerUid));
-      const now = Date.now();
-      const fresh = { key, scope, ownerUid: pickOwnerUid(deps.ownerRange(), taken), workspace: path.join(checked.root, key), createdAt: now, lastActiveAt: now };
-      createWorkspace({ dir: fresh.workspace, ownerUid: fresh.ownerUid, quotaBytes: checked.workspaceBytes });
-      try {
-        await store.put(fresh);
-      } catch (error) {
-        removeWorkspace(fresh.workspace);
-        throw error;
-      }
-      return launch(new Session(manager, fresh, 'created'));
+  /** The stored session over its kept workspace ("restarted"), or a new workspace ("created"). */
+  async _openAdmitted(key, scope) {
+    const store = this._store;
+    const record = await store.get(key);
+    if (record !== null && isMounted(record.workspace)) return this._launch(new Session(this._context, record, 'restarted'));
+    if (record !== null) await store.delete(key);
+    const taken = new Set((await store.list()).map((r) => r.ownerUid));
+    const now = Date.now();
+    const ownerUid = pickOwnerUid(this._deps.ownerRange(), taken);
+    const fresh = { key, scope, ownerUid, workspace: path.join(this._options.root, key), createdAt: now, lastActiveAt: now };
+    createWorkspace({ dir: fresh.workspace, ownerUid, quotaBytes: this._options.workspaceBytes });
+    try {
+      await store.put(fresh);
+    } catch (error) {
+      removeWorkspace(fresh.workspace);
+      throw error;
     }
+    return this._launch(new Session(this._context, fresh, 'created'));
+  }
 
-    async function launch(session) {
-      try {
-        await session._startSandbox();
-      } catch (error) {
-        await session.end('start-failed');
-        throw error;
-      }
-      // The agent may already have failed (and the session ended) right after READY.
-      if (!session.ended) live.set(session.id, session);
-      return session;
+  async _launch(session) {
+    try {
+      await session._startSandbox();
+    } catch (error) {
+      await session.end('start-failed');
+      throw error;
     }
+    // The agent may already have failed (and the session ended) right after READY.
+    if (!session.ended) this._live.set(session.id, session);
+    return session;
+  }
 
-    async function acquire(scope, actor) {
-      const checkedScope = checkScope(scope);
-      const key = sessionKey(checked.secret, checkedScope);
-      try {
-        await decide(checked.authorize, [actor, checkedScope], 'ERR_CORDON_SESSION_DENIED', 'the actor may not use this session');
-      } catch (error) {
-        audit({ session: key, scope: checkedScope, actor, operation: 'acquire', denial: `${error.code}: ${error.message}` });
-        throw error;
-      }
-      const current = live.get(key);
-      let origin = 'resumed';
-      let session = current !== undefined && !current.ended ? current : null;
-      try {
-        if (session === null) {
-          if (!pending.has(key)) pending.set(key, open(key, checkedScope, actor).finally(() => pending.delete(key)));
-          session = await pending.get(key);
-          origin = session.origin;
-          session.origin = 'resumed';
-        }
-      } catch (error) {
-        audit({ session: key, scope: checkedScope, actor, operation: 'acquire', error: error.code ?? 'ERR_CORDON_SPAWN_FAILED', denial: /DENIED|LIMIT|BUDGET/.test(error.code) ? error.message : null });
-        throw error;
-      }
-      session.touch();
-      audit({ session: key, scope: checkedScope, actor, operation: 'acquire', origin });
-      return new SessionView(session, actor, origin);
+  /** The live session, or the one being opened (concurrent acquires share it), or a new one. */
+  async _find(key, scope, actor) {
+    const current = this._live.get(key);
+    if (current !== undefined && !current.ended) return { session: current, origin: 'resumed' };
+    if (!this._pending.has(key)) {
+      this._pending.set(key, this._open(key, scope, actor).finally(() => this._pending.delete(key)));
     }
+    const session = await this._pending.get(key);
+    const origin = session.origin;
+    session.origin = 'resumed'; // whoever finds it next finds it warm
+    return { session, origin };
+  }
 
-    /**
-     * After a restart: every stored session not live here is resumable (its
-     * workspace is mounted and it was active within idleTimeoutMs) or reaped
-     * (workspace unmounted and record deleted).
-     */
-    async function recover() {
-      const report = { resumable: [], reaped: [] };
-      for (const record of await store.list()) {
-        if (live.has(record.key)) continue;
-        const fresh = Date.now() - record.lastActiveAt < checked.idleTimeoutMs;
-        if (fresh && isMounted(record.workspace)) {
-          report.resumable.push(record.key);
-          continue;
-        }
-        if (removeWorkspace(record.workspace).removed) await store.delete(record.key);
-        report.reaped.push(record.key);
+  async acquire(scope, actor) {
+    const checkedScope = checkScope(scope);
+    const key = sessionKey(this._options.secret, checkedScope);
+    const base = { session: key, scope: checkedScope, actor, operation: 'acquire' };
+    try {
+      await decide(this._options.authorize, [actor, checkedScope], 'ERR_CORDON_SESSION_DENIED', 'the actor may not use this session');
+    } catch (error) {
+      this._audit({ ...base, denial: `${error.code}: ${error.message}` });
+      throw error;
+    }
+    let found;
+    try {
+      found = await this._find(key, checkedScope, actor);
+    } catch (error) {
+      const denied = /DENIED|LIMIT|BUDGET/.test(error.code ?? '');
+      this._audit({ ...base, error: error.code ?? 'ERR_CORDON_SPAWN_FAILED', denial: denied ? error.message : null });
+      throw error;
+    }
+    found.session.touch();
+    this._audit({ ...base, origin: found.origin });
+    return new SessionView(found.session, actor, found.origin);
+  }
+
+  /**
+   * After a restart: every stored session not live here is resumable (its
+   * workspace is mounted and it was active within idleTimeoutMs) or reaped
+   * (workspace unmounted and record deleted).
+   */
+  async recover() {
+    const report = { resumable: [], reaped: [] };
+    for (const record of await this._store.list()) {
+      if (this._live.has(record.key)) continue;
+      const fresh = Date.now() - record.lastActiveAt < this._options.idleTimeoutMs;
+      if (fresh && isMounted(record.workspace)) {
+        report.resumable.push(record.key);
+        continue;
       }
-      return report;
+      if (removeWorkspace(record.workspace).removed) await this._store.delete(record.key);
+      report.reaped.push(record.key);
     }
+    return report;
+  }
 
-    /** Ends every live session here (workspaces removed); resolves with their receipts. */
-    async function endAll() {
-      return Promise.all([...live.values()].map((s) => s.end('end')));
-    }
+  /** Ends every live session here (workspaces removed); resolves with their receipts. */
+  async endAll() {
+    return Promise.all([...this._live.values()].map((s) => s.end('end')));
+  }
+}
 
-    return Object.freeze({ acquire, recover, endAll, get size() { return live.size; } });
+function bindSessionManager(deps) {
+  /** @param {object} options see lib/sessions/index.d.ts SessionManagerOptions */
+  function createSessionManager(options) {
+    const manager = new SessionManager(deps, options);
+    return Object.freeze({
+      acquire: (scope, actor) => manager.acquire(scope, actor),
+      recover: () => manager.recover(),
+      endAll: () => manager.endAll(),
+      get size() { return manager.size; },
+    });
   }
   return { createSessionManager };
 }
