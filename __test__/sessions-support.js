@@ -8,6 +8,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { createSessionManager } = require('..');
 const { pidsWithMarker } = require('./spawn-support');
 
@@ -24,6 +25,10 @@ function managerFor(t, options = {}) {
   const manager = createSessionManager({ secret: crypto.randomBytes(32), root, authorize: () => true, ...options });
   t.after(async () => {
     await manager.endAll();
+    // A session whose end() kept its workspace (containment not confirmed) must not outlive the test run.
+    for (const entry of fs.readdirSync(root)) {
+      if (mountedAt(path.join(root, entry))) execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
+    }
     fs.rmSync(root, { recursive: true, force: true });
   });
   return { manager, root };
