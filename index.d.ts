@@ -574,3 +574,6 @@ export interface SandboxPool {
 
 /** `size` (1–64) sandboxes spawned ahead of time with one command and option set; refilled in the background. They keep the process alive until close(). */
 export declare function createPool(spawnOptions: PoolSpawnOptions, options: { size: number }): SandboxPool;
+
+// Sessions: a per-conversation workspace with a warm sandbox (docs/sessions.md).
+export * from './lib/sessions/index';

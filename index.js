@@ -88,6 +88,19 @@ const { createPool } = require('./lib/pool').bindPool({ spawnIsolated });
 const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, runnerPath });
 const { defineTool } = require('./lib/code-mode/tools');
 
+// Sessions (docs/sessions.md): the same one-way binding as Code Mode.
+/** cordon-exec-agent: the program of a session's warm sandbox. */
+const execAgentPath = nativeExecutable('cordon-exec-agent');
+const { createSessionManager, memorySessionStore, sqliteSessionStore } = require('./lib/sessions').bindSessions({
+  spawnIsolated,
+  workspaceWrite,
+  agentPath: execAgentPath,
+  ownerRange: () => {
+    const native = loadBinding();
+    return { first: native.WORKSPACE_OWNER_UID_FIRST, count: native.WORKSPACE_OWNER_UIDS };
+  },
+});
+
 /**
  * `cordon doctor`: can this host run sandboxes? The report, checks and
  * verdict, is the launcher's own (crates/launcher/src/host_probe); by
@@ -99,4 +112,4 @@ function doctor(options = {}) {
   return require('./lib/doctor').runDoctor(native, { runnerPath, networkRelayPath: egressRelayPath, ...options });
 }
 
-module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, defineTool, createPool, doctor };
+module.exports = { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, defineTool, createPool, doctor, createSessionManager, memorySessionStore, sqliteSessionStore };

@@ -1,5 +1,5 @@
 // ESM entry point: the same objects as index.js.
 import cordon from './index.js';
 
-export const { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, defineTool, createPool, doctor } = cordon;
+export const { spawnIsolated, readOnly, workspaceWrite, profile, runnerPath, CordonError, createCodeMode, defineTool, createPool, doctor, createSessionManager, memorySessionStore, sqliteSessionStore } = cordon;
 export default cordon;

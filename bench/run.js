@@ -16,6 +16,7 @@ const bridge = require('./bridge');
 const load = require('./load');
 const { typescript } = require('./typescript');
 const netbench = require('./network');
+const { sessions } = require('./sessions');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -28,6 +29,7 @@ const FULL = {
   typescript: { runs: 30, warmup: 3 },
   network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
   engine: { counts: [1, 64, 512, 4096], runs: 32, perRun: 32, iterations: 3, idleMs: 2000 },
+  sessions: { iterations: 100, warmup: 10, creations: 20, fileRuns: 30 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -39,6 +41,7 @@ const SMOKE = {
   typescript: { runs: 1 },
   network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
   engine: { counts: [1, 8], runs: 2, perRun: 2, iterations: 1, idleMs: 100 },
+  sessions: { iterations: 2, warmup: 0, creations: 1, fileRuns: 1 },
 };
 
 const SECTIONS = [
@@ -50,6 +53,7 @@ const SECTIONS = [
   ['6', (c) => load.memory(c.memory)],
   ['7', (c) => typescript(c.typescript)],
   ['8', async (c) => [...(await netbench.network(c.network)), ...(await netbench.engineCost(c.engine))]],
+  ['9', (c) => sessions(c.sessions)],
 ];
 
 function parseArgs(argv) {
@@ -86,6 +90,8 @@ function goals(rows) {
     check('provider threads constant in streams: most streams <= idle run + 2 (issue 19)', lastOf(rows, '8 engine provider threads'), (r) => r.median - find(rows, '8 engine provider threads', 'idle').median, (v) => v <= 2),
     check('provider RSS <= 16 KiB per idle stream at the most streams (issue 19)', lastOf(rows, '8 engine RSS per idle stream', ' streams'), (r) => r.median, (v) => v <= 16),
     check('provider CPU with every stream stalled ~0: <= idle run + 5 ms/s (issue 19)', lastOf(rows, '8 engine provider CPU'), (r) => r.median - find(rows, '8 engine provider CPU', 'idle').median, (v) => v <= 5),
+    check('warm session.exec(/bin/true) p50 <= 2 ms (issue 21)', find(rows, '9 session command', 'session.exec'), (r) => r.median, (v) => v <= 2),
+    check('warm session.exec <= 0.1x spawnIsolated /bin/true (issue 21)', find(rows, '9 session command', 'session.exec'), (r) => r.median / find(rows, '9 session command', 'spawnIsolated').median, (v) => v <= 0.1),
   ];
 }
 

@@ -78,6 +78,15 @@ pub const WRITE_QUEUE_DEPTH: u32 = cordon_launcher::WRITE_QUEUE_DEPTH as u32;
 #[napi]
 pub const MAX_DEADLINE_MS: u32 = cordon_launcher::launch_request::MAX_DEADLINE_MS as u32;
 
+/// The workspace-owner uid range (`process_identity.rs`): a run whose
+/// workspace is owned by one of these uids runs as that owner. Sessions
+/// (lib/sessions) give each session workspace an owner of this range.
+#[napi]
+pub const WORKSPACE_OWNER_UID_FIRST: u32 = cordon_launcher::process_identity::SANDBOX_UID;
+/// How many uids the workspace-owner range holds.
+#[napi]
+pub const WORKSPACE_OWNER_UIDS: u32 = cordon_launcher::process_identity::WORKSPACE_UIDS;
+
 /// How a run settled (the fourth argument of a `Finished` or `Failed`
 /// event). The receipt crosses the seam once, as an object.
 #[napi(object)]

@@ -18,3 +18,28 @@ export interface CodeModeToolOptions {
 
 /** An `ai` tool taking `{code}` and running it through `codeMode.run`. */
 export declare function codeModeTool(codeMode: CodeMode, options?: CodeModeToolOptions): Tool<{ code: string }, CodeModeToolOutput>;
+
+// Sessions (docs/sessions.md): a session as the tools `bash`, `readFile`, `writeFile`.
+import type { Session } from '../../index';
+
+export type SessionToolOutput =
+  | { ok: true; exitCode: number | null; signal: string | null; stdout: string; stderr: string; truncated: boolean; timedOut: boolean }
+  | { ok: true; content: string; bytes: number; encoding?: 'base64' }
+  | { ok: true; bytes: number }
+  | { ok: false; error: { code: string; message: string } };
+
+export interface SessionToolOptions {
+  /** Per-command timeout for `bash` (ms); default the session manager's. */
+  timeoutMs?: number;
+  /** `readFile` cap (bytes); default 256 KiB. */
+  maxReadBytes?: number;
+  /** Sees every tool result. */
+  onResult?(result: { tool: 'bash' | 'readFile' | 'writeFile'; output: SessionToolOutput }): void;
+}
+
+/** The AI SDK tools `bash` ({command, cwd?}), `readFile` ({path}) and `writeFile` ({path, content}) bound to a session. */
+export declare function sessionTools(session: Session, options?: SessionToolOptions): {
+  bash: Tool<{ command: string; cwd?: string }, SessionToolOutput>;
+  readFile: Tool<{ path: string }, SessionToolOutput>;
+  writeFile: Tool<{ path: string; content: string }, SessionToolOutput>;
+};

@@ -6,6 +6,7 @@
 
 const { CordonError } = require('../errors');
 const { requirePeer, modelOutput, asParentId, CODE_INPUT_SCHEMA } = require('./peer');
+const { sessionToolSpecs } = require('./session-tools');
 
 const OPTION_KEYS = new Set(['mode', 'description', 'onResult']);
 
@@ -42,4 +43,20 @@ function codeModeTool(codeMode, options = {}) {
   });
 }
 
-module.exports = { codeModeTool };
+/**
+ * A session (sessions.acquire()) as the AI SDK tools `bash`, `readFile` and
+ * `writeFile` (docs/sessions.md); spread them into `tools`.
+ * @param {import('../../index').Session} session
+ * @param {{timeoutMs?: number, maxReadBytes?: number, onResult?: (r: {tool: string, output: object}) => void}} [options]
+ */
+function sessionTools(session, options = {}) {
+  const specs = sessionToolSpecs(session, options);
+  const { tool, jsonSchema } = requirePeer('ai', 'ai');
+  return Object.fromEntries(specs.map((spec) => [spec.name, tool({
+    description: spec.description,
+    inputSchema: jsonSchema(spec.inputSchema),
+    execute: (args) => spec.run(args),
+  })]));
+}
+
+module.exports = { codeModeTool, sessionTools };

@@ -29,5 +29,18 @@ export interface CodeModeMcpServerOptions {
 /** An MCP server with one tool that runs `{code}` in the sandbox; connect it to a transport. */
 export declare function createCodeModeMcpServer(codeMode: CodeMode, options?: CodeModeMcpServerOptions): Server;
 
-declare const adapter: { toolsFromMcpClient: typeof toolsFromMcpClient; createCodeModeMcpServer: typeof createCodeModeMcpServer };
+// Sessions (docs/sessions.md): a session as an MCP server with `bash`, `readFile`, `writeFile`.
+import type { Session } from '../../index.js';
+
+export interface SessionMcpServerOptions {
+  name?: string;
+  version?: string;
+  timeoutMs?: number;
+  maxReadBytes?: number;
+  onResult?(result: { tool: string; output: unknown }): void;
+}
+
+export declare function createSessionMcpServer(session: Session, options?: SessionMcpServerOptions): Server;
+
+declare const adapter: { toolsFromMcpClient: typeof toolsFromMcpClient; createCodeModeMcpServer: typeof createCodeModeMcpServer; createSessionMcpServer: typeof createSessionMcpServer };
 export default adapter;

@@ -28,3 +28,16 @@ export interface CodeModeMcpServerOptions {
 
 /** An MCP server with one tool that runs `{code}` in the sandbox; connect it to a transport. */
 export declare function createCodeModeMcpServer(codeMode: CodeMode, options?: CodeModeMcpServerOptions): Server;
+
+// Sessions (docs/sessions.md): a session as an MCP server with `bash`, `readFile`, `writeFile`.
+import type { Session } from '../../index';
+
+export interface SessionMcpServerOptions {
+  name?: string;
+  version?: string;
+  timeoutMs?: number;
+  maxReadBytes?: number;
+  onResult?(result: { tool: string; output: unknown }): void;
+}
+
+export declare function createSessionMcpServer(session: Session, options?: SessionMcpServerOptions): Server;

@@ -9,6 +9,7 @@
 
 const { CordonError } = require('../errors');
 const { requirePeer, modelOutput, CODE_INPUT_SCHEMA, MODEL_OUTPUT_SCHEMA } = require('./peer');
+const { sessionToolSpecs } = require('./session-tools');
 
 const SDK = '@modelcontextprotocol/sdk';
 /** listTools pages followed at most: a server cannot make us loop forever. */
@@ -133,4 +134,31 @@ function createCodeModeMcpServer(codeMode, options = {}) {
   return server;
 }
 
-module.exports = { toolsFromMcpClient, createCodeModeMcpServer };
+/**
+ * A session (sessions.acquire()) as an MCP server with the tools `bash`,
+ * `readFile` and `writeFile` (docs/sessions.md); connect it to a transport.
+ * @param {import('../../index').Session} session
+ * @param {{name?: string, version?: string, timeoutMs?: number, maxReadBytes?: number, onResult?: Function}} [options]
+ */
+function createSessionMcpServer(session, options = {}) {
+  const { name, version, ...toolOptions } = options;
+  const specs = sessionToolSpecs(session, toolOptions);
+  const { Server } = requirePeer(`${SDK}/server/index.js`, SDK);
+  const { ListToolsRequestSchema, CallToolRequestSchema } = requirePeer(`${SDK}/types.js`, SDK);
+  const server = new Server({ name: name ?? 'cordon-session', version: version ?? '0.1.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: specs.map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.inputSchema })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const spec = specs.find((s) => s.name === request.params.name);
+    if (spec === undefined) return { isError: true, content: [{ type: 'text', text: `unknown tool ${request.params.name}` }] };
+    const args = request.params.arguments ?? {};
+    const missing = spec.inputSchema.required.find((key) => typeof args[key] !== 'string');
+    if (missing !== undefined) return { isError: true, content: [{ type: 'text', text: `arguments.${missing} must be a string` }] };
+    const output = await spec.run(args);
+    return { isError: output.ok === false, structuredContent: output, content: [{ type: 'text', text: JSON.stringify(output) }] };
+  });
+  return server;
+}
+
+module.exports = { toolsFromMcpClient, createCodeModeMcpServer, createSessionMcpServer };

@@ -1,0 +1,143 @@
+'use strict';
+
+// Session commands in the warm sandbox: results, timeouts that kill the
+// command's group and keep the session, the shared output cap, background
+// handles, the concurrency bound, a full workspace, and an exec agent that
+// is killed, lies, or is impersonated (docs/sessions.md).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { sessionsSkipReason, managerFor, marker, pidsWithMarker, scope } = require('./sessions-support');
+const { eventually } = require('./spawn-support');
+
+const skip = sessionsSkipReason();
+
+test('exec returns exit code, stdout, stderr and duration, with cwd, env and stdin applied', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('exec'), 'u');
+  await session.exec(['/bin/mkdir', '-p', 'sub/dir']);
+  const result = await session.exec({ shell: 'bash', script: 'pwd; echo "$GREETING"; cat; echo oops >&2; exit 3' }, { cwd: 'sub/dir', env: { GREETING: 'hi' }, stdin: 'from stdin\n' });
+  assert.equal(result.exitCode, 3);
+  assert.equal(result.signal, null);
+  assert.equal(result.stdout, '/workspace/sub/dir\nhi\nfrom stdin\n');
+  assert.equal(result.stderr, 'oops\n');
+  assert.equal(result.truncated, false);
+  assert.equal(result.timedOut, false);
+  assert.ok(result.durationMs > 0);
+  const byName = await session.exec(['ls', '-d', '.']);
+  assert.equal(byName.stdout, '.\n', 'a bare program name resolves through the command PATH');
+  await assert.rejects(session.exec(['/no/such/program']), { code: 'ERR_CORDON_SESSION_COMMAND_FAILED' });
+  await assert.rejects(session.exec(['/bin/true'], { cwd: '../..' }), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' });
+  await assert.rejects(session.exec(['/bin/true'], { colour: 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  await assert.rejects(session.exec('/bin/true'), { code: 'ERR_CORDON_INVALID_COMMAND' });
+  assert.equal((await session.exec(['/bin/true'])).exitCode, 0, 'the session still works');
+});
+
+test('a command that never ends is killed at timeoutMs with its whole process group, and the session stays usable', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('timeout'), 'u');
+  const tag = marker('hang');
+  const result = await session.exec({ shell: 'bash', script: `(exec -a ${tag} sleep 300) & (exec -a ${tag} sleep 300) & echo started; wait` }, { timeoutMs: 500 });
+  assert.equal(result.timedOut, true);
+  assert.equal(result.signal, 'SIGKILL');
+  assert.equal(result.stdout, 'started\n');
+  assert.ok(await eventually(() => pidsWithMarker(tag).length === 0, 5000), 'every process of the group is gone');
+  assert.equal((await session.exec(['/bin/echo', 'still here'])).stdout, 'still here\n');
+});
+
+test('a command that floods stdout and stderr is capped on both together before retention, and the session stays usable', { skip }, async (t) => {
+  const { manager } = managerFor(t, { outputBytes: 64 * 1024 });
+  const session = await manager.acquire(scope('flood'), 'u');
+  const result = await session.exec({ shell: 'bash', script: 'head -c 3000000 /dev/zero | tr "\\0" o & head -c 3000000 /dev/zero | tr "\\0" e >&2; wait' });
+  assert.equal(result.exitCode, 0);
+  assert.equal(result.truncated, true);
+  assert.equal(result.stdout.length + result.stderr.length, 64 * 1024, 'exactly the cap is kept, across both streams');
+  assert.equal(result.outputBytes, 6_000_000, 'everything was seen and counted');
+  const small = await session.exec(['/bin/echo', 'ok']);
+  assert.deepEqual([small.stdout, small.truncated], ['ok\n', false]);
+});
+
+test('start() runs a command in the background: its (Unix socket) server is reachable from the next command, and kill() ends it', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('bg'), 'u');
+  let listening;
+  const ready = new Promise((resolve) => { listening = resolve; });
+  const server = await session.start(['/usr/bin/python3', '-c', [
+    'import socket', 's=socket.socket(socket.AF_UNIX)', "s.bind('server.sock')", 's.listen()', 'print("listening", flush=True)',
+    'while True:', '  c,_=s.accept()', '  c.sendall(b"hello from the background\\n")', '  c.close()',
+  ].join('\n')], { onStdout: (chunk) => String(chunk).includes('listening') && listening() });
+  await ready;
+  assert.ok(Number.isInteger(server.pid) && server.pid > 0);
+  const client = await session.exec(['/usr/bin/python3', '-c', [
+    'import socket', 'c=socket.socket(socket.AF_UNIX)', "c.connect('server.sock')", 'print(c.recv(100).decode(), end="")',
+  ].join('\n')]);
+  assert.equal(client.stdout, 'hello from the background\n', client.stderr);
+  server.kill('SIGKILL');
+  const ended = await server.wait();
+  assert.equal(ended.signal, 'SIGKILL');
+  assert.match(ended.stdout, /listening/);
+});
+
+test('commands past maxCommands are refused with ERR_CORDON_SESSION_BUSY, and admitted again once one ends', { skip }, async (t) => {
+  const { manager } = managerFor(t, { maxCommands: 2 });
+  const session = await manager.acquire(scope('busy'), 'u');
+  const a = await session.start(['/bin/sleep', '30']);
+  const b = await session.start(['/bin/sleep', '30']);
+  await assert.rejects(session.exec(['/bin/true']), { code: 'ERR_CORDON_SESSION_BUSY' });
+  a.kill('SIGKILL');
+  await a.wait();
+  assert.equal((await session.exec(['/bin/true'])).exitCode, 0);
+  b.kill('SIGKILL');
+});
+
+test('a command that fills the workspace hits the quota (ENOSPC), the host is unaffected, and the session stays usable', { skip }, async (t) => {
+  const { manager } = managerFor(t, { workspaceBytes: 4 << 20 });
+  const session = await manager.acquire(scope('full'), 'u');
+  const result = await session.exec({ shell: 'bash', script: 'head -c 64000000 /dev/zero > big; echo "rc=$?"; stat -c %s big' });
+  assert.match(result.stderr, /No space left on device/);
+  assert.ok(Number(result.stdout.split('\n')[1]) <= 4 << 20, result.stdout);
+  await assert.rejects(session.writeFile('more.txt', Buffer.alloc(1 << 20)), { code: 'ERR_CORDON_SESSION_WORKSPACE_FULL' });
+  await session.exec(['/bin/rm', 'big']);
+  assert.equal((await session.exec({ shell: 'bash', script: 'echo fits > small; cat small' })).stdout, 'fits\n');
+});
+
+test('a command that kills the exec agent ends the session with ERR_CORDON_SESSION_AGENT_FAILED and a receipt', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('kill-agent'), 'u');
+  const pending = session.exec(['/bin/sleep', '30']);
+  await assert.rejects(session.exec({ shell: 'bash', script: 'kill -9 $PPID; sleep 5' }), { code: 'ERR_CORDON_SESSION_AGENT_FAILED' });
+  await assert.rejects(pending, { code: 'ERR_CORDON_SESSION_AGENT_FAILED' });
+  assert.ok(await eventually(() => session.receipt !== null, 10_000));
+  assert.equal(session.receipt.endReason, 'agent-failed');
+  assert.equal(session.receipt.failure.code, 'ERR_CORDON_SESSION_AGENT_FAILED');
+  assert.equal(session.receipt.workspace.removed, true);
+  await assert.rejects(session.exec(['/bin/true']), { code: 'ERR_CORDON_SESSION_ENDED' });
+  assert.equal(manager.size, 0);
+});
+
+test('a command cannot reach the agent channel to impersonate the agent', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('impersonate'), 'u');
+  const result = await session.exec({ shell: 'bash', script: '[ -e /proc/$$/fd/3 ] && echo HAS-FD-3; readlink /proc/$$/fd/* | grep -c socket; (exec 9<>/proc/$PPID/fd/3) 2>&1 && echo OPENED; printf "\\0\\0\\0\\5\\24\\0\\0\\0\\1" >&3 2>&1 || echo no-fd-3' });
+  assert.doesNotMatch(result.stdout, /HAS-FD-3|OPENED/);
+  assert.match(result.stdout, /^0\n/, 'the command holds no socket at all');
+  assert.match(result.stdout, /No such device or address/, 'the agent socket cannot be reopened through /proc');
+  assert.match(result.stdout, /no-fd-3/);
+  assert.equal((await session.exec(['/bin/echo', 'ok'])).stdout, 'ok\n');
+});
+
+test('an exec agent that lies (a frame announcing 4 GiB) ends the session with ERR_CORDON_SESSION_AGENT_FAILED, a receipt, and no workspace', { skip }, async (t) => {
+  const liar = path.join(__dirname, 'fixtures', 'lying-exec-agent');
+  const { manager, root } = managerFor(t, { agentPath: liar });
+  const session = await manager.acquire(scope('liar'), 'u');
+  assert.ok(await eventually(() => session.receipt !== null, 10_000), 'the lie ended the session');
+  assert.equal(session.receipt.endReason, 'agent-failed');
+  assert.equal(session.receipt.failure.code, 'ERR_CORDON_SESSION_AGENT_FAILED');
+  assert.match(session.receipt.failure.message, /invalid frame: frame length 4294967295/);
+  assert.equal(session.receipt.sandbox.receipt.stop.containmentConfirmed, true);
+  await assert.rejects(session.exec(['/bin/true']), { code: 'ERR_CORDON_SESSION_ENDED' });
+  assert.deepEqual(fs.readdirSync(root), []);
+  assert.equal(manager.size, 0);
+});

@@ -1,0 +1,106 @@
+'use strict';
+
+// Host-side file tools beneath a session workspace: binary-safe, capped,
+// atomic, and never following a link or opening a FIFO, socket or device
+// the sandbox planted, even while the sandbox races a symlink swap
+// (docs/sessions.md).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const { sessionsSkipReason, managerFor, scope } = require('./sessions-support');
+
+const skip = sessionsSkipReason();
+
+test('writeFile and readFile round-trip binary data, owned by the session uid and usable by its commands', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('files'), 'u');
+  const data = crypto.randomBytes(200_000);
+  assert.deepEqual(await session.writeFile('blob.bin', data), { bytes: data.length });
+  assert.ok((await session.readFile('blob.bin', { maxBytes: data.length })).equals(data));
+  assert.equal(fs.statSync(`${session.workspace}/blob.bin`).uid, session.ownerUid);
+  const sum = await session.exec({ shell: 'bash', script: 'sha256sum blob.bin | cut -d" " -f1; echo appended >> blob.bin && echo writable' });
+  assert.equal(sum.stdout, `${crypto.createHash('sha256').update(data).digest('hex')}\nwritable\n`);
+  await session.exec(['/bin/mkdir', '-p', 'a/b']);
+  await session.writeFile('a/b/c.txt', 'deep');
+  assert.equal((await session.readFile('./a/b/c.txt')).toString(), 'deep');
+  assert.deepEqual((await session.list('a')).map((e) => [e.name, e.type]), [['b', 'directory']]);
+  assert.deepEqual(await session.remove('a/b/c.txt'), { removed: 'file' });
+  await assert.rejects(session.readFile('a/b/c.txt'), { code: 'ERR_CORDON_SESSION_FILE_NOT_FOUND' });
+});
+
+test('paths with .., absolute paths and NUL are refused with ERR_CORDON_SESSION_PATH_REFUSED before anything is opened', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('paths'), 'u');
+  for (const bad of ['../x', 'a/../../x', '/etc/passwd', 'a\0b', '', 'a/./b', 42]) {
+    await assert.rejects(session.readFile(bad), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' }, String(bad));
+    await assert.rejects(session.writeFile(bad, 'x'), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' }, String(bad));
+  }
+});
+
+test('readFile past maxBytes is refused with ERR_CORDON_SESSION_FILE_TOO_LARGE', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('cap'), 'u');
+  await session.exec({ shell: 'bash', script: 'head -c 5000 /dev/zero > five-k' });
+  await assert.rejects(session.readFile('five-k', { maxBytes: 4999 }), { code: 'ERR_CORDON_SESSION_FILE_TOO_LARGE' });
+  assert.equal((await session.readFile('five-k', { maxBytes: 5000 })).length, 5000);
+});
+
+test('symlinks, FIFOs, sockets and hard links a sandbox plants never make the host tools leave the workspace or block', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('planted'), 'u');
+  const hostSecret = fs.mkdtempSync('/tmp/cordon-host-secret-');
+  fs.writeFileSync(`${hostSecret}/secret`, 'HOST SECRET');
+  t.after(() => fs.rmSync(hostSecret, { recursive: true, force: true }));
+  const planted = await session.exec({ shell: 'bash', script: [
+    `ln -s ${hostSecret}/secret link`, `ln -s ${hostSecret} dirlink`, 'mkfifo fifo',
+    'python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\'sock\')"',
+    'echo inside > real; ln real hard', `ln /etc/hostname outside-hard 2>/dev/null || echo no-cross-link`,
+    'mknod dev c 1 3 2>/dev/null || echo no-mknod',
+  ].join('; ') });
+  assert.match(planted.stdout, /no-cross-link/);
+  assert.match(planted.stdout, /no-mknod/);
+  await assert.rejects(session.readFile('link'), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' });
+  await assert.rejects(session.readFile('dirlink/secret'), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' });
+  await assert.rejects(session.writeFile('dirlink/secret', 'overwritten'), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' });
+  await assert.rejects(session.readFile('fifo'), { code: 'ERR_CORDON_SESSION_FILE_TYPE_REFUSED' });
+  await assert.rejects(session.readFile('sock'), { code: 'ERR_CORDON_SESSION_FILE_TYPE_REFUSED' });
+  assert.equal((await session.readFile('hard')).toString(), 'inside\n', 'a hard link within the workspace is just a file');
+  // Writing over a planted link replaces the link, never the host file it names.
+  await session.writeFile('link', 'replaced');
+  assert.equal(fs.readFileSync(`${hostSecret}/secret`, 'utf8'), 'HOST SECRET');
+  assert.equal((await session.readFile('link')).toString(), 'replaced');
+  const kinds = Object.fromEntries((await session.list('')).map((e) => [e.name, e.type]));
+  assert.deepEqual([kinds.dirlink, kinds.fifo, kinds.sock, kinds.link], ['symlink', 'fifo', 'socket', 'file']);
+  assert.deepEqual(await session.remove('dirlink'), { removed: 'symlink' });
+  assert.ok(fs.existsSync(`${hostSecret}/secret`), 'removing a link never removes its target');
+});
+
+test('a sandbox racing a symlink swap against readFile never gets the host file read', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('race'), 'u');
+  const hostSecret = fs.mkdtempSync('/tmp/cordon-host-secret-');
+  fs.writeFileSync(`${hostSecret}/f`, 'HOST SECRET');
+  t.after(() => fs.rmSync(hostSecret, { recursive: true, force: true }));
+  await session.exec(['/bin/mkdir', 'd', 'real']);
+  await session.exec({ shell: 'bash', script: 'echo inside > real/f' });
+  // The swapper flips `d` between a real directory and a link to the host directory.
+  const swapper = await session.start({ shell: 'bash', script: `ln -s ${hostSecret} evil; while :; do mv -T real d; mv -T d real; ln -sfn ${hostSecret} d; rm -f d; done` });
+  let inside = 0;
+  let refused = 0;
+  for (let i = 0; i < 400; i += 1) {
+    try {
+      const got = (await session.readFile('d/f')).toString();
+      assert.equal(got, 'inside\n');
+      inside += 1;
+    } catch (error) {
+      assert.ok(['ERR_CORDON_SESSION_PATH_REFUSED', 'ERR_CORDON_SESSION_FILE_NOT_FOUND'].includes(error.code), `${error.code}: ${error.message}`);
+      refused += 1;
+    }
+  }
+  swapper.kill('SIGKILL');
+  await swapper.wait();
+  assert.equal(inside + refused, 400);
+  assert.ok(refused > 0, 'the race was actually run: some reads met the link');
+});

@@ -1,0 +1,48 @@
+'use strict';
+
+// A session's network: none by default; with an allowlist, the launcher's
+// mediated engine (its proxy variables reach every command), and no
+// wildcard or IP literal in that allowlist (docs/sessions.md). Only
+// loopback addresses are used.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const http = require('node:http');
+const { createSessionManager } = require('..');
+const { sessionsSkipReason, managerFor, scope } = require('./sessions-support');
+
+const skip = sessionsSkipReason();
+
+test('a session allowlist with a wildcard or an IP literal is refused before anything is created', () => {
+  const root = fs.mkdtempSync('/tmp/cordon-sessions-net-');
+  fs.rmdirSync(root);
+  for (const allow of [['*:443'], ['*.example.com:443'], ['1.2.3.4:443'], ['[::1]:80'], [{ host: '127.0.0.1', port: 80, allowPrivateAddresses: true }], [{ host: '::1', port: 80 }], []]) {
+    assert.throws(() => createSessionManager({ secret: crypto.randomBytes(32), root, authorize: () => true, network: { allow } }), { code: 'ERR_CORDON_INVALID_OPTIONS' }, JSON.stringify(allow));
+  }
+  assert.ok(!fs.existsSync(root), 'a refused option created no sessions root');
+});
+
+test('without a network option a session command cannot open an internet socket', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('no-net'), 'u');
+  const result = await session.exec(['/usr/bin/python3', '-c', 'import socket\ntry:\n  socket.socket()\n  print("socket")\nexcept OSError as e:\n  print("refused", e.errno)']);
+  assert.equal(result.stdout, 'refused 1\n', result.stderr);
+});
+
+test('a session with an allowlist reaches an allowed destination through the mediated proxy, and nothing else', { skip }, async (t) => {
+  const server = http.createServer((req, res) => res.end(`hello ${req.url}`));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { port } = server.address();
+  const { manager } = managerFor(t, { network: { allow: [{ host: 'localhost', port, allowPrivateAddresses: true }] } });
+  const session = await manager.acquire(scope('net'), 'u');
+  const fetch = (url) => session.exec(['/usr/bin/python3', '-c', `import urllib.request\ntry:\n  print(urllib.request.urlopen(${JSON.stringify(url)}, timeout=10).read().decode())\nexcept Exception as e:\n  print("refused", type(e).__name__)`]);
+  const allowed = await fetch(`http://localhost:${port}/turn-1`);
+  assert.equal(allowed.stdout, 'hello /turn-1\n', allowed.stderr);
+  const other = await fetch(`http://localhost:${port + 1 === 65536 ? port - 1 : port + 1}/`);
+  assert.match(other.stdout, /^refused/);
+  const literal = await fetch(`http://127.0.0.1:${port}/`);
+  assert.match(literal.stdout, /^refused/, 'an address the allowlist does not name is refused');
+});

@@ -1,0 +1,45 @@
+'use strict';
+
+// Shared helpers of the sessions-*.test.js suites: a manager over a fresh
+// sessions root (removed afterwards), and checks that a session left
+// nothing behind.
+
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { createSessionManager } = require('..');
+const { pidsWithMarker } = require('./spawn-support');
+
+/** Sessions need a root provider (the workspace quota is a tmpfs only root mounts) and bwrap. */
+function sessionsSkipReason() {
+  if (process.geteuid() !== 0) return 'sessions need a root provider: the workspace quota is a tmpfs only root can mount';
+  if (!['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'].some((p) => fs.existsSync(p))) return 'bubblewrap is not installed';
+  return false;
+}
+
+/** A manager over a fresh root; `t.after` ends its sessions and removes the root. */
+function managerFor(t, options = {}) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-sessions-test-'));
+  const manager = createSessionManager({ secret: crypto.randomBytes(32), root, authorize: () => true, ...options });
+  t.after(async () => {
+    await manager.endAll();
+    // A session whose end() kept its workspace (containment not confirmed) must not outlive the test run.
+    for (const entry of fs.readdirSync(root)) {
+      if (mountedAt(path.join(root, entry))) execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
+    }
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  return { manager, root };
+}
+
+/** True when `dir` is a mount point in this mount namespace. */
+function mountedAt(dir) {
+  return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((line) => line.split(' ')[4] === dir);
+}
+
+/** A unique marker for a command line, so the test can find its processes on the host. */
+const marker = (label) => `cordon-sessions-${label}-${crypto.randomBytes(4).toString('hex')}`;
+
+module.exports = { sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };

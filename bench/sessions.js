@@ -1,0 +1,112 @@
+'use strict';
+
+// Section 9: sessions (docs/sessions.md), each contestant interleaved with
+// its peers in the same loop.
+//   9 command: raw bwrap /bin/true  vs  spawnIsolated(['/bin/true'])  vs
+//     session.exec(['/bin/true']) in a warm session (goal: <= 2 ms, <= 0.1x
+//     a cold sandbox)
+//   9 create: spawnIsolated(['/bin/true'])  vs  acquire() of a new session
+//     (tmpfs mount + sandbox + agent READY) followed by nothing
+//   9 files: fs.writeFile/readFile  vs  session.writeFile/readFile, 4 KiB and
+//     4 MiB, on the same workspace directory
+// Needs a root provider (the workspace quota is a tmpfs); skipped otherwise.
+
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnIsolated, readOnly, createSessionManager } = require('..');
+const { BWRAP, rawBwrap, timeChild } = require('./peers');
+const { sectionRows, nowMs } = require('./stats');
+
+async function timed(work) {
+  const started = nowMs();
+  await work();
+  return nowMs() - started;
+}
+
+async function spawnTrue() {
+  const execution = spawnIsolated(['/bin/true'], { policy: readOnly() });
+  execution.protocol.resume();
+  execution.stderr.resume();
+  const { returncode } = await execution.wait();
+  if (returncode !== 0) throw new Error(`spawnIsolated(/bin/true) exited ${returncode}`);
+}
+
+async function command(manager, { iterations, warmup }) {
+  const session = await manager.acquire({ tenant: 'bench', conversation: 'warm' }, 'bench');
+  const raw = rawBwrap('/bin/true');
+  const samples = { bwrap: [], spawn: [], exec: [] };
+  try {
+    for (let i = 0; i < warmup + iterations; i += 1) {
+      const b = await timeChild(BWRAP, raw.argv);
+      const s = await timed(spawnTrue);
+      const e = await timed(async () => {
+        const r = await session.exec(['/bin/true']);
+        if (r.exitCode !== 0) throw new Error(`session exec /bin/true: ${r.exitCode}`);
+      });
+      if (i >= warmup) { samples.bwrap.push(b); samples.spawn.push(s); samples.exec.push(e); }
+    }
+  } finally {
+    raw.cleanup();
+    await session.end();
+  }
+  return sectionRows('9 session command', 'ms', [
+    ['raw bwrap /bin/true', samples.bwrap],
+    ['spawnIsolated /bin/true', samples.spawn],
+    ['session.exec /bin/true (warm)', samples.exec],
+  ]);
+}
+
+async function create(manager, { creations }) {
+  const samples = { spawn: [], create: [] };
+  for (let i = 0; i < creations; i += 1) {
+    samples.spawn.push(await timed(spawnTrue));
+    let session;
+    samples.create.push(await timed(async () => {
+      session = await manager.acquire({ tenant: 'bench', conversation: `new-${i}` }, 'bench');
+    }));
+    await session.end();
+  }
+  return sectionRows('9 session create', 'ms', [['spawnIsolated /bin/true', samples.spawn], ['acquire() new session', samples.create]]);
+}
+
+async function files(manager, { fileRuns }) {
+  const session = await manager.acquire({ tenant: 'bench', conversation: 'files' }, 'bench');
+  const rows = [];
+  try {
+    for (const [label, bytes] of [['4 KiB', 4 << 10], ['4 MiB', 4 << 20]]) {
+      const data = crypto.randomBytes(bytes);
+      const plain = path.join(session.workspace, 'plain.bin');
+      const samples = { fsWrite: [], fsRead: [], write: [], read: [] };
+      for (let i = 0; i < fileRuns; i += 1) {
+        samples.fsWrite.push(await timed(() => fs.promises.writeFile(plain, data)));
+        samples.write.push(await timed(() => session.writeFile('tool.bin', data)));
+        samples.fsRead.push(await timed(() => fs.promises.readFile(plain)));
+        samples.read.push(await timed(() => session.readFile('tool.bin', { maxBytes: bytes })));
+      }
+      rows.push(...sectionRows(`9 writeFile ${label}`, 'ms', [['fs.promises.writeFile', samples.fsWrite], ['session.writeFile', samples.write]]));
+      rows.push(...sectionRows(`9 readFile ${label}`, 'ms', [['fs.promises.readFile', samples.fsRead], ['session.readFile', samples.read]]));
+    }
+  } finally {
+    await session.end();
+  }
+  return rows;
+}
+
+async function sessions(config) {
+  if (process.geteuid() !== 0) {
+    console.log('section 9 (sessions) skipped: it needs a root provider (the workspace quota is a tmpfs)');
+    return [];
+  }
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-sessions-'));
+  const manager = createSessionManager({ secret: crypto.randomBytes(32), root, authorize: () => true, workspaceBytes: 64 << 20 });
+  try {
+    return [...(await command(manager, config)), ...(await create(manager, config)), ...(await files(manager, config))];
+  } finally {
+    await manager.endAll();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+module.exports = { sessions };

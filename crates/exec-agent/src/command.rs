@@ -1,0 +1,219 @@
+//! One command: spawned as the leader of its own process group, its stdout
+//! and stderr pumped to the host in bounded chunks, its exit reported after
+//! the last chunk. Steps: spawn (new process group, explicit env, cwd) →
+//! `STARTED` → one pump thread per stream and a waiter → on exit the pumps
+//! drain what is already buffered for at most `DRAIN_MS` (a background
+//! process may hold the pipes open forever) → `EXIT`.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::Deserialize;
+
+use crate::frame::{self, Writer};
+
+/// Commands one agent runs at once (the host's own bound is lower).
+pub const MAX_COMMANDS: usize = 64;
+/// After the command exited, how long its pipes are still read (ms): what
+/// it wrote just before exiting arrives; a background process that keeps
+/// the pipe open does not keep the command from settling.
+const DRAIN_MS: u64 = 100;
+/// Poll period of a pump (ms): how soon it notices the command exited.
+const PUMP_POLL_MS: u16 = 20;
+
+/// An `EXEC` frame's JSON payload.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecRequest {
+    pub argv: Vec<String>,
+    pub cwd: String,
+    pub env: Vec<(String, String)>,
+    /// A `STDIN` frame with the whole input follows; else stdin is /dev/null.
+    pub stdin: bool,
+}
+
+struct Running {
+    pgid: i32,
+    stdin: Option<ChildStdin>,
+}
+
+pub type Out = Arc<Writer<std::fs::File>>;
+
+/// The live commands, by the host's id.
+#[derive(Default, Clone)]
+pub struct Table(Arc<Mutex<HashMap<u32, Running>>>);
+
+impl Table {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<u32, Running>) -> T) -> T {
+        match self.0.lock() {
+            Ok(mut map) => f(&mut map),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+
+    /// Signals a command's group (only SIGINT, SIGTERM, SIGKILL are sent).
+    pub fn signal(&self, id: u32, signal: u8) {
+        let signal = match i32::from(signal) {
+            2 => Signal::SIGINT,
+            15 => Signal::SIGTERM,
+            _ => Signal::SIGKILL,
+        };
+        if let Some(pgid) = self.with(|m| m.get(&id).map(|r| r.pgid)) {
+            let _ = killpg(Pid::from_raw(pgid), signal);
+        }
+    }
+
+    /// Hands `data` to the command's stdin on a thread of its own (the
+    /// command may never read it), then closes it.
+    pub fn feed(&self, id: u32, data: Vec<u8>) {
+        if let Some(mut stdin) = self.with(|m| m.get_mut(&id).and_then(|r| r.stdin.take())) {
+            thread::spawn(move || {
+                let _ = stdin.write_all(&data);
+            });
+        }
+    }
+
+    /// SIGKILL to every live group: the host is gone.
+    pub fn kill_all(&self) {
+        for pgid in self.with(|m| m.values().map(|r| r.pgid).collect::<Vec<_>>()) {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+}
+
+fn refuse(out: &Out, id: u32, message: &str) -> io::Result<()> {
+    out.send(
+        frame::EXIT,
+        id,
+        &frame::exit_payload(frame::SPAWN_FAILED, 0, message),
+    )
+}
+
+/// Starts command `id`; a refusal or spawn failure is reported as its `EXIT`.
+pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()> {
+    let request: ExecRequest = match serde_json::from_slice(payload) {
+        Ok(r) => r,
+        Err(e) => return refuse(out, id, &format!("invalid exec request: {e}")),
+    };
+    if id == 0 || table.with(|m| m.contains_key(&id)) {
+        return refuse(out, id, "command id 0 or already in use");
+    }
+    if table.with(|m| m.len()) >= MAX_COMMANDS {
+        return refuse(out, id, "too many commands running in this session");
+    }
+    let Some((program, args)) = request.argv.split_first() else {
+        return refuse(out, id, "empty argv");
+    };
+    let spawned = Command::new(program)
+        .args(args)
+        .current_dir(&request.cwd)
+        // The agent's own environment is the launcher's (empty, or the
+        // mediated network's proxy variables); the host's entries go over it.
+        .envs(request.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if request.stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group: a timeout kills the command and what it started.
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => return refuse(out, id, &format!("spawn {program}: {e}")),
+    };
+    let pid = child.id();
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return refuse(out, id, "spawned without pipes");
+    };
+    let stdin = child.stdin.take();
+    table.with(|m| {
+        m.insert(
+            id,
+            Running {
+                pgid: pid as i32,
+                stdin,
+            },
+        )
+    });
+    out.send(frame::STARTED, id, &pid.to_be_bytes())?;
+    let exited = Arc::new(AtomicBool::new(false));
+    let pumps = [
+        spawn_pump(stdout, frame::STDOUT, id, out, &exited),
+        spawn_pump(stderr, frame::STDERR, id, out, &exited),
+    ];
+    let (table, out) = (table.clone(), out.clone());
+    thread::spawn(move || {
+        let status = child.wait();
+        exited.store(true, Ordering::SeqCst);
+        for pump in pumps {
+            let _ = pump.join();
+        }
+        table.with(|m| m.remove(&id));
+        let payload = match status {
+            Ok(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => frame::exit_payload(frame::EXITED, code, ""),
+                (None, Some(sig)) => frame::exit_payload(frame::SIGNALED, sig, ""),
+                (None, None) => frame::exit_payload(frame::SPAWN_FAILED, 0, "unknown status"),
+            },
+            Err(e) => frame::exit_payload(frame::SPAWN_FAILED, 0, &format!("wait: {e}")),
+        };
+        let _ = out.send(frame::EXIT, id, &payload);
+    });
+    Ok(())
+}
+
+fn spawn_pump<R: Read + AsFd + Send + 'static>(
+    pipe: R,
+    kind: u8,
+    id: u32,
+    out: &Out,
+    exited: &Arc<AtomicBool>,
+) -> thread::JoinHandle<()> {
+    let (out, exited) = (out.clone(), exited.clone());
+    thread::spawn(move || pump(pipe, kind, id, &out, &exited))
+}
+
+fn pump<R: Read + AsFd>(mut pipe: R, kind: u8, id: u32, out: &Out, exited: &AtomicBool) {
+    let mut buf = vec![0u8; frame::MAX_CHUNK_BYTES];
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        if drain_until.is_none() && exited.load(Ordering::SeqCst) {
+            drain_until = Some(Instant::now() + Duration::from_millis(DRAIN_MS));
+        }
+        if drain_until.is_some_and(|t| Instant::now() >= t) {
+            return;
+        }
+        let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(PUMP_POLL_MS)) {
+            Ok(0) if drain_until.is_some() => return,
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(_) => return,
+        }
+        match pipe.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if out.send(kind, id, &buf[..n]).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,88 @@
+'use strict';
+
+// A session command as the caller states it → what the agent is sent:
+// `argv` (absolute program or a name the command's PATH resolves) or
+// `{shell: 'bash'|'sh', script}`, and options checked strictly (unknown
+// keys refused). cwd is relative to the workspace and may not climb out.
+
+const { CordonError } = require('../errors');
+const { checkRelativePath } = require('./relative-path');
+
+const SHELLS = Object.freeze({ bash: '/bin/bash', sh: '/bin/sh' });
+const OPTION_KEYS = new Set(['cwd', 'env', 'stdin', 'timeoutMs', 'onStdout', 'onStderr']);
+/** The commands' environment unless the caller overrides a name. */
+const DEFAULT_ENV = Object.freeze({ PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/workspace', LANG: 'C.UTF-8' });
+/** Largest stdin handed to a command in one go (bytes): one agent frame. */
+const MAX_STDIN_BYTES = 1 << 20;
+/** Largest argv + env (bytes of JSON): the agent's frame bound, with room. */
+const MAX_REQUEST_BYTES = 512 * 1024;
+/** Longest per-command timeout (ms): JavaScript's timer bound. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+function invalid(message) {
+  return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
+}
+
+function toArgv(command) {
+  if (Array.isArray(command)) {
+    if (command.length === 0 || !command.every((a) => typeof a === 'string' && !a.includes('\0'))) {
+      throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'command must be a non-empty array of strings without NUL');
+    }
+    return [...command];
+  }
+  if (command !== null && typeof command === 'object' && typeof command.script === 'string') {
+    const shell = SHELLS[command.shell ?? 'bash'];
+    if (shell === undefined) throw new CordonError('ERR_CORDON_INVALID_COMMAND', `shell must be one of ${Object.keys(SHELLS).join(', ')}`);
+    if (command.script.includes('\0')) throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'script must not contain NUL');
+    return [shell, '-c', command.script];
+  }
+  throw new CordonError('ERR_CORDON_INVALID_COMMAND', "command must be an argv array or {shell: 'bash', script}");
+}
+
+function toEnv(env = {}) {
+  if (env === null || typeof env !== 'object' || Array.isArray(env)) throw invalid('env must be an object of strings');
+  const merged = { ...DEFAULT_ENV };
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || typeof value !== 'string' || value.includes('\0')) throw invalid(`env.${name}: names are [A-Za-z_][A-Za-z0-9_]*, values strings without NUL`);
+    merged[name] = value;
+  }
+  return Object.entries(merged);
+}
+
+function toStdin(stdin) {
+  if (stdin === undefined) return undefined;
+  const bytes = typeof stdin === 'string' ? Buffer.from(stdin, 'utf8') : stdin;
+  if (!Buffer.isBuffer(bytes) && !(bytes instanceof Uint8Array)) throw invalid('stdin must be a string, Buffer or Uint8Array');
+  if (bytes.length > MAX_STDIN_BYTES) throw invalid(`stdin is ${bytes.length} bytes; at most ${MAX_STDIN_BYTES}`);
+  return Buffer.from(bytes);
+}
+
+/**
+ * @returns {{argv: string[], cwd: string, env: [string, string][], stdin?: Buffer, timeoutMs?: number,
+ *   onStdout?: Function, onStderr?: Function}}
+ */
+function commandSpec(command, options = {}, defaults = {}) {
+  if (options === null || typeof options !== 'object') throw invalid('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) throw invalid(`unknown command option "${key}"; known: ${[...OPTION_KEYS].join(', ')}`);
+  }
+  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
+  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)) throw invalid(`timeoutMs must be an integer from 1 to ${MAX_TIMEOUT_MS}`);
+  for (const key of ['onStdout', 'onStderr']) {
+    if (options[key] !== undefined && typeof options[key] !== 'function') throw invalid(`${key} must be a function`);
+  }
+  const cwd = options.cwd === undefined || options.cwd === '.' ? '' : checkRelativePath(options.cwd, 'cwd');
+  const spec = {
+    argv: toArgv(command),
+    cwd: cwd === '' ? '/workspace' : `/workspace/${cwd}`,
+    env: toEnv(options.env),
+    stdin: toStdin(options.stdin),
+    timeoutMs,
+    onStdout: options.onStdout,
+    onStderr: options.onStderr,
+  };
+  if (Buffer.byteLength(JSON.stringify([spec.argv, spec.env]), 'utf8') > MAX_REQUEST_BYTES) throw invalid(`argv and env exceed ${MAX_REQUEST_BYTES} bytes`);
+  return spec;
+}
+
+module.exports = { commandSpec, DEFAULT_ENV };

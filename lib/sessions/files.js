@@ -1,0 +1,181 @@
+'use strict';
+
+// File tools on the host, beneath a session workspace, never following a
+// link the sandbox planted. Every step is relative to a directory already
+// open: `/proc/self/fd/<dirfd>/<name>` resolves the magic link to that very
+// directory (not a path the sandbox can swap) and then looks `name` up in
+// it, so with O_NOFOLLOW (and O_DIRECTORY for directories) it is
+// openat(dirfd, name, O_NOFOLLOW): a symlink anywhere fails with ELOOP, a
+// swap between check and use finds nothing to follow. The kind of what was
+// opened is judged by fstat on the open descriptor, never by a path.
+// Opens use O_NONBLOCK, so a FIFO never blocks the provider, and the
+// workspace is mounted nodev, so no device node can be opened at all.
+
+const crypto = require('node:crypto');
+const fsp = require('node:fs/promises');
+const { constants: C } = require('node:fs');
+const { CordonError } = require('../errors');
+const { checkRelativePath } = require('./relative-path');
+
+/** readFile's default cap (bytes). */
+const DEFAULT_READ_BYTES = 1 << 20;
+/** Largest read or write (bytes) however asked: one buffer in the provider. */
+const MAX_FILE_BYTES = 64 << 20;
+/** Entries list() returns at most. */
+const MAX_LIST_ENTRIES = 10_000;
+
+const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_CLOEXEC;
+const READ_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY | C.O_CLOEXEC;
+const CREATE_FLAGS = C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW | C.O_CLOEXEC;
+
+function fileError(code, message, cause) {
+  return new CordonError(code, message, cause === undefined ? {} : { cause });
+}
+
+/** A system error of an fd-relative step → a coded error naming the workspace path. */
+function mapError(error, rel) {
+  switch (error?.code) {
+    case 'ELOOP': return fileError('ERR_CORDON_SESSION_PATH_REFUSED', `${rel}: a symbolic link is in the way; links are never followed`, error);
+    case 'ENOENT': return fileError('ERR_CORDON_SESSION_FILE_NOT_FOUND', `${rel}: no such file or directory in the workspace`, error);
+    case 'ENOTDIR': return fileError('ERR_CORDON_SESSION_PATH_REFUSED', `${rel}: a path segment is not a directory`, error);
+    case 'EISDIR': return fileError('ERR_CORDON_SESSION_FILE_TYPE_REFUSED', `${rel}: is a directory`, error);
+    case 'ENXIO': case 'EACCES': case 'EPERM': case 'EOPNOTSUPP':
+      return fileError('ERR_CORDON_SESSION_FILE_TYPE_REFUSED', `${rel}: not a regular file or directory the file tools may open (${error.code})`, error);
+    case 'ENOSPC': case 'EDQUOT': return fileError('ERR_CORDON_SESSION_WORKSPACE_FULL', `${rel}: the session workspace is full (its quota)`, error);
+    default: return error instanceof CordonError ? error : fileError('ERR_CORDON_SESSION_FILE_FAILED', `${rel}: ${error?.message ?? error}`, error);
+  }
+}
+
+const at = (dir, name) => `/proc/self/fd/${dir.fd}/${name}`;
+
+function kindOf(stat) {
+  if (stat.isFile()) return 'file';
+  if (stat.isDirectory()) return 'directory';
+  if (stat.isSymbolicLink()) return 'symlink';
+  if (stat.isFIFO()) return 'fifo';
+  if (stat.isSocket()) return 'socket';
+  if (stat.isBlockDevice() || stat.isCharacterDevice()) return 'device';
+  return 'other';
+}
+
+class WorkspaceFiles {
+  /** @param {{workspace: string, ownerUid: number}} spec */
+  constructor(spec) {
+    this._workspace = spec.workspace;
+    this._ownerUid = spec.ownerUid;
+  }
+
+  /** Opens the directory `segments` names, each step no-follow; the caller closes it. */
+  async _openDir(segments, rel) {
+    let dir = await fsp.open(this._workspace, DIR_FLAGS);
+    try {
+      for (const name of segments) {
+        const next = await fsp.open(at(dir, name), DIR_FLAGS);
+        await dir.close();
+        dir = next;
+      }
+      return dir;
+    } catch (error) {
+      await dir.close().catch(() => {});
+      throw mapError(error, rel);
+    }
+  }
+
+  async _withParent(path, action) {
+    const rel = checkRelativePath(path);
+    const segments = rel.split('/').filter(Boolean);
+    const leaf = segments.pop();
+    if (leaf === undefined) throw fileError('ERR_CORDON_SESSION_PATH_REFUSED', 'the path names the workspace itself, not a file in it');
+    const dir = await this._openDir(segments, rel);
+    try {
+      return await action(dir, leaf, rel);
+    } catch (error) {
+      throw mapError(error, rel);
+    } finally {
+      await dir.close().catch(() => {});
+    }
+  }
+
+  /** The file's bytes (a Buffer); ERR_CORDON_SESSION_FILE_TOO_LARGE past `maxBytes`. */
+  async readFile(path, { maxBytes = DEFAULT_READ_BYTES } = {}) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0 || maxBytes > MAX_FILE_BYTES) throw fileError('ERR_CORDON_INVALID_OPTIONS', `maxBytes must be an integer from 0 to ${MAX_FILE_BYTES}`);
+    return this._withParent(path, async (dir, leaf, rel) => {
+      const file = await fsp.open(at(dir, leaf), READ_FLAGS);
+      try {
+        const stat = await file.stat();
+        if (!stat.isFile()) throw fileError('ERR_CORDON_SESSION_FILE_TYPE_REFUSED', `${rel}: is a ${kindOf(stat)}, not a regular file`);
+        if (stat.size > maxBytes) throw fileError('ERR_CORDON_SESSION_FILE_TOO_LARGE', `${rel}: ${stat.size} bytes, more than maxBytes (${maxBytes})`);
+        // Read one byte past the cap: a file that grew since fstat is caught too.
+        const buffer = Buffer.alloc(maxBytes + 1);
+        let filled = 0;
+        for (;;) {
+          const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, filled);
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+          if (filled > maxBytes) throw fileError('ERR_CORDON_SESSION_FILE_TOO_LARGE', `${rel}: grew past maxBytes (${maxBytes}) while read`);
+        }
+        return buffer.subarray(0, filled);
+      } finally {
+        await file.close().catch(() => {});
+      }
+    });
+  }
+
+  /**
+   * Writes `data` (string or bytes) atomically: a fresh file beside the
+   * target, owned by the session's uid, renamed over the name (a link
+   * there is replaced, never followed). Parent directories must exist.
+   */
+  async writeFile(path, data) {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    if (!(bytes instanceof Uint8Array)) throw fileError('ERR_CORDON_INVALID_OPTIONS', 'data must be a string, Buffer or Uint8Array');
+    if (bytes.length > MAX_FILE_BYTES) throw fileError('ERR_CORDON_SESSION_FILE_TOO_LARGE', `${bytes.length} bytes: writeFile takes at most ${MAX_FILE_BYTES}`);
+    return this._withParent(path, async (dir, leaf) => {
+      const temp = `.cordon-write-${crypto.randomBytes(8).toString('hex')}`;
+      const file = await fsp.open(at(dir, temp), CREATE_FLAGS, 0o644);
+      try {
+        await file.chown(this._ownerUid, this._ownerUid);
+        await file.writeFile(bytes);
+        await file.close();
+        await fsp.rename(at(dir, temp), at(dir, leaf));
+      } catch (error) {
+        await file.close().catch(() => {});
+        await fsp.unlink(at(dir, temp)).catch(() => {});
+        throw error;
+      }
+      return { bytes: bytes.length };
+    });
+  }
+
+  /** Entries of a directory: `{name, type, size}` (never followed), at most MAX_LIST_ENTRIES. */
+  async list(path = '') {
+    const rel = checkRelativePath(path);
+    const dir = await this._openDir(rel.split('/').filter(Boolean), rel);
+    try {
+      const out = [];
+      const handle = await fsp.opendir(`/proc/self/fd/${dir.fd}`);
+      for await (const entry of handle) {
+        if (out.length >= MAX_LIST_ENTRIES) break;
+        const stat = await fsp.lstat(at(dir, entry.name)).catch(() => null);
+        if (stat !== null) out.push({ name: entry.name, type: kindOf(stat), size: stat.size });
+      }
+      return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    } catch (error) {
+      throw mapError(error, rel);
+    } finally {
+      await dir.close().catch(() => {});
+    }
+  }
+
+  /** Removes a file, link, FIFO, socket or empty directory (the entry itself, never a link's target). */
+  async remove(path) {
+    return this._withParent(path, async (dir, leaf) => {
+      const stat = await fsp.lstat(at(dir, leaf));
+      if (stat.isDirectory()) await fsp.rmdir(at(dir, leaf));
+      else await fsp.unlink(at(dir, leaf));
+      return { removed: kindOf(stat) };
+    });
+  }
+}
+
+module.exports = { WorkspaceFiles, DEFAULT_READ_BYTES, MAX_FILE_BYTES };

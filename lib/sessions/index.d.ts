@@ -1,0 +1,183 @@
+// Sessions (docs/sessions.md): re-exported by cordon's index.d.ts.
+import type { Policy, Receipt } from '../../index';
+
+/** The caller's words for a conversation; the session key is HMAC(secret, scope). */
+export interface SessionScope {
+  tenant: string;
+  space?: string;
+  conversation: string;
+}
+
+/** A hook's verdict: `true`/`{allow: true}` allow; anything else (or a throw) denies. */
+export type SessionDecision = boolean | { allow: boolean; reason?: string };
+
+export type SessionOperationKind = 'exec' | 'start' | 'readFile' | 'writeFile' | 'list' | 'remove';
+export interface SessionOperation {
+  kind: SessionOperationKind;
+  /** exec/start: the argv the agent would run (a shell command is [shell, '-c', script]). */
+  argv?: string[];
+  /** exec/start: the working directory inside the sandbox. */
+  cwd?: string;
+  /** file operations: the workspace-relative path as given. */
+  path?: string;
+}
+
+export interface SessionAuditRecord {
+  auditVersion: 1;
+  at: string;
+  session: string;
+  scope: SessionScope;
+  actor: string;
+  operation: 'acquire' | 'end' | SessionOperationKind;
+  command?: string;
+  commandTruncated?: boolean;
+  path: string | null;
+  origin: 'created' | 'resumed' | 'restarted' | null;
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number | null;
+  bytes: number | null;
+  receiptDigest: string | null;
+  error: string | null;
+  denial: string | null;
+}
+
+export interface SessionRecord {
+  key: string;
+  scope: SessionScope;
+  ownerUid: number;
+  workspace: string;
+  createdAt: number;
+  lastActiveAt: number;
+}
+
+/** Where sessions are remembered across provider restarts. */
+export interface SessionStore {
+  readonly kind: string;
+  get(key: string): Promise<SessionRecord | null>;
+  put(record: SessionRecord): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(): Promise<SessionRecord[]>;
+  close(): Promise<void>;
+}
+
+export interface SessionManagerOptions {
+  /** Server-held secret, at least 32 bytes. */
+  secret: Buffer | string;
+  /** Absolute directory holding the session workspaces (created 0711). */
+  root: string;
+  /** Runs on every acquire, before anything else. */
+  authorize(actor: unknown, scope: SessionScope): SessionDecision | Promise<SessionDecision>;
+  /** Runs before each operation spawns or opens anything; a denial is ERR_CORDON_SESSION_POLICY_DENIED. */
+  allow?(operation: SessionOperation, actor: unknown, scope: SessionScope): SessionDecision | Promise<SessionDecision>;
+  /** Runs before a session sandbox starts, after the tenant bound; a denial is ERR_CORDON_SESSION_BUDGET. */
+  budget?(scope: SessionScope, actor: unknown): SessionDecision | Promise<SessionDecision>;
+  /** Receives one record per operation; whatever it throws is ignored. */
+  audit?(record: SessionAuditRecord): void | Promise<void>;
+  /** Default: an in-memory store. */
+  store?: SessionStore;
+  /** The session sandbox's policy; default workspaceWrite(). */
+  policy?: Policy;
+  /** The exec agent; default the cordon-exec-agent shipped with cordon. */
+  agentPath?: string;
+  /** Default 15 min. */
+  idleTimeoutMs?: number;
+  /** Workspace quota (tmpfs size); default 256 MiB. */
+  workspaceBytes?: number;
+  /** Concurrent commands per session; default 8. */
+  maxCommands?: number;
+  /** stdout + stderr kept per command; default 1 MiB. */
+  outputBytes?: number;
+  /** Per-command timeout unless exec gives one; default 120 s. */
+  timeoutMs?: number;
+  /** Live sessions per tenant in this manager; default 16. */
+  maxSessionsPerTenant?: number;
+}
+
+export type SessionCommand = string[] | { shell?: 'bash' | 'sh'; script: string };
+
+export interface SessionExecOptions {
+  /** Relative to the workspace. */
+  cwd?: string;
+  /** Over PATH, HOME=/workspace, LANG=C.UTF-8. */
+  env?: Record<string, string>;
+  stdin?: string | Uint8Array;
+  timeoutMs?: number;
+  onStdout?(chunk: Buffer): void;
+  onStderr?(chunk: Buffer): void;
+}
+
+export interface SessionExecResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** True when stdout + stderr went past outputBytes (what was kept is the first outputBytes). */
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+  /** Every byte the command wrote, kept or not. */
+  outputBytes: number;
+}
+
+export interface SessionBackgroundCommand {
+  readonly pid: number;
+  wait(): Promise<SessionExecResult>;
+  kill(signal?: 'SIGINT' | 'SIGTERM' | 'SIGKILL'): void;
+}
+
+export interface SessionDirEntry {
+  name: string;
+  type: 'file' | 'directory' | 'symlink' | 'fifo' | 'socket' | 'device' | 'other';
+  size: number;
+}
+
+export interface SessionCommandReceipt {
+  argvSha256: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number | null;
+  outputBytes: number;
+  truncated: boolean;
+  settled: boolean;
+}
+
+export interface SessionReceipt {
+  sessionReceiptVersion: 1;
+  session: string;
+  endReason: 'end' | 'idle' | 'agent-failed' | 'start-failed';
+  failure: { code: string; message: string } | null;
+  workspace: { removed: boolean; detail: string | null; ownerUid: number };
+  sandbox: { returncode: number | null; signal: string | null; receiptDigest: string | null; receipt: Receipt | Record<string, never> };
+  commands: SessionCommandReceipt[];
+}
+
+export interface Session {
+  readonly id: string;
+  /** How this acquire found it: "restarted" means a new sandbox over kept files (processes are gone). */
+  readonly origin: 'created' | 'resumed' | 'restarted';
+  readonly scope: SessionScope;
+  readonly workspace: string;
+  readonly ownerUid: number;
+  readonly ended: boolean;
+  readonly receipt: SessionReceipt | null;
+  exec(command: SessionCommand, options?: SessionExecOptions): Promise<SessionExecResult>;
+  start(command: SessionCommand, options?: SessionExecOptions): Promise<SessionBackgroundCommand>;
+  readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
+  writeFile(path: string, data: string | Uint8Array): Promise<{ bytes: number }>;
+  list(path?: string): Promise<SessionDirEntry[]>;
+  remove(path: string): Promise<{ removed: SessionDirEntry['type'] }>;
+  end(): Promise<SessionReceipt>;
+}
+
+export interface SessionManager {
+  acquire(scope: SessionScope, actor: unknown): Promise<Session>;
+  recover(): Promise<{ resumable: string[]; reaped: string[] }>;
+  endAll(): Promise<SessionReceipt[]>;
+  readonly size: number;
+}
+
+export declare function createSessionManager(options: SessionManagerOptions): SessionManager;
+export declare function memorySessionStore(): SessionStore;
+export declare function sqliteSessionStore(file: string): SessionStore;

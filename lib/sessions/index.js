@@ -1,0 +1,20 @@
+'use strict';
+
+// Sessions (docs/sessions.md): a per-conversation workspace with a warm
+// sandbox, commands and host-side file tools. Bound by index.js to its
+// spawnIsolated and the addon's workspace-owner range, so this folder never
+// loads the addon itself.
+
+const { bindSessionManager } = require('./manager');
+const { memorySessionStore } = require('./memory-store');
+const { sqliteSessionStore } = require('./sqlite-store');
+
+/**
+ * @param {{spawnIsolated: Function, workspaceWrite: Function, agentPath: string,
+ *   ownerRange: () => {first: number, count: number}}} deps
+ */
+function bindSessions(deps) {
+  return { ...bindSessionManager(deps), memorySessionStore, sqliteSessionStore };
+}
+
+module.exports = { bindSessions };

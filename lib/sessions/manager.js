@@ -1,0 +1,242 @@
+'use strict';
+
+// createSessionManager: sessions keyed by HMAC(secret, scope), created or
+// resumed by acquire(scope, actor). Steps of acquire: check the scope →
+// authorize(actor, scope) (every time; a denial returns nothing and touches
+// nothing) → the live session, or one being created (concurrent acquires
+// share it), or the store's record whose workspace is still mounted (a new
+// sandbox over the kept files: origin "restarted"), or a new workspace and
+// sandbox (origin "created"). Before any sandbox starts (create or
+// restart): the per-tenant session bound, then the budget hook (so a
+// denial by the bound never reaches, or charges, the budget).
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { CordonError } = require('../errors');
+const { checkSecret, checkScope, sessionKey } = require('./session-key');
+const { memorySessionStore } = require('./memory-store');
+const { prepareRoot, createWorkspace, removeWorkspace, isMounted, pickOwnerUid } = require('./workspace');
+const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
+const { auditRecord, emitAudit } = require('./audit');
+const { sessionPolicy } = require('./network');
+
+const DEFAULTS = Object.freeze({
+  /** A conversation idle this long (ms) is torn down. */
+  idleTimeoutMs: 15 * 60 * 1000,
+  /** Workspace quota (bytes): the tmpfs size. */
+  workspaceBytes: 256 << 20,
+  maxCommands: DEFAULT_MAX_COMMANDS,
+  /** stdout + stderr retained per command (bytes). */
+  outputBytes: 1 << 20,
+  /** Per-command timeout (ms) unless the call gives one. */
+  timeoutMs: 120_000,
+  /** Live sessions one tenant may hold in this manager. */
+  maxSessionsPerTenant: 16,
+});
+const HOOKS = ['allow', 'budget', 'audit'];
+const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', 'network', 'agentPath', ...HOOKS, ...Object.keys(DEFAULTS)]);
+
+function invalid(message) {
+  return new CordonError('ERR_CORDON_INVALID_OPTIONS', `sessions: ${message}`);
+}
+
+function checkOptions(options, deps) {
+  if (options === null || typeof options !== 'object') throw invalid('options must be an object');
+  for (const key of Object.keys(options)) if (!OPTION_KEYS.has(key)) throw invalid(`unknown option "${key}"; known: ${[...OPTION_KEYS].join(', ')}`);
+  if (typeof options.authorize !== 'function') throw invalid('authorize(actor, scope) is required: it runs on every acquire');
+  const out = { ...DEFAULTS };
+  for (const key of Object.keys(DEFAULTS)) {
+    if (options[key] === undefined) continue;
+    if (!Number.isSafeInteger(options[key]) || options[key] < 1) throw invalid(`${key} must be a positive integer`);
+    out[key] = options[key];
+  }
+  out.secret = checkSecret(options.secret);
+  out.policy = sessionPolicy(options.policy ?? deps.workspaceWrite(), options.network);
+  out.root = options.root;
+  prepareRoot(out.root);
+  out.authorize = options.authorize;
+  for (const hook of HOOKS) {
+    if (options[hook] !== undefined && typeof options[hook] !== 'function') throw invalid(`${hook} must be a function`);
+    out[hook] = options[hook];
+  }
+  out.agentPath = options.agentPath ?? deps.agentPath;
+  if (!fs.existsSync(out.agentPath)) throw invalid(`the exec agent ${out.agentPath} is missing: run \`npm run build\``);
+  return Object.freeze(out);
+}
+
+/**
+ * Runs a decision hook; anything but `true` or `{allow: true}` (a throw
+ * included) is a denial with `code`.
+ */
+async function decide(hook, args, code, what) {
+  let decision;
+  try {
+    decision = await hook(...args);
+  } catch (cause) {
+    throw new CordonError(code, `${what}: the hook threw, so denied`, { cause });
+  }
+  if (decision === true || decision?.allow === true) return;
+  const reason = typeof decision?.reason === 'string' ? `: ${decision.reason.slice(0, 200)}` : '';
+  throw new CordonError(code, `${what}${reason}`);
+}
+
+/** The live sessions of one provider process over one store. */
+class SessionManager {
+  constructor(deps, options) {
+    this._options = checkOptions(options, deps);
+    this._store = options.store ?? memorySessionStore();
+    this._deps = deps;
+    this._live = new Map();
+    this._pending = new Map();
+    /** Tenants of sessions admitted but not yet live (counted by the tenant bound). */
+    this._starting = [];
+    const checked = this._options;
+    // What a Session needs of its manager.
+    this._context = {
+      deps,
+      options: checked,
+      store: this._store,
+      forget: (session) => this._live.get(session.id) === session && this._live.delete(session.id),
+      allowOperation: (actor, scope, operation) => (checked.allow === undefined ? undefined
+        : decide(checked.allow, [Object.freeze({ ...operation }), actor, scope], 'ERR_CORDON_SESSION_POLICY_DENIED', `${operation.kind} is refused by the session policy`)),
+    };
+  }
+
+  get size() {
+    return this._live.size;
+  }
+
+  _audit(fields) {
+    emitAudit(this._options.audit, auditRecord(fields));
+  }
+
+  /** Admission before a sandbox starts: the tenant's bound, then the budget. */
+  async _admit(scope, actor) {
+    const { maxSessionsPerTenant, budget } = this._options;
+    const sameTenant = (tenant) => tenant === scope.tenant;
+    const held = [...this._live.values()].filter((s) => sameTenant(s.scope.tenant)).length + this._starting.filter(sameTenant).length;
+    if (held >= maxSessionsPerTenant) {
+      throw new CordonError('ERR_CORDON_SESSION_LIMIT', `tenant already holds ${maxSessionsPerTenant} live sessions (maxSessionsPerTenant)`);
+    }
+    if (budget !== undefined) await decide(budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
+  }
+
+  async _open(key, scope, actor) {
+    await this._admit(scope, actor);
+    this._starting.push(scope.tenant);
+    try {
+      return await this._openAdmitted(key, scope);
+    } finally {
+      this._starting.splice(this._starting.indexOf(scope.tenant), 1);
+    }
+  }
+
+  /** The stored session over its kept workspace ("restarted"), or a new workspace ("created"). */
+  async _openAdmitted(key, scope) {
+    const store = this._store;
+    const record = await store.get(key);
+    if (record !== null && isMounted(record.workspace)) return this._launch(new Session(this._context, record, 'restarted'));
+    if (record !== null) await store.delete(key);
+    const taken = new Set((await store.list()).map((r) => r.ownerUid));
+    const now = Date.now();
+    const ownerUid = pickOwnerUid(this._deps.ownerRange(), taken);
+    const fresh = { key, scope, ownerUid, workspace: path.join(this._options.root, key), createdAt: now, lastActiveAt: now };
+    createWorkspace({ dir: fresh.workspace, ownerUid, quotaBytes: this._options.workspaceBytes });
+    try {
+      await store.put(fresh);
+    } catch (error) {
+      removeWorkspace(fresh.workspace);
+      throw error;
+    }
+    return this._launch(new Session(this._context, fresh, 'created'));
+  }
+
+  async _launch(session) {
+    try {
+      await session._startSandbox();
+    } catch (error) {
+      await session.end('start-failed');
+      throw error;
+    }
+    // The agent may already have failed (and the session ended) right after READY.
+    if (!session.ended) this._live.set(session.id, session);
+    return session;
+  }
+
+  /** The live session, or the one being opened (concurrent acquires share it), or a new one. */
+  async _find(key, scope, actor) {
+    const current = this._live.get(key);
+    if (current !== undefined && !current.ended) return { session: current, origin: 'resumed' };
+    if (!this._pending.has(key)) {
+      this._pending.set(key, this._open(key, scope, actor).finally(() => this._pending.delete(key)));
+    }
+    const session = await this._pending.get(key);
+    const origin = session.origin;
+    session.origin = 'resumed'; // whoever finds it next finds it warm
+    return { session, origin };
+  }
+
+  async acquire(scope, actor) {
+    const checkedScope = checkScope(scope);
+    const key = sessionKey(this._options.secret, checkedScope);
+    const base = { session: key, scope: checkedScope, actor, operation: 'acquire' };
+    try {
+      await decide(this._options.authorize, [actor, checkedScope], 'ERR_CORDON_SESSION_DENIED', 'the actor may not use this session');
+    } catch (error) {
+      this._audit({ ...base, denial: `${error.code}: ${error.message}` });
+      throw error;
+    }
+    let found;
+    try {
+      found = await this._find(key, checkedScope, actor);
+    } catch (error) {
+      const denied = /DENIED|LIMIT|BUDGET/.test(error.code ?? '');
+      this._audit({ ...base, error: error.code ?? 'ERR_CORDON_SPAWN_FAILED', denial: denied ? error.message : null });
+      throw error;
+    }
+    found.session.touch();
+    this._audit({ ...base, origin: found.origin });
+    return new SessionView(found.session, actor, found.origin);
+  }
+
+  /**
+   * After a restart: every stored session not live here is resumable (its
+   * workspace is mounted and it was active within idleTimeoutMs) or reaped
+   * (workspace unmounted and record deleted).
+   */
+  async recover() {
+    const report = { resumable: [], reaped: [] };
+    for (const record of await this._store.list()) {
+      if (this._live.has(record.key)) continue;
+      const fresh = Date.now() - record.lastActiveAt < this._options.idleTimeoutMs;
+      if (fresh && isMounted(record.workspace)) {
+        report.resumable.push(record.key);
+        continue;
+      }
+      if (removeWorkspace(record.workspace).removed) await this._store.delete(record.key);
+      report.reaped.push(record.key);
+    }
+    return report;
+  }
+
+  /** Ends every live session here (workspaces removed); resolves with their receipts. */
+  async endAll() {
+    return Promise.all([...this._live.values()].map((s) => s.end('end')));
+  }
+}
+
+function bindSessionManager(deps) {
+  /** @param {object} options see lib/sessions/index.d.ts SessionManagerOptions */
+  function createSessionManager(options) {
+    const manager = new SessionManager(deps, options);
+    return Object.freeze({
+      acquire: (scope, actor) => manager.acquire(scope, actor),
+      recover: () => manager.recover(),
+      endAll: () => manager.endAll(),
+      get size() { return manager.size; },
+    });
+  }
+  return { createSessionManager };
+}
+
+module.exports = { bindSessionManager };

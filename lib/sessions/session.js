@@ -1,0 +1,227 @@
+'use strict';
+
+// One live session: its workspace, its warm sandbox, its commands, its
+// idle timer and its teardown. Every operation goes through `_operate`:
+// session open? → the operation policy hook (before anything is spawned or
+// opened; a denial is audited and spawns nothing) → the operation → one
+// audit record. Teardown order (end()): refuse new work → stop the sandbox
+// with the stop ladder and wait for it → only when the receipt confirms
+// containment, unmount the workspace and forget the record → the session
+// receipt. Teardown is idempotent and never throws.
+
+const { CordonError } = require('../errors');
+const { SessionSandbox } = require('./session-sandbox');
+const { commandSpec } = require('./command-spec');
+const { removeWorkspace } = require('./workspace');
+const { receiptDigest } = require('../code-mode/audit');
+const { WorkspaceFiles } = require('./files');
+const { auditRecord, emitAudit } = require('./audit');
+
+/** Commands one session runs at once unless configured (ERR_CORDON_SESSION_BUSY past it). */
+const DEFAULT_MAX_COMMANDS = 8;
+
+/** What an operation's result tells the audit record. */
+function auditFacts(result) {
+  if (result === undefined || result === null) return {};
+  if (Buffer.isBuffer(result)) return { bytes: result.length };
+  if (Array.isArray(result)) return { bytes: result.length };
+  return { exitCode: result.exitCode, signal: result.signal, bytes: result.outputBytes ?? result.bytes };
+}
+
+class Session {
+  /**
+   * @param {object} manager what the session needs of its manager: deps, options, store, forget(), release()
+   * @param {object} record the store record
+   * @param {'created'|'resumed'|'restarted'} origin
+   */
+  constructor(manager, record, origin) {
+    this._manager = manager;
+    this._record = record;
+    this.id = record.key;
+    this.scope = Object.freeze({ ...record.scope });
+    this.origin = origin;
+    this.workspace = record.workspace;
+    this.ownerUid = record.ownerUid;
+    this._sandbox = null;
+    this._foreground = 0;
+    this._idleTimer = null;
+    this._endPromise = null;
+    this._failure = null;
+    this.receipt = null;
+    this._files = new WorkspaceFiles({ workspace: record.workspace, ownerUid: record.ownerUid });
+  }
+
+  /** Starts the warm sandbox (create, or a new one over a kept workspace after a restart). */
+  async _startSandbox() {
+    const { deps, options } = this._manager;
+    this._sandbox = new SessionSandbox({
+      spawnIsolated: deps.spawnIsolated,
+      agentPath: options.agentPath,
+      policy: options.policy,
+      workspace: this.workspace,
+      maxCommands: options.maxCommands,
+      onFailure: (error) => {
+        this._failure = error;
+        this.end('agent-failed');
+      },
+    });
+    await this._sandbox.start();
+    this.touch();
+  }
+
+  get ended() {
+    return this._endPromise !== null;
+  }
+
+  /** Marks activity: re-arms the idle timer and records the time in the store (best effort). */
+  touch() {
+    if (this.ended) return;
+    clearTimeout(this._idleTimer);
+    this._idleTimer = setTimeout(() => this._onIdle(), this._manager.options.idleTimeoutMs);
+    this._idleTimer.unref?.();
+    this._record.lastActiveAt = Date.now();
+    this._manager.store.put(this._record).catch(() => {});
+  }
+
+  _onIdle() {
+    if (this._foreground > 0) return this.touch(); // a command in flight is activity
+    this.end('idle');
+  }
+
+  audit(fields) {
+    emitAudit(this._manager.options.audit, auditRecord({ session: this.id, scope: this.scope, ...fields }));
+  }
+
+  /** Open? → policy hook → run → one audit record (success, error or denial). */
+  async _operate(actor, operation, run) {
+    const started = performance.now();
+    const base = { actor, operation: operation.kind, argv: operation.argv, path: operation.path };
+    try {
+      if (this.ended) throw new CordonError('ERR_CORDON_SESSION_ENDED', 'the session has ended', { cause: this._failure ?? undefined });
+      await this._manager.allowOperation(actor, this.scope, operation);
+    } catch (error) {
+      this.audit({ ...base, denial: `${error.code}: ${error.message}` });
+      throw error;
+    }
+    try {
+      const result = await run();
+      this.audit({ ...base, ...auditFacts(result), durationMs: performance.now() - started });
+      return result;
+    } catch (error) {
+      this.audit({ ...base, error: error.code ?? 'ERR_CORDON_SESSION_FILE_FAILED', durationMs: performance.now() - started });
+      throw error;
+    } finally {
+      this.touch();
+    }
+  }
+
+  async _launch(spec) {
+    const running = await this._sandbox.run({ ...spec, outputBytes: this._manager.options.outputBytes });
+    this.touch();
+    return running;
+  }
+
+  /** exec: `{exitCode, signal, stdout, stderr, truncated, timedOut, durationMs, outputBytes}`. */
+  async exec(actor, command, options = {}) {
+    const spec = commandSpec(command, options, { timeoutMs: this._manager.options.timeoutMs });
+    this._foreground += 1;
+    try {
+      return await this._operate(actor, { kind: 'exec', argv: spec.argv, cwd: spec.cwd }, async () => (await this._launch(spec)).done);
+    } finally {
+      this._foreground -= 1;
+    }
+  }
+
+  /** start: `{pid, wait(), kill(signal?)}`; output bounded like exec's. */
+  async start(actor, command, options = {}) {
+    const spec = commandSpec(command, options, { timeoutMs: undefined });
+    const running = await this._operate(actor, { kind: 'start', argv: spec.argv, cwd: spec.cwd }, () => this._launch(spec));
+    const sandbox = this._sandbox;
+    return Object.freeze({
+      pid: running.pid,
+      wait: () => running.done,
+      kill: (signal = 'SIGTERM') => sandbox.kill(running, { SIGINT: 2, SIGTERM: 15, SIGKILL: 9 }[signal] ?? 9),
+    });
+  }
+
+  /** A file operation of files.js (no link followed, regular files only). */
+  file(actor, kind, path, ...rest) {
+    return this._operate(actor, { kind, path: String(path) }, () => this._files[kind](path, ...rest));
+  }
+
+  /** Ends the session (idempotent, never throws); resolves with the session receipt. */
+  end(reason = 'end', actor = null) {
+    if (this._endPromise === null) {
+      this._endPromise = this._teardown(reason).catch((error) => this._fallbackReceipt(reason, error));
+      this._endPromise.then((receipt) => this.audit({ actor, operation: 'end', receiptDigest: receipt.sandbox.receiptDigest, error: receipt.failure?.code }));
+    }
+    return this._endPromise;
+  }
+
+  async _teardown(reason) {
+    clearTimeout(this._idleTimer);
+    const result = (await this._sandbox?.stop()) ?? { receipt: {} };
+    const contained = this._sandbox === null || result.receipt?.stop?.containmentConfirmed === true;
+    const workspace = contained ? removeWorkspace(this.workspace) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
+    if (workspace.removed) await this._manager.store.delete(this.id).catch(() => {});
+    this._manager.forget(this);
+    this.receipt = this._buildReceipt(reason, result, workspace);
+    return this.receipt;
+  }
+
+  _buildReceipt(reason, result, workspace) {
+    return Object.freeze({
+      sessionReceiptVersion: 1,
+      session: this.id,
+      endReason: reason,
+      failure: this._failure === null ? null : { code: this._failure.code, message: this._failure.message },
+      workspace: Object.freeze({ removed: workspace.removed, detail: workspace.detail ?? null, ownerUid: this.ownerUid }),
+      sandbox: Object.freeze({ returncode: result.returncode ?? null, signal: result.signal ?? null, receiptDigest: receiptDigest(result.receipt), receipt: result.receipt ?? {} }),
+      commands: Object.freeze((this._sandbox?.history ?? []).map((c) => c.receiptEntry())),
+    });
+  }
+
+  _fallbackReceipt(reason, error) {
+    this._manager.forget(this);
+    this.receipt = this._buildReceipt(reason, { receipt: {} }, { removed: false, detail: `teardown failed: ${error?.message ?? error}` });
+    return this.receipt;
+  }
+}
+
+/**
+ * What acquire() hands one actor: the session's operations, each audited
+ * under that actor. Several views may share one live session.
+ */
+class SessionView {
+  constructor(session, actor, origin) {
+    this._session = session;
+    this._actor = actor;
+    /** How this acquire found the session: "created", "resumed" (warm) or "restarted" (new sandbox, files kept, processes gone). */
+    this.origin = origin;
+    this.id = session.id;
+    this.scope = session.scope;
+    this.workspace = session.workspace;
+    this.ownerUid = session.ownerUid;
+  }
+
+  get ended() { return this._session.ended; }
+
+  /** The session receipt once it ended, else null. */
+  get receipt() { return this._session.receipt; }
+
+  exec(command, options) { return this._session.exec(this._actor, command, options); }
+
+  start(command, options) { return this._session.start(this._actor, command, options); }
+
+  readFile(path, options) { return this._session.file(this._actor, 'readFile', path, options); }
+
+  writeFile(path, data) { return this._session.file(this._actor, 'writeFile', path, data); }
+
+  list(path = '') { return this._session.file(this._actor, 'list', path); }
+
+  remove(path) { return this._session.file(this._actor, 'remove', path); }
+
+  end() { return this._session.end('end', this._actor); }
+}
+
+module.exports = { Session, SessionView, DEFAULT_MAX_COMMANDS };

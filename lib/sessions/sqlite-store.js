@@ -1,0 +1,71 @@
+'use strict';
+
+// The durable session store: one SQLite database file. Node >= 22.5 ships
+// SQLite as `node:sqlite`; on Node 20 the optional peer `better-sqlite3` is
+// used (compiled from source by npm where no prebuilt binary can be fetched;
+// it needs a C compiler). Both are synchronous: each statement is one short
+// local transaction, and WAL journaling keeps a crash from tearing a write.
+
+const { CordonError } = require('../errors');
+
+/** A SQLite binding: node:sqlite's DatabaseSync if present, else better-sqlite3. */
+function openDatabase(file) {
+  try {
+    const { DatabaseSync } = require('node:sqlite');
+    return new DatabaseSync(file);
+  } catch (error) {
+    if (error?.code !== 'ERR_UNKNOWN_BUILTIN_MODULE' && error?.code !== 'MODULE_NOT_FOUND') throw error;
+  }
+  let Database;
+  try {
+    Database = require('better-sqlite3');
+  } catch (cause) {
+    throw new CordonError('ERR_CORDON_PEER_MISSING', 'sqliteSessionStore needs SQLite: Node >= 22.5 (node:sqlite), or npm install better-sqlite3', { cause });
+  }
+  return new Database(file);
+}
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS cordon_sessions (
+  key TEXT PRIMARY KEY NOT NULL,
+  record TEXT NOT NULL
+)`;
+
+/**
+ * @param {string} file the database file (created if missing)
+ */
+function sqliteSessionStore(file) {
+  if (typeof file !== 'string' || file.length === 0) throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'sqliteSessionStore(file): file must be a path');
+  const db = openDatabase(file);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec(SCHEMA);
+  const statements = {
+    get: db.prepare('SELECT record FROM cordon_sessions WHERE key = ?'),
+    put: db.prepare('INSERT INTO cordon_sessions (key, record) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET record = excluded.record'),
+    delete: db.prepare('DELETE FROM cordon_sessions WHERE key = ?'),
+    list: db.prepare('SELECT record FROM cordon_sessions ORDER BY key'),
+  };
+  let open = true;
+  return Object.freeze({
+    kind: 'sqlite',
+    file,
+    async get(key) {
+      const row = statements.get.get(key);
+      return row === undefined ? null : JSON.parse(row.record);
+    },
+    async put(record) {
+      statements.put.run(record.key, JSON.stringify(record));
+    },
+    async delete(key) {
+      statements.delete.run(key);
+    },
+    async list() {
+      return statements.list.all().map((row) => JSON.parse(row.record));
+    },
+    async close() {
+      if (open) db.close();
+      open = false;
+    },
+  });
+}
+
+module.exports = { sqliteSessionStore };

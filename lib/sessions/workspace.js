@@ -1,0 +1,111 @@
+'use strict';
+
+// A session's workspace on the host: `<root>/<key>`, a tmpfs mounted there
+// by the (root) provider with `size=` and `nr_inodes=`, owned by the
+// session's own uid of the launcher's workspace-owner range. The kernel
+// enforces the quota (ENOSPC inside the sandbox), not a count we keep; the
+// sandbox runs as that owner (docs/policy.md, "workspace-owner"), so what
+// it leaves stays usable by the session's next command and by no other
+// session. Removal is `umount`: the whole tree goes with the filesystem, so
+// nothing a sandbox planted in it (links, FIFOs, deep trees) is ever walked.
+// The mount outlives the provider process (not a reboot): a restarted
+// provider finds the files and resumes, or reaps.
+
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { CordonError } = require('../errors');
+
+/** Fixed locations of mount(8)/umount(8): never an inherited $PATH. */
+const MOUNT = '/usr/bin/mount';
+const UMOUNT = '/usr/bin/umount';
+/** Inodes per MiB of quota: a session cannot exhaust inodes before bytes by much. */
+const INODES_PER_MIB = 256;
+/** Wait for mount(8)/umount(8) (ms): they are local and quick, never unbounded. */
+const MOUNT_TIMEOUT_MS = 10_000;
+
+function quotaUnavailable(message, cause) {
+  return new CordonError('ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', message, cause === undefined ? {} : { cause });
+}
+
+/** The sessions root: created 0711 root-owned (traversable for the owner uids, not listable). */
+function prepareRoot(root) {
+  if (typeof root !== 'string' || !path.isAbsolute(root)) throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'sessions: root must be an absolute directory path');
+  fs.mkdirSync(root, { recursive: true, mode: 0o711 });
+  const st = fs.lstatSync(root);
+  if (!st.isDirectory() || st.uid !== process.geteuid() || (st.mode & 0o022) !== 0) {
+    throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `sessions: root ${root} must be a directory owned by this provider and writable by no one else`);
+  }
+  fs.chmodSync(root, 0o711);
+}
+
+/** True when `dir` is a mount point (its device differs from its parent's). */
+function isMounted(dir) {
+  try {
+    const here = fs.lstatSync(dir);
+    return here.isDirectory() && here.dev !== fs.lstatSync(path.dirname(dir)).dev;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An owner uid of the workspace-owner range that none of `taken` uses.
+ * The range's first uid is left out: it is the default owner other code
+ * hands out (docs/policy.md).
+ */
+function pickOwnerUid(range, taken) {
+  for (let attempt = 0; attempt < 64; attempt += 1) {
+    const uid = range.first + 1 + crypto.randomInt(range.count - 1);
+    if (!taken.has(uid)) return uid;
+  }
+  throw new CordonError('ERR_CORDON_SESSION_LIMIT', 'no free workspace owner uid after 64 tries');
+}
+
+/** Creates and mounts the workspace; fails closed (nothing left) when the quota cannot be applied. */
+function createWorkspace({ dir, ownerUid, quotaBytes }) {
+  if (process.geteuid() !== 0) {
+    throw quotaUnavailable('sessions need a root provider: the workspace quota is a size-limited tmpfs only root can mount (run the provider as root, as CI does)');
+  }
+  fs.mkdirSync(dir, { mode: 0o700 });
+  const inodes = Math.max(1024, Math.ceil(quotaBytes / (1 << 20)) * INODES_PER_MIB);
+  const options = `size=${quotaBytes},nr_inodes=${inodes},mode=0700,uid=${ownerUid},gid=${ownerUid},nosuid,nodev`;
+  try {
+    execFileSync(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session', dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
+  } catch (cause) {
+    fs.rmdirSync(dir);
+    throw quotaUnavailable(`mount a ${quotaBytes}-byte tmpfs at ${dir}: ${String(cause.stderr ?? cause.message).trim()}`, cause);
+  }
+  if (!isMounted(dir)) {
+    fs.rmdirSync(dir);
+    throw quotaUnavailable(`mount(8) reported success but ${dir} is not a mount point`);
+  }
+}
+
+/**
+ * Unmounts (which frees the whole tree) and removes the empty mount point.
+ * Never throws: returns what happened. A busy mount (a process of the
+ * sandbox still holding it, which containment should have made impossible)
+ * is detached lazily and reported as such.
+ */
+function removeWorkspace(dir) {
+  const report = { removed: false, detail: null };
+  try {
+    if (isMounted(dir)) {
+      try {
+        execFileSync(UMOUNT, [dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
+      } catch (error) {
+        execFileSync(UMOUNT, ['-l', dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
+        report.detail = `unmounted lazily: ${String(error.stderr ?? error.message).trim()}`;
+      }
+    }
+    if (fs.existsSync(dir)) fs.rmdirSync(dir);
+    report.removed = true;
+  } catch (error) {
+    report.detail = String(error?.message ?? error);
+  }
+  return report;
+}
+
+module.exports = { prepareRoot, createWorkspace, removeWorkspace, isMounted, pickOwnerUid };
