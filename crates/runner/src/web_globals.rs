@@ -1,7 +1,7 @@
 //! The standard, side-effect-free web globals (docs/runner.md, "Globals"):
 //! `structuredClone`, `TextEncoder`/`TextDecoder`, `atob`/`btoa`, `URL`/
 //! `URLSearchParams`, `crypto.getRandomValues`/`randomUUID`, `DOMException`,
-//! an en-US/UTC `Intl` subset — and, in extension mode only,
+//! `Intl` and the `toLocale*` methods (ICU4X, [`crate::intl`]) — and, in extension mode only,
 //! `performance.now` (a v1 world has no `performance`).
 //!
 //! Most of it is JavaScript (`web_globals.js`). Building it costs about as
@@ -41,9 +41,12 @@ const GLOBAL_NAMES: [&str; 10] = [
     "URL",
     "Intl",
 ];
-/// Prototype methods the script replaces (they format through `Intl`).
-const PROTOTYPE_METHODS: [(&str, &str); 4] = [
+/// Prototype methods `intl.js` replaces (they format through `Intl`).
+const PROTOTYPE_METHODS: [(&str, &str); 7] = [
+    ("String", "localeCompare"),
     ("Number", "toLocaleString"),
+    ("BigInt", "toLocaleString"),
+    ("Array", "toLocaleString"),
     ("Date", "toLocaleString"),
     ("Date", "toLocaleDateString"),
     ("Date", "toLocaleTimeString"),
@@ -128,7 +131,19 @@ fn build(ctx: Ctx<'_>) -> rquickjs::Result<()> {
     native.set("urlParse", Function::new(ctx.clone(), url_parse)?)?;
     native.set("urlSet", Function::new(ctx.clone(), url_set)?)?;
     let script: Function = ctx.eval_with_options(SCRIPT, script_options())?;
-    script.call((native,))
+    let helpers: Object = script.call((native,))?;
+    let intl: Function = ctx.eval_with_options(crate::intl::SCRIPT, intl_options())?;
+    intl.call((
+        crate::intl::natives(&ctx)?,
+        helpers.get::<_, Function>("publish")?,
+        helpers.get::<_, Function>("define")?,
+    ))
+}
+
+fn intl_options() -> EvalOptions {
+    let mut options = script_options();
+    options.filename = Some("<intl>".to_owned());
+    options
 }
 
 /// Defines `performance` with `now()`: milliseconds (fractional) since
