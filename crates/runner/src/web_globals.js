@@ -1,19 +1,11 @@
 // The side-effect-free web globals of the runner (docs/runner.md, "Globals").
 // Evaluated at most once per process, on the first access to one of the
 // names web_globals.rs announces, as a function that receives the
-// native helpers of web_globals.rs; it leaves nothing else behind (it
-// returns `publish` and `define` for intl/intl.js). Nothing
+// native helpers of web_globals.rs and publish.js's `publish`/`define`; it
+// leaves nothing else behind. `Intl` is built apart (intl/intl.js). Nothing
 // here reaches outside the process: no I/O, no timers.
-(function (native) {
+(function (native, publish, define) {
   'use strict';
-  const define = (target, name, value) => Object.defineProperty(target, name,
-    { value, writable: true, configurable: true, enumerable: false });
-  // A name still announced lazily (an accessor) gets its value; one the code
-  // already assigned (a data property) is left as the code set it.
-  const publish = (target, name, value) => {
-    const current = Object.getOwnPropertyDescriptor(target, name);
-    if (!current || current.get) define(target, name, value);
-  };
   const global = globalThis;
 
   // ---- DOMException (minimal: name, message, code) ----
@@ -364,6 +356,4 @@
   }
   publish(global, 'URL', URL);
 
-  // Intl and the toLocale* methods: intl/intl.js, run next with these.
-  return { publish, define };
 })

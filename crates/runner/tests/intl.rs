@@ -175,3 +175,18 @@ fn the_108_two_letter_languages_of_the_compiled_data_are_supported_and_others_ar
     );
     assert_eq!(got, json!([108, true, false, ["fil", "es-419"]]));
 }
+
+#[test]
+fn intl_is_built_apart_from_the_other_web_globals_on_its_first_use() {
+    let got = result(
+        "const accessor = () => typeof Object.getOwnPropertyDescriptor(globalThis, 'Intl').get;
+         new URL('https://example.com');
+         const afterUrl = accessor();
+         const sorted = ['b', 'a'].sort((x, y) => x.localeCompare(y));
+         return [afterUrl, accessor(), sorted, typeof Intl.Collator];",
+    );
+    assert_eq!(
+        got,
+        json!(["function", "undefined", ["a", "b"], "function"])
+    );
+}

@@ -1,5 +1,10 @@
 //! `Intl.Collator.prototype.compare` and `String.prototype.localeCompare`:
 //! the Unicode Collation Algorithm with the locale's CLDR tailoring.
+//!
+//! A sort calls `compare` n·log n times with the same options, so the
+//! collator is built once per distinct (locale, sensitivity,
+//! ignorePunctuation) and named by a small integer the script keeps; a
+//! comparison then costs the two strings and the comparison itself.
 
 use std::cell::RefCell;
 
@@ -9,34 +14,46 @@ use rquickjs::Ctx;
 
 use super::{parse_locale, unsupported};
 
+/// Distinct collators one run may build (each is a few hundred bytes of
+/// Rust memory outside the QuickJS heap ceiling, so they are bounded).
+const MAX_COLLATORS: usize = 256;
+
 thread_local! {
-    /// The last collator built, by (locale, sensitivity, ignorePunctuation):
-    /// a sort calls `compare` n·log n times with the same options.
-    static LAST: RefCell<Option<(String, CollatorBorrowed<'static>)>> = const { RefCell::new(None) };
+    static COLLATORS: RefCell<Vec<(String, CollatorBorrowed<'static>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// -1, 0 or 1. `locale` carries `-u-kn`/`-u-kf` for `numeric`/`caseFirst`;
+/// The handle of the collator for these options, built on first use.
+/// `locale` carries `-u-kn`/`-u-kf` for `numeric`/`caseFirst`;
 /// `sensitivity` is ECMA-402's (`base`, `accent`, `case`, `variant`).
-pub fn compare(
+pub fn collator(
     ctx: Ctx<'_>,
     locale: String,
     sensitivity: String,
     ignore_punctuation: bool,
-    left: String,
-    right: String,
-) -> rquickjs::Result<i32> {
+) -> rquickjs::Result<u32> {
     let key = format!("{locale}|{sensitivity}|{ignore_punctuation}");
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        let cached = matches!(&*last, Some((k, _)) if *k == key);
-        if !cached {
-            let collator = build(&ctx, &locale, &sensitivity, ignore_punctuation)?;
-            *last = Some((key, collator));
+    COLLATORS.with(|collators| {
+        let mut collators = collators.borrow_mut();
+        if let Some(at) = collators.iter().position(|(k, _)| *k == key) {
+            return Ok(at as u32);
         }
-        match &*last {
-            Some((_, collator)) => Ok(collator.compare(&left, &right) as i32),
-            None => Err(unsupported(&ctx, "Intl.Collator: no collator")),
+        if collators.len() >= MAX_COLLATORS {
+            return Err(unsupported(
+                &ctx,
+                &format!("Intl.Collator: more than {MAX_COLLATORS} distinct collators in one run"),
+            ));
         }
+        let built = build(&ctx, &locale, &sensitivity, ignore_punctuation)?;
+        collators.push((key, built));
+        Ok((collators.len() - 1) as u32)
+    })
+}
+
+/// -1, 0 or 1: `left` against `right` by the collator `handle`.
+pub fn compare(ctx: Ctx<'_>, handle: u32, left: String, right: String) -> rquickjs::Result<i32> {
+    COLLATORS.with(|collators| match collators.borrow().get(handle as usize) {
+        Some((_, collator)) => Ok(collator.compare(&left, &right) as i32),
+        None => Err(unsupported(&ctx, "Intl.Collator: unknown collator")),
     })
 }
 

@@ -188,7 +188,7 @@
 
   // ---- collation ----
   class Collator {
-    #locale; #o; #sensitivity; #punctuation;
+    #handle; #o;
     constructor(locales, options) {
       const o = optionsObject(options);
       const [base, keywords] = negotiate(locales);
@@ -199,13 +199,13 @@
       const caseFirst = getOption(o, 'caseFirst', ['upper', 'lower', 'false'], keywords.kf ?? 'false');
       const sensitivity = getOption(o, 'sensitivity', ['base', 'accent', 'case', 'variant'], 'variant');
       const ignorePunctuation = getBoolean(o, 'ignorePunctuation') ?? false;
-      this.#locale = withKeywords(base, { kn: numeric ? 'true' : undefined, kf: caseFirst === 'false' ? undefined : caseFirst });
-      this.#sensitivity = sensitivity;
-      this.#punctuation = ignorePunctuation;
+      const locale = withKeywords(base, { kn: numeric ? 'true' : undefined, kf: caseFirst === 'false' ? undefined : caseFirst });
+      this.#handle = native.collator(locale, sensitivity, ignorePunctuation);
       this.#o = { locale: base, usage, sensitivity, ignorePunctuation, collation: 'default', numeric, caseFirst };
     }
     get compare() {
-      const compare = (a, b) => native.compare(this.#locale, this.#sensitivity, this.#punctuation, String(a), String(b));
+      const handle = this.#handle;
+      const compare = (a, b) => native.compare(handle, String(a), String(b));
       define(this, 'compare', compare);
       return compare;
     }
@@ -373,10 +373,10 @@
   publish(String.prototype, 'localeCompare', function localeCompare(that, locales, options) {
     if (this === undefined || this === null) throw new TypeError('String.prototype.localeCompare called on null or undefined');
     if (locales === undefined && options === undefined) {
-      defaultCollator ??= new Collator();
-      return defaultCollator.compare(String(this), String(that));
+      defaultCollator ??= new Collator().compare;
+      return defaultCollator(this, that);
     }
-    return new Collator(locales, options).compare(String(this), String(that));
+    return new Collator(locales, options).compare(this, that);
   });
   publish(Number.prototype, 'toLocaleString', function toLocaleString(locales, options) {
     return new NumberFormat(locales, options).format(Number.prototype.valueOf.call(this));

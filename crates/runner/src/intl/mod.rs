@@ -32,6 +32,7 @@ pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         "localeSupported",
         Function::new(ctx.clone(), locales::supported)?,
     )?;
+    native.set("collator", Function::new(ctx.clone(), collation::collator)?)?;
     native.set("compare", Function::new(ctx.clone(), collation::compare)?)?;
     native.set("formatNumber", Function::new(ctx.clone(), numbers::format)?)?;
     native.set("pluralSelect", Function::new(ctx.clone(), plurals::select)?)?;
