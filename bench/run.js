@@ -16,6 +16,7 @@ const bridge = require('./bridge');
 const load = require('./load');
 const { typescript } = require('./typescript');
 const netbench = require('./network');
+const { intl } = require('./intl');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -27,6 +28,7 @@ const FULL = {
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
   typescript: { runs: 30, warmup: 3 },
   network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
+  intl: { iterations: 40, warmup: 4, rssRounds: 5 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -37,6 +39,7 @@ const SMOKE = {
   memory: { rounds: 1, inFlight: 2, idleCount: 1 },
   typescript: { runs: 1 },
   network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
+  intl: { iterations: 1, warmup: 0, rssRounds: 1 },
 };
 
 const SECTIONS = [
@@ -48,6 +51,7 @@ const SECTIONS = [
   ['6', (c) => load.memory(c.memory)],
   ['7', (c) => typescript(c.typescript)],
   ['8', (c) => netbench.network(c.network)],
+  ['10', (c) => intl(c.intl)],
 ];
 
 function parseArgs(argv) {
@@ -77,6 +81,8 @@ function goals(rows) {
     check('idle runner RSS <= 4 MiB', find(rows, '6 idle', 'cordon-runner'), (r) => r.median / 1024, (v) => v <= 4),
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
+    check('ICU4X Intl: spawn→terminal <= 1.1x the hand-written Intl runner (issue 20)', find(rows, '10 Intl: spawn', 'ICU4X'), (r) => r.ratio, (v) => v <= 1.1),
+    check('ICU4X Intl: idle runner RSS <= 1.1x the hand-written Intl runner (issue 20)', find(rows, '10 Intl: idle', 'ICU4X'), (r) => r.ratio, (v) => v <= 1.1),
     check('proxied throughput >= 0.5x direct loopback (issue 13)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
   ];
 }
