@@ -107,7 +107,7 @@
     const d = { minimumIntegerDigits: getNumber(o, 'minimumIntegerDigits', 1, 21, 1) };
     const hasSd = o.minimumSignificantDigits !== undefined || o.maximumSignificantDigits !== undefined;
     const hasFd = o.minimumFractionDigits !== undefined || o.maximumFractionDigits !== undefined;
-    if (compact && (hasSd || hasFd)) throw unsupported('digit options with notation "compact"');
+    if (compact && (hasSd || hasFd || o.minimumIntegerDigits !== undefined)) throw unsupported('digit options with notation "compact"');
     if (compact) return d;
     if (hasSd) {
       d.minimumSignificantDigits = getNumber(o, 'minimumSignificantDigits', 1, 21, 1);
