@@ -150,4 +150,4 @@ async function memory({ rounds, inFlight, idleCount }) {
   ];
 }
 
-module.exports = { concurrency, memory };
+module.exports = { concurrency, memory, statusKiB, sandboxTree };

@@ -17,6 +17,7 @@ const load = require('./load');
 const { typescript } = require('./typescript');
 const netbench = require('./network');
 const { sessions } = require('./sessions');
+const { intl } = require('./intl');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -30,6 +31,7 @@ const FULL = {
   network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
   engine: { counts: [1, 64, 512, 4096], runs: 32, perRun: 32, iterations: 3, idleMs: 2000 },
   sessions: { iterations: 100, warmup: 10, creations: 20, fileRuns: 30 },
+  intl: { iterations: 40, warmup: 4, rssRounds: 5 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -42,6 +44,7 @@ const SMOKE = {
   network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
   engine: { counts: [1, 8], runs: 2, perRun: 2, iterations: 1, idleMs: 100 },
   sessions: { iterations: 2, warmup: 0, creations: 1, fileRuns: 1 },
+  intl: { iterations: 1, warmup: 0, rssRounds: 1 },
 };
 
 const SECTIONS = [
@@ -54,6 +57,7 @@ const SECTIONS = [
   ['7', (c) => typescript(c.typescript)],
   ['8', async (c) => [...(await netbench.network(c.network)), ...(await netbench.engineCost(c.engine))]],
   ['9', (c) => sessions(c.sessions)],
+  ['10', (c) => intl(c.intl)],
 ];
 
 function parseArgs(argv) {
@@ -84,6 +88,8 @@ function goals(rows) {
     check('idle runner RSS <= 4 MiB', find(rows, '6 idle', 'cordon-runner'), (r) => r.median / 1024, (v) => v <= 4),
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
+    check('ICU4X Intl: spawn→terminal <= 1.1x the hand-written Intl runner (issue 20)', find(rows, '10 Intl: spawn', 'ICU4X'), (r) => r.ratio, (v) => v <= 1.1),
+    check('ICU4X Intl: idle runner RSS <= 1.1x the hand-written Intl runner (issue 20)', find(rows, '10 Intl: idle', 'ICU4X'), (r) => r.ratio, (v) => v <= 1.1),
     check('proxied throughput >= 0.5x direct loopback (issue 13)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
     check('proxied throughput >= 0.9x direct loopback (issue 19)', find(rows, '8 network throughput', 'cordon'), (r) => r.ratio, (v) => v >= 0.9),
     check('proxied connect+1B echo <= 2x direct (issue 19)', find(rows, '8 network connect', 'cordon'), (r) => r.ratio, (v) => v <= 2),

@@ -20,6 +20,7 @@ mod frame_reader;
 mod frame_writer;
 #[cfg(test)]
 mod fuzz_tests;
+mod intl;
 mod js_errors;
 mod js_world;
 mod latches;

@@ -1,14 +1,14 @@
 //! The standard, side-effect-free web globals (docs/runner.md, "Globals"):
 //! `structuredClone`, `TextEncoder`/`TextDecoder`, `atob`/`btoa`, `URL`/
 //! `URLSearchParams`, `crypto.getRandomValues`/`randomUUID`, `DOMException`,
-//! an en-US/UTC `Intl` subset — and, in extension mode only,
+//! `Intl` and the `toLocale*` methods (ICU4X, [`crate::intl`]) — and, in extension mode only,
 //! `performance.now` (a v1 world has no `performance`).
 //!
-//! Most of it is JavaScript (`web_globals.js`). Building it costs about as
-//! much as the rest of the world, so the world only announces the names
-//! (accessors defined here, [`install`]) and the script is compiled and run
-//! on the first read of any of them; it replaces every announced accessor
-//! by its value. An assignment before that defines the name as the code
+//! Most of it is JavaScript (`web_globals.js`, and `intl/intl.js` for
+//! `Intl`). Building it costs about as much as the rest of the world, so
+//! the world only announces the names (accessors defined here, [`install`])
+//! and a script is compiled and run on the first read of any of its names;
+//! it replaces each of its announced accessors by its value. An assignment before that defines the name as the code
 //! wants (and the script leaves it so).
 //! What JavaScript cannot do safely or quickly comes from here, through
 //! native helpers handed to that script and never bound to a global: UTF-8
@@ -27,9 +27,11 @@ use rquickjs::{Ctx, Exception, Function, Object, TypedArray, Value};
 use url::{quirks, Url};
 
 const SCRIPT: &str = include_str!("web_globals.js");
+/// `publish` and `define`, shared by both scripts.
+const PUBLISH: &str = include_str!("publish.js");
 
-/// The global names the script defines.
-const GLOBAL_NAMES: [&str; 10] = [
+/// The global names `web_globals.js` defines.
+const GLOBAL_NAMES: [&str; 9] = [
     "DOMException",
     "TextEncoder",
     "TextDecoder",
@@ -39,11 +41,14 @@ const GLOBAL_NAMES: [&str; 10] = [
     "structuredClone",
     "URLSearchParams",
     "URL",
-    "Intl",
 ];
-/// Prototype methods the script replaces (they format through `Intl`).
-const PROTOTYPE_METHODS: [(&str, &str); 4] = [
+/// Prototype methods `intl.js` replaces (they format through `Intl`); it
+/// also defines the global `Intl`.
+const PROTOTYPE_METHODS: [(&str, &str); 7] = [
+    ("String", "localeCompare"),
     ("Number", "toLocaleString"),
+    ("BigInt", "toLocaleString"),
+    ("Array", "toLocaleString"),
     ("Date", "toLocaleString"),
     ("Date", "toLocaleDateString"),
     ("Date", "toLocaleTimeString"),
@@ -53,15 +58,25 @@ const PROTOTYPE_METHODS: [(&str, &str); 4] = [
 /// quota; the script refuses more before asking).
 const MAX_RANDOM_BYTES: usize = 65536;
 
+/// Which script builds an announced name: `Intl` is built apart, so that
+/// code using only `URL` or `crypto` does not pay for it, and the reverse.
+#[derive(Clone, Copy)]
+enum Script {
+    Web,
+    Intl,
+}
+
 /// Announces the web globals of every world (not `performance`); they are
 /// built on first use. (A script doing the same cost ~0.1 ms per spawn.)
 pub fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
-    let pending = Rc::new(Cell::new(true));
+    let web = Rc::new(Cell::new(true));
+    let intl = Rc::new(Cell::new(true));
     for name in GLOBAL_NAMES {
-        announce(ctx, None, name, &pending)?;
+        announce(ctx, None, name, (&web, Script::Web))?;
     }
+    announce(ctx, None, "Intl", (&intl, Script::Intl))?;
     for (constructor, name) in PROTOTYPE_METHODS {
-        announce(ctx, Some(constructor), name, &pending)?;
+        announce(ctx, Some(constructor), name, (&intl, Script::Intl))?;
     }
     Ok(())
 }
@@ -81,18 +96,22 @@ fn target<'js>(ctx: &Ctx<'js>, constructor: Option<&str>) -> rquickjs::Result<Ob
 }
 
 /// Defines the property `name` as a configurable, non-enumerable accessor:
-/// its getter builds every web global once, then reads the value that
-/// replaced it; its setter defines a data property, as an assignment would.
+/// its getter runs the script that builds it (once), then reads the value
+/// that replaced it; its setter defines a data property, as an assignment
+/// would.
 fn announce<'js>(
     ctx: &Ctx<'js>,
     constructor: Option<&'static str>,
     name: &'static str,
-    pending: &Rc<Cell<bool>>,
+    (pending, script): (&Rc<Cell<bool>>, Script),
 ) -> rquickjs::Result<()> {
     let pending = Rc::clone(pending);
     let get = move |ctx: Ctx<'js>| -> rquickjs::Result<Value<'js>> {
         if pending.replace(false) {
-            build(ctx.clone())?;
+            match script {
+                Script::Web => build(ctx.clone())?,
+                Script::Intl => build_intl(ctx.clone())?,
+            }
         }
         let object: Object = ctx.globals().get("Object")?;
         let describe: Function = object.get("getOwnPropertyDescriptor")?;
@@ -112,14 +131,21 @@ fn announce<'js>(
     target(ctx, constructor)?.prop(name, Accessor::new(get, set).configurable())
 }
 
-fn script_options() -> EvalOptions {
+fn script_options(filename: &str) -> EvalOptions {
     let mut options = EvalOptions::default();
     options.strict = true;
-    options.filename = Some("<web-globals>".to_owned());
+    options.filename = Some(filename.to_owned());
     options
 }
 
-/// Builds every web global: runs `web_globals.js` with its native helpers.
+/// `[publish, define]` of `publish.js`, for one build.
+fn publishers<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<(Function<'js>, Function<'js>)> {
+    let helpers: Object = ctx.eval_with_options(PUBLISH, script_options("<publish>"))?;
+    Ok((helpers.get("publish")?, helpers.get("define")?))
+}
+
+/// Builds every web global but `Intl`: runs `web_globals.js` with its
+/// native helpers.
 fn build(ctx: Ctx<'_>) -> rquickjs::Result<()> {
     let native = Object::new(ctx.clone())?;
     native.set("utf8Encode", Function::new(ctx.clone(), utf8_encode)?)?;
@@ -127,8 +153,16 @@ fn build(ctx: Ctx<'_>) -> rquickjs::Result<()> {
     native.set("randomBytes", Function::new(ctx.clone(), random_bytes)?)?;
     native.set("urlParse", Function::new(ctx.clone(), url_parse)?)?;
     native.set("urlSet", Function::new(ctx.clone(), url_set)?)?;
-    let script: Function = ctx.eval_with_options(SCRIPT, script_options())?;
-    script.call((native,))
+    let (publish, define) = publishers(&ctx)?;
+    let script: Function = ctx.eval_with_options(SCRIPT, script_options("<web-globals>"))?;
+    script.call((native, publish, define))
+}
+
+/// Builds `Intl` and the locale methods: runs `intl/intl.js`.
+fn build_intl(ctx: Ctx<'_>) -> rquickjs::Result<()> {
+    let (publish, define) = publishers(&ctx)?;
+    let script: Function = ctx.eval_with_options(crate::intl::SCRIPT, script_options("<intl>"))?;
+    script.call((crate::intl::natives(&ctx)?, publish, define))
 }
 
 /// Defines `performance` with `now()`: milliseconds (fractional) since

@@ -1,0 +1,69 @@
+//! `Intl` and the `toLocale*` methods from ICU4X and its compiled CLDR data
+//! (docs/code-mode.md, "Intl"); time zones from the IANA database compiled
+//! into `jiff`.
+//!
+//! The ECMA-402 surface (constructors, option reading and validation,
+//! `resolvedOptions`) is JavaScript (`intl.js`), run once with the native
+//! helpers of this module; each helper takes a locale already accepted by
+//! `intl.js` from [`locales::supported`] and options already validated, and formats with
+//! ICU4X. An option or locale no helper can honour is a `RangeError`
+//! naming it, never a different result.
+
+mod collation;
+mod dates;
+mod lists;
+mod locales;
+mod numbers;
+mod plurals;
+mod relative;
+
+use rquickjs::{Ctx, Exception, Function, Object};
+
+pub(crate) const SCRIPT: &str = include_str!("intl.js");
+
+/// The native helpers `intl.js` receives; bound to no global.
+pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let native = Object::new(ctx.clone())?;
+    native.set(
+        "canonicalLocale",
+        Function::new(ctx.clone(), locales::canonical)?,
+    )?;
+    native.set(
+        "localeSupported",
+        Function::new(ctx.clone(), locales::supported)?,
+    )?;
+    native.set("collator", Function::new(ctx.clone(), collation::collator)?)?;
+    native.set("compare", Function::new(ctx.clone(), collation::compare)?)?;
+    native.set("formatNumber", Function::new(ctx.clone(), numbers::format)?)?;
+    native.set("pluralSelect", Function::new(ctx.clone(), plurals::select)?)?;
+    native.set(
+        "pluralCategories",
+        Function::new(ctx.clone(), plurals::categories)?,
+    )?;
+    native.set("formatList", Function::new(ctx.clone(), lists::format)?)?;
+    native.set(
+        "formatRelative",
+        Function::new(ctx.clone(), relative::format)?,
+    )?;
+    native.set("formatDate", Function::new(ctx.clone(), dates::format)?)?;
+    native.set(
+        "resolveTimeZone",
+        Function::new(ctx.clone(), dates::resolve_time_zone)?,
+    )?;
+    Ok(native)
+}
+
+/// A `RangeError` naming what is not supported.
+fn unsupported(ctx: &Ctx<'_>, what: &str) -> rquickjs::Error {
+    Exception::throw_range(ctx, what)
+}
+
+/// A locale tag `locales::resolve` accepted, parsed again.
+fn parse_locale(ctx: &Ctx<'_>, tag: &str) -> rquickjs::Result<icu_locale::Locale> {
+    icu_locale::Locale::try_from_str(tag).map_err(|_| {
+        unsupported(
+            ctx,
+            &format!("Incorrect locale information provided: {tag}"),
+        )
+    })
+}

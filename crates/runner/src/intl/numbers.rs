@@ -1,0 +1,335 @@
+//! `Intl.NumberFormat.prototype.format` (and `Number`/`BigInt`
+//! `toLocaleString`): the value as an exact decimal (`fixed_decimal`),
+//! rounded as ECMA-402 says (half-expand), then the locale's digits,
+//! separators, signs and patterns from ICU4X: plain, percent, compact,
+//! currency (symbol, narrow symbol, code, name; standard or compact).
+
+use fixed_decimal::{Decimal, Sign, SignDisplay, SignedRoundingMode, UnsignedRoundingMode};
+use icu_decimal::options::{
+    CompactDecimalFormatterOptions, DecimalFormatterOptions, GroupingStrategy,
+};
+use icu_decimal::{AbstractFormatter, CompactDecimalFormatter, DecimalFormatter};
+use icu_experimental::dimension::currency::formatter::CurrencyFormatter;
+use icu_experimental::dimension::currency::options::{CurrencyFormatterOptions, CurrencyUsage};
+use icu_experimental::dimension::currency::CurrencyType;
+use icu_experimental::dimension::percent::formatter::PercentFormatter;
+use icu_locale::Locale;
+use rquickjs::{Ctx, Object};
+use writeable::Writeable;
+
+use super::{parse_locale, unsupported};
+
+/// The options `intl.js` resolved (ECMA-402 names; digit counts are -1
+/// when the rounding they belong to is not in use).
+#[derive(Clone)]
+pub(super) struct Resolved {
+    style: String,
+    currency: Option<String>,
+    currency_display: String,
+    currency_sign: String,
+    notation: String,
+    compact_display: String,
+    sign_display: String,
+    use_grouping: String,
+    minimum_integer_digits: i16,
+    currency_digits: i16,
+    fraction: Option<(i16, i16)>,
+    significant: Option<(i16, i16)>,
+}
+
+fn digits(options: &Object<'_>, key: &str) -> rquickjs::Result<i16> {
+    Ok(options.get::<_, Option<i32>>(key)?.map_or(-1, |n| n as i16))
+}
+
+pub(super) fn read(options: &Object<'_>) -> rquickjs::Result<Resolved> {
+    let text = |key: &str| -> rquickjs::Result<String> {
+        Ok(options.get::<_, Option<String>>(key)?.unwrap_or_default())
+    };
+    let pair = |min: &str, max: &str| -> rquickjs::Result<Option<(i16, i16)>> {
+        let (min, max) = (digits(options, min)?, digits(options, max)?);
+        Ok((min >= 0 && max >= 0).then_some((min, max)))
+    };
+    Ok(Resolved {
+        style: text("style")?,
+        currency: options.get::<_, Option<String>>("currency")?,
+        currency_display: text("currencyDisplay")?,
+        currency_sign: text("currencySign")?,
+        notation: text("notation")?,
+        compact_display: text("compactDisplay")?,
+        sign_display: text("signDisplay")?,
+        use_grouping: text("useGrouping")?,
+        minimum_integer_digits: digits(options, "minimumIntegerDigits")?.max(1),
+        currency_digits: digits(options, "currencyDigits")?.max(0),
+        fraction: pair("minimumFractionDigits", "maximumFractionDigits")?,
+        significant: pair("minimumSignificantDigits", "maximumSignificantDigits")?,
+    })
+}
+
+/// Formats `value`: a JavaScript number's shortest round-trip text, a
+/// BigInt's digits, or a decimal string (all exact), or `NaN`/`Infinity`.
+pub fn format(
+    ctx: Ctx<'_>,
+    locale: String,
+    options: Object<'_>,
+    value: String,
+) -> rquickjs::Result<String> {
+    let o = read(&options)?;
+    let locale = parse_locale(&ctx, &locale)?;
+    let trimmed = value.trim_start_matches(['-', '+']);
+    if trimmed == "NaN" || trimmed == "Infinity" {
+        // The pattern around the number, with the symbol in its place.
+        let symbol = if trimmed == "NaN" { "NaN" } else { "∞" };
+        let bare = Resolved {
+            fraction: Some((0, 0)),
+            significant: None,
+            minimum_integer_digits: 1,
+            notation: "standard".to_owned(),
+            ..o
+        };
+        let one = Decimal::from(if value.starts_with('-') { -1 } else { 1 });
+        let one = format_decimal(&ctx, &locale, &bare, one)?;
+        let digit = plain(&ctx, &locale, Decimal::from(1))?;
+        return Ok(one.replacen(&digit, symbol, 1));
+    }
+    let mut decimal = parse_exact(&value).ok_or_else(|| {
+        unsupported(
+            &ctx,
+            &format!("Intl.NumberFormat: cannot read {value} as a number"),
+        )
+    })?;
+    if o.style == "percent" {
+        decimal.multiply_pow10(2);
+    }
+    format_decimal(&ctx, &locale, &o, decimal)
+}
+
+/// `[-]digits[.digits][e[-]exponent]`, exactly.
+pub(super) fn parse_exact(text: &str) -> Option<Decimal> {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(at) => (
+            &text[..at],
+            text[at + 1..].trim_start_matches('+').parse::<i16>().ok()?,
+        ),
+        None => (text, 0),
+    };
+    let mantissa = mantissa.strip_prefix('+').unwrap_or(mantissa);
+    let mut decimal = Decimal::try_from_str(mantissa).ok()?;
+    decimal.multiply_pow10(exponent);
+    Some(decimal)
+}
+
+fn half_expand(decimal: &mut Decimal, position: i16) {
+    decimal.round_with_mode(
+        position,
+        SignedRoundingMode::Unsigned(UnsignedRoundingMode::HalfExpand),
+    );
+}
+
+/// ECMA-402 rounding: significant digits when given, else fraction digits.
+pub(super) fn round(decimal: &mut Decimal, o: &Resolved) {
+    if let Some((min, max)) = o.significant {
+        let start = decimal.absolute.nonzero_magnitude_start();
+        half_expand(decimal, start - max + 1);
+        decimal.absolute.trim_end();
+        let start = decimal.absolute.nonzero_magnitude_start();
+        decimal.absolute.pad_end(start - min + 1);
+    } else if let Some((min, max)) = o.fraction {
+        half_expand(decimal, -max);
+        decimal.absolute.trim_end();
+        decimal.absolute.pad_end(-min);
+    }
+    decimal.absolute.pad_start(o.minimum_integer_digits);
+}
+
+fn sign_display(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<SignDisplay> {
+    Ok(match name {
+        "auto" => SignDisplay::Auto,
+        "never" => SignDisplay::Never,
+        "always" => SignDisplay::Always,
+        "exceptZero" => SignDisplay::ExceptZero,
+        "negative" => SignDisplay::Negative,
+        other => {
+            return Err(unsupported(
+                ctx,
+                &format!("Intl.NumberFormat: signDisplay \"{other}\" is not supported"),
+            ))
+        }
+    })
+}
+
+fn grouping(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<GroupingStrategy> {
+    Ok(match name {
+        "auto" => GroupingStrategy::Auto,
+        "always" => GroupingStrategy::Always,
+        "min2" => GroupingStrategy::Min2,
+        "false" => GroupingStrategy::Never,
+        other => {
+            return Err(unsupported(
+                ctx,
+                &format!("Intl.NumberFormat: useGrouping \"{other}\" is not supported"),
+            ))
+        }
+    })
+}
+
+fn load_error(ctx: &Ctx<'_>, what: &str, error: impl std::fmt::Display) -> rquickjs::Error {
+    unsupported(
+        ctx,
+        &format!("Intl.NumberFormat: no data for {what}: {error}"),
+    )
+}
+
+fn plain(ctx: &Ctx<'_>, locale: &Locale, decimal: Decimal) -> rquickjs::Result<String> {
+    let formatter = DecimalFormatter::try_new(locale.into(), DecimalFormatterOptions::default())
+        .map_err(|e| load_error(ctx, "decimal", e))?;
+    Ok(formatter.format(&decimal).write_to_string().into_owned())
+}
+
+fn format_decimal(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    o: &Resolved,
+    mut decimal: Decimal,
+) -> rquickjs::Result<String> {
+    let compact = o.notation == "compact";
+    if !compact {
+        round(&mut decimal, o);
+    }
+    // After rounding: -0.001 rounded to 0 is "-0" under `auto` (ECMA-402).
+    decimal.apply_sign_display(sign_display(ctx, &o.sign_display)?);
+    let mut decimal_options = DecimalFormatterOptions::default();
+    decimal_options.grouping_strategy = Some(grouping(ctx, &o.use_grouping)?);
+    match (o.style.as_str(), compact) {
+        ("currency", _) => currency(ctx, locale, o, &decimal),
+        ("decimal", false) => Ok(DecimalFormatter::try_new(locale.into(), decimal_options)
+            .map_err(|e| load_error(ctx, "decimal", e))?
+            .format(&decimal)
+            .write_to_string()
+            .into_owned()),
+        ("decimal", true) => {
+            let mut options = CompactDecimalFormatterOptions::default();
+            options.grouping_strategy = decimal_options.grouping_strategy;
+            let formatter = if o.compact_display == "long" {
+                CompactDecimalFormatter::try_new_long(locale.into(), options)
+            } else {
+                CompactDecimalFormatter::try_new_short(locale.into(), options)
+            };
+            Ok(formatter
+                .map_err(|e| load_error(ctx, "compact notation", e))?
+                .format(&decimal)
+                .write_to_string()
+                .into_owned())
+        }
+        ("percent", false) => {
+            let numbers = DecimalFormatter::try_new(locale.into(), decimal_options)
+                .map_err(|e| load_error(ctx, "decimal", e))?;
+            let formatter = PercentFormatter::try_new_with_decimal_formatter(
+                locale.into(),
+                numbers,
+                Default::default(),
+            )
+            .map_err(|e| load_error(ctx, "percent", e))?;
+            Ok(formatter.format(&decimal).write_to_string().into_owned())
+        }
+        (style, _) => Err(unsupported(
+            ctx,
+            &format!(
+                "Intl.NumberFormat: style \"{style}\" with notation \"{}\" is not supported",
+                o.notation
+            ),
+        )),
+    }
+}
+
+fn currency(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    o: &Resolved,
+    decimal: &Decimal,
+) -> rquickjs::Result<String> {
+    let code = o.currency.as_deref().unwrap_or_default();
+    let currency = CurrencyType::try_from_str(code)
+        .map_err(|_| unsupported(ctx, &format!("Invalid currency code : {code}")))?;
+    let mut options = CurrencyFormatterOptions::default();
+    if o.currency_sign == "accounting" {
+        options.usage = CurrencyUsage::Accounting;
+    }
+    // ICU4X always shows the currency's digits: format the value padded to
+    // them, then put the value's own (fewer) digits in their place.
+    if o.notation == "compact" {
+        return currency_formatted(ctx, locale, o, currency, options, decimal);
+    }
+    let mut padded = decimal.clone();
+    padded.absolute.pad_end(-o.currency_digits);
+    let text = currency_formatted(ctx, locale, o, currency, options, &padded)?;
+    if padded == *decimal {
+        return Ok(text);
+    }
+    let unsigned = |absolute| Decimal::new(Sign::None, absolute);
+    let long = plain(ctx, locale, unsigned(padded.absolute))?;
+    let short = plain(ctx, locale, unsigned(decimal.absolute.clone()))?;
+    if !text.contains(&long) {
+        return Err(unsupported(
+            ctx,
+            &format!(
+                "Intl.NumberFormat: fewer than {} fraction digits for {code} in {locale}",
+                o.currency_digits
+            ),
+        ));
+    }
+    Ok(text.replacen(&long, &short, 1))
+}
+
+fn currency_formatted(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    o: &Resolved,
+    currency: CurrencyType,
+    options: CurrencyFormatterOptions,
+    decimal: &Decimal,
+) -> rquickjs::Result<String> {
+    let code = o.currency.as_deref().unwrap_or_default();
+    let prefs = locale.into();
+    let display = o.currency_display.as_str();
+    let text = if o.notation == "compact" {
+        let long = o.compact_display == "long";
+        let formatter = match (display, long) {
+            ("symbol", false) => {
+                CurrencyFormatter::try_new_compact_symbol(prefs, currency, options)
+            }
+            ("narrowSymbol", false) => {
+                CurrencyFormatter::try_new_compact_symbol_narrow(prefs, currency, options)
+            }
+            ("code", false) => CurrencyFormatter::try_new_compact_code(prefs, currency, options),
+            ("symbol", true) => {
+                CurrencyFormatter::try_new_compact_long_symbol(prefs, currency, options)
+            }
+            ("narrowSymbol", true) => {
+                CurrencyFormatter::try_new_compact_long_symbol_narrow(prefs, currency, options)
+            }
+            ("code", true) => {
+                CurrencyFormatter::try_new_compact_long_code(prefs, currency, options)
+            }
+            _ => CurrencyFormatter::try_new_compact_long_name(prefs, currency),
+        }
+        .map_err(|e| load_error(ctx, code, e))?;
+        written(&formatter, decimal)
+    } else {
+        let formatter = match display {
+            "symbol" => CurrencyFormatter::try_new_symbol(prefs, currency, options),
+            "narrowSymbol" => CurrencyFormatter::try_new_symbol_narrow(prefs, currency, options),
+            "code" => CurrencyFormatter::try_new_code(prefs, currency, options),
+            _ => CurrencyFormatter::try_new_name(prefs, currency),
+        }
+        .map_err(|e| load_error(ctx, code, e))?;
+        written(&formatter, decimal)
+    };
+    Ok(text)
+}
+
+fn written<V: AbstractFormatter>(formatter: &CurrencyFormatter<V>, decimal: &Decimal) -> String {
+    formatter
+        .format_fixed_decimal(decimal)
+        .write_to_string()
+        .into_owned()
+}
