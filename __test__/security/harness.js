@@ -47,18 +47,27 @@ function compiler() {
   }
 }
 
-let probePath = null;
+const compiled = new Map();
 
-/** Compiles probe.c (static, so the sandbox needs no loader) once. */
-function probe() {
-  if (probePath) return probePath;
+/**
+ * Compiles `<name>.c` of this directory (static, so the sandbox needs no
+ * loader) once per process, into a world-readable temp directory (a
+ * non-root provider must reach it); returns the binary's path.
+ */
+function compileAttacker(name) {
+  if (compiled.has(name)) return compiled.get(name);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-battery-'));
   fs.chmodSync(dir, 0o755);
-  const out = path.join(dir, 'probe');
-  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, 'probe.c')]);
-  probePath = out;
+  const out = path.join(dir, name);
+  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, `${name}.c`)]);
+  compiled.set(name, out);
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return out;
+}
+
+/** The battery's attacker, probe.c. */
+function probe() {
+  return compileAttacker('probe');
 }
 
 /** Reads a stream to its end, keeping at most `max` bytes (the rest counted). */
@@ -221,6 +230,7 @@ function alive(pid) {
 module.exports = {
   attack,
   alive,
+  compileAttacker,
   controlRootBase,
   controlRoots,
   openFdCount,

@@ -19,6 +19,7 @@ use crate::backend::{self, BackendError};
 use crate::confinement;
 use crate::process_identity::{sandbox_identity, SANDBOX_UID};
 
+mod identity;
 mod network_relay;
 mod ptrace_scope;
 mod sandbox_uid;
@@ -88,6 +89,8 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks.push(check_seccomp(&read_seccomp_status()));
     checks.push(check_ptrace_scope(read_ptrace_scope().as_deref()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
+    checks.push(identity::check_subordinate_ids());
+    checks.push(identity::check_delegated_cgroup());
     if let Some(runner) = targets.runner.as_deref() {
         checks.push(check_executable("runner", runner));
     }

@@ -79,6 +79,9 @@ pub struct Prepared {
     pub egress: Option<cordon_egress::RunEngine>,
     /// The run's own uid, held until its processes are confirmed gone.
     pub uid_lease: Option<crate::uid_lease::UidLease>,
+    /// The run's user namespace of subordinate ids (a non-root provider),
+    /// entered by the forked child; closed once bwrap is spawned.
+    pub userns: Option<OwnedFd>,
     /// Caller-named host paths as opened (device, inode), for the receipt.
     pub host_binds: Vec<crate::receipt::HostBind>,
 }
@@ -168,7 +171,8 @@ impl Run {
         // Moved out: the bind descriptors close as soon as bwrap holds its copies.
         let sources = std::mem::take(&mut self.p.sources);
         let argv = std::mem::take(&mut self.p.argv);
-        let spawned = match spawn(&self.p.plan, argv, sources) {
+        let userns = self.p.userns.take();
+        let spawned = match spawn(&self.p.plan, argv, sources, userns.as_ref()) {
             Ok(spawned) => spawned,
             Err(e) => {
                 let _ = pid_tx.send(None);
@@ -181,6 +185,8 @@ impl Run {
                 return;
             }
         };
+        // bwrap is in the namespace now (it holds it alive): ours can go.
+        drop(userns);
         let supervision = &self.control.supervision;
         // Right after the fork, on the forking thread: the facts bwrap
         // inherited (per-thread seccomp filters and namespaces), which the
