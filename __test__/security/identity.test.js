@@ -65,9 +65,10 @@ const c = require(${JSON.stringify(pkg)});
 const [argv, options] = JSON.parse(process.argv[1]);
 const base = structuredClone(c[options.policy ?? 'readOnly']());
 const withResources = { ...base, resources: { ...base.resources, ...options.resources } };
-const policy = options.identity ? { ...withResources, process: { ...base.process, identity: options.identity } } : withResources;
+const withNetwork = options.allow ? { ...withResources, network: { mode: 'mediated', allow: options.allow } } : withResources;
+const policy = options.identity ? { ...withNetwork, process: { ...base.process, identity: options.identity } } : withNetwork;
 let ex = null;
-try { ex = c.spawnIsolated(argv, { policy, workspace: options.workspace }); }
+try { ex = c.spawnIsolated(argv, { policy, workspace: options.workspace, networkRelayPath: options.relay }); }
 catch (e) { process.stdout.write(JSON.stringify({ refused: e.code, message: e.message })); }
 if (ex) {
   let text = '';
@@ -266,4 +267,30 @@ test('cordon doctor, as a non-root provider, reports its subordinate ranges and 
   assert.equal(bare.ids.ok, false);
   assert.match(bare.ids.detail, /ERR_CORDON_IDENTITY_UNAVAILABLE/);
   assert.match(bare.ids.fix, new RegExp(`echo '${NO_RANGE_UID}:\\d+:65536' >> /etc/subuid`));
+});
+
+test('a mediated network run of a non-root provider reaches an allowed loopback server through the relay, as its subordinate id', { skip: skipReason() ?? false }, async () => {
+  // The server runs in a process of its own: provider() blocks this one.
+  const server = require('node:child_process').spawn(process.execPath, ['-e',
+    "require('node:http').createServer((q, r) => r.end('hello ' + q.url)).listen(0, '127.0.0.1', function () { console.log(this.address().port); })"],
+  { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = Number(await new Promise((resolve) => server.stdout.once('data', resolve)));
+  // A world-readable copy of the relay (the checkout may sit under a 0700 directory).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-identity-relay-'));
+  fs.chmodSync(dir, 0o755);
+  const relay = path.join(dir, 'cordon-egress-relay');
+  fs.copyFileSync(path.join(__dirname, '..', '..', 'target', 'release', 'cordon-egress-relay'), relay);
+  fs.chmodSync(relay, 0o755);
+  try {
+    const code = `import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${port}/x', timeout=10).read().decode())`;
+    const allow = [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }];
+    const run = provider(h.NOBODY_UID, ['/usr/bin/python3', '-c', code], { allow, relay });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.value.text, /hello \/x/, run.value.text);
+    assert.equal(run.value.receipt.confinement.planned.uidAllocation, 'subordinate-per-run');
+    assert.deepEqual(run.value.receipt.confinement.mismatches, []);
+  } finally {
+    server.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
