@@ -64,25 +64,31 @@ pub enum UsernsMapError {
     },
 }
 
-/// Pure: the helper argv that maps `id` to itself in `pid`'s namespace.
-pub fn map_argv(helper: &'static str, pid: i32, id: u32) -> Vec<String> {
-    let id = id.to_string();
-    vec![helper.into(), pid.to_string(), id.clone(), id, "1".into()]
+/// Pure: the helper argv that maps each of `ids` to itself in `pid`'s
+/// namespace.
+pub fn map_argv(helper: &'static str, pid: i32, ids: &[u32]) -> Vec<String> {
+    let mut argv = vec![helper.to_string(), pid.to_string()];
+    for id in ids {
+        argv.extend([id.to_string(), id.to_string(), "1".into()]);
+    }
+    argv
 }
 
 /// Creates the run's user namespace (steps in the module doc) and returns
 /// the descriptor that names it.
 pub fn create(identity: Identity) -> Result<OwnedFd, UsernsMapError> {
+    create_mapping(&[identity.uid], &[identity.gid])
+}
+
+/// A namespace in which exactly `uids` and `gids` exist, each as itself.
+/// Mapping the provider's own gid makes `newgidmap` deny `setgroups` there:
+/// fine for a chown (workspace_owner.rs), never for a run.
+pub fn create_mapping(uids: &[u32], gids: &[u32]) -> Result<OwnedFd, UsernsMapError> {
     let holder = Holder::fork()?;
     holder.wait_ready()?;
-    run_helper(
-        NEWUIDMAP,
-        map_argv(NEWUIDMAP, holder.pid.as_raw(), identity.uid),
-    )?;
-    run_helper(
-        NEWGIDMAP,
-        map_argv(NEWGIDMAP, holder.pid.as_raw(), identity.gid),
-    )?;
+    let pid = holder.pid.as_raw();
+    run_helper(NEWUIDMAP, map_argv(NEWUIDMAP, pid, uids))?;
+    run_helper(NEWGIDMAP, map_argv(NEWGIDMAP, pid, gids))?;
     let path = format!("/proc/{}/ns/user", holder.pid);
     let ns = std::fs::File::open(&path).map_err(|source| UsernsMapError::OpenNamespace {
         path: path.clone(),
@@ -245,8 +251,21 @@ mod tests {
     #[test]
     fn each_helper_maps_one_id_to_itself_by_argv() {
         assert_eq!(
-            map_argv(NEWUIDMAP, 42, 132_768),
+            map_argv(NEWUIDMAP, 42, &[132_768]),
             ["/usr/bin/newuidmap", "42", "132768", "132768", "1"]
+        );
+        assert_eq!(
+            map_argv(NEWGIDMAP, 7, &[1000, 100_000]),
+            [
+                "/usr/bin/newgidmap",
+                "7",
+                "1000",
+                "1000",
+                "1",
+                "100000",
+                "100000",
+                "1"
+            ]
         );
     }
 }
