@@ -184,11 +184,33 @@ test('the epoll-watches attack exhausts only the sandbox\'s own quota: the provi
   assert.deepEqual(run.value.receipt.confinement.mismatches, []);
 });
 
-test('control: with the identity shared, the same attack crashes the provider (SIGABRT on ENOSPC)', { skip: skipReason() ?? false }, () => {
-  const run = provider(h.NOBODY_UID, [attacker(), 'epoll-watches', '5'], { ...EPOLL_ATTACK, identity: 'shared-with-provider' }, 240_000);
+test('control: with the identity shared, the same attack crashes the provider (SIGABRT on ENOSPC)', { skip: skipReason() ?? false }, async () => {
+  // As uid 65533, which no other test file runs as: the attack takes that
+  // uid's whole quota, and a concurrent provider of the same uid would die.
+  const run = provider(NO_RANGE_UID, [attacker(), 'epoll-watches', '5'], { ...EPOLL_ATTACK, identity: 'shared-with-provider' }, 240_000);
+  // The watches stay charged to that uid until the attacker is gone (its
+  // sandbox dies with the provider): the next provider of that uid would
+  // abort too.
+  await untilGone(path.basename(attacker()), 180_000);
   assert.equal(run.value, null, `the provider should not have finished: ${JSON.stringify(run.value)?.slice(0, 400)}`);
   assert.equal(run.signal, 'SIGABRT', `status ${run.status}, stderr: ${run.stderr.slice(-400)}`);
 });
+
+/**
+ * Resolves once no process named `comm` is left (bounded by `ms`). By name:
+ * an exiting process has no command line, and freeing ~5 M epoll watches
+ * at exit takes the kernel tens of seconds here.
+ */
+async function untilGone(comm, ms) {
+  const deadline = Date.now() + ms;
+  const alive = () => fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).some((pid) => {
+    try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm; } catch { return false; }
+  });
+  while (alive()) {
+    if (Date.now() > deadline) throw new Error(`a process named ${comm} is still alive after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 
 test('a non-root provider without subordinate ids is refused with ERR_CORDON_IDENTITY_UNAVAILABLE naming the fix, unless the policy shares its identity', { skip: skipReason() ?? false }, () => {
   const refused = provider(NO_RANGE_UID, [attacker(), 'whoami']);

@@ -3,7 +3,7 @@
 //! systemd delegated a cgroup v2 subtree to it (`user@UID.service`), which
 //! is what would bound memory and processes per run without root.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Check, Importance};
 use crate::subordinate_ids::{self, Missing};
@@ -58,20 +58,6 @@ pub fn check_subordinate_ids() -> Check {
     }
 }
 
-/// Pure: where systemd puts the delegated subtree of `uid` under the cgroup
-/// v2 mount `root`.
-pub fn delegated_dir(root: &Path, uid: u32) -> PathBuf {
-    root.join(format!("user.slice/user-{uid}.slice/user@{uid}.service"))
-}
-
-/// Pure: whether the provider's own cgroup (`0::` path) lies inside the
-/// delegated subtree — a process can only be moved between cgroups whose
-/// common ancestor it may write, so the provider must run inside it
-/// (`systemd-run --user --scope …`).
-pub fn provider_inside(own: &str, uid: u32) -> bool {
-    own.starts_with(&format!("/user.slice/user-{uid}.slice/user@{uid}.service/"))
-}
-
 /// Optional: reports the delegation, or why there is none and the commands
 /// that give one. Informational for root (it has the whole hierarchy).
 pub fn check_delegated_cgroup() -> Check {
@@ -87,58 +73,21 @@ pub fn check_delegated_cgroup() -> Check {
          memory and pids (`systemctl edit user@.service`: [Service] Delegate=memory pids); then \
          run the provider inside it: `systemd-run --user --scope -p Delegate=yes node app.js`"
     );
-    let dir = delegated_dir(root, uid);
+    if !root.join("cgroup.controllers").is_file() {
+        let detail = "no cgroup v2 at /sys/fs/cgroup (a v1 or hybrid host delegates nothing to \
+                      users): sandboxes of this provider are bounded per process by rlimits only"
+            .to_string();
+        return Check::fail(DELEGATION_NAME, Importance::Optional, detail, &fix);
+    }
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let own = crate::cgroup::own_path(&own, "").unwrap_or("");
-    let controllers = std::fs::read_to_string(dir.join("cgroup.controllers")).ok();
-    let detail = match controllers {
-        None if !root.join("cgroup.controllers").is_file() => {
-            "no cgroup v2 at /sys/fs/cgroup (a v1 or hybrid host has no delegation to users): \
-             sandboxes of this provider are bounded per process by rlimits only"
-                .to_string()
+    match crate::cgroup::delegated_v2(root, &own, uid) {
+        Ok(dir) => {
+            let detail = format!(
+                "{} (memory, pids), provider inside it: run cgroups go under it",
+                dir.display()
+            );
+            Check::pass(DELEGATION_NAME, Importance::Optional, detail)
         }
-        None => format!(
-            "{} does not exist: no systemd user manager delegation for uid {uid}",
-            dir.display()
-        ),
-        Some(c)
-            if !(c.split_whitespace().any(|x| x == "memory")
-                && c.split_whitespace().any(|x| x == "pids")) =>
-        {
-            format!(
-                "{} delegates only [{}]: memory and pids are needed",
-                dir.display(),
-                c.trim()
-            )
-        }
-        Some(_) if !provider_inside(own, uid) => format!(
-            "{} is delegated, but this provider runs in {own}, outside it",
-            dir.display()
-        ),
-        Some(_) => {
-            let detail = format!("{} (memory, pids), provider inside it", dir.display());
-            return Check::pass(DELEGATION_NAME, Importance::Optional, detail);
-        }
-    };
-    Check::fail(DELEGATION_NAME, Importance::Optional, detail, &fix)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_delegated_subtree_is_the_user_manager_service_and_the_provider_must_be_in_it() {
-        assert_eq!(
-            delegated_dir(Path::new("/sys/fs/cgroup"), 1000),
-            Path::new("/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service")
-        );
-        let inside = "/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope";
-        assert!(provider_inside(inside, 1000));
-        assert!(!provider_inside(
-            "/user.slice/user-1000.slice/session-3.scope",
-            1000
-        ));
-        assert!(!provider_inside(inside, 1001));
+        Err(why) => Check::fail(DELEGATION_NAME, Importance::Optional, why, &fix),
     }
 }
