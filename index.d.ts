@@ -23,7 +23,19 @@ export interface Policy {
     /** "auto" (default): proxy environment and fd 4; "proxy"; "fd4". */
     frontend?: 'auto' | 'proxy' | 'fd4';
   };
-  process: { treeConfinement: 'required' };
+  process: {
+    treeConfinement: 'required';
+    /**
+     * "own" (default): a non-root provider's sandbox runs as a uid and gid of
+     * its own from the provider's subordinate ranges (/etc/subuid,
+     * /etc/subgid); without them the launch is refused with
+     * ERR_CORDON_IDENTITY_UNAVAILABLE. "shared-with-provider": it runs as the
+     * provider's own uid, sharing every per-user kernel quota — a sandbox can
+     * then crash the provider (docs/security.md). A root provider's sandboxes
+     * never run as root, whatever this says.
+     */
+    identity?: 'own' | 'shared-with-provider';
+  };
   /** Absent fields get the presets' ceilings: 256 MiB, 64 processes, 64 MiB per file, 30 s CPU, 256 open files (docs/policy.md). */
   resources?: {
     memoryBytes?: number;
@@ -92,6 +104,8 @@ export type ObservedConfinement =
       /** Real, effective, saved, filesystem — host ids. */
       hostUid: [number, number, number, number];
       hostGid: [number, number, number, number];
+      /** Supplementary groups (host gids): empty unless the policy shares the provider's identity. */
+      groups: number[];
       uidMap: Array<{ inside: number; outside: number; count: number }>;
       gidMap: Array<{ inside: number; outside: number; count: number }>;
       /** user, pid, net, ipc, uts, cgroup, mnt: the program's inode and the provider's. */
@@ -127,8 +141,17 @@ export interface Receipt {
       /** Host uid/gid the sandbox was started as. */
       uid: number;
       gid: number;
-      /** `provider`: not root, the provider's own uid; `workspace-owner`: the reserved owner of the caller's workspace; `per-run`: leased for this run alone. */
-      uidAllocation: 'provider' | 'workspace-owner' | 'per-run';
+      /**
+       * `shared-with-provider`: not root, the provider's own uid (policy.process.identity);
+       * `workspace-owner`: the reserved owner of the caller's workspace; `per-run`: leased for
+       * this run alone; `subordinate-owner` / `subordinate-per-run`: the same two for a non-root
+       * provider, from the owner / per-run half of its subordinate range.
+       */
+      uidAllocation: 'shared-with-provider' | 'workspace-owner' | 'per-run' | 'subordinate-owner' | 'subordinate-per-run';
+      /** Whose identity: the provider's ids, and (shared) exactly what the sandbox shares with it. */
+      identity:
+        | { mode: 'own'; provider: { uid: number; gid: number }; enteredBy: 'setuid' | 'subordinate-user-namespace' }
+        | { mode: 'shared-with-provider'; provider: { uid: number; gid: number }; shared: string[] };
       seccomp: null | { profile: string; instructions: number; denied: string[] };
       rlimits: Array<{ name: string; soft: number; hard: number }>;
       cgroup: null | { version: 'v1' | 'v2'; memoryBytes: string | null; pidsMax: string | null; paths: string[] };
@@ -233,6 +256,7 @@ export type CordonErrorCode =
   | 'ERR_CORDON_BACKEND_UNAVAILABLE'
   | 'ERR_CORDON_SPAWN_FAILED'
   | 'ERR_CORDON_CONFINEMENT_UNAVAILABLE'
+  | 'ERR_CORDON_IDENTITY_UNAVAILABLE'
   | 'ERR_CORDON_NETWORK_UNAVAILABLE'
   | 'ERR_CORDON_CONFINEMENT_MISMATCH'
   | 'ERR_CORDON_RECEIPT_UNAVAILABLE'

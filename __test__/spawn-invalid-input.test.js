@@ -104,6 +104,8 @@ test('invalid policies are ERR_CORDON_POLICY_INVALID', () => {
     edit((p) => { p.network.mode = 'host'; }),
     edit((p) => { delete p.network; }),
     edit((p) => { p.process.treeConfinement = 'optional'; }),
+    edit((p) => { p.process.identity = 'provider'; }),
+    edit((p) => { p.process.identity = true; }),
     edit((p) => { p.resources.memoryBytes = 0; }),
     edit((p) => { p.resources.memoryBytes = '1'; }),
     edit((p) => { p.environment.allow = ['bad name']; }),

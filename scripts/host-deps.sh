@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the host packages cordon needs on Debian/Ubuntu, only when missing:
-# bubblewrap (the sandbox backend), a C compiler with glibc's static
+# bubblewrap (the sandbox backend), uidmap (newuidmap/newgidmap: a non-root
+# provider's sandboxes run as its subordinate ids), a C compiler with glibc's static
 # archive (the security battery compiles its attacker statically) and python3
 # (__test__/cli-python.test.js runs examples/python; the mediated-network tests
 # run /usr/bin/python3 and /usr/bin/curl inside sandboxes, where only /usr is
@@ -10,6 +11,7 @@ set -euo pipefail
 
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+[ -x /usr/bin/newuidmap ] && [ -x /usr/bin/newgidmap ] || missing+=(uidmap)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
 [ -x /usr/bin/python3 ] || missing+=(python3)
 [ -x /usr/bin/curl ] || missing+=(curl)

@@ -19,7 +19,8 @@ test('doctor() reports every check, and on this host every required one passes',
   const names = report.checks.map((c) => c.name);
   assert.deepEqual(names, [
     'bubblewrap', 'user namespaces (sysctls)', 'user namespaces (trial sandbox)',
-    'sandbox uid unused by the host', 'seccomp', 'control-root base', 'ptrace scope (Yama)', 'cgroups (memory, pids)', 'runner', 'mediated network',
+    'sandbox uid unused by the host', 'seccomp', 'control-root base', 'ptrace scope (Yama)', 'cgroups (memory, pids)',
+    'subordinate ids (non-root provider)', 'delegated cgroup (non-root provider)', 'runner', 'mediated network',
   ]);
   for (const check of report.checks.filter((c) => c.importance === 'required')) {
     assert.equal(check.ok, true, `${check.name}: ${check.detail}`);

@@ -34,10 +34,20 @@ ex.wait().then((r) => process.stdout.write(JSON.stringify({ refused, returncode:
 `;
 }
 
+/** The first id of uid 65534's range in `file` (/etc/subuid or /etc/subgid), or null. */
+function subordinateFirst(file) {
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const line = text.split('\n').find((l) => l.startsWith('nobody:') || l.startsWith(`${h.NOBODY_UID}:`));
+  return line ? Number(line.split(':')[1]) : null;
+}
+
 function skipReason() {
   const base = h.skipReason();
   if (base) return base;
   if (process.geteuid() !== 0) return 'needs root to run the provider as uid 65534 (a user with no cgroup)';
+  if (subordinateFirst('/etc/subuid') === null || subordinateFirst('/etc/subgid') === null) {
+    return 'uid 65534 has no subordinate range in /etc/subuid and /etc/subgid (.ci/run adds one)';
+  }
   return null;
 }
 
@@ -88,13 +98,19 @@ function attackAsNobody(t, args, options) {
   assert.equal(run.status, 0, run.stderr);
   const result = JSON.parse(run.stdout);
   assert.equal(result.confinement.planned.cgroup, null, 'no cgroup for this provider');
-  assert.equal(result.confinement.planned.uidAllocation, 'provider');
+  // Never the provider's own uid: one of its subordinate ids (.ci/run gives
+  // uid 65534 a range; identity.test.js probes the identity itself).
+  assert.match(result.confinement.planned.uidAllocation, /^subordinate-(per-run|owner)$/);
+  assert.notEqual(result.confinement.planned.uid, h.NOBODY_UID);
   return { ...result, results: h.parseResults(result.text) };
 }
 
 test('without a cgroup: no set-uid or set-gid file reaches a host workspace', { skip: skipReason() ?? false }, (t) => {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-fallback-ws-'));
-  fs.chownSync(workspace, h.NOBODY_UID, h.NOBODY_UID);
+  // Owned by the first owner id of uid 65534's subordinate range, so its
+  // sandboxes write it as that owner (run_identity.rs).
+  const owner = subordinateFirst('/etc/subuid');
+  fs.chownSync(workspace, owner, subordinateFirst('/etc/subgid'));
   try {
     const run = attackAsNobody(t, ['setid-files', '/workspace'], { policy: 'workspaceWrite', workspace });
     assert.equal(run.results.get('setid-files')?.verdict, 'blocked', run.text);

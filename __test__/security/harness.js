@@ -65,6 +65,11 @@ function compiled(source) {
   return out;
 }
 
+/** `<name>.c` of this directory, compiled (see `compiled`). */
+function compileAttacker(name) {
+  return compiled(`${name}.c`);
+}
+
 /** The battery's attacker, probe.c, compiled. */
 function probe() {
   return compiled('probe.c');
@@ -231,6 +236,7 @@ module.exports = {
   attack,
   alive,
   compiled,
+  compileAttacker,
   controlRootBase,
   controlRoots,
   openFdCount,

@@ -37,6 +37,7 @@ pub fn for_error_code(code: ErrorCode) -> i32 {
         ErrorCode::BackendUnavailable
         | ErrorCode::SpawnFailed
         | ErrorCode::ConfinementUnavailable
+        | ErrorCode::IdentityUnavailable
         | ErrorCode::ConfinementMismatch
         | ErrorCode::NetworkUnavailable => LAUNCH_FAILED,
     }

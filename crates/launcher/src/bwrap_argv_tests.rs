@@ -133,7 +133,7 @@ fn a_writable_default_workspace_is_a_bounded_tmpfs_and_only_dev_shm_is_writable_
         network: None,
         dev_shm_bytes: 1,
         workspace_tmpfs_bytes: Some(2),
-        uid_allocation: crate::run_identity::UidAllocation::Provider,
+        uid_allocation: crate::run_identity::UidAllocation::SharedWithProvider,
     });
     let sizes: Vec<(String, Option<u64>)> = plan
         .writable_filesystems()
@@ -269,7 +269,7 @@ fn plan_with_env(env: &[(&str, &str)]) -> Plan {
         network: None,
         dev_shm_bytes: 1 << 20,
         workspace_tmpfs_bytes: None,
-        uid_allocation: crate::run_identity::UidAllocation::Provider,
+        uid_allocation: crate::run_identity::UidAllocation::SharedWithProvider,
     })
 }
 

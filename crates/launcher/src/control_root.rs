@@ -28,6 +28,13 @@ use crate::tree_removal;
 pub const BASE_MODE: u32 = 0o711;
 /// Mode of each control root.
 pub const ROOT_MODE: u32 = 0o700;
+/// Mode of a control root, and of the directories in it that the sandbox
+/// binds, when the sandbox runs as a subordinate id the (non-root) provider
+/// cannot chown to: bwrap resolves every bind source's path (`realpath`)
+/// as that id, so it must traverse them. Others may traverse, never list:
+/// the root's name is random and the base is not listable; every file in it
+/// stays 0600.
+pub const TRAVERSABLE_MODE: u32 = 0o711;
 /// Mode of the files written in it (owner record, plan, receipt).
 const FILE_MODE: u32 = 0o600;
 /// A control root without an owner record older than this is an abandoned
@@ -70,6 +77,11 @@ pub enum ControlRootError {
     Chown {
         path: PathBuf,
         uid: u32,
+        source: std::io::Error,
+    },
+    #[error("open {path} to the sandbox's subordinate id (chmod): {source}")]
+    Chmod {
+        path: PathBuf,
         source: std::io::Error,
     },
     #[error("random name: {0}")]
@@ -162,6 +174,21 @@ impl ControlRoot {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Lets a sandbox of a subordinate id traverse the root (and, with
+    /// `dirs`, those of its directories): [`TRAVERSABLE_MODE`].
+    pub fn let_sandbox_traverse(&self, dirs: &[&Path]) -> Result<(), ControlRootError> {
+        use std::os::unix::fs::PermissionsExt;
+        for path in std::iter::once(self.path.as_path()).chain(dirs.iter().copied()) {
+            fs::set_permissions(path, fs::Permissions::from_mode(TRAVERSABLE_MODE)).map_err(
+                |source| ControlRootError::Chmod {
+                    path: path.to_path_buf(),
+                    source,
+                },
+            )?;
+        }
+        Ok(())
     }
 
     pub fn temp_dir(&self) -> PathBuf {

@@ -25,6 +25,11 @@ pub enum ErrorCode {
     /// relay binary is missing, the engine socket cannot be created, …):
     /// never a fallback to no network or to open network.
     NetworkUnavailable,
+    /// A non-root provider has no host ids to give its sandbox (no
+    /// subordinate uid/gid range, or `newuidmap`/`newgidmap` missing or
+    /// refusing), and the policy does not opt in to sharing the provider's
+    /// own identity: a sandbox never runs as the provider's uid by default.
+    IdentityUnavailable,
     /// The running sandbox, observed from outside, did not show the
     /// confinement the plan applied; the run was stopped (fail closed).
     ConfinementMismatch,
@@ -45,6 +50,7 @@ impl ErrorCode {
             ErrorCode::SpawnFailed => "ERR_CORDON_SPAWN_FAILED",
             ErrorCode::ConfinementUnavailable => "ERR_CORDON_CONFINEMENT_UNAVAILABLE",
             ErrorCode::NetworkUnavailable => "ERR_CORDON_NETWORK_UNAVAILABLE",
+            ErrorCode::IdentityUnavailable => "ERR_CORDON_IDENTITY_UNAVAILABLE",
             ErrorCode::ConfinementMismatch => "ERR_CORDON_CONFINEMENT_MISMATCH",
             ErrorCode::ReceiptUnavailable => "ERR_CORDON_RECEIPT_UNAVAILABLE",
         }

@@ -27,7 +27,7 @@ use crate::launch_request::{LaunchRequest, RequestError};
 use crate::plan::{BindRole, FdBind, Plan, PlanInputs};
 use crate::process_identity::{random_hex, sandbox_identity};
 use crate::receipt::HostBind;
-use crate::run_identity;
+use crate::run_identity::{self, RunIdentityError};
 use crate::runtime_layout::RuntimeLayout;
 use crate::supervisor::{self, Prepared};
 
@@ -66,8 +66,8 @@ pub enum LaunchError {
     Cgroup(#[from] CgroupError),
     #[error(transparent)]
     Network(#[from] crate::network_setup::NetworkSetupError),
-    #[error("lease a sandbox uid: {0}")]
-    UidLease(#[from] crate::uid_lease::UidLeaseError),
+    #[error(transparent)]
+    Identity(#[from] crate::run_identity::RunIdentityError),
 }
 
 impl LaunchError {
@@ -87,6 +87,9 @@ impl LaunchError {
                 ConfinementError::Seccomp(_) | ConfinementError::CgroupPlan(_),
             ) => ErrorCode::SpawnFailed,
             LaunchError::Network(_) => ErrorCode::NetworkUnavailable,
+            LaunchError::Identity(
+                RunIdentityError::Unavailable { .. } | RunIdentityError::Userns(_),
+            ) => ErrorCode::IdentityUnavailable,
             // The host, not the request, failed a preparation step.
             LaunchError::ControlRoot(_)
             | LaunchError::Executable(_)
@@ -94,7 +97,7 @@ impl LaunchError {
             | LaunchError::Supervision(_)
             | LaunchError::PlanJson(_)
             | LaunchError::Cgroup(_)
-            | LaunchError::UidLease(_) => ErrorCode::SpawnFailed,
+            | LaunchError::Identity(RunIdentityError::Lease(_)) => ErrorCode::SpawnFailed,
         }
     }
 }
@@ -143,26 +146,32 @@ pub fn start(
     if control_root::sweep_due() {
         control_root::sweep_in_background(base.clone());
         exec_hash::prune_staged(&base);
-        if provider_is_root {
-            // Lock files of providers killed mid-run (harmless, but they pile up).
-            if let Ok(dir) = crate::uid_lease::lock_dir() {
-                crate::uid_lease::sweep_stale(&dir);
-            }
+        // Lock files of providers killed mid-run (harmless, but they pile up).
+        if let Ok(dir) = crate::uid_lease::lock_dir() {
+            crate::uid_lease::sweep_stale(&dir);
         }
     }
     let mounted_workspace = request
         .workspace
         .as_deref()
         .filter(|_| request.policy.workspace != crate::policy::Access::None);
-    let run_identity = run_identity::resolve(provider_is_root, mounted_workspace)?;
+    let mut run_identity =
+        run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?;
     let identity = run_identity.identity;
+    // Whoever bwrap runs as (other than the provider) must reach what is
+    // staged for it (the network relay: a world-readable copy). Only a root
+    // provider can also hand the control root's directories over (chown).
     let staging = identity.map(|_| base.as_path());
+    let owner = run_identity.chown_target();
     // Staged for every provider, root or not: the sandbox runs the copy
     // made from the bytes that were hashed (exec_hash.rs).
     let executable = exec_hash::prepare(&request.executable, Some(&base))?;
-    let root = ControlRoot::create(&base, identity)?;
-    let workspace = workspace_for(&request, &root, identity)?;
-    let network = prepare_network(&request, &root, identity, staging, &invocation_id)?;
+    let root = ControlRoot::create(&base, owner)?;
+    let workspace = workspace_for(&request, &root, owner)?;
+    let network = prepare_network(&request, &root, owner, staging, &invocation_id)?;
+    if run_identity.allocation.is_subordinate() {
+        open_to_subordinate(&root, network.as_ref())?;
+    }
     let plan = Plan::build(PlanInputs {
         request: &request,
         bwrap: backend.path.clone(),
@@ -209,7 +218,8 @@ pub fn start(
         confinement,
         cgroup: cgroup.map(std::sync::Arc::new),
         egress,
-        uid_lease: run_identity.lease,
+        uid_lease: run_identity.lease.take(),
+        userns: run_identity.userns.take(),
         host_binds,
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Supervision)
@@ -262,6 +272,29 @@ fn prepare_network(
     Ok(Some(crate::network_setup::prepare(
         network, relay, root, identity, staging, labels,
     )?))
+}
+
+/// A subordinate id cannot be handed the control root (the provider cannot
+/// chown to it): bwrap, as that id, must still traverse the root and the
+/// egress directory to resolve their binds, and the relay must connect to
+/// the engine socket (write permission on the socket file).
+fn open_to_subordinate(
+    root: &ControlRoot,
+    network: Option<&crate::network_setup::PreparedNetwork>,
+) -> Result<(), LaunchError> {
+    use std::os::unix::fs::PermissionsExt;
+    let egress = network.map(|n| n.inputs.engine_dir.as_path());
+    root.let_sandbox_traverse(egress.as_slice())?;
+    if let Some(dir) = egress {
+        let socket = dir.join(crate::network_plan::ENGINE_SOCKET);
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).map_err(
+            |source| ControlRootError::Chmod {
+                path: socket,
+                source,
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// The caller's workspace, none (`workspace: "none"`, or a writable default

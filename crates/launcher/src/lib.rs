@@ -47,12 +47,15 @@ pub mod seccomp;
 pub mod spawn;
 pub mod stop_ladder;
 pub mod strict_json;
+pub mod subordinate_ids;
 pub mod supervision_runtime;
 pub mod supervisor;
 #[cfg(test)]
 mod test_skip;
 pub mod tree_removal;
 pub mod uid_lease;
+pub mod userns_map;
+pub mod workspace_owner;
 
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};

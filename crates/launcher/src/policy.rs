@@ -35,6 +35,26 @@ impl Access {
     }
 }
 
+/// `process.identity`: whether a non-root provider's sandboxes get host
+/// ids of their own (the default) or, by the caller's explicit choice, run
+/// as the provider's own uid and gid (run_identity.rs, docs/security.md).
+/// A root provider's sandboxes never run as root, whatever this says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IdentityMode {
+    #[default]
+    Own,
+    SharedWithProvider,
+}
+
+impl IdentityMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdentityMode::Own => "own",
+            IdentityMode::SharedWithProvider => "shared-with-provider",
+        }
+    }
+}
+
 /// One additional host path mounted at the same path inside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtraMount {
@@ -75,6 +95,8 @@ pub enum TreeLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     pub workspace: Access,
+    /// `process.identity`: whose uid a non-root provider's sandboxes run as.
+    pub identity: IdentityMode,
     pub extra: Vec<ExtraMount>,
     pub network: NetworkMode,
     pub resources: Resources,
@@ -105,7 +127,7 @@ const TOP_KEYS: &[&str] = &[
 ];
 const FS_KEYS: &[&str] = &["workspace", "temp", "extra"];
 const EXTRA_KEYS: &[&str] = &["path", "access"];
-const PROCESS_KEYS: &[&str] = &["treeConfinement"];
+const PROCESS_KEYS: &[&str] = &["treeConfinement", "identity"];
 const RESOURCE_KEYS: &[&str] = &[
     "memoryBytes",
     "processes",
@@ -132,7 +154,7 @@ impl Policy {
         }
         let (workspace, extra) = parse_filesystem(top.required("filesystem")?)?;
         let network = crate::network_policy::parse_network(top.required("network")?)?;
-        parse_process(top.required("process")?)?;
+        let identity = parse_process(top.required("process")?)?;
         let resources = match top.optional("resources") {
             Some(v) => parse_resources(v)?,
             None => Resources::default(),
@@ -143,6 +165,7 @@ impl Policy {
         };
         Ok(Policy {
             workspace,
+            identity,
             extra,
             network,
             resources,
@@ -157,7 +180,7 @@ impl Policy {
             "formatVersion": POLICY_FORMAT_VERSION,
             "filesystem": self.filesystem_json(),
             "network": self.network_json(),
-            "process": {"treeConfinement": "required"},
+            "process": {"treeConfinement": "required", "identity": self.identity.as_str()},
             "resources": self.resources_json(),
             "environment": {"allow": self.environment_allow},
         })
@@ -272,13 +295,23 @@ fn parse_extra(path: &str, value: &Value) -> Result<ExtraMount, FieldError> {
     Ok(ExtraMount { path: dest, access })
 }
 
-fn parse_process(value: &Value) -> Result<(), FieldError> {
+fn parse_process(value: &Value) -> Result<IdentityMode, FieldError> {
     let process = ObjectReader::new("policy.process", value, PROCESS_KEYS)?;
-    match process.required_str("treeConfinement")? {
-        "required" => Ok(()),
-        _ => Err(FieldError::new(
+    if process.required_str("treeConfinement")? != "required" {
+        return Err(FieldError::new(
             "policy.process.treeConfinement",
             "must be \"required\"",
+        ));
+    }
+    let Some(identity) = process.optional("identity") else {
+        return Ok(IdentityMode::Own);
+    };
+    match as_str("policy.process.identity", identity)? {
+        "own" => Ok(IdentityMode::Own),
+        "shared-with-provider" => Ok(IdentityMode::SharedWithProvider),
+        _ => Err(FieldError::new(
+            "policy.process.identity",
+            "must be \"own\" or \"shared-with-provider\"",
         )),
     }
 }

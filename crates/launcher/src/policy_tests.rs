@@ -261,3 +261,32 @@ fn the_untrusted_profile_has_no_workspace() {
     let value = with(read_only(), "/filesystem/workspace", json!("none"));
     assert_eq!(Policy::from_json(&value).unwrap().workspace, Access::None);
 }
+
+#[test]
+fn process_identity_defaults_to_own_accepts_the_explicit_opt_in_and_enters_the_digest() {
+    let own = Policy::from_json(&read_only()).unwrap();
+    assert_eq!(own.identity, IdentityMode::Own);
+    let explicit = with(
+        read_only(),
+        "/process",
+        json!({"treeConfinement": "required", "identity": "own"}),
+    );
+    assert_eq!(Policy::from_json(&explicit).unwrap().digest(), own.digest());
+    let shared = with(
+        read_only(),
+        "/process",
+        json!({"treeConfinement": "required", "identity": "shared-with-provider"}),
+    );
+    let shared = Policy::from_json(&shared).unwrap();
+    assert_eq!(shared.identity, IdentityMode::SharedWithProvider);
+    assert_ne!(shared.digest(), own.digest(), "the opt-in is in the digest");
+    for bad in [json!("provider"), json!(1), json!(["own"])] {
+        let value = with(
+            read_only(),
+            "/process",
+            json!({"treeConfinement": "required", "identity": bad}),
+        );
+        let message = error_of(value).to_string();
+        assert!(message.contains("policy.process.identity"), "{message}");
+    }
+}

@@ -150,6 +150,7 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
             // The run's host gid and how its uid was chosen.
             "gid": plan.identity.map_or_else(provider_gid, |id| id.gid),
             "uidAllocation": plan.uid_allocation.as_str(),
+            "identity": identity_json(plan),
             "seccomp": parts.map(|c| c.seccomp.clone()),
             "rlimits": rlimits,
             "cgroup": parts.map(|c| c.cgroup.clone()),
@@ -163,6 +164,33 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
         "mismatches": facts.mismatches,
         "cgroupOutcome": parts.map(|c| c.cgroup_outcome.clone()),
     })
+}
+
+/// Everything a sandbox shares with a non-root provider whose policy
+/// chose `process.identity: "shared-with-provider"` (docs/security.md).
+pub const SHARED_WITH_PROVIDER: &[&str] = &[
+    "host uid and gid (and the provider's supplementary groups)",
+    "every per-user kernel quota: epoll watches (fs.epoll.max_user_watches), inotify \
+     instances and watches, RLIMIT_NPROC, POSIX message queue bytes, pending signals, \
+     keys and keyring bytes, locked memory",
+    "a sandbox can exhaust one of these quotas and crash the provider (a provider whose \
+     next epoll_ctl fails with ENOSPC aborts)",
+    "files and directories of the provider's uid that a bind exposes, with the owner's rights",
+];
+
+/// The planned identity: whose uid (never the provider's unless the policy
+/// said so) and, when shared, exactly what is shared.
+fn identity_json(plan: &Plan) -> Value {
+    let provider = json!({"uid": nix::unistd::geteuid().as_raw(), "gid": provider_gid()});
+    match plan.uid_allocation {
+        crate::run_identity::UidAllocation::SharedWithProvider => json!({
+            "mode": "shared-with-provider", "provider": provider, "shared": SHARED_WITH_PROVIDER,
+        }),
+        allocation => json!({
+            "mode": "own", "provider": provider,
+            "enteredBy": if allocation.is_subordinate() { "subordinate-user-namespace" } else { "setuid" },
+        }),
+    }
 }
 
 fn provider_gid() -> u32 {

@@ -79,12 +79,16 @@ pub enum SpawnError {
 /// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
 /// seccomp memfd → `--args` socketpair → raise sources → fork/exec with the
 /// child set-up. `sources` are the opened bind descriptors, one per plan
-/// bind, by slot. The caller must [`OptionsFeed::send`] the options (after
-/// joining bwrap to the run's cgroup, if any), else bwrap waits forever.
+/// bind, by slot. `userns`: the run's user namespace of subordinate ids
+/// (userns_map.rs), which the child enters as the plan's identity; without
+/// it a planned identity is taken with setgid/setuid (a root provider). The
+/// caller must [`OptionsFeed::send`] the options (after joining bwrap to the
+/// run's cgroup, if any), else bwrap waits forever.
 pub fn spawn(
     plan: &Plan,
     args: BwrapArgs,
     mut sources: Vec<(RawFd, OwnedFd)>,
+    userns: Option<&OwnedFd>,
 ) -> Result<Spawned, SpawnError> {
     let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
@@ -107,16 +111,26 @@ pub fn spawn(
     // Copied before fork: the pre_exec closure must not allocate.
     let rlimits = plan.rlimits.clone();
     let max_slot = plan.max_slot();
-    let mut cmd = bwrap_command(plan, args.exec_argv(plan.args_slot), devnull, stderr_w)?;
+    let enter = userns
+        .zip(plan.identity)
+        .map(|(fd, id)| (fd.as_raw_fd(), id));
+    let setuid = if enter.is_some() { None } else { plan.identity };
+    let argv = args.exec_argv(plan.args_slot);
+    let mut cmd = bwrap_command(plan, argv, devnull, stderr_w, setuid)?;
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: pre_exec runs the closure in the forked child of a
     // multi-threaded process, where only async-signal-safe calls are sound.
-    // The closure only makes direct syscalls (prctl, getppid, sigprocmask,
-    // sigaction, dup2, close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared
-    // before fork, and neither allocates nor takes a lock (errors are raw
-    // errnos).
+    // The closure only makes direct syscalls (setns, setgroups, setresgid,
+    // setresuid, prctl, getppid, sigprocmask, sigaction, dup2,
+    // close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared before
+    // fork, and neither allocates nor takes a lock (errors are raw errnos).
+    // The identity comes first: a change of credentials clears the
+    // parent-death signal die_with_parent arms.
     unsafe {
         cmd.pre_exec(move || {
+            if let Some((fd, identity)) = enter {
+                crate::userns_map::enter(fd, identity)?;
+            }
             die_with_parent(parent)?;
             unblock_signals()?;
             install_in_child(&installs, max_slot, &rlimits)
@@ -167,13 +181,14 @@ fn child_slots(
 
 /// bwrap with its argv, an empty environment (the namespace init bwrap
 /// forks keeps it, and a program reads it at `/proc/1/environ`), stdin
-/// /dev/null, stdout and stderr both on the stderr pipe, and the sandbox
-/// identity.
+/// /dev/null, stdout and stderr both on the stderr pipe, and `setuid`: the
+/// sandbox identity std's setgid/setuid takes (a root provider).
 fn bwrap_command(
     plan: &Plan,
     argv: Vec<std::ffi::OsString>,
     devnull: File,
     stderr_w: OwnedFd,
+    setuid: Option<crate::plan::Identity>,
 ) -> Result<Command, SpawnError> {
     let stderr_w2 = stderr_w.try_clone().map_err(SpawnError::Pipe)?;
     let mut cmd = Command::new(&plan.bwrap);
@@ -182,7 +197,7 @@ fn bwrap_command(
         .stdin(Stdio::from(devnull))
         .stdout(Stdio::from(stderr_w))
         .stderr(Stdio::from(stderr_w2));
-    if let Some(id) = plan.identity {
+    if let Some(id) = setuid {
         cmd.uid(id.uid).gid(id.gid);
     }
     Ok(cmd)

@@ -1,5 +1,6 @@
-//! Per-run host uids for a root provider's sandboxes, leased from a
-//! reserved range so that no two live runs share one: per-user kernel quotas
+//! Per-run host uids for a provider's sandboxes, leased from a range (a
+//! root provider's reserved range, a non-root provider's subordinate ids)
+//! so that no two live runs share one: per-user kernel quotas
 //! (inotify instances, POSIX message queues, pipe buffer pages,
 //! RLIMIT_NPROC, locked memory) and `/proc` access are then per sandbox.
 //!
@@ -22,7 +23,9 @@ use std::path::{Path, PathBuf};
 /// Directories that may hold the lock directory, first existing wins: every
 /// provider on a host picks the same one.
 const LOCK_PARENTS: [&str; 3] = ["/run", "/dev/shm", "/tmp"];
-/// The lock directory's name under its parent.
+/// The lock directory's name under its parent: `cordon-uids` for root,
+/// `cordon-uids-<euid>` for any other provider (whose ids are its own
+/// subordinate range, so its leases are its own too).
 const LOCK_DIR_NAME: &str = "cordon-uids";
 /// Random uids tried before giving up: with 65536 uids and a few hundred
 /// live runs, the chance that 64 picks are all taken is nil.
@@ -37,7 +40,9 @@ pub enum UidLeaseError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not a root-owned private directory: refusing to lease sandbox uids there")]
+    #[error(
+        "{path} is not a private directory of this user: refusing to lease sandbox uids there"
+    )]
     UnsafeDir { path: PathBuf },
     #[error("lock {path}: {source}")]
     Lock {
@@ -136,13 +141,18 @@ fn try_lease(dir: &Path, uid: u32) -> Result<Option<UidLease>, UidLeaseError> {
     }))
 }
 
-/// The host-wide lock directory, created root-only and checked: under the
-/// first of [`LOCK_PARENTS`] where that works (a read-only `/run` in a
-/// container falls through to `/dev/shm`).
+/// The host-wide lock directory of this euid, created private and checked:
+/// under the first of [`LOCK_PARENTS`] where that works (a read-only `/run`
+/// in a container, or a non-root provider, falls through to `/dev/shm`).
 pub fn lock_dir() -> Result<PathBuf, UidLeaseError> {
     let mut last = UidLeaseError::NoLockParent;
+    let euid = nix::unistd::geteuid().as_raw();
+    let name = match euid {
+        0 => LOCK_DIR_NAME.to_string(),
+        _ => format!("{LOCK_DIR_NAME}-{euid}"),
+    };
     for parent in LOCK_PARENTS.iter().map(Path::new).filter(|p| p.is_dir()) {
-        match private_dir(&parent.join(LOCK_DIR_NAME)) {
+        match private_dir(&parent.join(&name)) {
             Ok(path) => return Ok(path),
             Err(e) => last = e,
         }

@@ -111,8 +111,47 @@ fn detect_v2(root: &Path, self_cgroup: &str) -> Result<Hierarchy, String> {
             mount.display()
         ));
     }
-    writable(&mount)?;
-    Ok(Hierarchy::V2 { own: mount })
+    match writable(&mount) {
+        Ok(()) => Ok(Hierarchy::V2 { own: mount }),
+        // A non-root provider: the subtree systemd delegated to it, if any.
+        Err(root) => match nix::unistd::geteuid().as_raw() {
+            0 => Err(root),
+            uid => delegated_v2(&mount, self_cgroup, uid)
+                .map(|own| Hierarchy::V2 { own })
+                .map_err(|why| format!("{root}; {why}")),
+        },
+    }
+}
+
+/// Where systemd puts the cgroup v2 subtree it delegates to `uid` (its user
+/// manager, `user@UID.service`), under the mount `root`.
+pub fn delegated_dir(root: &Path, uid: u32) -> PathBuf {
+    root.join(format!("user.slice/user-{uid}.slice/user@{uid}.service"))
+}
+
+/// The delegated subtree of `uid` as run cgroups' home (`<it>/cordon/…`),
+/// when it has memory and pids and this process runs inside it: a process
+/// moves between cgroups only through a common ancestor it may write, and
+/// bwrap starts in the provider's cgroup (`systemd-run --user --scope`
+/// puts a provider there).
+pub fn delegated_v2(root: &Path, self_cgroup: &str, uid: u32) -> Result<PathBuf, String> {
+    let dir = delegated_dir(root, uid);
+    let controllers = fs::read_to_string(dir.join("cgroup.controllers"))
+        .map_err(|e| format!("no delegated subtree {}: {e}", dir.display()))?;
+    let has = |name: &str| controllers.split_whitespace().any(|c| c == name);
+    if !(has("memory") && has("pids")) {
+        return Err(format!("{} lacks memory and/or pids", dir.display()));
+    }
+    let inside = format!("/user.slice/user-{uid}.slice/user@{uid}.service/");
+    let own = own_path(self_cgroup, "").unwrap_or("");
+    if !own.starts_with(&inside) {
+        return Err(format!(
+            "this process runs in {own}, outside {}",
+            dir.display()
+        ));
+    }
+    writable(&dir)?;
+    Ok(dir)
 }
 
 fn detect_v1(root: &Path, self_cgroup: &str) -> Result<Hierarchy, String> {

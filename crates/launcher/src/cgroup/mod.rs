@@ -25,7 +25,9 @@ use std::time::{Duration, Instant};
 mod detect;
 mod plan;
 
-pub use detect::{detect, detect_in, own_path, Hierarchy, CGROUP_ROOT};
+pub use detect::{
+    delegated_dir, delegated_v2, detect, detect_in, own_path, Hierarchy, CGROUP_ROOT,
+};
 pub use plan::{in_leaf, plan, CgroupLimits, CgroupPlan, KillMethod, Need, Write, PARENT_NAME};
 
 /// First pause between kill rounds: a SIGKILLed task usually exits within

@@ -373,3 +373,25 @@ fn a_running_process_added_by_pid_is_a_member_and_is_killed() {
     cgroup.kill_all(Duration::from_secs(5)).unwrap();
     assert!(child.wait().unwrap().code().is_none(), "killed by a signal");
 }
+
+#[test]
+fn a_non_root_provider_inside_its_delegated_subtree_puts_run_cgroups_under_it() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = crate::cgroup::delegated_dir(root.path(), 1000);
+    assert!(dir.ends_with("user.slice/user-1000.slice/user@1000.service"));
+    let inside = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
+    let outside = "0::/user.slice/user-1000.slice/session-3.scope\n";
+    let missing = crate::cgroup::delegated_v2(root.path(), inside, 1000).unwrap_err();
+    assert!(missing.contains("no delegated subtree"), "{missing}");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cgroup.controllers"), "cpu pids\n").unwrap();
+    let partial = crate::cgroup::delegated_v2(root.path(), inside, 1000).unwrap_err();
+    assert!(partial.contains("lacks memory"), "{partial}");
+    std::fs::write(dir.join("cgroup.controllers"), "cpu memory pids\n").unwrap();
+    let elsewhere = crate::cgroup::delegated_v2(root.path(), outside, 1000).unwrap_err();
+    assert!(elsewhere.contains("outside"), "{elsewhere}");
+    assert_eq!(
+        crate::cgroup::delegated_v2(root.path(), inside, 1000).unwrap(),
+        dir
+    );
+}

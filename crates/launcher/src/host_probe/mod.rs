@@ -20,6 +20,7 @@ use crate::confinement;
 use crate::process_identity::{sandbox_identity, SANDBOX_UID};
 
 mod control_root_base;
+mod identity;
 mod network_relay;
 mod ptrace_scope;
 mod sandbox_uid;
@@ -91,6 +92,8 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks.push(check_control_root_base());
     checks.push(check_ptrace_scope(read_ptrace_scope().as_deref()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
+    checks.push(identity::check_subordinate_ids());
+    checks.push(identity::check_delegated_cgroup());
     if let Some(runner) = targets.runner.as_deref() {
         checks.push(check_executable("runner", runner));
     }

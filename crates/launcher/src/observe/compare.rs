@@ -85,6 +85,15 @@ fn identity(expect: &Expectation, seen: &Observation, out: &mut Vec<Mismatch>) {
     if s.gids.iter().any(|g| *g != expect.host_gid) {
         out.push(mismatch("hostGid", json!(expect.host_gid), json!(s.gids)));
     }
+    if let Some(provider) = expect.forbidden_uid {
+        if s.uids.contains(&provider) {
+            let planned = json!({"not": provider});
+            out.push(mismatch("hostUid.notProvider", planned, json!(s.uids)));
+        }
+    }
+    if expect.no_supplementary_groups && !s.groups.is_empty() {
+        out.push(mismatch("groups", json!([]), json!(s.groups)));
+    }
     // One id, mapped to the host id bwrap ran as: nothing else of the host
     // (root above all) exists inside.
     let single =

@@ -8,6 +8,7 @@ use crate::observe::MountSeen;
 use crate::plan::RlimitSetting;
 
 const UID: u32 = 0x7000_0000;
+const PROVIDER_UID: u32 = 1000;
 const PAGE: u64 = 4096;
 
 fn expectation() -> Expectation {
@@ -17,6 +18,8 @@ fn expectation() -> Expectation {
         capabilities_empty: true,
         host_uid: UID,
         host_gid: UID,
+        forbidden_uid: Some(PROVIDER_UID),
+        no_supplementary_groups: true,
         separate_namespaces: vec![("user", 1), ("net", 2), ("mnt", 3)],
         rlimits: vec![RlimitSetting {
             name: "NOFILE",
@@ -82,6 +85,7 @@ fn observation() -> Observation {
             cap_bnd: 0,
             uids: [UID; 4],
             gids: [UID; 4],
+            groups: Vec::new(),
         },
         uid_map: vec![IdRange {
             inside: UID,
@@ -171,6 +175,31 @@ fn a_foreign_host_uid_or_a_wide_id_map_is_a_mismatch() {
         count: 1,
     });
     assert_eq!(checks(&seen), ["hostUid", "uidMap", "gidMap"]);
+}
+
+#[test]
+fn a_program_running_as_the_provider_uid_or_with_a_supplementary_group_is_a_mismatch() {
+    // The plan itself named the provider (a planning bug): the uid matches
+    // the plan, and the run still fails.
+    let mut expect = expectation();
+    expect.host_uid = PROVIDER_UID;
+    let mut seen = observation();
+    seen.status.uids = [PROVIDER_UID; 4];
+    seen.uid_map[0].outside = PROVIDER_UID;
+    let found = compare(&expect, &seen, PAGE);
+    let names: Vec<&str> = found.iter().map(|m| m.check.as_str()).collect();
+    assert_eq!(names, ["hostUid.notProvider"]);
+    let mut seen = observation();
+    seen.status.groups = vec![PROVIDER_UID];
+    assert_eq!(checks(&seen), ["groups"]);
+    // Shared by the policy's choice: neither is checked.
+    expect.forbidden_uid = None;
+    expect.no_supplementary_groups = false;
+    let mut seen = observation();
+    seen.status.uids = [PROVIDER_UID; 4];
+    seen.status.groups = vec![PROVIDER_UID];
+    seen.uid_map[0].outside = PROVIDER_UID;
+    assert!(compare(&expect, &seen, PAGE).is_empty());
 }
 
 #[test]

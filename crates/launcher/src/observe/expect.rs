@@ -26,6 +26,13 @@ pub struct Expectation {
     /// The host uid/gid bwrap ran as, and so the program.
     pub host_uid: u32,
     pub host_gid: u32,
+    /// The provider's uid, which the program must not have (every run but
+    /// one whose policy shares the provider's identity): checked on its
+    /// own, so a plan that named the provider's uid by mistake still fails.
+    pub forbidden_uid: Option<u32>,
+    /// No supplementary group (the provider's would otherwise follow the
+    /// sandbox); unchecked when the identity is shared with the provider.
+    pub no_supplementary_groups: bool,
     /// Namespaces that must differ from the provider's: (name, provider inode).
     pub separate_namespaces: Vec<(&'static str, u64)>,
     /// Hard ceilings the program's rlimits may not exceed.
@@ -55,6 +62,7 @@ pub fn expectation(
     provider_ids: ProviderIds,
 ) -> Expectation {
     let seccomp = u32::from(plan.seccomp.is_some());
+    let shared = plan.uid_allocation == crate::run_identity::UidAllocation::SharedWithProvider;
     let identity = plan.identity.map_or(provider_ids, |id| ProviderIds {
         uid: id.uid,
         gid: id.gid,
@@ -97,6 +105,8 @@ pub fn expectation(
         capabilities_empty: true,
         host_uid: identity.uid,
         host_gid: identity.gid,
+        forbidden_uid: (!shared).then_some(provider_ids.uid),
+        no_supplementary_groups: !shared,
         separate_namespaces,
         rlimits: plan.rlimits.clone(),
         cgroup_leaf: confinement.cgroup.as_ref().map(|c| c.leaf_name.clone()),

@@ -236,6 +236,7 @@ fn observation_json(seen: &Observation, cost: Duration, expect: &Expectation) ->
         "capabilities": {"effective": format!("{:016x}", s.cap_eff), "bounding": format!("{:016x}", s.cap_bnd)},
         "hostUid": s.uids,
         "hostGid": s.gids,
+        "groups": s.groups,
         "uidMap": seen.uid_map,
         "gidMap": seen.gid_map,
         "namespaces": namespaces,

@@ -20,6 +20,9 @@ pub struct Status {
     /// reader's user namespace, i.e. host ids.
     pub uids: [u32; 4],
     pub gids: [u32; 4],
+    /// `Groups`: supplementary groups, as host gids (bounded by the
+    /// kernel's NGROUPS_MAX).
+    pub groups: Vec<u32>,
 }
 
 /// Parses `/proc/<pid>/status`. `None` when a needed line is missing.
@@ -45,6 +48,10 @@ pub fn status(text: &str) -> Option<Status> {
         cap_bnd: hex("CapBnd")?,
         uids: ids("Uid")?,
         gids: ids("Gid")?,
+        groups: field("Groups")?
+            .split_whitespace()
+            .map(|n| n.parse().ok())
+            .collect::<Option<_>>()?,
     })
 }
 

@@ -1,7 +1,7 @@
 use super::*;
 
 const STATUS: &str = "Name:\tsleep\nUid:\t1879048192\t1879048192\t1879048192\t1879048192\n\
-Gid:\t1879048192\t1879048192\t1879048192\t1879048192\nCapInh:\t0000000000000000\n\
+Gid:\t1879048192\t1879048192\t1879048192\t1879048192\nGroups:\t\nCapInh:\t0000000000000000\n\
 CapEff:\t0000000000000000\nCapBnd:\t000001fffeffffff\nNoNewPrivs:\t1\nSeccomp:\t2\n\
 Seccomp_filters:\t1\n";
 
@@ -13,6 +13,9 @@ fn status_yields_seccomp_caps_and_host_ids() {
     assert_eq!(s.cap_eff, 0);
     assert_eq!(s.cap_bnd, 0x1fffeffffff);
     assert_eq!(s.uids, [0x7000_0000; 4]);
+    assert_eq!(s.groups, Vec::<u32>::new());
+    let grouped = status(&STATUS.replace("Groups:\t\n", "Groups:\t27 1000 \n")).unwrap();
+    assert_eq!(grouped.groups, [27, 1000]);
 }
 
 #[test]

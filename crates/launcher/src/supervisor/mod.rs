@@ -79,6 +79,9 @@ pub struct Prepared {
     pub egress: Option<cordon_egress::RunEngine>,
     /// The run's own uid, held until its processes are confirmed gone.
     pub uid_lease: Option<crate::uid_lease::UidLease>,
+    /// The run's user namespace of subordinate ids (a non-root provider),
+    /// entered by the forked child; closed once bwrap is spawned.
+    pub userns: Option<OwnedFd>,
     /// Caller-named host paths as opened (device, inode), for the receipt.
     pub host_binds: Vec<crate::receipt::HostBind>,
 }
@@ -194,9 +197,12 @@ impl Run {
         // fork, on that same thread: the facts bwrap inherited (per-thread
         // seccomp filters and namespaces), which the observation compares
         // the sandbox against.
+        let userns = self.p.userns.take();
         let forked = crate::supervision_runtime::on_fork_thread(move || {
             record_forking_thread();
-            let spawned = spawn(&plan, argv, sources);
+            let spawned = spawn(&plan, argv, sources, userns.as_ref());
+            // bwrap is in the namespace now (it holds it alive): ours can go.
+            drop(userns);
             (spawned, crate::observe::reader::provider_facts())
         })
         .await;
