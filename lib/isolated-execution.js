@@ -211,6 +211,14 @@ class IsolatedExecution {
     return this._stopPromise;
   }
 
+  /**
+   * Whether this execution keeps the event loop alive (from spawn it does).
+   * lib/pool.js lets go of idle sandboxes and holds a taken or stopped one.
+   */
+  _hold(held) {
+    this._native?.hold(held);
+  }
+
   /** Arms a deadline `ms` from now on the launcher's own timer (reason "deadline"). */
   _stopAfter(ms) {
     this._native?.stopAfter(ms);

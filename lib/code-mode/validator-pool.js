@@ -189,8 +189,6 @@ class ValidatorPool {
       stdout: false,
       stderr: false,
     });
-    // The pool must never keep the provider's process alive; a waiting run does that.
-    worker.unref();
     // A thread that does not even start is lost like one that dies.
     // (terminate() makes it exit; the 'exit' handler below fails its job)
     const startup = setTimeout(() => worker.terminate().catch(() => {}), STARTUP_MS);
@@ -216,6 +214,10 @@ class ValidatorPool {
       clearTimeout(startup);
       this.lost(slot, worker);
     });
+    // The pool must never keep the provider's process alive; a waiting run does that.
+    // Last: adding a 'message' listener refs the worker's port again (so an earlier
+    // unref() left every process that validated off-thread alive for IDLE_MS).
+    worker.unref();
     return worker;
   }
 
