@@ -68,6 +68,9 @@ pub enum LaunchError {
     Network(#[from] crate::network_setup::NetworkSetupError),
     #[error("lease a sandbox uid: {0}")]
     UidLease(#[from] crate::uid_lease::UidLeaseError),
+    /// The sandbox's uid cannot reach (or write) the caller's workspace.
+    #[error(transparent)]
+    WorkspaceAccess(#[from] crate::workspace_access::WorkspaceAccessError),
 }
 
 impl LaunchError {
@@ -87,6 +90,7 @@ impl LaunchError {
                 ConfinementError::Seccomp(_) | ConfinementError::CgroupPlan(_),
             ) => ErrorCode::SpawnFailed,
             LaunchError::Network(_) => ErrorCode::NetworkUnavailable,
+            LaunchError::WorkspaceAccess(_) => ErrorCode::WorkspaceUnusable,
             // The host, not the request, failed a preparation step.
             LaunchError::ControlRoot(_)
             | LaunchError::Executable(_)
@@ -156,6 +160,12 @@ pub fn start(
         .filter(|_| request.policy.workspace != crate::policy::Access::None);
     let run_identity = run_identity::resolve(provider_is_root, mounted_workspace)?;
     let identity = run_identity.identity;
+    // Before anything exists on disk: bwrap would otherwise fail (or the
+    // program get EACCES) on a workspace the run's uid cannot use.
+    if let (Some(ws), Some(who)) = (mounted_workspace, identity) {
+        let write = request.policy.workspace == crate::policy::Access::Write;
+        crate::workspace_access::check(ws, who, write)?;
+    }
     let staging = identity.map(|_| base.as_path());
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;

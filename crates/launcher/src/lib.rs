@@ -53,6 +53,7 @@ pub mod supervisor;
 mod test_skip;
 pub mod tree_removal;
 pub mod uid_lease;
+pub mod workspace_access;
 
 pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};
