@@ -158,6 +158,11 @@ class ValidatorPool {
       if (slot.job) continue;
       this.start(slot, this.queue.shift());
     }
+    // Busy, a worker keeps the process alive (someone awaits its answer); idle, it must not.
+    for (const slot of this.slots) {
+      if (slot.job) slot.worker?.ref();
+      else slot.worker?.unref();
+    }
     if (this.queue.length === 0 && this.slots.every((slot) => !slot.job)) {
       this.idleTimer = setTimeout(() => this.endIdle(), this.idleMs);
       this.idleTimer.unref();
@@ -214,7 +219,7 @@ class ValidatorPool {
       clearTimeout(startup);
       this.lost(slot, worker);
     });
-    // The pool must never keep the provider's process alive; a waiting run does that.
+    // Idle workers must never keep the provider's process alive (pump() refs a busy one).
     // Last: adding a 'message' listener refs the worker's port again (so an earlier
     // unref() left every process that validated off-thread alive for IDLE_MS).
     worker.unref();
