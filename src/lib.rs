@@ -343,3 +343,28 @@ pub fn control_root_base() -> String {
 pub fn policy_presets() -> String {
     cordon_launcher::presets::all_json().to_string()
 }
+
+/// Checks a policy document (JSON text) exactly as a launch would, without
+/// launching: throws the launcher's coded error (`ERR_CORDON_POLICY_INVALID`,
+/// `ERR_CORDON_UNSUPPORTED`), else returns its network mode (`"none"` or
+/// `"mediated"`). `createCodeMode` calls it, so a bad policy fails at creation
+/// rather than at the first run.
+#[napi]
+pub fn check_policy(policy_json: String) -> napi::Result<String, String> {
+    let invalid = |message: String| {
+        napi::Error::new(
+            cordon_launcher::ErrorCode::PolicyInvalid.as_str().to_string(),
+            message,
+        )
+    };
+    let value: Value =
+        serde_json::from_str(&policy_json).map_err(|e| invalid(format!("policy: {e}")))?;
+    let policy = cordon_launcher::policy::Policy::from_json(&value)
+        .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))?;
+    let network = policy.network_json();
+    Ok(network
+        .get("mode")
+        .and_then(Value::as_str)
+        .unwrap_or("none")
+        .to_string())
+}
