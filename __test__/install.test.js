@@ -42,7 +42,9 @@ before(() => {
   const main = packMain(tarballs);
   const platform = packPlatform(PLATFORM, tarballs);
   write('package.json', JSON.stringify({ name: 'cordon-consumer', version: '1.0.0', private: true }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', main, platform, '@types/node@20'], {
+  // `ai` at the checkout's version: the cordon/ai types are checked against it below.
+  const ai = `ai@${require('ai/package.json').version}`;
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', main, platform, '@types/node@20', ai], {
     cwd: project, stdio: ['ignore', 'ignore', 'inherit'], timeout: INSTALL_TIMEOUT_MS,
   });
 });
@@ -120,9 +122,10 @@ test('a mediated-network program runs from the tarball install, through the pack
 });
 
 test('the adapters load only with their optional peer installed, and say what to install', () => {
-  write('peer.cjs', `try { require('cordon/ai').codeModeTool(require('cordon').createCodeMode({ tools: [] })); } catch (e) { console.log(e.code, e.message); }`);
+  // `ai` is installed here (the cordon/ai types test), the MCP SDK is not.
+  write('peer.cjs', `try { require('cordon/mcp').createCodeModeMcpServer(require('cordon').createCodeMode({ tools: [] })); } catch (e) { console.log(e.code, e.message); }`);
   const result = run(process.execPath, ['peer.cjs']);
-  assert.match(result.stdout, /^ERR_CORDON_PEER_MISSING .*npm install ai/);
+  assert.match(result.stdout, /^ERR_CORDON_PEER_MISSING .*npm install @modelcontextprotocol\/sdk/);
 });
 
 test('the `cordon` bin runs a program in the sandbox and doctor passes', () => {
@@ -159,6 +162,18 @@ export async function main(): Promise<number> {
 test('a TypeScript consumer type-checks with tsc --strict against the shipped types', () => {
   write('tsconfig.json', TSCONFIG);
   write('consumer.ts', VALID_TS);
+  const result = run(TSC, ['-p', 'tsconfig.json']);
+  assert.equal(result.status, 0, result.stdout + result.stderr);
+});
+
+test('a TypeScript consumer of cordon/ai type-checks with only cordon and ai installed (cordon ships what its types need)', () => {
+  write('tsconfig.json', TSCONFIG);
+  write('consumer.ts', `
+import { createCodeMode } from 'cordon';
+import { codeModeTool, type CodeModeToolOutput } from 'cordon/ai';
+export const tool = codeModeTool(createCodeMode({ tools: [] }), { mode: 'inspect' });
+export function busy(output: CodeModeToolOutput): boolean { return !output.ok && output.error.kind === 'busy'; }
+`);
   const result = run(TSC, ['-p', 'tsconfig.json']);
   assert.equal(result.status, 0, result.stdout + result.stderr);
 });

@@ -353,7 +353,9 @@ pub fn policy_presets() -> String {
 pub fn check_policy(policy_json: String) -> napi::Result<String, String> {
     let invalid = |message: String| {
         napi::Error::new(
-            cordon_launcher::ErrorCode::PolicyInvalid.as_str().to_string(),
+            cordon_launcher::ErrorCode::PolicyInvalid
+                .as_str()
+                .to_string(),
             message,
         )
     };
