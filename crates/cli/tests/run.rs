@@ -381,7 +381,8 @@ fn a_deadline_out_of_range_is_refused_before_anything_runs() {
         let out = run(&["--deadline-ms", bad, "--", "/usr/bin/true"], b"");
         let stderr = text(&out.stderr);
         assert!(
-            stderr.contains("ERR_CORDON_INVALID_OPTIONS") && stderr.contains("options.deadlineMs"),
+            stderr.contains("ERR_CORDON_INVALID_OPTIONS")
+                && stderr.contains("--deadline-ms: must be"),
             "{bad}: {stderr}"
         );
         assert_ne!(out.status.code(), Some(0));
