@@ -238,8 +238,17 @@ export interface NetworkReceipt {
 export interface IsolatedExecution {
   /** fd 3 of the program. end() half-closes (SHUT_WR); reading drains to EOF. Errors with ERR_CORDON_WRITE_QUEUE_FULL only if the native write queue was overrun (never by this stream's own flow control). */
   readonly protocol: Duplex;
-  /** fd 1 and fd 2 of the program (and bwrap's own diagnostics). */
+  /**
+   * fd 1 and fd 2 of the program (and bwrap's own diagnostics). Read it (or
+   * pipe it) if you want all of it: while nothing has ever consumed it (no
+   * `'data'`/`'readable'` listener, pipe, resume or async iteration), its
+   * first 64 KiB are kept and the rest is discarded and counted in
+   * `stderrDroppedBytes`, so a program that writes a lot never stalls on a
+   * stderr nobody reads. Once consumed, it has ordinary backpressure.
+   */
   readonly stderr: Readable;
+  /** stderr bytes discarded because nothing was consuming `stderr` (see above); 0 when it was read. */
+  readonly stderrDroppedBytes: number;
   /** bwrap's pid; undefined if it could not be started (wait() then rejects). */
   readonly pid: number | undefined;
   /** Same promise every call; resolves after reaping, both streams' EOF and the receipt. Rejects (with a `code`) when the launch failed, the observed confinement did not match the plan, or no receipt could be read. */
@@ -260,6 +269,7 @@ export type CordonErrorCode =
   | 'ERR_CORDON_NETWORK_UNAVAILABLE'
   | 'ERR_CORDON_CONFINEMENT_MISMATCH'
   | 'ERR_CORDON_RECEIPT_UNAVAILABLE'
+  | 'ERR_CORDON_WORKSPACE_UNUSABLE'
   | 'ERR_CORDON_WRITE_QUEUE_FULL'
   | 'ERR_CORDON_ADMISSION'
   | 'ERR_CORDON_INVALID_TOOL'

@@ -82,10 +82,23 @@ function spawnIsolated(command, options) {
   return execution;
 }
 
+/**
+ * The launcher's verdict on a policy, without launching: throws its coded
+ * error, else returns the network mode ("none" or "mediated").
+ */
+function checkPolicy(policy) {
+  const json = JSON.stringify(toPlainJson(policy, 'policy', 'ERR_CORDON_POLICY_INVALID'));
+  try {
+    return loadBinding().checkPolicy(json);
+  } catch (error) {
+    throw asCordonError(error);
+  }
+}
+
 // Code Mode host (docs/code-mode.md). lib/code-mode never loads the addon
 // itself: it is handed this module's spawnIsolated, so the dependency stays one-way.
 const { createPool } = require('./lib/pool').bindPool({ spawnIsolated });
-const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, runnerPath });
+const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, checkPolicy, runnerPath });
 const { defineTool } = require('./lib/code-mode/tools');
 
 // Sessions (docs/sessions.md): the same one-way binding as Code Mode.

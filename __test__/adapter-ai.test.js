@@ -120,3 +120,22 @@ test('the description option replaces the generated description; mode defaults t
   const output = await generated.execute({ code: "return await tools['notes.write']({ text: 'abc' });" }, { toolCallId: 'w', messages: [] });
   assert.deepEqual(output, { ok: true, result: { saved: 3 } });
 });
+
+test('a run refused by admission control reaches the model as {ok:false} "busy, retry", not an SDK error', async () => {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  const codeMode = createCodeMode({
+    tools: [{ name: 'wait', description: 'waits', effect: 'read', inputSchema: { type: 'object' }, handler: () => held }],
+    admission: { maxConcurrent: 1, maxQueued: 0 },
+  });
+  const aiTool = codeModeTool(codeMode);
+  const busy = codeMode.run('return await tools.wait({})');
+  while (codeMode.stats().active === 0) await new Promise((resolve) => setImmediate(resolve));
+  const output = await aiTool.execute({ code: 'return 1' }, { toolCallId: 'call-busy', messages: [] });
+  assert.equal(output.ok, false);
+  assert.equal(output.error.kind, 'busy');
+  assert.equal(output.error.code, 'ERR_CORDON_ADMISSION');
+  assert.match(output.error.message, /^busy: .*retry/);
+  release(1);
+  assert.equal((await busy).result, 1);
+});

@@ -10,7 +10,9 @@ const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');
 const { createCodeMode } = require('..');
-const { toolsFromMcpClient, createCodeModeMcpServer } = require('../lib/adapters/mcp');
+const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
+const { ListToolsRequestSchema, CallToolRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
+const { toolsFromMcpClient, createCodeModeMcpServer, addCodeModeTool } = require('../lib/adapters/mcp');
 
 /** A real MCP server with a read tool (structured), a write tool (text) and a failing tool. */
 function inventoryServer(calls) {
@@ -191,4 +193,48 @@ test('serve options: name and version identify the server, mode "inspect" withho
   assert.equal(defaults.getServerVersion().name, 'cordon-code-mode');
   const execute = await defaults.callTool({ name: 'run_code', arguments: { code: "return await tools['kv.set']({ k: 1 });" } });
   assert.deepEqual(execute.structuredContent, { ok: true, result: 'ok' }, 'the default mode is execute');
+});
+
+/** A low-level MCP server listing raw JSON Schemas: one usable, one draft-04, one with an OpenAPI discriminator. */
+function thirdPartyServer() {
+  const server = new Server({ name: 'third-party', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const tools = [
+    { name: 'ping', description: 'ping', inputSchema: { type: 'object', properties: {} } },
+    { name: 'legacy', description: 'draft-04', inputSchema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } },
+    {
+      name: 'pets', description: 'OpenAPI',
+      inputSchema: { type: 'object', properties: { pet: { type: 'object', discriminator: { propertyName: 'kind' } } } },
+    },
+  ];
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: '"pong"' }] }));
+  return server;
+}
+
+test('an MCP import skips the tools whose schema Code Mode cannot use, reports them, and imports the rest', async (t) => {
+  const client = await connect(thirdPartyServer());
+  t.after(() => client.close());
+  const reported = [];
+  const imported = await toolsFromMcpClient(client, { onSkipped: (skipped) => reported.push(skipped.name) });
+  assert.deepEqual(imported.map((tool) => tool.name), ['ping']);
+  assert.deepEqual(imported.skipped.map((s) => s.name), ['legacy', 'pets']);
+  assert.deepEqual(reported, ['legacy', 'pets']);
+  assert.match(imported.skipped[0].reason, /draft-04/);
+  assert.match(imported.skipped[1].reason, /discriminator/);
+  assert.ok(imported.skipped.every((s) => s.code.startsWith('ERR_CORDON_')));
+  const run = await createCodeMode({ tools: imported }).run('return await tools.ping({})');
+  assert.equal(run.result, 'pong');
+});
+
+test('the code tool can be added to an existing McpServer beside its own tools', async (t) => {
+  const server = new McpServer({ name: 'mine', version: '1.0.0' });
+  server.registerTool('hello', { description: 'hello', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'hi' }] }));
+  addCodeModeTool(server, createCodeMode({ tools: [] }), { toolName: 'run_code' });
+  const client = await connect(server);
+  t.after(() => client.close());
+  const { tools: listed } = await client.listTools();
+  assert.deepEqual(listed.map((tool) => tool.name).sort(), ['hello', 'run_code']);
+  const answer = await client.callTool({ name: 'run_code', arguments: { code: 'return 6 * 7' } });
+  assert.deepEqual(answer.structuredContent, { ok: true, result: 42 });
+  assert.equal(answer.isError, false);
 });

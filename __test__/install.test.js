@@ -1,6 +1,6 @@
 'use strict';
 
-// cordon as a user gets it: `npm pack` the main package and the linux-x64
+// cordon as a user gets it: `npm pack` the main package and this machine's
 // platform package (npm/pack.js), install both tarballs into a fresh project
 // (ordinary dependencies such as ajv come from the registry), then use it
 // there — require and import each run a real sandboxed Code Mode program,
@@ -14,9 +14,11 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { packMain, packPlatform } = require('../npm/pack');
+const { platformKey } = require('../lib/platform-package');
 
 const TSC = path.join(__dirname, '..', 'node_modules', '.bin', 'tsc');
-const PLATFORM = 'linux-x64-gnu';
+/** This machine's platform package (linux-x64-gnu here; arm64 on an arm64 runner). */
+const PLATFORM = platformKey();
 /** npm install from tarballs + registry metadata; generous for a cold cache. */
 const INSTALL_TIMEOUT_MS = 180_000;
 
@@ -40,7 +42,9 @@ before(() => {
   const main = packMain(tarballs);
   const platform = packPlatform(PLATFORM, tarballs);
   write('package.json', JSON.stringify({ name: 'cordon-consumer', version: '1.0.0', private: true }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', main, platform, '@types/node@20'], {
+  // `ai` at the checkout's version: the cordon/ai types are checked against it below.
+  const ai = `ai@${require('ai/package.json').version}`;
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', main, platform, '@types/node@20', ai], {
     cwd: project, stdio: ['ignore', 'ignore', 'inherit'], timeout: INSTALL_TIMEOUT_MS,
   });
 });
@@ -69,7 +73,7 @@ function assertSandboxedRun(result) {
 test('the platform package is installed with its addon and executable binaries', () => {
   const dir = path.join(project, 'node_modules', `cordon-${PLATFORM}`);
   assert.ok(fs.existsSync(path.join(dir, `cordon.${PLATFORM}.node`)));
-  for (const name of ['cordon-runner', 'cordon']) {
+  for (const name of ['cordon-runner', 'cordon', 'cordon-egress-relay']) {
     assert.equal(fs.statSync(path.join(dir, name)).mode & 0o111, 0o111, `${name} keeps its executable bits`);
   }
   const manifest = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'cordon', 'package.json'), 'utf8'));
@@ -87,10 +91,41 @@ test('import("cordon") runs a sandboxed Code Mode program with the packaged runn
   assertSandboxedRun(run(process.execPath, ['esm.mjs']));
 });
 
+// A loopback HTTP server on the host; the sandboxed python3 reaches it only through the
+// mediated proxy (HTTP_PROXY), which needs the packaged cordon-egress-relay inside the sandbox.
+const NETWORK_PROGRAM = `
+const http = require('node:http');
+const { spawnIsolated, readOnly } = require('cordon');
+const server = http.createServer((req, res) => res.end('through the relay ' + req.url));
+server.listen(0, '127.0.0.1', async () => {
+  const { port } = server.address();
+  const policy = { ...readOnly(), network: { mode: 'mediated', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] } };
+  const code = 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:' + port + '/packed").read().decode())';
+  const run = spawnIsolated(['/usr/bin/python3', '-c', code], { policy });
+  let out = '';
+  run.stderr.on('data', (chunk) => { out += chunk; });
+  run.protocol.resume();
+  const done = await run.wait();
+  server.close();
+  console.log(JSON.stringify({ returncode: done.returncode, out, receipts: done.networkReceipts.length }));
+});
+`;
+
+test('a mediated-network program runs from the tarball install, through the packaged relay', () => {
+  write('network.cjs', NETWORK_PROGRAM);
+  const result = run(process.execPath, ['network.cjs']);
+  assert.equal(result.status, 0, result.stderr);
+  const out = JSON.parse(result.stdout);
+  assert.equal(out.returncode, 0, out.out);
+  assert.equal(out.out.trim(), 'through the relay /packed');
+  assert.ok(out.receipts >= 1, 'the stream is in networkReceipts');
+});
+
 test('the adapters load only with their optional peer installed, and say what to install', () => {
-  write('peer.cjs', `try { require('cordon/ai').codeModeTool(require('cordon').createCodeMode({ tools: [] })); } catch (e) { console.log(e.code, e.message); }`);
+  // `ai` is installed here (the cordon/ai types test), the MCP SDK is not.
+  write('peer.cjs', `try { require('cordon/mcp').createCodeModeMcpServer(require('cordon').createCodeMode({ tools: [] })); } catch (e) { console.log(e.code, e.message); }`);
   const result = run(process.execPath, ['peer.cjs']);
-  assert.match(result.stdout, /^ERR_CORDON_PEER_MISSING .*npm install ai/);
+  assert.match(result.stdout, /^ERR_CORDON_PEER_MISSING .*npm install @modelcontextprotocol\/sdk/);
 });
 
 test('the `cordon` bin runs a program in the sandbox and doctor passes', () => {
@@ -127,6 +162,18 @@ export async function main(): Promise<number> {
 test('a TypeScript consumer type-checks with tsc --strict against the shipped types', () => {
   write('tsconfig.json', TSCONFIG);
   write('consumer.ts', VALID_TS);
+  const result = run(TSC, ['-p', 'tsconfig.json']);
+  assert.equal(result.status, 0, result.stdout + result.stderr);
+});
+
+test('a TypeScript consumer of cordon/ai type-checks with only cordon and ai installed (cordon ships what its types need)', () => {
+  write('tsconfig.json', TSCONFIG);
+  write('consumer.ts', `
+import { createCodeMode } from 'cordon';
+import { codeModeTool, type CodeModeToolOutput } from 'cordon/ai';
+export const tool = codeModeTool(createCodeMode({ tools: [] }), { mode: 'inspect' });
+export function busy(output: CodeModeToolOutput): boolean { return !output.ok && output.error.kind === 'busy'; }
+`);
   const result = run(TSC, ['-p', 'tsconfig.json']);
   assert.equal(result.status, 0, result.stdout + result.stderr);
 });

@@ -74,9 +74,14 @@ function controlRoots() {
 
 /** Control roots created by this process (its pid in their owner record). */
 function ownControlRoots() {
+  return ownControlRootsOf(process.pid);
+}
+
+/** Control roots whose owner file names process `pid` (a child provider's). */
+function ownControlRootsOf(pid) {
   return controlRoots().filter((root) => {
     try {
-      return Number(fs.readFileSync(path.join(root, 'owner'), 'utf8').split(' ')[0]) === process.pid;
+      return Number(fs.readFileSync(path.join(root, 'owner'), 'utf8').split(' ')[0]) === pid;
     } catch {
       return false;
     }
@@ -94,6 +99,6 @@ async function firstLine(stream) {
 }
 
 module.exports = {
-  fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots,
+  fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots, ownControlRootsOf,
   firstLine,
 };

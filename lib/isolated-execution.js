@@ -17,6 +17,11 @@ const { CordonError } = require('./errors');
 
 /** Stream buffers (bytes): one native read chunk. */
 const HIGH_WATER_MARK = 64 * 1024;
+/**
+ * stderr kept while nothing consumes it (bytes); past it, chunks are dropped and
+ * counted, so a program is never stalled by a stderr its caller never reads.
+ */
+const UNREAD_STDERR_KEPT_BYTES = HIGH_WATER_MARK;
 
 let seam = null;
 /**
@@ -127,6 +132,7 @@ class IsolatedExecution {
     this.protocol = new ProtocolStream(this);
     this.stderr = new StderrStream(this);
     this.pid = undefined;
+    this.stderrDroppedBytes = 0;
     this._waitPromise = new Promise((resolve, reject) => {
       this._resolve = resolve;
       this._reject = reject;
@@ -154,7 +160,7 @@ class IsolatedExecution {
     const { EV } = this._seam;
     switch (kind) {
       case EV.ProtocolData: this.protocol.push(chunk); break;
-      case EV.StderrData: this.stderr.push(chunk); break;
+      case EV.StderrData: this._stderrData(chunk); break;
       case EV.ProtocolEnd: this._end(this.protocol); break;
       case EV.StderrEnd: this._end(this.stderr); break;
       case EV.WriteDone: this.protocol._writeDone(); break;
@@ -163,6 +169,27 @@ class IsolatedExecution {
       case EV.Failed: this._fail(settled); break;
       default: break;
     }
+  }
+
+  /**
+   * Ordinary backpressure once anything consumes stderr (readableFlowing is no
+   * longer null). Before that, the first UNREAD_STDERR_KEPT_BYTES are buffered
+   * and the rest dropped and counted, with a grant per chunk so the pump (and the
+   * program writing) never waits on a reader that does not exist.
+   */
+  _stderrData(chunk) {
+    const stream = this.stderr;
+    if (stream.readableFlowing !== null) {
+      stream.push(chunk);
+      return;
+    }
+    if (stream.readableLength >= UNREAD_STDERR_KEPT_BYTES) {
+      this.stderrDroppedBytes += chunk.length;
+      this._grant(this._seam.STREAM.Stderr);
+      return;
+    }
+    // A full buffer stops _read(): grant the next chunk here (it will be dropped if still unread).
+    if (!stream.push(chunk)) this._grant(this._seam.STREAM.Stderr);
   }
 
   _end(stream) {
@@ -209,6 +236,14 @@ class IsolatedExecution {
   stop() {
     this._requestStop('stop');
     return this._stopPromise;
+  }
+
+  /**
+   * Whether this execution keeps the event loop alive (from spawn it does).
+   * lib/pool.js lets go of idle sandboxes and holds a taken or stopped one.
+   */
+  _hold(held) {
+    this._native?.hold(held);
   }
 
   /** Arms a deadline `ms` from now on the launcher's own timer (reason "deadline"). */

@@ -26,6 +26,20 @@ const BACKOFF_MAX_MS = 5000;
 /** An idle sandbox that lived at least this long before dying does not count as a spawn failure. */
 const HEALTHY_LIFETIME_MS = 1000;
 
+/** Pools with idle sandboxes; closed by one process-wide 'beforeExit' listener. */
+const openPools = new Set();
+function closeOpenPools() {
+  for (const pool of openPools) pool.close();
+}
+function trackOpen(pool, open) {
+  if (open) {
+    if (openPools.size === 0) process.on('beforeExit', closeOpenPools);
+    openPools.add(pool);
+  } else if (openPools.delete(pool) && openPools.size === 0) {
+    process.off('beforeExit', closeOpenPools);
+  }
+}
+
 function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
 }
@@ -86,10 +100,12 @@ class SandboxPool {
   /** The first sandbox is spawned synchronously: a bad command or policy throws at creation. */
   prime() {
     this.addIdle(this.spawnOne());
+    trackOpen(this, true);
     this.scheduleRefill(0);
   }
 
   addIdle(execution) {
+    execution._hold(false); // idle: nobody's work is waiting on it
     this.idle.push(execution);
     this.live.add(execution);
   }
@@ -184,6 +200,7 @@ class SandboxPool {
       execution = this.spawnOne(); // throws the real spawn error to the caller
       this.counters.coldTakes += 1;
     }
+    execution._hold(true); // the caller's now: its run keeps the process alive
     this.counters.taken += 1;
     this.refillAfter(execution);
     // Counted from the take, the time the caller's work starts: an idle
@@ -211,9 +228,12 @@ class SandboxPool {
       clearImmediate(this.refillTimer);
       this.refillTimer = null;
     }
+    trackOpen(this, false);
     const held = [...this.live];
     this.idle.length = 0;
     this.live.clear();
+    // Held while stopping: their ends must be seen (receipts read, control roots removed).
+    for (const execution of held) execution._hold(true);
     this.closing = Promise.all(held.map((execution) => execution.stop())).then(() => undefined);
     return this.closing;
   }

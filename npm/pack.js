@@ -5,8 +5,9 @@
 //   node npm/pack.js [--platform linux-x64-gnu] [--out DIR]
 // Steps (after `npm run build`, which generates binding.js and the binaries):
 // 1. stage the platform package: copy the addon (`cordon.<platform>.node`),
-//    `cordon-runner` and `cordon` into npm/<platform>/, mode 0755 for the two
-//    executables; `npm pack` it;
+//    `cordon-runner`, `cordon` and `cordon-egress-relay` into npm/<platform>/,
+//    mode 0755 for the executables; check that every file its manifest lists
+//    is there; `npm pack` it;
 // 2. stage the main package: the files `npm pack` would ship, and a manifest
 //    with `optionalDependencies` on every platform package at this version;
 //    `npm pack` that.
@@ -26,10 +27,12 @@ const ROOT = path.join(__dirname, '..');
 const TRIPLES = Object.freeze({
   'linux-x64-gnu': 'x86_64-unknown-linux-gnu',
   'linux-arm64-gnu': 'aarch64-unknown-linux-gnu',
-  'darwin-arm64': 'aarch64-apple-darwin',
+  'linux-x64-musl': 'x86_64-unknown-linux-musl',
+  'linux-arm64-musl': 'aarch64-unknown-linux-musl',
 });
-const EXECUTABLES = ['cordon-runner', 'cordon'];
-/** npm pack runs lifecycle scripts; output is the JSON report only. */
+/** The executables of a platform package (the relay: mediated network, docs/network.md). */
+const EXECUTABLES = ['cordon-runner', 'cordon', 'cordon-egress-relay'];
+/** No lifecycle scripts (the checkout's prepack refuses a plain `npm pack`); output is the JSON report only. */
 const NPM_PACK = ['pack', '--json', '--ignore-scripts'];
 
 function fail(message) {
@@ -61,6 +64,10 @@ function packPlatform(platform, out) {
   const dir = path.join(__dirname, platform);
   copyInto(path.join(ROOT, `cordon.${platform}.node`), dir, 0o644);
   for (const name of EXECUTABLES) copyInto(path.join(releaseDir(triple), name), dir, 0o755);
+  // A file the manifest lists but the directory lacks is silently left out by npm pack.
+  const { files } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const absent = files.filter((file) => !fs.existsSync(path.join(dir, file)));
+  if (absent.length > 0) fail(`npm/${platform} lacks ${absent.join(', ')}`);
   return npmPack(dir, out);
 }
 
@@ -78,6 +85,7 @@ function packMain(out) {
     }
     const platforms = Object.keys(TRIPLES).map((platform) => require(path.join(__dirname, platform, 'package.json')).name);
     manifest.optionalDependencies = Object.fromEntries(platforms.map((name) => [name, manifest.version]));
+    delete manifest.scripts.prepack; // the staged package is complete: nothing to refuse
     fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     return npmPack(stage, out);
   } finally {

@@ -6,7 +6,7 @@
 mod chunk_buffer;
 mod live_executions;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, Weak};
 
 use cordon_launcher::{
     Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream, WriteOutcome,
@@ -110,15 +110,37 @@ type EventArgs = FnArgs<(EventKind, Option<Buffer>, Option<String>, Option<Settl
 type EventFn = ThreadsafeFunction<Event, (), EventArgs, napi::Status, false>;
 
 /// Delivers launcher events to JavaScript, in order, on the JS thread. The
-/// launcher's threads hold the only references: when the execution is over
-/// they are dropped, the function is released, and Node may exit.
-struct JsSink(EventFn);
+/// launcher's threads hold the only strong references: when the execution is
+/// over they are dropped, the function is released, and Node may exit. The
+/// lock is only written by `NativeExecution::hold` (JS thread), so the pumps'
+/// read locks never contend in practice.
+struct JsSink(RwLock<EventFn>);
 
 impl EventSink for JsSink {
     fn emit(&self, event: Event) {
         // NonBlocking: the queue is bounded by the pumps' credits (one chunk
         // in flight per stream), so it never grows without bound.
-        self.0.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+        if let Ok(tsfn) = self.0.read() {
+            tsfn.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
+impl JsSink {
+    /// Refs (`held`) or unrefs the function: an unref'd execution does not
+    /// keep Node's event loop alive (an idle pooled sandbox).
+    // `refer`/`unref` are deprecated in favour of dropping clones, which
+    // cannot express "keep it, but let Node exit"; they are the N-API calls.
+    #[allow(deprecated)]
+    fn hold(&self, env: &Env, held: bool) -> napi::Result<()> {
+        let Ok(mut tsfn) = self.0.write() else {
+            return Ok(());
+        };
+        if held {
+            tsfn.refer(env)
+        } else {
+            tsfn.unref(env)
+        }
     }
 }
 
@@ -206,6 +228,9 @@ fn write_result(outcome: WriteOutcome) -> napi::Result<WriteResult, String> {
 #[napi]
 pub struct NativeExecution {
     handle: ExecutionHandle,
+    /// Weak: once the launcher has dropped the sink (the run is over) there is
+    /// nothing left to ref or unref, and this handle must not keep it alive.
+    sink: Weak<JsSink>,
 }
 
 #[napi]
@@ -236,6 +261,17 @@ impl NativeExecution {
     #[napi]
     pub fn shutdown_write(&self) -> napi::Result<WriteResult, String> {
         write_result(self.handle.shutdown_write())
+    }
+
+    /// Whether this execution keeps Node's event loop alive (it does from
+    /// spawn). A pool unholds its idle sandboxes and holds one again when it
+    /// is taken or stopped. A no-op once the execution is over.
+    #[napi]
+    pub fn hold(&self, env: Env, held: bool) -> napi::Result<()> {
+        match self.sink.upgrade() {
+            Some(sink) => sink.hold(&env, held),
+            None => Ok(()),
+        }
     }
 
     /// Starts the stop ladder (idempotent; the first reason is recorded).
@@ -282,12 +318,13 @@ pub fn spawn_native(
         .build_threadsafe_function::<Event>()
         .build_callback(|ctx| to_args(&ctx.env, ctx.value))
         .map_err(|e| napi::Error::new("ERR_CORDON_SPAWN_FAILED".to_string(), e.reason.clone()))?;
-    let sink: Arc<dyn EventSink> = Arc::new(JsSink(tsfn));
-    let handle = cordon_launcher::launch(&options_json, sink)
+    let js_sink = Arc::new(JsSink(RwLock::new(tsfn)));
+    let sink = Arc::downgrade(&js_sink);
+    let handle = cordon_launcher::launch(&options_json, js_sink)
         .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))?;
     // Not registering only loses the worker-teardown stop; the run is live.
     let _ = live_executions::register(&env, &handle.control);
-    Ok(NativeExecution { handle })
+    Ok(NativeExecution { handle, sink })
 }
 
 /// The launcher's host report for `doctor()` (see `host_probe::report`).
@@ -314,4 +351,31 @@ pub fn control_root_base() -> String {
 #[napi]
 pub fn policy_presets() -> String {
     cordon_launcher::presets::all_json().to_string()
+}
+
+/// Checks a policy document (JSON text) exactly as a launch would, without
+/// launching: throws the launcher's coded error (`ERR_CORDON_POLICY_INVALID`,
+/// `ERR_CORDON_UNSUPPORTED`), else returns its network mode (`"none"` or
+/// `"mediated"`). `createCodeMode` calls it, so a bad policy fails at creation
+/// rather than at the first run.
+#[napi]
+pub fn check_policy(policy_json: String) -> napi::Result<String, String> {
+    let invalid = |message: String| {
+        napi::Error::new(
+            cordon_launcher::ErrorCode::PolicyInvalid
+                .as_str()
+                .to_string(),
+            message,
+        )
+    };
+    let value: Value =
+        serde_json::from_str(&policy_json).map_err(|e| invalid(format!("policy: {e}")))?;
+    let policy = cordon_launcher::policy::Policy::from_json(&value)
+        .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))?;
+    let network = policy.network_json();
+    Ok(network
+        .get("mode")
+        .and_then(Value::as_str)
+        .unwrap_or("none")
+        .to_string())
 }

@@ -5,7 +5,9 @@ import type { CodeMode, CodeModeResult, CodeModeErrorKind } from '../../index';
 /** What the model receives from one run; `logs` (console lines, `[level] ` before non-log levels) only when the program logged. */
 export type CodeModeToolOutput =
   | { ok: true; result: unknown; logs?: string[] }
-  | { ok: false; error: { kind: CodeModeErrorKind; code?: string; message: string }; logs?: string[] };
+  | { ok: false; error: { kind: CodeModeErrorKind; code?: string; message: string }; logs?: string[] }
+  /** Admission control refused the run (the host is at capacity): the model should retry. */
+  | { ok: false; error: { kind: 'busy'; code: 'ERR_CORDON_ADMISSION'; message: string }; logs?: string[] };
 
 export interface CodeModeToolOptions {
   /** Default "execute"; "inspect" grants only `effect: "read"` tools. */

@@ -5,7 +5,7 @@
 // `codeMode.run` and returns `{ok, result}` or `{ok:false, error}`.
 
 const { CordonError } = require('../errors');
-const { requirePeer, modelOutput, asParentId, CODE_INPUT_SCHEMA } = require('./peer');
+const { requirePeer, runForModel, asParentId, CODE_INPUT_SCHEMA } = require('./peer');
 const { sessionToolSpecs } = require('./session-tools');
 
 const OPTION_KEYS = new Set(['mode', 'description', 'onResult']);
@@ -36,9 +36,7 @@ function codeModeTool(codeMode, options = {}) {
     description: options.description ?? codeMode.description({ mode }),
     inputSchema: jsonSchema(CODE_INPUT_SCHEMA),
     async execute({ code }, { abortSignal, toolCallId } = {}) {
-      const run = await codeMode.run(code, { mode, signal: abortSignal, parentId: asParentId(toolCallId) });
-      options.onResult?.(run);
-      return modelOutput(run);
+      return runForModel(codeMode, code, { mode, signal: abortSignal, parentId: asParentId(toolCallId) }, options.onResult);
     },
   });
 }

@@ -1,6 +1,7 @@
 // `cordon/mcp`: Model Context Protocol both ways (docs: README "Adapters").
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { CodeMode, CodeModeResult, CodeModeTool } from '../../index';
 
@@ -11,10 +12,23 @@ export interface ToolsFromMcpClientOptions {
   effect?(tool: McpTool): string;
   /** Keep only the tools this returns true for. */
   filter?(tool: McpTool): boolean;
+  /** Called for each tool left out because Code Mode cannot use its schema (also listed in the result's `skipped`). */
+  onSkipped?(skipped: SkippedMcpTool): void;
 }
 
-/** The connected client's tools as Code Mode tools (each call goes through `client.callTool`). */
-export declare function toolsFromMcpClient(client: Client, options?: ToolsFromMcpClientOptions): Promise<CodeModeTool[]>;
+/** A server tool left out of the import: its Code Mode name, and createCodeMode's error for it. */
+export interface SkippedMcpTool {
+  readonly name: string;
+  readonly code: string;
+  readonly reason: string;
+}
+
+/**
+ * The connected client's tools as Code Mode tools (each call goes through `client.callTool`).
+ * A tool whose schema Code Mode cannot use (draft-04, an OpenAPI `discriminator`, …) is left
+ * out and listed in `skipped`; the others are imported.
+ */
+export declare function toolsFromMcpClient(client: Client, options?: ToolsFromMcpClientOptions): Promise<CodeModeTool[] & { readonly skipped: readonly SkippedMcpTool[] }>;
 
 export interface CodeModeMcpServerOptions {
   /** Server name and version announced to clients. */
@@ -41,3 +55,13 @@ export interface SessionMcpServerOptions {
 }
 
 export declare function createSessionMcpServer(session: Session, options?: SessionMcpServerOptions): Server;
+
+export interface AddCodeModeToolOptions {
+  /** Default "run_code". */
+  toolName?: string;
+  mode?: 'execute' | 'inspect';
+  onResult?(run: CodeModeResult): void;
+}
+
+/** Adds the code tool (same input and structured output as createCodeModeMcpServer's) to an McpServer of your own. */
+export declare function addCodeModeTool(mcpServer: McpServer, codeMode: CodeMode, options?: AddCodeModeToolOptions): RegisteredTool;

@@ -4,18 +4,23 @@
 // - toolsFromMcpClient(client): the tools of a connected MCP client as Code
 //   Mode tools, so model-written code can call them through `tools[name]`;
 //   every call still passes the Code Mode host's grant and schema checks.
+//   A tool whose schema Code Mode cannot use (draft-04, an OpenAPI
+//   `discriminator`, …) is left out and reported, the others imported.
 // - createCodeModeMcpServer(codeMode): an MCP server whose one tool runs
-//   `{code}` in the sandbox.
+//   `{code}` in the sandbox; addCodeModeTool(mcpServer, codeMode) adds that
+//   tool to an McpServer of your own.
 
 const { CordonError } = require('../errors');
-const { requirePeer, modelOutput, CODE_INPUT_SCHEMA, MODEL_OUTPUT_SCHEMA } = require('./peer');
+const { defineTools } = require('../code-mode/tools');
+const { requirePeer, runForModel, CODE_INPUT_SCHEMA, MODEL_OUTPUT_SCHEMA } = require('./peer');
 const { sessionToolSpecs } = require('./session-tools');
 
 const SDK = '@modelcontextprotocol/sdk';
 /** listTools pages followed at most: a server cannot make us loop forever. */
 const MAX_LIST_PAGES = 100;
-const IMPORT_KEYS = new Set(['prefix', 'effect', 'filter']);
+const IMPORT_KEYS = new Set(['prefix', 'effect', 'filter', 'onSkipped']);
 const SERVE_KEYS = new Set(['name', 'version', 'toolName', 'mode', 'onResult']);
+const ADD_KEYS = new Set(['toolName', 'mode', 'onResult']);
 
 function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
@@ -75,31 +80,63 @@ async function listAllTools(client) {
 
 /**
  * @param {import('@modelcontextprotocol/sdk/client/index.js').Client} client a connected client
- * @param {{prefix?: string, effect?: (tool: object) => string, filter?: (tool: object) => boolean}} [options]
- * @returns {Promise<import('../../index').CodeModeTool[]>}
+ * @param {{prefix?: string, effect?: (tool: object) => string, filter?: (tool: object) => boolean,
+ *          onSkipped?: (skipped: {name: string, code: string, reason: string}) => void}} [options]
+ * @returns {Promise<import('../../index').CodeModeTool[]>} with `.skipped`: the tools left out, and why
  */
 async function toolsFromMcpClient(client, options = {}) {
   checkKeys(options, IMPORT_KEYS, 'toolsFromMcpClient');
   if (client === null || typeof client?.listTools !== 'function' || typeof client.callTool !== 'function') {
     throw invalid('toolsFromMcpClient(client): pass a connected @modelcontextprotocol/sdk Client');
   }
+  if (options.onSkipped !== undefined && typeof options.onSkipped !== 'function') throw invalid('onSkipped must be a function');
   const prefix = options.prefix ?? '';
   const effectOf = options.effect ?? defaultEffect;
   const keep = options.filter ?? (() => true);
   const listed = (await listAllTools(client)).filter(keep);
-  return listed.map((mcpTool) => ({
-    name: `${prefix}${mcpTool.name}`,
+  const tools = [];
+  const skipped = [];
+  for (const mcpTool of listed) {
+    const codeModeTool = asCodeModeTool(client, mcpTool, `${prefix}${mcpTool.name}`, effectOf(mcpTool));
+    const problem = unusable(codeModeTool);
+    if (problem === null) {
+      tools.push(codeModeTool);
+      continue;
+    }
+    const report = Object.freeze({ name: codeModeTool.name, code: problem.code, reason: problem.message });
+    skipped.push(report);
+    options.onSkipped?.(report);
+  }
+  // The array createCodeMode takes, with what was left out beside it.
+  Object.defineProperty(tools, 'skipped', { value: Object.freeze(skipped), enumerable: false });
+  return tools;
+}
+
+/** Why Code Mode cannot take `tool` (its createCodeMode error), or null. Checked as createCodeMode will, with strict schemas. */
+function unusable(tool) {
+  try {
+    defineTools([tool]);
+    return null;
+  } catch (error) {
+    if (typeof error?.code !== 'string' || !error.code.startsWith('ERR_CORDON_')) throw error;
+    return error;
+  }
+}
+
+function asCodeModeTool(client, mcpTool, name, effect) {
+  return {
+    name,
     description: mcpTool.description ?? mcpTool.title ?? mcpTool.name,
     inputSchema: mcpTool.inputSchema ?? { type: 'object' },
     // Declared to the model as the call's return type and checked by the host on every result.
     ...(mcpTool.outputSchema ? { outputSchema: mcpTool.outputSchema } : {}),
-    effect: effectOf(mcpTool),
+    effect,
     async handler(args, ctx) {
       const result = await client.callTool({ name: mcpTool.name, arguments: args }, undefined, { signal: ctx.signal });
       if (result.isError) throw new Error(errorText(result));
       return callValue(result);
     },
-  }));
+  };
 }
 
 /**
@@ -126,12 +163,38 @@ function createCodeModeMcpServer(codeMode, options = {}) {
     const { name, arguments: args } = request.params;
     if (name !== toolName) return { isError: true, content: [{ type: 'text', text: `unknown tool ${name}` }] };
     if (typeof args?.code !== 'string') return { isError: true, content: [{ type: 'text', text: 'arguments.code must be a string' }] };
-    const run = await codeMode.run(args.code, { mode, signal: extra?.signal });
-    options.onResult?.(run);
-    const output = modelOutput(run);
-    return { isError: !run.ok, structuredContent: output, content: [{ type: 'text', text: JSON.stringify(output) }] };
+    return answerCall(codeMode, args.code, { mode, signal: extra?.signal, onResult: options.onResult });
   });
   return server;
+}
+
+/** One call of the code tool, as an MCP CallTool result (structured output: modelOutput). */
+async function answerCall(codeMode, code, { mode, signal, onResult }) {
+  const output = await runForModel(codeMode, code, { mode, signal }, onResult);
+  return { isError: !output.ok, structuredContent: output, content: [{ type: 'text', text: JSON.stringify(output) }] };
+}
+
+/**
+ * Adds the code tool to an McpServer of your own (`@modelcontextprotocol/sdk/server/mcp.js`),
+ * beside its other tools. Its schemas are zod (what McpServer.registerTool takes; zod is a
+ * dependency of the MCP SDK).
+ * @param {import('@modelcontextprotocol/sdk/server/mcp.js').McpServer} mcpServer
+ * @param {import('../../index').CodeMode} codeMode
+ * @param {{toolName?: string, mode?: 'execute'|'inspect', onResult?: (run: object) => void}} [options]
+ * @returns the McpServer's RegisteredTool
+ */
+function addCodeModeTool(mcpServer, codeMode, options = {}) {
+  checkKeys(options, ADD_KEYS, 'addCodeModeTool');
+  if (mcpServer === null || typeof mcpServer?.registerTool !== 'function') throw invalid('addCodeModeTool(mcpServer, …): pass an McpServer from @modelcontextprotocol/sdk/server/mcp.js');
+  if (codeMode === null || typeof codeMode?.run !== 'function') throw invalid('addCodeModeTool(…, codeMode): pass the object createCodeMode() returned');
+  const { z } = requirePeer('zod', 'zod');
+  const mode = options.mode ?? 'execute';
+  const error = z.object({ kind: z.string(), code: z.string().optional(), message: z.string() });
+  return mcpServer.registerTool(options.toolName ?? 'run_code', {
+    description: codeMode.description({ mode }),
+    inputSchema: { code: z.string().describe(CODE_INPUT_SCHEMA.properties.code.description) },
+    outputSchema: { ok: z.boolean(), result: z.unknown().optional(), error: error.optional(), logs: z.array(z.string()).optional() },
+  }, ({ code }, extra) => answerCall(codeMode, code, { mode, signal: extra?.signal, onResult: options.onResult }));
 }
 
 /**
@@ -161,4 +224,4 @@ function createSessionMcpServer(session, options = {}) {
   return server;
 }
 
-module.exports = { toolsFromMcpClient, createCodeModeMcpServer, createSessionMcpServer };
+module.exports = { toolsFromMcpClient, createCodeModeMcpServer, addCodeModeTool, createSessionMcpServer };

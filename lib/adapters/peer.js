@@ -48,6 +48,27 @@ function modelOutput(run) {
   return withLogs({ ok: false, error: code === undefined ? { kind, message } : { kind, code, message } });
 }
 
+/** What a model is told when admission control refused its run: retry later, not an SDK error. */
+const BUSY_MESSAGE = 'busy: too many programs are running or queued right now; retry in a moment';
+
+/**
+ * `codeMode.run` for a model: its output (modelOutput), with an admission refusal
+ * (ERR_CORDON_ADMISSION: the host is at capacity) answered as `{ok:false}` with
+ * "busy, retry" instead of an exception the agent loop would surface as a tool error.
+ * Other rejections are the caller's bugs (bad options) and still throw.
+ */
+async function runForModel(codeMode, code, runOptions, onResult) {
+  let run;
+  try {
+    run = await codeMode.run(code, runOptions);
+  } catch (error) {
+    if (error?.code !== 'ERR_CORDON_ADMISSION') throw error;
+    return { ok: false, error: { kind: 'busy', code: 'ERR_CORDON_ADMISSION', message: `${BUSY_MESSAGE} (${error.message})` } };
+  }
+  onResult?.(run);
+  return modelOutput(run);
+}
+
 /** The JSON Schema of modelOutput, advertised as the MCP tool's outputSchema. */
 const MODEL_OUTPUT_SCHEMA = Object.freeze({
   type: 'object',
@@ -80,4 +101,4 @@ const CODE_INPUT_SCHEMA = Object.freeze({
   additionalProperties: false,
 });
 
-module.exports = { requirePeer, modelOutput, asParentId, CODE_INPUT_SCHEMA, MODEL_OUTPUT_SCHEMA };
+module.exports = { runForModel, requirePeer, modelOutput, asParentId, CODE_INPUT_SCHEMA, MODEL_OUTPUT_SCHEMA };

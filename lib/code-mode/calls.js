@@ -5,14 +5,16 @@
 // handler never runs for a call refused before step 3:
 //   1. granted?            TOOL_NOT_GRANTED (the allowlist is re-checked here, not trusted)
 //   2. arguments valid?    INVALID_ARGUMENTS (reserved keys, the tool's inputSchema), or
-//                          VALIDATION_TIMEOUT / VALIDATION_BUSY / VALIDATION_FAILED (validation.js)
-//   3. handler(args, ctx)  TOOL_FAILED when it throws or rejects
+//                          VALIDATION_TIMEOUT / VALIDATION_BUSY / VALIDATION_FAILED (validation.js);
+//                          a Standard Schema then parses them (standard-parse.js): INVALID_ARGUMENTS
+//   3. handler(args, ctx)  TOOL_FAILED when it throws or rejects; args are the Standard Schema's output
 //   4. project(result)     PROJECTION_FAILED when it throws
 //   5. strict JSON?        RESULT_NOT_JSON (functions, BigInt, cycles, NaN/Infinity, class instances)
 //   6. outputSchema?       RESULT_SCHEMA_MISMATCH (validation.js, off the main thread when not provably cheap)
 //   7. sizes               TOOL_RESULT_LIMIT_EXCEEDED / CUMULATIVE_RESULT_LIMIT_EXCEEDED (these latch the run)
 
 const { toJsonText, NotJsonError } = require('./json-value');
+const { parseArguments } = require('./standard-parse');
 const { validateArguments, validateResult } = require('./validation');
 const { FRAME_TEXT } = require('./frames');
 const { ARGUMENTS_REFUSAL } = require('./frame-decoder');
@@ -111,10 +113,16 @@ class CallDispatcher {
     // A frame too complex to parse on the main thread arrives as a stand-in carrying its refusal.
     const verdict = frame[ARGUMENTS_REFUSAL] ?? await validateArguments(tool, args, { signal, frameText: frame[FRAME_TEXT] });
     if (!verdict.ok) return failure(verdict.code, verdict.message);
+    let handlerArgs = args;
+    if (tool.parse) {
+      const parsed = await parseArguments(tool.parse, args, name);
+      if (!parsed.ok) return failure(parsed.code, parsed.message);
+      handlerArgs = parsed.value;
+    }
     if (signal.aborted) return failure('RUN_ENDED', 'the run ended before the tool started');
     let value;
     try {
-      value = await tool.handler(args, Object.freeze({ ...this.ctxBase, callId, signal }));
+      value = await tool.handler(handlerArgs, Object.freeze({ ...this.ctxBase, callId, signal }));
     } catch (error) {
       return failure('TOOL_FAILED', errorText(error));
     }

@@ -312,7 +312,7 @@ class Execution {
   terminationFrom(frame) {
     const dropped = frame.metrics?.consoleDroppedLines;
     if (this.confirmed.maxLogBytes !== null && Number.isSafeInteger(dropped) && dropped > 0) this.consoleLog.dropped(dropped);
-    if (!frame.ok) return { ok: false, error: explainRunnerError(runnerError(frame.error), this.effectiveLimits) };
+    if (!frame.ok) return { ok: false, error: explainRunnerError(runnerError(frame.error), this.effectiveLimits, this.code) };
     const text = JSON.stringify(frame.result);
     const bytes = Buffer.byteLength(text, 'utf8');
     // Re-checked here: a runner's word is not enough for a limit the host promised its caller.

@@ -65,6 +65,20 @@ function viewMode(options, method) {
 }
 
 /**
+ * The run policy, checked by the launcher now (a bad one fails createCodeMode,
+ * not the first run). A mediated network is refused: cordon-runner has no
+ * network client, so the egress engine it would start could serve nothing.
+ */
+function checkedPolicy(api, policy) {
+  if (policy === undefined) return api.readOnly();
+  if (api.checkPolicy(policy) === 'mediated') {
+    throw new CordonError('ERR_CORDON_UNSUPPORTED', 'a Code Mode policy cannot have network.mode "mediated": cordon-runner has no network client '
+      + '(model code reaches the network only through your tools); use readOnly(), workspaceWrite() or a policy with network {mode: "none"}');
+  }
+  return policy;
+}
+
+/**
  * `pool: {size}`: prewarmed runners started with this instance's policy and
  * CLI ceilings (fixed per pool). Their frame ceiling is the limits' own; an
  * execute frame larger than that (a huge source) takes the cold path.
@@ -82,7 +96,8 @@ function createRunnerPool(api, { pool, runner, limits, policy }) {
 
 /**
  * Bind the Code Mode host to the native layer.
- * @param {{spawnIsolated: Function, createPool: Function, readOnly: () => object, runnerPath: string}} api
+ * @param {{spawnIsolated: Function, createPool: Function, readOnly: () => object,
+ *   checkPolicy: (policy: object) => string, runnerPath: string}} api
  */
 function bindCodeMode(api) {
   /**
@@ -98,7 +113,7 @@ function bindCodeMode(api) {
     }
     const catalogue = defineTools(options.tools, { strictSchemas: options.strictSchemas });
     const limits = resolveLimits(options.limits);
-    const policy = options.policy === undefined ? api.readOnly() : options.policy;
+    const policy = checkedPolicy(api, options.policy);
     const runner = resolveRunner(options.runner, api.runnerPath);
     const admission = new Admission(options.admission);
     const onEvent = checkCallback(options.onEvent, 'onEvent');

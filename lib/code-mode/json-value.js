@@ -2,8 +2,11 @@
 
 // Strict JSON values. What a tool returns crosses into untrusted code, so it
 // must be exactly JSON: JSON.stringify would silently turn NaN into null, drop
-// undefined and functions, call toJSON, flatten a Map into {} and loop on a
-// cycle. Every one of those is refused here with the path that caused it. The
+// functions, call toJSON, flatten a Map into {} and loop on a cycle. Every one
+// of those is refused here with the path that caused it. `undefined` is the
+// exception, because every JSON API treats it one way and handlers lean on it
+// (`{id, note: row.note}` with no note): it is what JSON.stringify makes of it
+// — an object field left out, an array element null. The
 // message is what the model's code reads; `providerHint` (shape the value in
 // `project()`) is advice for the provider and goes to its tool.failed event.
 
@@ -49,9 +52,9 @@ function pathOf(entry) {
   return entry.root + parts.reverse().join('');
 }
 
-/** Why a scalar is not JSON, or null. */
+/** Why a scalar is not JSON, or null (`undefined` is fine: JSON.stringify drops it or writes null). */
 function scalarProblem(value) {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
+  if (value === null || value === undefined || typeof value === 'string' || typeof value === 'boolean') return null;
   if (typeof value === 'number') return Number.isFinite(value) ? null : describeNonJson(value);
   return typeof value === 'object' ? undefined : describeNonJson(value); // undefined: a container, walk it
 }

@@ -8,6 +8,8 @@
 // callers branching on them see no difference); any other message — a runner
 // that already says more — is passed through untouched.
 
+const { unclosedAtEnd } = require('./unclosed');
+
 /** The v1 runner's message for kind "result" (spec §9 row 6). */
 const V1_RESULT_MESSAGE = 'result is not JSON serializable';
 /** The v1 runner's message for kind "result_limit" (spec §9 row 7). */
@@ -29,14 +31,29 @@ function modelPositions(message) {
   });
 }
 
+/**
+ * A SyntaxError the runner places past the model's last line is at the wrapper's
+ * closing `})`: the program ended before something was closed. Said so, with what
+ * is still open (unclosed.js).
+ */
+function endOfProgram(message, code) {
+  const match = /^SyntaxError\b[^\n]*\n\s*at <code>:(\d+):\d+/.exec(message);
+  if (!match || typeof code !== 'string' || Number(match[1]) <= code.split('\n').length) return null;
+  const open = unclosedAtEnd(code);
+  if (open.length === 0) return 'SyntaxError: unexpected end of program: the last statement is incomplete';
+  const listed = open.reverse().slice(0, 3).map(({ what, line, column }) => `${what} opened at <code>:${line}:${column}`).join(', ');
+  return `SyntaxError: unexpected end of program: ${listed} ${open.length === 1 ? 'is' : 'are'} never closed`;
+}
+
 const NO_VALUE_MESSAGE = 'the program returned undefined (or a value JSON cannot carry, such as a function); '
   + 'end it with `return <value>`, where the value is JSON-serializable';
 
 /**
  * @param {{kind: string, code?: string, message: string}} error the runner's error, already bounded
  * @param {{maxResultBytes: number}} effectiveLimits
+ * @param {string} [code] the program as sent to the runner (after source-prep.js)
  */
-function explainRunnerError(error, effectiveLimits) {
+function explainRunnerError(error, effectiveLimits, code) {
   if (error.kind === 'result' && error.message === V1_RESULT_MESSAGE) {
     return { ...error, message: NO_VALUE_MESSAGE };
   }
@@ -45,6 +62,8 @@ function explainRunnerError(error, effectiveLimits) {
   }
   if (error.kind !== 'javascript' && error.kind !== 'memory') return error;
   const message = modelPositions(error.message);
+  const ended = endOfProgram(message, code);
+  if (ended) return { ...error, message: ended };
   if (/^SyntaxError\b/.test(message) && /'@'|"@"/.test(message)) {
     return { ...error, message: `${message}\nhint: decorators (@name) are not supported; they need TypeScript transpilation, and only type annotations are stripped` };
   }

@@ -12,10 +12,11 @@
 // older valibot), a class instance, an object holding functions — is refused
 // here, at createCodeMode: a schema we cannot read would validate nothing.
 //
-// Only the JSON Schema is ever used afterwards. Refinements and transforms a
-// library cannot express in JSON Schema (zod's .refine(), .transform()) are
-// not applied: validation runs off the main thread (validation.js) and a
-// provider's function cannot cross into a worker.
+// Validation uses the JSON Schema (off the main thread, validation.js: a
+// provider's function cannot cross into a worker). For a Standard Schema,
+// arguments that pass are then parsed by the library itself on the main
+// thread (standard-parse.js), so the handler gets its output: defaults,
+// transforms and refinements apply as with `schema.parse()`.
 
 const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema');
 /** The target asked of Standard JSON Schema converters; validated with Ajv2020. */

@@ -8,6 +8,7 @@ const { CordonError } = require('../errors');
 const { deepFreeze } = require('../deep-freeze');
 const { toJsonSchema, SchemaSourceError } = require('./schema-source');
 const { createCompiler, draftOf } = require('./schema-compiler');
+const { standardParser } = require('./standard-parse');
 const { prepareValidation } = require('./validation');
 
 /** The runner's catalogue ceiling (code-bridge-v1 §4). */
@@ -94,6 +95,8 @@ function buildTool(compiler, strict, tool, index) {
     handler: tool.handler,
     project: tool.project,
     input: prepareValidation({ ...input, strict }),
+    // A Standard Schema (zod, valibot, …) also parses what passed: the handler gets its output.
+    parse: standardParser(tool.inputSchema),
     output: output === null ? null : prepareValidation({ ...output, strict }),
   });
 }

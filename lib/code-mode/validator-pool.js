@@ -158,6 +158,11 @@ class ValidatorPool {
       if (slot.job) continue;
       this.start(slot, this.queue.shift());
     }
+    // Busy, a worker keeps the process alive (someone awaits its answer); idle, it must not.
+    for (const slot of this.slots) {
+      if (slot.job) slot.worker?.ref();
+      else slot.worker?.unref();
+    }
     if (this.queue.length === 0 && this.slots.every((slot) => !slot.job)) {
       this.idleTimer = setTimeout(() => this.endIdle(), this.idleMs);
       this.idleTimer.unref();
@@ -189,8 +194,6 @@ class ValidatorPool {
       stdout: false,
       stderr: false,
     });
-    // The pool must never keep the provider's process alive; a waiting run does that.
-    worker.unref();
     // A thread that does not even start is lost like one that dies.
     // (terminate() makes it exit; the 'exit' handler below fails its job)
     const startup = setTimeout(() => worker.terminate().catch(() => {}), STARTUP_MS);
@@ -216,6 +219,10 @@ class ValidatorPool {
       clearTimeout(startup);
       this.lost(slot, worker);
     });
+    // Idle workers must never keep the provider's process alive (pump() refs a busy one).
+    // Last: adding a 'message' listener refs the worker's port again (so an earlier
+    // unref() left every process that validated off-thread alive for IDLE_MS).
+    worker.unref();
     return worker;
   }
 

@@ -33,7 +33,8 @@ pub fn for_error_code(code: ErrorCode) -> i32 {
         ErrorCode::InvalidOptions
         | ErrorCode::PolicyInvalid
         | ErrorCode::Unsupported
-        | ErrorCode::ReceiptUnavailable => RUN_ERROR,
+        | ErrorCode::ReceiptUnavailable
+        | ErrorCode::WorkspaceUnusable => RUN_ERROR,
         ErrorCode::BackendUnavailable
         | ErrorCode::SpawnFailed
         | ErrorCode::ConfinementUnavailable

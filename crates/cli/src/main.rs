@@ -10,12 +10,14 @@
 
 mod doctor;
 mod exit_status;
+mod flag_names;
 mod policy_arg;
 mod receipt_file;
 mod relay;
 mod run;
 mod run_args;
 mod signals;
+mod suggest;
 
 use std::io::Write;
 
@@ -57,8 +59,9 @@ fn dispatch(args: &[String]) -> i32 {
             print!("{}", usage());
             0
         }
-        _ => {
-            eprint!("{}", usage());
+        other => {
+            let hint = suggest::did_you_mean(other, &["run", "doctor", "--version", "--help"]);
+            eprint!("cordon: unknown command {other:?}{hint}\n{}", usage());
             exit_status::USAGE
         }
     }

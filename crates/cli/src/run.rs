@@ -56,7 +56,8 @@ pub fn main(args: &[String]) -> i32 {
     };
     let outcome = channels.relay(handle);
     if let Err(failure) = &outcome {
-        eprintln!("cordon run: {}: {}", failure.code.as_str(), failure.message);
+        let message = crate::flag_names::in_flags(&failure.message);
+        eprintln!("cordon run: {}: {message}", failure.code.as_str());
     }
     let status = exit_status::for_outcome(&outcome);
     match (&parsed.receipt, receipt_of(&outcome)) {
@@ -76,9 +77,10 @@ pub fn main(args: &[String]) -> i32 {
 
 fn launch_failed(e: &LaunchError) -> i32 {
     let code = e.code();
+    let message = crate::flag_names::in_flags(&e.to_string());
     fail(
         exit_status::for_error_code(code),
-        &format!("{}: {e}", code.as_str()),
+        &format!("{}: {message}", code.as_str()),
     )
 }
 

@@ -97,7 +97,8 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
             break;
         }
         if !OPTIONS.contains(&arg) {
-            return Err(usage(format!("unknown option {arg}")));
+            let hint = crate::suggest::did_you_mean(arg, OPTIONS);
+            return Err(usage(format!("unknown option {arg}{hint}")));
         }
         let value = args
             .get(i + 1)
@@ -111,10 +112,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
             "--deadline-ms" => out.deadline_ms = Some(parse_ms(arg, value)?),
             "--bwrap" => out.bwrap = Some(value.clone()),
             "--env" => out.env.push(parse_env(value)?),
-            "--allow" | "--allow-private" => out.allow.push(AllowArg {
-                destination: value.clone(),
-                allow_private_addresses: arg == "--allow-private",
-            }),
+            "--allow" | "--allow-private" => out.allow.push(allow_arg(arg, value)?),
             _ => return Err(usage(format!("unknown option {arg}"))),
         }
         i += 2;
@@ -125,6 +123,51 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
         ));
     }
     Ok(out)
+}
+
+/// `--allow HOST:PORT` / `--allow-private HOST:PORT`. A loopback, private,
+/// link-local or unspecified address (or `localhost`) under plain `--allow`
+/// would be accepted here and refused on every connection by the engine:
+/// said now, with the flag that admits it.
+fn allow_arg(flag: &str, value: &str) -> Result<AllowArg, UsageError> {
+    let allow_private_addresses = flag == "--allow-private";
+    let host = value.rsplit_once(':').map_or(value, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if !allow_private_addresses && is_private_host(host) {
+        return Err(usage(format!(
+            "--allow {value}: {host} is a loopback or private address, which --allow never \
+             reaches; use --allow-private {value}"
+        )));
+    }
+    Ok(AllowArg {
+        destination: value.to_string(),
+        allow_private_addresses,
+    })
+}
+
+/// `localhost`, or an IP literal the egress engine refuses without
+/// allowPrivateAddresses (loopback, RFC 1918 / unique-local, link-local, unspecified).
+fn is_private_host(host: &str) -> bool {
+    use std::net::IpAddr;
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+        }
+        Ok(IpAddr::V6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| v4.is_loopback() || v4.is_private())
+        }
+        Err(_) => false,
+    }
 }
 
 /// A decimal integer of milliseconds (the launcher checks the upper bound).
@@ -226,6 +269,38 @@ mod tests {
         assert_eq!(network["allow"][1]["allowPrivateAddresses"], true);
         let bad = parse(&strings(&["--allow", "no-port", "/bin/true"])).unwrap();
         assert!(mediated_network(&bad.allow).is_err());
+    }
+
+    #[test]
+    fn allow_of_a_loopback_or_private_address_is_refused_at_parse_time_naming_allow_private() {
+        for dest in [
+            "127.0.0.1:8080",
+            "localhost:80",
+            "10.1.2.3:443",
+            "[::1]:80",
+            "192.168.0.9:22",
+        ] {
+            let e = parse(&strings(&["--allow", dest, "/bin/true"])).unwrap_err();
+            assert!(e.0.contains(&format!("use --allow-private {dest}")), "{e}");
+        }
+        for dest in ["a.example:443", "8.8.8.8:53"] {
+            assert!(
+                parse(&strings(&["--allow", dest, "/bin/true"])).is_ok(),
+                "{dest}"
+            );
+        }
+        assert!(parse(&strings(&[
+            "--allow-private",
+            "127.0.0.1:8080",
+            "/bin/true"
+        ]))
+        .is_ok());
+    }
+
+    #[test]
+    fn an_unknown_option_suggests_the_nearest_one() {
+        let e = parse(&strings(&["--polcy", "read-only", "/bin/true"])).unwrap_err();
+        assert_eq!(e.0, "unknown option --polcy; did you mean --policy?");
     }
 
     #[test]

@@ -264,6 +264,29 @@ fn doctor_reports_json_and_exits_1_when_a_required_check_fails() {
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("cordon run [--policy"));
+    assert!(
+        text(&unknown.stderr).starts_with("cordon: unknown command \"frobnicate\""),
+        "{}",
+        text(&unknown.stderr)
+    );
+    let typo = std::process::Command::new(CORDON)
+        .arg("doctr")
+        .output()
+        .unwrap();
+    assert!(
+        text(&typo.stderr).contains("did you mean doctor?"),
+        "{}",
+        text(&typo.stderr)
+    );
+}
+
+#[test]
+fn launcher_messages_name_the_flags_typed_not_the_js_options() {
+    let out = run(&["--bwrap", "relative/bwrap", "--", "/bin/true"], b"");
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--bwrap"), "{stderr}");
+    assert!(!stderr.contains("options."), "{stderr}");
 }
 
 #[test]
@@ -358,7 +381,8 @@ fn a_deadline_out_of_range_is_refused_before_anything_runs() {
         let out = run(&["--deadline-ms", bad, "--", "/usr/bin/true"], b"");
         let stderr = text(&out.stderr);
         assert!(
-            stderr.contains("ERR_CORDON_INVALID_OPTIONS") && stderr.contains("options.deadlineMs"),
+            stderr.contains("ERR_CORDON_INVALID_OPTIONS")
+                && stderr.contains("--deadline-ms: must be"),
             "{bad}: {stderr}"
         );
         assert_ne!(out.status.code(), Some(0));

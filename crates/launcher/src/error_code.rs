@@ -33,6 +33,10 @@ pub enum ErrorCode {
     /// The running sandbox, observed from outside, did not show the
     /// confinement the plan applied; the run was stopped (fail closed).
     ConfinementMismatch,
+    /// The caller's workspace cannot be used by the sandbox's uid (an
+    /// ancestor it cannot traverse, or a workspace-write policy on a
+    /// directory it cannot write); the message names the fix.
+    WorkspaceUnusable,
     /// The run's receipt could not be written or read back: without it the
     /// run is not accounted for, so it is never reported as a success.
     ReceiptUnavailable,
@@ -53,6 +57,7 @@ impl ErrorCode {
             ErrorCode::IdentityUnavailable => "ERR_CORDON_IDENTITY_UNAVAILABLE",
             ErrorCode::ConfinementMismatch => "ERR_CORDON_CONFINEMENT_MISMATCH",
             ErrorCode::ReceiptUnavailable => "ERR_CORDON_RECEIPT_UNAVAILABLE",
+            ErrorCode::WorkspaceUnusable => "ERR_CORDON_WORKSPACE_UNUSABLE",
         }
     }
 }

@@ -68,6 +68,9 @@ pub enum LaunchError {
     Network(#[from] crate::network_setup::NetworkSetupError),
     #[error(transparent)]
     Identity(#[from] crate::run_identity::RunIdentityError),
+    /// The sandbox's uid cannot reach (or write) the caller's workspace.
+    #[error(transparent)]
+    WorkspaceAccess(#[from] crate::workspace_access::WorkspaceAccessError),
 }
 
 impl LaunchError {
@@ -90,6 +93,7 @@ impl LaunchError {
             LaunchError::Identity(
                 RunIdentityError::Unavailable { .. } | RunIdentityError::Userns(_),
             ) => ErrorCode::IdentityUnavailable,
+            LaunchError::WorkspaceAccess(_) => ErrorCode::WorkspaceUnusable,
             // The host, not the request, failed a preparation step.
             LaunchError::ControlRoot(_)
             | LaunchError::Executable(_)
@@ -158,6 +162,12 @@ pub fn start(
     let mut run_identity =
         run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?;
     let identity = run_identity.identity;
+    // Before anything exists on disk: bwrap would otherwise fail (or the
+    // program get EACCES) on a workspace the run's uid cannot use.
+    if let (Some(ws), Some(who)) = (mounted_workspace, identity) {
+        let write = request.policy.workspace == crate::policy::Access::Write;
+        crate::workspace_access::check(ws, who, write)?;
+    }
     // Whoever bwrap runs as (other than the provider) must reach what is
     // staged for it (the network relay: a world-readable copy). Only a root
     // provider can also hand the control root's directories over (chown).

@@ -87,15 +87,15 @@ const KEYS: &[&str] = &[
     "invocationId",
     "workspace",
     "env",
-    "launcherEnvironment",
     "stop",
     "deadlineMs",
     "bwrapPath",
     "networkRelayPath",
 ];
 const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
-/// Still a known key, so that a caller using it learns why it is refused
-/// rather than that it is unknown.
+/// Checked before the unknown-key check, so that a caller using it learns
+/// why it is refused rather than that it is unknown — but never listed
+/// among the keys one may use.
 const LAUNCHER_ENV_REFUSED: &str = "is not supported: bwrap's environment is the sandbox init's, \
      readable inside at /proc/1/environ, so nothing could be passed that way unseen; bwrap runs \
      with an empty environment (pass what the program needs in options.env)";
@@ -127,16 +127,16 @@ impl LaunchRequest {
     /// `environment.allow`) — the last three as [`LaunchRequest::new`].
     pub fn from_json_text(text: &str) -> Result<LaunchRequest, RequestError> {
         let value: Value = serde_json::from_str(text)?;
+        if value.get("launcherEnvironment").is_some() {
+            return Err(
+                FieldError::new("options.launcherEnvironment", LAUNCHER_ENV_REFUSED).into(),
+            );
+        }
         let top = ObjectReader::new("options", &value, KEYS)?;
         let command = command_strings(top.optional("command"))?;
         let invocation_id = top.optional_str("invocationId")?.map(String::from);
         let workspace = top.optional_str("workspace")?.map(String::from);
         let env = env_strings("options.env", top.optional("env"))?;
-        if top.optional("launcherEnvironment").is_some() {
-            return Err(
-                FieldError::new("options.launcherEnvironment", LAUNCHER_ENV_REFUSED).into(),
-            );
-        }
         let (grace_ms, force_ms) = stop_fields(top.optional("stop"))?;
         let deadline_ms = top.optional_u64("deadlineMs")?;
         let bwrap_path = top.optional_str("bwrapPath")?.map(String::from);
@@ -424,6 +424,30 @@ mod tests {
             "env": env,
         })
         .to_string()
+    }
+
+    #[test]
+    fn an_unknown_key_lists_the_usable_keys_and_not_the_refused_launcher_environment() {
+        let doc = |extra: serde_json::Value| {
+            let mut doc = serde_json::json!({"command": ["/bin/sh"], "policy": "read-only"});
+            doc.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            LaunchRequest::from_json_text(&doc.to_string())
+                .unwrap_err()
+                .to_string()
+        };
+        let unknown = doc(serde_json::json!({"polcy": 1}));
+        assert!(
+            unknown.contains("options.polcy: unknown key (allowed: command, policy,"),
+            "{unknown}"
+        );
+        assert!(!unknown.contains("launcherEnvironment"), "{unknown}");
+        let refused = doc(serde_json::json!({"launcherEnvironment": {}}));
+        assert!(
+            refused.contains("options.launcherEnvironment: is not supported"),
+            "{refused}"
+        );
     }
 
     #[test]

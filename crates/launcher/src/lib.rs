@@ -55,6 +55,7 @@ mod test_skip;
 pub mod tree_removal;
 pub mod uid_lease;
 pub mod userns_map;
+pub mod workspace_access;
 pub mod workspace_owner;
 
 pub use error_code::ErrorCode;

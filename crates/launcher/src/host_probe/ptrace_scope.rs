@@ -13,6 +13,11 @@ const PATH: &str = "/proc/sys/kernel/yama/ptrace_scope";
 const NAME: &str = "ptrace scope (Yama)";
 const FIX: &str = "sysctl -w kernel.yama.ptrace_scope=2   # persist in /etc/sysctl.d/; 1 also \
                    keeps a program out of its parent's (the namespace init's) memory";
+/// Without Yama there is no such sysctl to set: the kernel lacks the module.
+const FIX_WITHOUT_YAMA: &str =
+    "no sysctl can add it: this kernel has no Yama (CONFIG_SECURITY_YAMA, \
+                                \"yama\" in the lsm= boot list); on a kernel with it, set \
+                                kernel.yama.ptrace_scope=2";
 
 /// The sysctl's value; `None` when Yama is not in this kernel.
 pub fn read_ptrace_scope() -> Option<String> {
@@ -43,6 +48,7 @@ pub fn check_ptrace_scope(scope: Option<&str>) -> Check {
     let detail = format!("{meaning}; never beyond the sandbox (docs/security.md)");
     match scope {
         Some("1" | "2" | "3") => Check::pass(NAME, Importance::Optional, detail),
+        None => Check::fail(NAME, Importance::Optional, detail, FIX_WITHOUT_YAMA),
         _ => Check::fail(NAME, Importance::Optional, detail, FIX),
     }
 }
@@ -61,6 +67,15 @@ mod tests {
             assert!(check.detail.contains("/proc/<pid>/mem"), "{}", check.detail);
             assert!(check.fix.contains("kernel.yama.ptrace_scope"));
         }
+        let zero = check_ptrace_scope(Some("0"));
+        assert!(zero.fix.starts_with("sysctl -w"), "{}", zero.fix);
+        let none = check_ptrace_scope(None);
+        assert!(
+            !none.fix.starts_with("sysctl"),
+            "no sysctl to run without Yama: {}",
+            none.fix
+        );
+        assert!(none.fix.contains("CONFIG_SECURITY_YAMA"), "{}", none.fix);
         for scope in ["1", "2", "3"] {
             let check = check_ptrace_scope(Some(scope));
             assert!(check.ok && check.fix.is_empty(), "{scope}");

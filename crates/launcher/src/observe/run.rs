@@ -28,6 +28,14 @@ impl RunObservation {
             mismatches: report.mismatches(),
         }
     }
+
+    /// Whether the program itself was seen running (exec'ed, not bwrap).
+    pub fn program_seen(&self) -> bool {
+        !matches!(
+            self.observed.get("status").and_then(Value::as_str),
+            Some("not-observed" | "unreadable")
+        )
+    }
 }
 
 /// Observes the program of a sandbox whose init (host pid, pidfd) bwrap

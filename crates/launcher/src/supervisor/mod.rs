@@ -374,9 +374,19 @@ impl Run {
         // A stop that lands before bwrap reported the sandbox kills bwrap during
         // set-up: that is a stopped run, not a failed launch.
         let stop = control.supervision.record();
-        let sandbox_ran = started.init_pid.is_some() || stop.reason.is_some();
+        let reached = if started.init_pid.is_none() && stop.reason.is_none() {
+            outcome::Reached::Nothing
+        } else if started
+            .observation
+            .as_ref()
+            .is_some_and(|o| o.program_seen())
+        {
+            outcome::Reached::Program
+        } else {
+            outcome::Reached::Sandbox
+        };
         let tap = &started.tap;
-        let classified = outcome::classify(status, sandbox_ran, started.setup_error, || tap.head());
+        let classified = outcome::classify(status, reached, started.setup_error, || tap.head());
         let (outcome, error) = match classified {
             Ok(outcome) => (outcome, None),
             Err(e) => (outcome::failed(&e), Some(e)),

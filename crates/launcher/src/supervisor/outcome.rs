@@ -30,20 +30,50 @@ pub fn init_pid(info: &str) -> Result<Option<i32>, RunError> {
     Ok(Some(pid))
 }
 
+/// How far a run got, as seen from outside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reached {
+    /// bwrap never reported a sandbox (and nobody stopped it first).
+    Nothing,
+    /// bwrap reported its sandbox init, but the program was never seen
+    /// exec'ed: bwrap may still have failed its own set-up (the bind mounts
+    /// come after the report).
+    Sandbox,
+    /// The program was observed running (observe/moment.rs).
+    Program,
+}
+
+/// bwrap's exit status when its own set-up fails (`die()` in bubblewrap).
+const BWRAP_SETUP_EXIT: i32 = 1;
+/// How bwrap's own diagnostics start.
+const BWRAP_DIAGNOSTIC: &str = "bwrap: ";
+
 /// The program's outcome, or why the run failed: a bwrap that ended before
 /// reporting a sandbox failed its set-up — for the launcher's own reason
-/// (`setup_error`), else as the head of bwrap's stderr says.
+/// (`setup_error`), else as the head of bwrap's stderr says. So did one
+/// that reported its sandbox but exited with bwrap's set-up status and a
+/// bwrap diagnostic before its program was ever seen: that is never the
+/// program's exit. (A program could print such a line and exit 1 before it
+/// is observed; it then reads as a failed set-up — a failure either way,
+/// never a success.)
 pub fn classify(
     status: std::io::Result<ExitStatus>,
-    sandbox_ran: bool,
+    reached: Reached,
     setup_error: Option<RunError>,
     stderr_head: impl FnOnce() -> String,
 ) -> Result<Outcome, RunError> {
     let status = status.map_err(RunError::WaitBwrap)?;
-    if !sandbox_ran {
-        return Err(setup_error.unwrap_or_else(|| RunError::SandboxSetup {
-            stderr_head: stderr_head(),
-        }));
+    let setup_failed =
+        |stderr_head: String| setup_error.unwrap_or(RunError::SandboxSetup { stderr_head });
+    match reached {
+        Reached::Nothing => return Err(setup_failed(stderr_head())),
+        Reached::Sandbox if status.code() == Some(BWRAP_SETUP_EXIT) => {
+            let head = stderr_head();
+            if head.starts_with(BWRAP_DIAGNOSTIC) {
+                return Err(setup_failed(head));
+            }
+        }
+        Reached::Sandbox | Reached::Program => {}
     }
     Ok(match (status.code(), status.signal()) {
         (Some(code), _) => Outcome::Exited { code },
@@ -109,9 +139,15 @@ mod tests {
 
     #[test]
     fn a_sandbox_that_ran_has_the_programs_status() {
-        let out = classify(exited(3), true, None, String::new).unwrap();
+        let out = classify(exited(3), Reached::Program, None, String::new).unwrap();
         assert_eq!(out, Outcome::Exited { code: 3 });
-        let killed = classify(Ok(ExitStatus::from_raw(9)), true, None, String::new).unwrap();
+        let killed = classify(
+            Ok(ExitStatus::from_raw(9)),
+            Reached::Program,
+            None,
+            String::new,
+        )
+        .unwrap();
         assert_eq!(
             killed,
             Outcome::Signaled {
@@ -123,23 +159,46 @@ mod tests {
     #[test]
     fn a_sandbox_that_never_ran_failed_for_the_launchers_reason_else_bwraps() {
         let own = RunError::SendOptions(std::io::Error::other("EPIPE"));
-        let e = classify(exited(1), false, Some(own), || unreachable!()).unwrap_err();
+        let e = classify(exited(1), Reached::Nothing, Some(own), String::new).unwrap_err();
         assert!(
             e.to_string().starts_with("cannot send bwrap its options"),
             "{e}"
         );
-        let e = classify(exited(1), false, None, || "bwrap: no".into()).unwrap_err();
+        let e = classify(exited(1), Reached::Nothing, None, || "bwrap: no".into()).unwrap_err();
         assert_eq!(
             e.to_string(),
             "bubblewrap could not set up the sandbox: bwrap: no"
         );
         let e = classify(
             Err(std::io::Error::other("ECHILD")),
-            true,
+            Reached::Program,
             None,
             String::new,
         );
         assert!(matches!(e, Err(RunError::WaitBwrap(_))));
         assert_eq!(e.unwrap_err().code(), crate::ErrorCode::SpawnFailed);
+    }
+
+    #[test]
+    fn a_bwrap_diagnostic_and_exit_1_before_the_program_was_seen_is_a_failed_set_up() {
+        let head =
+            || "bwrap: Can't find source path /proc/self/fd/7: Permission denied".to_string();
+        let e = classify(exited(1), Reached::Sandbox, None, head).unwrap_err();
+        assert!(matches!(e, RunError::SandboxSetup { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "bubblewrap could not set up the sandbox: bwrap: Can't find source path /proc/self/fd/7: Permission denied"
+        );
+    }
+
+    #[test]
+    fn a_program_seen_running_keeps_its_exit_whatever_it_printed() {
+        let head = || "bwrap: a line the program wrote".to_string();
+        let out = classify(exited(1), Reached::Program, None, head).unwrap();
+        assert_eq!(out, Outcome::Exited { code: 1 });
+        let other = classify(exited(2), Reached::Sandbox, None, head).unwrap();
+        assert_eq!(other, Outcome::Exited { code: 2 }, "bwrap's set-up exits 1");
+        let quiet = classify(exited(1), Reached::Sandbox, None, || "error: x".into()).unwrap();
+        assert_eq!(quiet, Outcome::Exited { code: 1 }, "no bwrap diagnostic");
     }
 }
