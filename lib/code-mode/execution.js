@@ -52,7 +52,7 @@ class Execution {
     this.requested = executeLimits(host.limits);
     this.requestedExtensions = executeExtensions(host.limits);
     /** What ready confirmed; v1 (one call, no console frames) until then. */
-    this.confirmed = { maxOutstanding: 1, maxLogBytes: null };
+    this.confirmed = { maxOutstanding: 1, maxLogBytes: null, maxLive: null };
     this.state = 'awaiting-ready'; // → running → finished
     this.termination = null;
     this.effectiveLimits = null;

@@ -22,6 +22,7 @@ const DEFAULT_LIMITS = Object.freeze({
   memoryBytes: 64 * MIB,
   maxOutstandingCalls: 8,
   logBytes: 64 * KIB,
+  maxTimers: 1000,
 });
 
 // Upper bounds keep a typo (an extra zero or two) from turning a limit into
@@ -37,6 +38,8 @@ const LIMIT_RANGES = Object.freeze({
   // The runner's reader queue holds 8 frames: more outstanding calls could overflow it (ext-spec).
   maxOutstandingCalls: [1, 8],
   logBytes: [1, 16 * MIB],
+  // Live timers (setTimeout/setInterval/setImmediate) at once; the runner's ceiling is 100 000.
+  maxTimers: [1, 100000],
 });
 
 /** Room for the frame envelope around a tool result or the final result (JSON keys, id, name). */
@@ -112,26 +115,27 @@ function executeLimits(limits) {
 
 /**
  * The `extensions` member of the execute frame (docs/runner.md "Extensions"):
- * concurrent tool calls and console frames. A runner that does not know them
+ * concurrent tool calls, console frames and timers. A runner that does not know them
  * ignores the field and answers plain v1; we use only what `ready` confirms.
  */
 function executeExtensions(limits) {
   return {
     concurrentToolCalls: { maxOutstanding: limits.maxOutstandingCalls },
     console: { maxLogBytes: limits.logBytes },
+    timers: { maxLive: limits.maxTimers },
   };
 }
 
-const EXTENSION_VALUE_KEYS = Object.freeze({ concurrentToolCalls: 'maxOutstanding', console: 'maxLogBytes' });
+const EXTENSION_VALUE_KEYS = Object.freeze({ concurrentToolCalls: 'maxOutstanding', console: 'maxLogBytes', timers: 'maxLive' });
 
 /**
  * What `ready.extensions` confirmed, or why it is refused. Absent → v1 (nothing
  * confirmed). Present: only members we asked for, each with an integer value
  * from 1 to what we asked — like effectiveLimits, a runner can lower, never raise.
- * @returns {{confirmed: {maxOutstanding: number, maxLogBytes: number|null}} | {refusal: string}}
+ * @returns {{confirmed: {maxOutstanding: number, maxLogBytes: number|null, maxLive: number|null}} | {refusal: string}}
  */
 function checkConfirmedExtensions(confirmed, requested) {
-  const v1 = { maxOutstanding: 1, maxLogBytes: null };
+  const v1 = { maxOutstanding: 1, maxLogBytes: null, maxLive: null };
   if (confirmed === undefined) return { confirmed: v1 };
   if (confirmed === null || typeof confirmed !== 'object' || Array.isArray(confirmed)) return { refusal: 'ready.extensions is not an object' };
   const out = { ...v1 };
