@@ -19,7 +19,7 @@ test('console.log/info/warn/error/debug come back in result.logs with level, tex
     return 'done';`);
   assert.equal(result.result, 'done', JSON.stringify(result.error));
   assert.deepEqual(result.logs.map((l) => [l.level, l.text]), [
-    ['log', 'plain 1 {"a":[1,2]}'], ['info', 'info'], ['warn', 'warn'], ['error', 'error'], ['debug', 'debug'], ['log', 'two\nlines'],
+    ['log', 'plain 1 { a: [ 1, 2 ] }'], ['info', 'info'], ['warn', 'warn'], ['error', 'error'], ['debug', 'debug'], ['log', 'two\nlines'],
   ]);
   for (const line of result.logs) {
     assert.ok(line.time >= before && line.time <= Date.now(), 'time is the wall clock when the line arrived');
