@@ -93,9 +93,13 @@ function maxFrameBytes(limits) {
   return Math.max(limits.toolResultBytes, result) + FRAME_ENVELOPE_BYTES;
 }
 
-/** Command-line ceilings for the runner (§2): the runner clamps the execute frame to these. */
-function runnerArgs(limits, frameBytes) {
-  return [
+/**
+ * Command-line ceilings for the runner (§2): the runner clamps the execute frame to these.
+ * `protocol` is the runner's dialect: 'cordon' (cordon-runner) also gets `--max-log-bytes`;
+ * 'code-bridge-v1' (a reference runner, which exits 2 on any flag §2 does not list) gets only §2's flags.
+ */
+function runnerArgs(limits, frameBytes, protocol = 'cordon') {
+  const args = [
     '--timeout-ms', String(limits.timeoutMs),
     // The runner's flags are all >= 1 (spec §2); a zero call budget still
     // reaches the runner through the execute frame's maxToolCalls.
@@ -103,9 +107,10 @@ function runnerArgs(limits, frameBytes) {
     '--max-result-bytes', String(limits.resultBytes),
     '--memory-bytes', String(limits.memoryBytes),
     '--max-frame-bytes', String(frameBytes),
-    // The ceiling of the console extension's budget (and of console on stderr for a v1 run).
-    '--max-log-bytes', String(limits.logBytes),
   ];
+  // The ceiling of the console extension's budget (and of console on stderr for a v1 run).
+  if (protocol === 'cordon') args.push('--max-log-bytes', String(limits.logBytes));
+  return args;
 }
 
 /** The `limits` object of the execute frame (§4). */

@@ -226,6 +226,7 @@ impl Prepared {
                     &self.request.code,
                     &self.request.tool_names,
                 )
+                .or_else(|| model_errors::name_callee(&message, &self.request.code))
                 .unwrap_or(message),
             ),
             other => other,
