@@ -130,4 +130,19 @@ function sandboxCensus(rootPid = process.pid) {
   };
 }
 
-module.exports = { cordon, codeMode, orderTools, tool, sandboxCensus, runnerPids, runnableFixture, hostilePolicy, HOSTILE_RUNNER, ORDERS };
+/** Runs every program on `mode`, `concurrency` at a time; the results in program order. */
+async function runAll(mode, codes, concurrency) {
+  const runs = new Array(codes.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < codes.length) {
+      const index = next;
+      next += 1;
+      runs[index] = await mode.run(codes[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return runs;
+}
+
+module.exports = { cordon, codeMode, runAll, orderTools, tool, sandboxCensus, runnerPids, runnableFixture, hostilePolicy, HOSTILE_RUNNER, ORDERS };

@@ -23,19 +23,14 @@
     return ms >= 1 && ms <= TIMEOUT_MAX ? ms : 1;
   }
 
-  function setRef(id, refed) {
-    const timer = live.get(id);
-    if (!timer) return;
-    timer.refed = refed;
-    native.setRef(id, refed);
-  }
-
+  // Node keeps a handle's ref state on the handle: hasRef() is true inside
+  // the callback of a timeout that is firing.
   class Timeout {
-    #id;
+    #id; #refed = true;
     constructor(id) { this.#id = id; }
-    ref() { setRef(this.#id, true); return this; }
-    unref() { setRef(this.#id, false); return this; }
-    hasRef() { return live.get(this.#id)?.refed ?? false; }
+    ref() { this.#refed = true; native.setRef(this.#id, true); return this; }
+    unref() { this.#refed = false; native.setRef(this.#id, false); return this; }
+    hasRef() { return this.#refed; }
     refresh() {
       const timer = live.get(this.#id);
       if (timer) native.schedule(this.#id, timer.delay);
@@ -44,21 +39,14 @@
     close() { clear(this); return this; }
     [Symbol.toPrimitive]() { return this.#id; }
   }
-  class Immediate {
-    #id;
-    constructor(id) { this.#id = id; }
-    ref() { setRef(this.#id, true); return this; }
-    unref() { setRef(this.#id, false); return this; }
-    hasRef() { return live.get(this.#id)?.refed ?? false; }
-    [Symbol.toPrimitive]() { return this.#id; }
-  }
+  class Immediate extends Timeout {}
 
   function start(kind, callback, delay, args, repeat) {
     if (typeof callback !== 'function') throw invalidCallback(callback);
     const id = nextId++;
     native.schedule(id, delay);
     const handle = kind === 'immediate' ? new Immediate(id) : new Timeout(id);
-    live.set(id, { callback, args, delay, repeat, handle, refed: true });
+    live.set(id, { callback, args, delay, repeat, handle });
     return handle;
   }
 
