@@ -12,7 +12,7 @@ const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
 
-const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start'];
+const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start', '9 timers: ', '9 timers per iteration'];
 
 test('bench/run.js --smoke prints the table and writes the results file', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-smoke-'));

@@ -16,6 +16,7 @@ const bridge = require('./bridge');
 const load = require('./load');
 const { typescript } = require('./typescript');
 const netbench = require('./network');
+const { timers } = require('./timers');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -27,6 +28,7 @@ const FULL = {
   memory: { rounds: 3, inFlight: 16, idleCount: 4 },
   typescript: { runs: 30, warmup: 3 },
   network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
+  timers: { runs: 7, iterations: 1000, warmup: 1 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -37,6 +39,7 @@ const SMOKE = {
   memory: { rounds: 1, inFlight: 2, idleCount: 1 },
   typescript: { runs: 1 },
   network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
+  timers: { runs: 1, iterations: 10 },
 };
 
 const SECTIONS = [
@@ -48,6 +51,7 @@ const SECTIONS = [
   ['6', (c) => load.memory(c.memory)],
   ['7', (c) => typescript(c.typescript)],
   ['8', (c) => netbench.network(c.network)],
+  ['9', (c) => timers(c.timers)],
 ];
 
 function parseArgs(argv) {
