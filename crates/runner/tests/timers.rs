@@ -217,3 +217,35 @@ fn without_the_timers_extension_there_are_no_timers() {
         &json!(["undefined", "undefined", "undefined", "function"])
     );
 }
+
+/// The state letter of a process (`R` runnable, `S` sleeping, …): field 3
+/// of /proc/PID/stat.
+fn state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat[stat.rfind(')').unwrap() + 2..].chars().next().unwrap()
+}
+
+#[test]
+fn waiting_on_a_timer_sleeps_instead_of_spinning() {
+    let mut host = Host::spawn(&[]);
+    host.execute_ext(
+        "await new Promise((r) => setTimeout(r, 1500)); return 'slept';",
+        &[],
+        limits(5000),
+        with_timers(16),
+    );
+    // A spinning loop is runnable (`R`) whenever it is sampled, however
+    // loaded the machine; a sleeping one is `S` but for its 10 ms signal
+    // ticks. (CPU time would not tell them apart on a loaded machine.)
+    let pid = host.child.id();
+    std::thread::sleep(Duration::from_millis(200));
+    let sleeping = (0..20)
+        .filter(|_| {
+            std::thread::sleep(Duration::from_millis(25));
+            state(pid) == 'S'
+        })
+        .count();
+    assert!(sleeping >= 15, "sleeping in {sleeping} of 20 samples");
+    let terminal = host.terminal();
+    assert_eq!(result(&terminal), &json!("slept"));
+}
