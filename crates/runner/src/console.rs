@@ -1,6 +1,6 @@
 //! `console` (beyond the reference runner): Node's console for a pipe —
 //! `log/info/warn/error/debug` formatted as `util.format` does, `dir`,
-//! `table`, `group`, `count`, `time`, `assert`, `trace` (`console.js`); each
+//! `table`, `group`, `count`, `time`, `assert`, `trace` (`console.js`, formatting in `inspect.js`); each
 //! call is one line at one of the five levels, sent from here.
 //!
 //! v1 (and any host that did not confirm the console extension): one line
@@ -36,9 +36,11 @@ use crate::mailbox::Mailbox;
 
 const LEVELS: [&str; 5] = ["log", "info", "warn", "error", "debug"];
 
-/// Node's console in JavaScript: formatting (`util.format`, `inspect`),
-/// `table`, `group`, `count`, `time`, `assert`, `trace`.
+/// Node's console in JavaScript: `table`, `group`, `count`, `time`,
+/// `assert`, `trace` over the five levels.
 const SCRIPT: &str = include_str!("console.js");
+/// Node's `util.inspect` and `util.format`, for the console.
+const INSPECT_SCRIPT: &str = include_str!("inspect.js");
 
 /// Where console frames go once the extension is confirmed.
 pub struct FrameSink {
@@ -96,7 +98,8 @@ impl Console {
             .prop("console", Accessor::new(get, set).configurable())
     }
 
-    /// Runs `console.js` with the native `write(level, text)` and `now()`.
+    /// Runs `inspect.js`, then `console.js` with it and the native
+    /// `write(level, text)` and `now()`.
     fn build<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<Value<'js>> {
         let native = Object::new(ctx.clone())?;
         let sink = Rc::clone(self);
@@ -109,11 +112,16 @@ impl Console {
         let origin = Instant::now();
         let now = Function::new(ctx.clone(), move || origin.elapsed().as_secs_f64() * 1000.0)?;
         native.set("now", now)?;
-        let mut options = EvalOptions::default();
-        options.strict = true;
-        options.filename = Some("<console>".to_owned());
-        let script: Function = ctx.eval_with_options(SCRIPT, options)?;
-        script.call((native,))
+        let options = |file: &str| {
+            let mut options = EvalOptions::default();
+            options.strict = true;
+            options.filename = Some(file.to_owned());
+            options
+        };
+        let inspect: Function = ctx.eval_with_options(INSPECT_SCRIPT, options("<console>"))?;
+        let util: Value = inspect.call(())?;
+        let script: Function = ctx.eval_with_options(SCRIPT, options("<console>"))?;
+        script.call((native, util))
     }
 
     /// From now on console output goes to the bridge as frames.
