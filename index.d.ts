@@ -428,6 +428,8 @@ export interface CodeModeLimits {
   maxOutstandingCalls?: number;
   /** Runner (checked by the host): UTF-8 bytes of console text kept in `result.logs`. Default 64 KiB. */
   logBytes?: number;
+  /** Runner: timers (setTimeout/setInterval/setImmediate) pending at once, 1–100000; one more throws a RangeError. Default 1000. */
+  maxTimers?: number;
 }
 
 export interface CodeModeAdmission {
@@ -521,7 +523,11 @@ export interface CodeModeOptions {
   admission?: CodeModeAdmission;
   onEvent?(event: CodeModeEvent): void;
   onAudit?(record: CodeModeAuditRecord): void;
-  runner?: { path?: string; stop?: { graceMs: number; forceMs: number } };
+  /**
+   * `protocol` (default "cordon"): "code-bridge-v1" names a reference runner, which is started with only
+   * the flags of the code-bridge-v1 spec (no `--max-log-bytes`).
+   */
+  runner?: { path?: string; stop?: { graceMs: number; forceMs: number }; protocol?: 'cordon' | 'code-bridge-v1' };
   /**
    * Default true: an unknown keyword or format in a tool schema (a typo such as `propertees`) is refused at
    * createCodeMode instead of silently validating nothing. `x-…` annotation keywords are always accepted.

@@ -19,7 +19,7 @@ test('console.log/info/warn/error/debug come back in result.logs with level, tex
     return 'done';`);
   assert.equal(result.result, 'done', JSON.stringify(result.error));
   assert.deepEqual(result.logs.map((l) => [l.level, l.text]), [
-    ['log', 'plain 1 {"a":[1,2]}'], ['info', 'info'], ['warn', 'warn'], ['error', 'error'], ['debug', 'debug'], ['log', 'two\nlines'],
+    ['log', 'plain 1 { a: [ 1, 2 ] }'], ['info', 'info'], ['warn', 'warn'], ['error', 'error'], ['debug', 'debug'], ['log', 'two\nlines'],
   ]);
   for (const line of result.logs) {
     assert.ok(line.time >= before && line.time <= Date.now(), 'time is the wall clock when the line arrived');
@@ -70,8 +70,15 @@ test('secrets in console output are redacted in the events and the audit, and ke
 
 test('description() tells the model that its console output is returned', () => {
   const text = codeMode().description();
-  assert.match(text, /console\.log/);
+  assert.match(text, /Output of `console` \(log\/info\/warn\/error\/debug, table, dir, group, count, time, assert, trace/);
   assert.match(text, /returned/);
+});
+
+test('description() tells the model about timers, their bound, and that there is no module loader', () => {
+  const text = codeMode({ limits: { maxTimers: 7 } }).description();
+  assert.match(text, /Timers work as in Node \(setTimeout\/setInterval\/clearTimeout, at most 7 pending\)/);
+  assert.match(text, /AbortController/);
+  assert.match(text, /runs as a script, not a module: there is no import\/require/);
 });
 
 test('a runner that breaks the console contract is a protocol failure', async () => {

@@ -7,7 +7,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { codeMode, sandboxCensus } = require('./code-mode-support');
+const { codeMode, runAll, sandboxCensus } = require('./code-mode-support');
 const programs = require('./fixtures/corpus/programs');
 const { shopTools } = require('./fixtures/corpus/tools');
 
@@ -36,16 +36,7 @@ test('the corpus has at least 50 programs with distinct names', () => {
 test('every corpus program gives its expected result or error in the real sandbox', async (t) => {
   const mode = codeMode({ tools: shopTools(), pool: { size: 2 }, admission: { maxConcurrent: CONCURRENCY, maxQueued: programs.length } });
   t.after(() => mode.close());
-  const runs = new Array(programs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < programs.length) {
-      const index = next;
-      next += 1;
-      runs[index] = await mode.run(programs[index].code);
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const runs = await runAll(mode, programs.map((p) => p.code), CONCURRENCY);
   const failures = [];
   programs.forEach((program, index) => {
     try {

@@ -9,7 +9,7 @@ const { DEFAULT_LIMITS, resolveLimits, runnerArgs, executeLimits, checkEffective
 test('the defaults are the documented safe values', () => {
   assert.deepEqual({ ...resolveLimits(undefined) }, {
     sourceBytes: 65536, toolCalls: 50, toolResultBytes: 1048576, cumulativeResultBytes: 4194304,
-    resultBytes: 524288, timeoutMs: 5000, memoryBytes: 67108864, maxOutstandingCalls: 8, logBytes: 65536,
+    resultBytes: 524288, timeoutMs: 5000, memoryBytes: 67108864, maxOutstandingCalls: 8, logBytes: 65536, maxTimers: 1000,
   });
   assert.ok(Object.isFrozen(resolveLimits({ timeoutMs: 100 })));
 });
@@ -17,7 +17,7 @@ test('the defaults are the documented safe values', () => {
 test('a limit that is unknown, not an integer, or out of range is refused with ERR_CORDON_INVALID_LIMITS', () => {
   for (const bad of [{ timeoutMs: 0 }, { timeoutMs: 1.5 }, { timeoutMs: '5000' }, { toolCalls: -1 }, { memoryBytes: 1024 },
     { sourceBytes: Number.MAX_SAFE_INTEGER }, { timeout: 5 }, { maxOutstandingCalls: 0 }, { maxOutstandingCalls: 9 },
-    { maxOutstandingCalls: 2.5 }, { logBytes: 0 }, null, [], 'x']) {
+    { maxOutstandingCalls: 2.5 }, { logBytes: 0 }, { maxTimers: 0 }, { maxTimers: 100001 }, null, [], 'x']) {
     assert.throws(() => resolveLimits(bad), { code: 'ERR_CORDON_INVALID_LIMITS' }, JSON.stringify(bad));
   }
 });

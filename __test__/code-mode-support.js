@@ -15,20 +15,22 @@ const MIRRORED = ['/usr/', '/bin/', '/sbin/', '/lib'];
 const NODE = fs.realpathSync(process.execPath);
 
 /**
- * The fixture runner, as a world-readable copy whose shebang is the running
- * Node (not a fixed /usr/bin/node, which a machine may lack or which may be
- * another version), in a temp dir the sandbox uid can read when the provider
- * is root (a checkout under a 0700 /root is not). Made once per process.
+ * A fixture runner (a Node script), as a world-readable copy whose shebang is
+ * the running Node (not a fixed /usr/bin/node, which a machine may lack or
+ * which may be another version), in a temp dir the sandbox uid can read when
+ * the provider is root (a checkout under a 0700 /root is not). Made once per
+ * process and fixture.
  */
-const HOSTILE_RUNNER = (() => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-hostile-runner-'));
+function runnableFixture(name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cordon-${name}-`));
   fs.chmodSync(dir, 0o755);
-  const file = path.join(dir, 'fake-runner-hostile');
-  const body = fs.readFileSync(HOSTILE_SOURCE, 'utf8').replace(/^#!.*\n/, `#!${NODE}\n`);
+  const file = path.join(dir, name);
+  const body = fs.readFileSync(path.join(__dirname, 'fixtures', name), 'utf8').replace(/^#!.*\n/, `#!${NODE}\n`);
   fs.writeFileSync(file, body, { mode: 0o755 });
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return file;
-})();
+}
+const HOSTILE_RUNNER = runnableFixture(path.basename(HOSTILE_SOURCE));
 
 /**
  * The fixture runner is a Node script, and V8 reserves far more address space
@@ -128,4 +130,19 @@ function sandboxCensus(rootPid = process.pid) {
   };
 }
 
-module.exports = { cordon, codeMode, orderTools, tool, sandboxCensus, runnerPids, HOSTILE_RUNNER, ORDERS };
+/** Runs every program on `mode`, `concurrency` at a time; the results in program order. */
+async function runAll(mode, codes, concurrency) {
+  const runs = new Array(codes.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < codes.length) {
+      const index = next;
+      next += 1;
+      runs[index] = await mode.run(codes[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return runs;
+}
+
+module.exports = { cordon, codeMode, runAll, orderTools, tool, sandboxCensus, runnerPids, runnableFixture, hostilePolicy, HOSTILE_RUNNER, ORDERS };

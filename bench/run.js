@@ -18,6 +18,7 @@ const { typescript } = require('./typescript');
 const netbench = require('./network');
 const { sessions } = require('./sessions');
 const { intl } = require('./intl');
+const { timers } = require('./timers');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -32,6 +33,7 @@ const FULL = {
   engine: { counts: [1, 64, 512, 4096], runs: 32, perRun: 32, iterations: 3, idleMs: 2000 },
   sessions: { iterations: 100, warmup: 10, creations: 20, fileRuns: 30 },
   intl: { iterations: 40, warmup: 4, rssRounds: 5 },
+  timers: { runs: 7, iterations: 1000, warmup: 1 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -45,6 +47,7 @@ const SMOKE = {
   engine: { counts: [1, 8], runs: 2, perRun: 2, iterations: 1, idleMs: 100 },
   sessions: { iterations: 2, warmup: 0, creations: 1, fileRuns: 1 },
   intl: { iterations: 1, warmup: 0, rssRounds: 1 },
+  timers: { runs: 1, iterations: 10 },
 };
 
 const SECTIONS = [
@@ -58,6 +61,7 @@ const SECTIONS = [
   ['8', async (c) => [...(await netbench.network(c.network)), ...(await netbench.engineCost(c.engine))]],
   ['9', (c) => sessions(c.sessions)],
   ['10', (c) => intl(c.intl)],
+  ['11', (c) => timers(c.timers)],
 ];
 
 function parseArgs(argv) {

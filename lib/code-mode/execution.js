@@ -22,7 +22,7 @@ const {
   READY_BUDGET_MS, DRAIN_SLACK_MS, maxFrameBytes, runnerArgs, executeLimits, executeExtensions, checkEffectiveLimits, checkConfirmedExtensions,
 } = require('./limits');
 const { failed } = require('./outcome');
-const { explainRunnerError } = require('./model-errors');
+const { explainRunnerError, timeoutMessage } = require('./model-errors');
 
 /** After `cancel`, time for the runner's `cancelled` frame before the stop ladder. */
 const CANCEL_GRACE_MS = 500;
@@ -52,7 +52,7 @@ class Execution {
     this.requested = executeLimits(host.limits);
     this.requestedExtensions = executeExtensions(host.limits);
     /** What ready confirmed; v1 (one call, no console frames) until then. */
-    this.confirmed = { maxOutstanding: 1, maxLogBytes: null };
+    this.confirmed = { maxOutstanding: 1, maxLogBytes: null, maxLive: null };
     this.state = 'awaiting-ready'; // → running → finished
     this.termination = null;
     this.effectiveLimits = null;
@@ -120,7 +120,7 @@ class Execution {
     // The launcher's own backstop, behind every timer here.
     const deadlineMs = READY_BUDGET_MS + this.limits.timeoutMs + 2 * DRAIN_SLACK_MS;
     if (pool && frameBytes === pool.frameBytes) return pool.take({ deadlineMs });
-    return this.host.spawnIsolated([runner.path, ...runnerArgs(this.limits, frameBytes)], {
+    return this.host.spawnIsolated([runner.path, ...runnerArgs(this.limits, frameBytes, runner.protocol)], {
       policy, invocationId: this.executionId, stop: this.stop, deadlineMs,
     });
   }
@@ -218,7 +218,7 @@ class Execution {
     clearTimeout(this.timers.get('ready'));
     const { timeoutMs } = this.effectiveLimits;
     this.after('runner-deadline', timeoutMs, () => this.abandonAtDeadline());
-    this.after('host-deadline', timeoutMs + DRAIN_SLACK_MS, () => this.fail('timeout', 'HOST_DEADLINE_EXCEEDED', 'execution timed out (host deadline)'));
+    this.after('host-deadline', timeoutMs + DRAIN_SLACK_MS, () => this.fail('timeout', 'HOST_DEADLINE_EXCEEDED', `${timeoutMessage(timeoutMs)} (host deadline)`));
     return undefined;
   }
 

@@ -17,7 +17,9 @@ const { runCode } = require('./run');
 const { DEFAULT_STOP } = require('./execution');
 
 const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool', 'strictSchemas']);
-const RUNNER_KEYS = new Set(['path', 'stop']);
+const RUNNER_KEYS = new Set(['path', 'stop', 'protocol']);
+/** Runner dialects: which command-line flags the runner accepts (limits.js runnerArgs). */
+const RUNNER_PROTOCOLS = new Set(['cordon', 'code-bridge-v1']);
 
 function invalidArgument(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
@@ -37,18 +39,25 @@ function checkStop(stop) {
   return Object.freeze({ graceMs: stop.graceMs, forceMs: stop.forceMs });
 }
 
-/** `runner`: {path?, stop?}; the path defaults to the packaged cordon-runner. */
+/**
+ * `runner`: {path?, stop?, protocol?}; the path defaults to the packaged cordon-runner.
+ * `protocol: 'code-bridge-v1'` names a reference runner: only the flags of spec §2 are passed.
+ */
 function resolveRunner(runner, defaultPath) {
   const options = runner === undefined ? {} : runner;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalidArgument('runner must be an object such as {path}');
   for (const key of Object.keys(options)) {
-    if (!RUNNER_KEYS.has(key)) throw invalidArgument(`unknown runner option "${key}"; known: path, stop`);
+    if (!RUNNER_KEYS.has(key)) throw invalidArgument(`unknown runner option "${key}"; known: path, stop, protocol`);
+  }
+  const protocol = options.protocol === undefined ? 'cordon' : options.protocol;
+  if (!RUNNER_PROTOCOLS.has(protocol)) {
+    throw invalidArgument(`runner.protocol must be "cordon" (cordon-runner) or "code-bridge-v1" (a reference runner: only the spec's flags), got ${JSON.stringify(protocol)}`);
   }
   const path = options.path === undefined ? defaultPath : options.path;
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw invalidArgument(`runner.path must be an absolute path to cordon-runner, got ${JSON.stringify(path)}`);
   }
-  return Object.freeze({ path, stop: checkStop(options.stop) });
+  return Object.freeze({ path, stop: checkStop(options.stop), protocol });
 }
 
 /**
@@ -87,7 +96,7 @@ function createRunnerPool(api, { pool, runner, limits, policy }) {
   if (pool === undefined) return null;
   const frameBytes = maxFrameBytes(limits);
   const sandboxes = api.createPool({
-    command: [runner.path, ...runnerArgs(limits, frameBytes)],
+    command: [runner.path, ...runnerArgs(limits, frameBytes, runner.protocol)],
     policy,
     stop: runner.stop ?? DEFAULT_STOP,
   }, pool);

@@ -22,6 +22,7 @@ const DEFAULT_LIMITS = Object.freeze({
   memoryBytes: 64 * MIB,
   maxOutstandingCalls: 8,
   logBytes: 64 * KIB,
+  maxTimers: 1000,
 });
 
 // Upper bounds keep a typo (an extra zero or two) from turning a limit into
@@ -37,6 +38,8 @@ const LIMIT_RANGES = Object.freeze({
   // The runner's reader queue holds 8 frames: more outstanding calls could overflow it (ext-spec).
   maxOutstandingCalls: [1, 8],
   logBytes: [1, 16 * MIB],
+  // Live timers (setTimeout/setInterval/setImmediate) at once; the runner's ceiling is 100 000.
+  maxTimers: [1, 100000],
 });
 
 /** Room for the frame envelope around a tool result or the final result (JSON keys, id, name). */
@@ -90,9 +93,13 @@ function maxFrameBytes(limits) {
   return Math.max(limits.toolResultBytes, result) + FRAME_ENVELOPE_BYTES;
 }
 
-/** Command-line ceilings for the runner (§2): the runner clamps the execute frame to these. */
-function runnerArgs(limits, frameBytes) {
-  return [
+/**
+ * Command-line ceilings for the runner (§2): the runner clamps the execute frame to these.
+ * `protocol` is the runner's dialect: 'cordon' (cordon-runner) also gets `--max-log-bytes`;
+ * 'code-bridge-v1' (a reference runner, which exits 2 on any flag §2 does not list) gets only §2's flags.
+ */
+function runnerArgs(limits, frameBytes, protocol = 'cordon') {
+  const args = [
     '--timeout-ms', String(limits.timeoutMs),
     // The runner's flags are all >= 1 (spec §2); a zero call budget still
     // reaches the runner through the execute frame's maxToolCalls.
@@ -100,9 +107,10 @@ function runnerArgs(limits, frameBytes) {
     '--max-result-bytes', String(limits.resultBytes),
     '--memory-bytes', String(limits.memoryBytes),
     '--max-frame-bytes', String(frameBytes),
-    // The ceiling of the console extension's budget (and of console on stderr for a v1 run).
-    '--max-log-bytes', String(limits.logBytes),
   ];
+  // The ceiling of the console extension's budget (and of console on stderr for a v1 run).
+  if (protocol === 'cordon') args.push('--max-log-bytes', String(limits.logBytes));
+  return args;
 }
 
 /** The `limits` object of the execute frame (§4). */
@@ -112,26 +120,27 @@ function executeLimits(limits) {
 
 /**
  * The `extensions` member of the execute frame (docs/runner.md "Extensions"):
- * concurrent tool calls and console frames. A runner that does not know them
+ * concurrent tool calls, console frames and timers. A runner that does not know them
  * ignores the field and answers plain v1; we use only what `ready` confirms.
  */
 function executeExtensions(limits) {
   return {
     concurrentToolCalls: { maxOutstanding: limits.maxOutstandingCalls },
     console: { maxLogBytes: limits.logBytes },
+    timers: { maxLive: limits.maxTimers },
   };
 }
 
-const EXTENSION_VALUE_KEYS = Object.freeze({ concurrentToolCalls: 'maxOutstanding', console: 'maxLogBytes' });
+const EXTENSION_VALUE_KEYS = Object.freeze({ concurrentToolCalls: 'maxOutstanding', console: 'maxLogBytes', timers: 'maxLive' });
 
 /**
  * What `ready.extensions` confirmed, or why it is refused. Absent → v1 (nothing
  * confirmed). Present: only members we asked for, each with an integer value
  * from 1 to what we asked — like effectiveLimits, a runner can lower, never raise.
- * @returns {{confirmed: {maxOutstanding: number, maxLogBytes: number|null}} | {refusal: string}}
+ * @returns {{confirmed: {maxOutstanding: number, maxLogBytes: number|null, maxLive: number|null}} | {refusal: string}}
  */
 function checkConfirmedExtensions(confirmed, requested) {
-  const v1 = { maxOutstanding: 1, maxLogBytes: null };
+  const v1 = { maxOutstanding: 1, maxLogBytes: null, maxLive: null };
   if (confirmed === undefined) return { confirmed: v1 };
   if (confirmed === null || typeof confirmed !== 'object' || Array.isArray(confirmed)) return { refusal: 'ready.extensions is not an object' };
   const out = { ...v1 };

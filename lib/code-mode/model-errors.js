@@ -48,12 +48,23 @@ function endOfProgram(message, code) {
 const NO_VALUE_MESSAGE = 'the program returned undefined (or a value JSON cannot carry, such as a function); '
   + 'end it with `return <value>`, where the value is JSON-serializable';
 
+/** A reference to what only a module system or Node provides. */
+const NO_MODULES = /^ReferenceError: '?(require|module|exports|__dirname|__filename)'? is not defined|^ReferenceError: could not load module /;
+const MODULE_HINT = 'hint: this program runs as a script (the body of an async function) with its tools on the global `tools` object; '
+  + 'there is no module loader, so `require`/`import` of packages is not available: write helpers inline and call tools["name"](args)';
+
+/** The runner's v1 timeout text (spec §9 row 3). */
+const V1_TIMEOUT_MESSAGE = 'execution timed out';
+
 /**
  * @param {{kind: string, code?: string, message: string}} error the runner's error, already bounded
- * @param {{maxResultBytes: number}} effectiveLimits
+ * @param {{maxResultBytes: number, timeoutMs: number}} effectiveLimits
  * @param {string} [code] the program as sent to the runner (after source-prep.js)
  */
 function explainRunnerError(error, effectiveLimits, code) {
+  if (error.kind === 'timeout' && error.message === V1_TIMEOUT_MESSAGE) {
+    return { ...error, message: timeoutMessage(effectiveLimits.timeoutMs) };
+  }
   if (error.kind === 'result' && error.message === V1_RESULT_MESSAGE) {
     return { ...error, message: NO_VALUE_MESSAGE };
   }
@@ -64,10 +75,17 @@ function explainRunnerError(error, effectiveLimits, code) {
   const message = modelPositions(error.message);
   const ended = endOfProgram(message, code);
   if (ended) return { ...error, message: ended };
+  if (NO_MODULES.test(message)) return { ...error, message: `${message}\n${MODULE_HINT}` };
   if (/^SyntaxError\b/.test(message) && /'@'|"@"/.test(message)) {
     return { ...error, message: `${message}\nhint: decorators (@name) are not supported; they need TypeScript transpilation, and only type annotations are stripped` };
   }
   return { ...error, message };
 }
 
-module.exports = { explainRunnerError, NO_VALUE_MESSAGE };
+/** What the model reads when its run passed the time limit: the limit, and what usually causes it. */
+function timeoutMessage(timeoutMs) {
+  return `execution timed out: the program ran past its time limit of ${timeoutMs} ms (limits.timeoutMs; time spent waiting on tools and timers counts). `
+    + 'Do less per run (fewer or parallel tool calls, shorter waits) and return what you have';
+}
+
+module.exports = { explainRunnerError, timeoutMessage, NO_VALUE_MESSAGE };

@@ -8,8 +8,14 @@
 //      line and column kept; constructs that need real transpilation (enum,
 //      namespace, parameter properties, `<T>x` assertions) fail here with a
 //      `source` error naming the construct and the position
-//   3. a source the TypeScript parser cannot read at all is sent as it was: the
-//      runner reports the JavaScript SyntaxError in its own words and position
+//   3. a source the TypeScript parser cannot read: `import type …` statements
+//      (types only) are blanked and the source stripped again; an `import` or
+//      `export` statement that remains is refused here with a `source` error
+//      that says how the program runs (a script, tools on `tools`, no module
+//      loader); anything else is sent as it was, and the runner reports the
+//      JavaScript SyntaxError in its own words and position
+//   Decorators (`@name` before a class or member) are refused before any
+//   sandbox starts: they need transpilation, and only types are stripped.
 // The audit keeps the model's text as written, not this prepared one.
 
 const { stripTypes } = require('./strip-types');
@@ -54,17 +60,27 @@ function unsupported(error) {
   return failed('source', 'TYPESCRIPT_UNSUPPORTED', message);
 }
 
+const MODULE_HELP = 'this program runs as a script (the body of an async function), not as a module: there is no module loader, '
+  + 'so nothing can be imported or exported and no package is available. Your tools are on the global `tools` object '
+  + '(e.g. `const order = await tools["orders.get"]({ id })`); write any helper inline and `return` the result';
+
 /**
  * @param {string} code the model's program, already checked for size and NUL
+ * @param {{stripDeadlineMs?: number}} [options] test seam: the type stripper's budget
  * @returns {Promise<{code: string} | {termination: object}>}
  */
-async function prepareSource(code) {
+async function prepareSource(code, options = {}) {
   const unfenced = unfence(code);
-  const stripped = await stripTypes(unfenced);
+  const stripped = await stripTypes(unfenced, options);
   if (stripped.code !== undefined) return { code: stripped.code };
   const { error } = stripped;
   if (error.code === 'UnsupportedSyntax') return { termination: unsupported(error) };
   if (error.code === 'STRIP_TIMEOUT') return { termination: failed('source', 'STRIP_TIMEOUT', `${error.message}; send a smaller program`) };
+  if (error.code === 'ModuleSyntax') return { termination: failed('source', 'MODULE_SYNTAX', `line ${error.line}: \`${error.message}\` — ${MODULE_HELP}.`) };
+  if (error.code === 'Decorator') {
+    return { termination: failed('source', 'TYPESCRIPT_UNSUPPORTED', `TypeScript: decorators are not supported (line ${error.line}: \`${error.message}\`). `
+      + 'They need transpilation and only type annotations are stripped: call the decorator function yourself instead (`const Wrapped = decorate(Original)`).') };
+  }
   // InvalidSyntax (or a parser failure): let the runner judge it as JavaScript.
   return { code: unfenced };
 }

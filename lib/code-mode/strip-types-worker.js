@@ -9,6 +9,8 @@
 const fs = require('node:fs');
 const { parentPort } = require('node:worker_threads');
 const amaro = require('amaro');
+const { findDecorator } = require('./decorators');
+const { blankTypeOnlyStatements, moduleStatement } = require('./module-syntax');
 
 /** This thread's Linux tid, so the provider's thread can read its CPU time (strip-types.js); null elsewhere. */
 function threadId() {
@@ -28,7 +30,30 @@ function threadId() {
 const PREFIX = 'async function __cordon_program__(){';
 const SUFFIX = '\n}';
 
+/**
+ * Strip, then look for what stripping lets through but the runner cannot run,
+ * here off the provider's event loop (a source may be 16 MiB):
+ *   - a parse failure: `import type` statements are blanked and the source
+ *     stripped again; an `import`/`export` statement left is `ModuleSyntax`
+ *   - stripped code holding a decorator is `Decorator`
+ */
 function strip(code) {
+  let answer = stripOnce(code);
+  if (answer.error?.code === 'InvalidSyntax') {
+    const blanked = blankTypeOnlyStatements(code);
+    if (blanked !== code) answer = stripOnce(blanked);
+    if (answer.error) {
+      const statement = moduleStatement(blanked);
+      if (statement) return { error: { code: 'ModuleSyntax', message: statement.text, line: statement.line, column: null } };
+      if (blanked !== code) answer.source = blanked;
+    }
+  }
+  const decorator = findDecorator(answer.code ?? answer.source ?? code);
+  if (decorator) return { error: { code: 'Decorator', message: decorator.text, line: decorator.line, column: null } };
+  return answer;
+}
+
+function stripOnce(code) {
   try {
     const out = amaro.transformSync(`${PREFIX}${code}${SUFFIX}`, { mode: 'strip-only' }).code;
     if (!out.startsWith(PREFIX) || !out.endsWith(SUFFIX)) return { error: { code: 'UnexpectedOutput', message: 'type stripping changed the program frame' } };
@@ -71,6 +96,7 @@ parentPort.on('message', ({ id, part, last, more }) => {
   }
   sources.delete(id);
   const answer = strip(parts.join(''));
+  // `source` (the blanked source of an unparsable program) is not sent: the runner judges the original.
   if (answer.error) return parentPort.postMessage({ id, error: answer.error });
   answers.set(id, { code: answer.code, sent: 0 });
   return sendNext(id);

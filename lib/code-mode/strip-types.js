@@ -100,7 +100,7 @@ function onDeadline(id, deadlineMs) {
   stuck?.terminate().catch(() => {});
   for (const [, job] of others) {
     clearTimeout(job.timer);
-    post(job.code).then(job.resolve);
+    post(job.code, job.budgetMs).then(job.resolve);
   }
 }
 
@@ -109,12 +109,12 @@ function stripDeadlineMs(code) {
   return STRIP_BASE_DEADLINE_MS + Math.ceil((code.length / (1024 * 1024)) * STRIP_DEADLINE_MS_PER_MIB);
 }
 
-function post(code) {
+function post(code, budgetMs) {
   return new Promise((resolve) => {
     worker ??= spawnWorker();
     const id = nextId;
     nextId += 1;
-    const deadlineMs = stripDeadlineMs(code);
+    const deadlineMs = budgetMs ?? stripDeadlineMs(code);
     const started = { wallMs: performance.now(), cpuMs: workerCpuMs() };
     const check = () => {
       const job = pending.get(id);
@@ -130,7 +130,7 @@ function post(code) {
       onDeadline(id, deadlineMs);
     };
     const timer = setTimeout(check, deadlineMs);
-    pending.set(id, { code, resolve, timer, parts: [] });
+    pending.set(id, { code, budgetMs, resolve, timer, parts: [] });
     worker.ref();
     sendInChunks(worker, id, code);
   });
@@ -153,10 +153,11 @@ async function sendInChunks(target, id, code) {
  * Strip TypeScript types from a program, keeping every line and column.
  * Never rejects.
  * @param {string} code
+ * @param {{stripDeadlineMs?: number}} [options] a budget other than stripDeadlineMs(code) (tests force the timeout with it)
  * @returns {Promise<{code: string} | {error: {code: string, message: string, line?: number|null, column?: number|null}}>}
  */
-function stripTypes(code) {
-  return post(code);
+function stripTypes(code, options = {}) {
+  return post(code, options.stripDeadlineMs);
 }
 
 module.exports = { stripTypes, stripDeadlineMs };

@@ -1,4 +1,7 @@
-//! `console.log/info/warn/error/debug` (beyond the reference runner).
+//! `console` (beyond the reference runner): Node's console for a pipe —
+//! `log/info/warn/error/debug` formatted as `util.format` does, `dir`,
+//! `table`, `group`, `count`, `time`, `assert`, `trace` (`console.js`, formatting in `inspect.js`); each
+//! call is one line at one of the five levels, sent from here.
 //!
 //! v1 (and any host that did not confirm the console extension): one line
 //! each on stderr, never on the bridge, within `--max-log-bytes`. A line
@@ -20,8 +23,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rquickjs::function::Rest;
-use rquickjs::{Coerced, Ctx, FromJs, Function, Object, Value};
+use rquickjs::context::EvalOptions;
+use rquickjs::object::{Accessor, Property};
+use rquickjs::{Ctx, Function, Object, Value};
 use serde_json::{json, Value as Json};
 
 use crate::canonical_json;
@@ -31,6 +35,12 @@ use crate::latches::Latches;
 use crate::mailbox::Mailbox;
 
 const LEVELS: [&str; 5] = ["log", "info", "warn", "error", "debug"];
+
+/// Node's console in JavaScript: `table`, `group`, `count`, `time`,
+/// `assert`, `trace` over the five levels.
+const SCRIPT: &str = include_str!("console.js");
+/// Node's `util.inspect` and `util.format`, for the console.
+const INSPECT_SCRIPT: &str = include_str!("inspect.js");
 
 /// Where console frames go once the extension is confirmed.
 pub struct FrameSink {
@@ -66,20 +76,52 @@ impl Console {
         }
     }
 
-    /// Defines the global `console` with its five methods.
+    /// Announces the global `console`: an accessor that builds it from
+    /// `console.js` on first read (its formatting code costs nothing to a
+    /// program that never logs) and replaces itself by the object. An
+    /// assignment before that defines `console` as the code wants.
     pub fn install<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
-        let console = Object::new(ctx.clone())?;
-        for level in LEVELS {
-            let sink = Rc::clone(self);
-            let method =
-                Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-                    let text = format_text(&ctx, &args.0);
-                    sink.write(level, &text);
-                })?
-                .with_name(level)?;
-            console.set(level, method)?;
-        }
-        ctx.globals().set("console", console)
+        let sink = Rc::clone(self);
+        let get = move |ctx: Ctx<'js>| -> rquickjs::Result<Value<'js>> {
+            let console = sink.build(&ctx)?;
+            ctx.globals().prop(
+                "console",
+                Property::from(console.clone()).writable().configurable(),
+            )?;
+            Ok(console)
+        };
+        let set = move |ctx: Ctx<'js>, value: Value<'js>| -> rquickjs::Result<()> {
+            ctx.globals()
+                .prop("console", Property::from(value).writable().configurable())
+        };
+        ctx.globals()
+            .prop("console", Accessor::new(get, set).configurable())
+    }
+
+    /// Runs `inspect.js`, then `console.js` with it and the native
+    /// `write(level, text)` and `now()`.
+    fn build<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<Value<'js>> {
+        let native = Object::new(ctx.clone())?;
+        let sink = Rc::clone(self);
+        let write = Function::new(ctx.clone(), move |level: String, text: String| {
+            if let Some(level) = LEVELS.iter().find(|known| **known == level) {
+                sink.write(level, &text);
+            }
+        })?;
+        native.set("write", write)?;
+        let origin = Instant::now();
+        let now = Function::new(ctx.clone(), move || origin.elapsed().as_secs_f64() * 1000.0)?;
+        native.set("now", now)?;
+        let options = |file: &str| {
+            let mut options = EvalOptions::default();
+            options.strict = true;
+            options.filename = Some(file.to_owned());
+            options
+        };
+        let inspect: Function = ctx.eval_with_options(INSPECT_SCRIPT, options("<console>"))?;
+        let util: Value = inspect.call(())?;
+        let script: Function = ctx.eval_with_options(SCRIPT, options("<console>"))?;
+        script.call((native, util))
     }
 
     /// From now on console output goes to the bridge as frames.
@@ -192,39 +234,6 @@ fn cut(text: &str, bytes: usize) -> &str {
 /// On stderr one call is one line.
 fn escape_newlines(text: &str) -> String {
     text.replace('\r', "\\r").replace('\n', "\\n")
-}
-
-/// Arguments joined by spaces: strings as they are, errors and primitives
-/// through `String()`, other objects as JSON when they have a JSON form.
-fn format_text<'js>(ctx: &Ctx<'js>, args: &[Value<'js>]) -> String {
-    let parts: Vec<String> = args.iter().map(|arg| format_value(ctx, arg)).collect();
-    parts.join(" ")
-}
-
-fn format_value<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> String {
-    if let Some(text) = value.as_string().and_then(|text| text.to_string().ok()) {
-        return text;
-    }
-    if value.is_object() && !value.is_function() && !value.is_error() {
-        match ctx.json_stringify(value.clone()) {
-            Ok(Some(json)) => {
-                if let Ok(json) = json.to_string() {
-                    return json;
-                }
-            }
-            Ok(None) => {}
-            Err(_) => {
-                ctx.catch();
-            }
-        }
-    }
-    match Coerced::<String>::from_js(ctx, value.clone()) {
-        Ok(Coerced(text)) => text,
-        Err(_) => {
-            ctx.catch();
-            "[unprintable]".to_owned()
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,9 +2,12 @@
 //! function, driven until its promise settles or no job is left.
 //!
 //! Steps: compile the wrapper → call it → run pending jobs until the promise
-//! settles or a latch stops the run; when no job is left, wait for the
-//! result of an outstanding tool call (concurrent-calls extension only) and
-//! go on, else stop → turn the settled value into JSON text or an error text.
+//! settles or a latch stops the run; when no job is left, fire the earliest
+//! due timer (timers extension), else wait for the result of an outstanding
+//! tool call (concurrent-calls extension) or the next timer, whichever comes
+//! first, and go on; with neither, stop → turn the settled value into JSON
+//! text or an error text. An error a timer callback or event listener threw
+//! ends the run, as an uncaught exception ends a Node process.
 
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
@@ -12,7 +15,18 @@ use rquickjs::{Ctx, Function, Promise, Value};
 
 use crate::js_errors::{describe, is_out_of_memory};
 use crate::latches::Latches;
-use crate::tool_bridge::ToolBridge;
+use crate::mailbox::Mailbox;
+use crate::timers::Timers;
+use crate::tool_bridge::{Progress, ToolBridge};
+
+/// What the loop may wait on besides QuickJS jobs.
+pub struct Waits<'a> {
+    pub latches: &'a Latches,
+    pub bridge: &'a ToolBridge,
+    pub mailbox: &'a Mailbox,
+    /// `None` unless the timers extension was confirmed.
+    pub timers: Option<&'a Timers>,
+}
 
 /// How the code ended, before latches are consulted.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,13 +48,7 @@ pub enum Completion {
 const CODE_FILE_NAME: &str = "<code>";
 
 /// `max_result_bytes` bounds the result's parse (see [`Completion::Oversized`]).
-pub fn run(
-    ctx: &Ctx<'_>,
-    latches: &Latches,
-    bridge: &ToolBridge,
-    code: &str,
-    max_result_bytes: u64,
-) -> Completion {
+pub fn run(ctx: &Ctx<'_>, waits: &Waits<'_>, code: &str, max_result_bytes: u64) -> Completion {
     // The body starts on line 2 of the wrapper; the directive makes it strict
     // even where the code would not say so.
     let source = format!("(async function () {{\"use strict\";\n{code}\n}})");
@@ -56,17 +64,42 @@ pub fn run(
         Err(error) => return Completion::Threw(error.to_string()),
     };
     loop {
+        if let Some(uncaught) = waits.timers.and_then(Timers::take_uncaught) {
+            return Completion::Threw(uncaught);
+        }
         match promise.state() {
             PromiseState::Resolved => return returned_value(ctx, &promise, max_result_bytes),
             PromiseState::Rejected => return rejected_value(ctx, &promise),
-            PromiseState::Pending if latches.should_stop() => return Completion::Stalled,
+            PromiseState::Pending if waits.latches.should_stop() => return Completion::Stalled,
             PromiseState::Pending => {
                 // The state is checked after every job: jobs still queued
                 // when the code's promise settles never run.
-                if !ctx.execute_pending_job() && !bridge.await_result(ctx) {
+                if !ctx.execute_pending_job() && !waits.advance(ctx) {
                     return Completion::Stalled;
                 }
             }
+        }
+    }
+}
+
+impl Waits<'_> {
+    /// With no job left: fires a due timer, or waits for a tool result or
+    /// the next timer. `false` when nothing can ever make progress.
+    fn advance(&self, ctx: &Ctx<'_>) -> bool {
+        if self.timers.is_some_and(|timers| timers.fire_due(ctx)) {
+            return true;
+        }
+        let next_timer = self.timers.and_then(Timers::next_due);
+        if self.bridge.has_outstanding() {
+            return self.bridge.await_result(ctx, next_timer) != Progress::Stuck;
+        }
+        match next_timer {
+            // Sleeping on a timer costs no CPU; the deadline still ends it.
+            Some(due) => matches!(
+                self.mailbox.sleep_until(self.latches, due),
+                crate::mailbox::Wake::Elapsed
+            ),
+            None => false,
         }
     }
 }

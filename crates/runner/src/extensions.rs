@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::execute::{integer_value, invalid, InvalidExecute};
 use crate::mailbox::QUEUE_CAPACITY;
+use crate::timers::MAX_LIVE_CEILING;
 
 /// Most tool calls outstanding on the wire: the reader queue depth, so that
 /// a correct host can never overflow the queue with results.
@@ -21,6 +22,8 @@ pub struct RequestedExtensions {
     pub max_outstanding: Option<u64>,
     /// `console.maxLogBytes`, ≥ 1.
     pub max_log_bytes: Option<u64>,
+    /// `timers.maxLive`, 1..=[`MAX_LIVE_CEILING`].
+    pub max_live_timers: Option<u64>,
 }
 
 /// The confirmed extensions: each value is `min(requested, runner ceiling)`.
@@ -28,6 +31,7 @@ pub struct RequestedExtensions {
 pub struct Extensions {
     pub max_outstanding: Option<u64>,
     pub max_log_bytes: Option<u64>,
+    pub max_live_timers: Option<u64>,
 }
 
 impl Extensions {
@@ -41,6 +45,7 @@ impl Extensions {
             max_log_bytes: requested
                 .max_log_bytes
                 .map(|b| b.min(max_log_bytes_ceiling)),
+            max_live_timers: requested.max_live_timers,
         }
     }
 
@@ -53,6 +58,9 @@ impl Extensions {
         }
         if let Some(bytes) = self.max_log_bytes {
             confirmed.insert("console".into(), json!({"maxLogBytes": bytes}));
+        }
+        if let Some(live) = self.max_live_timers {
+            confirmed.insert("timers".into(), json!({"maxLive": live}));
         }
         Value::Object(confirmed)
     }
@@ -75,6 +83,7 @@ pub fn validate(extensions: Option<&Value>) -> Result<Option<RequestedExtensions
             1..=MAX_OUTSTANDING_CEILING,
         )?,
         max_log_bytes: member_integer(extensions, "console", "maxLogBytes", 1..=u64::MAX)?,
+        max_live_timers: member_integer(extensions, "timers", "maxLive", 1..=MAX_LIVE_CEILING)?,
     }))
 }
 
@@ -129,13 +138,14 @@ mod tests {
     fn known_members_are_clamped_and_unknown_ones_ignored() {
         let requested = validate(Some(&json!({"concurrentToolCalls": {"maxOutstanding": 8},
                                               "console": {"maxLogBytes": 1_000_000},
+                                              "timers": {"maxLive": 100},
                                               "future": {"x": 1}})))
         .expect("valid")
         .expect("present");
         assert_eq!(
             Extensions::clamp(requested, 65536).to_json(),
             json!({"concurrentToolCalls": {"maxOutstanding": 8},
-                   "console": {"maxLogBytes": 65536}})
+                   "console": {"maxLogBytes": 65536}, "timers": {"maxLive": 100}})
         );
     }
 
@@ -150,6 +160,12 @@ mod tests {
             assert_eq!(
                 path(json!({"concurrentToolCalls": {"maxOutstanding": bad}})),
                 "execute.extensions.concurrentToolCalls.maxOutstanding"
+            );
+        }
+        for bad in [json!(0), json!(100_001), json!(1.5)] {
+            assert_eq!(
+                path(json!({"timers": {"maxLive": bad}})),
+                "execute.extensions.timers.maxLive"
             );
         }
         assert_eq!(

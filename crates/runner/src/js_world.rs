@@ -24,6 +24,7 @@ use rquickjs::{Context, Runtime};
 
 use crate::console::Console;
 use crate::latches::Latches;
+use crate::timers::Timers;
 use crate::tool_bridge::ToolBridge;
 use crate::web_globals;
 
@@ -120,6 +121,13 @@ impl JsWorld {
     pub fn install_performance(&self) -> Result<(), WorldError> {
         self.context
             .with(|ctx| web_globals::install_performance(&ctx, Rc::clone(&self.ready_at)))
+            .map_err(WorldError::InstallWebGlobals)
+    }
+
+    /// Timers extension: defines the timer, event and abort globals.
+    pub fn install_timers(&self, timers: &Rc<Timers>) -> Result<(), WorldError> {
+        self.context
+            .with(|ctx| timers.install(&ctx))
             .map_err(WorldError::InstallWebGlobals)
     }
 

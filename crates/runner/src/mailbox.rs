@@ -32,6 +32,8 @@ pub enum Wake {
     Cancelled,
     ProtocolFailed,
     TimedOut,
+    /// The `until` of [`Mailbox::wait_until`] came first (a timer is due).
+    Elapsed,
 }
 
 #[derive(Default)]
@@ -68,6 +70,23 @@ impl Mailbox {
     /// Waits for the next frame, cancel, protocol failure or the deadline,
     /// checked in that order.
     pub fn wait(&self, latches: &Latches) -> Wake {
+        self.wait_until(latches, None)
+    }
+
+    /// [`Mailbox::wait`], also ending at `until` ([`Wake::Elapsed`]) when
+    /// that comes before the deadline.
+    pub fn wait_until(&self, latches: &Latches, until: Option<Instant>) -> Wake {
+        self.wait_for(latches, until, true)
+    }
+
+    /// Sleeps until `until`, cancel, protocol failure or the deadline,
+    /// leaving queued frames unread (nothing is outstanding: a frame the
+    /// host sends now stays queued, as in v1).
+    pub fn sleep_until(&self, latches: &Latches, until: Instant) -> Wake {
+        self.wait_for(latches, Some(until), false)
+    }
+
+    fn wait_for(&self, latches: &Latches, until: Option<Instant>, take_frames: bool) -> Wake {
         let mut frames = self.lock();
         loop {
             if latches.is_cancelled() {
@@ -76,18 +95,25 @@ impl Mailbox {
             if latches.is_protocol_failed() {
                 return Wake::ProtocolFailed;
             }
-            if let Some(frame) = frames.pop_front() {
-                return Wake::Frame(frame);
+            if take_frames {
+                if let Some(frame) = frames.pop_front() {
+                    return Wake::Frame(frame);
+                }
             }
             if latches.check_deadline() {
                 return Wake::TimedOut;
             }
-            let tick = match latches.deadline() {
-                None => SIGNAL_POLL,
-                Some(deadline) => deadline
-                    .saturating_duration_since(Instant::now())
-                    .min(SIGNAL_POLL),
+            let now = Instant::now();
+            if until.is_some_and(|until| now >= until) {
+                return Wake::Elapsed;
+            }
+            let end = match (latches.deadline(), until) {
+                (Some(deadline), Some(until)) => Some(deadline.min(until)),
+                (deadline, until) => deadline.or(until),
             };
+            let tick = end.map_or(SIGNAL_POLL, |end| {
+                end.saturating_duration_since(now).min(SIGNAL_POLL)
+            });
             let waited = self.wake.wait_timeout(frames, tick);
             frames = waited.unwrap_or_else(|poisoned| poisoned.into_inner()).0;
         }
@@ -120,6 +146,31 @@ mod tests {
         });
         assert!(matches!(mailbox.wait(&latches), Wake::Cancelled));
         canceller.join().expect("joined");
+    }
+
+    #[test]
+    fn a_sleep_ends_at_its_time_and_leaves_frames_queued() {
+        let mailbox = Mailbox::default();
+        mailbox.push(Map::new()).expect("room");
+        let latches = Latches::default();
+        let until = Instant::now() + Duration::from_millis(15);
+        assert!(matches!(
+            mailbox.sleep_until(&latches, until),
+            Wake::Elapsed
+        ));
+        assert!(Instant::now() >= until);
+        assert!(matches!(mailbox.wait(&latches), Wake::Frame(_)));
+    }
+
+    #[test]
+    fn a_sleep_past_the_deadline_ends_at_the_deadline() {
+        let latches = Latches::default();
+        latches.start_deadline(Duration::from_millis(10));
+        let far = Instant::now() + Duration::from_secs(60);
+        assert!(matches!(
+            Mailbox::default().sleep_until(&latches, far),
+            Wake::TimedOut
+        ));
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod promised_calls;
 mod reader_thread;
 mod session;
 mod signals;
+mod timers;
 mod tool_bridge;
 mod web_globals;
 

@@ -18,8 +18,7 @@ use serde_json::json;
 
 use crate::cli::Config;
 use crate::console::{Console, FrameSink};
-use crate::evaluation;
-use crate::evaluation::Completion;
+use crate::evaluation::{self, Completion, Waits};
 use crate::execute::{self, ExecuteRequest, PROTOCOL_VERSION};
 use crate::extensions::Extensions;
 use crate::frame_reader::FrameReader;
@@ -32,6 +31,7 @@ use crate::model_errors;
 use crate::outcome::{self, Metrics, Wording};
 use crate::promised_calls::PromisedCalls;
 use crate::reader_thread;
+use crate::timers::Timers;
 use crate::tool_bridge::{CallMode, ToolBridge};
 
 pub const RUNNER_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -82,6 +82,8 @@ struct Prepared {
     writer: Rc<FrameWriter>,
     bridge: Rc<ToolBridge>,
     console: Rc<Console>,
+    /// `Some` when the timers extension was confirmed.
+    timers: Option<Rc<Timers>>,
     world: JsWorld,
 }
 
@@ -136,6 +138,14 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
             .install_performance()
             .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
     }
+    let timers = extensions
+        .and_then(|e| e.max_live_timers)
+        .map(|live| Rc::new(Timers::new(live)));
+    if let Some(timers) = &timers {
+        world
+            .install_timers(timers)
+            .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    }
     if let Some(budget_bytes) = extensions.and_then(|e| e.max_log_bytes) {
         console.send_frames(FrameSink {
             writer: Rc::clone(&writer),
@@ -169,6 +179,7 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
         writer,
         bridge,
         console,
+        timers,
         world,
     })
 }
@@ -194,10 +205,15 @@ impl Prepared {
         shared
             .latches
             .start_deadline(Duration::from_millis(self.limits.timeout_ms));
+        let waits = Waits {
+            latches: &shared.latches,
+            bridge: &self.bridge,
+            mailbox: &shared.mailbox,
+            timers: self.timers.as_deref(),
+        };
+        let max_result_bytes = self.limits.max_result_bytes;
         let completion = self.world.context().with(|ctx| {
-            let max_result_bytes = self.limits.max_result_bytes;
-            let code = &self.request.code;
-            evaluation::run(&ctx, &shared.latches, &self.bridge, code, max_result_bytes)
+            evaluation::run(&ctx, &waits, &self.request.code, max_result_bytes)
         });
         let wording = match self.extensions {
             Some(_) => Wording::Extended,
@@ -210,6 +226,7 @@ impl Prepared {
                     &self.request.code,
                     &self.request.tool_names,
                 )
+                .or_else(|| model_errors::name_callee(&message, &self.request.code))
                 .unwrap_or(message),
             ),
             other => other,

@@ -12,6 +12,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rquickjs::function::Opt;
 use rquickjs::object::Property;
@@ -60,6 +61,17 @@ enum ArgumentError {
 
 /// Why the host's reply to a call is refused: the protocol latch is set.
 pub struct BadReply;
+
+/// What one [`ToolBridge::await_result`] achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// A call's promise was settled.
+    Settled,
+    /// `until` came first: a timer is due.
+    Elapsed,
+    /// Nothing can make progress here.
+    Stuck,
+}
 
 impl ToolBridge {
     pub fn new(
@@ -177,7 +189,8 @@ impl ToolBridge {
                 Ok(_) => reply_value(ctx, &reply),
                 Err(BadReply) => Err(Exception::throw_message(ctx, PROTOCOL_FAILURE)),
             },
-            Wake::Cancelled | Wake::ProtocolFailed | Wake::TimedOut => Err(
+            // (`Elapsed` cannot happen: `wait` has no `until`.)
+            Wake::Cancelled | Wake::ProtocolFailed | Wake::TimedOut | Wake::Elapsed => Err(
                 Exception::throw_message(ctx, latched_message(&self.latches)),
             ),
         }
@@ -265,27 +278,28 @@ impl ToolBridge {
     }
 
     /// With calls outstanding and no JavaScript job left: blocks for the
-    /// host's next frame (bounded by the deadline, woken by cancel, signals
-    /// and protocol failures), settles that call's promise and sends queued
-    /// calls into the freed slot. Returns whether a promise was settled;
-    /// `false` means nothing can make progress (nothing outstanding, a
-    /// latch, a bad frame).
-    pub fn await_result(&self, ctx: &Ctx<'_>) -> bool {
+    /// host's next frame (bounded by the deadline and by `until`, the next
+    /// timer, woken by cancel, signals and protocol failures), settles that
+    /// call's promise and sends queued calls into the freed slot.
+    /// [`Progress::Stuck`] means nothing can make progress (nothing
+    /// outstanding, a latch, a bad frame).
+    pub fn await_result(&self, ctx: &Ctx<'_>, until: Option<Instant>) -> Progress {
         let CallMode::Promised(calls) = &self.mode else {
-            return false;
+            return Progress::Stuck;
         };
         if !calls.has_outstanding() {
-            return false;
+            return Progress::Stuck;
         }
-        let reply = match self.mailbox.wait(&self.latches) {
+        let reply = match self.mailbox.wait_until(&self.latches, until) {
             Wake::Frame(reply) => reply,
-            Wake::Cancelled | Wake::ProtocolFailed | Wake::TimedOut => return false,
+            Wake::Elapsed => return Progress::Elapsed,
+            Wake::Cancelled | Wake::ProtocolFailed | Wake::TimedOut => return Progress::Stuck,
         };
         let Ok(id) = self.check_reply(&reply, |candidate| calls.is_outstanding(candidate)) else {
-            return false;
+            return Progress::Stuck;
         };
         let Some(call) = calls.take_outstanding(id) else {
-            return false;
+            return Progress::Stuck;
         };
         // The freed slot goes to the oldest queued call, unless a latch has
         // stopped the execution: queued calls are then never sent.
@@ -305,7 +319,13 @@ impl ToolBridge {
             // then settles (or stalls) and the outcome says so.
             ctx.catch();
         }
-        true
+        Progress::Settled
+    }
+
+    /// Whether calls are outstanding on the wire (their results can wake
+    /// the evaluation loop).
+    pub fn has_outstanding(&self) -> bool {
+        matches!(&self.mode, CallMode::Promised(calls) if calls.has_outstanding())
     }
 
     /// Step 3: the arguments as a JSON object.

@@ -68,11 +68,13 @@ fn console_frames_come_in_program_order_with_tool_calls_and_nothing_goes_to_stde
     assert_eq!(
         summaries,
         vec![
-            "log:start {\"a\":[1,2]} 3 null",
+            // Formatted as Node's util.format does: objects through inspect,
+            // errors with their stack.
+            "log:start { a: [ 1, 2 ] } 3 null",
             "call 1",
             "info:line one\nline two",
             "warn:got 1",
-            "error:TypeError: bad",
+            "error:TypeError: bad\n    at <anonymous> (<code>:6:51)",
             "debug:é",
             "execution.result"
         ]

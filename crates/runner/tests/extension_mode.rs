@@ -40,8 +40,19 @@ fn an_uncaught_call_of_an_undeclared_tool_names_it_and_the_granted_tools() {
         assert_eq!(kind(&terminal), "javascript");
         assert!(message(&terminal).starts_with(expected), "{}", message(&terminal));
     }
-    // Anything else that is not a function keeps QuickJS's text.
+    // Anything else that is not a function is named as V8 names it.
     let terminal = run_ext("const f = null; return f();", &granted, 1000);
+    assert!(
+        message(&terminal).starts_with("TypeError: f is not a function\n"),
+        "{}",
+        message(&terminal)
+    );
+    // Unless the position is ambiguous (nested calls): QuickJS's text stays.
+    let terminal = run_ext(
+        "const f = null, x = 1; return f(String(x));",
+        &granted,
+        1000,
+    );
     assert!(
         message(&terminal).starts_with("TypeError: not a function\n"),
         "{}",

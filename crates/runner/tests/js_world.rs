@@ -88,7 +88,7 @@ fn console_methods_write_one_line_each_to_stderr_never_to_the_bridge() {
     assert_eq!(terminal["result"], "done");
     assert_eq!(
         ended.stderr,
-        "a 1 {\"k\":[true]}\ntwo\\nlines\nError: w\nnull undefined\nd\n"
+        "a 1 { k: [ true ] }\ntwo\\nlines\nError: w\\n    at <anonymous> (<code>:2:80)\nnull undefined\nd\n"
     );
 }
 
