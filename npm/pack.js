@@ -5,7 +5,7 @@
 //   node npm/pack.js [--platform linux-x64-gnu] [--out DIR]
 // Steps (after `npm run build`, which generates binding.js and the binaries):
 // 1. stage the platform package: copy the addon (`cordon.<platform>.node`),
-//    `cordon-runner`, `cordon` and `cordon-egress-relay` into npm/<platform>/,
+//    `cordon-runner`, `cordon`, `cordon-egress-relay` and `cordon-exec-agent` into npm/<platform>/,
 //    mode 0755 for the executables; check that every file its manifest lists
 //    is there; `npm pack` it;
 // 2. stage the main package: the files `npm pack` would ship, and a manifest
@@ -31,7 +31,7 @@ const TRIPLES = Object.freeze({
   'linux-arm64-musl': 'aarch64-unknown-linux-musl',
 });
 /** The executables of a platform package (the relay: mediated network, docs/network.md). */
-const EXECUTABLES = ['cordon-runner', 'cordon', 'cordon-egress-relay'];
+const EXECUTABLES = ['cordon-runner', 'cordon', 'cordon-egress-relay', 'cordon-exec-agent'];
 /** No lifecycle scripts (the checkout's prepack refuses a plain `npm pack`); output is the JSON report only. */
 const NPM_PACK = ['pack', '--json', '--ignore-scripts'];
 
