@@ -212,9 +212,10 @@ impl Prepared {
             timers: self.timers.as_deref(),
         };
         let max_result_bytes = self.limits.max_result_bytes;
-        let completion = self.world.context().with(|ctx| {
-            evaluation::run(&ctx, &waits, &self.request.code, max_result_bytes)
-        });
+        let completion = self
+            .world
+            .context()
+            .with(|ctx| evaluation::run(&ctx, &waits, &self.request.code, max_result_bytes));
         let wording = match self.extensions {
             Some(_) => Wording::Extended,
             None => Wording::V1,
