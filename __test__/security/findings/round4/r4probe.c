@@ -1,0 +1,128 @@
+// Round 4 white-box attacker: one attack per argv[1]; prints
+// "RESULT <name> <blocked|open> <detail>" on stderr (harness.js format).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+static void result(const char *name, int open, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#include <stdarg.h>
+static void result(const char *name, int open, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "RESULT %s %s %s\n", name, open ? "open" : "blocked", buf);
+  fflush(stderr);
+}
+
+// fanotify (unprivileged since 5.13: FAN_REPORT_FID, inode marks) on a
+// host-bound directory: every host exec of a program in it is reported with
+// its name, as inotify was (round 3 closed inotify_init only).
+static int fanotify_feed(const char *target, int seconds) {
+  int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME, O_RDONLY);
+  if (fd < 0) {
+    result("fanotify-feed", 0, "fanotify_init: %s", strerror(errno));
+    return 0;
+  }
+  if (fanotify_mark(fd, FAN_MARK_ADD, FAN_OPEN_EXEC | FAN_EVENT_ON_CHILD, AT_FDCWD, target) < 0) {
+    result("fanotify-feed", 0, "fanotify_mark %s: %s", target, strerror(errno));
+    return 0;
+  }
+  fprintf(stderr, "READY watching %s\n", target);
+  fflush(stderr);
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  int events = 0, foreign = 0;
+  char names[256] = "";
+  time_t end = time(NULL) + seconds;
+  char buf[8192] __attribute__((aligned(8)));
+  while (time(NULL) < end) {
+    if (poll(&p, 1, 200) <= 0) continue;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) continue;
+    struct fanotify_event_metadata *m = (void *)buf;
+    for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
+      events++;
+      if (m->pid == 0) foreign++;  // not in our pid namespace: a host process
+      struct fanotify_event_info_fid *fid = (void *)(m + 1);
+      if (fid->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
+        struct file_handle *h = (void *)fid->handle;
+        const char *name = (const char *)h->f_handle + h->handle_bytes;
+        if (strlen(names) + strlen(name) + 2 < sizeof names && !strstr(names, name)) {
+          strcat(names, name);
+          strcat(names, ",");
+        }
+      }
+    }
+  }
+  result("fanotify-feed", foreign > 0, "%d exec events in %s, %d by processes outside the sandbox; programs: %s", events, target, foreign, names);
+  return 0;
+}
+
+static int list_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  struct dirent *e;
+  char path[300], link[512];
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    link[n > 0 ? n : 0] = 0;
+    fprintf(stderr, "FD %s -> %s\n", e->d_name, link);
+  }
+  return 0;
+}
+
+
+// Every process of the sandbox: its descriptors, and whether one can be
+// reopened through /proc/<pid>/fd/N (the magic link bypasses pidfd_getfd).
+static int proc_fds(void) {
+  DIR *procs = opendir("/proc");
+  struct dirent *p;
+  char self[32];
+  snprintf(self, sizeof self, "%d", getpid());
+  while (procs && (p = readdir(procs))) {
+    if (p->d_name[0] < '1' || p->d_name[0] > '9' || !strcmp(p->d_name, self)) continue;
+    char dir[300];
+    snprintf(dir, sizeof dir, "/proc/%s/fd", p->d_name);
+    DIR *d = opendir(dir);
+    if (!d) { fprintf(stderr, "PID %s fd dir: %s\n", p->d_name, strerror(errno)); continue; }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (e->d_name[0] == '.') continue;
+      char path[600], link[512];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      ssize_t n = readlink(path, link, sizeof link - 1);
+      link[n > 0 ? n : 0] = 0;
+      int fd = open(path, O_RDWR | O_NONBLOCK);
+      int err = errno;
+      if (fd < 0) { fd = open(path, O_RDONLY | O_NONBLOCK); err = errno; }
+      fprintf(stderr, "PID %s FD %s -> %s : %s\n", p->d_name, e->d_name, link, fd >= 0 ? "REOPENED" : strerror(err));
+      if (fd >= 0) close(fd);
+    }
+    closedir(d);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  if (!strcmp(argv[1], "fanotify")) return fanotify_feed(argc > 2 ? argv[2] : "/usr/bin/true", argc > 3 ? atoi(argv[3]) : 3);
+  if (!strcmp(argv[1], "fds")) return list_fds();
+  if (!strcmp(argv[1], "procfds")) return proc_fds();
+  fprintf(stderr, "unknown attack %s\n", argv[1]);
+  return 2;
+}
