@@ -14,6 +14,10 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <arpa/inet.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,11 +122,67 @@ static int proc_fds(void) {
   return 0;
 }
 
+static int send_fd(int channel, int fd) {
+  char byte = 'x';
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  return sendmsg(channel, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+// A loopback TCP connection (inside the sandbox's own net namespace) whose
+// sender cannot finish: the receiver never reads, its window is zero, and
+// the sender lingers for `seconds`. Closing the sender's last reference then
+// blocks in tcp_close for that long, in whichever thread drops it. The
+// sender goes over `channel` (fd 3: the host's pump reads it with read(),
+// which drops the passed descriptor in the pump thread), the receiver right
+// after it, so it is still alive (in flight) while the pump thread waits.
+static int linger_over(int channel, int seconds) {
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  if (listener < 0) { result("linger-close", 0, "socket(AF_INET): %s", strerror(errno)); return 0; }
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  int small = 4096;
+  setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  if (bind(listener, (void *)&a, sizeof a) < 0 || listen(listener, 1) < 0 || getsockname(listener, (void *)&a, &len) < 0) {
+    result("linger-close", 0, "listen: %s", strerror(errno));
+    return 0;
+  }
+  int sender = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(sender, (void *)&a, sizeof a) < 0) { result("linger-close", 0, "connect: %s", strerror(errno)); return 0; }
+  int receiver = accept(listener, NULL, NULL);
+  fcntl(sender, F_SETFL, O_NONBLOCK);
+  static char block[65536];
+  long queued = 0;
+  for (int idle = 0; idle < 50;) {
+    ssize_t n = write(sender, block, sizeof block);
+    if (n > 0) { queued += n; idle = 0; } else { idle++; usleep(2000); }
+  }
+  struct linger l = {.l_onoff = 1, .l_linger = seconds};
+  if (setsockopt(sender, SOL_SOCKET, SO_LINGER, &l, sizeof l) < 0) { result("linger-close", 0, "SO_LINGER: %s", strerror(errno)); return 0; }
+  if (send_fd(channel, sender) < 0 || send_fd(channel, receiver) < 0) {
+    result("linger-close", 0, "SCM_RIGHTS over fd %d: %s", channel, strerror(errno));
+    return 0;
+  }
+  close(sender);
+  close(receiver);
+  close(listener);
+  result("linger-close", 1, "a lingering TCP socket (%ld bytes stuck, linger %d s) and its peer were handed to the host over fd %d", queued, seconds, channel);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   if (!strcmp(argv[1], "fanotify")) return fanotify_feed(argc > 2 ? argv[2] : "/usr/bin/true", argc > 3 ? atoi(argv[3]) : 3);
   if (!strcmp(argv[1], "fds")) return list_fds();
   if (!strcmp(argv[1], "procfds")) return proc_fds();
+  if (!strcmp(argv[1], "linger")) return linger_over(argc > 2 ? atoi(argv[2]) : 3, argc > 3 ? atoi(argv[3]) : 600);
   fprintf(stderr, "unknown attack %s\n", argv[1]);
   return 2;
 }
