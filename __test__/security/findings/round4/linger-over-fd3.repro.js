@@ -8,16 +8,20 @@
 // thread, the sender's last close waits in tcp_close for N seconds (its peer
 // is still alive, in flight behind it), and until then the protocol stream
 // does not end, wait() does not resolve and stop() changes nothing.
-// SO_LINGER takes up to 2^31-1 s. Run as root: `node linger-over-fd3.repro.js`.
+// SO_LINGER takes up to 2^31-1 s. Run as root: `node linger-over-fd3.repro.js`
+// (`CHANNEL=4 node …`: the same through the fd-4 channel, whose server closes
+// smuggled descriptors in crates/egress/src/scm_rights.rs close_all).
 const cordon = require('../../../..');
 const { build } = require('./run');
 
 const LINGER_S = 3600;
+/** fd 3 (the launcher's protocol pump) or, with CHANNEL=4, the egress engine's fd-4 server (same cause). */
+const CHANNEL = process.env.CHANNEL === '4' ? '4' : '3';
 const PATIENCE_MS = 20_000;
 
 async function main() {
   const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
-  const execution = cordon.spawnIsolated([build(), 'linger', '3', String(LINGER_S)], { policy });
+  const execution = cordon.spawnIsolated([build(), 'linger', CHANNEL, String(LINGER_S)], { policy });
   let text = '';
   execution.stderr.on('data', (c) => { text += c; });
   execution.protocol.resume();
@@ -33,6 +37,29 @@ async function main() {
   } else {
     console.log('blocked: the run settled');
   }
+  asNobody();
   process.exit(0);
+}
+
+/** The same for a provider of uid 65534 (a copy of the relay it can reach). */
+function asNobody() {
+  const fs = require('node:fs');
+  const h = require('../../harness');
+  const relay = fs.mkdtempSync('/var/tmp/cordon-r4-relay-');
+  fs.chmodSync(relay, 0o755);
+  fs.copyFileSync(require('../../../..').runnerPath.replace(/cordon-runner$/, 'cordon-egress-relay'), `${relay}/relay`);
+  fs.chmodSync(`${relay}/relay`, 0o755);
+  const script = `
+const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
+const ex = cordon.spawnIsolated([probe, 'linger', '${CHANNEL}', '${LINGER_S}'], { policy, networkRelayPath: '${relay}/relay' });
+let text = ''; ex.stderr.on('data', (c) => { text += c; }); ex.protocol.resume();
+let settled = false; ex.wait().then(() => { settled = true; }, () => { settled = true; });
+setTimeout(() => ex.stop(), 2000);
+setTimeout(() => { process.stdout.write(JSON.stringify({ settled, text })); process.exit(0); }, ${PATIENCE_MS});
+`;
+  const run = h.runProvider(script.replace('[probe,', `[${JSON.stringify(build())},`), { asNobody: true, timeoutMs: PATIENCE_MS + 30_000 });
+  fs.rmSync(relay, { recursive: true, force: true });
+  if (run.skip || run.error) return console.log(`provider uid 65534: ${run.skip ?? run.error}`);
+  console.log(`provider uid 65534: ${run.value.settled ? 'blocked: the run settled' : `OPEN: not settled ${PATIENCE_MS / 1000} s after stop()`}`);
 }
 main();
