@@ -177,11 +177,32 @@ static int linger_over(int channel, int seconds) {
   return 0;
 }
 
+// Empty files cost no tmpfs blocks (--size does not bound them) but each is
+// an inode and a dentry of kernel memory.
+static int inode_flood(const char *dir, long count) {
+  char path[4096];
+  long made = 0;
+  for (; made < count; made++) {
+    snprintf(path, sizeof path, "%s/f%ld", dir, made);
+    int fd = open(path, O_CREAT | O_WRONLY, 0600);
+    if (fd < 0) break;
+    close(fd);
+  }
+  int err = errno;
+  FILE *m = fopen("/proc/meminfo", "r");
+  char line[256], slab[256] = "";
+  while (m && fgets(line, sizeof line, m)) if (!strncmp(line, "SUnreclaim", 10) || !strncmp(line, "SReclaimable", 12)) strncat(slab, line, sizeof slab - strlen(slab) - 1);
+  for (char *c = slab; *c; c++) if (*c == '\n') *c = ' ';
+  result("inode-flood", made == count, "%ld empty files in %s (stopped: %s); %s", made, dir, made == count ? "no" : strerror(err), slab);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   if (!strcmp(argv[1], "fanotify")) return fanotify_feed(argc > 2 ? argv[2] : "/usr/bin/true", argc > 3 ? atoi(argv[3]) : 3);
   if (!strcmp(argv[1], "fds")) return list_fds();
   if (!strcmp(argv[1], "procfds")) return proc_fds();
+  if (!strcmp(argv[1], "inodes")) return inode_flood(argc > 2 ? argv[2] : "/tmp", argc > 3 ? atol(argv[3]) : 100000);
   if (!strcmp(argv[1], "linger")) return linger_over(argc > 2 ? atoi(argv[2]) : 3, argc > 3 ? atoi(argv[3]) : 600);
   fprintf(stderr, "unknown attack %s\n", argv[1]);
   return 2;
