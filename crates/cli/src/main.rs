@@ -10,6 +10,7 @@
 
 mod doctor;
 mod exit_status;
+mod lexical_path;
 mod policy_arg;
 mod receipt_file;
 mod relay;
