@@ -47,18 +47,39 @@ function compiler() {
   }
 }
 
-let probePath = null;
+const compiled = new Map();
 
-/** Compiles probe.c (static, so the sandbox needs no loader) once. */
-function probe() {
-  if (probePath) return probePath;
+/**
+ * Compiles an attacker source of this directory (static, so the sandbox
+ * needs no loader) once per process, into a world-readable directory (a
+ * provider of uid 65534 runs it too).
+ */
+function compileAttacker(source) {
+  if (compiled.has(source)) return compiled.get(source);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-battery-'));
   fs.chmodSync(dir, 0o755);
-  const out = path.join(dir, 'probe');
-  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, 'probe.c')]);
-  probePath = out;
+  const out = path.join(dir, path.basename(source, '.c'));
+  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, source)]);
+  compiled.set(source, out);
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return out;
+}
+
+/** Compiles probe.c once. */
+function probe() {
+  return compileAttacker('probe.c');
+}
+
+/**
+ * One run first: process-wide state the first launch creates once (the
+ * launcher's supervision runtime: an epoll and its waker) is then not a
+ * descriptor a probe left behind.
+ */
+async function warmUp(cordon) {
+  const warm = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+  warm.protocol.resume();
+  warm.stderr.resume();
+  await warm.wait();
 }
 
 /** Reads a stream to its end, keeping at most `max` bytes (the rest counted). */
@@ -221,6 +242,7 @@ function alive(pid) {
 module.exports = {
   attack,
   alive,
+  compileAttacker,
   controlRootBase,
   controlRoots,
   openFdCount,
@@ -231,6 +253,7 @@ module.exports = {
   sandboxUidProcesses,
   sandboxUidSentinel,
   skipReason,
+  warmUp,
   zombieChildren,
   NOBODY_UID,
   RESERVED_UIDS,

@@ -12,7 +12,7 @@ function build() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-round4-'));
   fs.chmodSync(dir, 0o755);
   const out = path.join(dir, 'r4probe');
-  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, 'r4probe.c')]);
+  execFileSync('cc', ['-static', '-O1', '-Wall', '-Werror', '-o', out, path.join(__dirname, '..', '..', 'round4.c')]);
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return out;
 }

@@ -1,4 +1,4 @@
-// Round 4 white-box attacker: one attack per argv[1]; prints
+// Round 4 white-box attacker (round4.test.js; findings/round4/run.js): one attack per argv[1]; prints
 // "RESULT <name> <blocked|open> <detail>" on stderr (harness.js format).
 #define _GNU_SOURCE
 #include <errno.h>
