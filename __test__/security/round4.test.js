@@ -246,3 +246,39 @@ describe('R4-4: descriptors passed to the host over fd 3', () => {
     assert.equal(h.openFdCount(), fds, 'no passed descriptor stayed open in the provider');
   });
 });
+
+describe('the reserved uid range against the name service, at launch', () => {
+  // Noticed in round 4: only doctor checked the range, and only in the
+  // files; an LDAP/AD account (sssd's default id-mapping range covers it)
+  // could hold a sandbox uid. Here the provider runs in a mount namespace of
+  // its own where /etc/passwd names an account for a reserved
+  // workspace-owner uid (what NSS would return for such an account); the
+  // host's /etc/passwd is untouched, so concurrent tests see nothing.
+  probe('a run whose uid the name service gives to an account is refused before anything runs, naming the account', async () => {
+    const dir = scratch('nss');
+    const owner = h.SANDBOX_UID + 7;
+    try {
+      const ws = path.join(dir, 'ws');
+      fs.mkdirSync(ws);
+      fs.chownSync(ws, owner, owner);
+      const passwd = path.join(dir, 'passwd');
+      fs.writeFileSync(passwd, `${fs.readFileSync('/etc/passwd', 'utf8')}ldapuser:x:${owner}:${owner}:from the directory:/nonexistent:/usr/sbin/nologin\n`);
+      const provider = `
+        const cordon = require(${JSON.stringify(ROOT)});
+        try {
+          const ex = cordon.spawnIsolated(['/bin/sh', '-c', 'touch /workspace/ran'], { policy: cordon.workspaceWrite(), workspace: ${JSON.stringify(ws)} });
+          ex.stderr.resume(); ex.protocol.resume();
+          ex.wait().then((r) => console.log(JSON.stringify({ ran: r.returncode })), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })));
+        } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
+      const run = spawnSync('unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c',
+        'mount --bind "$0" /etc/passwd && exec "$1" -e "$2"', passwd, process.execPath, provider], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(run.status, 0, run.stderr);
+      const out = JSON.parse(run.stdout);
+      assert.equal(out.code, 'ERR_CORDON_CONFINEMENT_UNAVAILABLE', run.stdout);
+      assert.match(out.message, new RegExp(`sandbox uid ${owner} is the host account "ldapuser"`));
+      assert.equal(fs.existsSync(path.join(ws, 'ran')), false, 'the program did not run');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, { skip: skip ?? asRoot });
+});

@@ -68,6 +68,9 @@ pub enum LaunchError {
     Network(#[from] crate::network_setup::NetworkSetupError),
     #[error("lease a sandbox uid: {0}")]
     UidLease(#[from] crate::uid_lease::UidLeaseError),
+    /// The name service knows an account or group with the run's id.
+    #[error(transparent)]
+    ReservedIdTaken(#[from] crate::reserved_id_nss::ReservedIdError),
 }
 
 impl LaunchError {
@@ -87,6 +90,8 @@ impl LaunchError {
                 ConfinementError::Seccomp(_) | ConfinementError::CgroupPlan(_),
             ) => ErrorCode::SpawnFailed,
             LaunchError::Network(_) => ErrorCode::NetworkUnavailable,
+            // A sandbox uid that is someone's account is no isolation.
+            LaunchError::ReservedIdTaken(_) => ErrorCode::ConfinementUnavailable,
             // The host, not the request, failed a preparation step.
             LaunchError::ControlRoot(_)
             | LaunchError::Executable(_)
@@ -156,6 +161,9 @@ pub fn start(
         .filter(|_| request.policy.workspace != crate::policy::Access::None);
     let run_identity = run_identity::resolve(provider_is_root, mounted_workspace)?;
     let identity = run_identity.identity;
+    if let Some(id) = identity {
+        crate::reserved_id_nss::check(id.uid, id.gid)?;
+    }
     let staging = identity.map(|_| base.as_path());
     let executable = exec_hash::prepare(&request.executable, staging)?;
     let root = ControlRoot::create(&base, identity)?;
