@@ -65,14 +65,21 @@ function compiled(source) {
   return out;
 }
 
-/** `<name>.c` of this directory, compiled (see `compiled`). */
-function compileAttacker(name) {
-  return compiled(`${name}.c`);
-}
-
 /** The battery's attacker, probe.c, compiled. */
 function probe() {
   return compiled('probe.c');
+}
+
+/**
+ * One run first: process-wide state the first launch creates once (the
+ * launcher's supervision runtime: an epoll and its waker) is then not a
+ * descriptor a probe left behind.
+ */
+async function warmUp(cordon) {
+  const warm = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+  warm.protocol.resume();
+  warm.stderr.resume();
+  await warm.wait();
 }
 
 /** Reads a stream to its end, keeping at most `max` bytes (the rest counted). */
@@ -236,7 +243,6 @@ module.exports = {
   attack,
   alive,
   compiled,
-  compileAttacker,
   controlRootBase,
   controlRoots,
   openFdCount,
@@ -247,6 +253,7 @@ module.exports = {
   sandboxUidProcesses,
   sandboxUidSentinel,
   skipReason,
+  warmUp,
   zombieChildren,
   NOBODY_UID,
   RESERVED_UIDS,

@@ -51,7 +51,7 @@ function skipReason() {
 
 /** identity.c, compiled static once, in a world-readable directory. */
 function attacker() {
-  return h.compileAttacker('identity');
+  return h.compiled('identity.c');
 }
 
 // The provider: one run of argv (or a refusal), as JSON. With `touch: 'epoll'`,

@@ -11,6 +11,7 @@
 mod doctor;
 mod exit_status;
 mod flag_names;
+mod lexical_path;
 mod policy_arg;
 mod receipt_file;
 mod relay;

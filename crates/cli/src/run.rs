@@ -3,7 +3,8 @@
 //! 1. parse the command line (nothing happens on a usage error);
 //! 2. block SIGTERM/SIGINT and start their thread — before the launcher
 //!    starts any thread, so every thread inherits the mask;
-//! 3. load the policy, resolve the workspace, build the typed launch
+//! 3. open the `--receipt` directory (no links), load the policy, make the
+//!    workspace absolute (no links resolved), build the typed launch
 //!    request (`LaunchRequest::new`: the launcher's strict validation);
 //! 4. `cordon_launcher::start` (spawns bwrap);
 //! 5. relay until the run finished (signals → stop ladder);
@@ -16,9 +17,10 @@ use cordon_launcher::policy::Policy;
 use cordon_launcher::{start, LaunchError, LaunchRequest};
 
 use crate::exit_status::{self, RUN_ERROR};
+use crate::receipt_file::ReceiptTarget;
 use crate::relay::{Channels, Message};
 use crate::run_args::{self, RunArgs};
-use crate::{receipt_file, signals};
+use crate::{lexical_path, signals};
 
 /// Follows "usage: " (or 7 spaces) in every usage text.
 pub const SYNOPSIS: &str = "cordon run [--policy read-only|workspace-write|untrusted|FILE]
@@ -45,6 +47,17 @@ pub fn main(args: &[String]) -> i32 {
     if let Err(e) = forwarded {
         return fail(RUN_ERROR, &e.to_string());
     }
+    // Opened before the sandbox runs, without following links: a run can
+    // replace any directory it can write on the receipt's path (R4-3).
+    let receipt = match parsed
+        .receipt
+        .as_deref()
+        .map(ReceiptTarget::open)
+        .transpose()
+    {
+        Ok(receipt) => receipt,
+        Err(e) => return fail(RUN_ERROR, &e.to_string()),
+    };
     let request = match launch_request(&parsed) {
         Ok(request) => request,
         Err(Refused::Usage(message)) => return fail(RUN_ERROR, &message),
@@ -60,9 +73,9 @@ pub fn main(args: &[String]) -> i32 {
         eprintln!("cordon run: {}: {message}", failure.code.as_str());
     }
     let status = exit_status::for_outcome(&outcome);
-    match (&parsed.receipt, receipt_of(&outcome)) {
+    match (&receipt, receipt_of(&outcome)) {
         (None, _) => status,
-        (Some(path), Some(json)) => match receipt_file::write_atomic(path, &json) {
+        (Some(target), Some(json)) => match target.write(&json) {
             Ok(()) => status,
             Err(e) => fail(
                 RUN_ERROR,
@@ -113,10 +126,14 @@ fn launch_request(parsed: &RunArgs) -> Result<LaunchRequest, Refused> {
         ));
     }
     let workspace = match &parsed.workspace {
-        Some(dir) => Some(
-            std::fs::canonicalize(dir)
-                .map_err(|e| Refused::Usage(format!("--workspace {}: {e}", dir.display())))?,
-        ),
+        Some(dir) => {
+            let absolute = lexical_path::absolute("--workspace", dir).map_err(Refused::Usage)?;
+            // A missing directory stays a usage error of the command line;
+            // what is bound is decided by the launcher's no-follow walk.
+            std::fs::symlink_metadata(&absolute)
+                .map_err(|e| Refused::Usage(format!("--workspace {}: {e}", dir.display())))?;
+            Some(absolute)
+        }
         None => None,
     };
     let relay = run_args::shipped_relay();

@@ -9,8 +9,15 @@
 //! write → optionally fsync → rename over the target. On any failure the
 //! temp file is removed.
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+use nix::unistd::UnlinkatFlags;
 
 /// Whether the contents are flushed to the device before the rename.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +54,60 @@ pub fn write(path: &Path, bytes: &[u8], mode: u32, durability: Durability) -> st
     Ok(())
 }
 
+/// Temp names tried before giving up (each is random and opened
+/// `O_EXCL`, so only names taken meanwhile cost a retry).
+const TEMP_NAME_TRIES: usize = 16;
+
+/// The same as [`write`], inside a directory opened beforehand (for the
+/// CLI's `--receipt`: opened without following links before the sandbox
+/// ran, [`crate::host_path::open_no_follow`]). Nothing is resolved by path
+/// afterwards: a directory on the way swapped for a symlink by the sandbox
+/// changes nothing (round 4, R4-3). `name` is one path component.
+pub fn write_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    bytes: &[u8],
+    mode: u32,
+    durability: Durability,
+) -> std::io::Result<()> {
+    let (temp_name, fd) = create_temp_at(dir, name, mode)?;
+    let written = fill(std::fs::File::from(fd), bytes, durability)
+        .and_then(|()| Ok(nix::fcntl::renameat(dir, temp_name.as_os_str(), dir, name)?));
+    if written.is_err() {
+        let _ = nix::unistd::unlinkat(dir, temp_name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+    }
+    written
+}
+
+fn create_temp_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    mode: u32,
+) -> std::io::Result<(OsString, OwnedFd)> {
+    let flags =
+        OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mut last = Errno::EEXIST;
+    for _ in 0..TEMP_NAME_TRIES {
+        let mut temp = OsString::from(".");
+        temp.push(name);
+        temp.push(format!(".{:016x}.tmp", fastrand::u64(..)));
+        match nix::fcntl::openat(dir, temp.as_os_str(), flags, Mode::from_bits_truncate(mode)) {
+            Ok(fd) => return Ok((temp, fd)),
+            Err(Errno::EEXIST) => last = Errno::EEXIST,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(last.into())
+}
+
+fn fill(mut file: std::fs::File, bytes: &[u8], durability: Durability) -> std::io::Result<()> {
+    file.write_all(bytes)?;
+    if durability == Durability::Synced {
+        file.sync_all()?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -79,5 +140,58 @@ mod tests {
         fs::write(occupied.join("inside"), "x").unwrap();
         assert!(write(&occupied, b"{}", 0o600, Durability::Volatile).is_err());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn write_at_stays_in_the_opened_directory_when_its_path_becomes_a_symlink() {
+        use std::os::fd::AsFd;
+        let scratch = tempfile::tempdir().unwrap();
+        let (out, victim) = (scratch.path().join("out"), scratch.path().join("victim"));
+        fs::create_dir(&out).unwrap();
+        fs::create_dir(&victim).unwrap();
+        let dir = crate::host_path::open_no_follow(&out, true).unwrap();
+        // After the open: `out` moves away and a link to `victim` takes its place.
+        fs::rename(&out, scratch.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&victim, &out).unwrap();
+        write_at(
+            dir.as_fd(),
+            OsStr::new("r.json"),
+            b"{}",
+            0o600,
+            Durability::Synced,
+        )
+        .unwrap();
+        assert_eq!(
+            fs::read_dir(&victim).unwrap().count(),
+            0,
+            "nothing went through the link"
+        );
+        let moved = scratch.path().join("moved");
+        assert_eq!(fs::read_to_string(moved.join("r.json")).unwrap(), "{}");
+        assert_eq!(
+            fs::metadata(moved.join("r.json"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+        assert_eq!(
+            fs::read_dir(&moved).unwrap().count(),
+            1,
+            "no temp file is left"
+        );
+        // A name that is a directory: the rename fails and the temp goes.
+        fs::create_dir(moved.join("taken")).unwrap();
+        fs::write(moved.join("taken/inside"), "x").unwrap();
+        assert!(write_at(
+            dir.as_fd(),
+            OsStr::new("taken"),
+            b"{}",
+            0o600,
+            Durability::Volatile
+        )
+        .is_err());
+        assert_eq!(fs::read_dir(&moved).unwrap().count(), 2);
     }
 }

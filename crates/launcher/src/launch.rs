@@ -71,6 +71,9 @@ pub enum LaunchError {
     /// The sandbox's uid cannot reach (or write) the caller's workspace.
     #[error(transparent)]
     WorkspaceAccess(#[from] crate::workspace_access::WorkspaceAccessError),
+    /// The name service knows an account or group with the run's id.
+    #[error(transparent)]
+    ReservedIdTaken(#[from] crate::reserved_id_nss::ReservedIdError),
 }
 
 impl LaunchError {
@@ -94,6 +97,8 @@ impl LaunchError {
                 RunIdentityError::Unavailable { .. } | RunIdentityError::Userns(_),
             ) => ErrorCode::IdentityUnavailable,
             LaunchError::WorkspaceAccess(_) => ErrorCode::WorkspaceUnusable,
+            // A sandbox uid that is someone's account is no isolation.
+            LaunchError::ReservedIdTaken(_) => ErrorCode::ConfinementUnavailable,
             // The host, not the request, failed a preparation step.
             LaunchError::ControlRoot(_)
             | LaunchError::Executable(_)
@@ -162,6 +167,9 @@ pub fn start(
     let mut run_identity =
         run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?;
     let identity = run_identity.identity;
+    if let Some(id) = identity {
+        crate::reserved_id_nss::check(id.uid, id.gid)?;
+    }
     // Before anything exists on disk: bwrap would otherwise fail (or the
     // program get EACCES) on a workspace the run's uid cannot use.
     if let (Some(ws), Some(who)) = (mounted_workspace, identity) {

@@ -38,6 +38,7 @@ pub mod presets;
 pub mod process_identity;
 pub mod pumps;
 pub mod receipt;
+pub mod reserved_id_nss;
 pub mod rlimits;
 pub mod run_identity;
 pub mod run_result;

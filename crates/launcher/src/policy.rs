@@ -273,7 +273,32 @@ fn parse_filesystem(value: &Value) -> Result<(Access, Vec<ExtraMount>), FieldErr
             extra.push(parse_extra(&format!("policy.filesystem.extra[{i}]"), item)?);
         }
     }
+    refuse_nested_extras(&extra)?;
     Ok((workspace, extra))
+}
+
+/// bwrap binds extras in policy order, so an extra at or under an earlier
+/// one's path would be covered by (or cover) it: a `read` child under a
+/// later `write` parent was writable while the receipt said `read`
+/// (round 4, R4-2). Components, not strings: `/a/bc` is not under `/a/b`.
+fn refuse_nested_extras(extra: &[ExtraMount]) -> Result<(), FieldError> {
+    for (j, later) in extra.iter().enumerate() {
+        for (i, earlier) in extra[..j].iter().enumerate() {
+            let nested =
+                later.path.starts_with(&earlier.path) || earlier.path.starts_with(&later.path);
+            if nested {
+                return Err(FieldError::new(
+                    &format!("policy.filesystem.extra[{j}].path"),
+                    format!(
+                        "{} is equal to or nested with policy.filesystem.extra[{i}].path {}; give each host directory once",
+                        later.path.display(),
+                        earlier.path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn parse_extra(path: &str, value: &Value) -> Result<ExtraMount, FieldError> {

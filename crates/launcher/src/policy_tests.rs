@@ -155,6 +155,36 @@ fn extra_mounts_must_be_normalized_absolute_and_outside_the_layout() {
 }
 
 #[test]
+fn extras_that_are_equal_or_nested_by_path_components_are_refused_naming_both() {
+    for (first, second) in [
+        ("/srv/data/secret", "/srv/data"),
+        ("/srv/data", "/srv/data/secret"),
+        ("/srv/data", "/srv/data"),
+    ] {
+        let value = with(
+            read_only(),
+            "/filesystem/extra",
+            json!([{"path": first, "access": "read"}, {"path": second, "access": "write"}]),
+        );
+        let err = error_of(value);
+        assert_eq!(err.code(), ErrorCode::PolicyInvalid, "{first} {second}");
+        let text = err.to_string();
+        assert!(
+            text.contains("extra[1]") && text.contains("extra[0]"),
+            "{text}"
+        );
+        assert!(text.contains(first) && text.contains(second), "{text}");
+    }
+    // Siblings and a shared string prefix are not nested.
+    let ok = with(
+        read_only(),
+        "/filesystem/extra",
+        json!([{"path": "/srv/a/b", "access": "read"}, {"path": "/srv/a/bc", "access": "write"}, {"path": "/srv/a/c", "access": "read"}]),
+    );
+    assert_eq!(Policy::from_json(&ok).unwrap().extra.len(), 3);
+}
+
+#[test]
 fn a_mediated_network_policy_is_accepted_and_both_spellings_digest_alike() {
     let short = with(
         read_only(),

@@ -9,14 +9,14 @@
 //! and the last frame is never lost. The writer takes one chunk at a time
 //! and reports completion only when the kernel accepted all of it.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use nix::errno::Errno;
-use nix::sys::socket;
+use nix::sys::socket::{self, MsgFlags};
 
 use crate::events::{Event, EventSink, Stream};
 
@@ -96,7 +96,7 @@ pub fn spawn_reader(
         .name(name.into())
         .spawn(move || loop {
             gate.acquire();
-            match read_chunk(&fd) {
+            match read_chunk(&fd, stream) {
                 Ok(bytes) if bytes.is_empty() => {
                     sink.emit(Event::End {
                         stream,
@@ -119,10 +119,23 @@ pub fn spawn_reader(
         })
 }
 
-fn read_chunk(fd: &OwnedFd) -> std::io::Result<Vec<u8>> {
+/// One chunk of `stream`. fd 3 is a socket the sandbox can pass
+/// descriptors over (SCM_RIGHTS): it is received with a control buffer and
+/// every passed descriptor neutralised (`cordon_passed_fds`), never with
+/// `read()`, which would drop them here, where a lingering TCP socket's
+/// close can hold this thread (and the run) for as long as the sandbox set.
+fn read_chunk(fd: &OwnedFd, stream: Stream) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; READ_CHUNK_BYTES];
     loop {
-        match nix::unistd::read(fd, &mut buf) {
+        let got = match stream {
+            Stream::Protocol => {
+                cordon_passed_fds::recv_neutralising(fd.as_fd(), &mut buf, MsgFlags::empty())
+                    .map(|r| r.bytes)
+                    .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+            }
+            Stream::Stderr => nix::unistd::read(fd, &mut buf),
+        };
+        match got {
             Ok(n) if n < SHRINK_BELOW_BYTES => return Ok(buf[..n].to_vec()),
             Ok(n) => {
                 buf.truncate(n);

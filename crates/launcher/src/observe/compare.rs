@@ -183,6 +183,18 @@ fn top<'a>(seen: &'a Observation, point: &str) -> Option<&'a super::MountSeen> {
     seen.mounts.iter().rev().find(|m| m.mount.point == point)
 }
 
+/// A mount listed after the top one at `point` (mountinfo lists mounts in
+/// the order they were made) whose point is a strict ancestor of `point`:
+/// it hides the whole subtree, so what the program sees at `point` is the
+/// later mount's, whatever the mount at `point` says (round 4, R4-2).
+fn covering<'a>(seen: &'a Observation, point: &str) -> Option<&'a super::MountSeen> {
+    let at = seen.mounts.iter().rposition(|m| m.mount.point == point)?;
+    let path = std::path::Path::new(point);
+    seen.mounts[at + 1..]
+        .iter()
+        .find(|m| m.mount.point != point && path.starts_with(&m.mount.point))
+}
+
 fn mounts(expect: &Expectation, seen: &Observation, page: u64, out: &mut Vec<Mismatch>) {
     for planned in &expect.mounts {
         let found = top(seen, &planned.point).map(|m| m.mount.writable);
@@ -192,6 +204,13 @@ fn mounts(expect: &Expectation, seen: &Observation, page: u64, out: &mut Vec<Mis
                 check,
                 json!({"writable": planned.writable}),
                 json!({"writable": found}),
+            ));
+        } else if let Some(over) = covering(seen, &planned.point) {
+            let check = format!("mounts.{}.covered", planned.point);
+            out.push(mismatch(
+                check,
+                json!({"writable": planned.writable}),
+                json!({"coveredBy": over.mount.point, "writable": over.mount.writable}),
             ));
         }
     }

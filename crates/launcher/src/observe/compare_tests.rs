@@ -285,6 +285,37 @@ fn an_unplanned_writable_mount_is_a_mismatch_but_bwraps_own_are_not() {
 }
 
 #[test]
+fn a_planned_mount_hidden_by_a_later_mount_of_an_ancestor_is_a_mismatch() {
+    // R4-2: a read-only extra bound, then a writable bind of its parent.
+    let mut expect = expectation();
+    for (point, writable) in [("/srv/data/secret", false), ("/srv/data", true)] {
+        expect.mounts.push(PlannedMount {
+            point: point.into(),
+            writable,
+        });
+    }
+    let mut seen = observation();
+    seen.mounts
+        .push(mount(9, "/srv/data/secret", false, "ext4", None));
+    seen.mounts.push(mount(10, "/srv/data", true, "ext4", None));
+    let found: Vec<_> = compare(&expect, &seen, PAGE)
+        .into_iter()
+        .map(|m| m.check)
+        .collect();
+    assert_eq!(found, ["mounts./srv/data/secret.covered"]);
+    // Parent first, child on top: each is what the program sees.
+    seen.mounts.swap(8, 9);
+    assert_eq!(compare(&expect, &seen, PAGE), []);
+    // A shared string prefix is not an ancestor.
+    seen.mounts.push(mount(11, "/srv/dat", true, "ext4", None));
+    expect.mounts.push(PlannedMount {
+        point: "/srv/dat".into(),
+        writable: true,
+    });
+    assert_eq!(compare(&expect, &seen, PAGE), []);
+}
+
+#[test]
 fn a_mount_covered_by_a_later_one_is_judged_by_the_top_one() {
     let mut seen = observation();
     seen.mounts

@@ -149,6 +149,11 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
     #[cfg(target_arch = "x86_64")]
     deny("inotify_init", libc::SYS_inotify_init, Always, Enosys),
     deny("inotify_init1", libc::SYS_inotify_init1, Always, Enosys),
+    // fanotify is the same feed (FAN_OPEN_EXEC on a bound `/usr/bin` names
+    // every program a host process runs from it), unprivileged for inode
+    // marks since Linux 5.13. ENOSYS, like inotify.
+    deny("fanotify_init", libc::SYS_fanotify_init, Always, Enosys),
+    deny("fanotify_mark", libc::SYS_fanotify_mark, Always, Enosys),
     deny("bpf", libc::SYS_bpf, Always, Eperm),
     deny("perf_event_open", libc::SYS_perf_event_open, Always, Eperm),
     deny("userfaultfd", libc::SYS_userfaultfd, Always, Eperm),

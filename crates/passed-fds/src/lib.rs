@@ -1,0 +1,107 @@
+//! Descriptors a sandbox passes to the host (SCM_RIGHTS) over a socket the
+//! host reads: fd 3 (the launcher's protocol pump) and fd 4 (the egress
+//! engine's channel).
+//!
+//! Why: a plain `read()` of such a socket makes the kernel drop any passed
+//! descriptors in the reading thread, and dropping the last reference of a
+//! TCP socket with `SO_LINGER` set and unsent data waits in `tcp_close` for
+//! the linger time (up to 2^31−1 s). The pump thread then never sees EOF,
+//! and the run never settles (round 4, R4-4). So the host always receives
+//! with a control buffer that has room for every descriptor one message can
+//! carry, makes each received socket's close abortive (`SO_LINGER {1, 0}`),
+//! and closes them all on a detached thread that nothing joins: a close
+//! that still blocks (a passed unix socket whose queue holds another such
+//! socket, which `SO_LINGER` on the outer one cannot reach) holds only that
+//! thread.
+
+use std::io::{self, IoSliceMut};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+
+/// The kernel's cap on descriptors in one message (`SCM_MAX_FD`). With room
+/// for all of them the control data is never truncated (`MSG_CTRUNC`), so
+/// the kernel never drops a passed descriptor itself, in this thread.
+const SCM_MAX_FD: usize = 253;
+
+/// What one receive got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Received {
+    /// Bytes stored in the buffer (0 on a stream: end of stream).
+    pub bytes: usize,
+    /// A datagram was longer than the buffer (`MSG_TRUNC`).
+    pub truncated: bool,
+    /// Ancillary data came with the bytes; any descriptors in it are
+    /// already neutralised.
+    pub had_ancillary: bool,
+}
+
+/// Receives into `buf` from `socket` (`recvmsg` with `flags` plus
+/// `MSG_CMSG_CLOEXEC`: a passed descriptor never reaches a process the host
+/// forks meanwhile), and neutralises every descriptor that came with it.
+pub fn recv_neutralising(
+    socket: BorrowedFd<'_>,
+    buf: &mut [u8],
+    flags: MsgFlags,
+) -> io::Result<Received> {
+    let mut control = nix::cmsg_space!([RawFd; SCM_MAX_FD]);
+    let mut iov = [IoSliceMut::new(buf)];
+    let msg = recvmsg::<()>(
+        socket.as_raw_fd(),
+        &mut iov,
+        Some(&mut control),
+        flags | MsgFlags::MSG_CMSG_CLOEXEC,
+    )?;
+    let mut passed = Vec::new();
+    let mut had_cmsg = false;
+    // Err only with MSG_CTRUNC, which the buffer's size rules out for
+    // descriptors; it still counts as ancillary data below.
+    if let Ok(cmsgs) = msg.cmsgs() {
+        for cmsg in cmsgs {
+            had_cmsg = true;
+            if let ControlMessageOwned::ScmRights(fds) = cmsg {
+                // SAFETY: the kernel installed these descriptors in this
+                // process for this message just now; nothing else knows
+                // their numbers, so each is owned here exactly once.
+                passed.extend(
+                    fds.into_iter()
+                        .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
+                );
+            }
+        }
+    }
+    let received = Received {
+        bytes: msg.bytes,
+        truncated: msg.flags.contains(MsgFlags::MSG_TRUNC),
+        had_ancillary: had_cmsg || msg.flags.contains(MsgFlags::MSG_CTRUNC),
+    };
+    neutralise(passed);
+    Ok(received)
+}
+
+/// Makes every socket among `fds` close abortively (`SO_LINGER {1, 0}`: a
+/// reset, no wait for unsent data; other descriptors ignore it) and closes
+/// them all on a detached thread.
+pub fn neutralise(fds: Vec<OwnedFd>) {
+    if fds.is_empty() {
+        return;
+    }
+    let abort = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    for fd in &fds {
+        // ENOTSOCK for a pipe or a file: nothing to do.
+        let _ = setsockopt(fd, sockopt::Linger, &abort);
+    }
+    // If no thread can be started, the closure (and the descriptors) drops
+    // here: with the linger cleared that is immediate but for the nested
+    // case in the module comment.
+    let _ = std::thread::Builder::new()
+        .name("cordon-fd-closer".into())
+        .stack_size(64 * 1024)
+        .spawn(move || drop(fds));
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,112 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use std::io::{IoSlice, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::socket::{sendmsg, ControlMessage};
+
+fn send_with(channel: &UnixStream, bytes: &[u8], fds: &[RawFd]) {
+    sendmsg::<()>(
+        channel.as_raw_fd(),
+        &[IoSlice::new(bytes)],
+        &[ControlMessage::ScmRights(fds)],
+        MsgFlags::empty(),
+        None,
+    )
+    .unwrap();
+}
+
+/// A loopback TCP connection whose sender holds unsent data (the receiver
+/// never reads) and lingers an hour on close.
+fn lingering_pair() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (receiver, _) = listener.accept().unwrap();
+    sender.set_nonblocking(true).unwrap();
+    let block = vec![0u8; 65536];
+    let mut idle = 0;
+    while idle < 20 {
+        match (&sender).write(&block) {
+            Ok(n) if n > 0 => idle = 0,
+            _ => {
+                idle += 1;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 3600,
+    };
+    setsockopt(&sender, sockopt::Linger, &linger).unwrap();
+    (sender, receiver)
+}
+
+#[test]
+fn a_passed_lingering_tcp_socket_is_reset_and_the_receive_returns_at_once() {
+    let (sandbox, host) = UnixStream::pair().unwrap();
+    let (sender, receiver) = lingering_pair();
+    send_with(&sandbox, b"frame", &[sender.as_raw_fd()]);
+    drop(sender); // the host's copy is now the last reference
+    let (done, returned) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        let got = recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+        done.send((got, buf[..got.bytes].to_vec())).unwrap();
+    });
+    // A bound for a hang, not a timing claim: unfixed, the receive would
+    // wait in tcp_close for the hour of linger.
+    let (got, bytes) = returned.recv_timeout(Duration::from_secs(60)).unwrap();
+    assert_eq!(bytes, b"frame");
+    assert!(got.had_ancillary);
+    // The close was abortive: the peer sees a reset (POLLERR), not a
+    // connection that stays up while the sender lingers.
+    let mut fds = [PollFd::new(receiver.as_fd(), PollFlags::empty())];
+    poll(&mut fds, PollTimeout::from(60_000u16)).unwrap();
+    let events = fds[0].revents().unwrap();
+    assert!(events.contains(PollFlags::POLLERR), "{events:?}");
+}
+
+#[test]
+fn every_passed_descriptor_is_closed_and_none_stays_in_this_process() {
+    let (sandbox, host) = UnixStream::pair().unwrap();
+    let (read_end, write_end) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK).unwrap();
+    let copies: Vec<OwnedFd> = (0..SCM_MAX_FD)
+        .map(|_| write_end.try_clone().unwrap())
+        .collect();
+    let raw: Vec<RawFd> = copies.iter().map(AsRawFd::as_raw_fd).collect();
+    send_with(&sandbox, b"x", &raw);
+    drop(copies);
+    drop(write_end);
+    let mut buf = [0u8; 8];
+    let got = recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+    assert_eq!(
+        (got.bytes, got.had_ancillary, got.truncated),
+        (1, true, false)
+    );
+    // The closer thread runs detached: EOF once it has closed every copy
+    // (one copy left open would keep the pipe at EAGAIN).
+    let mut pfd = [PollFd::new(read_end.as_fd(), PollFlags::POLLIN)];
+    poll(&mut pfd, PollTimeout::from(60_000u16)).unwrap();
+    assert_eq!(nix::unistd::read(&read_end, &mut buf), Ok(0));
+}
+
+#[test]
+fn bytes_without_descriptors_arrive_as_with_read() {
+    let (mut sandbox, host) = UnixStream::pair().unwrap();
+    sandbox.write_all(b"{\"a\":1}\n").unwrap();
+    drop(sandbox);
+    let mut buf = [0u8; 64];
+    let got = recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+    assert_eq!(&buf[..got.bytes], b"{\"a\":1}\n");
+    assert!(!got.had_ancillary);
+    let end = recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+    assert_eq!(end.bytes, 0, "end of stream");
+}
