@@ -193,22 +193,25 @@ describe('R4-3 and R4-5: host paths the CLI is given, and links a sandbox plante
   }, { skip: skip ?? asRoot });
 });
 
-describe('R4-4: descriptors passed to the host over fd 3', () => {
+describe('R4-4: descriptors passed to the host over fd 3 and fd 4', () => {
   // The program hands the host a loopback TCP socket with unsendable data
   // and SO_LINGER 3600 s (then its peer) with SCM_RIGHTS, and exits. A
   // pump that read() fd 3 dropped them in its own thread and waited the
   // hour in tcp_close: the stream never ended and wait() never resolved.
+  // Over fd 4 (the egress engine's channel, a datagram socket, and the
+  // streams it hands out) the drop happened on a runtime worker, which the
+  // run's teardown then waited for.
   const mediated = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
-  const script = (file, relay) => `
-    const ex = cordon.spawnIsolated([${JSON.stringify(file)}, 'linger', '3', '3600'], { policy: ${JSON.stringify(mediated)}${relay ? `, networkRelayPath: ${JSON.stringify(relay)}` : ''} });
+  const script = (file, relay, channel) => `
+    const ex = cordon.spawnIsolated([${JSON.stringify(file)}, 'linger', '${channel}', '3600'], { policy: ${JSON.stringify(mediated)}${relay ? `, networkRelayPath: ${JSON.stringify(relay)}` : ''} });
     let text = ''; ex.stderr.on('data', (c) => { text += c; }); ex.protocol.resume();
     const ended = new Promise((resolve) => ex.protocol.on('end', resolve));
     const hung = setTimeout(() => { process.stdout.write(JSON.stringify({ settled: false, text })); process.exit(0); }, 45000);
     Promise.all([ex.wait(), ended]).then(([r]) => { clearTimeout(hung); process.stdout.write(JSON.stringify({ settled: true, text, stopRequested: r.receipt.stop.requested, returncode: r.returncode })); });`;
 
-  for (const asNobody of [false, true]) {
+  for (const [asNobody, channel] of [[false, 3], [true, 3], [false, 4], [true, 4]]) {
     const who = asNobody ? 'a provider of uid 65534' : 'a root provider';
-    probe(`under ${who}, a lingering TCP socket passed over fd 3 does not hold the run: it settles with no stop`, async () => {
+    probe(`under ${who}, a lingering TCP socket passed over fd ${channel} does not hold the run: it settles with no stop`, async () => {
       let relay = null;
       if (asNobody && process.geteuid() === 0) {
         // uid 65534 cannot reach the relay inside this checkout: a copy it can.
@@ -218,11 +221,11 @@ describe('R4-4: descriptors passed to the host over fd 3', () => {
         fs.chmodSync(path.join(relay, 'relay'), 0o755);
       }
       try {
-        const run = h.runProvider(script(attacker(), relay && path.join(relay, 'relay')), { asNobody, timeoutMs: 90_000 });
+        const run = h.runProvider(script(attacker(), relay && path.join(relay, 'relay'), channel), { asNobody, timeoutMs: 90_000 });
         if (run.skip) return assert.ok(!process.env.CI, `skipped under CI: ${run.skip}`);
         assert.equal(run.error, undefined, `the provider failed: ${run.error}`);
         const result = h.parseResults(run.value.text).get('linger-close');
-        assert.match(result?.detail ?? '', /bytes stuck, linger 3600 s\) and its peer were handed to the host over fd 3/, run.value.text);
+        assert.match(result?.detail ?? '', new RegExp(`bytes stuck, linger 3600 s\\) and its peer were handed to the host over fd ${channel}`), run.value.text);
         assert.equal(run.value.settled, true, 'wait() and the protocol stream\'s end came without a stop');
         assert.equal(run.value.stopRequested, false);
         assert.equal(run.value.returncode, 0);

@@ -59,7 +59,7 @@ impl Side<'_> {
     }
     fn try_read(self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Side::Unix(s) => s.try_read(buf),
+            Side::Unix(s) => crate::scm_rights::try_read_stream(s, buf),
             Side::Tcp(s) => s.try_read(buf),
         }
     }

@@ -20,7 +20,7 @@ pub async fn read_more(client: &UnixStream, buf: &mut Vec<u8>, room: usize) -> i
         // Declared after the await: a client that sends nothing holds no
         // chunk in its task, only the request bytes read so far.
         let mut chunk = [0u8; READ_CHUNK];
-        match client.try_read(&mut chunk[..room]) {
+        match crate::scm_rights::try_read_stream(client, &mut chunk[..room]) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {
                 buf.extend_from_slice(&chunk[..n]);

@@ -1,17 +1,13 @@
 //! The fd-4 channel's datagram I/O: receive a request that must carry no
 //! ancillary data, and send a response carrying exactly one descriptor via
-//! SCM_RIGHTS (`nix`'s `recvmsg`/`sendmsg`, no hand-written cmsg walking).
+//! SCM_RIGHTS (`nix`'s `sendmsg`; receiving through `cordon_passed_fds`,
+//! which neutralises whatever the sandbox attached).
 
-use std::io::{self, IoSlice, IoSliceMut};
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::io::{self, IoSlice};
+use std::os::fd::{AsRawFd, BorrowedFd};
 
-use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
-
-/// The kernel's cap on descriptors in one message (`SCM_MAX_FD`). The
-/// control buffer has room for all of them, so a request that smuggles
-/// descriptors is never truncated (MSG_CTRUNC): every one is received and
-/// closed here instead of staying open in the engine's process.
-const SCM_MAX_FD: usize = 253;
+use cordon_passed_fds::recv_neutralising;
+use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
 /// One received datagram.
 #[derive(Debug)]
@@ -19,49 +15,34 @@ pub struct Received {
     pub bytes: Vec<u8>,
     /// The datagram was longer than the buffer.
     pub truncated: bool,
-    /// Ancillary data was present (any descriptors in it are already closed).
+    /// Ancillary data was present (any descriptors in it are already
+    /// neutralised: see `cordon_passed_fds`).
     pub had_ancillary: bool,
 }
 
-/// Receives one datagram of at most `max` bytes (non-blocking callers poll first).
+/// Receives one datagram of at most `max` bytes (non-blocking callers poll
+/// first). Descriptors the sandbox attached are never closed on this thread
+/// (a runtime worker): a passed TCP socket with `SO_LINGER` set would block
+/// it in `tcp_close` for the linger time (round 4, R4-4).
 pub fn recv_datagram(socket: BorrowedFd<'_>, max: usize) -> io::Result<Received> {
     let mut buf = vec![0u8; max];
-    let mut control = nix::cmsg_space!([RawFd; SCM_MAX_FD]);
-    let (bytes, flags, had_cmsg) = {
-        let mut iov = [IoSliceMut::new(&mut buf)];
-        let msg = recvmsg::<()>(
-            socket.as_raw_fd(),
-            &mut iov,
-            Some(&mut control),
-            MsgFlags::MSG_CMSG_CLOEXEC | MsgFlags::MSG_DONTWAIT,
-        )?;
-        let mut had_cmsg = false;
-        // Err only with MSG_CTRUNC, which the buffer's size rules out for
-        // descriptors; it still counts as ancillary data below.
-        if let Ok(cmsgs) = msg.cmsgs() {
-            for cmsg in cmsgs {
-                had_cmsg = true;
-                if let ControlMessageOwned::ScmRights(fds) = cmsg {
-                    close_all(&fds);
-                }
-            }
-        }
-        (msg.bytes, msg.flags, had_cmsg)
-    };
-    buf.truncate(bytes);
+    let received = recv_neutralising(socket, &mut buf, MsgFlags::MSG_DONTWAIT)?;
+    buf.truncate(received.bytes);
     Ok(Received {
         bytes: buf,
-        truncated: flags.contains(MsgFlags::MSG_TRUNC),
-        had_ancillary: had_cmsg || flags.contains(MsgFlags::MSG_CTRUNC),
+        truncated: received.truncated,
+        had_ancillary: received.had_ancillary,
     })
 }
 
-/// Closes descriptors the kernel just installed in this process for a
-/// message nobody will act on: nothing else knows their numbers.
-fn close_all(fds: &[RawFd]) {
-    for &fd in fds {
-        let _ = nix::unistd::close(fd);
-    }
+/// One non-blocking read of a Unix stream the sandbox writes to (its proxy
+/// connection, its end of an fd-4 stream): bytes can carry SCM_RIGHTS on a
+/// stream too, and a plain `read` would have the kernel drop them here.
+pub fn try_read_stream(stream: &tokio::net::UnixStream, buf: &mut [u8]) -> io::Result<usize> {
+    use std::os::fd::AsFd;
+    stream.try_io(tokio::io::Interest::READABLE, || {
+        recv_neutralising(stream.as_fd(), buf, MsgFlags::MSG_DONTWAIT).map(|r| r.bytes)
+    })
 }
 
 /// Sends `bytes` with `fd` attached (SCM_RIGHTS), or without when `fd` is None.
@@ -91,7 +72,7 @@ pub fn send_datagram(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::fd::{AsFd, OwnedFd, RawFd};
     use std::os::unix::net::UnixDatagram;
 
     #[test]
@@ -119,7 +100,14 @@ mod tests {
         assert_eq!(received.bytes, b"MECQ");
         assert!(received.had_ancillary);
         assert!(!received.truncated);
+        // Closed on a detached closer thread (cordon_passed_fds): wait for
+        // EOF, bounded.
         let mut buf = [0u8; 1];
+        let mut fds = [nix::poll::PollFd::new(
+            read_end.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        nix::poll::poll(&mut fds, 5000u16).unwrap();
         assert_eq!(
             nix::unistd::read(&read_end, &mut buf),
             Ok(0),
