@@ -129,7 +129,11 @@ test('doctor() fails the control-root base check, with the way to recover, exact
       const check = cordon.doctor({ runnerPath: '/bin/true' }).checks.find((c) => c.name === 'control-root base');
       let launch = null;
       try {
-        const ex = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+        // This uid has no subordinate ids: the run shares its identity (by
+        // the policy's explicit choice), so only the base decides the launch.
+        const base = structuredClone(cordon.readOnly());
+        const policy = { ...base, process: { ...base.process, identity: 'shared-with-provider' } };
+        const ex = cordon.spawnIsolated(['/bin/true'], { policy });
         ex.stderr.resume(); ex.protocol.resume();
         ex.wait().then(() => { launch = 'ran'; }, (e) => { launch = e.message; }).finally(() => console.log(JSON.stringify({ check, launch })));
       } catch (e) { console.log(JSON.stringify({ check, launch: e.message })); }

@@ -65,6 +65,23 @@ function compiled(source) {
   return out;
 }
 
+/**
+ * The first workspace-owner id pair of the uid-65534 provider: the first ids
+ * of its /etc/subuid and /etc/subgid ranges (the owner half starts there).
+ * A workspace it hands its sandboxes must be owned by these, not by 65534:
+ * its sandboxes never run as 65534. Null without a range (.ci/run adds one).
+ */
+function nobodyOwner() {
+  const first = (file) => {
+    const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const line = text.split('\n').find((l) => l.startsWith('nobody:') || l.startsWith(`${NOBODY_UID}:`));
+    return line ? Number(line.split(':')[1]) : null;
+  };
+  const uid = first('/etc/subuid');
+  const gid = first('/etc/subgid');
+  return uid === null || gid === null ? null : { uid, gid };
+}
+
 /** The battery's attacker, probe.c, compiled. */
 function probe() {
   return compiled('probe.c');
@@ -243,6 +260,7 @@ module.exports = {
   attack,
   alive,
   compiled,
+  nobodyOwner,
   controlRootBase,
   controlRoots,
   openFdCount,

@@ -72,10 +72,18 @@ function ownedWorkspace(asNobody) {
   const dir = fs.mkdtempSync('/var/tmp/cordon-host-reach-ws-');
   fs.chmodSync(dir, 0o755);
   fs.writeFileSync(path.join(dir, 'shared'), 'host data\n', { mode: 0o644 });
-  const owner = asNobody ? h.NOBODY_UID : h.SANDBOX_UID;
+  // The identity the run gets: a uid-65534 provider's sandboxes run as its
+  // first subordinate owner id, never as 65534 (owning the file is what lets
+  // a lease or dnotify be attempted at all).
+  const owner = asNobody ? h.nobodyOwner() : { uid: h.SANDBOX_UID, gid: h.SANDBOX_UID };
+  assert.ok(owner, 'uid 65534 has a subordinate range (.ci/run adds one)');
+  // A uid-65534 provider writes the file too (the lease probe's host
+  // write): through the group, its own.
+  const group = asNobody ? h.NOBODY_UID : owner.gid;
   if (process.geteuid() === 0) {
-    fs.chownSync(dir, owner, owner);
-    fs.chownSync(path.join(dir, 'shared'), owner, owner);
+    fs.chownSync(dir, owner.uid, group);
+    fs.chownSync(path.join(dir, 'shared'), owner.uid, group);
+    fs.chmodSync(path.join(dir, 'shared'), 0o664);
   }
   return dir;
 }

@@ -56,7 +56,6 @@ export interface SessionMcpServerOptions {
 
 export declare function createSessionMcpServer(session: Session, options?: SessionMcpServerOptions): Server;
 
-
 export interface AddCodeModeToolOptions {
   /** Default "run_code". */
   toolName?: string;

@@ -48,15 +48,19 @@ pub enum WorkspaceAccessError {
     },
     #[error(
         "the workspace {workspace} cannot be {what} by the sandbox's uid {uid}: it is mode {:04o}, \
-         owner {}:{}. Fix: `chown -R {SANDBOX_UID}:{SANDBOX_UID} {workspace}` (a uid of the \
-         workspace-owner range: runs on it then run as that owner; docs/policy.md){or_mode}",
-        .entry.mode & 0o7777, .entry.uid, .entry.gid, workspace = .entry.path.display()
+         owner {}:{}. Fix: `chown -R {}:{} {workspace}` (the first workspace-owner id of this \
+         provider: root's reserved range, or the owner half of a non-root provider's subordinate \
+         ids; runs on it then run as that owner; docs/policy.md){or_mode}",
+        .entry.mode & 0o7777, .entry.uid, .entry.gid, .owner.uid, .owner.gid,
+        workspace = .entry.path.display()
     )]
     Denied {
         what: &'static str,
         uid: u32,
         entry: Entry,
         or_mode: &'static str,
+        /// The stable workspace owner the fix names.
+        owner: Identity,
     },
 }
 
@@ -74,7 +78,12 @@ fn granted(entry: &Entry, who: Identity) -> u32 {
 /// Pure: `chain` is the workspace's ancestors from `/`, then the workspace
 /// itself (last). `None` when `who` may search every ancestor and read (and,
 /// with `write`, write) the workspace.
-pub fn denial(chain: &[Entry], who: Identity, write: bool) -> Option<WorkspaceAccessError> {
+pub fn denial(
+    chain: &[Entry],
+    who: Identity,
+    write: bool,
+    owner: Identity,
+) -> Option<WorkspaceAccessError> {
     let (workspace, ancestors) = chain.split_last()?;
     if let Some(blocking) = ancestors.iter().find(|e| granted(e, who) & SEARCH == 0) {
         return Some(WorkspaceAccessError::Unreachable {
@@ -90,6 +99,7 @@ pub fn denial(chain: &[Entry], who: Identity, write: bool) -> Option<WorkspaceAc
             uid: who.uid,
             entry: workspace.clone(),
             or_mode,
+            owner,
         })
     };
     if bits & (READ | SEARCH) != READ | SEARCH {
@@ -118,7 +128,13 @@ pub fn check(workspace: &Path, who: Identity, write: bool) -> Result<(), Workspa
             gid: meta.gid(),
         });
     }
-    denial(&chain, who, write).map_or(Ok(()), Err)
+    // The owner a fix would name: root's first reserved owner uid, or the
+    // first of the provider's subordinate owner ids.
+    let owner = crate::workspace_owner::owner_for(0).unwrap_or(Identity {
+        uid: SANDBOX_UID,
+        gid: crate::process_identity::SANDBOX_GID,
+    });
+    denial(&chain, who, write, owner).map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -126,6 +142,10 @@ pub fn check(workspace: &Path, who: Identity, write: bool) -> Result<(), Workspa
 mod tests {
     use super::*;
 
+    const OWNER: Identity = Identity {
+        uid: SANDBOX_UID,
+        gid: crate::process_identity::SANDBOX_GID,
+    };
     const RUN: Identity = Identity {
         uid: 1_879_113_800,
         gid: 1_879_113_800,
@@ -151,7 +171,13 @@ mod tests {
 
     #[test]
     fn a_workspace_under_a_0700_root_owned_parent_is_unreachable_and_the_fix_is_named() {
-        let e = denial(&chain(0o700, dir("/tmp/tmp.X/ws", 0o755, 0, 0)), RUN, false).unwrap();
+        let e = denial(
+            &chain(0o700, dir("/tmp/tmp.X/ws", 0o755, 0, 0)),
+            RUN,
+            false,
+            OWNER,
+        )
+        .unwrap();
         assert!(matches!(e, WorkspaceAccessError::Unreachable { .. }), "{e}");
         let text = e.to_string();
         assert!(
@@ -164,8 +190,8 @@ mod tests {
     #[test]
     fn a_root_owned_workspace_is_readable_but_not_writable_by_a_run_uid() {
         let ws = dir("/tmp/tmp.X/ws", 0o755, 0, 0);
-        assert!(denial(&chain(0o711, ws.clone()), RUN, false).is_none());
-        let e = denial(&chain(0o711, ws), RUN, true).unwrap();
+        assert!(denial(&chain(0o711, ws.clone()), RUN, false, OWNER).is_none());
+        let e = denial(&chain(0o711, ws), RUN, true, OWNER).unwrap();
         let text = e.to_string();
         assert!(
             text.contains("cannot be written by the sandbox's uid 1879113800"),
@@ -180,11 +206,11 @@ mod tests {
     #[test]
     fn an_owner_or_group_match_uses_those_bits() {
         let owned = dir("/tmp/tmp.X/ws", 0o700, RUN.uid, 0);
-        assert!(denial(&chain(0o711, owned), RUN, true).is_none());
+        assert!(denial(&chain(0o711, owned), RUN, true, OWNER).is_none());
         let grouped = dir("/tmp/tmp.X/ws", 0o070, 0, RUN.gid);
-        assert!(denial(&chain(0o711, grouped), RUN, true).is_none());
+        assert!(denial(&chain(0o711, grouped), RUN, true, OWNER).is_none());
         let unreadable = dir("/tmp/tmp.X/ws", 0o700, 0, 0);
-        let e = denial(&chain(0o711, unreadable), RUN, false).unwrap();
+        let e = denial(&chain(0o711, unreadable), RUN, false, OWNER).unwrap();
         assert!(e.to_string().contains("cannot be read"), "{e}");
     }
 
