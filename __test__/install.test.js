@@ -30,7 +30,7 @@ function write(name, text) {
 }
 
 function run(command, args, options = {}) {
-  return spawnSync(command, args, { cwd: project, encoding: 'utf8', timeout: 60_000, ...options });
+  return spawnSync(command, args, { cwd: project, encoding: 'utf8', timeout: 300_000, ...options });
 }
 
 before(() => {
