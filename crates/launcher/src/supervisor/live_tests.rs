@@ -132,8 +132,10 @@ fn a_panic_in_the_runs_supervision_kills_the_sandbox_and_still_settles() {
     );
     // bwrap, SIGKILLed with the sandbox, is reaped: not left a zombie child
     // of this process for its whole life. (Other tests' bwraps are zombies
-    // only for the moment before their own supervision reaps them.)
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    // only for the moment before their own supervision reaps them: the loop
+    // ends at the first instant none is left, and 30 s leaves a loaded CI
+    // machine room — a bwrap nobody reaps stays a zombie for the whole wait.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !zombie_bwrap_children().is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
