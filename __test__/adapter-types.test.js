@@ -58,7 +58,7 @@ export async function wire(client: Client): Promise<CodeModeToolOutput | undefin
 function check(source, file = 'consumer.ts') {
   for (const name of ['consumer.ts', 'consumer.mts']) fs.rmSync(path.join(project, name), { force: true });
   fs.writeFileSync(path.join(project, file), source);
-  return spawnSync(TSC, ['-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(TSC, ['-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', timeout: 300_000 });
 }
 
 test('a consumer of cordon/ai and cordon/mcp type-checks with tsc --strict', () => {

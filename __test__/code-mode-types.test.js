@@ -84,7 +84,7 @@ export const codeMode = createCodeMode({ tools: [fromLiteral, fromZod, fromAiSdk
 
 function check(source) {
   fs.writeFileSync(path.join(project, 'consumer.ts'), source);
-  return spawnSync(TSC, ['-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(TSC, ['-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', timeout: 300_000 });
 }
 
 test('defineTool types handler args from a JSON Schema literal, a zod 4 schema and an AI SDK schema (tsc --strict)', () => {
