@@ -7,7 +7,12 @@
 //   2. the Node suite with the running Node (`process.execPath`, so
 //      `/path/to/node24 scripts/test.js --node-only` tests Node 24), with the
 //      spec reporter on stdout and scripts/skip-reporter.mjs recording skips;
-//   3. a summary: how many tests skipped and why. Under CI=true any skip is a
+//   3. as root, the security suites that attack the boundary (NONROOT_PASS)
+//      a second time with a non-root provider: a Node process of uid 65534
+//      runs them from a world-readable copy of the package and the tests
+//      (nobody-provider.js; a clone under a 0700 /root is unreadable to it),
+//      with CORDON_TEST_PROVIDER=nobody, which the harness reads;
+//   4. a summary: how many tests skipped and why. Under CI=true any skip is a
 //      failure (exit 1): CI installs everything every test needs.
 // Usage: node scripts/test.js [--node-only] [test files or dirs…]
 
@@ -61,24 +66,67 @@ function testFiles(targets) {
   return files;
 }
 
+/** The suites run again as a uid-65534 provider (step 3). */
+const NONROOT_PASS = ['battery', 'round3', 'network-round'].map((name) => path.join('__test__', 'security', `${name}.test.js`));
+const NOBODY_UID = 65534;
+
+/** Node's test runner over `files`, spec on stdout, skips recorded in `log`. */
+function nodeTestArgs(files, log, reporterDir = __dirname) {
+  return [
+    '--test', '--test-concurrency=1',
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    `--test-reporter=${path.join(reporterDir, 'skip-reporter.mjs')}`, `--test-reporter-destination=${log}`,
+    ...files,
+  ];
+}
+
+/** Step 3: {status, skips} of the non-root pass over the NONROOT_PASS files among `files`. */
+function nonRootPass(files) {
+  const chosen = NONROOT_PASS.filter((file) => files.some((f) => path.resolve(ROOT, f) === path.resolve(ROOT, file)));
+  if (chosen.length === 0 || process.geteuid() !== 0) return { status: 0, skips: [] };
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-nonroot-pass-'));
+  try {
+    const { nobodyProvider } = require(path.join(ROOT, '__test__', 'security', 'nobody-provider.js'));
+    const { node, pkg } = nobodyProvider({ scratch, tests: true });
+    const log = path.join(scratch, 'skips.jsonl');
+    fs.writeFileSync(log, '');
+    fs.chownSync(log, NOBODY_UID, NOBODY_UID);
+    console.log(`\n# The same attacks with a non-root provider: uid ${NOBODY_UID}, Node ${node}`);
+    const result = spawnSync(node, nodeTestArgs(chosen.map((f) => path.join(pkg, f)), log, path.join(pkg, 'scripts')), {
+      cwd: pkg,
+      uid: NOBODY_UID,
+      gid: NOBODY_UID,
+      stdio: 'inherit',
+      env: { ...env, CORDON_TEST_PROVIDER: 'nobody', HOME: '/', PATH: [path.dirname(node), env.PATH].join(path.delimiter) },
+    });
+    if (result.error) throw result.error;
+    return { status: result.status ?? 1, skips: readLog(log).map((s) => ({ ...s, file: s.file && path.join(ROOT, path.relative(pkg, s.file)) })) };
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 function readLog(file) {
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
 let status = 0;
+let nonRoot = { status: 0, skips: [] };
 try {
   if (!nodeOnly) status = run('cargo', ['test', '--workspace']);
   if (status === 0) {
     console.log(`# Node suite on Node ${process.version} (${process.execPath})`);
-    status = run(process.execPath, [
-      '--test', '--test-concurrency=1',
-      '--test-reporter=spec', '--test-reporter-destination=stdout',
-      `--test-reporter=${path.join(__dirname, 'skip-reporter.mjs')}`, `--test-reporter-destination=${nodeLog}`,
-      ...testFiles(targets.length ? targets : ['__test__']),
-    ]);
+    const files = testFiles(targets.length ? targets : ['__test__']);
+    status = run(process.execPath, nodeTestArgs(files, nodeLog));
+    nonRoot = nonRootPass(files);
+    if (status === 0) status = nonRoot.status;
   }
-  const skips = [...readLog(rustLog).map((s) => ({ ...s, suite: 'cargo' })), ...readLog(nodeLog).map((s) => ({ ...s, suite: `node ${process.version}` }))];
+  const skips = [
+    ...readLog(rustLog).map((s) => ({ ...s, suite: 'cargo' })),
+    ...readLog(nodeLog).map((s) => ({ ...s, suite: `node ${process.version}` })),
+    ...nonRoot.skips.map((s) => ({ ...s, suite: `node ${process.version}, uid ${NOBODY_UID} provider` })),
+  ];
   console.log(`\n# ${skips.length} test(s) skipped${skips.length ? ':' : ''}`);
   for (const s of skips) console.log(`#   [${s.suite}] ${path.relative(ROOT, s.file ?? '') || '?'} › ${s.name}: ${s.reason}`);
   if (skips.length > 0 && underCi) {

@@ -70,7 +70,7 @@ test('without a cgroup: defaults fall back to rlimits; treeLimits "required" ref
   assert.equal(result.confinement.planned.cgroup, null);
   assert.equal(result.confinement.cgroupOutcome, null);
   assert.deepEqual(result.confinement.mismatches, []);
-  assert.equal(result.confinement.planned.seccomp.profile, 'cordon-default-v4');
+  assert.equal(result.confinement.planned.seccomp.profile, 'cordon-default-v5');
   const nproc = result.confinement.planned.rlimits.find((r) => r.name === 'NPROC');
   // The policy's 64 plus the zombie allowance (confinement.rs NPROC_ZOMBIE_ALLOWANCE).
   assert.equal(nproc.hard, 64 + 512, 'without a cgroup NPROC is the only process bound');

@@ -28,6 +28,12 @@ const RUN_UID_FIRST = SANDBOX_UID + 0x1_0000;
 const RESERVED_UIDS = { first: SANDBOX_UID, end: RUN_UID_FIRST + 0x1_0000 };
 /** "nobody": an ordinary host account that daemons share, never the sandbox's. */
 const NOBODY_UID = 65534;
+/**
+ * The non-root pass (scripts/test.js): this process is a uid-65534 provider
+ * running the security suites again. Tests meaningful only for a root
+ * provider are not registered in it (each says why), rather than skipped.
+ */
+const NONROOT_PASS = process.env.CORDON_TEST_PROVIDER === 'nobody';
 
 /** Why the battery cannot run here, or null. */
 function skipReason() {
@@ -80,6 +86,39 @@ function nobodyOwner() {
   const uid = first('/etc/subuid');
   const gid = first('/etc/subgid');
   return uid === null || gid === null ? null : { uid, gid };
+}
+
+/**
+ * Hands a new, empty directory to the owner its sandboxes run as when it is
+ * their writable workspace: a root provider's first reserved owner uid; a
+ * uid-65534 provider's first subordinate owner id, chowned from a user
+ * namespace in which its own uid is 0 and that owner is 1 (util-linux
+ * `unshare`, through newuidmap): it cannot chown to a subordinate id
+ * directly. A non-root provider without a range keeps the directory (its
+ * launch is then refused, as it should be).
+ */
+function ownForSandbox(dir) {
+  if (process.geteuid() === 0) {
+    fs.chownSync(dir, SANDBOX_UID, SANDBOX_UID);
+    return;
+  }
+  const owner = process.geteuid() === NOBODY_UID ? nobodyOwner() : null;
+  if (!owner) return;
+  execFileSync('unshare', ['--map-root-user', `--map-users=${owner.uid},1,1`, `--map-groups=${owner.gid},1,1`, 'chown', '1:1', dir]);
+}
+
+/**
+ * Removes a directory handed over with `ownForSandbox`, with whatever the
+ * sandbox left in it: a non-root provider removes it from the same kind of
+ * user namespace (the files are its sandbox owner's, not its own).
+ */
+function removeOwned(dir) {
+  const owner = process.geteuid() === NOBODY_UID ? nobodyOwner() : null;
+  if (!owner) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return;
+  }
+  execFileSync('unshare', ['--map-root-user', `--map-users=${owner.uid},1,1`, `--map-groups=${owner.gid},1,1`, 'rm', '-rf', '--', dir]);
 }
 
 /** The battery's attacker, probe.c, compiled. */
@@ -214,10 +253,14 @@ function controlRoots() {
   });
 }
 
-/** A host process running as the sandbox uid: the test kills it itself. */
+/**
+ * A host process running as the uid a sandbox would share if any: a root
+ * provider's reserved sandbox uid; for a non-root provider its own uid (what
+ * its sandboxes ran as before they had subordinate ids). The test kills it.
+ */
 function sandboxUidSentinel() {
-  const child = spawn('/usr/bin/sleep', ['300'], { uid: SANDBOX_UID, gid: SANDBOX_UID, stdio: 'ignore', cwd: '/' });
-  return child;
+  const identity = process.geteuid() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {};
+  return spawn('/usr/bin/sleep', ['300'], { ...identity, stdio: 'ignore', cwd: '/' });
 }
 
 /**
@@ -230,16 +273,18 @@ function sandboxUidSentinel() {
  * process is not root.
  */
 function runProvider(script, { asNobody = false, timeoutMs = 60_000 } = {}) {
-  if (asNobody && process.geteuid() !== 0) return { skip: 'needs root to run a provider as uid 65534 (a user with no cgroup)' };
+  // Already uid 65534 (the non-root pass): the provider runs as this uid.
+  const switchUid = asNobody && process.geteuid() !== NOBODY_UID;
+  if (switchUid && process.geteuid() !== 0) return { skip: 'needs root to run a provider as uid 65534 (a user with no cgroup)' };
   // uid 65534 runs from a world-readable copy of the package (and of Node when
   // needed): a checkout under a 0700 directory is unreadable for it.
-  const { node, pkg } = asNobody ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
+  const { node, pkg } = switchUid ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
   const prelude = `const cordon = require(${JSON.stringify(pkg)}); const probe = ${JSON.stringify(probe())};\n`;
   // No TMPDIR: control roots go to the default base (/dev/shm when it is a
   // tmpfs) as for the root provider; on a disk-backed base every directory
   // removed can cost a synchronous discard (~1.5 ms here), which would make
   // a 20 000-level tree's removal a test of the disk.
-  const identity = asNobody ? { uid: NOBODY_UID, gid: NOBODY_UID, env: { PATH: process.env.PATH } } : {};
+  const identity = switchUid ? { uid: NOBODY_UID, gid: NOBODY_UID, env: { PATH: process.env.PATH } } : {};
   const run = require('node:child_process').spawnSync(node, ['-e', prelude + script], {
     cwd: '/', encoding: 'utf8', timeout: timeoutMs, ...identity,
   });
@@ -261,6 +306,8 @@ module.exports = {
   alive,
   compiled,
   nobodyOwner,
+  ownForSandbox,
+  removeOwned,
   controlRootBase,
   controlRoots,
   openFdCount,
@@ -274,6 +321,7 @@ module.exports = {
   warmUp,
   zombieChildren,
   NOBODY_UID,
+  NONROOT_PASS,
   RESERVED_UIDS,
   RUN_UID_FIRST,
   SANDBOX_UID,

@@ -6,15 +6,6 @@
  *   whoami                 prints the host-relevant ids of the sandbox
  *                          (Uid/Gid/Groups lines of /proc/self/status),
  *                          then lives one second (to be observed)
- *   inotify-instances SECONDS  creates inotify instances until refused,
- *                          prints HOLDING, holds them for SECONDS. "open" =
- *                          refused by the per-user count (EMFILE before the
- *                          descriptor limit).
- *   mqueue-fill SECONDS    creates POSIX message queues until refused,
- *                          prints HOLDING, holds them. "open" = refused with
- *                          EMFILE (the uid's RLIMIT_MSGQUEUE bytes).
- *   mqueue-try             one queue, as the provider does it: prints
- *                          "MQ ok" or "MQ <error>" (run outside a sandbox)
  *   epoll-watches SECONDS  takes the whole fs.epoll.max_user_watches of
  *                          the sandbox's uid, prints HOLDING, holds it for
  *                          SECONDS. "open" = the uid's quota is exhausted.
@@ -35,10 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <mqueue.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -96,61 +85,9 @@ static int epoll_watches(int seconds) {
     return 0;
 }
 
-static int inotify_instances(int seconds) {
-    struct rlimit nofile;
-    getrlimit(RLIMIT_NOFILE, &nofile);
-    long made = 0;
-    const char *stop = "limit";
-    for (;;) {
-        int fd = inotify_init1(0);
-        if (fd < 0) {
-            stop = strerror(errno);
-            break;
-        }
-        made++;
-    }
-    /* EMFILE with descriptors to spare: the per-user instance count. */
-    int by_user = errno == EMFILE && made + 8 < (long)nofile.rlim_cur;
-    printf("RESULT inotify-instances %s instances=%ld nofile=%ld stopped=%s\n", by_user ? "open" : "blocked", made,
-           (long)nofile.rlim_cur, stop);
-    printf("HOLDING\n");
-    fflush(stdout);
-    sleep(seconds);
-    return 0;
-}
-
-static int mqueue_open(int n) {
-    char name[64];
-    snprintf(name, sizeof name, "/cordon-identity-%d-%d", (int)getpid(), n);
-    struct mq_attr attr = {.mq_maxmsg = 10, .mq_msgsize = 8192};
-    int q = mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, &attr);
-    if (q >= 0) mq_unlink(name);
-    return q;
-}
-
-static int mqueue_fill(int seconds) {
-    long made = 0;
-    while (mqueue_open((int)made) >= 0) made++;
-    int by_quota = errno == EMFILE;
-    printf("RESULT mqueue-fill %s queues=%ld stopped=%s\n", by_quota ? "open" : "blocked", made, strerror(errno));
-    printf("HOLDING\n");
-    fflush(stdout);
-    sleep(seconds);
-    return 0;
-}
-
-static int mqueue_try(void) {
-    int q = mqueue_open(0);
-    printf("MQ %s\n", q >= 0 ? "ok" : strerror(errno));
-    return 0;
-}
-
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "whoami")) return whoami();
     if (argc == 3 && !strcmp(argv[1], "epoll-watches")) return epoll_watches(atoi(argv[2]));
-    if (argc == 3 && !strcmp(argv[1], "mqueue-fill")) return mqueue_fill(atoi(argv[2]));
-    if (argc == 2 && !strcmp(argv[1], "mqueue-try")) return mqueue_try();
-    if (argc == 3 && !strcmp(argv[1], "inotify-instances")) return inotify_instances(atoi(argv[2]));
-    fprintf(stderr, "usage: identity whoami | epoll-watches SECONDS | inotify-instances SECONDS | mqueue-fill SECONDS | mqueue-try\n");
+    fprintf(stderr, "usage: identity whoami | epoll-watches SECONDS\n");
     return 2;
 }

@@ -22,27 +22,14 @@ const path = require('node:path');
 
 const h = require('./harness');
 const { nobodyProvider } = require('./nobody-provider');
+const { nonRootSkipReason, provider, range, PROVIDER_GROUP } = require('./provider-process');
 
 /** A uid with no /etc/subuid line and no account: the "nothing configured" provider. */
 const NO_RANGE_UID = 65533;
 
-/** nobody's first subordinate range (`first`, `count`) of `file`, or null. */
-function range(file) {
-  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  for (const line of text.split('\n')) {
-    const [who, first, count] = line.trim().split(':');
-    if ((who === 'nobody' || who === String(h.NOBODY_UID)) && Number(count) >= 2) return { first: Number(first), count: Number(count) };
-  }
-  return null;
-}
-
 function skipReason() {
-  const base = h.skipReason();
+  const base = nonRootSkipReason();
   if (base) return base;
-  if (process.geteuid() !== 0) return 'needs root to run providers as uid 65534 and 65533';
-  if (!fs.existsSync('/usr/bin/newuidmap')) return 'newuidmap is not installed (apt-get install uidmap; .ci/run does)';
-  if (!fs.existsSync('/usr/bin/setpriv')) return 'setpriv (util-linux) is not installed';
-  if (!range('/etc/subuid') || !range('/etc/subgid')) return 'uid 65534 has no /etc/subuid and /etc/subgid range (.ci/run adds one)';
   for (const file of ['/etc/subuid', '/etc/subgid']) {
     if (fs.readFileSync(file, 'utf8').split('\n').some((l) => l.startsWith(`${NO_RANGE_UID}:`))) return `uid ${NO_RANGE_UID} must have no range in ${file}`;
   }
@@ -52,73 +39,6 @@ function skipReason() {
 /** identity.c, compiled static once, in a world-readable directory. */
 function attacker() {
   return h.compiled('identity.c');
-}
-
-// The provider: one run of argv (or a refusal), as JSON. With `touch: 'epoll'`,
-// once the sandbox prints HOLDING the provider registers new descriptors
-// with its own event loop (a listening socket, a child's pipes): libuv's
-// epoll_ctl(ADD) — which aborts the process on ENOSPC; `touch: 'inotify'`:
-// it starts an fs.watch (a new inotify instance).
-function providerScript(pkg) {
-  return `
-const c = require(${JSON.stringify(pkg)});
-const [argv, options] = JSON.parse(process.argv[1]);
-const base = structuredClone(c[options.policy ?? 'readOnly']());
-const withResources = { ...base, resources: { ...base.resources, ...options.resources } };
-const withNetwork = options.allow ? { ...withResources, network: { mode: 'mediated', allow: options.allow } } : withResources;
-const policy = options.identity ? { ...withNetwork, process: { ...base.process, identity: options.identity } } : withNetwork;
-let ex = null;
-try { ex = c.spawnIsolated(argv, { policy, workspace: options.workspace, networkRelayPath: options.relay }); }
-catch (e) { process.stdout.write(JSON.stringify({ refused: e.code, message: e.message })); }
-if (ex) {
-  let text = '';
-  let touched = null;
-  ex.protocol.resume();
-  ex.stderr.on('data', (d) => {
-    text += d;
-    if (options.touch && touched === null && text.includes('HOLDING')) {
-      touched = new Promise((resolve) => {
-        if (options.touch === 'mqueue') {
-          const out = require('node:child_process').execFileSync(argv[0], ['mqueue-try'], { encoding: 'utf8' });
-          resolve(/^MQ (.*)$/m.exec(out)?.[1] ?? out);
-          return;
-        }
-        if (options.touch === 'inotify') {
-          try { require('node:fs').watch('/tmp').close(); resolve('ok'); } catch (e) { resolve(e.code ?? String(e)); }
-          return;
-        }
-        const server = require('node:net').createServer().listen(0, '127.0.0.1', () => {
-          require('node:child_process').execFile('/bin/true', (err) => { server.close(); resolve(err ? String(err) : 'ok'); });
-        });
-      });
-    }
-  });
-  ex.wait().then(async (r) => process.stdout.write(JSON.stringify({
-    text, providerTouch: touched ? await touched : null, receipt: r.receipt })));
-}
-`;
-}
-
-/**
- * A supplementary group the provider runs with (100, "users" on Debian),
- * besides its own gid: a sandbox must carry neither.
- */
-const PROVIDER_GROUP = 100;
-
-/**
- * Runs one sandbox in a provider of `uid` (gid `uid`, supplementary groups
- * `uid` and PROVIDER_GROUP: set by util-linux's setpriv, since Node's own
- * `uid` option drops every group); its JSON, status and signal.
- */
-function provider(uid, argv, options = {}, timeout = 120_000) {
-  const { node, pkg } = nobodyProvider();
-  const identity = ['--reuid', String(uid), '--regid', String(uid), '--groups', `${uid},${PROVIDER_GROUP}`, '--'];
-  const run = spawnSync('/usr/bin/setpriv', [...identity, node, '-e', providerScript(pkg), JSON.stringify([argv, options])], {
-    cwd: '/', encoding: 'utf8', timeout, env: { PATH: process.env.PATH },
-  });
-  let value = null;
-  try { value = JSON.parse(run.stdout); } catch { /* the provider died: see status/signal */ }
-  return { value, status: run.status, signal: run.signal, stderr: run.stderr };
 }
 
 /** The ID lines of identity.c's whoami → {uid: [4], gid: [4], groups: []}. */
@@ -244,25 +164,8 @@ test('a writable workspace owned by a subordinate owner uid keeps working across
   }
 });
 
-// The per-user quota table of docs/security.md ("A non-root provider"):
-// each row that says probed is one of these.
-
-test('inotify: a sandbox cannot create an instance at all (seccomp), so the provider\'s fs.watch keeps working', { skip: skipReason() ?? false }, () => {
-  const run = provider(h.NOBODY_UID, [attacker(), 'inotify-instances', '3'], { touch: 'inotify' });
-  assert.equal(run.status, 0, run.stderr);
-  assert.match(run.value.text, /RESULT inotify-instances blocked instances=0 .*stopped=Function not implemented/, run.value.text);
-  assert.equal(run.value.providerTouch, 'ok');
-});
-
-test('documented limit: POSIX message-queue bytes are charged up the user-namespace chain to the provider, so a sandbox holding its own RLIMIT_MSGQUEUE leaves the provider none', { skip: skipReason() ?? false }, () => {
-  const run = provider(h.NOBODY_UID, [attacker(), 'mqueue-fill', '3'], { touch: 'mqueue' });
-  assert.equal(run.status, 0, run.stderr);
-  assert.equal(run.value.receipt.confinement.planned.uidAllocation, 'subordinate-per-run');
-  assert.match(run.value.text, /RESULT mqueue-fill open queues=\d+ stopped=Too many open files/, run.value.text);
-  // If this starts passing with "ok", the kernel stopped charging the
-  // namespace owner: update the table in docs/security.md.
-  assert.equal(run.value.providerTouch, 'Too many open files');
-});
+// The per-user quota table of docs/security.md: the epoll row is above,
+// the other rows are quotas.test.js.
 
 test('cordon doctor, as a non-root provider, reports its subordinate ranges and the delegated cgroup, with the commands that add them', { skip: skipReason() ?? false }, () => {
   const { node, pkg } = nobodyProvider();

@@ -6,6 +6,9 @@
 // require('cordon') loads (the package files, the addon, the runtime
 // dependency closure) and, when that uid cannot execute the running Node, of
 // the Node binary too. Made once per process, removed at exit.
+// `nobodyTestTree` adds what the security suites need to run as that uid
+// (scripts/test.js's non-root pass): these tests, their shared helpers, the
+// skip reporter and the built executables the package starts.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -63,20 +66,44 @@ function copyPackage(into) {
   return pkg;
 }
 
+/** Test files and the built executables, beside the copied package. */
+const TEST_TREE = [
+  '__test__/security', '__test__/spawn-support.js', 'scripts/skip-reporter.mjs',
+];
+const EXECUTABLES = ['cordon-runner', 'cordon-egress-relay', 'cordon-exec-agent'];
+
+function copyTestTree(pkg) {
+  for (const name of TEST_TREE) fs.cpSync(path.join(ROOT, name), path.join(pkg, name), { recursive: true });
+  const release = path.join(require('../../lib/platform-package').cargoTargetDir(), 'release');
+  for (const name of EXECUTABLES.filter((n) => fs.existsSync(path.join(release, n)))) {
+    fs.mkdirSync(path.join(pkg, 'target', 'release'), { recursive: true });
+    fs.copyFileSync(path.join(release, name), path.join(pkg, 'target', 'release', name));
+  }
+}
+
 let provider = null;
 
-/** {node, pkg}: the Node to run and the package directory to require, for uid 65534. */
-function nobodyProvider() {
-  if (provider) return provider;
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-nobody-provider-'));
-  process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }));
+/**
+ * {node, pkg}: the Node to run and the package directory to require, for
+ * uid 65534. `scratch`: where to make it (default: a temp dir removed when
+ * this process exits); `tests`: copy the test tree too.
+ */
+function nobodyProvider({ scratch = null, tests = false } = {}) {
+  if (provider && !scratch) return provider;
+  const owned = scratch === null;
+  if (owned) {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-nobody-provider-'));
+    process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }));
+  }
   const pkg = copyPackage(scratch);
+  if (tests) copyTestTree(pkg);
   let node = process.execPath;
   if (!canExecute(node, NOBODY_UID)) {
     node = path.join(scratch, 'node');
     fs.copyFileSync(process.execPath, node);
   }
   openUp(scratch);
+  if (!owned) return { node, pkg };
   provider = { node, pkg };
   return provider;
 }

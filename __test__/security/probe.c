@@ -560,13 +560,6 @@ static __attribute__((noreturn)) void mqueue_hog(void) {
     for (;;) pause();
 }
 
-/* Starvation by a neighbour is blocked when this sandbox still gets a queue. */
-static int mqueue_available(void) {
-    struct mq_attr attr = {.mq_maxmsg = 10, .mq_msgsize = 8192};
-    mqd_t q = mq_open("/mine", O_CREAT | O_RDWR, 0600, &attr);
-    return report("mqueue-available", q >= 0, q >= 0 ? "got a queue" : strerror(errno));
-}
-
 /* Pipe buffer pages are counted per host uid (fs.pipe-user-pages-soft):
  * past the soft limit every new pipe of that uid gets one page instead of
  * sixteen. Ten children each fill their descriptor table with pipes, then
@@ -639,7 +632,6 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "privileged-files")) return privileged_files(arg);
     if (!strcmp(a, "inotify-hog")) inotify_hog();
     if (!strcmp(a, "mqueue-hog")) mqueue_hog();
-    if (!strcmp(a, "mqueue-available")) return mqueue_available();
     if (!strcmp(a, "pipe-hog")) pipe_hog();
     if (!strcmp(a, "pipe-available")) return pipe_available();
     /* Starvation by a neighbour is blocked when this sandbox still gets one. */

@@ -218,13 +218,13 @@ describe('host workspace', () => {
     if (!target) return;
     const workspace = fs.mkdtempSync('/var/tmp/cordon-round3-ws-');
     fs.chmodSync(workspace, 0o755);
-    if (process.geteuid() === 0) fs.chownSync(workspace, h.SANDBOX_UID, h.SANDBOX_UID);
+    h.ownForSandbox(workspace);
     try {
       const run = await attack(['hardlink-setuid', target, '/workspace/link'], { policy: cordon.workspaceWrite(), workspace });
       expectBlocked(run, 'hardlink-setuid', /cross-device|Operation not permitted|No such file/);
       assert.deepEqual(fs.readdirSync(workspace), [], 'nothing was linked on the host');
     } finally {
-      fs.rmSync(workspace, { recursive: true, force: true });
+      h.removeOwned(workspace);
     }
   });
 });
@@ -333,7 +333,7 @@ describe('caller-named host paths that go through a symlink', () => {
   function project() {
     const dir = fs.mkdtempSync('/var/tmp/cordon-round3-project-');
     fs.chmodSync(dir, 0o755);
-    if (process.geteuid() === 0) fs.chownSync(dir, h.SANDBOX_UID, h.SANDBOX_UID);
+    h.ownForSandbox(dir);
     return dir;
   }
 
@@ -357,18 +357,23 @@ describe('caller-named host paths that go through a symlink', () => {
       assert.match(extra.error.message, /goes through the symlink/);
     } finally {
       fs.rmSync(`/dev/shm/${marker}`, { force: true });
-      fs.rmSync(dir, { recursive: true, force: true });
+      h.removeOwned(dir);
     }
   });
 
   probe('a directory swapped for a symlink in a loop while runs launch never gets the link\'s target bound', async () => {
-    const dir = project();
+    // The swapper below is a host process of the provider: a non-root
+    // provider's project is its own (it could not swap entries in a
+    // directory of its sandbox owner); runs here only read it.
+    const ownDir = process.geteuid() !== 0;
+    const dir = ownDir ? fs.mkdtempSync('/var/tmp/cordon-round3-project-') : project();
+    fs.chmodSync(dir, 0o755);
     // The link's target: a directory the launcher would otherwise accept as
     // a workspace (owned like the project), holding a file no run may see.
     const target = fs.mkdtempSync('/var/tmp/cordon-round3-target-');
     fs.chmodSync(target, 0o755);
     fs.writeFileSync(path.join(target, 'passwd'), 'secret\n');
-    if (process.geteuid() === 0) fs.chownSync(target, h.SANDBOX_UID, h.SANDBOX_UID);
+    if (!ownDir) h.ownForSandbox(target);
     const etc = fs.statSync(target);
     // Swaps <dir>/swap between a real directory, nothing and a link to the
     // target, in a process of its own, while runs launch on it.
@@ -411,9 +416,9 @@ describe('caller-named host paths that go through a symlink', () => {
       }
     } finally {
       swapper.kill('SIGKILL');
-      await new Promise((resolve) => swapper.once('exit', resolve));
-      fs.rmSync(dir, { recursive: true, force: true });
-      fs.rmSync(target, { recursive: true, force: true });
+      if (swapper.exitCode === null && swapper.signalCode === null) await new Promise((resolve) => swapper.once('exit', resolve));
+      h.removeOwned(dir);
+      h.removeOwned(target);
     }
     console.log(`# swap race: ${JSON.stringify(seen)}`);
   });
@@ -426,13 +431,17 @@ describe('caller-named host paths that go through a symlink', () => {
       const st = fs.statSync(dir);
       assert.deepEqual(run.receipt.confinement.planned.hostBinds, [{ source: dir, dest: '/workspace', writable: false, device: st.dev, inode: st.ino }]);
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      h.removeOwned(dir);
     }
   });
 });
 
 describe('kernel memory outside RLIMIT_AS', () => {
-  probe('AF_UNIX socket buffers past the memory ceiling are charged to the run\'s cgroup: an OOM kill inside', async (t) => {
+  // Not in the non-root pass: a uid-65534 provider has no cgroup (no
+  // delegated subtree in CI) and this policy requires one; what holds
+  // without a cgroup is the next group, and docs/security.md says socket
+  // buffers are not bounded there.
+  if (!h.NONROOT_PASS) probe('AF_UNIX socket buffers past the memory ceiling are charged to the run\'s cgroup: an OOM kill inside', async (t) => {
     // 2 processes × 32 socket pairs, both directions filled to 2 × wmem_max:
     // far over the 128 MiB ceiling. Without a cgroup nothing charges this
     // memory (findings/memory-without-cgroup.repro.js).
@@ -474,7 +483,7 @@ describe('kernel memory outside RLIMIT_AS, without a cgroup', () => {
 });
 
 describe('rlimits set explicitly, not inherited from the provider', () => {
-  probe('inside, RTPRIO, NICE and RTTIME are 0, SIGPENDING 1024, MSGQUEUE 819200, MEMLOCK 64 KiB (soft = hard)', async () => {
+  probe('inside, RTPRIO, NICE and RTTIME are 0, SIGPENDING 1024, MSGQUEUE 0, MEMLOCK 64 KiB (soft = hard)', async () => {
     // The provider's own limits here differ (pending signals ~ RLIMIT_NPROC
     // of the host, locked memory 8 MiB, realtime timeout unlimited): a launcher
     // that left them inherited shows those values.
@@ -493,7 +502,7 @@ describe('rlimits set explicitly, not inherited from the provider', () => {
     assert.deepEqual(row('Max nice priority'), ['0', '0']);
     assert.deepEqual(row('Max realtime timeout'), ['0', '0']);
     assert.deepEqual(row('Max pending signals'), ['1024', '1024']);
-    assert.deepEqual(row('Max msgqueue size'), ['819200', '819200']);
+    assert.deepEqual(row('Max msgqueue size'), ['0', '0']);
     assert.deepEqual(row('Max locked memory'), ['65536', '65536']);
   });
 });
@@ -518,7 +527,10 @@ describe('the shared staged executable', () => {
   });
 });
 
-describe('a planted control-root base', () => {
+// Not in the non-root pass: planting a base for another uid and running a
+// provider as that uid need root (the root pass plants it for an uid of no
+// account, a non-root provider alike).
+if (!h.NONROOT_PASS) describe('a planted control-root base', () => {
   // What a sandbox could do with the host /dev/shm in reach
   // (the symlinked-workspace redirect of round 3, now refused): create the control-root
   // base of a provider uid that has not run yet, world-writable, to own its

@@ -464,7 +464,7 @@ mod tests {
             temp,
             cgroup_outcome,
         } = receipt_parts(&plan, outcome);
-        assert_eq!(seccomp["profile"], "cordon-default-v4");
+        assert_eq!(seccomp["profile"], "cordon-default-v5");
         assert_eq!(seccomp["instructions"], program.len() / 8);
         assert!(seccomp["denied"]
             .as_array()

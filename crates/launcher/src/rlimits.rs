@@ -35,8 +35,13 @@
 //!   become so anyway, it gets no real-time CPU before SIGKILL.
 //! - `SIGPENDING` = 1024: queued signals of the real uid (kernel memory per
 //!   signal); plenty for a runtime, far below the host default (~96 000).
-//! - `MSGQUEUE` = 819 200 bytes: the POSIX message-queue bytes of the real
-//!   uid, the kernel's own default, now independent of the provider's.
+//! - `MSGQUEUE` = 0 bytes: no POSIX message queue can be created. The
+//!   kernel charges a queue's bytes up the user-namespace chain to the
+//!   namespace's owner, so a non-root provider's sandbox holding its own
+//!   quota took the provider's whole one (its `mq_open` then failed with
+//!   EMFILE). The seccomp filter denies `mq_open` (ENOSYS) as well; this
+//!   ceiling also bounds a queue created by `open` on an mqueue mount,
+//!   since the kernel checks the creator's own rlimit.
 //! - `MEMLOCK` = 64 KiB: memory locked against swap (gpg's secure memory
 //!   fits); locked pages would otherwise be host memory the kernel can
 //!   never reclaim under pressure.
@@ -59,7 +64,7 @@ pub const RTPRIO: u64 = 0;
 pub const NICE: u64 = 0;
 pub const RTTIME_MICROS: u64 = 0;
 pub const SIGPENDING: u64 = 1024;
-pub const MSGQUEUE_BYTES: u64 = 819_200;
+pub const MSGQUEUE_BYTES: u64 = 0;
 pub const MEMLOCK_BYTES: u64 = 64 << 10;
 /// Seconds between SIGXCPU (catchable: a chance to report) and SIGKILL.
 pub const CPU_KILL_GRACE_SECONDS: u64 = 1;
@@ -247,7 +252,7 @@ mod tests {
                 ("NICE", 0, 0),
                 ("RTTIME", 0, 0),
                 ("SIGPENDING", 1024, 1024),
-                ("MSGQUEUE", 819_200, 819_200),
+                ("MSGQUEUE", 0, 0),
                 ("MEMLOCK", 65_536, 65_536),
             ]
         );
@@ -294,7 +299,7 @@ mod tests {
         assert_eq!(row("Max nice priority"), ["0", "0"]);
         assert_eq!(row("Max realtime timeout"), ["0", "0"]);
         assert_eq!(row("Max pending signals"), ["1024", "1024"]);
-        assert_eq!(row("Max msgqueue size"), ["819200", "819200"]);
+        assert_eq!(row("Max msgqueue size"), ["0", "0"]);
         assert_eq!(row("Max locked memory"), ["65536", "65536"]);
     }
 

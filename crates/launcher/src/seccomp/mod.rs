@@ -42,7 +42,7 @@ pub struct SeccompPolicy {
 }
 
 /// The name recorded in receipts; bump it when the denial table changes.
-pub const PROFILE_NAME: &str = "cordon-default-v4";
+pub const PROFILE_NAME: &str = "cordon-default-v5";
 
 /// How a denied call fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +154,15 @@ pub const DENIED_SYSCALLS: &[DeniedSyscall] = &[
     // marks since Linux 5.13. ENOSYS, like inotify.
     deny("fanotify_init", libc::SYS_fanotify_init, Always, Enosys),
     deny("fanotify_mark", libc::SYS_fanotify_mark, Always, Enosys),
+    // POSIX message queues: the kernel charges a queue's bytes
+    // (`RLIMIT_MSGQUEUE`) up the user-namespace chain to the namespace's
+    // owner, a non-root provider, so a sandbox could take the provider's
+    // whole quota (its `mq_open` then fails with EMFILE). Denied before the
+    // kernel charges anything (a refused `mq_open` under a 0 rlimit is still
+    // charged for a moment, enough for concurrent attempts to starve the
+    // provider). ENOSYS: what a kernel without CONFIG_POSIX_MQUEUE answers,
+    // which programs already handle as "no message queues here".
+    deny("mq_open", libc::SYS_mq_open, Always, Enosys),
     deny("bpf", libc::SYS_bpf, Always, Eperm),
     deny("perf_event_open", libc::SYS_perf_event_open, Always, Eperm),
     deny("userfaultfd", libc::SYS_userfaultfd, Always, Eperm),

@@ -75,6 +75,7 @@ const PINNED_UNCONDITIONAL: &[(&str, i64, u32)] = &[
     ("shmat", libc::SYS_shmat, ENOSYS),
     ("shmctl", libc::SYS_shmctl, ENOSYS),
     ("inotify_init1", libc::SYS_inotify_init1, ENOSYS),
+    ("mq_open", libc::SYS_mq_open, ENOSYS),
     ("bpf", libc::SYS_bpf, EPERM),
     ("perf_event_open", libc::SYS_perf_event_open, EPERM),
     ("userfaultfd", libc::SYS_userfaultfd, EPERM),
