@@ -11,6 +11,7 @@ use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -38,13 +39,14 @@ pub struct ExecRequest {
     pub argv: Vec<String>,
     pub cwd: String,
     pub env: Vec<(String, String)>,
-    /// A `STDIN` frame with the whole input follows; else stdin is /dev/null.
+    /// `STDIN` chunks follow (an empty one closes); else stdin is /dev/null.
     pub stdin: bool,
 }
 
 struct Running {
     pgid: i32,
-    stdin: Option<ChildStdin>,
+    /// The command's stdin writer thread; dropped (stdin closed) by an empty `STDIN`.
+    stdin: Option<Sender<Vec<u8>>>,
 }
 
 pub type Out = Arc<Writer<std::fs::File>>;
@@ -73,14 +75,20 @@ impl Table {
         }
     }
 
-    /// Hands `data` to the command's stdin on a thread of its own (the
-    /// command may never read it), then closes it.
+    /// Hands a `STDIN` chunk to the command's writer thread; an empty one
+    /// closes the command's stdin. The host sends a chunk only after the
+    /// previous one was acknowledged, so at most one waits here.
     pub fn feed(&self, id: u32, data: Vec<u8>) {
-        if let Some(mut stdin) = self.with(|m| m.get_mut(&id).and_then(|r| r.stdin.take())) {
-            thread::spawn(move || {
-                let _ = stdin.write_all(&data);
-            });
-        }
+        self.with(|m| {
+            let Some(running) = m.get_mut(&id) else {
+                return;
+            };
+            if data.is_empty() {
+                running.stdin = None;
+            } else if let Some(stdin) = &running.stdin {
+                let _ = stdin.send(data);
+            }
+        });
     }
 
     /// SIGKILL to every live group: the host is gone.
@@ -140,7 +148,10 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
         let _ = child.wait();
         return refuse(out, id, "spawned without pipes");
     };
-    let stdin = child.stdin.take();
+    let stdin = child
+        .stdin
+        .take()
+        .map(|pipe| spawn_stdin_writer(pipe, id, out));
     table.with(|m| {
         m.insert(
             id,
@@ -175,6 +186,26 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
         let _ = out.send(frame::EXIT, id, &payload);
     });
     Ok(())
+}
+
+/// The command's stdin: each chunk is written on this thread (the command
+/// may be slow to read, or never read), then acknowledged with `STDIN_ACK`,
+/// also when it could not be written (the command closed its stdin), so the
+/// host never waits on a reader that is gone. The pipe closes when the
+/// sender is dropped (an empty `STDIN`, or the command's end).
+fn spawn_stdin_writer(mut pipe: ChildStdin, id: u32, out: &Out) -> Sender<Vec<u8>> {
+    let (sender, chunks) = channel::<Vec<u8>>();
+    let out = out.clone();
+    thread::spawn(move || {
+        let mut open = true;
+        for chunk in chunks {
+            open = open && pipe.write_all(&chunk).is_ok();
+            if out.send(frame::STDIN_ACK, id, &[]).is_err() {
+                return;
+            }
+        }
+    });
+    sender
 }
 
 fn spawn_pump<R: Read + AsFd + Send + 'static>(
