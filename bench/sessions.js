@@ -5,6 +5,7 @@
 //   9 command: raw bwrap /bin/true  vs  spawnIsolated(['/bin/true'])  vs
 //     session.exec(['/bin/true']) in a warm session (goal: <= 2 ms, <= 0.1x
 //     a cold sandbox)
+//   9 exec phases: a warm exec taken apart (host + framing, spawn, run + EXIT)
 //   9 create: spawnIsolated(['/bin/true'])  vs  acquire() of a new session
 //     (tmpfs mount + sandbox + agent READY) followed by nothing
 //   9 files: fs.writeFile/readFile  vs  session.writeFile/readFile, 4 KiB and
@@ -58,6 +59,37 @@ async function command(manager, { iterations, warmup }) {
   ]);
 }
 
+/**
+ * Where a warm exec's time goes, each phase timed alone in the same loop:
+ * the host's own work and one frame each way around a spawn that fails at
+ * once (a cwd that does not exist), EXEC → STARTED (framing
+ * plus the agent's spawn of /bin/true: start() resolves at STARTED), and
+ * STARTED → EXIT (the command runs, the agent reaps it and its pumps
+ * see EOF, EXIT is framed back).
+ */
+async function phases(manager, { iterations, warmup }) {
+  const session = await manager.acquire({ tenant: 'bench', conversation: 'phases' }, 'bench');
+  const samples = { refused: [], started: [], exited: [] };
+  try {
+    for (let i = 0; i < warmup + iterations; i += 1) {
+      const refused = await timed(() => session.exec(['/bin/true'], { cwd: 'no-such-dir' }).then(() => { throw new Error('a missing cwd ran'); }, (e) => {
+        if (e.code !== 'ERR_CORDON_SESSION_COMMAND_FAILED') throw e;
+      }));
+      let handle;
+      const started = await timed(async () => { handle = await session.start(['/bin/true']); });
+      const exited = await timed(() => handle.wait());
+      if (i >= warmup) { samples.refused.push(refused); samples.started.push(started); samples.exited.push(exited); }
+    }
+  } finally {
+    await session.end();
+  }
+  return sectionRows('9 session exec phases', 'ms', [
+    ['host + frames + a failed spawn (missing cwd)', samples.refused],
+    ['start(): EXEC -> STARTED (agent spawn)', samples.started],
+    ['wait(): STARTED -> EXIT (run, reap, EXIT)', samples.exited],
+  ]);
+}
+
 async function create(manager, { creations }) {
   const samples = { spawn: [], create: [] };
   for (let i = 0; i < creations; i += 1) {
@@ -102,7 +134,7 @@ async function sessions(config) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-sessions-'));
   const manager = createSessionManager({ secret: crypto.randomBytes(32), root, authorize: () => true, workspaceBytes: 64 << 20 });
   try {
-    return [...(await command(manager, config)), ...(await create(manager, config)), ...(await files(manager, config))];
+    return [...(await command(manager, config)), ...(await phases(manager, config)), ...(await create(manager, config)), ...(await files(manager, config))];
   } finally {
     await manager.endAll();
     fs.rmSync(root, { recursive: true, force: true });
