@@ -5,7 +5,7 @@
 
 mod chunk_buffer;
 mod live_executions;
-mod tree_removal_task;
+pub mod tree_removal_task;
 
 use std::sync::{Arc, RwLock, Weak};
 
