@@ -116,6 +116,7 @@ class SessionManager {
   }
 
   _audit(fields) {
+    if (this._options.audit === undefined) return;
     emitAudit(this._options.audit, auditRecord(fields));
   }
 

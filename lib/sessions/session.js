@@ -123,6 +123,7 @@ class Session {
   }
 
   audit(fields) {
+    if (this._manager.options.audit === undefined) return; // no sink: no record built (redaction is per command)
     emitAudit(this._manager.options.audit, auditRecord({ session: this.id, scope: this.scope, ...fields }));
   }
 
