@@ -65,11 +65,14 @@ async function command(manager, { iterations, warmup }) {
  * once (a cwd that does not exist), EXEC → STARTED (framing
  * plus the agent's spawn of /bin/true: start() resolves at STARTED), and
  * STARTED → EXIT (the command runs, the agent reaps it and its pumps
- * see EOF, EXIT is framed back).
+ * see EOF, EXIT is framed back), and the whole exec again: here no cold
+ * sandbox starts and ends between two execs, as it does in "9 session
+ * command", whose exec shares the 2 CPUs with the previous cold
+ * sandbox's teardown (bwrap's exit, the kernel's namespace cleanup).
  */
 async function phases(manager, { iterations, warmup }) {
   const session = await manager.acquire({ tenant: 'bench', conversation: 'phases' }, 'bench');
-  const samples = { refused: [], started: [], exited: [] };
+  const samples = { refused: [], started: [], exited: [], exec: [] };
   try {
     for (let i = 0; i < warmup + iterations; i += 1) {
       const refused = await timed(() => session.exec(['/bin/true'], { cwd: 'no-such-dir' }).then(() => { throw new Error('a missing cwd ran'); }, (e) => {
@@ -78,7 +81,8 @@ async function phases(manager, { iterations, warmup }) {
       let handle;
       const started = await timed(async () => { handle = await session.start(['/bin/true']); });
       const exited = await timed(() => handle.wait());
-      if (i >= warmup) { samples.refused.push(refused); samples.started.push(started); samples.exited.push(exited); }
+      const exec = await timed(() => session.exec(['/bin/true']));
+      if (i >= warmup) { samples.refused.push(refused); samples.started.push(started); samples.exited.push(exited); samples.exec.push(exec); }
     }
   } finally {
     await session.end();
@@ -87,6 +91,7 @@ async function phases(manager, { iterations, warmup }) {
     ['host + frames + a failed spawn (missing cwd)', samples.refused],
     ['start(): EXEC -> STARTED (agent spawn)', samples.started],
     ['wait(): STARTED -> EXIT (run, reap, EXIT)', samples.exited],
+    ['session.exec /bin/true, no cold sandbox in the loop', samples.exec],
   ]);
 }
 
