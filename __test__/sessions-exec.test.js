@@ -143,6 +143,15 @@ test('an exec agent that lies (a frame announcing 4 GiB) ends the session with E
   assert.equal(manager.size, 0);
 });
 
+test('an exec agent that acknowledges stdin nobody sent ends the session with ERR_CORDON_SESSION_AGENT_FAILED', { skip }, async (t) => {
+  const { manager, root } = managerFor(t, { agentPath: path.join(__dirname, 'fixtures', 'acking-exec-agent') });
+  const session = await manager.acquire(scope('acker'), 'u');
+  await assert.rejects(session.exec(['/bin/true']), (e) => e.code === 'ERR_CORDON_SESSION_AGENT_FAILED' && /STDIN_ACK for command 1/.test(e.message));
+  assert.ok(await eventually(() => session.receipt !== null, 10_000), 'the lie ended the session');
+  assert.equal(session.receipt.endReason, 'agent-failed');
+  assert.deepEqual(fs.readdirSync(root), []);
+});
+
 test('stdin streams from an async iterable or a Readable in bounded chunks, each sent after the previous was taken, and a command that never reads holds at most a pipe-full', { skip }, async (t) => {
   const { Readable } = require('node:stream');
   const { manager } = managerFor(t);
