@@ -108,6 +108,11 @@ const { createSessionManager, memorySessionStore, sqliteSessionStore } = require
   spawnIsolated,
   workspaceWrite,
   agentPath: execAgentPath,
+  // The launcher's bounded, no-follow tree removal (tree_removal.rs), off the event loop.
+  removeTree: Object.freeze({
+    tree: (dir, maxEntries) => loadBinding().removeTree(dir, maxEntries),
+    contents: (dir, maxEntries) => loadBinding().emptyTree(dir, maxEntries),
+  }),
   ownerRange: () => {
     const native = loadBinding();
     return { first: native.WORKSPACE_OWNER_UID_FIRST, count: native.WORKSPACE_OWNER_UIDS };

@@ -7,6 +7,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { sessionsSkipReason, managerFor, marker, pidsWithMarker, scope } = require('./sessions-support');
@@ -140,4 +141,47 @@ test('an exec agent that lies (a frame announcing 4 GiB) ends the session with E
   await assert.rejects(session.exec(['/bin/true']), { code: 'ERR_CORDON_SESSION_ENDED' });
   assert.deepEqual(fs.readdirSync(root), []);
   assert.equal(manager.size, 0);
+});
+
+test('an exec agent that acknowledges stdin nobody sent ends the session with ERR_CORDON_SESSION_AGENT_FAILED', { skip }, async (t) => {
+  const { manager, root } = managerFor(t, { agentPath: path.join(__dirname, 'fixtures', 'acking-exec-agent') });
+  const session = await manager.acquire(scope('acker'), 'u');
+  await assert.rejects(session.exec(['/bin/true']), (e) => e.code === 'ERR_CORDON_SESSION_AGENT_FAILED' && /STDIN_ACK for command 1/.test(e.message));
+  assert.ok(await eventually(() => session.receipt !== null, 10_000), 'the lie ended the session');
+  assert.equal(session.receipt.endReason, 'agent-failed');
+  assert.deepEqual(fs.readdirSync(root), []);
+});
+
+test('stdin streams from an async iterable or a Readable in bounded chunks, each sent after the previous was taken, and a command that never reads holds at most a pipe-full', { skip }, async (t) => {
+  const { Readable } = require('node:stream');
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('stdin-stream'), 'u');
+  const piece = crypto.randomBytes(256 * 1024);
+  async function* pieces(count, pulled) {
+    for (let i = 0; i < count; i += 1) {
+      pulled.count += 1;
+      yield i % 2 === 0 ? piece : piece.toString('latin1').slice(0, 10); // bytes and strings mixed
+    }
+  }
+  const expected = crypto.createHash('sha256');
+  for (let i = 0; i < 32; i += 1) expected.update(i % 2 === 0 ? piece : Buffer.from(piece.toString('latin1').slice(0, 10), 'utf8'));
+  const pulled = { count: 0 };
+  const hashed = await session.exec(['/usr/bin/sha256sum'], { stdin: pieces(32, pulled) });
+  assert.equal(hashed.stdout, `${expected.digest('hex')}  -\n`, hashed.stderr);
+  assert.equal(pulled.count, 32);
+  const fromReadable = await session.exec(['/usr/bin/wc', '-c'], { stdin: Readable.from([Buffer.alloc(100_000, 1), 'tail']) });
+  assert.equal(fromReadable.stdout.trim(), '100004');
+  // A command that never reads: the host stops pulling once the pipe (64 KiB) and one chunk in flight are full.
+  const idle = { count: 0 };
+  async function* endless() {
+    for (;;) {
+      idle.count += 1;
+      yield Buffer.alloc(32 * 1024);
+    }
+  }
+  const sleeper = await session.exec({ shell: 'bash', script: 'sleep 1; echo done' }, { stdin: endless() });
+  assert.equal(sleeper.stdout, 'done\n');
+  assert.ok(idle.count <= 5, `pulled ${idle.count} chunks of 32 KiB from a source nobody read`);
+  const afterwards = await session.exec(['/bin/cat'], { stdin: 'still usable' });
+  assert.equal(afterwards.stdout, 'still usable');
 });

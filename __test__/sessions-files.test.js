@@ -104,3 +104,21 @@ test('a sandbox racing a symlink swap against readFile never gets the host file 
   assert.equal(inside + refused, 400);
   assert.ok(refused > 0, 'the race was actually run: some reads met the link');
 });
+
+test('remove with recursive removes a planted tree (2000 levels, links to host directories, FIFOs, read-only directories) without following a link, and leaves the rest', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('remove-tree'), 'u');
+  const host = fs.mkdtempSync('/tmp/cordon-host-tree-');
+  fs.writeFileSync(`${host}/keep`, 'HOST');
+  t.after(() => fs.rmSync(host, { recursive: true, force: true }));
+  const plant = `import os\nos.mkdir('tree')\nos.chdir('tree')\nos.symlink(${JSON.stringify(host)}, 'to-host')\nos.symlink('/', 'to-root')\nos.mkfifo('fifo')\nfor _ in range(2000):\n  os.mkdir('d')\n  os.chdir('d')\nos.symlink(${JSON.stringify(host)}, 'deep-to-host')\nopen('leaf', 'w').write('x')\nos.chdir('..')\nos.chmod('d', 0o500)\nprint('planted')`;
+  assert.equal((await session.exec(['/usr/bin/python3', '-c', plant])).stdout, 'planted\n');
+  await session.writeFile('other.txt', 'stays');
+  await session.exec(['/bin/ln', '-s', host, 'link-to-host-dir']);
+  await assert.rejects(session.remove('tree'), (e) => e.code === 'ERR_CORDON_SESSION_FILE_FAILED' && /ENOTEMPTY/.test(e.message), 'without recursive a non-empty directory stays');
+  await assert.rejects(session.remove('tree', { recursive: 'yes' }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  assert.deepEqual(await session.remove('tree', { recursive: true }), { removed: 'directory' });
+  assert.deepEqual(await session.remove('link-to-host-dir', { recursive: true }), { removed: 'symlink' }, 'a link is removed, never walked');
+  assert.equal(fs.readFileSync(`${host}/keep`, 'utf8'), 'HOST', 'nothing behind a link was touched');
+  assert.deepEqual((await session.list('')).map((e) => e.name), ['other.txt']);
+});

@@ -46,3 +46,34 @@ test('a session with an allowlist reaches an allowed destination through the med
   const literal = await fetch(`http://127.0.0.1:${port}/`);
   assert.match(literal.stdout, /^refused/, 'an address the allowlist does not name is refused');
 });
+
+test('a per-session allowlist given to acquire is checked like the manager one before authorize runs or anything is created', async (t) => {
+  const root = fs.mkdtempSync('/tmp/cordon-sessions-net-');
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  let asked = 0;
+  const manager = createSessionManager({ secret: crypto.randomBytes(32), root, authorize: () => { asked += 1; return true; } });
+  for (const allow of [['*:443'], ['1.2.3.4:443'], [{ host: '::1', port: 80 }], []]) {
+    await assert.rejects(manager.acquire(scope('per-session-bad'), 'u', { network: { allow } }), { code: 'ERR_CORDON_INVALID_OPTIONS' }, JSON.stringify(allow));
+  }
+  await assert.rejects(manager.acquire(scope('per-session-bad'), 'u', { netwrok: {} }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  assert.equal(asked, 0, 'authorize never ran for a refused option');
+  assert.deepEqual(fs.readdirSync(root), [], 'nothing was created');
+});
+
+test('each session gets its own allowlist: one reaches its destination, a session of the same manager without one reaches nothing, and another allowlist for a live session is refused', { skip }, async (t) => {
+  const server = http.createServer((req, res) => res.end(`hello ${req.url}`));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { port } = server.address();
+  const { manager } = managerFor(t);
+  const network = { allow: [{ host: 'localhost', port, allowPrivateAddresses: true }] };
+  const open = await manager.acquire(scope('net-open'), 'u', { network });
+  const closed = await manager.acquire(scope('net-closed'), 'u');
+  const fetch = (session) => session.exec(['/usr/bin/python3', '-c', `import urllib.request\ntry:\n  print(urllib.request.urlopen("http://localhost:${port}/x", timeout=10).read().decode())\nexcept Exception as e:\n  print("refused", type(e).__name__)`]);
+  assert.equal((await fetch(open)).stdout, 'hello /x\n');
+  assert.match((await fetch(closed)).stdout, /^refused/, 'the session without an allowlist has no network');
+  const again = await manager.acquire(scope('net-open'), 'u', { network: { allow: [{ allowPrivateAddresses: true, port, host: 'localhost' }] } });
+  assert.equal(again.origin, 'resumed', 'the same allowlist (keys in another order) resumes');
+  await assert.rejects(manager.acquire(scope('net-open'), 'u', { network: { allow: [{ host: 'localhost', port: port === 1 ? 2 : port - 1, allowPrivateAddresses: true }] } }), { code: 'ERR_CORDON_SESSION_NETWORK_CONFLICT' });
+  await assert.rejects(manager.acquire(scope('net-closed'), 'u', { network }), { code: 'ERR_CORDON_SESSION_NETWORK_CONFLICT' });
+});

@@ -82,3 +82,35 @@ test('a restarted provider reaps a stored session idle past idleTimeoutMs: works
   assert.deepEqual(fs.readdirSync(root), []);
   assert.deepEqual(await store.list(), []);
 });
+
+test('a workspace left as a plain directory (a planted 5000-level tree, a symlink to a host directory, a hard link to a host file) is removed without following a link', { skip }, async (t) => {
+  const { root, dbFile, secret } = setup(t);
+  const { spawnIsolated, workspaceWrite } = require('..');
+  const binding = require('../binding.js');
+  const host = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-sessions-canary-'));
+  t.after(() => fs.rmSync(host, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(host, 'keep'), 'host data');
+  const key = crypto.randomBytes(32).toString('hex');
+  const workspace = path.join(root, key);
+  fs.chmodSync(root, 0o711); // as the manager's prepareRoot leaves it: the sandbox's uid traverses it
+  const ownerUid = binding.WORKSPACE_OWNER_UID_FIRST + 1 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 1);
+  fs.mkdirSync(workspace, { mode: 0o700 });
+  fs.chownSync(workspace, ownerUid, ownerUid);
+  fs.linkSync(path.join(host, 'keep'), path.join(workspace, 'hardlink'));
+  // The sandbox (running as the workspace's owner) plants the rest.
+  const plant = `import os\nos.symlink(${JSON.stringify(host)}, 'link-to-host')\nos.symlink('/', 'link-to-root')\nos.mkfifo('fifo')\nfor _ in range(5000):\n  os.mkdir('d')\n  os.chdir('d')\nos.symlink(${JSON.stringify(host)}, 'deep-link')\nprint('planted')`;
+  const run = spawnIsolated(['/usr/bin/python3', '-c', plant], { policy: workspaceWrite(), workspace });
+  const chunks = [];
+  run.stderr.on('data', (c) => chunks.push(c));
+  const result = await run.wait();
+  assert.equal(result.returncode, 0, Buffer.concat(chunks).toString());
+  const store = sqliteSessionStore(dbFile);
+  await store.claim(key, null, () => ({ key, scope: { tenant: 'acme', conversation: 'plain' }, ownerUid, workspace, createdAt: 0, lastActiveAt: 0, network: null }), () => false);
+  const sessions = createSessionManager({ secret, root, store, authorize: () => true });
+  t.after(async () => { await sessions.endAll(); await store.close(); });
+  assert.deepEqual(await sessions.recover(), { resumable: [], reaped: [key] });
+  assert.ok(!fs.existsSync(workspace), 'the planted tree is gone');
+  assert.deepEqual(await store.list(), [], 'and its record');
+  assert.equal(fs.readFileSync(path.join(host, 'keep'), 'utf8'), 'host data', 'no link was followed');
+  assert.equal(fs.statSync(path.join(host, 'keep')).nlink, 1);
+});

@@ -42,4 +42,21 @@ function mountedAt(dir) {
 /** A unique marker for a command line, so the test can find its processes on the host. */
 const marker = (label) => `cordon-sessions-${label}-${crypto.randomBytes(4).toString('hex')}`;
 
-module.exports = { sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };
+/**
+ * createSessionManager over a slice of the owner range `{first, count}`
+ * (else bound like index.js's): to give a manager exactly the uids a test
+ * wants it to compete for.
+ */
+function managerFactoryWithOwners(range) {
+  const cordon = require('..');
+  const binding = require('../binding.js');
+  return require('../lib/sessions').bindSessions({
+    spawnIsolated: cordon.spawnIsolated,
+    workspaceWrite: cordon.workspaceWrite,
+    agentPath: require('../lib/platform-package').nativeExecutable('cordon-exec-agent'),
+    removeTree: { tree: (dir, n) => binding.removeTree(dir, n), contents: (dir, n) => binding.emptyTree(dir, n) },
+    ownerRange: () => range,
+  }).createSessionManager;
+}
+
+module.exports = { managerFactoryWithOwners, sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };

@@ -5,6 +5,8 @@
 //   9 command: raw bwrap /bin/true  vs  spawnIsolated(['/bin/true'])  vs
 //     session.exec(['/bin/true']) in a warm session (goal: <= 2 ms, <= 0.1x
 //     a cold sandbox)
+//   9 exec phases: a warm exec taken apart (host + framing, spawn, run + EXIT)
+//   9 exec CPU: CPU per warm exec of the provider, the agent, the command
 //   9 create: spawnIsolated(['/bin/true'])  vs  acquire() of a new session
 //     (tmpfs mount + sandbox + agent READY) followed by nothing
 //   9 files: fs.writeFile/readFile  vs  session.writeFile/readFile, 4 KiB and
@@ -58,6 +60,42 @@ async function command(manager, { iterations, warmup }) {
   ]);
 }
 
+/**
+ * Where a warm exec's time goes, each phase timed alone in the same loop:
+ * the host's own work and one frame each way around a spawn that fails at
+ * once (a cwd that does not exist), EXEC → STARTED (framing
+ * plus the agent's spawn of /bin/true: start() resolves at STARTED), and
+ * STARTED → EXIT (the command runs, the agent reaps it and its pumps
+ * see EOF, EXIT is framed back), and the whole exec again: here no cold
+ * sandbox starts and ends between two execs, as it does in "9 session
+ * command", whose exec shares the 2 CPUs with the previous cold
+ * sandbox's teardown (bwrap's exit, the kernel's namespace cleanup).
+ */
+async function phases(manager, { iterations, warmup }) {
+  const session = await manager.acquire({ tenant: 'bench', conversation: 'phases' }, 'bench');
+  const samples = { refused: [], started: [], exited: [], exec: [] };
+  try {
+    for (let i = 0; i < warmup + iterations; i += 1) {
+      const refused = await timed(() => session.exec(['/bin/true'], { cwd: 'no-such-dir' }).then(() => { throw new Error('a missing cwd ran'); }, (e) => {
+        if (e.code !== 'ERR_CORDON_SESSION_COMMAND_FAILED') throw e;
+      }));
+      let handle;
+      const started = await timed(async () => { handle = await session.start(['/bin/true']); });
+      const exited = await timed(() => handle.wait());
+      const exec = await timed(() => session.exec(['/bin/true']));
+      if (i >= warmup) { samples.refused.push(refused); samples.started.push(started); samples.exited.push(exited); samples.exec.push(exec); }
+    }
+  } finally {
+    await session.end();
+  }
+  return sectionRows('9 session exec phases', 'ms', [
+    ['host + frames + a failed spawn (missing cwd)', samples.refused],
+    ['start(): EXEC -> STARTED (agent spawn)', samples.started],
+    ['wait(): STARTED -> EXIT (run, reap, EXIT)', samples.exited],
+    ['session.exec /bin/true, no cold sandbox in the loop', samples.exec],
+  ]);
+}
+
 async function create(manager, { creations }) {
   const samples = { spawn: [], create: [] };
   for (let i = 0; i < creations; i += 1) {
@@ -94,6 +132,63 @@ async function files(manager, { fileRuns }) {
   return rows;
 }
 
+/** CPU time (ms) of `pid` itself and of its reaped children, from /proc/<pid>/stat. */
+function cpuMs(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const tick = 1000 / 100; // USER_HZ
+  return { self: (Number(f[11]) + Number(f[12])) * tick, children: (Number(f[13]) + Number(f[14])) * tick };
+}
+
+/** The host pid of this process's exec agent (a descendant running `agentPath`), or null. */
+function agentPid(agentPath) {
+  const parentOf = (pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return 0;
+    }
+  };
+  for (const name of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (fs.readlinkSync(`/proc/${name}/exe`) !== agentPath) continue;
+    } catch {
+      continue;
+    }
+    for (let pid = Number(name); pid > 1; pid = parentOf(pid)) if (pid === process.pid) return Number(name);
+  }
+  return null;
+}
+
+/**
+ * CPU per warm exec, which the load on a shared machine inflates far less
+ * than wall time: the provider (JS, the addon and the launcher's threads:
+ * process.cpuUsage), the exec agent (utime + stime) and the command
+ * itself (the agent's reaped children), over `iterations` execs.
+ */
+async function execCpu(manager, { iterations }) {
+  const session = await manager.acquire({ tenant: 'bench', conversation: 'cpu' }, 'bench');
+  try {
+    await session.exec(['/bin/true']);
+    const pid = agentPid(fs.realpathSync(require('../lib/platform-package').nativeExecutable('cordon-exec-agent')));
+    if (pid === null) return [];
+    const agent0 = cpuMs(pid);
+    const provider0 = process.cpuUsage();
+    for (let i = 0; i < iterations; i += 1) await session.exec(['/bin/true']);
+    const provider = process.cpuUsage(provider0);
+    const agent1 = cpuMs(pid);
+    const per = (ms) => [ms / iterations];
+    return sectionRows('9 session exec CPU per command', 'ms', [
+      ['provider (JS + addon + launcher threads)', per((provider.user + provider.system) / 1000)],
+      ['exec agent', per(agent1.self - agent0.self)],
+      ['the command (/bin/true)', per(agent1.children - agent0.children)],
+    ]);
+  } finally {
+    await session.end();
+  }
+}
+
 async function sessions(config) {
   if (process.geteuid() !== 0) {
     console.log('section 9 (sessions) skipped: it needs a root provider (the workspace quota is a tmpfs)');
@@ -102,7 +197,7 @@ async function sessions(config) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-sessions-'));
   const manager = createSessionManager({ secret: crypto.randomBytes(32), root, authorize: () => true, workspaceBytes: 64 << 20 });
   try {
-    return [...(await command(manager, config)), ...(await create(manager, config)), ...(await files(manager, config))];
+    return [...(await command(manager, config)), ...(await phases(manager, config)), ...(await execCpu(manager, config)), ...(await create(manager, config)), ...(await files(manager, config))];
   } finally {
     await manager.endAll();
     fs.rmSync(root, { recursive: true, force: true });

@@ -20,7 +20,7 @@ const MAX_MESSAGE_BYTES = 4096;
 
 const KIND = Object.freeze({
   EXEC: 1, STDIN: 2, SIGNAL: 3,
-  READY: 16, STARTED: 17, STDOUT: 18, STDERR: 19, EXIT: 20,
+  READY: 16, STARTED: 17, STDOUT: 18, STDERR: 19, EXIT: 20, STDIN_ACK: 21,
 });
 const EXIT_KIND = Object.freeze({ 0: 'exited', 1: 'signaled', 2: 'spawn-failed' });
 
@@ -49,6 +49,9 @@ function decodeBody(kind, id, payload) {
     case KIND.STDERR:
       if (payload.length === 0) throw lie('an empty output chunk');
       return { kind, id, chunk: payload };
+    case KIND.STDIN_ACK:
+      if (payload.length !== 0) throw lie(`STDIN_ACK payload of ${payload.length} bytes (0 expected)`);
+      return { kind, id };
     case KIND.EXIT: {
       if (payload.length < 5 || payload.length > 5 + MAX_MESSAGE_BYTES) throw lie(`EXIT payload of ${payload.length} bytes`);
       const exitKind = EXIT_KIND[payload[0]];

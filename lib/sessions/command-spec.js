@@ -49,16 +49,23 @@ function toEnv(env = {}) {
   return Object.entries(merged);
 }
 
+/** True for a Node Readable or any async iterable (streamed stdin). */
+function isStream(value) {
+  return value !== null && typeof value === 'object' && typeof value[Symbol.asyncIterator] === 'function';
+}
+
+/** stdin: bytes (one buffer, at most MAX_STDIN_BYTES) or a stream (`{stream}`: a Readable or async iterable of strings/bytes). */
 function toStdin(stdin) {
   if (stdin === undefined) return undefined;
+  if (isStream(stdin)) return { stream: stdin };
   const bytes = typeof stdin === 'string' ? Buffer.from(stdin, 'utf8') : stdin;
-  if (!Buffer.isBuffer(bytes) && !(bytes instanceof Uint8Array)) throw invalid('stdin must be a string, Buffer or Uint8Array');
+  if (!Buffer.isBuffer(bytes) && !(bytes instanceof Uint8Array)) throw invalid('stdin must be a string, Buffer, Uint8Array, Readable or async iterable');
   if (bytes.length > MAX_STDIN_BYTES) throw invalid(`stdin is ${bytes.length} bytes; at most ${MAX_STDIN_BYTES}`);
-  return Buffer.from(bytes);
+  return { stream: [Buffer.from(bytes)] };
 }
 
 /**
- * @returns {{argv: string[], cwd: string, env: [string, string][], stdin?: Buffer, timeoutMs?: number,
+ * @returns {{argv: string[], cwd: string, env: [string, string][], stdin?: {stream: AsyncIterable|Iterable}, timeoutMs?: number,
  *   onStdout?: Function, onStderr?: Function}}
  */
 function commandSpec(command, options = {}, defaults = {}) {

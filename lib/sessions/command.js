@@ -29,6 +29,8 @@ class SessionCommand {
     this.settled = false;
     this.result = null;
     this._timer = null;
+    /** Resolves the pending STDIN_ACK wait (one chunk in flight at most). */
+    this._stdinAck = null;
     this.done = new Promise((resolve, reject) => {
       this._resolve = resolve;
       this._reject = reject;
@@ -64,11 +66,33 @@ class SessionCommand {
     this._timer.unref?.();
   }
 
+  /** A promise of the agent's STDIN_ACK for the chunk about to be sent (settling resolves it too). */
+  expectStdinAck() {
+    return new Promise((resolve) => {
+      this._stdinAck = resolve;
+    });
+  }
+
+  /** The agent acknowledged a chunk: false when none was in flight (a lie). */
+  stdinAcked() {
+    const resolve = this._stdinAck;
+    if (resolve === null) return false;
+    this._stdinAck = null;
+    resolve();
+    return true;
+  }
+
+  _releaseStdin() {
+    this._stdinAck?.();
+    this._stdinAck = null;
+  }
+
   /** Settles once with `{exitCode, signal}` from the agent's EXIT. */
   finish({ exitCode, signal }) {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this._timer);
+    this._releaseStdin();
     this.result = Object.freeze({
       exitCode,
       signal,
@@ -86,6 +110,7 @@ class SessionCommand {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this._timer);
+    this._releaseStdin();
     this._reject(error);
   }
 

@@ -59,10 +59,12 @@ function kindOf(stat) {
 }
 
 class WorkspaceFiles {
-  /** @param {{workspace: string, ownerUid: number}} spec */
+  /** @param {{workspace: string, ownerUid: number, removeTree: {tree: Function}, maxRemoveEntries: number}} spec */
   constructor(spec) {
     this._workspace = spec.workspace;
     this._ownerUid = spec.ownerUid;
+    this._removeTree = spec.removeTree;
+    this._maxRemoveEntries = spec.maxRemoveEntries;
   }
 
   /** Opens the directory `segments` names, each step no-follow; the caller closes it. */
@@ -167,14 +169,37 @@ class WorkspaceFiles {
     }
   }
 
-  /** Removes a file, link, FIFO, socket or empty directory (the entry itself, never a link's target). */
-  async remove(path) {
-    return this._withParent(path, async (dir, leaf) => {
+  /**
+   * Removes a file, link, FIFO, socket or empty directory (the entry
+   * itself, never a link's target); with `{recursive: true}` a directory
+   * and everything below it, by the launcher's tree removal (iterative,
+   * no link followed, never off the workspace's filesystem), visiting at
+   * most `maxRemoveEntries` entries: a sandbox writing into the tree as
+   * fast as it goes cannot hold the call (ERR_CORDON_SESSION_REMOVE_INCOMPLETE).
+   */
+  async remove(path, options = {}) {
+    if (options === null || typeof options !== 'object' || Object.keys(options).some((k) => k !== 'recursive')
+      || (options.recursive !== undefined && typeof options.recursive !== 'boolean')) {
+      throw fileError('ERR_CORDON_INVALID_OPTIONS', 'remove options: {recursive?: boolean}');
+    }
+    return this._withParent(path, async (dir, leaf, rel) => {
       const stat = await fsp.lstat(at(dir, leaf));
-      if (stat.isDirectory()) await fsp.rmdir(at(dir, leaf));
+      if (stat.isDirectory() && options.recursive === true) await this._removeTreeBelow(at(dir, leaf), rel);
+      else if (stat.isDirectory()) await fsp.rmdir(at(dir, leaf));
       else await fsp.unlink(at(dir, leaf));
       return { removed: kindOf(stat) };
     });
+  }
+
+  /** `entry` names a directory through an open parent (`/proc/self/fd/N/name`), so no path is re-resolved. */
+  async _removeTreeBelow(entry, rel) {
+    try {
+      await this._removeTree.tree(entry, this._maxRemoveEntries);
+    } catch (error) {
+      const message = String(error?.message ?? error);
+      if (!message.startsWith('ERR_CORDON_TREE_REMOVAL_FAILED')) throw error;
+      throw fileError('ERR_CORDON_SESSION_REMOVE_INCOMPLETE', `${rel}: ${message.replace(/^ERR_CORDON_TREE_REMOVAL_FAILED: /, '')}`, error);
+    }
   }
 }
 

@@ -49,6 +49,29 @@ export interface SessionRecord {
   workspace: string;
   createdAt: number;
   lastActiveAt: number;
+  /** The per-session allowlist given to the acquire that created it (null: the manager's network). */
+  network?: SessionNetwork | null;
+  /** Which provider process drives the session (lib/sessions/lease.js). */
+  lease?: SessionLease | null;
+}
+
+/** A store lease: held while that process (same boot, pid and start time) lives and expiresAt has not passed. */
+export interface SessionLease {
+  holder: string;
+  pid: number;
+  start: string | null;
+  boot: string;
+  expiresAt: number;
+}
+
+/** A network allowlist: named hosts only (no `*`, no IP literal). */
+export interface SessionNetwork {
+  allow: Array<string | { host: string; port: number; requireTlsSni?: boolean; allowPrivateAddresses?: boolean }>;
+}
+
+export interface SessionAcquireOptions {
+  /** This session's allowlist (fixed at creation; another one for a live or stored session is ERR_CORDON_SESSION_NETWORK_CONFLICT). */
+  network?: SessionNetwork;
 }
 
 /** Where sessions are remembered across provider restarts. */
@@ -58,6 +81,11 @@ export interface SessionStore {
   put(record: SessionRecord): Promise<void>;
   delete(key: string): Promise<void>;
   list(): Promise<SessionRecord[]>;
+  /**
+   * Atomically: `{held: true}` when `heldByOther(record.lease)`, else the
+   * record of `key` (or `create()`'s, inserted) stored under `lease`.
+   */
+  claim(key: string, lease: SessionLease | null, create: () => SessionRecord, heldByOther: (lease: SessionLease | null | undefined) => boolean): Promise<{ record: SessionRecord; created: boolean; held: boolean }>;
   close(): Promise<void>;
 }
 
@@ -76,6 +104,8 @@ export interface SessionManagerOptions {
   audit?(record: SessionAuditRecord): void | Promise<void>;
   /** Default: an in-memory store. */
   store?: SessionStore;
+  /** Every session's default allowlist (a session may give its own to acquire). */
+  network?: SessionNetwork;
   /** The session sandbox's policy; default workspaceWrite(). */
   policy?: Policy;
   /** The exec agent; default the cordon-exec-agent shipped with cordon. */
@@ -101,7 +131,8 @@ export interface SessionExecOptions {
   cwd?: string;
   /** Over PATH, HOME=/workspace, LANG=C.UTF-8. */
   env?: Record<string, string>;
-  stdin?: string | Uint8Array;
+  /** Bytes (at most 1 MiB), or a stream (a Node Readable or any async iterable), sent in 32 KiB chunks with one in flight. */
+  stdin?: string | Uint8Array | AsyncIterable<string | Uint8Array>;
   timeoutMs?: number;
   onStdout?(chunk: Buffer): void;
   onStderr?(chunk: Buffer): void;
@@ -167,12 +198,13 @@ export interface Session {
   readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
   writeFile(path: string, data: string | Uint8Array): Promise<{ bytes: number }>;
   list(path?: string): Promise<SessionDirEntry[]>;
-  remove(path: string): Promise<{ removed: SessionDirEntry['type'] }>;
+  /** `recursive`: a directory and everything below it (no link followed, bounded; ERR_CORDON_SESSION_REMOVE_INCOMPLETE past the bound). */
+  remove(path: string, options?: { recursive?: boolean }): Promise<{ removed: SessionDirEntry['type'] }>;
   end(): Promise<SessionReceipt>;
 }
 
 export interface SessionManager {
-  acquire(scope: SessionScope, actor: unknown): Promise<Session>;
+  acquire(scope: SessionScope, actor: unknown, options?: SessionAcquireOptions): Promise<Session>;
   recover(): Promise<{ resumable: string[]; reaped: string[] }>;
   endAll(): Promise<SessionReceipt[]>;
   readonly size: number;

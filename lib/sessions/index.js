@@ -2,7 +2,7 @@
 
 // Sessions (docs/sessions.md): a per-conversation workspace with a warm
 // sandbox, commands and host-side file tools. Bound by index.js to its
-// spawnIsolated and the addon's workspace-owner range, so this folder never
+// spawnIsolated, the addon's tree removal and workspace-owner range, so this folder never
 // loads the addon itself.
 
 const { bindSessionManager } = require('./manager');
@@ -11,6 +11,7 @@ const { sqliteSessionStore } = require('./sqlite-store');
 
 /**
  * @param {{spawnIsolated: Function, workspaceWrite: Function, agentPath: string,
+ *   removeTree: {tree: (dir: string, maxEntries?: number) => Promise<void>, contents: (dir: string, maxEntries?: number) => Promise<void>},
  *   ownerRange: () => {first: number, count: number}}} deps
  */
 function bindSessions(deps) {

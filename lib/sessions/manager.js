@@ -15,10 +15,12 @@ const path = require('node:path');
 const { CordonError } = require('../errors');
 const { checkSecret, checkScope, sessionKey } = require('./session-key');
 const { memorySessionStore } = require('./memory-store');
-const { prepareRoot, createWorkspace, removeWorkspace, isMounted, pickOwnerUid } = require('./workspace');
+const { prepareRoot, requireQuota, createWorkspace, removeWorkspace, isMounted } = require('./workspace');
+const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid } = require('./owner-claims');
+const { leaseHolder, heldError } = require('./lease');
 const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
 const { auditRecord, emitAudit } = require('./audit');
-const { sessionPolicy } = require('./network');
+const { sessionPolicy, canonicalNetwork, checkAcquireOptions } = require('./network');
 
 const DEFAULTS = Object.freeze({
   /** A conversation idle this long (ms) is torn down. */
@@ -51,7 +53,9 @@ function checkOptions(options, deps) {
     out[key] = options[key];
   }
   out.secret = checkSecret(options.secret);
-  out.policy = sessionPolicy(options.policy ?? deps.workspaceWrite(), options.network);
+  out.basePolicy = options.policy ?? deps.workspaceWrite();
+  out.policy = sessionPolicy(out.basePolicy, options.network);
+  out.network = options.network === undefined ? undefined : JSON.parse(JSON.stringify(options.network));
   out.root = options.root;
   prepareRoot(out.root);
   out.authorize = options.authorize;
@@ -85,6 +89,8 @@ class SessionManager {
   constructor(deps, options) {
     this._options = checkOptions(options, deps);
     this._store = options.store ?? memorySessionStore();
+    if (typeof this._store.claim !== 'function') throw invalid('store must offer claim(key, lease, create, heldByOther) (see memorySessionStore, sqliteSessionStore)');
+    this._holder = leaseHolder(this._options.idleTimeoutMs);
     this._deps = deps;
     this._live = new Map();
     this._pending = new Map();
@@ -96,6 +102,9 @@ class SessionManager {
       deps,
       options: checked,
       store: this._store,
+      renewLease: (record) => {
+        record.lease = this._holder.lease();
+      },
       forget: (session) => this._live.get(session.id) === session && this._live.delete(session.id),
       allowOperation: (actor, scope, operation) => (checked.allow === undefined ? undefined
         : decide(checked.allow, [Object.freeze({ ...operation }), actor, scope], 'ERR_CORDON_SESSION_POLICY_DENIED', `${operation.kind} is refused by the session policy`)),
@@ -107,6 +116,7 @@ class SessionManager {
   }
 
   _audit(fields) {
+    if (this._options.audit === undefined) return;
     emitAudit(this._options.audit, auditRecord(fields));
   }
 
@@ -121,34 +131,53 @@ class SessionManager {
     if (budget !== undefined) await decide(budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
   }
 
-  async _open(key, scope, actor) {
+  async _open(key, scope, actor, network) {
     await this._admit(scope, actor);
     this._starting.push(scope.tenant);
     try {
-      return await this._openAdmitted(key, scope);
+      return await this._openAdmitted(key, scope, network);
     } finally {
       this._starting.splice(this._starting.indexOf(scope.tenant), 1);
     }
   }
 
-  /** The stored session over its kept workspace ("restarted"), or a new workspace ("created"). */
-  async _openAdmitted(key, scope) {
+  /**
+   * The stored session over its kept workspace ("restarted"), or a new
+   * workspace ("created"). The record is claimed in the store first
+   * (lease.js): another live provider's session is refused, never shared.
+   */
+  async _openAdmitted(key, scope, network) {
+    requireQuota();
     const store = this._store;
-    const record = await store.get(key);
-    if (record !== null && isMounted(record.workspace)) return this._launch(new Session(this._context, record, 'restarted'));
-    if (record !== null) await store.delete(key);
-    const taken = new Set((await store.list()).map((r) => r.ownerUid));
-    const now = Date.now();
-    const ownerUid = pickOwnerUid(this._deps.ownerRange(), taken);
-    const fresh = { key, scope, ownerUid, workspace: path.join(this._options.root, key), createdAt: now, lastActiveAt: now };
-    createWorkspace({ dir: fresh.workspace, ownerUid, quotaBytes: this._options.workspaceBytes });
+    const workspace = path.join(this._options.root, key);
+    const claim = await store.claim(key, this._holder.lease(), () => this._newRecord(key, scope, network, workspace), (lease) => this._holder.heldByOther(lease));
+    if (claim.held) throw heldError(claim.record.lease);
+    let record = claim.record;
+    if (!claim.created && isMounted(record.workspace) && confirmOwnerUid(record.ownerUid, record.workspace)) {
+      return this._launch(new Session(this._context, record, 'restarted'));
+    }
+    if (!claim.created) {
+      // The kept workspace is gone (or its uid is another's now): start afresh under this claim.
+      await removeWorkspace(record.workspace, this._deps.removeTree);
+      releaseOwnerUid(record.ownerUid, record.workspace);
+      record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
+    }
     try {
-      await store.put(fresh);
+      createWorkspace({ dir: record.workspace, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes });
+      if (!claim.created) await store.put(record);
     } catch (error) {
-      removeWorkspace(fresh.workspace);
+      await store.delete(key).catch(() => {});
+      releaseOwnerUid(record.ownerUid, record.workspace);
       throw error;
     }
-    return this._launch(new Session(this._context, fresh, 'created'));
+    return this._launch(new Session(this._context, record, 'created'));
+  }
+
+  /** A new record: its owner uid claimed host-wide (owner-claims.js). */
+  _newRecord(key, scope, network, workspace) {
+    const now = Date.now();
+    const ownerUid = claimOwnerUid(this._deps.ownerRange(), workspace);
+    return { key, scope, ownerUid, workspace, createdAt: now, lastActiveAt: now, network: network ?? null };
   }
 
   async _launch(session) {
@@ -164,11 +193,11 @@ class SessionManager {
   }
 
   /** The live session, or the one being opened (concurrent acquires share it), or a new one. */
-  async _find(key, scope, actor) {
+  async _find(key, scope, actor, network) {
     const current = this._live.get(key);
     if (current !== undefined && !current.ended) return { session: current, origin: 'resumed' };
     if (!this._pending.has(key)) {
-      this._pending.set(key, this._open(key, scope, actor).finally(() => this._pending.delete(key)));
+      this._pending.set(key, this._open(key, scope, actor, network).finally(() => this._pending.delete(key)));
     }
     const session = await this._pending.get(key);
     const origin = session.origin;
@@ -176,8 +205,21 @@ class SessionManager {
     return { session, origin };
   }
 
-  async acquire(scope, actor) {
+  /**
+   * A session's allowlist is fixed when it is created (the sandbox's
+   * engine is started with it): an acquire asking for another one is
+   * refused rather than silently given the old one.
+   */
+  _checkNetwork(session, network) {
+    if (network === undefined) return;
+    const effective = session.network ?? this._options.network;
+    if (canonicalNetwork(effective) === canonicalNetwork(network)) return;
+    throw new CordonError('ERR_CORDON_SESSION_NETWORK_CONFLICT', 'this session was created with another network allowlist: end() it to change its network');
+  }
+
+  async acquire(scope, actor, options) {
     const checkedScope = checkScope(scope);
+    const { network } = checkAcquireOptions(options);
     const key = sessionKey(this._options.secret, checkedScope);
     const base = { session: key, scope: checkedScope, actor, operation: 'acquire' };
     try {
@@ -188,9 +230,10 @@ class SessionManager {
     }
     let found;
     try {
-      found = await this._find(key, checkedScope, actor);
+      found = await this._find(key, checkedScope, actor, network);
+      this._checkNetwork(found.session, network);
     } catch (error) {
-      const denied = /DENIED|LIMIT|BUDGET/.test(error.code ?? '');
+      const denied = /DENIED|LIMIT|BUDGET|NETWORK_CONFLICT|HELD/.test(error.code ?? '');
       this._audit({ ...base, error: error.code ?? 'ERR_CORDON_SPAWN_FAILED', denial: denied ? error.message : null });
       throw error;
     }
@@ -207,13 +250,16 @@ class SessionManager {
   async recover() {
     const report = { resumable: [], reaped: [] };
     for (const record of await this._store.list()) {
-      if (this._live.has(record.key)) continue;
+      if (this._live.has(record.key) || this._holder.heldByOther(record.lease)) continue; // another live provider's
       const fresh = Date.now() - record.lastActiveAt < this._options.idleTimeoutMs;
       if (fresh && isMounted(record.workspace)) {
         report.resumable.push(record.key);
         continue;
       }
-      if (removeWorkspace(record.workspace).removed) await this._store.delete(record.key);
+      if ((await removeWorkspace(record.workspace, this._deps.removeTree)).removed) {
+        releaseOwnerUid(record.ownerUid, record.workspace);
+        await this._store.delete(record.key);
+      }
       report.reaped.push(record.key);
     }
     return report;
@@ -230,7 +276,7 @@ function bindSessionManager(deps) {
   function createSessionManager(options) {
     const manager = new SessionManager(deps, options);
     return Object.freeze({
-      acquire: (scope, actor) => manager.acquire(scope, actor),
+      acquire: (scope, actor, options) => manager.acquire(scope, actor, options),
       recover: () => manager.recover(),
       endAll: () => manager.endAll(),
       get size() { return manager.size; },

@@ -3,7 +3,8 @@
 // The in-memory session store: the store interface without durability, for
 // tests and for providers that accept losing their sessions on restart.
 // Every store holds records `{key, scope, ownerUid, workspace, createdAt,
-// lastActiveAt}` (plain JSON) and offers async get/put/delete/list.
+// lastActiveAt, network, lease}` (plain JSON) and offers async
+// get/put/delete/list and an atomic claim (lease.js).
 
 function memorySessionStore() {
   const records = new Map();
@@ -21,6 +22,14 @@ function memorySessionStore() {
     },
     async list() {
       return [...records.values()].map(copy);
+    },
+    /** See sqliteSessionStore's claim: synchronous here, so atomic within this process. */
+    async claim(key, lease, create, heldByOther) {
+      const existing = copy(records.get(key));
+      if (existing !== null && heldByOther(existing.lease)) return { record: existing, created: false, held: true };
+      const record = { ...(existing ?? create()), lease };
+      records.set(key, copy(record));
+      return { record: copy(record), created: existing === null, held: false };
     },
     async close() {},
   });

@@ -48,4 +48,27 @@ function sessionPolicy(policy, network) {
   return { ...JSON.parse(JSON.stringify(policy)), network: { mode: 'mediated', allow } };
 }
 
-module.exports = { sessionPolicy };
+/** The canonical form of a network option (checked): equal allowlists compare equal. */
+function canonicalNetwork(network) {
+  if (network === undefined || network === null) return null;
+  const sorted = (entry) => Object.fromEntries(Object.keys(entry).sort().map((k) => [k, entry[k]]));
+  return JSON.stringify(sessionPolicy({}, network).network.allow.map(sorted));
+}
+
+const ACQUIRE_KEYS = new Set(['network']);
+
+/**
+ * acquire()'s options, checked before anything else runs: `network` is a
+ * per-session allowlist, validated like the manager's (no wildcard, no IP
+ * literal). Returns `{network}` (undefined: the manager's).
+ */
+function checkAcquireOptions(options) {
+  if (options === undefined) return { network: undefined };
+  if (options === null || typeof options !== 'object') throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'sessions: acquire options must be an object');
+  for (const key of Object.keys(options)) if (!ACQUIRE_KEYS.has(key)) throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `sessions: acquire: unknown option "${key}"`);
+  if (options.network === undefined) return { network: undefined };
+  canonicalNetwork(options.network);
+  return { network: JSON.parse(JSON.stringify(options.network)) };
+}
+
+module.exports = { sessionPolicy, canonicalNetwork, checkAcquireOptions };

@@ -10,7 +10,7 @@
 
 const os = require('node:os');
 const { CordonError } = require('../errors');
-const { KIND, encodeFrame, AgentFrameDecoder } = require('./agent-frames');
+const { KIND, encodeFrame, AgentFrameDecoder, MAX_CHUNK_BYTES } = require('./agent-frames');
 const { SessionCommand } = require('./command');
 
 /** How long the agent has to say READY (ms): a static binary starts in milliseconds. */
@@ -123,6 +123,8 @@ class SessionSandbox {
       if (command.pid !== undefined) throw agentFailed(`a second STARTED for command ${frame.id}`);
       command.pid = frame.pid;
       command.onStarted?.();
+    } else if (frame.kind === KIND.STDIN_ACK) {
+      if (!command.stdinAcked()) throw agentFailed(`a STDIN_ACK for command ${frame.id}, which has no stdin chunk in flight`);
     } else if (frame.kind === KIND.STDOUT) command.output('stdout', frame.chunk);
     else if (frame.kind === KIND.STDERR) command.output('stderr', frame.chunk);
     else if (frame.kind === KIND.EXIT) this._onExit(command, frame);
@@ -159,10 +161,35 @@ class SessionSandbox {
     });
     const request = { argv: spec.argv, cwd: spec.cwd, env: spec.env, stdin: spec.stdin !== undefined };
     this._send(KIND.EXEC, command.id, Buffer.from(JSON.stringify(request), 'utf8'));
-    if (spec.stdin !== undefined) this._send(KIND.STDIN, command.id, spec.stdin);
+    if (spec.stdin !== undefined) this._feedStdin(command, spec.stdin.stream);
     command.armTimeout(spec.timeoutMs, () => this.kill(command, 9));
     await Promise.race([started, command.done]);
     return command;
+  }
+
+  /**
+   * Streams `source` (bytes, strings, a Readable, any iterable) to the
+   * command's stdin in chunks of at most MAX_CHUNK_BYTES, one at a time:
+   * the next is sent after the agent's STDIN_ACK, so the host holds one
+   * chunk and the agent one, however fast the source and however slow the
+   * reader. Ends with an empty STDIN (stdin closed); stops when the command
+   * settles. A source that throws closes stdin the same way.
+   */
+  async _feedStdin(command, source) {
+    try {
+      for await (const piece of source) {
+        const bytes = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+        for (let at = 0; at < bytes.length; at += MAX_CHUNK_BYTES) {
+          if (command.settled || this._failure !== null) return;
+          const acked = command.expectStdinAck();
+          this._send(KIND.STDIN, command.id, bytes.subarray(at, at + MAX_CHUNK_BYTES));
+          await acked;
+        }
+      }
+    } catch {
+      // The caller's source failed: its command sees end of input.
+    }
+    if (!command.settled && this._failure === null) this._send(KIND.STDIN, command.id, Buffer.alloc(0));
   }
 
   /** Signals a command's process group; a SIGKILL whose EXIT never comes ends the session. */

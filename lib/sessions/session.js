@@ -12,11 +12,15 @@
 const { CordonError } = require('../errors');
 const { SessionSandbox } = require('./session-sandbox');
 const { commandSpec } = require('./command-spec');
-const { removeWorkspace } = require('./workspace');
+const { removeWorkspace, inodesFor } = require('./workspace');
+const { releaseOwnerUid } = require('./owner-claims');
 const { receiptDigest } = require('../code-mode/audit');
 const { WorkspaceFiles } = require('./files');
 const { auditRecord, emitAudit } = require('./audit');
+const { sessionPolicy } = require('./network');
 
+/** touch() writes the record to the store at most this often (ms). */
+const STORE_TOUCH_MS = 1000;
 /** Commands one session runs at once unless configured (ERR_CORDON_SESSION_BUSY past it). */
 const DEFAULT_MAX_COMMANDS = 8;
 
@@ -42,13 +46,24 @@ class Session {
     this.origin = origin;
     this.workspace = record.workspace;
     this.ownerUid = record.ownerUid;
+    /** The per-session allowlist given at creation (null: the manager's network). */
+    this.network = record.network ?? null;
     this._sandbox = null;
     this._foreground = 0;
     this._idleTimer = null;
+    this._lastActiveAt = 0;
+    /** When the record was last written by touch() (ms since the epoch). */
+    this._storedAt = 0;
     this._endPromise = null;
     this._failure = null;
     this.receipt = null;
-    this._files = new WorkspaceFiles({ workspace: record.workspace, ownerUid: record.ownerUid });
+    this._files = new WorkspaceFiles({
+      workspace: record.workspace,
+      ownerUid: record.ownerUid,
+      removeTree: manager.deps.removeTree,
+      // A walk visits each entry about twice (a directory again from its parent): 4x the inode quota is ample.
+      maxRemoveEntries: 4 * inodesFor(manager.options.workspaceBytes),
+    });
   }
 
   /** Starts the warm sandbox (create, or a new one over a kept workspace after a restart). */
@@ -57,7 +72,7 @@ class Session {
     this._sandbox = new SessionSandbox({
       spawnIsolated: deps.spawnIsolated,
       agentPath: options.agentPath,
-      policy: options.policy,
+      policy: this.network === null ? options.policy : sessionPolicy(options.basePolicy, this.network),
       workspace: this.workspace,
       maxCommands: options.maxCommands,
       onFailure: (error) => {
@@ -73,22 +88,42 @@ class Session {
     return this._endPromise !== null;
   }
 
-  /** Marks activity: re-arms the idle timer and records the time in the store (best effort). */
+  /**
+   * Marks activity (three times per command, so it is cheap): the time is
+   * noted; the idle timer, armed once, re-arms itself for what remains
+   * when it fires early; the record (lastActiveAt, lease) goes to the
+   * store at most every STORE_TOUCH_MS (a store write costs far more than
+   * a command's bookkeeping, and the lease outlives the idle timeout by a
+   * minute, so a second's lag loses nothing).
+   */
   touch() {
     if (this.ended) return;
-    clearTimeout(this._idleTimer);
-    this._idleTimer = setTimeout(() => this._onIdle(), this._manager.options.idleTimeoutMs);
-    this._idleTimer.unref?.();
-    this._record.lastActiveAt = Date.now();
+    const now = Date.now();
+    this._lastActiveAt = now;
+    if (this._idleTimer === null) this._armIdle(this._manager.options.idleTimeoutMs);
+    if (now - this._storedAt < STORE_TOUCH_MS) return;
+    this._storedAt = now;
+    this._record.lastActiveAt = now;
+    this._manager.renewLease(this._record);
     this._manager.store.put(this._record).catch(() => {});
   }
 
+  _armIdle(ms) {
+    this._idleTimer = setTimeout(() => this._onIdle(), ms);
+    this._idleTimer.unref?.();
+  }
+
   _onIdle() {
+    this._idleTimer = null;
+    const idleFor = Date.now() - this._lastActiveAt;
+    const { idleTimeoutMs } = this._manager.options;
+    if (idleFor < idleTimeoutMs) return this._armIdle(idleTimeoutMs - idleFor);
     if (this._foreground > 0) return this.touch(); // a command in flight is activity
     this.end('idle');
   }
 
   audit(fields) {
+    if (this._manager.options.audit === undefined) return; // no sink: no record built (redaction is per command)
     emitAudit(this._manager.options.audit, auditRecord({ session: this.id, scope: this.scope, ...fields }));
   }
 
@@ -162,8 +197,11 @@ class Session {
     clearTimeout(this._idleTimer);
     const result = (await this._sandbox?.stop()) ?? { receipt: {} };
     const contained = this._sandbox === null || result.receipt?.stop?.containmentConfirmed === true;
-    const workspace = contained ? removeWorkspace(this.workspace) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
-    if (workspace.removed) await this._manager.store.delete(this.id).catch(() => {});
+    const workspace = contained ? await removeWorkspace(this.workspace, this._manager.deps.removeTree) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
+    if (workspace.removed) {
+      releaseOwnerUid(this.ownerUid, this.workspace);
+      await this._manager.store.delete(this.id).catch(() => {});
+    }
     this._manager.forget(this);
     this.receipt = this._buildReceipt(reason, result, workspace);
     return this.receipt;
@@ -219,7 +257,7 @@ class SessionView {
 
   list(path = '') { return this._session.file(this._actor, 'list', path); }
 
-  remove(path) { return this._session.file(this._actor, 'remove', path); }
+  remove(path, options) { return this._session.file(this._actor, 'remove', path, options); }
 
   end() { return this._session.end('end', this._actor); }
 }

@@ -37,6 +37,8 @@ function sqliteSessionStore(file) {
   if (typeof file !== 'string' || file.length === 0) throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'sqliteSessionStore(file): file must be a path');
   const db = openDatabase(file);
   db.exec('PRAGMA journal_mode = WAL');
+  // Two providers on one file: a claim waits for the other's transaction (bounded) instead of failing SQLITE_BUSY.
+  db.exec('PRAGMA busy_timeout = 5000');
   db.exec(SCHEMA);
   const statements = {
     get: db.prepare('SELECT record FROM cordon_sessions WHERE key = ?'),
@@ -60,6 +62,32 @@ function sqliteSessionStore(file) {
     },
     async list() {
       return statements.list.all().map((row) => JSON.parse(row.record));
+    },
+    /**
+     * Atomically (one IMMEDIATE transaction, which excludes every other
+     * writer of the file): the record of `key` claimed under `lease`, or
+     * `create()`'s record inserted under it, or `{held: true}` when
+     * `heldByOther(record.lease)`. Returns `{record, created, held}`.
+     */
+    async claim(key, lease, create, heldByOther) {
+      db.exec('BEGIN IMMEDIATE');
+      let outcome;
+      try {
+        const row = statements.get.get(key);
+        const existing = row === undefined ? null : JSON.parse(row.record);
+        if (existing !== null && heldByOther(existing.lease)) {
+          outcome = { record: existing, created: false, held: true };
+        } else {
+          const record = { ...(existing ?? create()), lease };
+          statements.put.run(key, JSON.stringify(record));
+          outcome = { record, created: existing === null, held: false };
+        }
+      } catch (error) {
+        db.exec('ROLLBACK');
+        throw error;
+      }
+      db.exec(outcome.held ? 'ROLLBACK' : 'COMMIT');
+      return outcome;
     },
     async close() {
       if (open) db.close();

@@ -6,12 +6,11 @@
 // enforces the quota (ENOSPC inside the sandbox), not a count we keep; the
 // sandbox runs as that owner (docs/policy.md, "workspace-owner"), so what
 // it leaves stays usable by the session's next command and by no other
-// session. Removal is `umount`: the whole tree goes with the filesystem, so
-// nothing a sandbox planted in it (links, FIFOs, deep trees) is ever walked.
+// session. Removal is `umount` (the whole tree goes with the filesystem),
+// then the launcher's bounded tree removal of whatever is left there.
 // The mount outlives the provider process (not a reboot): a restarted
 // provider finds the files and resumes, or reaps.
 
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
@@ -50,26 +49,28 @@ function isMounted(dir) {
   }
 }
 
+/** The workspace's inode quota (`nr_inodes`) for `quotaBytes`. */
+function inodesFor(quotaBytes) {
+  return Math.max(1024, Math.ceil(quotaBytes / (1 << 20)) * INODES_PER_MIB);
+}
+
 /**
- * An owner uid of the workspace-owner range that none of `taken` uses.
- * The range's first uid is left out: it is the default owner other code
- * hands out (docs/policy.md).
+ * Fails closed, before anything is claimed or created, when this provider
+ * cannot give a session a bounded workspace: only root can mount the
+ * size-limited filesystem that both the host file tools and the session's
+ * successive sandboxes reach (docs/sessions.md, "Non-root providers").
  */
-function pickOwnerUid(range, taken) {
-  for (let attempt = 0; attempt < 64; attempt += 1) {
-    const uid = range.first + 1 + crypto.randomInt(range.count - 1);
-    if (!taken.has(uid)) return uid;
+function requireQuota() {
+  if (process.geteuid() !== 0) {
+    throw quotaUnavailable('sessions need a root provider: the workspace quota is a size-limited tmpfs only root can mount, and a non-root provider has no bounded filesystem that both its file tools and the session\'s sandboxes reach (docs/sessions.md, "Non-root providers"). Fix: run the provider as root (as CI does)');
   }
-  throw new CordonError('ERR_CORDON_SESSION_LIMIT', 'no free workspace owner uid after 64 tries');
 }
 
 /** Creates and mounts the workspace; fails closed (nothing left) when the quota cannot be applied. */
 function createWorkspace({ dir, ownerUid, quotaBytes }) {
-  if (process.geteuid() !== 0) {
-    throw quotaUnavailable('sessions need a root provider: the workspace quota is a size-limited tmpfs only root can mount (run the provider as root, as CI does)');
-  }
+  requireQuota();
   fs.mkdirSync(dir, { mode: 0o700 });
-  const inodes = Math.max(1024, Math.ceil(quotaBytes / (1 << 20)) * INODES_PER_MIB);
+  const inodes = inodesFor(quotaBytes);
   const options = `size=${quotaBytes},nr_inodes=${inodes},mode=0700,uid=${ownerUid},gid=${ownerUid},nosuid,nodev`;
   try {
     execFileSync(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session', dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
@@ -84,23 +85,29 @@ function createWorkspace({ dir, ownerUid, quotaBytes }) {
 }
 
 /**
- * Unmounts (which frees the whole tree) and removes the empty mount point.
- * Never throws: returns what happened. A busy mount (a process of the
- * sandbox still holding it, which containment should have made impossible)
- * is detached lazily and reported as such.
+ * Unmounts (which frees the whole tree), then removes what is left at the
+ * mount point with the launcher's bounded tree removal (tree_removal.rs:
+ * iterative, constant descriptors, never follows a link, never leaves the
+ * tree's filesystem). What is left is normally an empty directory; it is
+ * the whole planted tree when the workspace is not (or no longer) a mount,
+ * or when a busy mount could only be detached: its inodes are freed now
+ * rather than when the last holder lets go. `removeTree.{tree,contents}(dir)`
+ * are the addon's (promises: the walk runs off the event loop). Never throws:
+ * returns what happened.
  */
-function removeWorkspace(dir) {
+async function removeWorkspace(dir, removeTree) {
   const report = { removed: false, detail: null };
   try {
     if (isMounted(dir)) {
       try {
         execFileSync(UMOUNT, [dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
       } catch (error) {
+        await removeTree.contents(dir);
         execFileSync(UMOUNT, ['-l', dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
-        report.detail = `unmounted lazily: ${String(error.stderr ?? error.message).trim()}`;
+        report.detail = `emptied, then unmounted lazily: ${String(error.stderr ?? error.message).trim()}`;
       }
     }
-    if (fs.existsSync(dir)) fs.rmdirSync(dir);
+    await removeTree.tree(dir);
     report.removed = true;
   } catch (error) {
     report.detail = String(error?.message ?? error);
@@ -108,4 +115,4 @@ function removeWorkspace(dir) {
   return report;
 }
 
-module.exports = { prepareRoot, createWorkspace, removeWorkspace, isMounted, pickOwnerUid };
+module.exports = { prepareRoot, requireQuota, createWorkspace, removeWorkspace, isMounted, inodesFor };

@@ -1,20 +1,22 @@
 //! One command: spawned as the leader of its own process group, its stdout
 //! and stderr pumped to the host in bounded chunks, its exit reported after
 //! the last chunk. Steps: spawn (new process group, explicit env, cwd) →
-//! `STARTED` → one pump thread per stream and a waiter → on exit the pumps
-//! drain what is already buffered for at most `DRAIN_MS` (a background
-//! process may hold the pipes open forever) → `EXIT`.
+//! `STARTED` → one thread pumps both streams and watches for the exit → on
+//! exit it drains what is already buffered for at most `DRAIN_MS` (a
+//! background process may hold the pipes open forever) → `EXIT`.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use nix::errno::Errno;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -38,13 +40,14 @@ pub struct ExecRequest {
     pub argv: Vec<String>,
     pub cwd: String,
     pub env: Vec<(String, String)>,
-    /// A `STDIN` frame with the whole input follows; else stdin is /dev/null.
+    /// `STDIN` chunks follow (an empty one closes); else stdin is /dev/null.
     pub stdin: bool,
 }
 
 struct Running {
     pgid: i32,
-    stdin: Option<ChildStdin>,
+    /// The command's stdin writer thread; dropped (stdin closed) by an empty `STDIN`.
+    stdin: Option<Sender<Vec<u8>>>,
 }
 
 pub type Out = Arc<Writer<std::fs::File>>;
@@ -73,14 +76,20 @@ impl Table {
         }
     }
 
-    /// Hands `data` to the command's stdin on a thread of its own (the
-    /// command may never read it), then closes it.
+    /// Hands a `STDIN` chunk to the command's writer thread; an empty one
+    /// closes the command's stdin. The host sends a chunk only after the
+    /// previous one was acknowledged, so at most one waits here.
     pub fn feed(&self, id: u32, data: Vec<u8>) {
-        if let Some(mut stdin) = self.with(|m| m.get_mut(&id).and_then(|r| r.stdin.take())) {
-            thread::spawn(move || {
-                let _ = stdin.write_all(&data);
-            });
-        }
+        self.with(|m| {
+            let Some(running) = m.get_mut(&id) else {
+                return;
+            };
+            if data.is_empty() {
+                running.stdin = None;
+            } else if let Some(stdin) = &running.stdin {
+                let _ = stdin.send(data);
+            }
+        });
     }
 
     /// SIGKILL to every live group: the host is gone.
@@ -140,7 +149,10 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
         let _ = child.wait();
         return refuse(out, id, "spawned without pipes");
     };
-    let stdin = child.stdin.take();
+    let stdin = child
+        .stdin
+        .take()
+        .map(|pipe| spawn_stdin_writer(pipe, id, out));
     table.with(|m| {
         m.insert(
             id,
@@ -151,18 +163,13 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
         )
     });
     out.send(frame::STARTED, id, &pid.to_be_bytes())?;
-    let exited = Arc::new(AtomicBool::new(false));
-    let pumps = [
-        spawn_pump(stdout, frame::STDOUT, id, out, &exited),
-        spawn_pump(stderr, frame::STDERR, id, out, &exited),
+    let pipes = [
+        (File::from(OwnedFd::from(stdout)), frame::STDOUT),
+        (File::from(OwnedFd::from(stderr)), frame::STDERR),
     ];
     let (table, out) = (table.clone(), out.clone());
     thread::spawn(move || {
-        let status = child.wait();
-        exited.store(true, Ordering::SeqCst);
-        for pump in pumps {
-            let _ = pump.join();
-        }
+        let status = supervise(&mut child, pipes, id, &out);
         table.with(|m| m.remove(&id));
         let payload = match status {
             Ok(s) => match (s.code(), s.signal()) {
@@ -177,43 +184,91 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
     Ok(())
 }
 
-fn spawn_pump<R: Read + AsFd + Send + 'static>(
-    pipe: R,
-    kind: u8,
-    id: u32,
-    out: &Out,
-    exited: &Arc<AtomicBool>,
-) -> thread::JoinHandle<()> {
-    let (out, exited) = (out.clone(), exited.clone());
-    thread::spawn(move || pump(pipe, kind, id, &out, &exited))
+/// The command's stdin: each chunk is written on this thread (the command
+/// may be slow to read, or never read), then acknowledged with `STDIN_ACK`,
+/// also when it could not be written (the command closed its stdin), so the
+/// host never waits on a reader that is gone. The pipe closes when the
+/// sender is dropped (an empty `STDIN`, or the command's end).
+fn spawn_stdin_writer(mut pipe: ChildStdin, id: u32, out: &Out) -> Sender<Vec<u8>> {
+    let (sender, chunks) = channel::<Vec<u8>>();
+    let out = out.clone();
+    thread::spawn(move || {
+        let mut open = true;
+        for chunk in chunks {
+            open = open && pipe.write_all(&chunk).is_ok();
+            if out.send(frame::STDIN_ACK, id, &[]).is_err() {
+                return;
+            }
+        }
+    });
+    sender
 }
 
-fn pump<R: Read + AsFd>(mut pipe: R, kind: u8, id: u32, out: &Out, exited: &AtomicBool) {
+/// One thread per command (a thread costs ~10 syscalls to create; a warm
+/// exec is short): both pipes pumped by one `poll`, the exit noticed by a
+/// non-blocking wait at every wake-up (at least every `PUMP_POLL_MS`),
+/// then at most `DRAIN_MS` more of output, then the reap.
+fn supervise(
+    child: &mut Child,
+    pipes: [(File, u8); 2],
+    id: u32,
+    out: &Out,
+) -> io::Result<ExitStatus> {
+    let mut open = pipes.map(Some);
     let mut buf = vec![0u8; frame::MAX_CHUNK_BYTES];
+    let mut status = None;
     let mut drain_until: Option<Instant> = None;
-    loop {
-        if drain_until.is_none() && exited.load(Ordering::SeqCst) {
-            drain_until = Some(Instant::now() + Duration::from_millis(DRAIN_MS));
+    while open.iter().any(Option::is_some) {
+        if status.is_none() {
+            status = child.try_wait()?;
+            if status.is_some() {
+                drain_until = Some(Instant::now() + Duration::from_millis(DRAIN_MS));
+            }
         }
         if drain_until.is_some_and(|t| Instant::now() >= t) {
-            return;
+            break;
         }
-        let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(PUMP_POLL_MS)) {
-            Ok(0) if drain_until.is_some() => return,
-            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
-            Ok(_) => {}
-            Err(_) => return,
-        }
-        match pipe.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => {
-                if out.send(kind, id, &buf[..n]).is_err() {
-                    return;
+        let readable = match wait_readable(&open) {
+            Ok(Some(readable)) => readable,
+            Ok(None) if drain_until.is_some() => break,
+            Ok(None) | Err(Errno::EINTR) => continue,
+            Err(_) => break,
+        };
+        for (slot, ready) in open.iter_mut().zip(readable) {
+            if let (Some((pipe, kind)), true) = (slot.as_mut(), ready) {
+                match pipe.read(&mut buf) {
+                    Ok(n) if n > 0 && out.send(*kind, id, &buf[..n]).is_ok() => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    _ => *slot = None,
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return,
         }
     }
+    match status {
+        Some(status) => Ok(status),
+        None => child.wait(),
+    }
+}
+
+/// Polls the open pipes for `PUMP_POLL_MS`: which are readable (or at
+/// EOF), or `None` when none became so in time.
+fn wait_readable(open: &[Option<(File, u8)>; 2]) -> Result<Option<[bool; 2]>, Errno> {
+    let mut fds: Vec<PollFd> = open
+        .iter()
+        .flatten()
+        .map(|(pipe, _)| PollFd::new(pipe.as_fd(), PollFlags::POLLIN))
+        .collect();
+    if poll(&mut fds, PollTimeout::from(PUMP_POLL_MS))? == 0 {
+        return Ok(None);
+    }
+    let mut events = fds
+        .iter()
+        .map(|fd| fd.revents().is_some_and(|r| !r.is_empty()));
+    let mut readable = [false; 2];
+    for (flag, slot) in readable.iter_mut().zip(open) {
+        if slot.is_some() {
+            *flag = events.next().unwrap_or(false);
+        }
+    }
+    Ok(Some(readable))
 }

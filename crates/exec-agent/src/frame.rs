@@ -24,6 +24,8 @@ pub const STARTED: u8 = 17;
 pub const STDOUT: u8 = 18;
 pub const STDERR: u8 = 19;
 pub const EXIT: u8 = 20;
+/// One `STDIN` chunk was handed to the command (or dropped: its stdin is closed).
+pub const STDIN_ACK: u8 = 21;
 
 /// `EXIT` payload's first byte.
 pub const EXITED: u8 = 0;

@@ -49,12 +49,23 @@ pub enum TreeRemovalError {
     },
     #[error("{path}: `..` led off the tree being removed; stopped")]
     LeftTree { path: String },
+    #[error(
+        "{path}: more than {max_entries} entries visited (a tree still being written?); stopped"
+    )]
+    OverBudget { path: String, max_entries: u64 },
 }
 
 /// Removes `path` and everything below it (idempotent: a missing path is
 /// already removed). `path` itself may be a file or a symlink (unlinked,
 /// never followed).
 pub fn remove_tree(path: &Path) -> Result<(), TreeRemovalError> {
+    remove_tree_within(path, u64::MAX)
+}
+
+/// [`remove_tree`] that stops with [`TreeRemovalError::OverBudget`] after
+/// visiting `max_entries` entries: a bound on time when the tree may still
+/// be written (a live sandbox creating entries as fast as they go).
+pub fn remove_tree_within(path: &Path, max_entries: u64) -> Result<(), TreeRemovalError> {
     match unlink(AT_FDCWD, path, UnlinkatFlags::NoRemoveDir) {
         Ok(()) | Err(Errno::ENOENT) => return Ok(()),
         Err(e) if !is_directory_answer(e) => return Err(step_err("unlink", path, e)),
@@ -62,19 +73,42 @@ pub fn remove_tree(path: &Path) -> Result<(), TreeRemovalError> {
     }
     let root = OpenDir::open(AT_FDCWD, path).map_err(|e| step_err("open", path, e))?;
     let root_id = identity(&root.fd).map_err(|e| step_err("stat", path, e))?;
-    empty_below(root, root_id, path)?;
+    empty_below(root, root_id, path, max_entries)?;
     match unlink(AT_FDCWD, path, UnlinkatFlags::RemoveDir) {
         Err(e) if e != Errno::ENOENT => Err(step_err("rmdir", path, e)),
         _ => Ok(()),
     }
 }
 
+/// Removes everything below the directory `path` and keeps `path` itself
+/// (a mount point cannot be removed, only emptied). `path` must be a
+/// directory, opened without following a link.
+pub fn empty_tree(path: &Path, max_entries: u64) -> Result<(), TreeRemovalError> {
+    let root = OpenDir::open(AT_FDCWD, path).map_err(|e| step_err("open", path, e))?;
+    let root_id = identity(&root.fd).map_err(|e| step_err("stat", path, e))?;
+    empty_below(root, root_id, path, max_entries)
+}
+
 /// The iterative walk: empties the directory `root` (identity `root_id`).
-fn empty_below(root: OpenDir, root_id: (u64, u64), path: &Path) -> Result<(), TreeRemovalError> {
+fn empty_below(
+    root: OpenDir,
+    root_id: (u64, u64),
+    path: &Path,
+    max_entries: u64,
+) -> Result<(), TreeRemovalError> {
     let mut current = root;
     let mut depth: u64 = 0;
+    let mut budget = max_entries;
     loop {
-        match scan(&mut current).map_err(|e| step_err("empty a directory below", path, e))? {
+        match scan(&mut current, &mut budget)
+            .map_err(|e| step_err("empty a directory below", path, e))?
+        {
+            Scan::OverBudget => {
+                return Err(TreeRemovalError::OverBudget {
+                    path: path.display().to_string(),
+                    max_entries,
+                })
+            }
             Scan::Descend(child) => {
                 // A mount point below (another filesystem) is not the tree's.
                 if identity(&child.fd).map(|(dev, _)| dev).ok() != Some(root_id.0) {
@@ -112,6 +146,8 @@ fn empty_below(root: OpenDir, root_id: (u64, u64), path: &Path) -> Result<(), Tr
 enum Scan {
     /// Every entry is gone.
     Empty,
+    /// The entry budget ran out first.
+    OverBudget,
     /// A non-empty subdirectory, opened: walk it first.
     Descend(OpenDir),
 }
@@ -180,7 +216,7 @@ fn open_dir_fd<P: ?Sized + NixPath>(at: BorrowedFd<'_>, name: &P) -> Result<Owne
 /// in place; returns early with the first subdirectory that is not empty.
 /// Each pass reads from the start (the stream rewinds when its iterator
 /// is dropped).
-fn scan(dir: &mut OpenDir) -> Result<Scan, Errno> {
+fn scan(dir: &mut OpenDir, budget: &mut u64) -> Result<Scan, Errno> {
     let mut made_writable = false;
     let OpenDir { fd, entries } = dir;
     loop {
@@ -192,6 +228,10 @@ fn scan(dir: &mut OpenDir) -> Result<Scan, Errno> {
                 continue;
             }
             seen = true;
+            if *budget == 0 {
+                return Ok(Scan::OverBudget);
+            }
+            *budget -= 1;
             let is_dir = entry.file_type() == Some(Type::Directory);
             if let Some(child) = remove_entry(fd.as_fd(), name, is_dir, &mut made_writable)? {
                 return Ok(Scan::Descend(child));

@@ -225,3 +225,22 @@ fn a_mount_point_below_the_tree_is_never_entered() {
     assert!(kept, "nothing on the mounted filesystem was removed");
     remove_tree(&base).unwrap();
 }
+
+#[test]
+fn a_removal_with_an_entry_budget_stops_past_it_and_finishes_within_it() {
+    let root = scratch("budget");
+    for i in 0..10 {
+        fs::write(root.join(format!("f{i}")), "x").unwrap();
+    }
+    nest(&root, 5);
+    // 10 files + 5 levels + 1 leaf = 16 entries at least.
+    assert!(matches!(
+        remove_tree_within(&root, 4),
+        Err(TreeRemovalError::OverBudget { max_entries: 4, .. })
+    ));
+    assert!(root.exists(), "stopped, not finished");
+    empty_tree(&root, 64).unwrap();
+    assert_eq!(fs::read_dir(&root).unwrap().count(), 0, "emptied, kept");
+    remove_tree_within(&root, 64).unwrap();
+    assert!(!root.exists());
+}
