@@ -277,7 +277,7 @@ fn plan_confinement(
 fn prepare_network(
     request: &LaunchRequest,
     root: &ControlRoot,
-    identity: Option<crate::plan::Identity>,
+    identity: Option<crate::host::process_identity::Identity>,
     staging: Option<&Path>,
     invocation_id: &str,
 ) -> Result<Option<crate::run::network_setup::PreparedNetwork>, LaunchError> {
@@ -322,7 +322,7 @@ fn open_to_subordinate(
 fn workspace_for(
     request: &LaunchRequest,
     root: &ControlRoot,
-    identity: Option<crate::plan::Identity>,
+    identity: Option<crate::host::process_identity::Identity>,
 ) -> Result<Option<PathBuf>, LaunchError> {
     Ok(match (&request.workspace, request.policy.workspace) {
         (Some(ws), _) => Some(ws.clone()),

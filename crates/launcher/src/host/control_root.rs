@@ -19,9 +19,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::host::atomic_file::{self, Durability};
-use crate::host::process_identity::{process_start_time, random_hex};
+use crate::host::process_identity::{process_start_time, random_hex, Identity};
 use crate::host::tree_removal;
-use crate::plan::Identity;
 
 /// Mode of the per-uid base directory: others may traverse (bwrap as the
 /// sandbox identity must), nobody else may list or write.

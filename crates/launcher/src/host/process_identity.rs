@@ -2,6 +2,15 @@
 
 use std::io::Read;
 
+use serde::Serialize;
+
+/// Who bwrap runs as when the provider is root (never real root inside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+}
+
 /// A process's start time in clock ticks since boot (field 22 of
 /// `/proc/<pid>/stat`); with the pid it identifies a process across pid reuse.
 pub fn process_start_time(pid: u32) -> Option<u64> {
@@ -52,9 +61,9 @@ pub const RESERVED_UIDS: std::ops::Range<u32> = SANDBOX_UID..RUN_UID_FIRST + RUN
 /// `Some(SANDBOX_UID)` when the provider runs as root, else `None` (bwrap
 /// runs as the provider's own unprivileged uid). The identity of the backend
 /// probe; a run's own comes from `run_identity`.
-pub fn sandbox_identity() -> Option<crate::plan::Identity> {
+pub fn sandbox_identity() -> Option<Identity> {
     let euid = nix::unistd::geteuid().as_raw();
-    (euid == 0).then_some(crate::plan::Identity {
+    (euid == 0).then_some(Identity {
         uid: SANDBOX_UID,
         gid: SANDBOX_GID,
     })

@@ -29,8 +29,8 @@ use std::process::{Command, Stdio};
 use nix::sys::wait::waitpid;
 use nix::unistd::{fork, ForkResult, Pid};
 
+use crate::host::process_identity::Identity;
 use crate::host::subordinate_ids::{NEWGIDMAP, NEWUIDMAP};
-use crate::plan::Identity;
 
 /// Bytes of a helper's stderr kept for the error message.
 const MAX_HELPER_MESSAGE_BYTES: usize = 512;

@@ -14,8 +14,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::host::process_identity::SANDBOX_UID;
-use crate::plan::Identity;
+use crate::host::process_identity::{Identity, SANDBOX_UID};
 
 /// Permission bits, as in a mode's `rwx` triplets.
 const READ: u32 = 0o4;

@@ -23,10 +23,9 @@ use std::path::{Path, PathBuf};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult};
 
-use crate::host::process_identity::{SANDBOX_GID, SANDBOX_UID, WORKSPACE_UIDS};
+use crate::host::process_identity::{Identity, SANDBOX_GID, SANDBOX_UID, WORKSPACE_UIDS};
 use crate::host::subordinate_ids::{self, Missing};
 use crate::host::userns_map::{self, UsernsMapError};
-use crate::plan::Identity;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceOwnerError {

@@ -3,8 +3,9 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::*;
+use crate::host::process_identity::Identity;
 use crate::host::runtime_layout::{RuntimeEntry, RuntimeLayout};
-use crate::plan::{Identity, PlanInputs, RlimitSetting};
+use crate::plan::{PlanInputs, RlimitSetting};
 use crate::request::launch_request::{LaunchRequest, StopTimings};
 use crate::request::policy::Policy;
 

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::host::process_identity::Identity;
 use crate::host::runtime_layout::RuntimeLayout;
 use crate::plan::network_plan::{
     NetworkInputs, NetworkPlan, SANDBOX_EGRESS_DIR, SANDBOX_PROXY_PORT, SANDBOX_RELAY,
@@ -102,13 +103,6 @@ pub struct WritableFilesystem {
     pub mount: PathBuf,
     pub kind: WritableKind,
     pub size_bytes: Option<u64>,
-}
-
-/// Who bwrap runs as when the provider is root (never real root inside).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Identity {
-    pub uid: u32,
-    pub gid: u32,
 }
 
 /// Host facts the planner needs, resolved by the caller.

@@ -27,11 +27,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::host::process_identity::{RUN_UIDS, RUN_UID_FIRST, SANDBOX_UID, WORKSPACE_UIDS};
+use crate::host::process_identity::{
+    Identity, RUN_UIDS, RUN_UID_FIRST, SANDBOX_UID, WORKSPACE_UIDS,
+};
 use crate::host::subordinate_ids::{self, Missing, SubordinateIds};
 use crate::host::uid_lease::{UidLease, UidLeaseError};
 use crate::host::userns_map::{self, UsernsMapError};
-use crate::plan::Identity;
 use crate::request::policy::IdentityMode;
 
 /// How the run's uid was chosen (recorded in the receipt).

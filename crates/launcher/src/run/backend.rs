@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use crate::plan::Identity;
+use crate::host::process_identity::Identity;
 
 /// Fixed, root-owned system locations searched for bwrap. `$PATH` is never
 /// consulted: it is provider-controlled and may point anywhere.

@@ -23,8 +23,8 @@ use cordon_egress::{
 
 use crate::host::control_root::ControlRoot;
 use crate::host::exec_hash;
+use crate::host::process_identity::Identity;
 use crate::plan::network_plan::{NetworkInputs, ENGINE_SOCKET};
-use crate::plan::Identity;
 use crate::request::policy::{MediatedNetwork, Policy};
 
 #[derive(Debug, thiserror::Error)]

@@ -188,7 +188,7 @@ fn bwrap_command(
     argv: Vec<std::ffi::OsString>,
     devnull: File,
     stderr_w: OwnedFd,
-    setuid: Option<crate::plan::Identity>,
+    setuid: Option<crate::host::process_identity::Identity>,
 ) -> Result<Command, SpawnError> {
     let stderr_w2 = stderr_w.try_clone().map_err(SpawnError::Pipe)?;
     let mut cmd = Command::new(&plan.bwrap);
