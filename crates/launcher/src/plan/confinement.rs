@@ -15,10 +15,11 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 
 use crate::plan::cgroup::{self, CgroupLimits, CgroupPlan, Hierarchy};
-use crate::plan::rlimits::{self, ResourceCeilings};
+use crate::plan::rlimits;
 use crate::plan::seccomp::{self, SeccompPolicy, DENIED_SYSCALLS, PROFILE_NAME};
 use crate::plan::RlimitSetting;
 use crate::request::policy::{Resources, TreeLimits};
+use crate::request::presets::ResourceCeilings;
 
 /// 256 MiB of tmpfs `/tmp` at most: a disk fill is bounded. tmpfs pages
 /// count against the sandbox's memory cgroup (and cannot be swapped), so

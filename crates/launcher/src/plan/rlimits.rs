@@ -43,16 +43,7 @@
 
 use std::io;
 
-/// The ceilings a launch asks for; `Default` is the bare defaults, which are
-/// the presets' ceilings (presets.rs says why).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ResourceCeilings {
-    pub address_space_bytes: u64,
-    pub processes: u64,
-    pub open_files: u64,
-    pub file_size_bytes: u64,
-    pub cpu_seconds: u64,
-}
+use crate::request::presets::ResourceCeilings;
 
 /// The fixed ceilings every sandbox gets (see the module comment).
 pub const RTPRIO: u64 = 0;
@@ -63,12 +54,6 @@ pub const MSGQUEUE_BYTES: u64 = 819_200;
 pub const MEMLOCK_BYTES: u64 = 64 << 10;
 /// Seconds between SIGXCPU (catchable: a chance to report) and SIGKILL.
 pub const CPU_KILL_GRACE_SECONDS: u64 = 1;
-
-impl Default for ResourceCeilings {
-    fn default() -> Self {
-        crate::request::presets::DEFAULT_CEILINGS
-    }
-}
 
 /// The rlimits cordon sets, in the order they are applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,6 @@
 
 use serde_json::{json, Value};
 
-use crate::plan::rlimits::ResourceCeilings;
 use crate::request::policy::POLICY_FORMAT_VERSION;
 
 /// 256 MiB: ample for a QuickJS runner or a small interpreter, not for a
@@ -31,6 +30,23 @@ pub const CPU_SECONDS: u64 = 30;
 /// host's. Not spelled out by the presets (it never was, and adding it
 /// would change every preset digest).
 pub const OPEN_FILES: u64 = 256;
+
+/// The ceilings a launch asks for; `Default` is the bare defaults, which are
+/// the presets' ceilings (the module comment says why).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceCeilings {
+    pub address_space_bytes: u64,
+    pub processes: u64,
+    pub open_files: u64,
+    pub file_size_bytes: u64,
+    pub cpu_seconds: u64,
+}
+
+impl Default for ResourceCeilings {
+    fn default() -> Self {
+        DEFAULT_CEILINGS
+    }
+}
 
 /// The ceilings a launch applies where `policy.resources` is silent.
 pub const DEFAULT_CEILINGS: ResourceCeilings = ResourceCeilings {
