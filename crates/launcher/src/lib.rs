@@ -6,7 +6,9 @@
 //! plan (pure) → bwrap argv (pure) → spawn → pumps → reap → receipt.
 //! No napi here: the addon crate maps this API to JavaScript.
 //!
-//! The folders follow the launch:
+//! The folders follow the launch, each importing only those before it
+//! (__test__/module-cycles.test.js checks it, and that no modules import
+//! each other in a cycle):
 //! `request/` (what the caller asked) → `host/` (host facts and files, ids)
 //! → `plan/` (the pure plan and its confinement) → `run/` (spawn, pumps,
 //! stop) → `observe/` (the running sandbox seen from outside) →
