@@ -25,7 +25,7 @@ function invalidOptions(message) {
  * The document the launcher validates (docs/policy.md): every option but
  * JavaScript's own (`signal`: lib/stop-triggers.js), each snapshotted as
  * plain JSON. Which keys exist and what they may hold is the launcher's to
- * say (crates/launcher/src/launch_request.rs), `deadlineMs` included: the
+ * say (crates/launcher/src/request/launch_request.rs), `deadlineMs` included: the
  * launcher enforces it itself. Unknown keys are refused there, with
  * ERR_CORDON_INVALID_OPTIONS.
  */

@@ -1,7 +1,7 @@
 'use strict';
 
 // The policy presets and the bare resource defaults live once, in the
-// launcher (crates/launcher/src/presets.rs): JavaScript's readOnly(),
+// launcher (crates/launcher/src/request/presets.rs): JavaScript's readOnly(),
 // workspaceWrite() and profile(name) are the addon's export, `cordon run
 // --policy NAME` uses the launcher's directly, and a policy that leaves
 // `resources` out gets the presets' ceilings.

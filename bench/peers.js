@@ -12,7 +12,7 @@ const { nowMs } = require('./stats');
 const BWRAP = '/usr/bin/bwrap';
 
 /**
- * The launcher's bwrap flags (crates/launcher/src/bwrap_argv.rs: namespaces,
+ * The launcher's bwrap flags (crates/launcher/src/plan/bwrap_argv.rs: namespaces,
  * caps, runtime binds, /proc, /dev, workspace, temp, read-only root, env
  * wrapper) with paths in place of its descriptor binds, and without what
  * needs the launcher (seccomp fd, info fd, cgroup, rlimits).

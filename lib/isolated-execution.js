@@ -208,7 +208,7 @@ class IsolatedExecution {
 
   /**
    * The launcher settles a run as Finished only with its receipt (one without
-   * is Failed with ERR_CORDON_RECEIPT_UNAVAILABLE: crates/launcher/src/run_result.rs).
+   * is Failed with ERR_CORDON_RECEIPT_UNAVAILABLE: crates/launcher/src/receipt/run_result.rs).
    */
   _finish({ returncode, signal, receipt }) {
     this._settle();

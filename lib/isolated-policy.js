@@ -10,7 +10,7 @@ const { loadBinding } = require('./native');
 /** Nesting deeper than this is not a policy: refuse rather than recurse. */
 const MAX_DEPTH = 32;
 
-// The presets are the launcher's (crates/launcher/src/presets.rs), read
+// The presets are the launcher's (crates/launcher/src/request/presets.rs), read
 // once from the addon: name → policy JSON text, in the launcher's order.
 let presetTexts = null;
 function presets() {

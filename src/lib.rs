@@ -77,16 +77,16 @@ pub const WRITE_QUEUE_DEPTH: u32 = cordon_launcher::WRITE_QUEUE_DEPTH as u32;
 /// The largest `deadlineMs` the launcher accepts (2^31 - 1 ms): lib/stop-triggers.js
 /// checks a pooled take's deadline against it, `stopAfter` enforces it.
 #[napi]
-pub const MAX_DEADLINE_MS: u32 = cordon_launcher::launch_request::MAX_DEADLINE_MS as u32;
+pub const MAX_DEADLINE_MS: u32 = cordon_launcher::request::launch_request::MAX_DEADLINE_MS as u32;
 
 /// The workspace-owner uid range (`process_identity.rs`): a run whose
 /// workspace is owned by one of these uids runs as that owner. Sessions
 /// (lib/sessions) give each session workspace an owner of this range.
 #[napi]
-pub const WORKSPACE_OWNER_UID_FIRST: u32 = cordon_launcher::process_identity::SANDBOX_UID;
+pub const WORKSPACE_OWNER_UID_FIRST: u32 = cordon_launcher::host::process_identity::SANDBOX_UID;
 /// How many uids the workspace-owner range holds.
 #[napi]
-pub const WORKSPACE_OWNER_UIDS: u32 = cordon_launcher::process_identity::WORKSPACE_UIDS;
+pub const WORKSPACE_OWNER_UIDS: u32 = cordon_launcher::host::process_identity::WORKSPACE_UIDS;
 
 /// How a run settled (the fourth argument of a `Finished` or `Failed`
 /// event). The receipt crosses the seam once, as an object.
@@ -202,7 +202,7 @@ fn failed(failure: LaunchFailure) -> Settled {
 /// The receipt with its numbers as `JSON.parse` would give them: never a
 /// `BigInt`, which `JSON.stringify` refuses (see `js_number`).
 fn for_js(mut receipt: Value) -> Value {
-    cordon_launcher::js_number::to_js_numbers(&mut receipt);
+    cordon_launcher::receipt::js_number::to_js_numbers(&mut receipt);
     receipt
 }
 
@@ -341,17 +341,17 @@ pub fn doctor_native(options_json: String) -> String {
 /// for tests and diagnostics.
 #[napi]
 pub fn control_root_base() -> String {
-    cordon_launcher::control_root::base_path()
+    cordon_launcher::host::control_root::base_path()
         .to_string_lossy()
         .into_owned()
 }
 
-/// The launcher's policy presets (`cordon_launcher::presets`), as JSON text
+/// The launcher's policy presets (`cordon_launcher::request::presets`), as JSON text
 /// `[{"name", "policy"}, …]`: lib/isolated-policy.js builds `readOnly()`,
 /// `workspaceWrite()` and `profile(name)` from it, so JS restates nothing.
 #[napi]
 pub fn policy_presets() -> String {
-    cordon_launcher::presets::all_json().to_string()
+    cordon_launcher::request::presets::all_json().to_string()
 }
 
 /// Checks a policy document (JSON text) exactly as a launch would, without
@@ -371,7 +371,7 @@ pub fn check_policy(policy_json: String) -> napi::Result<String, String> {
     };
     let value: Value =
         serde_json::from_str(&policy_json).map_err(|e| invalid(format!("policy: {e}")))?;
-    let policy = cordon_launcher::policy::Policy::from_json(&value)
+    let policy = cordon_launcher::request::policy::Policy::from_json(&value)
         .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))?;
     let network = policy.network_json();
     Ok(network

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use cordon_launcher::execution::Control;
+use cordon_launcher::run::execution::Control;
 use cordon_launcher::StopReason;
 use napi::Env;
 

@@ -1,4 +1,4 @@
-//! The launcher's bounded tree removal (`cordon_launcher::tree_removal`)
+//! The launcher's bounded tree removal (`cordon_launcher::host::tree_removal`)
 //! for JS: sessions remove a workspace a sandbox wrote with it, off the
 //! event loop (a planted tree may hold as many entries as its quota's
 //! inodes allow).
@@ -35,10 +35,10 @@ impl Task for RemoveTree {
     fn compute(&mut self) -> napi::Result<()> {
         let result = match self.removal {
             Removal::Tree => {
-                cordon_launcher::tree_removal::remove_tree_within(&self.path, self.max_entries)
+                cordon_launcher::host::tree_removal::remove_tree_within(&self.path, self.max_entries)
             }
             Removal::Contents => {
-                cordon_launcher::tree_removal::empty_tree(&self.path, self.max_entries)
+                cordon_launcher::host::tree_removal::empty_tree(&self.path, self.max_entries)
             }
         };
         result.map_err(|e| {

@@ -4,7 +4,7 @@
 //! ordinary small codes pass through unambiguously.
 
 use cordon_launcher::events::{Completion, LaunchFailure};
-use cordon_launcher::pidfd::signal_name;
+use cordon_launcher::host::pidfd::signal_name;
 use cordon_launcher::ErrorCode;
 
 /// `cordon doctor`: a required host check failed.

@@ -1,12 +1,12 @@
 //! `--policy read-only|workspace-write|untrusted|FILE`: a preset by name
-//! (the launcher's own, `cordon_launcher::presets`), or a policy JSON file
+//! (the launcher's own, `cordon_launcher::request::presets`), or a policy JSON file
 //! (docs/policy.md). The launcher validates either strictly; this module
 //! only produces the JSON value.
 
 use std::io::Read;
 use std::path::PathBuf;
 
-use cordon_launcher::presets;
+use cordon_launcher::request::presets;
 use serde_json::Value;
 
 /// A policy file larger than this is not a policy: refuse rather than read it.
@@ -120,7 +120,7 @@ mod tests {
     fn every_preset_is_a_policy_the_launcher_accepts() {
         for name in PRESETS {
             let value = PolicyArg::Preset(name).load().unwrap();
-            cordon_launcher::policy::Policy::from_json(&value).unwrap();
+            cordon_launcher::request::policy::Policy::from_json(&value).unwrap();
         }
         let untrusted = PolicyArg::Preset("untrusted").load().unwrap();
         assert_eq!(untrusted["filesystem"]["workspace"], "none");

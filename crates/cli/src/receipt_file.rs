@@ -7,8 +7,8 @@ use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use cordon_launcher::atomic_file::{self, Durability};
-use cordon_launcher::host_path;
+use cordon_launcher::host::atomic_file::{self, Durability};
+use cordon_launcher::request::host_path;
 
 use crate::lexical_path;
 

@@ -12,8 +12,8 @@
 //!    with the program's status.
 
 use cordon_launcher::events::{Completion, LaunchFailure};
-use cordon_launcher::launch_request::RequestError;
-use cordon_launcher::policy::Policy;
+use cordon_launcher::request::launch_request::RequestError;
+use cordon_launcher::request::policy::Policy;
 use cordon_launcher::{start, LaunchError, LaunchRequest};
 
 use crate::exit_status::{self, RUN_ERROR};

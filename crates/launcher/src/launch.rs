@@ -14,21 +14,21 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::backend::{self, BackendError};
-use crate::bwrap_argv::bwrap_argv;
-use crate::cgroup::{self, CgroupError};
-use crate::confinement::{self, ConfinementError, ConfinementPlan};
-use crate::control_root::{self, ControlRoot, ControlRootError};
 use crate::error_code::ErrorCode;
 use crate::events::EventSink;
-use crate::exec_hash::{self, ExecHashError};
-use crate::execution::ExecutionHandle;
-use crate::launch_request::{LaunchRequest, RequestError};
+use crate::host::control_root::{self, ControlRoot, ControlRootError};
+use crate::host::exec_hash::{self, ExecHashError};
+use crate::host::process_identity::{random_hex, sandbox_identity};
+use crate::host::runtime_layout::RuntimeLayout;
+use crate::plan::bwrap_argv::bwrap_argv;
+use crate::plan::cgroup::{self, CgroupError};
+use crate::plan::confinement::{self, ConfinementError, ConfinementPlan};
+use crate::plan::run_identity::{self, RunIdentityError};
 use crate::plan::{BindRole, FdBind, Plan, PlanInputs};
-use crate::process_identity::{random_hex, sandbox_identity};
 use crate::receipt::HostBind;
-use crate::run_identity::{self, RunIdentityError};
-use crate::runtime_layout::RuntimeLayout;
+use crate::request::launch_request::{LaunchRequest, RequestError};
+use crate::run::backend::{self, BackendError};
+use crate::run::execution::ExecutionHandle;
 use crate::supervisor::{self, Prepared};
 
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ pub enum LaunchError {
     /// A caller-named host path (workspace, `filesystem.extra`) goes
     /// through a symlink, or could not be opened without following one.
     #[error("policy.filesystem.extra / options.workspace: {0}")]
-    HostPath(#[from] crate::host_path::HostPathError),
+    HostPath(#[from] crate::request::host_path::HostPathError),
     /// The supervision runtime's threads could not be started.
     #[error("{0}")]
     Supervision(std::io::Error),
@@ -65,15 +65,15 @@ pub enum LaunchError {
     #[error("create the run's cgroup: {0}")]
     Cgroup(#[from] CgroupError),
     #[error(transparent)]
-    Network(#[from] crate::network_setup::NetworkSetupError),
+    Network(#[from] crate::run::network_setup::NetworkSetupError),
     #[error(transparent)]
-    Identity(#[from] crate::run_identity::RunIdentityError),
+    Identity(#[from] crate::plan::run_identity::RunIdentityError),
     /// The sandbox's uid cannot reach (or write) the caller's workspace.
     #[error(transparent)]
-    WorkspaceAccess(#[from] crate::workspace_access::WorkspaceAccessError),
+    WorkspaceAccess(#[from] crate::host::workspace_access::WorkspaceAccessError),
     /// The name service knows an account or group with the run's id.
     #[error(transparent)]
-    ReservedIdTaken(#[from] crate::reserved_id_nss::ReservedIdError),
+    ReservedIdTaken(#[from] crate::host::reserved_id_nss::ReservedIdError),
 }
 
 impl LaunchError {
@@ -130,7 +130,7 @@ pub fn start(
     // symlink is refused with a coded error. open_binds opens it again the
     // same way and binds that descriptor, so a later swap is refused too.
     for extra in &request.policy.extra {
-        crate::host_path::open_no_follow(&extra.path, false)?;
+        crate::request::host_path::open_no_follow(&extra.path, false)?;
     }
     let provider_is_root = sandbox_identity().is_some();
     let backend = backend::resolve(request.bwrap_path.as_deref(), sandbox_identity())?;
@@ -147,34 +147,34 @@ pub fn start(
     let confinement = plan_confinement(&request, &invocation_id)?;
     if matches!(
         request.policy.network,
-        crate::policy::NetworkMode::Mediated(_)
+        crate::request::policy::NetworkMode::Mediated(_)
     ) {
-        crate::network_setup::check_relay(request.network_relay_path.as_deref())?;
+        crate::run::network_setup::check_relay(request.network_relay_path.as_deref())?;
     }
     let base = control_root::base_dir()?;
     if control_root::sweep_due() {
         control_root::sweep_in_background(base.clone());
         exec_hash::prune_staged(&base);
         // Lock files of providers killed mid-run (harmless, but they pile up).
-        if let Ok(dir) = crate::uid_lease::lock_dir() {
-            crate::uid_lease::sweep_stale(&dir);
+        if let Ok(dir) = crate::host::uid_lease::lock_dir() {
+            crate::host::uid_lease::sweep_stale(&dir);
         }
     }
     let mounted_workspace = request
         .workspace
         .as_deref()
-        .filter(|_| request.policy.workspace != crate::policy::Access::None);
+        .filter(|_| request.policy.workspace != crate::request::policy::Access::None);
     let mut run_identity =
         run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?;
     let identity = run_identity.identity;
     if let Some(id) = identity {
-        crate::reserved_id_nss::check(id.uid, id.gid)?;
+        crate::host::reserved_id_nss::check(id.uid, id.gid)?;
     }
     // Before anything exists on disk: bwrap would otherwise fail (or the
     // program get EACCES) on a workspace the run's uid cannot use.
     if let (Some(ws), Some(who)) = (mounted_workspace, identity) {
-        let write = request.policy.workspace == crate::policy::Access::Write;
-        crate::workspace_access::check(ws, who, write)?;
+        let write = request.policy.workspace == crate::request::policy::Access::Write;
+        crate::host::workspace_access::check(ws, who, write)?;
     }
     // Whoever bwrap runs as (other than the provider) must reach what is
     // staged for it (the network relay: a world-readable copy). Only a root
@@ -249,13 +249,15 @@ fn plan_confinement(
 ) -> Result<ConfinementPlan, LaunchError> {
     let suffix = random_hex(8).map_err(ControlRootError::Random)?;
     let seccomp = match request.policy.network {
-        crate::policy::NetworkMode::None => confinement::default_seccomp_program()?,
-        crate::policy::NetworkMode::Mediated(_) => confinement::mediated_seccomp_program()?,
+        crate::request::policy::NetworkMode::None => confinement::default_seccomp_program()?,
+        crate::request::policy::NetworkMode::Mediated(_) => {
+            confinement::mediated_seccomp_program()?
+        }
     };
     // A writable default workspace is a bounded tmpfs: nothing reads it
     // after the run, and as a host directory it was unbounded memory.
-    let default_writable =
-        request.workspace.is_none() && request.policy.workspace == crate::policy::Access::Write;
+    let default_writable = request.workspace.is_none()
+        && request.policy.workspace == crate::request::policy::Access::Write;
     let workspace = if default_writable {
         confinement::WorkspaceMount::Tmpfs
     } else {
@@ -275,19 +277,19 @@ fn plan_confinement(
 fn prepare_network(
     request: &LaunchRequest,
     root: &ControlRoot,
-    identity: Option<crate::plan::Identity>,
+    identity: Option<crate::host::process_identity::Identity>,
     staging: Option<&Path>,
     invocation_id: &str,
-) -> Result<Option<crate::network_setup::PreparedNetwork>, LaunchError> {
-    let crate::policy::NetworkMode::Mediated(network) = &request.policy.network else {
+) -> Result<Option<crate::run::network_setup::PreparedNetwork>, LaunchError> {
+    let crate::request::policy::NetworkMode::Mediated(network) = &request.policy.network else {
         return Ok(None);
     };
-    let labels = crate::network_setup::RunLabels {
+    let labels = crate::run::network_setup::RunLabels {
         invocation_id,
         policy: &request.policy,
     };
     let relay = request.network_relay_path.as_deref();
-    Ok(Some(crate::network_setup::prepare(
+    Ok(Some(crate::run::network_setup::prepare(
         network, relay, root, identity, staging, labels,
     )?))
 }
@@ -298,13 +300,13 @@ fn prepare_network(
 /// the engine socket (write permission on the socket file).
 fn open_to_subordinate(
     root: &ControlRoot,
-    network: Option<&crate::network_setup::PreparedNetwork>,
+    network: Option<&crate::run::network_setup::PreparedNetwork>,
 ) -> Result<(), LaunchError> {
     use std::os::unix::fs::PermissionsExt;
     let egress = network.map(|n| n.inputs.engine_dir.as_path());
     root.let_sandbox_traverse(egress.as_slice())?;
     if let Some(dir) = egress {
-        let socket = dir.join(crate::network_plan::ENGINE_SOCKET);
+        let socket = dir.join(crate::plan::network_plan::ENGINE_SOCKET);
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).map_err(
             |source| ControlRootError::Chmod {
                 path: socket,
@@ -320,11 +322,13 @@ fn open_to_subordinate(
 fn workspace_for(
     request: &LaunchRequest,
     root: &ControlRoot,
-    identity: Option<crate::plan::Identity>,
+    identity: Option<crate::host::process_identity::Identity>,
 ) -> Result<Option<PathBuf>, LaunchError> {
     Ok(match (&request.workspace, request.policy.workspace) {
         (Some(ws), _) => Some(ws.clone()),
-        (None, crate::policy::Access::None | crate::policy::Access::Write) => None,
+        (None, crate::request::policy::Access::None | crate::request::policy::Access::Write) => {
+            None
+        }
         (None, _) => Some(root.create_workspace(identity)?),
     })
 }
@@ -346,7 +350,7 @@ fn host_binds(plan: &Plan, sources: &[(RawFd, OwnedFd)]) -> Vec<HostBind> {
         .zip(sources)
         .filter(|(bind, _)| matches!(bind.role, BindRole::Workspace | BindRole::Extra))
         .filter_map(|(bind, (_, fd))| {
-            let id = crate::host_path::identity(fd).ok()?;
+            let id = crate::request::host_path::identity(fd).ok()?;
             Some(HostBind {
                 source: bind.source.clone(),
                 dest: bind.dest.clone(),
@@ -375,7 +379,10 @@ fn open_bind(bind: &FdBind, control_root: &Path) -> Result<OwnedFd, LaunchError>
     };
     if caller_named {
         let directory = bind.role == BindRole::Workspace;
-        return Ok(crate::host_path::open_no_follow(&bind.source, directory)?);
+        return Ok(crate::request::host_path::open_no_follow(
+            &bind.source,
+            directory,
+        )?);
     }
     let mut flags = libc::O_PATH;
     if matches!(
@@ -428,7 +435,7 @@ mod tests {
             matches!(
                 caller_link,
                 Err(LaunchError::HostPath(
-                    crate::host_path::HostPathError::Symlink { .. }
+                    crate::request::host_path::HostPathError::Symlink { .. }
                 ))
             ),
             "a caller-named workspace that is a link is refused: {caller_link:?}"

@@ -3,10 +3,10 @@
 //! prints it and exits 1 without sending any frame.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
+use crate::execute_rule::{integer_value, invalid, InvalidExecute};
 use crate::extensions::{self, RequestedExtensions};
 
 pub const PROTOCOL_VERSION: &str = "code-bridge-v1";
@@ -33,26 +33,6 @@ pub struct ExecuteRequest {
     pub limits: RequestedLimits,
     /// `None` when the frame had no `extensions` field (plain v1).
     pub extensions: Option<RequestedExtensions>,
-}
-
-/// The first rule the frame broke, with the path of the field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidExecute {
-    pub path: String,
-    pub rule: String,
-}
-
-impl fmt::Display for InvalidExecute {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.path, self.rule)
-    }
-}
-
-pub fn invalid(path: impl Into<String>, rule: impl Into<String>) -> InvalidExecute {
-    InvalidExecute {
-        path: path.into(),
-        rule: rule.into(),
-    }
 }
 
 /// Validates steps 1–5 of §4 in order, then `extensions` (docs/runner.md).
@@ -124,14 +104,6 @@ fn validate_limits(limits: Option<&Value>) -> Result<RequestedLimits, InvalidExe
         max_result_bytes: field("maxResultBytes", 1)?,
         timeout_ms: field("timeoutMs", 1)?,
     })
-}
-
-/// The value of a JSON integer token (no fraction, no exponent: `5000.0` and
-/// `5e3` are not integers); `None` for non-integers and negative integers.
-/// serde_json reads integer tokens beyond 64 bits as floats, so those are
-/// refused too.
-pub fn integer_value(number: &Number) -> Option<u64> {
-    number.as_u64()
 }
 
 fn validate_tools(tools: Option<&Value>) -> Result<Vec<String>, InvalidExecute> {
@@ -262,24 +234,6 @@ mod tests {
                 m["limits"][key] = bad.clone();
             });
             assert_eq!(path, format!("execute.limits.{key}"), "{bad}");
-        }
-    }
-
-    #[test]
-    fn integer_tokens_are_integers_and_floats_are_not() {
-        let number = |text: &str| serde_json::from_str::<Number>(text).expect("number");
-        assert_eq!(
-            integer_value(&number("18446744073709551615")),
-            Some(u64::MAX)
-        );
-        for text in [
-            "5000.0",
-            "5e3",
-            "-1",
-            "-0",
-            "123456789012345678901234567890",
-        ] {
-            assert_eq!(integer_value(&number(text)), None, "{text}");
         }
     }
 

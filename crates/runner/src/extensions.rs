@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::execute::{integer_value, invalid, InvalidExecute};
+use crate::execute_rule::{integer_value, invalid, InvalidExecute};
 use crate::mailbox::QUEUE_CAPACITY;
 use crate::timers::MAX_LIVE_CEILING;
 

@@ -15,6 +15,7 @@ mod console;
 mod duplicate_keys;
 mod evaluation;
 mod execute;
+mod execute_rule;
 mod extensions;
 mod frame_reader;
 mod frame_writer;

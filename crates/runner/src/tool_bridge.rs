@@ -20,7 +20,8 @@ use rquickjs::{Ctx, Exception, Function, Object, Value};
 use serde_json::{json, Map, Value as Json};
 
 use crate::canonical_json;
-use crate::execute::{integer_value, PROTOCOL_VERSION};
+use crate::execute::PROTOCOL_VERSION;
+use crate::execute_rule::integer_value;
 use crate::frame_writer::{FrameWriter, WriteError};
 use crate::js_errors::{is_out_of_memory, latched_message, PROTOCOL_FAILURE};
 use crate::latches::Latches;

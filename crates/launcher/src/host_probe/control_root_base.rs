@@ -4,7 +4,7 @@
 //! refuses every launch, and doctor says so with the way out.
 
 use super::{Check, Importance};
-use crate::control_root::{self, ControlRootError};
+use crate::host::control_root::{self, ControlRootError};
 
 const NAME: &str = "control-root base";
 

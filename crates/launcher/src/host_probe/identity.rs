@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::{Check, Importance};
-use crate::subordinate_ids::{self, Missing};
+use crate::host::subordinate_ids::{self, Missing};
 
 pub const SUBORDINATE_NAME: &str = "subordinate ids (non-root provider)";
 pub const DELEGATION_NAME: &str = "delegated cgroup (non-root provider)";
@@ -66,7 +66,7 @@ pub fn check_delegated_cgroup() -> Check {
         let detail = "not needed: a root provider creates run cgroups itself".to_string();
         return Check::pass(DELEGATION_NAME, Importance::Optional, detail);
     }
-    let root = Path::new(crate::cgroup::CGROUP_ROOT);
+    let root = Path::new(crate::plan::cgroup::CGROUP_ROOT);
     let fix = format!(
         "on a systemd host with cgroup v2 (systemd.unified_cgroup_hierarchy=1): as root, \
          `loginctl enable-linger {uid}` (starts user@{uid}.service) and make sure it delegates \
@@ -80,7 +80,7 @@ pub fn check_delegated_cgroup() -> Check {
         return Check::fail(DELEGATION_NAME, Importance::Optional, detail, &fix);
     }
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    match crate::cgroup::delegated_v2(root, &own, uid) {
+    match crate::plan::cgroup::delegated_v2(root, &own, uid) {
         Ok(dir) => {
             let detail = format!(
                 "{} (memory, pids), provider inside it: run cgroups go under it",

@@ -15,9 +15,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::backend::{self, BackendError};
-use crate::confinement;
-use crate::process_identity::{sandbox_identity, SANDBOX_UID};
+use crate::host::process_identity::{sandbox_identity, SANDBOX_UID};
+use crate::plan::confinement;
+use crate::run::backend::{self, BackendError};
 
 mod control_root_base;
 mod identity;
@@ -335,13 +335,13 @@ pub fn check_seccomp(status: &SeccompStatus) -> Check {
 }
 
 /// Pure over `cgroup::detect`'s answer.
-pub fn check_cgroup(detected: Result<crate::cgroup::Hierarchy, String>) -> Check {
+pub fn check_cgroup(detected: Result<crate::plan::cgroup::Hierarchy, String>) -> Check {
     const NAME: &str = "cgroups (memory, pids)";
     match detected {
         Ok(hierarchy) => {
             let detail = match &hierarchy {
-                crate::cgroup::Hierarchy::V2 { own } => format!("v2 at {}", own.display()),
-                crate::cgroup::Hierarchy::V1 {
+                crate::plan::cgroup::Hierarchy::V2 { own } => format!("v2 at {}", own.display()),
+                crate::plan::cgroup::Hierarchy::V1 {
                     memory_own,
                     pids_own,
                 } => format!(

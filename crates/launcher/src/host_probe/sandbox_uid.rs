@@ -17,7 +17,7 @@ use std::time::Duration;
 use std::ops::Range;
 
 use super::{Check, Importance};
-use crate::process_identity::{sandbox_identity, RESERVED_UIDS};
+use crate::host::process_identity::{sandbox_identity, RESERVED_UIDS};
 
 /// A launcher's fork is briefly of the sandbox uid before it execs bwrap
 /// (setuid happens in the child, before exec): a process seen as foreign is

@@ -112,7 +112,7 @@ fn a_status_uid_line_matches_on_any_of_its_four_ids_unless_a_zombie() {
 fn a_host_process_of_the_sandbox_uid_fails_doctor_but_sandboxes_and_bwrap_do_not() {
     let process = |pid, comm: &str, host_userns| UidProcess {
         pid,
-        uid: crate::process_identity::SANDBOX_UID,
+        uid: crate::host::process_identity::SANDBOX_UID,
         comm: comm.into(),
         host_userns,
     };
@@ -121,7 +121,7 @@ fn a_host_process_of_the_sandbox_uid_fails_doctor_but_sandboxes_and_bwrap_do_not
     assert!(!bwrap.is_foreign() && !in_sandbox.is_foreign());
     let daemon = process(12, "dnsmasq", true);
     assert!(daemon.is_foreign());
-    let range = || Some(crate::process_identity::RESERVED_UIDS);
+    let range = || Some(crate::host::process_identity::RESERVED_UIDS);
     assert!(check_sandbox_uid_unused(range(), &[], &[]).ok);
     let check = check_sandbox_uid_unused(range(), &[daemon], &[]);
     assert!(!check.ok && check.importance == Importance::Required);
@@ -144,7 +144,7 @@ fn a_host_process_of_the_sandbox_uid_fails_doctor_but_sandboxes_and_bwrap_do_not
 
 #[test]
 fn accounts_and_subordinate_ranges_inside_the_reserved_range_are_found() {
-    let range = crate::process_identity::RESERVED_UIDS;
+    let range = crate::host::process_identity::RESERVED_UIDS;
     let passwd = "root:x:0:0::/root:/bin/sh\nsvc:x:1879048200:1::/:/bin/false\n# c:x:1879048200\n";
     assert_eq!(id_file_users(passwd, false, &range), ["svc"]);
     let subuid = "alice:100000:65536\nwide:1879000000:100000\nhigh:1879179264:10\n";

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::cgroup::{in_leaf, Need};
+use crate::plan::cgroup::{in_leaf, Need};
 
 use super::expect::Expectation;
 use super::parse::{IdRange, Mount};

@@ -1,10 +1,10 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::cgroup::Write;
 use crate::observe::expect::PlannedMount;
 use crate::observe::parse::{Limit, Status};
 use crate::observe::MountSeen;
+use crate::plan::cgroup::Write;
 use crate::plan::RlimitSetting;
 
 const UID: u32 = 0x7000_0000;

@@ -2,8 +2,8 @@
 //! own fields, not the constants that produced them), the confinement plan
 //! and the provider's facts.
 
-use crate::cgroup::Write;
-use crate::confinement::ConfinementPlan;
+use crate::plan::cgroup::Write;
+use crate::plan::confinement::ConfinementPlan;
 use crate::plan::{Plan, RlimitSetting, WritableKind};
 
 use super::reader::{observed_namespaces, ProviderFacts};
@@ -62,7 +62,8 @@ pub fn expectation(
     provider_ids: ProviderIds,
 ) -> Expectation {
     let seccomp = u32::from(plan.seccomp.is_some());
-    let shared = plan.uid_allocation == crate::run_identity::UidAllocation::SharedWithProvider;
+    let shared =
+        plan.uid_allocation == crate::plan::run_identity::UidAllocation::SharedWithProvider;
     let identity = plan.identity.map_or(provider_ids, |id| ProviderIds {
         uid: id.uid,
         gid: id.gid,

@@ -16,7 +16,7 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use super::reader::ProcDir;
-use crate::pidfd;
+use crate::host::pidfd;
 
 /// Pause between looks while bwrap finishes setting up (ms): a sandbox
 /// execs its program within a few ms of reporting its init.

@@ -17,7 +17,7 @@ const PF_EXITING: u64 = 0x4;
 /// What is observed: every namespace the plan unshares, and the mount
 /// namespace bwrap always makes.
 pub fn observed_namespaces() -> impl Iterator<Item = &'static str> {
-    crate::bwrap_argv::NAMESPACES
+    crate::plan::bwrap_argv::NAMESPACES
         .iter()
         .copied()
         .chain([MOUNT_NAMESPACE])

@@ -10,7 +10,7 @@ use super::compare::Mismatch;
 use super::expect::{self, Expectation, ProviderIds};
 use super::moment::NotObserved;
 use super::{reader, Report, Target, OBSERVE_WINDOW_MS};
-use crate::confinement::ConfinementPlan;
+use crate::plan::confinement::ConfinementPlan;
 use crate::plan::Plan;
 
 /// The observed program's receipt entry and the mismatches that fail the run.

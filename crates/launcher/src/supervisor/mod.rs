@@ -41,24 +41,24 @@ use tokio::io::Interest;
 
 pub use run_error::RunError;
 
-use crate::backend::Backend;
-use crate::cgroup::ExecutionCgroup;
-use crate::confinement::{self, ConfinementPlan};
-use crate::control_root::ControlRoot;
 use crate::error_code::ErrorCode;
 use crate::events::{Event, EventSink, LaunchFailure};
-use crate::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
-use crate::launch_request::LaunchRequest;
+use crate::host::control_root::ControlRoot;
+use crate::host::pidfd;
 use crate::observe::moment::NotObserved;
 use crate::observe::reader::{ProviderFacts, ReadError};
 use crate::observe::run::{observe_run, RunObservation};
-use crate::pidfd;
+use crate::plan::cgroup::ExecutionCgroup;
+use crate::plan::confinement::{self, ConfinementPlan};
 use crate::plan::Plan;
-use crate::pumps::{Gate, WriteCmd};
+use crate::receipt::run_result;
 use crate::receipt::{self, RunFacts};
-use crate::run_result;
-use crate::spawn::{spawn, SpawnError, Spawned};
-use crate::stop_ladder::{StopReason, Supervision};
+use crate::request::launch_request::LaunchRequest;
+use crate::run::backend::Backend;
+use crate::run::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
+use crate::run::pumps::{Gate, WriteCmd};
+use crate::run::spawn::{spawn, SpawnError, Spawned};
+use crate::run::stop_ladder::{StopReason, Supervision};
 use run_pumps::Pumps;
 use stderr_tap::Tap;
 
@@ -66,7 +66,7 @@ use stderr_tap::Tap;
 pub struct Prepared {
     pub request: LaunchRequest,
     pub plan: Plan,
-    pub argv: crate::bwrap_argv::BwrapArgs,
+    pub argv: crate::plan::bwrap_argv::BwrapArgs,
     pub sources: Vec<(std::os::fd::RawFd, OwnedFd)>,
     pub root: ControlRoot,
     pub backend: Backend,
@@ -78,7 +78,7 @@ pub struct Prepared {
     /// receipt is written, so every stream is closed and recorded.
     pub egress: Option<cordon_egress::RunEngine>,
     /// The run's own uid, held until its processes are confirmed gone.
-    pub uid_lease: Option<crate::uid_lease::UidLease>,
+    pub uid_lease: Option<crate::host::uid_lease::UidLease>,
     /// The run's user namespace of subordinate ids (a non-root provider),
     /// entered by the forked child; closed once bwrap is spawned.
     pub userns: Option<OwnedFd>,
@@ -88,7 +88,7 @@ pub struct Prepared {
 
 /// Starts the run's supervision and waits for it to report bwrap's pid.
 pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<ExecutionHandle> {
-    let runtime = crate::supervision_runtime::get()?;
+    let runtime = crate::run::supervision_runtime::get()?;
     let (writer_tx, writer_rx) = mpsc::sync_channel(WRITE_QUEUE_DEPTH);
     let control = Arc::new(Control {
         writer: Mutex::new(Some(writer_tx)),
@@ -164,7 +164,7 @@ impl Drop for SettleGuard {
                 );
             }
         }
-        let _ = crate::tree_removal::remove_tree(&self.root);
+        let _ = crate::host::tree_removal::remove_tree(&self.root);
         self.control.close_writer();
         self.sink.emit(Event::Finished(Err(LaunchFailure {
             code: ErrorCode::SpawnFailed,
@@ -198,7 +198,7 @@ impl Run {
         // seccomp filters and namespaces), which the observation compares
         // the sandbox against.
         let userns = self.p.userns.take();
-        let forked = crate::supervision_runtime::on_fork_thread(move || {
+        let forked = crate::run::supervision_runtime::on_fork_thread(move || {
             record_forking_thread();
             let spawned = spawn(&plan, argv, sources, userns.as_ref());
             // bwrap is in the namespace now (it holds it alive): ours can go.
@@ -326,7 +326,8 @@ impl Run {
     /// bwrap.
     fn open_init(&self, init: i32, bwrap: i32) -> Option<OwnedFd> {
         pidfd::open_child(init, bwrap).or_else(|| {
-            let started = crate::process_identity::process_start_time(u32::try_from(bwrap).ok()?)?;
+            let started =
+                crate::host::process_identity::process_start_time(u32::try_from(bwrap).ok()?)?;
             pidfd::open_namespace_init(init, outcome::sandbox_uid(&self.p), started)
         })
     }
@@ -411,7 +412,7 @@ impl Run {
         drop(p.uid_lease.take());
         facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
         let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
-        crate::network_receipts::attach(&mut document, p.egress.as_mut());
+        crate::receipt::network_receipts::attach(&mut document, p.egress.as_mut());
         let receipt = receipt::write_and_read(&p.root, &document);
         // What the sandbox left may take long to remove (any depth or width):
         // the root leaves its name in one rename so the run settles now, and is

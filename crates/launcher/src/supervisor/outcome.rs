@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use super::run_error::RunError;
 use super::Prepared;
-use crate::pidfd;
+use crate::host::pidfd;
 use crate::receipt::{ByteCounts, Outcome, RunFacts};
 
 /// bwrap's info JSON is ~250 bytes; more than this is not bwrap talking.

@@ -2,9 +2,9 @@
 //! one variant per step, like [`crate::LaunchError`] before it, each mapped
 //! to a stable code. The message becomes the receipt's `outcome.message`.
 
-use crate::cgroup::CgroupError;
 use crate::error_code::ErrorCode;
-use crate::spawn::SpawnError;
+use crate::plan::cgroup::CgroupError;
+use crate::run::spawn::SpawnError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

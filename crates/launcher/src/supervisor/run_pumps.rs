@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use super::run_error::RunError;
 use crate::events::{EventSink, Stream};
-use crate::execution::Control;
-use crate::pumps::{spawn_reader, spawn_writer, WriteCmd, WriterCounters};
 use crate::receipt::ByteCounts;
+use crate::run::execution::Control;
+use crate::run::pumps::{spawn_reader, spawn_writer, WriteCmd, WriterCounters};
 
 /// How often a bounded pump join looks again (only for a namespace that
 /// could not be confirmed empty).

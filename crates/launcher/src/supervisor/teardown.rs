@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use super::run_error::RunError;
 use super::Prepared;
-use crate::cgroup::ExecutionCgroup;
-use crate::confinement::CgroupOutcome;
-use crate::execution::Control;
-use crate::spawn::OptionsFeed;
+use crate::plan::cgroup::ExecutionCgroup;
+use crate::plan::confinement::CgroupOutcome;
+use crate::run::execution::Control;
+use crate::run::spawn::OptionsFeed;
 
 /// Shortest wait for the namespace init's exit when judging containment (ms).
 const MIN_CONTAINMENT_WAIT_MS: u64 = 100;

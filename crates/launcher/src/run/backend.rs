@@ -1,0 +1,147 @@
+//! Finding Bubblewrap and proving, once per process and binary, that it can
+//! create every namespace the plan asks for. No weaker fallback exists: if
+//! this fails, the launch fails with `ERR_CORDON_BACKEND_UNAVAILABLE`.
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use crate::host::process_identity::Identity;
+
+/// Fixed, root-owned system locations searched for bwrap. `$PATH` is never
+/// consulted: it is provider-controlled and may point anywhere.
+pub const BWRAP_LOCATIONS: &[&str] = &["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"];
+
+const INSTALL_HINT: &str = "install Bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or pass options.bwrapPath";
+const USERNS_HINT: &str = "unprivileged user namespaces look disabled: enable them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, and on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)";
+
+/// A bwrap binary known to work on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backend {
+    pub path: PathBuf,
+    pub version: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("bubblewrap not found at {searched}: {INSTALL_HINT}")]
+    NotFound { searched: String },
+    #[error("bubblewrap at {path} is not an executable file: {INSTALL_HINT}")]
+    NotExecutable { path: PathBuf },
+    #[error("run {path} --version: {source}")]
+    Version {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is missing: the sandbox starts programs through it to clear bwrap's PWD (install coreutils)")]
+    EnvWrapper { path: PathBuf },
+    #[error("bubblewrap at {path} cannot create the sandbox namespaces ({stderr}): {USERNS_HINT}")]
+    Namespaces { path: PathBuf, stderr: String },
+}
+
+/// Resolves and probes bwrap (cached after the first success per path).
+pub fn resolve(
+    explicit: Option<&Path>,
+    identity: Option<Identity>,
+) -> Result<Backend, BackendError> {
+    let path = locate(explicit)?;
+    static CACHE: Mutex<Option<HashMap<PathBuf, Backend>>> = Mutex::new(None);
+    if let Ok(cache) = CACHE.lock() {
+        if let Some(found) = cache.as_ref().and_then(|c| c.get(&path)) {
+            return Ok(found.clone());
+        }
+    }
+    let backend = probe(&path, identity)?;
+    if let Ok(mut cache) = CACHE.lock() {
+        cache
+            .get_or_insert_with(HashMap::new)
+            .insert(path, backend.clone());
+    }
+    Ok(backend)
+}
+
+fn locate(explicit: Option<&Path>) -> Result<PathBuf, BackendError> {
+    let candidates: Vec<&Path> = match explicit {
+        Some(p) => vec![p],
+        None => BWRAP_LOCATIONS.iter().map(Path::new).collect(),
+    };
+    for candidate in &candidates {
+        match std::fs::metadata(candidate) {
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {
+                return Ok(candidate.to_path_buf())
+            }
+            Ok(_) if explicit.is_some() => {
+                return Err(BackendError::NotExecutable {
+                    path: candidate.to_path_buf(),
+                })
+            }
+            _ => {}
+        }
+    }
+    let searched = candidates
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(BackendError::NotFound { searched })
+}
+
+/// Steps: the env wrapper exists, `bwrap --version`, then a throw-away sandbox with every namespace
+/// the real plan uses, run as the same identity.
+fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendError> {
+    let env = Path::new(crate::host::runtime_layout::ENV_WRAPPER);
+    if !env.is_file() {
+        return Err(BackendError::EnvWrapper {
+            path: env.to_path_buf(),
+        });
+    }
+    let version_out = as_identity(Command::new(path).arg("--version"), identity)
+        .output()
+        .map_err(|source| BackendError::Version {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let version = String::from_utf8_lossy(&version_out.stdout)
+        .trim()
+        .trim_start_matches("bubblewrap ")
+        .to_string();
+    let mut sandbox = Command::new(path);
+    sandbox.args(crate::plan::bwrap_argv::unshare_options());
+    sandbox.args([
+        "--disable-userns",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--",
+    ]);
+    sandbox.arg(path).arg("--version");
+    let out = as_identity(&mut sandbox, identity)
+        .output()
+        .map_err(|source| BackendError::Version {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(BackendError::Namespaces {
+            path: path.to_path_buf(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(Backend {
+        path: path.to_path_buf(),
+        version,
+    })
+}
+
+fn as_identity(cmd: &mut Command, identity: Option<Identity>) -> &mut Command {
+    cmd.env_clear().stdin(Stdio::null());
+    if let Some(id) = identity {
+        // std drops supplementary groups (setgroups(0)) before setuid when root.
+        cmd.uid(id.uid).gid(id.gid);
+    }
+    cmd
+}

@@ -1,0 +1,146 @@
+//! Sets up a mediated run's network before the fork (acting; the planning
+//! is in network_plan.rs). Steps:
+//! 1. the relay binary must exist (its staged copy when bwrap runs as the
+//!    sandbox identity, like the executable);
+//! 2. the control root's `egress/` directory (0700, sandbox identity);
+//! 3. the run's engine (tasks on the supervision runtime): socket `egress/engine.sock` (0600, chowned to the
+//!    sandbox identity so only the relay inside this run can connect), and
+//!    the engine end of the fd-4 datagram pair.
+//!
+//! Any failure is `ERR_CORDON_NETWORK_UNAVAILABLE` naming the step: a
+//! mediated policy never launches without its frontends.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cordon_egress::{
+    Allowlist, RunEngine, RunEngineConfig, SystemResolver, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_HANDSHAKE_TIMEOUT,
+};
+
+use crate::host::control_root::ControlRoot;
+use crate::host::exec_hash;
+use crate::host::process_identity::Identity;
+use crate::plan::network_plan::{NetworkInputs, ENGINE_SOCKET};
+use crate::request::policy::{MediatedNetwork, Policy};
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkSetupError {
+    #[error(
+        "policy.network is \"mediated\" but no egress relay was given: pass options.networkRelayPath \
+         (index.js and the cordon CLI pass the cordon-egress-relay they ship; reinstall the platform package if it is missing)"
+    )]
+    NoRelay,
+    #[error("the egress relay {path} cannot be used: {reason}")]
+    Relay { path: PathBuf, reason: String },
+    #[error("cannot create the egress engine directory: {0}")]
+    Directory(String),
+    #[error("cannot start the run's egress engine: {0}")]
+    Engine(#[from] cordon_egress::EngineError),
+    #[error("cannot hand the egress engine socket {path} to the sandbox identity: {source}")]
+    Chown {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the runtime the egress engine runs on: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot create the fd-4 egress channel: {0}")]
+    Channel(std::io::Error),
+    #[error("policy.network.allow: {0}")]
+    Allowlist(#[from] cordon_egress::admission::TooManyDestinations),
+}
+
+/// What the launch keeps for a mediated run.
+pub struct PreparedNetwork {
+    pub inputs: NetworkInputs,
+    pub engine: RunEngine,
+    /// The sandbox's end of the fd-4 pair (installed at the plan's fd4 slot).
+    pub fd4_sandbox_end: Option<OwnedFd>,
+}
+
+/// Before anything is created on disk: a mediated policy names a relay that
+/// is an executable file (staging and binding it come later).
+pub fn check_relay(relay: Option<&Path>) -> Result<(), NetworkSetupError> {
+    let relay = relay.ok_or(NetworkSetupError::NoRelay)?;
+    let meta = std::fs::metadata(relay).map_err(|e| NetworkSetupError::Relay {
+        path: relay.to_owned(),
+        reason: e.to_string(),
+    })?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        let reason = "not an executable file".to_owned();
+        return Err(NetworkSetupError::Relay {
+            path: relay.to_owned(),
+            reason,
+        });
+    }
+    Ok(())
+}
+
+/// Identity of the run, for receipts.
+pub struct RunLabels<'a> {
+    pub invocation_id: &'a str,
+    pub policy: &'a Policy,
+}
+
+pub fn prepare(
+    network: &MediatedNetwork,
+    relay: Option<&Path>,
+    root: &ControlRoot,
+    identity: Option<Identity>,
+    staging: Option<&Path>,
+    labels: RunLabels<'_>,
+) -> Result<PreparedNetwork, NetworkSetupError> {
+    let relay = relay.ok_or(NetworkSetupError::NoRelay)?;
+    let relay_err = |reason: String| NetworkSetupError::Relay {
+        path: relay.to_owned(),
+        reason,
+    };
+    let staged = exec_hash::prepare(relay, staging).map_err(|e| relay_err(e.to_string()))?;
+    let engine_dir = root
+        .create_egress_dir(identity)
+        .map_err(|e| NetworkSetupError::Directory(e.to_string()))?;
+    let (fd4_engine, fd4_sandbox) = if network.frontend.fd4() {
+        let (engine, sandbox) = UnixDatagram::pair().map_err(NetworkSetupError::Channel)?;
+        (Some(OwnedFd::from(engine)), Some(OwnedFd::from(sandbox)))
+    } else {
+        (None, None)
+    };
+    let socket_path = engine_dir.join(ENGINE_SOCKET);
+    let engine = RunEngine::start(RunEngineConfig {
+        socket_path: socket_path.clone(),
+        fd4_channel: fd4_engine,
+        allowlist: Allowlist::new(network.allow.clone())?,
+        quotas: crate::request::network_policy::quotas(labels.policy.resources.network_quotas),
+        policy_digest: labels.policy.digest(),
+        invocation_id: labels.invocation_id.to_owned(),
+        resolver: Arc::new(SystemResolver),
+        connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+        // The engine's listeners and streams are tasks on the runtime that
+        // already supervises every run: no thread per run or per stream.
+        runtime: crate::run::supervision_runtime::get()
+            .map_err(NetworkSetupError::Runtime)?
+            .handle()
+            .clone(),
+    })?;
+    if let Some(id) = identity {
+        std::os::unix::fs::chown(&socket_path, Some(id.uid), Some(id.gid)).map_err(|source| {
+            NetworkSetupError::Chown {
+                path: socket_path,
+                source,
+            }
+        })?;
+    }
+    Ok(PreparedNetwork {
+        inputs: NetworkInputs {
+            relay_source: staged.bind_source,
+            engine_dir,
+            frontend: network.frontend,
+        },
+        engine,
+        fd4_sandbox_end: fd4_sandbox,
+    })
+}

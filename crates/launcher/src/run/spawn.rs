@@ -1,0 +1,256 @@
+//! Starting bwrap for a plan: create the channels and the socket bwrap reads
+//! its options from (`--args`), raise every source descriptor above the
+//! slot range, fork, install slots in the child, drop to the sandbox
+//! identity, exec bwrap. bwrap then blocks reading its options until the
+//! supervisor sends them ([`OptionsFeed`]), after joining it to the run's
+//! cgroup: so bwrap is inside before it forks anything, and the join's wait
+//! is not spent between fork and exec, where the caller's thread (waiting
+//! for bwrap's pid) would wait with it (docs/performance.md).
+//!
+//! Must run on a thread that lives until bwrap is reaped: `--die-with-parent`
+//! (PR_SET_PDEATHSIG) fires when the *thread* that forked exits.
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+use crate::plan::bwrap_argv::{BwrapArgs, NulInOption};
+use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
+use crate::run::child_fds::{die_with_parent, install_in_child, FdInstall, SOURCE_FD_FLOOR};
+
+/// A started bwrap and the host ends of its channels.
+#[derive(Debug)]
+pub struct Spawned {
+    pub child: Child,
+    pub protocol: OwnedFd,
+    pub stderr: OwnedFd,
+    pub info: File,
+    /// bwrap's options, still to be written: bwrap waits for them.
+    pub options: OptionsFeed,
+}
+
+/// The launcher's end of the `--args` socketpair and the option bytes. Only
+/// the launcher ever holds this end (close-on-exec, never installed in the
+/// child), and a socket cannot be reopened through `/proc/<pid>/fd`, so what
+/// bwrap reads is what was planned, as with a sealed memfd.
+#[derive(Debug)]
+pub struct OptionsFeed {
+    fd: OwnedFd,
+    bytes: Vec<u8>,
+}
+
+impl OptionsFeed {
+    /// Writes every option byte and closes the socket (bwrap reads to EOF).
+    /// Fails when bwrap is already gone (stopped during set-up); never
+    /// raises SIGPIPE (MSG_NOSIGNAL, like the protocol pump).
+    pub fn send(self) -> std::io::Result<()> {
+        if crate::run::pumps::send_all(&self.fd, &self.bytes) == self.bytes.len() {
+            return Ok(());
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "bwrap closed its options socket before reading them",
+        ))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("create socketpair for fd 3: {0}")]
+    Socketpair(std::io::Error),
+    #[error("create pipe: {0}")]
+    Pipe(std::io::Error),
+    #[error("open /dev/null: {0}")]
+    DevNull(std::io::Error),
+    #[error("raise descriptor {fd} above {SOURCE_FD_FLOOR}: {source}")]
+    Raise { fd: RawFd, source: std::io::Error },
+    #[error("prepare seccomp program descriptor: {0}")]
+    Seccomp(std::io::Error),
+    #[error("prepare bwrap's --args descriptor: {0}")]
+    Options(#[from] NulInOption),
+    #[error("exec {path}: {source}")]
+    Exec {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
+/// seccomp memfd → `--args` socketpair → raise sources → fork/exec with the
+/// child set-up. `sources` are the opened bind descriptors, one per plan
+/// bind, by slot. `userns`: the run's user namespace of subordinate ids
+/// (userns_map.rs), which the child enters as the plan's identity; without
+/// it a planned identity is taken with setgid/setuid (a root provider). The
+/// caller must [`OptionsFeed::send`] the options (after joining bwrap to the
+/// run's cgroup, if any), else bwrap waits forever.
+pub fn spawn(
+    plan: &Plan,
+    args: BwrapArgs,
+    mut sources: Vec<(RawFd, OwnedFd)>,
+    userns: Option<&OwnedFd>,
+) -> Result<Spawned, SpawnError> {
+    let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
+    let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
+    let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
+    let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
+    let options = args.options_bytes()?;
+    // A socketpair, not a pipe: a pipe can be reopened for writing through
+    // /proc/<bwrap>/fd/N by another process of bwrap's uid while bwrap waits;
+    // a socket cannot be opened that way (ENXIO), nor read there.
+    let (options_w, options_r) = socketpair().map_err(SpawnError::Socketpair)?;
+    sources.push((plan.args_slot, options_r));
+    let raised = child_slots(plan, sources, child_sock, info_w)?;
+    let installs: Vec<FdInstall> = raised
+        .iter()
+        .map(|(slot, fd)| FdInstall {
+            source: fd.as_raw_fd(),
+            slot: *slot,
+        })
+        .collect();
+    // Copied before fork: the pre_exec closure must not allocate.
+    let rlimits = plan.rlimits.clone();
+    let max_slot = plan.max_slot();
+    let enter = userns
+        .zip(plan.identity)
+        .map(|(fd, id)| (fd.as_raw_fd(), id));
+    let setuid = if enter.is_some() { None } else { plan.identity };
+    let argv = args.exec_argv(plan.args_slot);
+    let mut cmd = bwrap_command(plan, argv, devnull, stderr_w, setuid)?;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: pre_exec runs the closure in the forked child of a
+    // multi-threaded process, where only async-signal-safe calls are sound.
+    // The closure only makes direct syscalls (setns, setgroups, setresgid,
+    // setresuid, prctl, getppid, sigprocmask, sigaction, dup2,
+    // close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared before
+    // fork, and neither allocates nor takes a lock (errors are raw errnos).
+    // The identity comes first: a change of credentials clears the
+    // parent-death signal die_with_parent arms.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some((fd, identity)) = enter {
+                crate::host::userns_map::enter(fd, identity)?;
+            }
+            die_with_parent(parent)?;
+            unblock_signals()?;
+            install_in_child(&installs, max_slot, &rlimits)
+        });
+    }
+    let child = cmd.spawn().map_err(|source| SpawnError::Exec {
+        path: plan.bwrap.display().to_string(),
+        source,
+    })?;
+    // The child ends (`raised`, the pipe write ends inside `cmd`) close here:
+    // from now on only the sandbox holds them, so EOF means it is gone.
+    drop(raised);
+    drop(cmd);
+    Ok(Spawned {
+        child,
+        protocol: host_sock,
+        stderr: stderr_r,
+        info: File::from(info_r),
+        options: OptionsFeed {
+            fd: options_w,
+            bytes: options,
+        },
+    })
+}
+
+/// Every descriptor the child installs, by slot — fd 3 (protocol), fd 4
+/// (info), the seccomp program, the binds, the `--args` options — raised
+/// above the slot range.
+fn child_slots(
+    plan: &Plan,
+    sources: Vec<(RawFd, OwnedFd)>,
+    child_sock: OwnedFd,
+    info_w: OwnedFd,
+) -> Result<Vec<(RawFd, OwnedFd)>, SpawnError> {
+    let mut slots: Vec<(RawFd, OwnedFd)> = vec![(PROTOCOL_FD, child_sock), (INFO_FD, info_w)];
+    if let Some(seccomp) = &plan.seccomp {
+        // Sealed, rewound memfd: one per launch (dup'd fds share the offset).
+        let memfd = crate::plan::seccomp::program_fd(&seccomp.program)
+            .map_err(|e| SpawnError::Seccomp(std::io::Error::other(e)))?;
+        slots.push((seccomp.slot, memfd));
+    }
+    slots.extend(sources);
+    slots
+        .into_iter()
+        .map(|(slot, fd)| raise(fd).map(|fd| (slot, fd)))
+        .collect()
+}
+
+/// bwrap with its argv, an empty environment (the namespace init bwrap
+/// forks keeps it, and a program reads it at `/proc/1/environ`), stdin
+/// /dev/null, stdout and stderr both on the stderr pipe, and `setuid`: the
+/// sandbox identity std's setgid/setuid takes (a root provider).
+fn bwrap_command(
+    plan: &Plan,
+    argv: Vec<std::ffi::OsString>,
+    devnull: File,
+    stderr_w: OwnedFd,
+    setuid: Option<crate::host::process_identity::Identity>,
+) -> Result<Command, SpawnError> {
+    let stderr_w2 = stderr_w.try_clone().map_err(SpawnError::Pipe)?;
+    let mut cmd = Command::new(&plan.bwrap);
+    cmd.args(argv)
+        .env_clear()
+        .stdin(Stdio::from(devnull))
+        .stdout(Stdio::from(stderr_w))
+        .stderr(Stdio::from(stderr_w2));
+    if let Some(id) = setuid {
+        cmd.uid(id.uid).gid(id.gid);
+    }
+    Ok(cmd)
+}
+
+fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType};
+    let flags = SockFlag::SOCK_CLOEXEC;
+    Ok(nix::sys::socket::socketpair(
+        AddressFamily::Unix,
+        SockType::Stream,
+        None,
+        flags,
+    )?)
+}
+
+/// (read end, write end), both close-on-exec.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    Ok(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)
+}
+
+/// A close-on-exec duplicate numbered at least [`SOURCE_FD_FLOOR`].
+fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
+    let raw = fd.as_raw_fd();
+    if raw >= SOURCE_FD_FLOOR {
+        return Ok(fd);
+    }
+    rustix::io::fcntl_dupfd_cloexec(&fd, SOURCE_FD_FLOOR).map_err(|errno| SpawnError::Raise {
+        fd: raw,
+        source: errno.into(),
+    })
+}
+
+/// In the forked child: an empty signal mask, and the default action for
+/// the signals a stop sends or a terminal delivers. bwrap and the sandbox
+/// inherit the forking thread's mask and every *ignored* disposition through
+/// exec: a host that blocks signals for its own `sigwait` (`cordon run`
+/// blocks SIGTERM/SIGINT/SIGHUP), or runs with SIGTERM ignored, would hand
+/// the program a SIGTERM that never arrives, and the stop ladder's graceful
+/// rung would do nothing. (Other inherited dispositions, such as Node's
+/// ignored SIGPIPE and SIGXFSZ, are left as they are: documented behaviour —
+/// EPIPE, EFBIG — rests on them.) Async-signal-safe: sigemptyset on stack
+/// values, one sigprocmask, three sigactions.
+fn unblock_signals() -> std::io::Result<()> {
+    use nix::sys::signal::{sigaction, sigprocmask, SaFlags, SigAction, SigHandler};
+    use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
+    let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+    for signal in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        // SAFETY: installing SIG_DFL runs no handler code, so none of
+        // sigaction's handler requirements apply; the call is a direct
+        // syscall on a stack value (async-signal-safe in the forked child).
+        unsafe { sigaction(signal, &default) }?;
+    }
+    Ok(())
+}

@@ -1,0 +1,351 @@
+//! The stop ladder: check state → SIGTERM to the sandboxed program → wait
+//! `graceMs` → SIGKILL to the whole sandbox (its pid-namespace init, which
+//! takes every process of the namespace with it, and bwrap) → wait
+//! `forceMs`. Idempotent: the first request starts it, later ones are no-ops
+//! (the first reason wins).
+
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::host::pidfd;
+use crate::plan::cgroup::ExecutionCgroup;
+use crate::request::launch_request::StopTimings;
+
+/// How often the first rung looks for a program still being started (a
+/// sandbox reports its init within milliseconds).
+const STARTUP_POLL: Duration = Duration::from_millis(2);
+
+/// Why a stop was requested (first cause wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Requested,
+    Deadline,
+    Signal,
+    /// The observed confinement differs from the plan (observe/).
+    ConfinementMismatch,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Requested => "stop",
+            StopReason::Deadline => "deadline",
+            StopReason::Signal => "signal",
+            StopReason::ConfinementMismatch => "confinement-mismatch",
+        }
+    }
+}
+
+/// What the ladder did, for the receipt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StopRecord {
+    pub reason: Option<StopReason>,
+    pub graceful_attempted: bool,
+    pub forced_attempted: bool,
+}
+
+/// Shared between the supervision (which reaps) and the ladder (which
+/// signals). The ladder climbs as a task of the supervision runtime
+/// (supervision_runtime.rs): its waits are timers, not a thread per stop.
+#[derive(Debug)]
+pub struct Supervision {
+    state: Mutex<SupervisionState>,
+    /// `true` once bwrap was reaped: wakes a waiting ladder.
+    exited: watch::Sender<bool>,
+}
+
+impl Default for Supervision {
+    fn default() -> Self {
+        Supervision {
+            state: Mutex::default(),
+            exited: watch::Sender::new(false),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct SupervisionState {
+    exited: bool,
+    bwrap: Option<Arc<OwnedFd>>,
+    init_pid: Option<i32>,
+    init: Option<Arc<OwnedFd>>,
+    cgroup: Option<Arc<ExecutionCgroup>>,
+    record: StopRecord,
+    /// Armed deadlines' timers, aborted when bwrap is reaped.
+    deadlines: Vec<tokio::task::AbortHandle>,
+}
+
+impl Supervision {
+    pub fn set_bwrap(&self, fd: OwnedFd) {
+        self.with(|s| s.bwrap = Some(Arc::new(fd)));
+    }
+
+    /// bwrap's pidfd, for waiting on its exit.
+    pub fn bwrap(&self) -> Option<Arc<OwnedFd>> {
+        self.state.lock().ok().and_then(|s| s.bwrap.clone())
+    }
+
+    /// The sandbox's pid-namespace init (host pid), from bwrap's info fd.
+    pub fn set_init(&self, pid: i32, fd: OwnedFd) {
+        self.with(|s| {
+            s.init_pid = Some(pid);
+            s.init = Some(Arc::new(fd));
+        });
+    }
+
+    /// The run's cgroup, killed whole by the forced rung.
+    pub fn set_cgroup(&self, cgroup: Arc<ExecutionCgroup>) {
+        self.with(|s| s.cgroup = Some(cgroup));
+    }
+
+    pub fn init(&self) -> Option<Arc<OwnedFd>> {
+        self.state.lock().ok().and_then(|s| s.init.clone())
+    }
+
+    /// bwrap was reaped: wakes a waiting ladder, which then stops climbing.
+    /// Armed deadlines are disarmed: one firing now would record a stop
+    /// reason for a run that ended on its own.
+    pub fn mark_exited(&self) {
+        self.with(|s| {
+            s.exited = true;
+            s.deadlines.drain(..).for_each(|d| d.abort());
+        });
+        self.exited.send_replace(true);
+    }
+
+    /// The run is over: close the process descriptors and drop the
+    /// cgroup handle now rather than when the owner's handle is collected.
+    pub fn release(&self) {
+        self.with(|s| {
+            s.bwrap = None;
+            s.init = None;
+            s.cgroup = None;
+        });
+    }
+
+    pub fn record(&self) -> StopRecord {
+        self.state.lock().map(|s| s.record).unwrap_or_default()
+    }
+
+    fn with(&self, f: impl FnOnce(&mut SupervisionState)) {
+        if let Ok(mut s) = self.state.lock() {
+            f(&mut s);
+        }
+    }
+
+    /// Starts the ladder (a task of the supervision runtime) unless a stop
+    /// was already requested or bwrap already exited.
+    pub fn request_stop(self: &Arc<Self>, reason: StopReason, timings: StopTimings) {
+        self.stop_with(reason, timings, true);
+    }
+
+    /// `record_after_exit`: an owner's stop() after the end is recorded (as
+    /// requested, nothing attempted); a deadline timer that lost the race
+    /// with bwrap's exit records nothing, or the receipt would say a run that
+    /// ended on its own was stopped by its deadline.
+    fn stop_with(
+        self: &Arc<Self>,
+        reason: StopReason,
+        timings: StopTimings,
+        record_after_exit: bool,
+    ) {
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.record.reason.is_some() || (s.exited && !record_after_exit) {
+            return;
+        }
+        s.record.reason = Some(reason);
+        if s.exited {
+            return;
+        }
+        drop(s);
+        match crate::run::supervision_runtime::get() {
+            Ok(runtime) => {
+                runtime.spawn(Arc::clone(self).climb(timings));
+            }
+            // No runtime (its threads could not start): straight to the
+            // forced rung, inline.
+            Err(_) => self.force(),
+        }
+    }
+
+    /// Arms a deadline: `after` from now, the ladder starts with reason
+    /// `deadline` — on the launcher's own timer, whatever the owner's event
+    /// loop does. The timer holds the run only weakly and is aborted when
+    /// bwrap is reaped (arming after that is a no-op). Used for the launch
+    /// request's `deadlineMs` and for a deadline armed later (a pooled run's,
+    /// which counts from `take()`).
+    pub fn arm_deadline(self: &Arc<Self>, after: Duration, timings: StopTimings) {
+        let Ok(runtime) = crate::run::supervision_runtime::get() else {
+            // Without the runtime no run is supervised at all: nothing to time.
+            return;
+        };
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.exited {
+            return;
+        }
+        let run = Arc::downgrade(self);
+        let timer = runtime.spawn(async move {
+            tokio::time::sleep(after).await;
+            if let Some(run) = run.upgrade() {
+                run.stop_with(StopReason::Deadline, timings, false);
+            }
+        });
+        s.deadlines.push(timer.abort_handle());
+    }
+
+    async fn climb(self: Arc<Self>, timings: StopTimings) {
+        let grace_end = Instant::now() + Duration::from_millis(timings.grace_ms);
+        self.terminate(grace_end).await;
+        if self.exited_by(grace_end).await {
+            return;
+        }
+        self.force();
+        let force = Duration::from_millis(timings.force_ms);
+        let me = Arc::clone(&self);
+        // The cgroup kill waits for the cgroup to empty (bounded): blocking.
+        let _ = tokio::task::spawn_blocking(move || me.kill_cgroup(force)).await;
+        self.exited_by(Instant::now() + force).await;
+    }
+
+    /// Rung 2, second half: every process in the run's cgroup, wherever it
+    /// is in the tree (outside the lock: the kill waits for the cgroup to
+    /// empty, bounded by `timeout`).
+    fn kill_cgroup(&self, timeout: Duration) {
+        let cgroup = self.state.lock().ok().and_then(|s| s.cgroup.clone());
+        if let Some(cgroup) = cgroup {
+            let _ = cgroup.kill_all(timeout);
+        }
+    }
+
+    /// Rung 1: SIGTERM to the program (the namespace init's child). A
+    /// sandbox still starting has no program yet: look again every
+    /// [`STARTUP_POLL`] until it appears, bwrap exits or the grace window
+    /// ends.
+    async fn terminate(&self, until: Instant) {
+        loop {
+            {
+                let Ok(mut s) = self.state.lock() else { return };
+                if s.exited {
+                    return;
+                }
+                let init = s.init_pid.zip(s.init.clone());
+                if let Some(program) = init.and_then(|(pid, fd)| program_pidfd(pid, &fd)) {
+                    let sent = pidfd::signal_live(&program, libc::SIGTERM).is_ok();
+                    s.record.graceful_attempted |= sent;
+                    return;
+                }
+            }
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            self.exited_by(until.min(now + STARTUP_POLL)).await;
+        }
+    }
+
+    /// Rung 2: SIGKILL the namespace init (the kernel then kills every
+    /// process of the namespace) and bwrap itself.
+    /// The run's supervision was lost (a panic, no thread for its
+    /// teardown): SIGKILL the namespace init (the kernel then kills every
+    /// process of the namespace) and bwrap through their pidfds, whatever
+    /// state the run was in, so nothing runs on unsupervised.
+    pub fn abandon(&self) {
+        let Ok(mut s) = self.state.lock() else { return };
+        s.record.forced_attempted = true;
+        for fd in [&s.init, &s.bwrap].into_iter().flatten() {
+            let _ = pidfd::send_signal(fd, libc::SIGKILL);
+        }
+        s.exited = true;
+        s.deadlines.drain(..).for_each(|d| d.abort());
+        drop(s);
+        self.exited.send_replace(true);
+    }
+
+    fn force(&self) {
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.exited {
+            return;
+        }
+        s.record.forced_attempted = true;
+        for fd in [&s.init, &s.bwrap].into_iter().flatten() {
+            let _ = pidfd::send_signal(fd, libc::SIGKILL);
+        }
+    }
+
+    /// After bwrap is reaped, whatever bwrap and its init reported: SIGKILL
+    /// the namespace init through its pidfd (from the parent namespace the
+    /// kernel delivers it even to an init that a program rewrote through
+    /// `/proc/1/mem`) and wait up to `timeout` for it to be gone. The
+    /// kernel kills every other process of the namespace when its init dies
+    /// and reports the init's exit on the pidfd only after they are all
+    /// gone, so a readable pidfd confirms the namespace empty — with or
+    /// without a cgroup. `None`: bwrap never reported an init. Blocking.
+    pub fn kill_namespace(&self, timeout: Duration) -> Option<bool> {
+        let init = self.init()?;
+        let _ = pidfd::send_signal(&init, libc::SIGKILL);
+        Some(pidfd::wait_exit(&init, timeout))
+    }
+
+    /// Whether bwrap was reaped by `deadline` (returns as soon as it is).
+    /// A deadline already passed answers now, without a timer (whose
+    /// first tick could let a no-grace stop see the SIGTERM's effect and
+    /// skip the forced rung it promised).
+    async fn exited_by(&self, deadline: Instant) -> bool {
+        let mut exited = self.exited.subscribe();
+        if Instant::now() >= deadline {
+            return *exited.borrow();
+        }
+        tokio::time::timeout_at(deadline, exited.wait_for(|e| *e))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+}
+
+/// A pidfd for the program: the first child of the namespace init (bwrap's
+/// init forks exactly the program), confirmed as such once open — and the
+/// init still alive after that check, so the parent pid checked was the
+/// init's own and not a reuse of it.
+fn program_pidfd(init_pid: i32, init: &OwnedFd) -> Option<OwnedFd> {
+    let children = format!("/proc/{init_pid}/task/{init_pid}/children");
+    let text = std::fs::read_to_string(children).ok()?;
+    let pid = text.split_whitespace().next()?.parse().ok()?;
+    let program = pidfd::open_child(pid, init_pid)?;
+    (!pidfd::wait_exit(init, Duration::ZERO)).then_some(program)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const TIMINGS: StopTimings = StopTimings {
+        grace_ms: 10,
+        force_ms: 10,
+    };
+
+    #[test]
+    fn a_deadline_that_fires_after_the_exit_records_nothing_an_owners_stop_does() {
+        let run = Arc::new(Supervision::default());
+        run.mark_exited();
+        // The deadline timer lost the race with bwrap's exit.
+        run.stop_with(StopReason::Deadline, TIMINGS, false);
+        assert_eq!(run.record().reason, None);
+        // stop() after the end: recorded as requested, nothing attempted.
+        run.request_stop(StopReason::Requested, TIMINGS);
+        let record = run.record();
+        assert_eq!(record.reason, Some(StopReason::Requested));
+        assert!(!record.graceful_attempted && !record.forced_attempted);
+    }
+
+    #[test]
+    fn a_deadline_armed_after_the_exit_is_a_no_op() {
+        let run = Arc::new(Supervision::default());
+        run.mark_exited();
+        run.arm_deadline(Duration::from_millis(1), TIMINGS);
+        assert!(run.state.lock().unwrap().deadlines.is_empty());
+    }
+}
