@@ -200,7 +200,16 @@ mod tests {
         assert_eq!(date("de", "yyMMdd"), "dd.MM.yy");
         assert_eq!(date("en-GB", "yMd"), "dd/MM/y");
         assert_eq!(date("en-US", "yMMdd"), "MM/dd/y");
-        assert_eq!(date("en", "yMEEEEd"), "EEEE, M/d/y");
+        let long_weekday = Skeleton {
+            weekday: 4,
+            ..skeleton("yMd")
+        };
+        let en = Locale::try_from_str("en").expect("locale");
+        let (pattern, glue) = pattern(&en, &long_weekday).expect("a pattern");
+        assert_eq!(
+            (pattern.as_str(), glue.as_str()),
+            ("EEEE, M/d/y", "{1}, {0}")
+        );
     }
 
     #[test]
