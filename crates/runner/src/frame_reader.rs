@@ -4,9 +4,12 @@
 //! `execute` frame, then moves into the reader thread with whatever bytes it
 //! has buffered beyond that frame, so no byte is lost between the two.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Read};
+use std::ops::Deref;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::duplicate_keys::find_duplicate_key;
@@ -58,6 +61,39 @@ impl fmt::Display for ReadError {
     }
 }
 
+/// One decoded frame: its members, except that a `result` member is kept
+/// as the JSON text the host wrote. QuickJS parses that text for the
+/// program, so a tool result's keys arrive in the host's order (as
+/// `JSON.parse` in Node gives them); `serde_json`'s map would sort them.
+#[derive(Debug, Default)]
+pub struct Frame {
+    fields: Map<String, Value>,
+    result: Option<Box<RawValue>>,
+}
+
+impl Frame {
+    /// The `result` member's text, if the frame has one.
+    pub fn result_text(&self) -> Option<&str> {
+        self.result.as_deref().map(RawValue::get)
+    }
+}
+
+impl From<Map<String, Value>> for Frame {
+    fn from(fields: Map<String, Value>) -> Self {
+        Frame {
+            fields,
+            result: None,
+        }
+    }
+}
+
+impl Deref for Frame {
+    type Target = Map<String, Value>;
+    fn deref(&self) -> &Self::Target {
+        &self.fields
+    }
+}
+
 pub struct FrameReader<R> {
     source: R,
     buffer: Vec<u8>,
@@ -86,7 +122,7 @@ impl<R: Read> FrameReader<R> {
     }
 
     /// Reads and decodes the next frame.
-    pub fn read_frame(&mut self) -> Result<Map<String, Value>, ReadError> {
+    pub fn read_frame(&mut self) -> Result<Frame, ReadError> {
         let line = self.next_line()?;
         decode_frame(&line)
     }
@@ -151,7 +187,7 @@ impl<R: Read> FrameReader<R> {
 }
 
 /// Decodes one line: NUL-free, valid JSON, no duplicate key, an object.
-pub fn decode_frame(line: &[u8]) -> Result<Map<String, Value>, ReadError> {
+pub fn decode_frame(line: &[u8]) -> Result<Frame, ReadError> {
     if line.contains(&0) {
         return Err(ReadError::Nul);
     }
@@ -162,10 +198,24 @@ pub fn decode_frame(line: &[u8]) -> Result<Map<String, Value>, ReadError> {
         // Unreachable after serde accepted the text; refuse rather than trust.
         Err(_) => return Err(ReadError::NotAnObject),
     }
-    match value {
-        Value::Object(map) => Ok(map),
-        _ => Err(ReadError::NotAnObject),
-    }
+    let Value::Object(mut fields) = value else {
+        return Err(ReadError::NotAnObject);
+    };
+    // The parsed `result` is dropped for its text (the line was checked
+    // whole above: depth, syntax, duplicates), so a result is held once.
+    let result = match fields.remove("result") {
+        Some(_) => Some(result_text(line)?),
+        None => None,
+    };
+    Ok(Frame { fields, result })
+}
+
+/// The text of the top-level `result` member of an object line.
+fn result_text(line: &[u8]) -> Result<Box<RawValue>, ReadError> {
+    let mut members: BTreeMap<String, &RawValue> =
+        serde_json::from_slice(line).map_err(ReadError::Json)?;
+    let text = members.remove("result").ok_or(ReadError::NotAnObject)?;
+    Ok(text.to_owned())
 }
 
 #[cfg(test)]

@@ -9,8 +9,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
-
+use crate::frame_reader::Frame;
 use crate::latches::Latches;
 
 /// Longest a tool wait sleeps before re-reading the latches: a signal
@@ -28,7 +27,7 @@ pub struct Overflow;
 /// What ended a wait for the host's next frame.
 #[derive(Debug)]
 pub enum Wake {
-    Frame(Map<String, Value>),
+    Frame(Frame),
     Cancelled,
     ProtocolFailed,
     TimedOut,
@@ -38,19 +37,19 @@ pub enum Wake {
 
 #[derive(Default)]
 pub struct Mailbox {
-    frames: Mutex<VecDeque<Map<String, Value>>>,
+    frames: Mutex<VecDeque<Frame>>,
     wake: Condvar,
 }
 
 impl Mailbox {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Map<String, Value>>> {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Frame>> {
         // A panic while holding this lock cannot leave the queue inconsistent.
         self.frames
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    pub fn push(&self, frame: Map<String, Value>) -> Result<(), Overflow> {
+    pub fn push(&self, frame: Frame) -> Result<(), Overflow> {
         let mut frames = self.lock();
         if frames.len() >= QUEUE_CAPACITY {
             return Err(Overflow);
@@ -129,9 +128,9 @@ mod tests {
     fn a_ninth_unread_frame_overflows() {
         let mailbox = Mailbox::default();
         for _ in 0..QUEUE_CAPACITY {
-            mailbox.push(Map::new()).expect("room");
+            mailbox.push(Frame::default()).expect("room");
         }
-        assert!(mailbox.push(Map::new()).is_err());
+        assert!(mailbox.push(Frame::default()).is_err());
     }
 
     #[test]
@@ -151,7 +150,7 @@ mod tests {
     #[test]
     fn a_sleep_ends_at_its_time_and_leaves_frames_queued() {
         let mailbox = Mailbox::default();
-        mailbox.push(Map::new()).expect("room");
+        mailbox.push(Frame::default()).expect("room");
         let latches = Latches::default();
         let until = Instant::now() + Duration::from_millis(15);
         assert!(matches!(

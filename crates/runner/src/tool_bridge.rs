@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value as Json};
 use crate::canonical_json;
 use crate::execute::PROTOCOL_VERSION;
 use crate::execute_rule::integer_value;
+use crate::frame_reader::Frame;
 use crate::frame_writer::{FrameWriter, WriteError};
 use crate::js_errors::{is_out_of_memory, latched_message, PROTOCOL_FAILURE};
 use crate::latches::Latches;
@@ -419,12 +420,12 @@ fn not_serializable(ctx: &Ctx<'_>) -> rquickjs::Error {
     Exception::throw_type(ctx, "tool arguments must be JSON serializable")
 }
 
-/// Step 6 for a checked reply: `ok:true` → `result` (missing → null);
+/// Step 6 for a checked reply: `ok:true` → `result` (missing → null),
+/// parsed by QuickJS from the host's text, keys in the host's order;
 /// `ok:false` → a thrown, catchable `tool failed: <error.message>`.
-fn reply_value<'js>(ctx: &Ctx<'js>, reply: &Map<String, Json>) -> rquickjs::Result<Value<'js>> {
+fn reply_value<'js>(ctx: &Ctx<'js>, reply: &Frame) -> rquickjs::Result<Value<'js>> {
     if reply.get("ok") == Some(&Json::Bool(true)) {
-        let result = reply.get("result").unwrap_or(&Json::Null);
-        return ctx.json_parse(canonical_json::encode(result));
+        return ctx.json_parse(reply.result_text().unwrap_or("null"));
     }
     let message = provider_message(reply.get("error"));
     Err(Exception::throw_message(

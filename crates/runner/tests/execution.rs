@@ -130,6 +130,29 @@ fn ids_count_up_and_a_missing_result_is_null_and_no_argument_is_an_empty_object(
 }
 
 #[test]
+fn a_tool_result_reaches_the_program_with_its_keys_in_the_hosts_order() {
+    let mut host = Host::spawn(&[]);
+    host.execute(
+        "const r = await tools.t(); return JSON.stringify([Object.keys(r), r, Object.is(r.neg, -0)]);",
+        &["t"],
+    );
+    host.recv();
+    // As JSON.parse in Node gives it: integer keys first, ascending, then
+    // the others in the order written, at every depth; -0 stays -0.
+    host.send_raw(
+        br#"{"version":"code-bridge-v1","type":"tool.result","id":1,"ok":true,"result":{"zeta":1,"alpha":{"y":1,"x":[{"b":2,"a":1}]},"10":"ten","2":"two","neg":-0}}
+"#,
+    );
+    let terminal = host.recv();
+    assert_eq!(
+        terminal["result"],
+        json!(
+            r#"[["2","10","zeta","alpha","neg"],{"2":"two","10":"ten","zeta":1,"alpha":{"y":1,"x":[{"b":2,"a":1}]},"neg":0},true]"#
+        )
+    );
+}
+
+#[test]
 fn a_provider_error_is_catchable_as_tool_failed() {
     let mut host = Host::spawn(&[]);
     host.execute(

@@ -2,22 +2,24 @@
 //! instant moved into an IANA time zone by `jiff` (the tz database is
 //! compiled in: a sandbox has no /usr/share/zoneinfo), then formatted by
 //! ICU4X in the Gregorian calendar from the ECMA-402 options: `dateStyle`/
-//! `timeStyle`, or the component options through ICU4X's ECMA-402 field bag.
+//! `timeStyle`, or the component options through ICU4X's ECMA-402 field bag;
+//! dates with a numeric month patterned as Node does ([`super::numeric_dates`]).
 
 use icu_calendar::{AnyCalendarKind, Date, Gregorian};
-use icu_datetime::fieldbag::field;
-use icu_datetime::fieldbag::DateTimeFieldBag;
-use icu_datetime::fieldsets::builder::{DateFields, FieldSetBuilder, ZoneStyle};
 use icu_datetime::fieldsets::enums::CompositeFieldSet;
-use icu_datetime::options::{Length, TimePrecision};
+use icu_datetime::pattern::{DateTimePattern, FixedCalendarDateTimeNames};
 use icu_datetime::FixedCalendarDateTimeFormatter;
 use icu_locale::Locale;
 use icu_time::zone::{IanaParser, UtcOffset};
 use icu_time::{DateTime, Time, ZonedDateTime};
 use rquickjs::{Ctx, Object};
-use writeable::Writeable;
+use writeable::{TryWriteable, Writeable};
 
+use super::date_fields::{components, field_set, text};
+use super::numeric_dates::{self, Skeleton};
 use super::{parse_locale, unsupported};
+
+type Zoned = ZonedDateTime<Gregorian, icu_time::TimeZoneInfo<icu_time::zone::models::AtTime>>;
 
 /// Names ECMA-402 resolves to "UTC".
 const UTC_NAMES: [&str; 6] = ["UTC", "Etc/UTC", "GMT", "Etc/GMT", "Etc/UCT", "UCT"];
@@ -47,24 +49,173 @@ pub fn format(
 ) -> rquickjs::Result<String> {
     let locale = parse_locale(&ctx, &locale)?;
     require_gregorian(&ctx, &locale)?;
-    let fields = field_set(&ctx, &options)?;
     let input = zoned(&ctx, &zone, epoch_ms)?;
+    let text = match numeric_date(&ctx, &locale, &options, &input)? {
+        Some(pattern) => format_pattern(&ctx, &locale, &pattern, &input)?,
+        None => {
+            let (text, pattern) = format_fields(&ctx, &locale, field_set(&ctx, &options)?, &input)?;
+            match hour_width(&options)? {
+                Some(width) if numeric_dates::with_hour_width(&pattern, width) != pattern => {
+                    let pattern = numeric_dates::with_hour_width(&pattern, width);
+                    format_pattern(&ctx, &locale, &pattern, &input)?
+                }
+                _ => text,
+            }
+        }
+    };
+    // As V8 does since Chrome 110 (web compatibility): CLDR's narrow
+    // no-break space before AM/PM becomes a space.
+    Ok(text.replace('\u{202f}', " "))
+}
+
+/// The width a requested `hour` component is given: none when hour,
+/// minute and second are all `numeric` (the CLDR pattern's hour stands:
+/// en-GB `09:30`), else 1 for a numeric hour, 2 for a two-digit one
+/// (en-GB `{ hour: "numeric", minute: "2-digit" }` is `9:30` in Node).
+fn hour_width(options: &Object<'_>) -> rquickjs::Result<Option<usize>> {
+    let mut two_digit = false;
+    for key in ["hour", "minute", "second"] {
+        two_digit |= text(options, key)?.as_deref() == Some("2-digit");
+    }
+    Ok(match text(options, "hour")?.as_deref() {
+        Some("numeric") if two_digit => Some(1),
+        Some("2-digit") => Some(2),
+        _ => None,
+    })
+}
+
+/// The text and the pattern ICU4X chose for `fields`.
+fn format_fields(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    fields: CompositeFieldSet,
+    input: &Zoned,
+) -> rquickjs::Result<(String, String)> {
     let formatter = FixedCalendarDateTimeFormatter::<Gregorian, CompositeFieldSet>::try_new(
-        (&locale).into(),
+        locale.into(),
         fields,
     )
     .map_err(|e| {
         unsupported(
-            &ctx,
+            ctx,
             &format!("Intl.DateTimeFormat: no data for {locale}: {e}"),
         )
     })?;
-    // As V8 does since Chrome 110 (web compatibility): CLDR's narrow
-    // no-break space before AM/PM becomes a space.
-    Ok(formatter
-        .format(&input)
-        .write_to_string()
-        .replace('\u{202f}', " "))
+    let formatted = formatter.format(input);
+    Ok((
+        formatted.write_to_string().into_owned(),
+        formatted.pattern().write_to_string().into_owned(),
+    ))
+}
+
+/// `pattern` (CLDR syntax) with ICU4X's names and numbers for `locale`.
+fn format_pattern(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    pattern: &str,
+    input: &Zoned,
+) -> rquickjs::Result<String> {
+    let failed = |e: &dyn std::fmt::Display| {
+        unsupported(
+            ctx,
+            &format!("Intl.DateTimeFormat: pattern \"{pattern}\" for {locale}: {e}"),
+        )
+    };
+    let pattern = DateTimePattern::try_from_pattern_str(pattern).map_err(|e| failed(&e))?;
+    let mut names =
+        FixedCalendarDateTimeNames::<Gregorian, CompositeFieldSet>::try_new(locale.into())
+            .map_err(|e| failed(&e))?;
+    let formatter = names
+        .include_for_pattern(&pattern)
+        .map_err(|e| failed(&e))?;
+    let formatted = formatter.format(input);
+    let text = formatted.try_write_to_string();
+    text.map(|text| text.into_owned())
+        .map_err(|(e, _)| failed(&e))
+}
+
+/// The whole pattern of a request whose date fields are numeric-month
+/// ones (no `dateStyle`/`timeStyle`, no textual month), or `None`.
+fn numeric_date(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    options: &Object<'_>,
+    input: &Zoned,
+) -> rquickjs::Result<Option<String>> {
+    if text(options, "dateStyle")?.is_some() || text(options, "timeStyle")?.is_some() {
+        return Ok(None);
+    }
+    let width = |key: &str| -> rquickjs::Result<Option<usize>> {
+        Ok(match text(options, key)?.as_deref() {
+            None => Some(0),
+            Some("numeric" | "short") => Some(1),
+            Some("2-digit") => Some(2),
+            Some("long") => Some(4),
+            Some(_) => None,
+        })
+    };
+    let (Some(year), Some(month), Some(weekday), Some(day)) = (
+        width("year")?,
+        width("month")?,
+        width("weekday")?,
+        width("day")?,
+    ) else {
+        return Ok(None);
+    };
+    let textual_month = matches!(text(options, "month")?.as_deref(), Some("short" | "long"));
+    if textual_month || year + month + weekday + day == 0 {
+        return Ok(None);
+    }
+    let request = Skeleton {
+        year,
+        month,
+        weekday,
+        day,
+    };
+    let Some((date, glue)) = numeric_dates::pattern(locale, &request) else {
+        return Ok(None);
+    };
+    Ok(Some(match time_part(ctx, locale, options, input)? {
+        None => date,
+        Some(time) => glue.replace("{1}", &date).replace("{0}", &time),
+    }))
+}
+
+/// The pattern of the time and zone fields alone, as ICU4X patterns them;
+/// a zone without a time is its symbol alone (Node: `3/5/2024, EST`).
+fn time_part(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    options: &Object<'_>,
+    input: &Zoned,
+) -> rquickjs::Result<Option<String>> {
+    let mut bag = components(ctx, options)?;
+    (bag.year, bag.month, bag.day, bag.weekday) = (None, None, None, None);
+    if bag.hour.is_none() && bag.minute.is_none() && bag.second.is_none() {
+        let zone = text(options, "timeZoneName")?;
+        return Ok(zone.map(|name| {
+            match name.as_str() {
+                "long" => "zzzz",
+                "shortOffset" => "O",
+                "longOffset" => "OOOO",
+                "shortGeneric" => "v",
+                "longGeneric" => "vvvv",
+                _ => "z",
+            }
+            .to_owned()
+        }));
+    }
+    let fields = bag.to_field_set_builder().build_composite().map_err(|e| {
+        unsupported(
+            ctx,
+            &format!("Intl.DateTimeFormat: this combination of options is not supported ({e})"),
+        )
+    })?;
+    let pattern = format_fields(ctx, locale, fields, input)?.1;
+    Ok(Some(match hour_width(options)? {
+        Some(width) => numeric_dates::with_hour_width(&pattern, width),
+        None => pattern,
+    }))
 }
 
 /// Only the Gregorian calendar is compiled in: a locale whose default is
@@ -83,13 +234,7 @@ fn require_gregorian(ctx: &Ctx<'_>, locale: &Locale) -> rquickjs::Result<()> {
     ))
 }
 
-fn zoned(
-    ctx: &Ctx<'_>,
-    zone: &str,
-    epoch_ms: f64,
-) -> rquickjs::Result<
-    ZonedDateTime<Gregorian, icu_time::TimeZoneInfo<icu_time::zone::models::AtTime>>,
-> {
+fn zoned(ctx: &Ctx<'_>, zone: &str, epoch_ms: f64) -> rquickjs::Result<Zoned> {
     let invalid = || unsupported(ctx, "Invalid time value");
     let tz = jiff::tz::TimeZone::get(zone)
         .map_err(|_| unsupported(ctx, &format!("Invalid time zone specified: {zone}")))?;
@@ -119,141 +264,4 @@ fn zoned(
         time,
         zone: info,
     })
-}
-
-fn text(options: &Object<'_>, key: &str) -> rquickjs::Result<Option<String>> {
-    options.get::<_, Option<String>>(key)
-}
-
-fn field_set(ctx: &Ctx<'_>, options: &Object<'_>) -> rquickjs::Result<CompositeFieldSet> {
-    let date_style = text(options, "dateStyle")?;
-    let time_style = text(options, "timeStyle")?;
-    let builder = if date_style.is_some() || time_style.is_some() {
-        styles(date_style.as_deref(), time_style.as_deref())
-    } else {
-        components(ctx, options)?.to_field_set_builder()
-    };
-    builder.build_composite().map_err(|e| {
-        unsupported(
-            ctx,
-            &format!("Intl.DateTimeFormat: this combination of options is not supported ({e})"),
-        )
-    })
-}
-
-/// `dateStyle`/`timeStyle` as CLDR's date and time lengths.
-fn styles(date_style: Option<&str>, time_style: Option<&str>) -> FieldSetBuilder {
-    let mut builder = FieldSetBuilder::new();
-    builder.length = Some(match date_style {
-        Some("full" | "long") => Length::Long,
-        Some("short") => Length::Short,
-        _ => Length::Medium,
-    });
-    builder.date_fields = date_style.map(|style| match style {
-        "full" => DateFields::YMDE,
-        _ => DateFields::YMD,
-    });
-    builder.time_precision = time_style.map(|style| match style {
-        "short" => TimePrecision::Minute,
-        _ => TimePrecision::Second,
-    });
-    builder.zone_style = match time_style {
-        Some("full") => Some(ZoneStyle::SpecificLong),
-        Some("long") => Some(ZoneStyle::SpecificShort),
-        _ => None,
-    };
-    builder
-}
-
-/// A `numeric`/`2-digit` option as its field-bag value.
-fn two_digit<T>(
-    ctx: &Ctx<'_>,
-    key: &str,
-    value: Option<String>,
-    numeric: T,
-    two_digit: T,
-) -> rquickjs::Result<Option<T>> {
-    match value.as_deref() {
-        None => Ok(None),
-        Some("numeric") => Ok(Some(numeric)),
-        Some("2-digit") => Ok(Some(two_digit)),
-        Some(other) => Err(unsupported(
-            ctx,
-            &format!("Intl.DateTimeFormat: {key} \"{other}\" is not supported"),
-        )),
-    }
-}
-
-/// The component options (validated by `intl.js`) as ICU4X's field bag.
-fn components(ctx: &Ctx<'_>, options: &Object<'_>) -> rquickjs::Result<DateTimeFieldBag> {
-    let mut bag = DateTimeFieldBag::default();
-    let get = |key: &str| text(options, key);
-    let bad = |key: &str, value: &str| {
-        unsupported(
-            ctx,
-            &format!("Intl.DateTimeFormat: {key} \"{value}\" is not supported"),
-        )
-    };
-    bag.year = two_digit(
-        ctx,
-        "year",
-        get("year")?,
-        field::Year::Numeric,
-        field::Year::TwoDigit,
-    )?;
-    bag.day = two_digit(
-        ctx,
-        "day",
-        get("day")?,
-        field::Day::Numeric,
-        field::Day::TwoDigit,
-    )?;
-    bag.hour = two_digit(
-        ctx,
-        "hour",
-        get("hour")?,
-        field::Hour::Numeric,
-        field::Hour::TwoDigit,
-    )?;
-    bag.minute = two_digit(
-        ctx,
-        "minute",
-        get("minute")?,
-        field::Minute::Numeric,
-        field::Minute::TwoDigit,
-    )?;
-    bag.second = two_digit(
-        ctx,
-        "second",
-        get("second")?,
-        field::Second::Numeric,
-        field::Second::TwoDigit,
-    )?;
-    bag.month = match get("month")?.as_deref() {
-        None => None,
-        Some("numeric") => Some(field::Month::Numeric),
-        Some("2-digit") => Some(field::Month::TwoDigit),
-        Some("short") => Some(field::Month::Short),
-        Some("long") => Some(field::Month::Long),
-        Some("narrow") => Some(field::Month::Narrow),
-        Some(other) => return Err(bad("month", other)),
-    };
-    bag.weekday = match get("weekday")?.as_deref() {
-        None => None,
-        Some("short") => Some(field::Weekday::Short),
-        Some("long") => Some(field::Weekday::Long),
-        Some("narrow") => Some(field::Weekday::Narrow),
-        Some(other) => return Err(bad("weekday", other)),
-    };
-    bag.time_zone_name = match get("timeZoneName")?.as_deref() {
-        None => None,
-        Some("short") => Some(field::TimeZoneName::ShortSpecific),
-        Some("long") => Some(field::TimeZoneName::LongSpecific),
-        Some("shortOffset") => Some(field::TimeZoneName::ShortOffset),
-        Some("longOffset") => Some(field::TimeZoneName::LongOffset),
-        Some("shortGeneric") => Some(field::TimeZoneName::ShortGeneric),
-        Some("longGeneric") => Some(field::TimeZoneName::LongGeneric),
-        Some(other) => return Err(bad("timeZoneName", other)),
-    };
-    Ok(bag)
 }

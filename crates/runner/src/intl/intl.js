@@ -314,6 +314,10 @@
     }
     return { o, picked, dateStyle, timeStyle };
   }
+  // The option shape the refusal table (intl/date_refusals.rs) is keyed by:
+  // every field, both styles and the hour cycle, as resolvedOptions() has them.
+  const SHAPE_KEYS = [...DATE_FIELDS, ...TIME_FIELDS, 'timeZoneName', 'dateStyle', 'timeStyle', 'hourCycle'];
+  const shapeOf = (resolved) => SHAPE_KEYS.map((key) => `${key}:${resolved[key] ?? '-'}`).join(',');
   class DateTimeFormat {
     #locale; #o; #fields;
     constructor(locales, options, required = 'any', defaults = 'date') {
@@ -335,6 +339,10 @@
       this.#o = { locale: base, calendar: 'gregory', numberingSystem: numberingSystemOf(base), timeZone,
         ...(hasHour ? { hourCycle: hourCycle ?? hourCycleOf(base), hour12: (hourCycle ?? hourCycleOf(base)) === 'h12' } : {}),
         ...shown, ...(dateStyle ? { dateStyle } : {}), ...(timeStyle ? { timeStyle } : {}) };
+      const shape = shapeOf(this.#o);
+      if (native.dateShapeRefused(base, shape)) {
+        throw unsupported(`DateTimeFormat with ${shape} in locale "${base}" (Node prints it differently)`);
+      }
     }
     get format() {
       const formatter = (date) => {

@@ -10,10 +10,13 @@
 //! naming it, never a different result.
 
 mod collation;
+mod date_fields;
+mod date_refusals;
 mod dates;
 mod lists;
 mod locales;
 mod numbers;
+mod numeric_dates;
 mod plurals;
 mod relative;
 
@@ -46,6 +49,10 @@ pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         Function::new(ctx.clone(), relative::format)?,
     )?;
     native.set("formatDate", Function::new(ctx.clone(), dates::format)?)?;
+    native.set(
+        "dateShapeRefused",
+        Function::new(ctx.clone(), date_refusals::refused)?,
+    )?;
     native.set(
         "resolveTimeZone",
         Function::new(ctx.clone(), dates::resolve_time_zone)?,
