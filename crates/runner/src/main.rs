@@ -16,6 +16,7 @@ mod duplicate_keys;
 mod evaluation;
 mod execute;
 mod extensions;
+mod fetch_bridge;
 mod frame_reader;
 mod frame_writer;
 #[cfg(test)]
