@@ -128,6 +128,19 @@ fn an_abort_rejects_at_once_and_sends_fetch_abort_for_the_outstanding_request() 
 }
 
 #[test]
+fn an_unrefd_timer_such_as_abort_signal_timeout_fires_while_a_fetch_is_outstanding() {
+    let mut host = start(
+        r#"try { await fetch('https://api.example.com/slow', {signal: AbortSignal.timeout(20)}); return 'no'; }
+           catch (e) { return e.name; }"#,
+        4,
+    );
+    assert_eq!(host.recv()["type"], "fetch.request");
+    assert_eq!(host.recv()["type"], "fetch.abort");
+    let terminal = finish(host);
+    assert_eq!(terminal["result"], "TimeoutError", "{terminal}");
+}
+
+#[test]
 fn requests_past_max_requests_are_refused_without_a_frame() {
     let mut host = start(
         r#"const first = fetch('https://api.example.com/a');
