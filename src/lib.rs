@@ -5,7 +5,7 @@
 
 mod chunk_buffer;
 mod live_executions;
-mod network_rules;
+pub mod network_rules;
 
 use std::sync::{Arc, RwLock, Weak};
 
