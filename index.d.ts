@@ -216,8 +216,13 @@ export interface NetworkDestination {
 /** docs/network.md › Network receipts. */
 export interface NetworkReceipt {
   id: number;
-  frontend: 'proxy' | 'fd4';
-  protocol: 'HTTP_CONNECT' | 'HTTP_FORWARD' | 'SOCKS5' | 'FD4' | 'UNKNOWN';
+  /** "fetch": a Code Mode program's fetch, performed by the host (docs/code-mode.md › fetch). */
+  frontend: 'proxy' | 'fd4' | 'fetch';
+  protocol: 'HTTP_CONNECT' | 'HTTP_FORWARD' | 'SOCKS5' | 'FD4' | 'UNKNOWN' | 'HTTP' | 'HTTPS';
+  /** frontend "fetch": the program's fetch id (one receipt per hop, redirects included), method and status. */
+  fetchId?: number;
+  method?: string;
+  status?: number;
   host: string | null;
   /** Present only when the requested host was over 253 bytes; `host` holds its first 253. */
   hostTruncated?: true;
@@ -225,13 +230,16 @@ export interface NetworkReceipt {
   pinnedAddress: string | null;
   /** "allowed" or a refusal reason (docs/network.md › Refusal reasons). */
   result: string;
-  end: 'closed' | 'error' | 'quota-bytes-out' | 'quota-bytes-in' | 'cancelled' | null;
+  /** frontend "fetch" adds "timeout" and "response-too-large"; absent on a refused fetch hop. */
+  end?: 'closed' | 'error' | 'quota-bytes-out' | 'quota-bytes-in' | 'cancelled' | 'timeout' | 'response-too-large' | null;
   startedAt: string;
   durationMs: number;
   bytesFromClient: number;
   bytesToClient: number;
-  sniVerified: boolean;
-  policyDigest: string;
+  /** Absent on frontend "fetch". */
+  sniVerified?: boolean;
+  /** Absent on frontend "fetch". */
+  policyDigest?: string;
   invocationId: string;
 }
 
@@ -447,7 +455,11 @@ export type CodeModeEvent =
   | { type: 'tool.requested'; executionId: string; parentId: string; time: number; callId: number; name: string; arguments: unknown }
   | { type: 'tool.completed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: number; result: unknown }
   | { type: 'tool.failed'; executionId: string; parentId: string; time: number; callId: number; name: string; durationMs: number; resultBytes: 0; error: { code: string }; /** Advice about the provider's own tool (e.g. shape results in project()); never shown to the model. */ providerHint?: string }
-  | { type: 'console'; executionId: string; parentId: string; time: number; level: CodeModeLogLevel; /** Redacted (secret-looking values replaced), at most 4 KiB; the full line is in result.logs. */ text: string; bytes: number; elapsedMs: number; truncated?: true };
+  | { type: 'console'; executionId: string; parentId: string; time: number; level: CodeModeLogLevel; /** Redacted (secret-looking values replaced), at most 4 KiB; the full line is in result.logs. */ text: string; bytes: number; elapsedMs: number; truncated?: true }
+  /** A program fetch (with `network`): query and header values redacted like tool arguments. */
+  | { type: 'fetch.requested'; executionId: string; parentId: string; time: number; fetchId: number; method: string; origin?: string; path?: string; query?: unknown; headers?: unknown; requestBytes?: number; url?: unknown }
+  | { type: 'fetch.completed'; executionId: string; parentId: string; time: number; fetchId: number; status: number; durationMs: number; responseBytes: number }
+  | { type: 'fetch.failed'; executionId: string; parentId: string; time: number; fetchId: number; durationMs: number; error: { code: string } };
 
 export type CodeModeLogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 
@@ -466,6 +478,8 @@ export interface CodeModeLogLine {
 export interface CodeModeMetrics {
   elapsedMs: number;
   toolCalls: number;
+  /** Program fetches made (present only with `network`); they do not count as tool calls. */
+  networkRequests?: number;
   resultBytes: number;
   cumulativeResultBytes: number;
   /** Console lines received, their text bytes, and lines the runner dropped past `logBytes`. */
@@ -505,8 +519,10 @@ interface CodeModeResultBase {
   events: readonly CodeModeEvent[];
   /** The sandbox receipt; `{}` when no sandbox ran or none was read. */
   receipt: Receipt | Record<string, never>;
-  /** The receipt's network receipts: [] — the Code Mode runner keeps network "none" (docs/network.md). */
+  /** The sandbox keeps network "none" (docs/network.md); with `network`, one receipt per fetch hop (frontend "fetch"). */
   networkReceipts: NetworkReceipt[];
+  /** Fetch receipts past 4096 in one run, counted instead of kept. */
+  networkReceiptsDropped?: number;
   executionId: string;
   audit: CodeModeAuditRecord;
 }
@@ -533,8 +549,33 @@ export interface CodeModeOptions {
    * createCodeMode instead of silently validating nothing. `x-…` annotation keywords are always accepted.
    */
   strictSchemas?: boolean;
+  /**
+   * The program's `fetch` (docs/code-mode.md › fetch), performed by this host under the egress engine's rules:
+   * exact `host:port` entries (no wildcards), names resolved here and pinned, non-global addresses refused
+   * unless `allowPrivate`, TLS verified (`ca` replaces the system roots). Without it, `fetch` is a TypeError.
+   */
+  network?: CodeModeNetwork;
   /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. The waiting sandboxes keep the process alive until close(). See docs/performance.md. */
   pool?: { size: number };
+}
+
+export interface CodeModeNetwork {
+  /** 1–1024 canonical "host:port" entries, e.g. "api.example.com:443" (an IPv4 literal is its own host). */
+  allow: string[];
+  /** Default false: admit loopback, RFC 1918, link-local… addresses (tests, internal services). */
+  allowPrivate?: boolean;
+  /** PEM certificate authorities trusted instead of the system ones. */
+  ca?: string | Buffer | (string | Buffer)[];
+  /** Request body bound, default 1 MiB (0–64 MiB). */
+  maxRequestBytes?: number;
+  /** Response body bound, default 1 MiB (0–64 MiB): past it the fetch fails (RESPONSE_TOO_LARGE) and reading stops. */
+  maxResponseBytes?: number;
+  /** Fetches per run, default 16 (1–100000). */
+  maxRequests?: number;
+  /** Per fetch, redirects included, default 10000 ms; the run's own timeout bounds it too. */
+  timeoutMs?: number;
+  /** Redirects followed, default 20 (0–20), each re-admitted. */
+  maxRedirects?: number;
 }
 
 export interface RunOptions {
@@ -566,6 +607,8 @@ export interface CodeMode {
   /** Refuse new runs (ERR_CORDON_CLOSED) and stop the pool's waiting sandboxes; resolves once they have ended. Idempotent. */
   close(): Promise<void>;
   readonly limits: Readonly<Required<CodeModeLimits>>;
+  /** The resolved network options (allow as a set), or null without `network`. */
+  readonly network: Readonly<Omit<Required<CodeModeNetwork>, 'allow' | 'ca'> & { allow: ReadonlySet<string>; ca?: readonly (string | Buffer)[] }> | null;
 }
 
 /** A capability-scoped Code Mode host over spawnIsolated and cordon-runner. */

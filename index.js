@@ -98,7 +98,19 @@ function checkPolicy(policy) {
 // Code Mode host (docs/code-mode.md). lib/code-mode never loads the addon
 // itself: it is handed this module's spawnIsolated, so the dependency stays one-way.
 const { createPool } = require('./lib/pool').bindPool({ spawnIsolated });
-const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, checkPolicy, runnerPath });
+/** The egress engine's admission rules (the addon's), for the program's fetch: lib restates none of them. */
+const networkRules = Object.freeze({
+  networkDestination: (text) => {
+    try {
+      return loadBinding().networkDestination(text);
+    } catch (error) {
+      throw asCordonError(error);
+    }
+  },
+  requestedHost: (text) => loadBinding().requestedHost(text),
+  isGlobalAddress: (ip) => loadBinding().isGlobalAddress(ip),
+});
+const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, checkPolicy, runnerPath, networkRules });
 const { defineTool } = require('./lib/code-mode/tools');
 
 // Sessions (docs/sessions.md): the same one-way binding as Code Mode.

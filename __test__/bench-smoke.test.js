@@ -12,7 +12,7 @@ const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
 
-const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start', '8 engine provider threads', '8 engine provider fds', '8 engine RSS per idle stream', '8 engine provider CPU', '8 engine stop -> settled', '11 timers: ', '11 timers per iteration',
+const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start', '8 engine provider threads', '8 engine provider fds', '8 engine RSS per idle stream', '8 engine provider CPU', '8 engine stop -> settled', '11 timers: ', '11 timers per iteration', '12 fetch 1 KiB loopback',
   // Sessions (issue 21) need a root provider; the bench skips them, loudly, otherwise.
   ...(process.geteuid() === 0 ? ['9 session command', '9 session create', '9 writeFile 4 KiB', '9 readFile 4 MiB'] : [])];
 
@@ -39,7 +39,7 @@ test('bench/run.js --smoke prints the table and writes the results file', async 
     for (const section of ['10 Intl: spawn', '10 Intl: first Intl use', '10 Intl: sort', '10 Intl: idle runner RSS', '10 Intl: runner binary']) {
       assert.ok(report.rows.some((r) => r.section.startsWith(section)), `results.json has the "${section}" row`);
     }
-    assert.equal(report.goals.length, 20);
+    assert.equal(report.goals.length, 21);
     const evaluated = process.geteuid() === 0 ? report.goals : report.goals.filter((g) => !g.goal.includes('issue 21'));
     assert.ok(evaluated.every((g) => typeof g.met === 'boolean'), 'every goal was evaluated');
   } finally {

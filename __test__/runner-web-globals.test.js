@@ -21,11 +21,12 @@ test('crypto, URL, text encoding, base64, structuredClone and Intl work inside t
       base64: atob(btoa('cordon')),
       clone: structuredClone(new Map([['k', [1]]])).get('k'),
       money: new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(1234.5),
-      noWayOut: [typeof fetch, typeof XMLHttpRequest, typeof WebSocket],
+      // fetch exists (Code Mode asks for extensions) but, without createCodeMode's network, only rejects.
+      noWayOut: [typeof fetch, typeof XMLHttpRequest, typeof WebSocket, await fetch('https://example.com/').then(() => 'reached', (e) => e.name)],
     };`, { mode: 'execute' });
   assert.equal(run.ok, true, JSON.stringify(run.error));
   assert.deepEqual(run.result, {
     uuids: 20, randomNotZero: true, ids: ['A-1', 'A-2'], text: 'héllo', base64: 'cordon', clone: [1],
-    money: '$1,234.50', noWayOut: ['undefined', 'undefined', 'undefined'],
+    money: '$1,234.50', noWayOut: ['function', 'undefined', 'undefined', 'TypeError'],
   });
 });

@@ -19,6 +19,7 @@ const netbench = require('./network');
 const { sessions } = require('./sessions');
 const { intl } = require('./intl');
 const { timers } = require('./timers');
+const { fetchCost } = require('./fetch');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -34,6 +35,7 @@ const FULL = {
   sessions: { iterations: 100, warmup: 10, creations: 20, fileRuns: 30 },
   intl: { iterations: 40, warmup: 4, rssRounds: 5 },
   timers: { runs: 7, iterations: 1000, warmup: 1 },
+  fetch: { runs: 5, fetches: 40 },
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -48,6 +50,7 @@ const SMOKE = {
   sessions: { iterations: 2, warmup: 0, creations: 1, fileRuns: 1 },
   intl: { iterations: 1, warmup: 0, rssRounds: 1 },
   timers: { runs: 1, iterations: 10 },
+  fetch: { runs: 1, fetches: 2 },
 };
 
 const SECTIONS = [
@@ -62,6 +65,7 @@ const SECTIONS = [
   ['9', (c) => sessions(c.sessions)],
   ['10', (c) => intl(c.intl)],
   ['11', (c) => timers(c.timers)],
+  ['12', (c) => fetchCost(c.fetch)],
 ];
 
 function parseArgs(argv) {
@@ -101,6 +105,7 @@ function goals(rows) {
     check('provider RSS <= 16 KiB per idle stream at the most streams (issue 19)', lastOf(rows, '8 engine RSS per idle stream', ' streams'), (r) => r.median, (v) => v <= 16),
     check('provider CPU with every stream stalled ~0: <= idle run + 5 ms/s (issue 19)', lastOf(rows, '8 engine provider CPU'), (r) => r.median - find(rows, '8 engine provider CPU', 'idle').median, (v) => v <= 5),
     check('warm session.exec(/bin/true) p50 <= 2 ms (issue 21)', find(rows, '9 session command', 'session.exec'), (r) => r.median, (v) => v <= 2),
+    check('Code Mode fetch of 1 KiB <= 4x Node fetch, loopback (issue 20)', find(rows, '12 fetch', 'Code Mode'), (r) => r.ratio, (v) => v <= 4),
     check('warm session.exec <= 0.1x spawnIsolated /bin/true (issue 21)', find(rows, '9 session command', 'session.exec'), (r) => r.median / find(rows, '9 session command', 'spawnIsolated').median, (v) => v <= 0.1),
   ];
 }

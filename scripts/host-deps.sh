@@ -5,7 +5,8 @@
 # archive (the security battery compiles its attacker statically) and python3
 # (__test__/cli-python.test.js runs examples/python; the mediated-network tests
 # run /usr/bin/python3 and /usr/bin/curl inside sandboxes, where only /usr is
-# bound, so a python3 elsewhere on PATH is not enough; minimal images lack both).
+# bound, so a python3 elsewhere on PATH is not enough; minimal images lack both)
+# and openssl (the Code Mode fetch tests generate a throwaway CA).
 # Uses apt-get directly as root, sudo otherwise; prints the command if neither works.
 set -euo pipefail
 
@@ -15,6 +16,8 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
 [ -x /usr/bin/python3 ] || missing+=(python3)
 [ -x /usr/bin/curl ] || missing+=(curl)
+# __test__/code-mode-fetch.test.js makes its test CA with openssl.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ ! -e /usr/lib/x86_64-linux-gnu/libc.a ] && [ ! -e /usr/lib/aarch64-linux-gnu/libc.a ]; then
   missing+=(libc6-dev)
 fi

@@ -5,6 +5,7 @@
 
 mod chunk_buffer;
 mod live_executions;
+pub mod network_rules;
 pub mod tree_removal_task;
 
 use std::sync::{Arc, RwLock, Weak};

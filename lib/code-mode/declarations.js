@@ -115,7 +115,18 @@ function renderDeclarations(granted) {
  * A ready-to-use tool description for an LLM: what the sandbox is, how to
  * write the code, the limits, and the declarations of the granted tools.
  */
-function renderDescription(granted, limits) {
+/** What the program's fetch may reach, for the model (or that it has none). */
+function networkLines(network) {
+  if (!network) return ['The code runs as a script, not a module: there is no import/require, no packages, no network, file system or process: only the tools below.'];
+  return [
+    'The code runs as a script, not a module: there is no import/require, no packages, file system or process.',
+    `\`fetch\` (with Request, Response, Headers) reaches only these hosts: ${[...network.allow].join(', ')}`,
+    `(at most ${network.maxRequests} requests, bodies up to ${network.maxRequestBytes} bytes sent and ${network.maxResponseBytes} bytes received,`,
+    `${network.timeoutMs} ms each); any other host is refused with a TypeError you can catch.`,
+  ];
+}
+
+function renderDescription(granted, limits, network = null) {
   return [
     'Run JavaScript in an isolated sandbox (QuickJS). Your code is the body of a strict-mode async function:',
     'use `await` on tool calls and `return` a JSON-serializable value, which becomes the result.',
@@ -124,7 +135,7 @@ function renderDescription(granted, limits) {
     'TypeScript type annotations are allowed (they are removed before the code runs; enum and namespace are not supported).',
     `Output of \`console\` (log/info/warn/error/debug, table, dir, group, count, time, assert, trace, rendered as Node renders them) is returned to you with the result (up to ${limits.logBytes} bytes); use it to inspect intermediate data.`,
     `Timers work as in Node (setTimeout/setInterval/clearTimeout, at most ${limits.maxTimers} pending), and AbortController/AbortSignal.timeout; waiting counts against the time limit.`,
-    'The code runs as a script, not a module: there is no import/require, no packages, no network, file system or process: only the tools below.',
+    ...networkLines(network),
     `Limits: at most ${limits.toolCalls} tool calls, ${limits.timeoutMs} ms, a result of at most ${limits.resultBytes} bytes,`,
     `${limits.toolResultBytes} bytes per tool result and ${limits.cumulativeResultBytes} bytes of tool results in total.`,
     'Prefer one program that calls several tools and returns a compact summary over many small runs.',

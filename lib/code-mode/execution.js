@@ -8,6 +8,9 @@
 //   3. `tool.call` ⇄ `tool.result`, ids 1, 2, 3 …: one at a time (v1), or up to
 //      the confirmed maxOutstanding at once, answered in any order (extension);
 //      `console` frames (extension) go to the run's console log as they come
+//      `fetch.request` (fetch extension) → the host performs it (fetch-dispatcher.js) and
+//      answers `fetch.result`; fetches share the maxOutstanding slots with tool calls;
+//      `fetch.abort` aborts one in flight
 //   4. `execution.result` → half-close our side, let the runner exit
 //   5. wait() settles → resolve
 // Timers: runner deadline (abort the pending handlers; the runner reports
@@ -23,6 +26,7 @@ const {
 } = require('./limits');
 const { failed } = require('./outcome');
 const { explainRunnerError, timeoutMessage } = require('./model-errors');
+const { FetchFrames } = require('./fetch-frames');
 
 /** After `cancel`, time for the runner's `cancelled` frame before the stop ladder. */
 const CANCEL_GRACE_MS = 500;
@@ -39,20 +43,22 @@ const DEFAULT_STOP = Object.freeze({ graceMs: 1000, forceMs: 1000 });
 class Execution {
   /**
    * @param {{host: object, executionId: string, code: string, granted: ReadonlyMap<string, object>,
-   *   dispatcher: import('./calls').CallDispatcher, consoleLog: import('./console-log').ConsoleLog}} options
+   *   dispatcher: import('./calls').CallDispatcher, consoleLog: import('./console-log').ConsoleLog,
+   *   fetcher: import('./fetch-dispatcher').FetchDispatcher | null}} options
    */
-  constructor({ host, executionId, code, granted, dispatcher, consoleLog }) {
+  constructor({ host, executionId, code, granted, dispatcher, consoleLog, fetcher = null }) {
     this.host = host;
     this.executionId = executionId;
     this.code = code;
     this.granted = granted;
     this.dispatcher = dispatcher;
     this.consoleLog = consoleLog;
+    this.fetchFrames = new FetchFrames(fetcher);
     this.limits = host.limits;
     this.requested = executeLimits(host.limits);
-    this.requestedExtensions = executeExtensions(host.limits);
-    /** What ready confirmed; v1 (one call, no console frames) until then. */
-    this.confirmed = { maxOutstanding: 1, maxLogBytes: null, maxLive: null };
+    this.requestedExtensions = executeExtensions(host.limits, host.network);
+    /** What ready confirmed; v1 (one call, no console frames, no fetch) until then. */
+    this.confirmed = { maxOutstanding: 1, maxLogBytes: null, maxLive: null, maxRequests: null };
     this.state = 'awaiting-ready'; // → running → finished
     this.termination = null;
     this.effectiveLimits = null;
@@ -89,7 +95,7 @@ class Execution {
       limits: this.requested,
       extensions: this.requestedExtensions,
     });
-    const frameBytes = Math.max(maxFrameBytes(this.limits), Buffer.byteLength(frame) + 1);
+    const frameBytes = Math.max(maxFrameBytes(this.limits, this.host.network), Buffer.byteLength(frame) + 1);
     this.stop = this.host.runner.stop ?? DEFAULT_STOP;
     this.execution = this.spawnSandbox(frameBytes);
     this.reader = new BoundedLineReader({
@@ -202,6 +208,8 @@ class Execution {
     if (frame.type === 'ready') return this.onReady(frame);
     if (frame.type === 'tool.call') return this.onToolCall(frame);
     if (frame.type === 'console') return this.onConsole(frame);
+    if (frame.type === 'fetch.request') return this.onFetchRequest(frame);
+    if (frame.type === 'fetch.abort') return this.onFetchAbort(frame);
     return this.onTerminal(frame);
   }
 
@@ -225,8 +233,9 @@ class Execution {
   onToolCall(frame) {
     if (this.state !== 'running') return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent tool.call in state ${this.state}`);
     const { maxOutstanding } = this.confirmed;
-    if (this.outstanding.size >= maxOutstanding) {
-      const why = maxOutstanding === 1 ? 'while another call is pending' : `while ${this.outstanding.size} calls are outstanding (confirmed maxOutstanding ${maxOutstanding})`;
+    const busy = this.outstanding.size + this.fetchFrames.inFlight.size;
+    if (busy >= maxOutstanding) {
+      const why = maxOutstanding === 1 ? 'while another call is pending' : `while ${busy} calls are outstanding (confirmed maxOutstanding ${maxOutstanding})`;
       return this.fail('protocol', 'UNEXPECTED_FRAME', `runner sent tool.call ${why}`);
     }
     if (frame.id !== this.nextCallId) {
@@ -262,6 +271,21 @@ class Execution {
     this.write(text);
   }
 
+  /** A fetch (extension): fetch-frames.js checks it against what ready confirmed; a refusal is a protocol failure. */
+  onFetchRequest(frame) {
+    const refusal = this.fetchFrames.request(frame, this.fetchContext());
+    return refusal ? this.fail('protocol', refusal.code, refusal.message) : undefined;
+  }
+
+  onFetchAbort(frame) {
+    const refusal = this.fetchFrames.abort(frame, this.fetchContext());
+    return refusal ? this.fail('protocol', refusal.code, refusal.message) : undefined;
+  }
+
+  fetchContext() {
+    return { running: this.state === 'running', state: this.state, confirmed: this.confirmed, toolCalls: this.outstanding.size, ending: this.termination !== null, write: (text) => this.write(text) };
+  }
+
   /**
    * A console line (extension). Only after ready confirmed console; the text
    * bytes must stay within the confirmed maxLogBytes and nothing may follow the
@@ -279,6 +303,7 @@ class Execution {
 
   /** Stop waiting for every outstanding call; their handlers' signals abort and late answers are dropped. */
   abandonPendingCalls(code = 'RUN_ENDED') {
+    this.fetchFrames.abandon();
     if (this.outstanding.size === 0) return;
     this.dispatcher.abandon(code);
     for (const controller of this.outstanding.values()) controller.abort();

@@ -8,7 +8,13 @@
 const { findStructureProblem } = require('./json-structure');
 
 const VERSION = 'code-bridge-v1';
-const RUNNER_FRAME_TYPES = new Set(['ready', 'tool.call', 'console', 'execution.result']);
+const RUNNER_FRAME_TYPES = new Set(['ready', 'tool.call', 'console', 'fetch.request', 'fetch.abort', 'execution.result']);
+/** The fetch extension's request shape (docs/runner.md "fetch"): bounds a runner cannot exceed. */
+const FETCH_METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
+const FETCH_REDIRECTS = new Set(['follow', 'manual', 'error']);
+const MAX_FETCH_URL_CHARS = 64 * 1024;
+const MAX_FETCH_HEADERS = 1024;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Console levels of the console extension (docs/runner.md). */
 const CONSOLE_LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 /** Error kinds a runner may report (spec §9); anything else is a protocol failure. */
@@ -104,6 +110,25 @@ function validateToolCall(frame) {
   if (!isObject(frame.arguments)) throw new FrameError('BAD_FRAME', 'tool.call arguments is not a JSON object');
 }
 
+function validateFetchRequest(frame) {
+  if (!Number.isSafeInteger(frame.id) || frame.id < 1) throw new FrameError('BAD_FRAME', 'fetch.request id is not an integer ≥ 1');
+  const { request } = frame;
+  if (!isObject(request)) throw new FrameError('BAD_FRAME', 'fetch.request request is not an object');
+  if (typeof request.method !== 'string' || !FETCH_METHOD.test(request.method)) throw new FrameError('BAD_FRAME', 'fetch.request method is not an HTTP token');
+  if (typeof request.url !== 'string' || request.url.length > MAX_FETCH_URL_CHARS) throw new FrameError('BAD_FRAME', `fetch.request url is not a string of at most ${MAX_FETCH_URL_CHARS} characters`);
+  if (!FETCH_REDIRECTS.has(request.redirect)) throw new FrameError('BAD_FRAME', 'fetch.request redirect is not follow, manual or error');
+  const { headers } = request;
+  const pair = (entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && typeof entry[1] === 'string' && !/[\0\r\n]/.test(entry[0] + entry[1]);
+  if (!Array.isArray(headers) || headers.length > MAX_FETCH_HEADERS || !headers.every(pair)) {
+    throw new FrameError('BAD_FRAME', `fetch.request headers are not at most ${MAX_FETCH_HEADERS} [name, value] string pairs without CR, LF or NUL`);
+  }
+  if (request.body !== undefined && (typeof request.body !== 'string' || !BASE64.test(request.body))) throw new FrameError('BAD_FRAME', 'fetch.request body is not base64');
+}
+
+function validateFetchAbort(frame) {
+  if (!Number.isSafeInteger(frame.id) || frame.id < 1) throw new FrameError('BAD_FRAME', 'fetch.abort id is not an integer ≥ 1');
+}
+
 function validateConsole(frame) {
   if (!CONSOLE_LEVELS.has(frame.level)) throw new FrameError('BAD_FRAME', `console level ${JSON.stringify(frame.level)?.slice(0, 64)} is unknown`);
   if (typeof frame.text !== 'string') throw new FrameError('BAD_FRAME', 'console text is not a string');
@@ -142,6 +167,12 @@ function validateFrame(frame, executionId) {
     case 'console':
       checkExecutionId(frame, executionId, false);
       return validateConsole(frame);
+    case 'fetch.request':
+      checkExecutionId(frame, executionId, false);
+      return validateFetchRequest(frame);
+    case 'fetch.abort':
+      checkExecutionId(frame, executionId, false);
+      return validateFetchAbort(frame);
     default:
       checkExecutionId(frame, executionId, true);
       return validateResult(frame);

@@ -15,8 +15,9 @@ const { Admission } = require('./admission');
 const { renderDeclarations, renderDescription } = require('./declarations');
 const { runCode } = require('./run');
 const { DEFAULT_STOP } = require('./execution');
+const { resolveNetwork } = require('./network-options');
 
-const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool', 'strictSchemas']);
+const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool', 'strictSchemas', 'network']);
 const RUNNER_KEYS = new Set(['path', 'stop', 'protocol']);
 /** Runner dialects: which command-line flags the runner accepts (limits.js runnerArgs). */
 const RUNNER_PROTOCOLS = new Set(['cordon', 'code-bridge-v1']);
@@ -92,9 +93,9 @@ function checkedPolicy(api, policy) {
  * CLI ceilings (fixed per pool). Their frame ceiling is the limits' own; an
  * execute frame larger than that (a huge source) takes the cold path.
  */
-function createRunnerPool(api, { pool, runner, limits, policy }) {
+function createRunnerPool(api, { pool, runner, limits, policy, network }) {
   if (pool === undefined) return null;
-  const frameBytes = maxFrameBytes(limits);
+  const frameBytes = maxFrameBytes(limits, network);
   const sandboxes = api.createPool({
     command: [runner.path, ...runnerArgs(limits, frameBytes, runner.protocol)],
     policy,
@@ -127,9 +128,13 @@ function bindCodeMode(api) {
     const admission = new Admission(options.admission);
     const onEvent = checkCallback(options.onEvent, 'onEvent');
     const onAudit = checkCallback(options.onAudit, 'onAudit');
-    const pool = createRunnerPool(api, { pool: options.pool, runner, limits, policy });
+    const network = resolveNetwork(options.network, api.networkRules.networkDestination);
+    if (network && runner.protocol === 'code-bridge-v1') {
+      throw new CordonError('ERR_CORDON_UNSUPPORTED', 'network (the program\'s fetch) needs cordon-runner\'s fetch extension; a reference code-bridge-v1 runner has none');
+    }
+    const pool = createRunnerPool(api, { pool: options.pool, runner, limits, policy, network });
     const host = Object.freeze({
-      catalogue, limits, policy, admission, onEvent, onAudit, runner, pool, spawnIsolated: api.spawnIsolated,
+      catalogue, limits, policy, admission, onEvent, onAudit, runner, pool, network, networkRules: api.networkRules, spawnIsolated: api.spawnIsolated,
     });
     let closed = null;
     return Object.freeze({
@@ -148,10 +153,11 @@ function bindCodeMode(api) {
       /** TypeScript declarations of the `tools` a mode grants, for the model's prompt. */
       declarations: (viewOptions) => renderDeclarations(grantTools(catalogue, viewMode(viewOptions, 'declarations'))),
       /** A ready tool description for an LLM, with the declarations and limits. */
-      description: (viewOptions) => renderDescription(grantTools(catalogue, viewMode(viewOptions, 'description')), limits),
+      description: (viewOptions) => renderDescription(grantTools(catalogue, viewMode(viewOptions, 'description')), limits, network),
       /** Current admission load: {active, queued, maxConcurrent, maxQueued, queueTimeoutMs}. */
       stats: () => host.admission.stats(),
       limits,
+      network,
     });
   }
   return { createCodeMode };

@@ -87,10 +87,17 @@ function resolveLimits(limits) {
   return Object.freeze(resolved);
 }
 
-/** The largest frame either side may send: a tool result or the final result plus the envelope. */
-function maxFrameBytes(limits) {
+/** Response headers a fetch.result may carry: Node's default maxHeaderSize, each byte escaped (\uXXXX) at worst. */
+const FETCH_HEADER_FRAME_BYTES = 16 * KIB * 6;
+
+/**
+ * The largest frame either side may send: a tool result or the final result plus the envelope,
+ * or (with `network`) a fetch body, base64 in its frame, beside its headers.
+ */
+function maxFrameBytes(limits, network = null) {
   const result = limits.resultBytes * RUNNER_ESCAPE_EXPANSION;
-  return Math.max(limits.toolResultBytes, result) + FRAME_ENVELOPE_BYTES;
+  const fetchBody = network ? Math.ceil(Math.max(network.maxRequestBytes, network.maxResponseBytes) / 3) * 4 + FETCH_HEADER_FRAME_BYTES : 0;
+  return Math.max(limits.toolResultBytes, result, fetchBody) + FRAME_ENVELOPE_BYTES;
 }
 
 /**
@@ -123,24 +130,29 @@ function executeLimits(limits) {
  * concurrent tool calls, console frames and timers. A runner that does not know them
  * ignores the field and answers plain v1; we use only what `ready` confirms.
  */
-function executeExtensions(limits) {
-  return {
+function executeExtensions(limits, network = null) {
+  const extensions = {
     concurrentToolCalls: { maxOutstanding: limits.maxOutstandingCalls },
     console: { maxLogBytes: limits.logBytes },
     timers: { maxLive: limits.maxTimers },
   };
+  // Only a host with a network allowlist asks: without it the program's fetch says how to enable it.
+  if (network) extensions.fetch = { maxRequests: network.maxRequests };
+  return extensions;
 }
 
-const EXTENSION_VALUE_KEYS = Object.freeze({ concurrentToolCalls: 'maxOutstanding', console: 'maxLogBytes', timers: 'maxLive' });
+const EXTENSION_VALUE_KEYS = Object.freeze({
+  concurrentToolCalls: 'maxOutstanding', console: 'maxLogBytes', timers: 'maxLive', fetch: 'maxRequests',
+});
 
 /**
  * What `ready.extensions` confirmed, or why it is refused. Absent → v1 (nothing
  * confirmed). Present: only members we asked for, each with an integer value
  * from 1 to what we asked — like effectiveLimits, a runner can lower, never raise.
- * @returns {{confirmed: {maxOutstanding: number, maxLogBytes: number|null, maxLive: number|null}} | {refusal: string}}
+ * @returns {{confirmed: {maxOutstanding: number, maxLogBytes: number|null, maxLive: number|null, maxRequests: number|null}} | {refusal: string}}
  */
 function checkConfirmedExtensions(confirmed, requested) {
-  const v1 = { maxOutstanding: 1, maxLogBytes: null, maxLive: null };
+  const v1 = { maxOutstanding: 1, maxLogBytes: null, maxLive: null, maxRequests: null };
   if (confirmed === undefined) return { confirmed: v1 };
   if (confirmed === null || typeof confirmed !== 'object' || Array.isArray(confirmed)) return { refusal: 'ready.extensions is not an object' };
   const out = { ...v1 };

@@ -29,14 +29,16 @@ function failed(kind, code, message) {
  * @param {{termination: object, logs: readonly object[], metrics: object, events: readonly object[], receipt: object,
  *   executionId: string, audit: object}} parts
  */
-function buildResult({ termination, logs, metrics, events, receipt, executionId, audit }) {
+function buildResult({ termination, logs, metrics, events, receipt, executionId, audit, fetchReceipts = null }) {
   const result = { ok: termination.ok };
   if (termination.ok) result.result = termination.result;
   else result.error = { ...termination.error };
-  // The runner keeps network "none" (docs/network.md › Code Mode), so this is
-  // [] today; it is the sandbox receipt's list, carried like wait()'s.
-  const networkReceipts = Array.isArray(receipt?.networkReceipts) ? receipt.networkReceipts : [];
+  // The sandbox keeps network "none" (docs/network.md › Code Mode): its receipt's
+  // list is empty; the program's fetches, performed by this host, add theirs.
+  const sandboxReceipts = Array.isArray(receipt?.networkReceipts) ? receipt.networkReceipts : [];
+  const networkReceipts = fetchReceipts ? [...sandboxReceipts, ...fetchReceipts.receipts] : sandboxReceipts;
   Object.assign(result, { logs, metrics, events, receipt, networkReceipts, executionId, audit });
+  if (fetchReceipts?.dropped > 0) result.networkReceiptsDropped = fetchReceipts.dropped;
   return deepFreeze(result);
 }
 

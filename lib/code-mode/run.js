@@ -17,6 +17,7 @@ const { EventLog } = require('./events');
 const { CallDispatcher } = require('./calls');
 const { ConsoleLog } = require('./console-log');
 const { Execution } = require('./execution');
+const { FetchDispatcher } = require('./fetch-dispatcher');
 const { prepareSource } = require('./source-prep');
 const { AdmissionAbortedError } = require('./admission');
 const { buildAuditRecord } = require('./audit');
@@ -72,7 +73,7 @@ async function admit(host, signal) {
   }
 }
 
-async function execute(host, code, opts, granted, events, dispatcher, consoleLog) {
+async function execute(host, code, opts, granted, events, dispatcher, consoleLog, fetcher) {
   // `execution.started` is emitted once the run is admitted (or decided without a sandbox), so
   // every started event has a finished one; a run refused admission throws and emits neither.
   const started = () => events.started({ mode: opts.mode, tools: [...granted.keys()], limits: host.limits });
@@ -92,7 +93,7 @@ async function execute(host, code, opts, granted, events, dispatcher, consoleLog
       admitted.release();
       return { termination: prepared.termination, receipt: {} };
     }
-    outcome = await new Execution({ host, executionId: opts.executionId, code: prepared.code, granted, dispatcher, consoleLog }).start(opts.signal);
+    outcome = await new Execution({ host, executionId: opts.executionId, code: prepared.code, granted, dispatcher, consoleLog, fetcher }).start(opts.signal);
   } catch (error) {
     admitted.release(); // spawnIsolated threw: nothing was started
     throw error;
@@ -119,9 +120,10 @@ async function runCode(host, code, options = {}) {
     ctxBase: { executionId: opts.executionId, mode: opts.mode, context: opts.context },
   });
   const consoleLog = new ConsoleLog({ events });
+  const fetcher = host.network ? new FetchDispatcher({ network: host.network, rules: host.networkRules, events, invocationId: opts.executionId }) : null;
   const startedAt = Date.now();
   const t0 = performance.now();
-  const { termination, receipt } = requireReceipt(await execute(host, code, opts, granted, events, dispatcher, consoleLog));
+  const { termination, receipt } = requireReceipt(await execute(host, code, opts, granted, events, dispatcher, consoleLog, fetcher));
   const metrics = {
     elapsedMs: Math.round(performance.now() - t0),
     toolCalls: dispatcher.calls,
@@ -129,6 +131,8 @@ async function runCode(host, code, options = {}) {
     cumulativeResultBytes: dispatcher.cumulativeBytes,
     ...consoleLog.metrics(),
   };
+  // Only with network: a run without it keeps exactly the metrics it always had.
+  if (fetcher) metrics.networkRequests = fetcher.requests;
   events.finished({ ok: termination.ok, error: termination.error, metrics });
   const audit = buildAuditRecord({
     executionId: opts.executionId, parentId: opts.parentId, mode: opts.mode, code, tools: [...granted.keys()],
@@ -137,7 +141,8 @@ async function runCode(host, code, options = {}) {
   if (host.onAudit) {
     try { host.onAudit(audit); } catch { /* an audit sink failure must not change the outcome */ }
   }
-  return buildResult({ termination, logs: consoleLog.snapshot(), metrics, events: events.snapshot(), receipt, executionId: opts.executionId, audit });
+  const fetchReceipts = fetcher ? { receipts: fetcher.receipts, dropped: fetcher.receiptsDropped } : null;
+  return buildResult({ termination, logs: consoleLog.snapshot(), metrics, events: events.snapshot(), receipt, executionId: opts.executionId, audit, fetchReceipts });
 }
 
 /** A run whose sandbox left no receipt is never `ok` (docs/receipts.md). */

@@ -89,10 +89,11 @@ impl Waits<'_> {
         if self.timers.is_some_and(|timers| timers.fire_due(ctx)) {
             return true;
         }
-        let next_timer = self.timers.and_then(Timers::next_due);
         if self.bridge.has_outstanding() {
+            let next_timer = self.timers.and_then(Timers::next_scheduled);
             return self.bridge.await_result(ctx, next_timer) != Progress::Stuck;
         }
+        let next_timer = self.timers.and_then(Timers::next_due);
         match next_timer {
             // Sleeping on a timer costs no CPU; the deadline still ends it.
             Some(due) => matches!(

@@ -11,6 +11,10 @@ use crate::execute_rule::{integer_value, invalid, InvalidExecute};
 use crate::mailbox::QUEUE_CAPACITY;
 use crate::timers::MAX_LIVE_CEILING;
 
+/// Most fetches one execution may ask for (`fetch.maxRequests`): a typo
+/// must not mean "unlimited"; the host sets the real budget.
+pub const MAX_REQUESTS_CEILING: u64 = 100_000;
+
 /// Most tool calls outstanding on the wire: the reader queue depth, so that
 /// a correct host can never overflow the queue with results.
 pub const MAX_OUTSTANDING_CEILING: u64 = QUEUE_CAPACITY as u64;
@@ -24,6 +28,9 @@ pub struct RequestedExtensions {
     pub max_log_bytes: Option<u64>,
     /// `timers.maxLive`, 1..=[`MAX_LIVE_CEILING`].
     pub max_live_timers: Option<u64>,
+    /// `fetch.maxRequests`, 1..=[`MAX_REQUESTS_CEILING`]; needs
+    /// `concurrentToolCalls` (a fetch is a promised call).
+    pub max_requests: Option<u64>,
 }
 
 /// The confirmed extensions: each value is `min(requested, runner ceiling)`.
@@ -32,6 +39,7 @@ pub struct Extensions {
     pub max_outstanding: Option<u64>,
     pub max_log_bytes: Option<u64>,
     pub max_live_timers: Option<u64>,
+    pub max_requests: Option<u64>,
 }
 
 impl Extensions {
@@ -46,6 +54,7 @@ impl Extensions {
                 .max_log_bytes
                 .map(|b| b.min(max_log_bytes_ceiling)),
             max_live_timers: requested.max_live_timers,
+            max_requests: requested.max_requests,
         }
     }
 
@@ -62,6 +71,9 @@ impl Extensions {
         if let Some(live) = self.max_live_timers {
             confirmed.insert("timers".into(), json!({"maxLive": live}));
         }
+        if let Some(requests) = self.max_requests {
+            confirmed.insert("fetch".into(), json!({"maxRequests": requests}));
+        }
         Value::Object(confirmed)
     }
 }
@@ -75,7 +87,7 @@ pub fn validate(extensions: Option<&Value>) -> Result<Option<RequestedExtensions
     let Value::Object(extensions) = extensions else {
         return Err(invalid("execute.extensions", "must be an object"));
     };
-    Ok(Some(RequestedExtensions {
+    let requested = RequestedExtensions {
         max_outstanding: member_integer(
             extensions,
             "concurrentToolCalls",
@@ -84,7 +96,15 @@ pub fn validate(extensions: Option<&Value>) -> Result<Option<RequestedExtensions
         )?,
         max_log_bytes: member_integer(extensions, "console", "maxLogBytes", 1..=u64::MAX)?,
         max_live_timers: member_integer(extensions, "timers", "maxLive", 1..=MAX_LIVE_CEILING)?,
-    }))
+        max_requests: member_integer(extensions, "fetch", "maxRequests", 1..=MAX_REQUESTS_CEILING)?,
+    };
+    if requested.max_requests.is_some() && requested.max_outstanding.is_none() {
+        return Err(invalid(
+            "execute.extensions.fetch",
+            "needs concurrentToolCalls (a fetch is a promised call)",
+        ));
+    }
+    Ok(Some(requested))
 }
 
 /// `extensions[member][field]` as a JSON integer in `range`; `None` when
@@ -147,6 +167,29 @@ mod tests {
             json!({"concurrentToolCalls": {"maxOutstanding": 8},
                    "console": {"maxLogBytes": 65536}, "timers": {"maxLive": 100}})
         );
+    }
+
+    #[test]
+    fn fetch_is_confirmed_with_concurrent_calls_and_refused_without() {
+        let requested = validate(Some(&json!({"concurrentToolCalls": {"maxOutstanding": 2},
+                                              "fetch": {"maxRequests": 5}})))
+        .expect("valid")
+        .expect("present");
+        assert_eq!(
+            Extensions::clamp(requested, 10).to_json(),
+            json!({"concurrentToolCalls": {"maxOutstanding": 2}, "fetch": {"maxRequests": 5}})
+        );
+        assert_eq!(
+            path(json!({"fetch": {"maxRequests": 5}})),
+            "execute.extensions.fetch"
+        );
+        for bad in [json!(0), json!(100_001), json!(1.5), json!("3")] {
+            assert_eq!(
+                path(json!({"concurrentToolCalls": {"maxOutstanding": 2},
+                            "fetch": {"maxRequests": bad}})),
+                "execute.extensions.fetch.maxRequests"
+            );
+        }
     }
 
     #[test]

@@ -117,6 +117,14 @@ impl JsWorld {
             .map_err(WorldError::InstallTools)
     }
 
+    /// Extension mode: defines `fetch` (and, with the fetch extension,
+    /// `Request`, `Response`, `Headers`).
+    pub fn install_fetch(&self, bridge: &Rc<ToolBridge>) -> Result<(), WorldError> {
+        self.context
+            .with(|ctx| bridge.install_fetch(&ctx))
+            .map_err(WorldError::InstallWebGlobals)
+    }
+
     /// Extension mode: defines `performance` (absent from a v1 world).
     pub fn install_performance(&self) -> Result<(), WorldError> {
         self.context

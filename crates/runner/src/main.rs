@@ -17,6 +17,7 @@ mod evaluation;
 mod execute;
 mod execute_rule;
 mod extensions;
+mod fetch_bridge;
 mod frame_reader;
 mod frame_writer;
 #[cfg(test)]

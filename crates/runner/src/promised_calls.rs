@@ -1,6 +1,8 @@
 //! Bookkeeping of the concurrent-calls extension: the calls outstanding on
-//! the wire (at most K, by id) and the FIFO of admitted calls waiting for a
-//! free slot. Each call keeps its promise's resolve/reject functions.
+//! the wire (at most K, by slot) and the FIFO of admitted calls waiting for a
+//! free slot. Each call keeps its promise's resolve/reject functions. A call
+//! is a tool call or, with the fetch extension, a `fetch.request`: both
+//! share the K slots, because both replies share the reader queue of 8.
 //!
 //! A call abandoned by the terminal frame (the code returned, a latch
 //! fired) is simply never settled: the process ends right after. Its
@@ -14,10 +16,26 @@ use std::collections::VecDeque;
 use rquickjs::{Ctx, Function, Persistent, Value};
 use serde_json::Value as Json;
 
+/// Which reply settles an outstanding call: tool calls and fetches have
+/// their own id sequences (`tool.call` ids stay 1, 2, 3, … as in v1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Tool(u64),
+    Fetch(u64),
+}
+
+/// What an admitted call sends.
+pub enum Wire {
+    /// A `tool.call`; its id is assigned when the frame is written.
+    Tool { name: String, arguments: Json },
+    /// A `fetch.request`; its id was assigned at admission (an abort can
+    /// name a fetch that is still queued).
+    Fetch { id: u64, request: Json },
+}
+
 /// One admitted call: what its frame carries and how to settle it.
 pub struct Call {
-    name: String,
-    arguments: Json,
+    wire: Wire,
     resolve: Persistent<Function<'static>>,
     reject: Persistent<Function<'static>>,
 }
@@ -25,25 +43,19 @@ pub struct Call {
 impl Call {
     pub fn new<'js>(
         ctx: &Ctx<'js>,
-        name: String,
-        arguments: Json,
+        wire: Wire,
         resolve: Function<'js>,
         reject: Function<'js>,
     ) -> Self {
         Call {
-            name,
-            arguments,
+            wire,
             resolve: Persistent::save(ctx, resolve),
             reject: Persistent::save(ctx, reject),
         }
     }
 
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub fn arguments(&self) -> &Json {
-        &self.arguments
+    pub fn wire(&self) -> &Wire {
+        &self.wire
     }
 
     pub fn resolve<'js>(self, ctx: &Ctx<'js>, value: Value<'js>) -> rquickjs::Result<()> {
@@ -57,8 +69,8 @@ impl Call {
 
 pub struct PromisedCalls {
     max_outstanding: usize,
-    /// Calls on the wire, in id order.
-    outstanding: RefCell<Vec<(u64, Call)>>,
+    /// Calls on the wire, in wire order.
+    outstanding: RefCell<Vec<(Slot, Call)>>,
     /// Admitted calls waiting for a slot, oldest first.
     queued: RefCell<VecDeque<Call>>,
 }
@@ -81,21 +93,30 @@ impl PromisedCalls {
         !self.outstanding.borrow().is_empty()
     }
 
-    pub fn is_outstanding(&self, id: u64) -> bool {
+    pub fn is_outstanding(&self, slot: Slot) -> bool {
         self.outstanding
             .borrow()
             .iter()
-            .any(|(each, _)| *each == id)
+            .any(|(each, _)| *each == slot)
     }
 
-    pub fn record_outstanding(&self, id: u64, call: Call) {
-        self.outstanding.borrow_mut().push((id, call));
+    pub fn record_outstanding(&self, slot: Slot, call: Call) {
+        self.outstanding.borrow_mut().push((slot, call));
     }
 
-    pub fn take_outstanding(&self, id: u64) -> Option<Call> {
+    pub fn take_outstanding(&self, slot: Slot) -> Option<Call> {
         let mut outstanding = self.outstanding.borrow_mut();
-        let index = outstanding.iter().position(|(each, _)| *each == id)?;
+        let index = outstanding.iter().position(|(each, _)| *each == slot)?;
         Some(outstanding.remove(index).1)
+    }
+
+    /// Removes queued fetch `id` (aborted before it was sent).
+    pub fn take_queued_fetch(&self, id: u64) -> Option<Call> {
+        let mut queued = self.queued.borrow_mut();
+        let index = queued
+            .iter()
+            .position(|call| matches!(call.wire, Wire::Fetch { id: each, .. } if each == id))?;
+        queued.remove(index)
     }
 
     pub fn enqueue(&self, call: Call) {

@@ -155,16 +155,27 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
             mailbox: Arc::clone(&shared.mailbox),
         });
     }
-    let bridge = Rc::new(ToolBridge::new(
+    let mut bridge = ToolBridge::new(
         Rc::clone(&writer),
         Arc::clone(&shared.mailbox),
         Arc::clone(&shared.latches),
         limits.max_tool_calls,
         mode,
-    ));
+    );
+    if let Some(requests) = extensions.and_then(|e| e.max_requests) {
+        bridge = bridge.with_fetch(requests);
+    }
+    let bridge = Rc::new(bridge);
     world
         .install_tools(&request.tool_names, &bridge)
         .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    if extensions.is_some() {
+        // With the fetch extension: the real globals; without: a `fetch`
+        // that says how to enable it. A v1 world has no `fetch` at all.
+        world
+            .install_fetch(&bridge)
+            .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    }
     parked_reader.start(reader).map_err(|_| {
         fail(
             Exit::Failed,

@@ -194,6 +194,13 @@ impl Timers {
         }
     }
 
+    /// When the earliest timer is due, `unref()`'d ones included: while a
+    /// call or fetch is outstanding the run is alive anyway, and Node fires
+    /// an unref'd timer (`AbortSignal.timeout`) whenever its loop is alive.
+    pub fn next_scheduled(&self) -> Option<Instant> {
+        self.queue.borrow().keys().next().map(|(due, _)| *due)
+    }
+
     /// When the earliest timer is due, if some scheduled timer keeps the
     /// run waiting (an `unref()`'d timer alone does not, as in Node).
     pub fn next_due(&self) -> Option<Instant> {

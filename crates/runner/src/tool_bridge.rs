@@ -22,12 +22,13 @@ use serde_json::{json, Map, Value as Json};
 use crate::canonical_json;
 use crate::execute::PROTOCOL_VERSION;
 use crate::execute_rule::integer_value;
+use crate::fetch_bridge::{self, FetchCount};
 use crate::frame_reader::Frame;
 use crate::frame_writer::{FrameWriter, WriteError};
 use crate::js_errors::{is_out_of_memory, latched_message, PROTOCOL_FAILURE};
 use crate::latches::Latches;
 use crate::mailbox::{Mailbox, Wake};
-use crate::promised_calls::{Call, PromisedCalls};
+use crate::promised_calls::{Call, PromisedCalls, Slot, Wire};
 
 /// How tool functions behave, fixed when `execute` is validated.
 pub enum CallMode {
@@ -38,16 +39,18 @@ pub enum CallMode {
 }
 
 pub struct ToolBridge {
-    writer: Rc<FrameWriter>,
-    mailbox: Arc<Mailbox>,
-    latches: Arc<Latches>,
+    pub(crate) writer: Rc<FrameWriter>,
+    pub(crate) mailbox: Arc<Mailbox>,
+    pub(crate) latches: Arc<Latches>,
     max_tool_calls: u64,
     /// `tool.call` frames emitted so far; the last id used.
     calls_sent: Cell<u64>,
     /// Calls admitted so far (steps 1–3 passed), counted against
     /// `max_tool_calls`; equals `calls_sent` in v1.
     calls_accepted: Cell<u64>,
-    mode: CallMode,
+    pub(crate) mode: CallMode,
+    /// `Some` when the fetch extension was confirmed.
+    pub(crate) fetch: Option<FetchCount>,
 }
 
 /// Why step 3 refused the arguments.
@@ -91,7 +94,15 @@ impl ToolBridge {
             calls_sent: Cell::new(0),
             calls_accepted: Cell::new(0),
             mode,
+            fetch: None,
         }
+    }
+
+    /// The fetch extension, confirmed with `max_requests` (it needs the
+    /// concurrent-calls mode: extensions.rs refuses it alone).
+    pub fn with_fetch(mut self, max_requests: u64) -> Self {
+        self.fetch = Some(FetchCount::new(max_requests));
+        self
     }
 
     pub fn calls_sent(&self) -> u64 {
@@ -187,7 +198,7 @@ impl ToolBridge {
         self.calls_sent.set(id);
         self.calls_accepted.set(id);
         match self.mailbox.wait(&self.latches) {
-            Wake::Frame(reply) => match self.check_reply(&reply, |candidate| candidate == id) {
+            Wake::Frame(reply) => match self.check_reply(&reply, |slot| slot == Slot::Tool(id)) {
                 Ok(_) => reply_value(ctx, &reply),
                 Err(BadReply) => Err(Exception::throw_message(ctx, PROTOCOL_FAILURE)),
             },
@@ -256,7 +267,11 @@ impl ToolBridge {
             return Ok(Some(Exception::throw_range(ctx, &error.to_string())));
         }
         self.calls_accepted.set(accepted);
-        let call = Call::new(ctx, name.to_owned(), arguments, resolve, reject.clone());
+        let wire = Wire::Tool {
+            name: name.to_owned(),
+            arguments,
+        };
+        let call = Call::new(ctx, wire, resolve, reject.clone());
         if calls.has_room() {
             if self.send_promised(calls, call).is_err() {
                 return Ok(Some(Exception::throw_message(ctx, PROTOCOL_FAILURE)));
@@ -267,15 +282,28 @@ impl ToolBridge {
         Ok(None)
     }
 
-    /// Writes an admitted call with the next id and records it outstanding.
-    fn send_promised(&self, calls: &PromisedCalls, call: Call) -> Result<(), WriteError> {
-        let id = self.calls_sent.get() + 1;
-        let bytes = self
-            .writer
-            .encode(&call_frame(id, call.name(), call.arguments()))?;
+    /// Writes an admitted call (a tool call with the next id) and records
+    /// it outstanding.
+    pub(crate) fn send_promised(
+        &self,
+        calls: &PromisedCalls,
+        call: Call,
+    ) -> Result<(), WriteError> {
+        let (slot, frame) = match call.wire() {
+            Wire::Tool { name, arguments } => {
+                let id = self.calls_sent.get() + 1;
+                (Slot::Tool(id), call_frame(id, name, arguments))
+            }
+            Wire::Fetch { id, request } => {
+                (Slot::Fetch(*id), fetch_bridge::request_frame(*id, request))
+            }
+        };
+        let bytes = self.writer.encode(&frame)?;
         self.write_call(&bytes)?;
-        self.calls_sent.set(id);
-        calls.record_outstanding(id, call);
+        if let Slot::Tool(id) = slot {
+            self.calls_sent.set(id);
+        }
+        calls.record_outstanding(slot, call);
         Ok(())
     }
 
@@ -297,10 +325,10 @@ impl ToolBridge {
             Wake::Elapsed => return Progress::Elapsed,
             Wake::Cancelled | Wake::ProtocolFailed | Wake::TimedOut => return Progress::Stuck,
         };
-        let Ok(id) = self.check_reply(&reply, |candidate| calls.is_outstanding(candidate)) else {
+        let Ok(slot) = self.check_reply(&reply, |candidate| calls.is_outstanding(candidate)) else {
             return Progress::Stuck;
         };
-        let Some(call) = calls.take_outstanding(id) else {
+        let Some(call) = calls.take_outstanding(slot) else {
             return Progress::Stuck;
         };
         // The freed slot goes to the oldest queued call, unless a latch has
@@ -311,7 +339,19 @@ impl ToolBridge {
                 break;
             }
         }
-        let settled = match reply_value(ctx, &reply) {
+        let value = match slot {
+            Slot::Tool(_) => reply_value(ctx, &reply),
+            Slot::Fetch(_) => match fetch_bridge::reply_value(ctx, &reply) {
+                Ok(value) => Ok(value),
+                Err(fetch_bridge::BadFetchReply::Js(error)) => Err(error),
+                Err(fetch_bridge::BadFetchReply::Malformed) => {
+                    self.latches.fail_protocol();
+                    self.mailbox.notify();
+                    return Progress::Stuck;
+                }
+            },
+        };
+        let settled = match value {
             Ok(value) => call.resolve(ctx, value),
             Err(rquickjs::Error::Exception) => call.reject(ctx, ctx.catch()),
             Err(_) => Ok(()),
@@ -373,21 +413,22 @@ impl ToolBridge {
 
     /// Step 4's write; a failed write (the host is gone, the call can never
     /// be answered) sets the protocol latch.
-    fn write_call(&self, bytes: &[u8]) -> Result<(), WriteError> {
+    pub(crate) fn write_call(&self, bytes: &[u8]) -> Result<(), WriteError> {
         self.writer.write_encoded(bytes).inspect_err(|_| {
             self.latches.fail_protocol();
             self.mailbox.notify();
         })
     }
 
-    /// Step 5: the reply must be `tool.result` with a boolean `ok` and the
-    /// numeric id of a call that `expected` accepts (`1` and `1.0` both
-    /// match); anything else sets the protocol latch.
+    /// Step 5: the reply must be `tool.result` (or, for a fetch,
+    /// `fetch.result`) with a boolean `ok` and the numeric id of a call that
+    /// `expected` accepts (`1` and `1.0` both match); anything else sets
+    /// the protocol latch.
     fn check_reply(
         &self,
         reply: &Map<String, Json>,
-        expected: impl Fn(u64) -> bool,
-    ) -> Result<u64, BadReply> {
+        expected: impl Fn(Slot) -> bool,
+    ) -> Result<Slot, BadReply> {
         let id = match reply.get("id") {
             Some(Json::Number(number)) => integer_value(number).or_else(|| {
                 let float = number.as_f64()?;
@@ -396,11 +437,15 @@ impl ToolBridge {
             }),
             _ => None,
         };
+        let slot = match reply.get("type").and_then(Json::as_str) {
+            Some("tool.result") => id.map(Slot::Tool),
+            Some("fetch.result") if self.fetch.is_some() => id.map(Slot::Fetch),
+            _ => None,
+        };
         let well_formed = reply.get("version").and_then(Json::as_str) == Some(PROTOCOL_VERSION)
-            && reply.get("type").and_then(Json::as_str) == Some("tool.result")
             && matches!(reply.get("ok"), Some(Json::Bool(_)));
-        match id {
-            Some(id) if well_formed && expected(id) => Ok(id),
+        match slot {
+            Some(slot) if well_formed && expected(slot) => Ok(slot),
             _ => {
                 self.latches.fail_protocol();
                 self.mailbox.notify();

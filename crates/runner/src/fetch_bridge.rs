@@ -1,0 +1,219 @@
+//! The fetch extension (docs/runner.md, "fetch"): `fetch`, `Request`,
+//! `Response` and `Headers` (`fetch.js`) over three frames. The runner
+//! never touches the network: it sends `fetch.request` and the host
+//! performs the request under its own admission rules.
+//!
+//! A fetch is a promised call ([`crate::promised_calls`]) that shares the
+//! K outstanding slots with tool calls (both replies share the reader queue
+//! of 8), with its own id sequence, assigned at admission so that an abort
+//! can name a fetch still queued. Steps of one fetch:
+//!   1. `fetch.js` builds the request (method, URL, header pairs, redirect
+//!      mode) and the body bytes;
+//!   2. [`ToolBridge::fetch_send`]: the request count, then the frame
+//!      `{"id":N,"request":{…,"body":"<base64>"},"type":"fetch.request"}`
+//!      is written, or queued while K calls are outstanding;
+//!   3. the host answers `fetch.result` (`ok:true` with `response`, the body
+//!      base64; `ok:false` with `error`); the body becomes an `ArrayBuffer`;
+//!   4. an `AbortSignal` calls [`ToolBridge::fetch_abort`]: a queued fetch
+//!      is dropped, an outstanding one gets `{"id":N,"type":"fetch.abort"}`
+//!      and keeps its slot until the host's `fetch.result`.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use base64::Engine;
+use rquickjs::function::Opt;
+use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
+use serde_json::{json, Map, Value as Json};
+
+use crate::canonical_json;
+use crate::execute::PROTOCOL_VERSION;
+use crate::js_errors::{latched_message, PROTOCOL_FAILURE};
+use crate::promised_calls::{Call, Slot, Wire};
+use crate::tool_bridge::{CallMode, ToolBridge};
+
+/// The JavaScript half: `(native) => void`, defining the four globals.
+const SCRIPT: &str = include_str!("fetch.js");
+
+/// How many fetches this execution may make, and how many it made.
+pub struct FetchCount {
+    max_requests: u64,
+    accepted: Cell<u64>,
+}
+
+impl FetchCount {
+    pub fn new(max_requests: u64) -> Self {
+        FetchCount {
+            max_requests,
+            accepted: Cell::new(0),
+        }
+    }
+}
+
+/// Why a `fetch.result` cannot settle its fetch.
+pub enum BadFetchReply {
+    /// The frame breaks the contract: the protocol latch is set.
+    Malformed,
+    /// QuickJS failed building the value (out of memory): rejects the fetch.
+    Js(rquickjs::Error),
+}
+
+/// A `fetch.request` frame.
+pub fn request_frame(id: u64, request: &Json) -> Json {
+    json!({"id": id, "request": request, "type": "fetch.request", "version": PROTOCOL_VERSION})
+}
+
+/// The value a fetch's native promise resolves with: `{ok:true, response}`
+/// with `response.body` an `ArrayBuffer`, or `{ok:false, error}` (fetch.js
+/// turns it into the `TypeError`).
+pub fn reply_value<'js>(
+    ctx: &Ctx<'js>,
+    reply: &Map<String, Json>,
+) -> Result<Value<'js>, BadFetchReply> {
+    let js = BadFetchReply::Js;
+    let out = Object::new(ctx.clone()).map_err(js)?;
+    if reply.get("ok") != Some(&Json::Bool(true)) {
+        let error = match reply.get("error") {
+            Some(error @ Json::Object(_)) => error.clone(),
+            _ => json!({"message": "unknown error"}),
+        };
+        out.set("ok", false).map_err(js)?;
+        let error = ctx.json_parse(canonical_json::encode(&error)).map_err(js)?;
+        out.set("error", error).map_err(js)?;
+        return Ok(out.into_value());
+    }
+    let Some(Json::Object(response)) = reply.get("response") else {
+        return Err(BadFetchReply::Malformed);
+    };
+    let mut fields = response.clone();
+    let body = match fields.remove("body") {
+        None | Some(Json::Null) => Vec::new(),
+        Some(Json::String(text)) => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|_| BadFetchReply::Malformed)?,
+        Some(_) => return Err(BadFetchReply::Malformed),
+    };
+    let response = ctx
+        .json_parse(canonical_json::encode(&Json::Object(fields)))
+        .map_err(js)?;
+    let Some(object) = response.as_object() else {
+        return Err(BadFetchReply::Malformed);
+    };
+    object
+        .set("body", ArrayBuffer::new(ctx.clone(), body).map_err(js)?)
+        .map_err(js)?;
+    out.set("ok", true).map_err(js)?;
+    out.set("response", response).map_err(js)?;
+    Ok(out.into_value())
+}
+
+impl ToolBridge {
+    /// Runs `fetch.js`: with the extension confirmed the globals perform
+    /// requests through the host; without it (`self.fetch` is `None`) only
+    /// `fetch` exists, rejecting with a `TypeError` that says how a host
+    /// enables it.
+    pub fn install_fetch<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
+        let native = Object::new(ctx.clone())?;
+        native.set("enabled", self.fetch.is_some())?;
+        let this = Rc::clone(self);
+        native.set(
+            "send",
+            Function::new(
+                ctx.clone(),
+                move |ctx: Ctx<'js>, request: Value<'js>, body: Opt<Value<'js>>| {
+                    this.fetch_send(&ctx, request, body.0)
+                },
+            )?,
+        )?;
+        let this = Rc::clone(self);
+        native.set(
+            "abort",
+            Function::new(ctx.clone(), move |id: u64| this.fetch_abort(id))?,
+        )?;
+        let mut options = rquickjs::context::EvalOptions::default();
+        options.strict = true;
+        options.filename = Some("<fetch>".to_owned());
+        let script: Function = ctx.eval_with_options(SCRIPT, options)?;
+        script.call((native,))
+    }
+
+    /// Step 2: counts the fetch and writes or queues its frame. Returns
+    /// `[id, promise]`; a refusal throws (fetch.js rejects with it).
+    fn fetch_send<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        request: Value<'js>,
+        body: Option<Value<'js>>,
+    ) -> rquickjs::Result<Value<'js>> {
+        if self.latches.should_stop() {
+            return Err(Exception::throw_message(
+                ctx,
+                latched_message(&self.latches),
+            ));
+        }
+        let (Some(count), CallMode::Promised(calls)) = (&self.fetch, &self.mode) else {
+            return Err(Exception::throw_type(ctx, "fetch is not enabled"));
+        };
+        if count.accepted.get() >= count.max_requests {
+            let message = format!(
+                "fetch failed: request limit reached: at most {} requests per run (the host's \
+                 network.maxRequests)",
+                count.max_requests
+            );
+            return Err(Exception::throw_type(ctx, &message));
+        }
+        let mut request = match ctx.json_stringify(request)? {
+            Some(text) => serde_json::from_str::<Json>(&text.to_string()?).ok(),
+            None => None,
+        }
+        .filter(Json::is_object)
+        .ok_or_else(|| Exception::throw_type(ctx, "fetch request is not an object"))?;
+        if let Some(bytes) = body
+            .as_ref()
+            .and_then(|body| ArrayBuffer::from_value(body.clone()))
+        {
+            // SAFETY: the slice is encoded at once; no JavaScript runs (so
+            // the buffer cannot be detached or resized) while it is borrowed.
+            let encoded = base64::engine::general_purpose::STANDARD
+                .encode(unsafe { bytes.as_bytes() }.unwrap_or_default());
+            request["body"] = Json::String(encoded);
+        }
+        let id = count.accepted.get() + 1;
+        if let Err(error) = self.writer.encode(&request_frame(id, &request)) {
+            let message = format!("fetch failed: the request does not fit a frame: {error}");
+            return Err(Exception::throw_range(ctx, &message));
+        }
+        count.accepted.set(id);
+        let (promise, resolve, reject) = ctx.promise()?;
+        let call = Call::new(ctx, Wire::Fetch { id, request }, resolve, reject);
+        if calls.has_room() {
+            if self.send_promised(calls, call).is_err() {
+                return Err(Exception::throw_message(ctx, PROTOCOL_FAILURE));
+            }
+        } else {
+            calls.enqueue(call);
+        }
+        let pair = rquickjs::Array::new(ctx.clone())?;
+        pair.set(0, id)?;
+        pair.set(1, promise)?;
+        Ok(pair.into_value())
+    }
+
+    /// Step 4: the program aborted fetch `id` (its promise is already
+    /// rejected by fetch.js).
+    fn fetch_abort(&self, id: u64) {
+        let CallMode::Promised(calls) = &self.mode else {
+            return;
+        };
+        if calls.take_queued_fetch(id).is_some() {
+            return;
+        }
+        if calls.is_outstanding(Slot::Fetch(id)) {
+            let frame = json!({"id": id, "type": "fetch.abort", "version": PROTOCOL_VERSION});
+            if let Ok(bytes) = self.writer.encode(&frame) {
+                // A failed write has set the protocol latch.
+                let _ = self.write_call(&bytes);
+            }
+        }
+    }
+}
