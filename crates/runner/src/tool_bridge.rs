@@ -19,7 +19,6 @@ use rquickjs::object::Property;
 use rquickjs::{Ctx, Exception, Function, Object, Value};
 use serde_json::{json, Map, Value as Json};
 
-use crate::canonical_json;
 use crate::execute::PROTOCOL_VERSION;
 use crate::execute_rule::integer_value;
 use crate::fetch_bridge::{self, FetchCount};
