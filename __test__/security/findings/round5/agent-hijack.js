@@ -31,6 +31,7 @@ async function main() {
   console.log('proof.txt (written if the command really ran):', JSON.stringify(proof));
   const rec = await s.end();
   console.log('receipt commands:', JSON.stringify(rec.commands.map((c) => [c.exitCode, c.outputBytes])), 'endReason', rec.endReason);
+  console.log('audit exec records:', JSON.stringify(m.audits.filter((x) => x.operation === 'exec').map((x) => [x.command, x.exitCode, x.bytes])));
   const forged = a.value && a.value.exitCode === 0 && /forged/.test(a.value.stdout) && b.value && /forged/.test(b.value.stdout) && proof !== 'REAL\n';
   console.log(forged ? 'OPEN: later commands forged (exit 0, "forged"), nothing ran, the receipt records exit 0' : 'held');
   m.cleanup();

@@ -8,7 +8,7 @@ async function main() {
   const N = Number(process.argv[2] || 200000);
   const m = manager();
   const s = await m.sessions.acquire({ tenant: 't', conversation: 'list' }, { id: 'a' });
-  const mk = await s.exec({ shell: 'bash', script: `mkdir big && cd big && i=0; while [ $i -lt ${N} ]; do : > f$i$(printf 'x%.0s' {1..200}) 2>/dev/null || break; i=$((i+1)); done; ls -f | wc -l` }, { timeoutMs: 600000 });
+  const mk = await s.exec(['/usr/bin/python3', '-c', `import os\nos.mkdir('big')\nn=0\ntry:\n  for i in range(${N}):\n    open('big/%07d' % i + 'x' * 200, 'w').close(); n += 1\nexcept OSError as e:\n  print('stopped:', e)\nprint(n)`], { timeoutMs: 600000 });
   console.log('entries made:', mk.stdout.trim(), mk.stderr.slice(0, 200));
   const h = monitorEventLoopDelay({ resolution: 5 });
   h.enable();
