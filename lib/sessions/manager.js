@@ -6,9 +6,11 @@
 // nothing) → the live session, or one being created (concurrent acquires
 // share it), or the store's record whose workspace is still mounted (a new
 // sandbox over the kept files: origin "restarted"), or a new workspace and
-// sandbox (origin "created"). Before any sandbox starts (create or
-// restart): the per-tenant session bound, then the budget hook (so a
-// denial by the bound never reaches, or charges, the budget).
+// sandbox (origin "created"); a session whose end() is under way is waited
+// for, then replaced by a new one. Before any sandbox starts (create or
+// restart): a slot of the per-tenant bound, taken before any await, then
+// the budget hook (so a denial by the bound never reaches, or charges, the
+// budget).
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -53,7 +55,7 @@ function checkOptions(options, deps) {
   out.secret = checkSecret(options.secret);
   out.policy = sessionPolicy(options.policy ?? deps.workspaceWrite(), options.network);
   out.root = options.root;
-  prepareRoot(out.root);
+  out.rootDir = prepareRoot(out.root); // held by a descriptor: workspaces are made through it
   out.authorize = options.authorize;
   for (const hook of HOOKS) {
     if (options[hook] !== undefined && typeof options[hook] !== 'function') throw invalid(`${hook} must be a function`);
@@ -110,24 +112,31 @@ class SessionManager {
     emitAudit(this._options.audit, auditRecord(fields));
   }
 
-  /** Admission before a sandbox starts: the tenant's bound, then the budget. */
-  async _admit(scope, actor) {
-    const { maxSessionsPerTenant, budget } = this._options;
-    const sameTenant = (tenant) => tenant === scope.tenant;
+  /**
+   * Takes one of the tenant's slots, synchronously: the count includes the
+   * starts still in flight, so concurrent acquires cannot all pass a check
+   * made before any of them is counted (round 5, R5-3).
+   */
+  _reserveTenantSlot(tenant) {
+    const { maxSessionsPerTenant } = this._options;
+    const sameTenant = (t) => t === tenant;
     const held = [...this._live.values()].filter((s) => sameTenant(s.scope.tenant)).length + this._starting.filter(sameTenant).length;
     if (held >= maxSessionsPerTenant) {
       throw new CordonError('ERR_CORDON_SESSION_LIMIT', `tenant already holds ${maxSessionsPerTenant} live sessions (maxSessionsPerTenant)`);
     }
-    if (budget !== undefined) await decide(budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
+    this._starting.push(tenant);
+    return () => this._starting.splice(this._starting.indexOf(tenant), 1);
   }
 
+  /** Admission before a sandbox starts: the tenant's slot (before any await), then the budget. */
   async _open(key, scope, actor) {
-    await this._admit(scope, actor);
-    this._starting.push(scope.tenant);
+    const release = this._reserveTenantSlot(scope.tenant);
     try {
+      const { budget } = this._options;
+      if (budget !== undefined) await decide(budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
       return await this._openAdmitted(key, scope);
     } finally {
-      this._starting.splice(this._starting.indexOf(scope.tenant), 1);
+      release();
     }
   }
 
@@ -140,8 +149,8 @@ class SessionManager {
     const taken = new Set((await store.list()).map((r) => r.ownerUid));
     const now = Date.now();
     const ownerUid = pickOwnerUid(this._deps.ownerRange(), taken);
-    const fresh = { key, scope, ownerUid, workspace: path.join(this._options.root, key), createdAt: now, lastActiveAt: now };
-    createWorkspace({ dir: fresh.workspace, ownerUid, quotaBytes: this._options.workspaceBytes });
+    const fresh = { key, scope, ownerUid, workspace: path.join(this._options.rootDir.path, key), createdAt: now, lastActiveAt: now };
+    createWorkspace({ root: this._options.rootDir, key, ownerUid, quotaBytes: this._options.workspaceBytes });
     try {
       await store.put(fresh);
     } catch (error) {
@@ -167,6 +176,13 @@ class SessionManager {
   async _find(key, scope, actor) {
     const current = this._live.get(key);
     if (current !== undefined && !current.ended) return { session: current, origin: 'resumed' };
+    // A teardown in flight: its workspace is about to be removed, so wait
+    // for it and start afresh, never over it (round 5, R5-4).
+    if (current !== undefined) {
+      await current.end();
+      if (this._live.get(key) === current) this._live.delete(key);
+      return this._find(key, scope, actor);
+    }
     if (!this._pending.has(key)) {
       this._pending.set(key, this._open(key, scope, actor).finally(() => this._pending.delete(key)));
     }
