@@ -172,3 +172,14 @@ test('list() of a directory over 10 000 entries says it is truncated; remove() o
   assert.doesNotMatch(error.message, /\/proc\/self\/fd/);
   assert.deepEqual((await session.list('small')).map((e) => e.name), ['a'], 'nothing was removed');
 });
+
+test('a command cannot open the in-sandbox egress relay\'s /proc/<pid>/mem or /proc/<pid>/syscall either', { skip, timeout: 60_000 }, async (t) => {
+  const { manager } = managerFor(t, { network: { allow: [{ host: 'localhost', port: 9, allowPrivateAddresses: true }] } });
+  const session = await manager.acquire(scope('relay'), 'mallory');
+  const probe = await session.exec({ shell: 'bash', script: [
+    'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = egress-relay ] || continue; echo "relay ${p#/proc/}"',
+    '  cat $p/syscall >/dev/null 2>&1 && echo "syscall ${p#/proc/} readable"; (exec 9<>$p/mem) 2>/dev/null && echo "mem ${p#/proc/} opened"; done',
+  ].join('\n') });
+  assert.match(probe.stdout, /^relay \d+$/m, `the relay runs in the session sandbox: ${probe.stdout}${probe.stderr}`);
+  assert.doesNotMatch(probe.stdout, /readable|opened/);
+});
