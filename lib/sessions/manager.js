@@ -169,6 +169,7 @@ class SessionManager {
     }
     // The agent may already have failed (and the session ended) right after READY.
     if (!session.ended) this._live.set(session.id, session);
+    else await session.end(); // its teardown finishes before anyone can acquire the key again (R5-4)
     return session;
   }
 
