@@ -78,6 +78,17 @@ test('source redaction removes assigned secrets and token-looking strings and ke
   assert.ok(out.includes("tools['auth.login']"));
 });
 
+test('an unquoted secret value is redacted whole, through its base64 "/", "+" and "=", up to whitespace, a quote or "&"', () => {
+  const cases = {
+    'export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY && ls': 'export AWS_SECRET_ACCESS_KEY=[REDACTED] && ls',
+    'curl https://h/x?token=ab/c+d==&user=bob': 'curl https://h/x?token=[REDACTED]&user=bob',
+    'PASSWORD=p/a+s=s\'x\' next': 'PASSWORD=[REDACTED]\'x\' next',
+    'const apiKey = getKey(user); other()': 'const apiKey = [REDACTED](user); other()',
+    'x = {password: {a: 1}}': 'x = {password: {a: 1}}',
+  };
+  for (const [input, expected] of Object.entries(cases)) assert.equal(redactSource(input), expected, input);
+});
+
 test('source redaction of 1 MiB adversarial inputs stays linear: each shape finishes under 1 s (a super-linear scan takes minutes)', (t) => {
   const MiB = 1 << 20;
   const inputs = {
@@ -87,6 +98,8 @@ test('source redaction of 1 MiB adversarial inputs stays linear: each shape fini
     'unclosed quote': `"${'a1'.repeat(MiB / 2)}`,
     'backslashes': `"${'\\'.repeat(MiB)}`,
     'key: open quote': 'secret: "'.repeat(MiB / 9),
+    'key= slash runs': `password=${'a/'.repeat(MiB / 2)}`,
+    'key=/ repeated': 'token=/'.repeat(MiB / 7),
   };
   for (const [name, input] of Object.entries(inputs)) {
     const started = performance.now();

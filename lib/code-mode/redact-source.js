@@ -8,7 +8,8 @@
 //
 // Two rules:
 // 1. A value assigned to a secret-looking key (`password: "…"`, `apiKey = …`,
-//    `headers['Authorization'] = …`) becomes [REDACTED].
+//    `headers['Authorization'] = …`) becomes [REDACTED]: a quoted value up to
+//    its quote, an unquoted one up to whitespace, a quote, `&` or a separator.
 // 2. Inside string literals, token-looking runs (≥ 20 characters of
 //    [A-Za-z0-9_+=-] with both a letter and a digit: API keys, JWT parts,
 //    bearer tokens) become [REDACTED]; outside strings the bar is 32.
@@ -25,6 +26,16 @@ const isLetter = (c) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 const isWordChar = (c) => isDigit(c) || isLetter(c) || c === 0x5f || c === 0x24; // _ $
 const isTokenChar = (c) => isDigit(c) || isLetter(c) || c === 0x5f || c === 0x2d || c === 0x2b || c === 0x3d; // _ - + =
 const isSpace = (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+/**
+ * Where an unquoted secret value ends: whitespace, a quote, `&` (the next
+ * query parameter) and the separators of shell and code. Anything else,
+ * `/` `+` `=` of base64 included, is part of the value (round 5, R5-5: an
+ * AWS secret key was kept after its first `/`).
+ */
+const endsValue = (c) => isSpace(c) || c === 0x22 || c === 0x27 || c === 0x60 || c === 0x26
+  || c === 0x3b || c === 0x2c || c === 0x28 || c === 0x29 || c === 0x7d || c === 0x5d || c === 0x7c || c === 0x3c || c === 0x3e;
+/** A character that may open an unquoted value (not a bracket: `{…}` and `[…]` are structure). */
+const opensValue = (c) => !endsValue(c) && c !== 0x7b && c !== 0x5b;
 
 /** Is text[start, end) token-like: long enough and mixing letters with digits? */
 function looksLikeToken(text, start, end, minLength) {
@@ -129,6 +140,13 @@ function redactSource(code, { maxOutputChars = Infinity } = {}) {
       keyIsSecret = !valueIsSecret && end - i - 1 <= MAX_KEY_CHARS && isSecretKey(code.slice(i + 1, end));
       valueIsSecret = false;
       i = closed ? end + 1 : end;
+    } else if (valueIsSecret && opensValue(c)) {
+      let j = i;
+      while (j < code.length && !endsValue(code.charCodeAt(j))) j += 1;
+      out.replace(i, j, REDACTED);
+      keyIsSecret = false;
+      valueIsSecret = false;
+      i = j;
     } else if (isWordChar(c)) {
       let j = i;
       while (j < code.length && isWordChar(code.charCodeAt(j))) j += 1;

@@ -42,9 +42,13 @@ function mapError(error, rel) {
     case 'ENXIO': case 'EACCES': case 'EPERM': case 'EOPNOTSUPP':
       return fileError('ERR_CORDON_SESSION_FILE_TYPE_REFUSED', `${rel}: not a regular file or directory the file tools may open (${error.code})`, error);
     case 'ENOSPC': case 'EDQUOT': return fileError('ERR_CORDON_SESSION_WORKSPACE_FULL', `${rel}: the session workspace is full (its quota)`, error);
-    default: return error instanceof CordonError ? error : fileError('ERR_CORDON_SESSION_FILE_FAILED', `${rel}: ${error?.message ?? error}`, error);
+    case 'ENOTEMPTY': return fileError('ERR_CORDON_SESSION_DIRECTORY_NOT_EMPTY', `${rel}: the directory is not empty (remove() takes one entry, not a tree)`, error);
+    default: return error instanceof CordonError ? error : fileError('ERR_CORDON_SESSION_FILE_FAILED', `${rel}: ${describe(error)}`, error);
   }
 }
+
+/** A system error's code and call, never its message: that names the provider's `/proc/self/fd/<n>` path. */
+const describe = (error) => (typeof error?.syscall === 'string' ? `${error.code} (${error.syscall})` : String(error?.message ?? error));
 
 const at = (dir, name) => `/proc/self/fd/${dir.fd}/${name}`;
 
@@ -149,19 +153,27 @@ class WorkspaceFiles {
     });
   }
 
-  /** Entries of a directory: `{name, type, size}` (never followed), at most MAX_LIST_ENTRIES. */
+  /**
+   * Entries of a directory: `{name, type, size}` (never followed), at most
+   * MAX_LIST_ENTRIES; the array's `truncated` is true when more were left out.
+   */
   async list(path = '') {
     const rel = checkRelativePath(path);
     const dir = await this._openDir(rel.split('/').filter(Boolean), rel);
     try {
       const out = [];
+      let truncated = false;
       const handle = await fsp.opendir(`/proc/self/fd/${dir.fd}`);
       for await (const entry of handle) {
-        if (out.length >= MAX_LIST_ENTRIES) break;
+        if (out.length >= MAX_LIST_ENTRIES) {
+          truncated = true;
+          break;
+        }
         const stat = await fsp.lstat(at(dir, entry.name)).catch(() => null);
         if (stat !== null) out.push({ name: entry.name, type: kindOf(stat), size: stat.size });
       }
-      return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return Object.assign(out, { truncated });
     } catch (error) {
       throw mapError(error, rel);
     } finally {
@@ -203,4 +215,4 @@ class WorkspaceFiles {
   }
 }
 
-module.exports = { WorkspaceFiles, DEFAULT_READ_BYTES, MAX_FILE_BYTES };
+module.exports = { WorkspaceFiles, DEFAULT_READ_BYTES, MAX_FILE_BYTES, MAX_LIST_ENTRIES };

@@ -197,7 +197,8 @@ export interface Session {
   start(command: SessionCommand, options?: SessionExecOptions): Promise<SessionBackgroundCommand>;
   readFile(path: string, options?: { maxBytes?: number }): Promise<Buffer>;
   writeFile(path: string, data: string | Uint8Array): Promise<{ bytes: number }>;
-  list(path?: string): Promise<SessionDirEntry[]>;
+  /** At most 10 000 entries; `truncated` is true when the directory held more. */
+  list(path?: string): Promise<SessionDirEntry[] & { truncated: boolean }>;
   /** `recursive`: a directory and everything below it (no link followed, bounded; ERR_CORDON_SESSION_REMOVE_INCOMPLETE past the bound). */
   remove(path: string, options?: { recursive?: boolean }): Promise<{ removed: SessionDirEntry['type'] }>;
   end(): Promise<SessionReceipt>;

@@ -6,9 +6,11 @@
 // nothing) → the live session, or one being created (concurrent acquires
 // share it), or the store's record whose workspace is still mounted (a new
 // sandbox over the kept files: origin "restarted"), or a new workspace and
-// sandbox (origin "created"). Before any sandbox starts (create or
-// restart): the per-tenant session bound, then the budget hook (so a
-// denial by the bound never reaches, or charges, the budget).
+// sandbox (origin "created"); a session whose end() is under way is waited
+// for, then replaced by a new one. Before any sandbox starts (create or
+// restart): a slot of the per-tenant bound, taken before any await, then
+// the budget hook (so a denial by the bound never reaches, or charges, the
+// budget).
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -57,7 +59,7 @@ function checkOptions(options, deps) {
   out.policy = sessionPolicy(out.basePolicy, options.network);
   out.network = options.network === undefined ? undefined : JSON.parse(JSON.stringify(options.network));
   out.root = options.root;
-  prepareRoot(out.root);
+  out.rootDir = prepareRoot(out.root); // held by a descriptor: workspaces are made through it
   out.authorize = options.authorize;
   for (const hook of HOOKS) {
     if (options[hook] !== undefined && typeof options[hook] !== 'function') throw invalid(`${hook} must be a function`);
@@ -120,24 +122,31 @@ class SessionManager {
     emitAudit(this._options.audit, auditRecord(fields));
   }
 
-  /** Admission before a sandbox starts: the tenant's bound, then the budget. */
-  async _admit(scope, actor) {
-    const { maxSessionsPerTenant, budget } = this._options;
-    const sameTenant = (tenant) => tenant === scope.tenant;
+  /**
+   * Takes one of the tenant's slots, synchronously: the count includes the
+   * starts still in flight, so concurrent acquires cannot all pass a check
+   * made before any of them is counted (round 5, R5-3).
+   */
+  _reserveTenantSlot(tenant) {
+    const { maxSessionsPerTenant } = this._options;
+    const sameTenant = (t) => t === tenant;
     const held = [...this._live.values()].filter((s) => sameTenant(s.scope.tenant)).length + this._starting.filter(sameTenant).length;
     if (held >= maxSessionsPerTenant) {
       throw new CordonError('ERR_CORDON_SESSION_LIMIT', `tenant already holds ${maxSessionsPerTenant} live sessions (maxSessionsPerTenant)`);
     }
-    if (budget !== undefined) await decide(budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
+    this._starting.push(tenant);
+    return () => this._starting.splice(this._starting.indexOf(tenant), 1);
   }
 
+  /** Admission before a sandbox starts: the tenant's slot (before any await), then the budget. */
   async _open(key, scope, actor, network) {
-    await this._admit(scope, actor);
-    this._starting.push(scope.tenant);
+    const release = this._reserveTenantSlot(scope.tenant);
     try {
+      const { budget } = this._options;
+      if (budget !== undefined) await decide(budget, [scope, actor], 'ERR_CORDON_SESSION_BUDGET', 'the budget refused a new session sandbox');
       return await this._openAdmitted(key, scope, network);
     } finally {
-      this._starting.splice(this._starting.indexOf(scope.tenant), 1);
+      release();
     }
   }
 
@@ -149,7 +158,8 @@ class SessionManager {
   async _openAdmitted(key, scope, network) {
     requireQuota();
     const store = this._store;
-    const workspace = path.join(this._options.root, key);
+    const root = this._options.rootDir;
+    const workspace = path.join(root.path, key);
     const claim = await store.claim(key, this._holder.lease(), () => this._newRecord(key, scope, network, workspace), (lease) => this._holder.heldByOther(lease));
     if (claim.held) throw heldError(claim.record.lease);
     let record = claim.record;
@@ -162,10 +172,14 @@ class SessionManager {
       releaseOwnerUid(record.ownerUid, record.workspace);
       record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
     }
+    let mounted = false;
     try {
-      createWorkspace({ dir: record.workspace, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes });
+      createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes });
+      mounted = true;
       if (!claim.created) await store.put(record);
     } catch (error) {
+      // createWorkspace undoes its own partial work; a workspace it finished is removed here.
+      if (mounted) await removeWorkspace(record.workspace, this._deps.removeTree);
       await store.delete(key).catch(() => {});
       releaseOwnerUid(record.ownerUid, record.workspace);
       throw error;
@@ -189,6 +203,7 @@ class SessionManager {
     }
     // The agent may already have failed (and the session ended) right after READY.
     if (!session.ended) this._live.set(session.id, session);
+    else await session.end(); // its teardown finishes before anyone can acquire the key again (R5-4)
     return session;
   }
 
@@ -196,6 +211,13 @@ class SessionManager {
   async _find(key, scope, actor, network) {
     const current = this._live.get(key);
     if (current !== undefined && !current.ended) return { session: current, origin: 'resumed' };
+    // A teardown in flight: its workspace is about to be removed, so wait
+    // for it and start afresh, never over it (round 5, R5-4).
+    if (current !== undefined) {
+      await current.end();
+      if (this._live.get(key) === current) this._live.delete(key);
+      return this._find(key, scope, actor, network);
+    }
     if (!this._pending.has(key)) {
       this._pending.set(key, this._open(key, scope, actor, network).finally(() => this._pending.delete(key)));
     }

@@ -15,9 +15,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { CordonError } = require('../errors');
+const { openSessionsRoot, makeKeyDir, onDescriptor, undoMount, MOUNT } = require('./sessions-root');
 
-/** Fixed locations of mount(8)/umount(8): never an inherited $PATH. */
-const MOUNT = '/usr/bin/mount';
+/** Fixed location of umount(8) (mount(8): sessions-root.js): never an inherited $PATH. */
 const UMOUNT = '/usr/bin/umount';
 /** Inodes per MiB of quota: a session cannot exhaust inodes before bytes by much. */
 const INODES_PER_MIB = 256;
@@ -28,15 +28,9 @@ function quotaUnavailable(message, cause) {
   return new CordonError('ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', message, cause === undefined ? {} : { cause });
 }
 
-/** The sessions root: created 0711 root-owned (traversable for the owner uids, not listable). */
+/** The sessions root: created 0711, checked, and held by a descriptor (sessions-root.js). */
 function prepareRoot(root) {
-  if (typeof root !== 'string' || !path.isAbsolute(root)) throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'sessions: root must be an absolute directory path');
-  fs.mkdirSync(root, { recursive: true, mode: 0o711 });
-  const st = fs.lstatSync(root);
-  if (!st.isDirectory() || st.uid !== process.geteuid() || (st.mode & 0o022) !== 0) {
-    throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `sessions: root ${root} must be a directory owned by this provider and writable by no one else`);
-  }
-  fs.chmodSync(root, 0o711);
+  return openSessionsRoot(root);
 }
 
 /** True when `dir` is a mount point (its device differs from its parent's). */
@@ -66,21 +60,25 @@ function requireQuota() {
   }
 }
 
-/** Creates and mounts the workspace; fails closed (nothing left) when the quota cannot be applied. */
-function createWorkspace({ dir, ownerUid, quotaBytes }) {
+/**
+ * Creates and mounts the workspace `<root>/<key>` through the held root
+ * (mkdirat, mount on the new directory's descriptor); fails closed (nothing
+ * left, the mount undone) when the quota cannot be applied.
+ */
+function createWorkspace({ root, key, ownerUid, quotaBytes }) {
   requireQuota();
-  fs.mkdirSync(dir, { mode: 0o700 });
+  const dir = path.join(root.path, key);
+  const keyFd = makeKeyDir(root, key);
   const inodes = inodesFor(quotaBytes);
   const options = `size=${quotaBytes},nr_inodes=${inodes},mode=0700,uid=${ownerUid},gid=${ownerUid},nosuid,nodev`;
   try {
-    execFileSync(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session', dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
+    onDescriptor(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session'], keyFd);
+    if (!isMounted(dir)) throw new Error(`mount(8) reported success but ${dir} is not a mount point`);
   } catch (cause) {
-    fs.rmdirSync(dir);
+    undoMount(root, key);
     throw quotaUnavailable(`mount a ${quotaBytes}-byte tmpfs at ${dir}: ${String(cause.stderr ?? cause.message).trim()}`, cause);
-  }
-  if (!isMounted(dir)) {
-    fs.rmdirSync(dir);
-    throw quotaUnavailable(`mount(8) reported success but ${dir} is not a mount point`);
+  } finally {
+    fs.closeSync(keyFd);
   }
 }
 

@@ -88,6 +88,12 @@ fn fail(message: &str) -> ! {
 }
 
 fn main() {
+    // First: the relay process forked below must not be ptrace-able or its
+    // /proc/<pid>/mem writable by the program (same uid, same sandbox;
+    // round 5, R5-1). The exec of the program makes it dumpable again.
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        fail(&format!("cannot make itself non-dumpable: {e}"));
+    }
     let args = parse(std::env::args_os().skip(1)).unwrap_or_else(|e| fail(&e));
     if let Some(from) = args.fd4_from {
         if let Err(e) = fds::move_to(from, EGRESS_CHANNEL_FD) {

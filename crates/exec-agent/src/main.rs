@@ -53,6 +53,14 @@ fn serve(channel: File) -> io::Result<()> {
 }
 
 fn main() {
+    // First, before fd 3 is read: no process of the sandbox (same uid) may
+    // open this one's /proc/<pid>/mem or ptrace it and forge frames
+    // (round 5, R5-1). Commands exec, which makes them dumpable again: they
+    // are the untrusted side anyway.
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("cordon-exec-agent: cannot make itself non-dumpable: {e}");
+        std::process::exit(1);
+    }
     // SAFETY: the launcher opened fd 3 for this program (the session's
     // protocol socket) and nothing else in this fresh process owns it.
     let channel = unsafe { File::from_raw_fd(CHANNEL_FD) };
