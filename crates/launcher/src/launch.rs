@@ -285,6 +285,7 @@ fn prepare_network(
     let labels = crate::network_setup::RunLabels {
         invocation_id,
         policy: &request.policy,
+        stop: request.stop,
     };
     let relay = request.network_relay_path.as_deref();
     Ok(Some(crate::network_setup::prepare(

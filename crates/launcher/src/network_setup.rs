@@ -23,6 +23,7 @@ use cordon_egress::{
 
 use crate::control_root::ControlRoot;
 use crate::exec_hash;
+use crate::launch_request::StopTimings;
 use crate::network_plan::{NetworkInputs, ENGINE_SOCKET};
 use crate::plan::Identity;
 use crate::policy::{MediatedNetwork, Policy};
@@ -79,10 +80,11 @@ pub fn check_relay(relay: Option<&Path>) -> Result<(), NetworkSetupError> {
     Ok(())
 }
 
-/// Identity of the run, for receipts.
+/// Identity of the run, for receipts, and its stop ladder.
 pub struct RunLabels<'a> {
     pub invocation_id: &'a str,
     pub policy: &'a Policy,
+    pub stop: StopTimings,
 }
 
 pub fn prepare(
@@ -119,6 +121,7 @@ pub fn prepare(
         resolver: Arc::new(SystemResolver),
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+        teardown_bound: crate::stop_ladder::engine_teardown_bound(labels.stop),
         // The engine's listeners and streams are tasks on the runtime that
         // already supervises every run: no thread per run or per stream.
         runtime: crate::supervision_runtime::get()
