@@ -29,14 +29,21 @@ function startServer() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-// The client: `mode` direct|proxy, `what` throughput|connect. Prints one number per sample.
+// The client: `mode` direct|proxy|engine, `what` throughput|connect. Prints
+// one number per sample. `engine` skips the in-sandbox relay: it speaks
+// CONNECT on the engine's own socket (bound at /.cordon/egress/engine.sock),
+// so proxy - engine is the relay's share of a connect and engine - direct
+// the engine's (admission, pinning, the upstream connect, one more hop).
 const CLIENT = String.raw`
 import socket, sys, time
 mode, what, port, count, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 def connect():
     if mode == 'direct':
         return socket.create_connection(('127.0.0.1', port))
-    s = socket.create_connection(('127.0.0.1', 3128))
+    if mode == 'engine':
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect('/.cordon/egress/engine.sock')
+    else:
+        s = socket.create_connection(('127.0.0.1', 3128))
     s.sendall(('CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n' % port).encode())
     head = b''
     while not head.endswith(b'\r\n\r\n'):
@@ -105,6 +112,7 @@ async function network({ streams, megabytes, connects, coldIterations }) {
     const proxied = await runMediated(['proxy', ...tput], port);
     const directConnect = await runDirect(['direct', ...lat]);
     const proxiedConnect = await runMediated(['proxy', ...lat], port);
+    const engineConnect = await runMediated(['engine', ...lat], port);
     const mediated = { ...readOnly(), network: { mode: 'mediated', allow: [`127.0.0.1:${port}`] } };
     const cold = { none: [], mediated: [] };
     for (let i = 0; i < coldIterations; i += 1) {
@@ -117,6 +125,7 @@ async function network({ streams, megabytes, connects, coldIterations }) {
       ]),
       ...sectionRows('8 network connect+1B echo', 'µs', [
         ['direct loopback (python3, host)', directConnect], ['cordon proxied (python3, CONNECT)', proxiedConnect],
+        ['engine socket alone (python3, CONNECT, no relay)', engineConnect],
       ]),
       ...sectionRows('8 network cold start', 'ms', [
         ['spawnIsolated /bin/true, network none', cold.none], ['spawnIsolated /bin/true, mediated', cold.mediated],
@@ -131,22 +140,42 @@ async function network({ streams, megabytes, connects, coldIterations }) {
 // process's) threads, descriptors, RSS and CPU while sandboxes hold N idle
 // fd-4 streams — half of them half-closed — to a holder process that
 // accepts and never answers (its descriptors are not the provider's), and
-// the time from stop() to wait() settling with them open.
+// the time from stop() to wait() settling with them open. And the
+// provider's RSS per stalled stream: every stream full both ways — the
+// holder pushes what its socket takes and never reads, the program pushes
+// what its stream takes and never reads — so the engine holds, per stream,
+// a buffer each way it cannot write (documented: at most 64 KiB each).
 
+// argv[1] 'push': each accepted connection is sent what its socket takes.
 const HOLDER = String.raw`
-import resource, socket
+import resource, socket, sys
+push = len(sys.argv) > 1 and sys.argv[1] == 'push'
 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(4096)
+srv = socket.socket()
+if push:
+    # Accepted sockets inherit these: a small window (what the engine can
+    # push upstream is bounded) and room to push ~1 MiB at once downstream.
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 512 << 10)
+srv.bind(('127.0.0.1', 0)); srv.listen(4096)
 print(srv.getsockname()[1], flush=True)
 held = []
+block = b'\0' * (2 << 20)
 while True:
-    held.append(srv.accept()[0])
+    c = srv.accept()[0]
+    if push:
+        c.setblocking(False)
+        try: c.send(block)
+        except BlockingIOError: pass
+    held.append(c)
 `;
 
+// argv[3] 'push': each stream is written to until it takes no more, never read.
 const OPENER = String.raw`
 import socket, sys, time
 port, n = int(sys.argv[1]), int(sys.argv[2])
+push = len(sys.argv) > 3 and sys.argv[3] == 'push'
 ch = socket.socket(fileno=4)
 host = b'127.0.0.1'
 req = b'MECQ\x01\x01' + port.to_bytes(2, 'big') + len(host).to_bytes(2, 'big') + host
@@ -156,14 +185,19 @@ for i in range(n):
     msg, fds, _, _ = socket.recv_fds(ch, 16, 1)
     if msg[5] != 0: sys.exit(10 + msg[5])
     s = socket.socket(fileno=fds[0])
-    if i % 2: s.shutdown(socket.SHUT_WR)
+    if push:
+        s.setblocking(False)
+        try:
+            for _ in range(32): s.send(b'\0' * 65536)  # at most 2 MiB
+        except BlockingIOError: pass
+    elif i % 2: s.shutdown(socket.SHUT_WR)
     keep.append(s)
 sys.stderr.write('ready\n'); sys.stderr.flush()
 time.sleep(3600)
 `;
 
-function startHolder() {
-  const child = spawn(PYTHON, ['-c', HOLDER], { stdio: ['ignore', 'pipe', 'inherit'] });
+function startHolder(push = false) {
+  const child = spawn(PYTHON, ['-c', HOLDER, ...(push ? ['push'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.stdout.once('data', (d) => resolve({ child, port: Number(String(d).trim()) }));
     child.once('error', reject);
@@ -180,13 +214,13 @@ function providerNow() {
 }
 
 /** One mediated run holding `n` fd-4 streams; resolves once they are all open. */
-function holdStreams(port, n) {
+function holdStreams(port, n, push = false) {
   const policy = {
     ...readOnly(),
     network: { mode: 'mediated', frontend: 'fd4', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] },
-    resources: { ...readOnly().resources, openFiles: n + 64, networkStreams: n + 1, networkConcurrentStreams: n + 1 },
+    resources: { ...readOnly().resources, openFiles: n + 64, networkStreams: n + 1, networkConcurrentStreams: n + 1, networkBytesOut: 2 ** 40, networkBytesIn: 2 ** 40 },
   };
-  const execution = spawnIsolated([PYTHON, '-c', OPENER, String(port), String(n)], { policy });
+  const execution = spawnIsolated([PYTHON, '-c', OPENER, String(port), String(n), ...(push ? ['push'] : [])], { policy });
   execution.protocol.resume();
   let err = '';
   return new Promise((resolve, reject) => {
@@ -199,9 +233,9 @@ function holdStreams(port, n) {
 }
 
 /** `runs` runs × `n` streams: the provider's figures while they idle, then stop → settled. */
-async function costSample(port, runs, n, idleMs) {
-  const executions = await Promise.all(Array.from({ length: runs }, () => holdStreams(port, n)));
-  await new Promise((r) => setTimeout(r, 200));
+async function costSample(port, runs, n, idleMs, push = false) {
+  const executions = await Promise.all(Array.from({ length: runs }, () => holdStreams(port, n, push)));
+  await new Promise((r) => setTimeout(r, push ? 1000 : 200)); // pushed bytes settle into the buffers
   const held = providerNow();
   const cpu = process.cpuUsage();
   await new Promise((r) => setTimeout(r, idleMs));
@@ -212,7 +246,41 @@ async function costSample(port, runs, n, idleMs) {
   return { ...held, cpuMsPerS, settleMs: nowMs() - stopped };
 }
 
-async function engineCost({ counts, runs, perRun, iterations, idleMs }) {
+/**
+ * Provider RSS per stream with `n` streams full both ways, against an idle
+ * run, medians of `iterations`. Each sample runs in a fresh Node process:
+ * in this one, pages freed by earlier sections stay resident and are
+ * reused, so an RSS delta here would read ~0 whatever the engine held.
+ */
+async function stalledCost({ stalled, iterations, idleMs }) {
+  const rows = [];
+  for (const n of stalled) {
+    const perStream = [];
+    for (let i = 0; i < iterations; i += 1) {
+      const script = `require(${JSON.stringify(__filename)}).stalledSample(${n}, ${idleMs}).then((v) => console.log(v))`;
+      const out = await new Promise((resolve, reject) => {
+        execFile(process.execPath, ['-e', script], (error, stdout, stderr) => (error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout)));
+      });
+      perStream.push(Number(out.trim()));
+    }
+    rows.push([`1 run x ${n} streams full both ways`, perStream]);
+  }
+  return sectionRows('8 engine RSS per stalled stream', 'KiB', rows);
+}
+
+/** In a fresh process: (RSS with `n` streams full both ways − RSS with an idle run) / n, in KiB. */
+async function stalledSample(n, idleMs) {
+  const { child, port } = await startHolder(true);
+  try {
+    const base = await costSample(port, 1, 0, idleMs);
+    const full = await costSample(port, 1, n, idleMs, true);
+    return (full.rssKiB - base.rssKiB) / n;
+  } finally {
+    child.kill();
+  }
+}
+
+async function engineCost({ counts, runs, perRun, iterations, idleMs, stalled }) {
   const { child, port } = await startHolder();
   try {
     const shapes = [[1, 0, 'idle run, 0 streams'], ...counts.map((n) => [1, n, `1 run x ${n} streams`]), [runs, perRun, `${runs} runs x ${perRun} streams`]];
@@ -232,10 +300,11 @@ async function engineCost({ counts, runs, perRun, iterations, idleMs }) {
       ...sectionRows('8 engine RSS per idle stream', 'KiB', perStream),
       ...sectionRows('8 engine provider CPU, streams stalled/half-closed', 'ms/s', pick('cpuMsPerS')),
       ...sectionRows('8 engine stop -> settled', 'ms', pick('settleMs')),
+      ...(await stalledCost({ stalled, iterations, idleMs })),
     ];
   } finally {
     child.kill();
   }
 }
 
-module.exports = { network, engineCost };
+module.exports = { network, engineCost, stalledSample };

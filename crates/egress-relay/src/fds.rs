@@ -1,4 +1,4 @@
-//! Descriptor moves, the double fork, and the poll set, through `nix`.
+//! Descriptor moves and the double fork, through `nix`.
 //! The only `unsafe` of the relay: adopting the descriptor the launcher
 //! passed by number, and `fork` itself.
 
@@ -6,7 +6,6 @@ use std::io;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::fcntl::{fcntl, FcntlArg};
-use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::resource::{getrlimit, Resource};
 use nix::sys::wait::waitpid;
 use nix::unistd::ForkResult;
@@ -92,28 +91,7 @@ pub fn close_all_but(keep: RawFd) {
     }
 }
 
-/// The poll events for what the caller wants to wait for.
-pub fn interest(read: bool, write: bool) -> PollFlags {
-    let mut events = PollFlags::empty();
-    events.set(PollFlags::POLLIN, read);
-    events.set(PollFlags::POLLOUT, write);
-    events
-}
-
-/// Something happened on the entry (readable, writable, or hang-up).
-/// revents is None only for bits nix does not name: still an event, so the
-/// connection is serviced rather than polled again and again.
-pub fn ready(fd: &PollFd<'_>) -> bool {
-    fd.revents().is_none_or(|r| !r.is_empty())
-}
-
-/// `poll(2)` over `fds`; `PollTimeout::NONE` waits indefinitely.
-pub fn poll(fds: &mut [PollFd<'_>], timeout: PollTimeout) -> io::Result<usize> {
-    let n = nix::poll::poll(fds, timeout)?;
-    Ok(usize::try_from(n).unwrap_or(0))
-}
-
-/// The soft RLIMIT_NOFILE (each relayed connection holds two descriptors).
+/// The soft RLIMIT_NOFILE.
 pub fn descriptor_limit() -> usize {
     match getrlimit(Resource::RLIMIT_NOFILE) {
         Ok((soft, _)) => usize::try_from(soft).unwrap_or(usize::MAX),

@@ -10,8 +10,9 @@
 //!    namespace — before the program starts, so its first connect cannot race
 //!    the relay — then double-fork a relay process (reparented to the
 //!    namespace's init, so the program never has it as a child to wait for)
-//!    that closes every other descriptor and copies each accepted connection
-//!    to the engine socket;
+//!    that closes every other descriptor and hands each accepted connection's
+//!    socket to the engine over the engine socket (SCM_RIGHTS): the engine
+//!    relays it, the relay is in no data path;
 //! 3. exec the program in this process (same pid: signals and exit status
 //!    are the program's own).
 //!
@@ -23,8 +24,8 @@
 // lint waits for the launcher's remaining blocks to be documented.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-mod copy;
 mod fds;
+mod handoff;
 
 use std::ffi::OsString;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
@@ -103,7 +104,7 @@ fn main() {
     if let (Some(port), Some(engine)) = (args.listen, &args.engine) {
         let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
             .unwrap_or_else(|e| fail(&format!("cannot listen on 127.0.0.1:{port}: {e}")));
-        if let Err(e) = fds::spawn_detached(|| copy::serve(&listener, engine)) {
+        if let Err(e) = fds::spawn_detached(|| handoff::serve(&listener, engine)) {
             fail(&format!("cannot start the relay process: {e}"));
         }
         drop(listener); // close-on-exec anyway; the program never holds it

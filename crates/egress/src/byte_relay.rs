@@ -17,8 +17,9 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::TcpStream;
 
+use crate::client_stream::ClientStream;
 use crate::network_receipt::StreamEnd;
 use crate::quota::{Direction, QuotaState};
 
@@ -37,41 +38,41 @@ pub struct Delivered {
     pub to_client: AtomicU64,
 }
 
-/// Either end of a stream: the sandbox's Unix socket or the upstream's TCP one.
+/// Either end of a stream: the sandbox's side or the upstream's TCP socket.
 #[derive(Clone, Copy)]
 enum Side<'a> {
-    Unix(&'a UnixStream),
+    Client(&'a ClientStream),
     Tcp(&'a TcpStream),
 }
 
 impl Side<'_> {
     async fn readable(self) -> io::Result<()> {
         match self {
-            Side::Unix(s) => s.readable().await,
+            Side::Client(s) => s.readable().await,
             Side::Tcp(s) => s.readable().await,
         }
     }
     async fn writable(self) -> io::Result<()> {
         match self {
-            Side::Unix(s) => s.writable().await,
+            Side::Client(s) => s.writable().await,
             Side::Tcp(s) => s.writable().await,
         }
     }
     fn try_read(self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Side::Unix(s) => crate::scm_rights::try_read_stream(s, buf),
+            Side::Client(s) => s.try_read(buf),
             Side::Tcp(s) => s.try_read(buf),
         }
     }
     fn try_write(self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Side::Unix(s) => s.try_write(buf),
+            Side::Client(s) => s.try_write(buf),
             Side::Tcp(s) => s.try_write(buf),
         }
     }
     fn raw(self) -> RawFd {
         match self {
-            Side::Unix(s) => s.as_raw_fd(),
+            Side::Client(s) => s.raw(),
             Side::Tcp(s) => s.as_raw_fd(),
         }
     }
@@ -84,13 +85,13 @@ impl Side<'_> {
 /// holds client bytes already read (the ClientHello, a rewritten forward
 /// head); nothing has been charged for them yet.
 pub async fn relay(
-    client: &UnixStream,
+    client: &ClientStream,
     upstream: &TcpStream,
     prefill: &[u8],
     quota: &QuotaState,
     delivered: &Delivered,
 ) -> StreamEnd {
-    let (c, u) = (Side::Unix(client), Side::Tcp(upstream));
+    let (c, u) = (Side::Client(client), Side::Tcp(upstream));
     let out = pipe(c, u, Direction::Out, quota, &delivered.from_client, prefill);
     let inbound = pipe(u, c, Direction::In, quota, &delivered.to_client, &[]);
     tokio::pin!(out, inbound);

@@ -5,6 +5,12 @@
 //! end for the stream's relay task and sends the other in the MECP response
 //! via SCM_RIGHTS — the sandbox never holds the upstream socket.
 //!
+//! Once the run's stream quota is spent (the datagram that found it so is
+//! answered RESOURCE and recorded), the task ends and the channel closes:
+//! every later datagram would be refused too, and reading a flood of them
+//! would cost the provider CPU for nothing — the sandbox's sends now fail
+//! in the sandbox (`ECONNREFUSED`), at no cost to the provider.
+//!
 //! Every receive and every send is an await raced against the run's stop: a
 //! program that never reads its replies parks this task (no thread, no CPU)
 //! until the run ends, and then the channel is closed with whatever its
@@ -50,33 +56,49 @@ pub async fn serve(ctx: Arc<RunContext>, channel: UnixDatagram, _alive: Alive) {
             _ = ctx.cancel.cancelled() => return,
             received = receive => received,
         };
-        match received {
+        let serving = match received {
             Ok(received) => handle(&ctx, &channel, received).await,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Serving::On,
             Err(_) => return,
-        }
-        if ctx.cancel.is_cancelled() {
+        };
+        if serving == Serving::QuotaSpent || ctx.cancel.is_cancelled() {
             return;
         }
     }
 }
 
+/// Whether the channel is still worth reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Serving {
+    On,
+    /// The run's stream quota is spent: every later datagram would be refused.
+    QuotaSpent,
+}
+
 /// One datagram: a receipt always, a reply unless the run stops first.
-async fn handle(ctx: &Arc<RunContext>, channel: &UnixDatagram, received: Received) {
+async fn handle(ctx: &Arc<RunContext>, channel: &UnixDatagram, received: Received) -> Serving {
     let mut attempt = Attempt::begin(ctx, Frontend::Fd4, StreamProtocol::Fd4);
     let slot = match ctx.quota.open_stream() {
         Ok(slot) => slot,
-        Err(refusal) => return refuse(ctx, channel, attempt, refusal).await,
+        Err(refusal) => {
+            refuse(ctx, channel, attempt, refusal).await;
+            return match refusal {
+                Refusal::QuotaStreams => Serving::QuotaSpent,
+                _ => Serving::On,
+            };
+        }
     };
     match until_cancelled(ctx, open(ctx, &mut attempt, channel, &received)).await {
         Some(Ok((connected, engine_end))) => {
             let Some(alive) = ctx.tasks.guard() else {
-                return attempt.settle(ctx, None); // the run is ending
+                attempt.settle(ctx, None); // the run is ending
+                return Serving::On;
             };
             let ctx = Arc::clone(ctx);
             tokio::spawn(async move {
                 let _held = (slot, alive);
-                let relayed = run_admitted(&ctx, &mut attempt, connected, engine_end, Vec::new());
+                let client = crate::client_stream::ClientStream::Unix(engine_end);
+                let relayed = run_admitted(&ctx, &mut attempt, connected, client, Vec::new());
                 let outcome = until_cancelled(&ctx, relayed).await;
                 attempt.settle(&ctx, outcome);
             });
@@ -84,6 +106,7 @@ async fn handle(ctx: &Arc<RunContext>, channel: &UnixDatagram, received: Receive
         Some(Err(refusal)) => refuse(ctx, channel, attempt, refusal).await,
         None => attempt.settle(ctx, None),
     }
+    Serving::On
 }
 
 /// Decode, admit, connect, hand the sandbox its end; the engine's end is returned.

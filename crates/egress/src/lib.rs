@@ -40,6 +40,7 @@ pub mod timestamp;
 mod byte_relay;
 mod cancel;
 mod client_io;
+pub mod client_stream;
 mod connect;
 mod fd4_server;
 mod proxy_session;
@@ -48,5 +49,5 @@ mod stream_attempt;
 
 pub use run_engine::{
     EngineError, NetworkReceipts, RunEngine, RunEngineConfig, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_HANDSHAKE_TIMEOUT, TEARDOWN_BOUND,
+    DEFAULT_HANDSHAKE_TIMEOUT,
 };

@@ -1,4 +1,5 @@
-//! One connection to the proxy frontend, as one task: sniff the protocol
+//! One connection to the proxy frontend, as one task: take the client's
+//! socket the relay hands over on it (or the connection itself), sniff the protocol
 //! from the first byte (0x05 = SOCKS5, anything else = HTTP), read its
 //! request within the handshake deadline, answer it, then hand the stream
 //! to the shared tail. The whole session races the run's stop
@@ -10,7 +11,8 @@ use std::time::Duration;
 use tokio::net::UnixStream;
 use tokio::time::{timeout, timeout_at, Instant};
 
-use crate::client_io::{read_more, write_all};
+use crate::client_io::{drain, read_more, write_all};
+use crate::client_stream::{self, ClientStream};
 use crate::http_request::{parse_head, HeadError, HeadParse, HttpRequest, MAX_HEAD_BYTES};
 use crate::network_receipt::{Frontend, StreamProtocol};
 use crate::refusal::Refusal;
@@ -33,13 +35,19 @@ struct Request {
     prefix: Vec<u8>,
 }
 
-async fn session(ctx: &Arc<RunContext>, attempt: &mut Attempt, client: UnixStream) -> Outcome {
+async fn session(ctx: &Arc<RunContext>, attempt: &mut Attempt, unix: UnixStream) -> Outcome {
     let deadline = Instant::now() + ctx.handshake_timeout;
-    let mut buf = Vec::with_capacity(512);
+    let taken = timeout_at(deadline, client_stream::take(unix)).await;
+    let (client, mut buf) = match taken.unwrap_or(Err(Refusal::ProtocolError)) {
+        Ok(taken) => taken,
+        Err(refusal) => return Outcome::Refused(refusal),
+    };
     let request = timeout_at(deadline, async {
-        read_more(&client, &mut buf, MAX_HEAD_BYTES)
-            .await
-            .map_err(|_| Refusal::ProtocolError)?;
+        if buf.is_empty() {
+            read_more(&client, &mut buf, MAX_HEAD_BYTES)
+                .await
+                .map_err(|_| Refusal::ProtocolError)?;
+        }
         if buf.first() == Some(&socks5::VERSION) {
             attempt.receipt.protocol = StreamProtocol::Socks5;
             socks_request(&client, buf).await
@@ -73,7 +81,7 @@ async fn session(ctx: &Arc<RunContext>, attempt: &mut Attempt, client: UnixStrea
 }
 
 /// A reply to the client, bounded by the handshake deadline (true when sent).
-async fn reply(ctx: &RunContext, client: &UnixStream, bytes: &[u8]) -> bool {
+async fn reply(ctx: &RunContext, client: &ClientStream, bytes: &[u8]) -> bool {
     bounded(ctx.handshake_timeout, write_all(client, bytes)).await
 }
 
@@ -117,7 +125,7 @@ fn http_refusal(refusal: Refusal) -> Vec<u8> {
 }
 
 async fn http_request(
-    client: &UnixStream,
+    client: &ClientStream,
     mut buf: Vec<u8>,
     protocol: &mut StreamProtocol,
 ) -> Result<Request, Refusal> {
@@ -131,6 +139,7 @@ async fn http_request(
                     Refusal::ProtocolError
                 };
                 let _ = write_all(client, &http_refusal(refusal)).await;
+                drain(client).await;
                 return Err(refusal);
             }
             HeadParse::Incomplete => {
@@ -178,7 +187,7 @@ fn socks_reply(refusal: Refusal) -> socks5::Reply {
     }
 }
 
-async fn socks_request(client: &UnixStream, mut buf: Vec<u8>) -> Result<Request, Refusal> {
+async fn socks_request(client: &ClientStream, mut buf: Vec<u8>) -> Result<Request, Refusal> {
     let used = loop {
         match socks5::parse_greeting(&buf) {
             socks5::Parse::Done(true, used) => break used,
@@ -215,7 +224,7 @@ async fn socks_request(client: &UnixStream, mut buf: Vec<u8>) -> Result<Request,
 }
 
 /// Reads more of a SOCKS5 request (bounded like an HTTP head).
-async fn more(client: &UnixStream, buf: &mut Vec<u8>) -> Result<(), Refusal> {
+async fn more(client: &ClientStream, buf: &mut Vec<u8>) -> Result<(), Refusal> {
     let room = MAX_HEAD_BYTES.saturating_sub(buf.len());
     read_more(client, buf, room)
         .await

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{UnixDatagram, UnixListener};
+use tokio::net::{UnixDatagram, UnixListener, UnixStream};
 use tokio::runtime::Handle;
 
 use crate::admission::Allowlist;
@@ -28,18 +28,14 @@ use crate::network_receipt::{Frontend, NetworkReceipt, StreamProtocol};
 use crate::proxy_session;
 use crate::quota::{QuotaState, Quotas};
 use crate::receipt_log::ReceiptLog;
+use crate::refusal::Refusal;
 use crate::resolver::Resolve;
-use crate::stream_attempt::{Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
+use crate::stream_attempt::{until_cancelled, Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
 
 /// Default upstream connect deadline (the 5 s).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a client may take to send its proxy request or ClientHello.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long `finish` waits for the run's tasks after cancelling them. Each
-/// ends at its next poll, so this is only reached when the runtime's
-/// workers are all blocked elsewhere; the receipts of tasks still running
-/// then are missing, and nothing else of the run is held.
-pub const TEARDOWN_BOUND: Duration = Duration::from_secs(2);
 /// Pause after a failed accept (EMFILE and friends): the listener stays
 /// readable while the queue holds a connection, so retrying at once would spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -56,6 +52,13 @@ pub struct RunEngineConfig {
     pub resolver: Arc<dyn Resolve>,
     pub connect_timeout: Duration,
     pub handshake_timeout: Duration,
+    /// How long `finish` waits for the run's tasks after cancelling them.
+    /// Each ends at its next poll, so this is only reached when the
+    /// runtime's workers are all blocked elsewhere; the receipts of tasks
+    /// still running then are missing, and nothing else of the run is held.
+    /// The launcher derives it from the run's stop ladder (its forced rung),
+    /// so a stopped run settles within the ladder's bound.
+    pub teardown_bound: Duration,
     /// The runtime whose workers run the engine's tasks (needs IO and time).
     pub runtime: Handle,
 }
@@ -97,6 +100,7 @@ impl RunEngine {
             invocation_id: config.invocation_id,
             connect_timeout: config.connect_timeout,
             handshake_timeout: config.handshake_timeout,
+            teardown_bound: config.teardown_bound,
             cancel: Cancel::default(),
             tasks: Tasks::new(),
             resolving: tokio::sync::Semaphore::new(MAX_CONCURRENT_RESOLVES),
@@ -147,7 +151,7 @@ impl RunEngine {
         self.ctx.quota.open_streams()
     }
 
-    /// Cancels every task, waits (at most [`TEARDOWN_BOUND`]) for them to
+    /// Cancels every task, waits (at most the configured teardown bound) for them to
     /// end, removes the socket and returns the receipts. Idempotent. Blocks
     /// the calling thread: call it off the runtime's workers.
     pub fn finish(&mut self) -> NetworkReceipts {
@@ -155,7 +159,7 @@ impl RunEngine {
             return done.clone();
         }
         self.ctx.cancel.cancel();
-        self.ctx.tasks.wait_all(TEARDOWN_BOUND);
+        self.ctx.tasks.wait_all(self.ctx.teardown_bound);
         let _ = std::fs::remove_file(&self.socket_path);
         let (receipts, dropped) = self.ctx.receipts.take();
         let done = NetworkReceipts { receipts, dropped };
@@ -188,6 +192,22 @@ fn bind_private(path: &Path) -> Result<std::os::unix::net::UnixListener, EngineE
     Ok(listener)
 }
 
+/// Ends a connection refused at accept in a task of its own, bounded by
+/// the handshake deadline and the stop (the relay's message may not have
+/// arrived yet: it sends right after connecting).
+fn refuse_at_accept(ctx: &Arc<RunContext>, client: UnixStream) {
+    let Some(alive) = ctx.tasks.guard() else {
+        crate::client_stream::release_connection(client);
+        return;
+    };
+    let ctx = Arc::clone(ctx);
+    tokio::spawn(async move {
+        let _alive = alive;
+        let close = crate::client_stream::close_refused(client);
+        let _ = until_cancelled(&ctx, tokio::time::timeout(ctx.handshake_timeout, close)).await;
+    });
+}
+
 async fn accept_loop(ctx: Arc<RunContext>, listener: UnixListener, _alive: Alive) {
     loop {
         let accepted = tokio::select! {
@@ -210,6 +230,12 @@ async fn accept_loop(ctx: Arc<RunContext>, listener: UnixListener, _alive: Alive
             Err(refusal) => {
                 Attempt::begin(&ctx, Frontend::Proxy, StreamProtocol::Unknown)
                     .refuse(&ctx, refusal);
+                refuse_at_accept(&ctx, client);
+                if refusal == Refusal::QuotaStreams {
+                    // Spent for good: stop listening, so later connects are
+                    // refused by the kernel at no cost to the provider.
+                    return;
+                }
                 continue;
             }
         };

@@ -14,11 +14,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::TcpStream;
 
 use crate::admission::{pin, Admitted, Allowlist};
 use crate::byte_relay::{relay, Delivered};
 use crate::cancel::{Cancel, Tasks};
+use crate::client_stream::ClientStream;
 use crate::connect::ConnectError;
 use crate::destination::Host;
 use crate::network_receipt::{Frontend, NetworkReceipt, StreamEnd, StreamProtocol};
@@ -39,6 +40,8 @@ pub struct RunContext {
     pub connect_timeout: Duration,
     /// How long a client may take to send its proxy request or ClientHello.
     pub handshake_timeout: Duration,
+    /// How long `finish` waits for the tasks after cancelling them.
+    pub teardown_bound: Duration,
     pub cancel: Cancel,
     pub tasks: Tasks,
     /// Name lookups of this run in flight at once (each holds a blocking thread).
@@ -198,7 +201,7 @@ async fn verify_sni(
     ctx: &RunContext,
     attempt: &mut Attempt,
     admitted: &Admitted,
-    client: &UnixStream,
+    client: &ClientStream,
     mut prefix: Vec<u8>,
 ) -> Result<Vec<u8>, Refusal> {
     if !admitted.destination.require_tls_sni {
@@ -232,7 +235,7 @@ pub async fn run_admitted(
     ctx: &RunContext,
     attempt: &mut Attempt,
     connected: Connected,
-    client: UnixStream,
+    client: ClientStream,
     prefix: Vec<u8>,
 ) -> Outcome {
     let prefill = match verify_sni(ctx, attempt, &connected.admitted, &client, prefix).await {

@@ -33,11 +33,13 @@ fn finish_within(mut run: Run, bound: Duration) -> Option<NetworkReceipts> {
 #[test]
 fn a_program_that_never_reads_its_replies_and_sends_fd4_over_fd4_cannot_keep_its_run_open() {
     let echo = Echo::start(1);
-    let mut run = start(
-        vec![private("echo.test", echo.port())],
-        Quotas::default(),
-        true,
-    );
+    // A stream quota above the junk it takes to fill the replies (a spent
+    // quota closes the channel: quota_flood.rs).
+    let quotas = Quotas {
+        max_streams: 1_000_000,
+        ..Quotas::default()
+    };
+    let mut run = start(vec![private("echo.test", echo.port())], quotas, true);
     let channel = run.fd4.take().unwrap();
     // Junk (each refused with a reply) until the engine's replies fill its
     // send buffer: the engine stops consuming, and the program's own unread

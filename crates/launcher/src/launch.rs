@@ -287,6 +287,7 @@ fn prepare_network(
     let labels = crate::run::network_setup::RunLabels {
         invocation_id,
         policy: &request.policy,
+        stop: request.stop,
     };
     let relay = request.network_relay_path.as_deref();
     Ok(Some(crate::run::network_setup::prepare(

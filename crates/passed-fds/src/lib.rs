@@ -44,6 +44,52 @@ pub fn recv_neutralising(
     buf: &mut [u8],
     flags: MsgFlags,
 ) -> io::Result<Received> {
+    let (received, passed) = receive(socket, buf, flags)?;
+    neutralise(passed);
+    Ok(received)
+}
+
+/// Receives like [`recv_neutralising`], but keeps the descriptor of a
+/// message that carried exactly one (the in-sandbox relay handing the
+/// engine a client's socket); with more, every one is neutralised. The
+/// caller vets what it kept and closes it only through [`release_kept`].
+pub fn recv_keeping_one(
+    socket: BorrowedFd<'_>,
+    buf: &mut [u8],
+    flags: MsgFlags,
+) -> io::Result<(Received, Option<OwnedFd>)> {
+    let (received, mut passed) = receive(socket, buf, flags)?;
+    if passed.len() == 1 {
+        return Ok((received, passed.pop()));
+    }
+    neutralise(passed);
+    Ok((received, None))
+}
+
+/// Closes a socket the sandbox passed and the host kept and used (a relayed
+/// TCP client), gracefully — its queued bytes still go out, then a FIN —
+/// and never on the calling thread. `SO_LINGER` is cleared first, so the
+/// close does not wait for the peer; a sandbox that still holds a copy can
+/// set it again before the close, so the close itself runs on a detached
+/// thread that nothing joins (as in [`neutralise`]).
+pub fn release_kept(fd: OwnedFd) {
+    let graceful = libc::linger {
+        l_onoff: 0,
+        l_linger: 0,
+    };
+    let _ = setsockopt(&fd, sockopt::Linger, &graceful);
+    let _ = std::thread::Builder::new()
+        .name("cordon-fd-closer".into())
+        .stack_size(64 * 1024)
+        .spawn(move || drop(fd));
+}
+
+/// One `recvmsg`: the bytes, and every descriptor that came with them.
+fn receive(
+    socket: BorrowedFd<'_>,
+    buf: &mut [u8],
+    flags: MsgFlags,
+) -> io::Result<(Received, Vec<OwnedFd>)> {
     let mut control = nix::cmsg_space!([RawFd; SCM_MAX_FD]);
     let mut iov = [IoSliceMut::new(buf)];
     let msg = recvmsg::<()>(
@@ -75,8 +121,7 @@ pub fn recv_neutralising(
         truncated: msg.flags.contains(MsgFlags::MSG_TRUNC),
         had_ancillary: had_cmsg || msg.flags.contains(MsgFlags::MSG_CTRUNC),
     };
-    neutralise(passed);
-    Ok(received)
+    Ok((received, passed))
 }
 
 /// Makes every socket among `fds` close abortively (`SO_LINGER {1, 0}`: a

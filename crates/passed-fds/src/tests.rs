@@ -110,3 +110,52 @@ fn bytes_without_descriptors_arrive_as_with_read() {
     let end = recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
     assert_eq!(end.bytes, 0, "end of stream");
 }
+
+#[test]
+fn one_passed_descriptor_is_kept_and_more_are_all_neutralised() {
+    let (sandbox, host) = UnixStream::pair().unwrap();
+    let (read_end, write_end) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK).unwrap();
+    send_with(&sandbox, b"k", &[write_end.as_raw_fd()]);
+    send_with(
+        &sandbox,
+        b"n",
+        &[write_end.as_raw_fd(), write_end.as_raw_fd()],
+    );
+    drop(write_end);
+    let mut buf = [0u8; 8];
+    let (got, kept) = recv_keeping_one(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+    assert_eq!((got.bytes, buf[0]), (1, b'k'));
+    let kept = kept.expect("the one descriptor is kept");
+    let (got, none) = recv_keeping_one(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+    assert_eq!((got.bytes, buf[0], got.had_ancillary), (1, b'n', true));
+    assert!(none.is_none(), "two descriptors: none kept");
+    // Only the kept copy holds the pipe open now (the two others were
+    // closed on the closer thread): once it closes, the read end sees EOF.
+    drop(kept);
+    let mut pfd = [PollFd::new(read_end.as_fd(), PollFlags::POLLIN)];
+    poll(&mut pfd, PollTimeout::from(60_000u16)).unwrap();
+    assert_eq!(nix::unistd::read(&read_end, &mut buf), Ok(0));
+}
+
+#[test]
+fn a_kept_lingering_socket_is_released_at_once_and_closed_gracefully() {
+    let (sender, mut receiver) = lingering_pair();
+    let fd = OwnedFd::from(sender);
+    let (done, returned) = mpsc::channel();
+    std::thread::spawn(move || {
+        release_kept(fd);
+        done.send(()).unwrap();
+    });
+    // A bound for a hang, not a timing claim: an inline close would wait
+    // the hour of linger.
+    returned.recv_timeout(Duration::from_secs(60)).unwrap();
+    // Graceful: every byte the sender queued arrives, then EOF (a reset
+    // would cut the stream short with ECONNRESET).
+    receiver
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut all = Vec::new();
+    std::io::Read::read_to_end(&mut receiver, &mut all).unwrap();
+    assert!(!all.is_empty());
+}

@@ -166,6 +166,7 @@ pub fn start_with(
         resolver,
         connect_timeout: Duration::from_secs(5),
         handshake_timeout: Duration::from_secs(5),
+        teardown_bound: Duration::from_secs(2),
         runtime: runtime(),
     })
     .unwrap();

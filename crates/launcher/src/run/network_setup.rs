@@ -25,6 +25,7 @@ use crate::host::control_root::ControlRoot;
 use crate::host::exec_hash;
 use crate::host::process_identity::Identity;
 use crate::plan::network_plan::{NetworkInputs, ENGINE_SOCKET};
+use crate::request::launch_request::StopTimings;
 use crate::request::policy::{MediatedNetwork, Policy};
 
 #[derive(Debug, thiserror::Error)]
@@ -79,10 +80,11 @@ pub fn check_relay(relay: Option<&Path>) -> Result<(), NetworkSetupError> {
     Ok(())
 }
 
-/// Identity of the run, for receipts.
+/// Identity of the run, for receipts, and its stop ladder.
 pub struct RunLabels<'a> {
     pub invocation_id: &'a str,
     pub policy: &'a Policy,
+    pub stop: StopTimings,
 }
 
 pub fn prepare(
@@ -119,6 +121,7 @@ pub fn prepare(
         resolver: Arc::new(SystemResolver),
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+        teardown_bound: crate::run::stop_ladder::engine_teardown_bound(labels.stop),
         // The engine's listeners and streams are tasks on the runtime that
         // already supervises every run: no thread per run or per stream.
         runtime: crate::run::supervision_runtime::get()

@@ -19,6 +19,26 @@ use crate::request::launch_request::StopTimings;
 /// sandbox reports its init within milliseconds).
 const STARTUP_POLL: Duration = Duration::from_millis(2);
 
+/// Shortest wait of the forced rung's followers (ms): judging containment,
+/// draining the readers of an unconfirmed namespace, the egress engine's
+/// teardown.
+const MIN_FORCED_RUNG_WAIT_MS: u64 = 100;
+
+/// How long each step after SIGKILL may wait — the namespace's emptying,
+/// the readers, the egress engine's tasks: the ladder's forced rung
+/// (`forceMs`), at least [`MIN_FORCED_RUNG_WAIT_MS`]. The one source of
+/// these bounds, so a stopped run settles within the ladder's.
+pub fn forced_rung_wait(force_ms: u64) -> Duration {
+    Duration::from_millis(force_ms.max(MIN_FORCED_RUNG_WAIT_MS))
+}
+
+/// How long the run's egress engine may take to end its tasks once the
+/// sandbox is gone (each ends at its next wake-up; the bound is reached
+/// only when the runtime's workers are all blocked elsewhere).
+pub fn engine_teardown_bound(timings: StopTimings) -> Duration {
+    forced_rung_wait(timings.force_ms)
+}
+
 /// Why a stop was requested (first cause wins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {

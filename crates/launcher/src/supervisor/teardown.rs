@@ -13,9 +13,6 @@ use crate::plan::confinement::CgroupOutcome;
 use crate::run::execution::Control;
 use crate::run::spawn::OptionsFeed;
 
-/// Shortest wait for the namespace init's exit when judging containment (ms).
-const MIN_CONTAINMENT_WAIT_MS: u64 = 100;
-
 /// bwrap is blocked reading its options (`--args` is a socket): join it to
 /// the run's cgroup first, so it is inside before it forks anything, then
 /// send them. The join can wait a whole RCU grace period (~10 ms on a quiet
@@ -41,9 +38,9 @@ pub fn release_bwrap(
 }
 
 /// How long the end of a run waits for the namespace to empty: the stop
-/// ladder's forced rung, at least [`MIN_CONTAINMENT_WAIT_MS`].
+/// ladder's forced rung ([`crate::run::stop_ladder::forced_rung_wait`]).
 pub fn containment_wait(force_ms: u64) -> Duration {
-    Duration::from_millis(force_ms.max(MIN_CONTAINMENT_WAIT_MS))
+    crate::run::stop_ladder::forced_rung_wait(force_ms)
 }
 
 /// bwrap is reaped: kill its pid namespace from outside whatever bwrap
