@@ -34,9 +34,10 @@ impl Task for RemoveTree {
 
     fn compute(&mut self) -> napi::Result<()> {
         let result = match self.removal {
-            Removal::Tree => {
-                cordon_launcher::host::tree_removal::remove_tree_within(&self.path, self.max_entries)
-            }
+            Removal::Tree => cordon_launcher::host::tree_removal::remove_tree_within(
+                &self.path,
+                self.max_entries,
+            ),
             Removal::Contents => {
                 cordon_launcher::host::tree_removal::empty_tree(&self.path, self.max_entries)
             }
