@@ -73,6 +73,18 @@ fn encode_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// The longest `JSON.stringify` text whose canonical spelling (what
+/// `maxResultBytes` counts) can still fit `max_result_bytes`. The canonical
+/// spelling is never shorter than 5/6 of it: it escapes every non-ASCII
+/// character (longer), and differs otherwise only in numbers, where it
+/// saves at most one byte of a 5-byte token and its separator (`1e+21,` →
+/// `1e21,`).
+pub(crate) fn parse_ceiling(max_result_bytes: u64) -> u64 {
+    max_result_bytes
+        .saturating_add(max_result_bytes / 5)
+        .saturating_add(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

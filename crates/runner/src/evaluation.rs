@@ -13,6 +13,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Ctx, Function, Promise, Value};
 
+use crate::canonical_json;
 use crate::js_errors::{describe, is_out_of_memory};
 use crate::latches::Latches;
 use crate::mailbox::Mailbox;
@@ -134,22 +135,10 @@ fn returned_value<'js>(
         }
     };
     let text_bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
-    if text_bytes > parse_ceiling(max_result_bytes) {
+    if text_bytes > canonical_json::parse_ceiling(max_result_bytes) {
         return Completion::Oversized { text_bytes };
     }
     Completion::Returned(serde_json::from_str(text.as_str()).ok())
-}
-
-/// The longest `JSON.stringify` text whose canonical spelling (what
-/// `maxResultBytes` counts) can still fit `max_result_bytes`. The canonical
-/// spelling is never shorter than 5/6 of it: it escapes every non-ASCII
-/// character (longer), and differs otherwise only in numbers, where it
-/// saves at most one byte of a 5-byte token and its separator (`1e+21,` →
-/// `1e21,`).
-pub(crate) fn parse_ceiling(max_result_bytes: u64) -> u64 {
-    max_result_bytes
-        .saturating_add(max_result_bytes / 5)
-        .saturating_add(1)
 }
 
 fn rejected_value<'js>(ctx: &Ctx<'js>, promise: &Promise<'js>) -> Completion {

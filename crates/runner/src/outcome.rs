@@ -59,7 +59,7 @@ pub fn decide(
             let message = match wording {
                 Wording::V1 => "result exceeds max_result_bytes".to_owned(),
                 // The text's size: the canonical one (never parsed) is
-                // within a sixth of it (evaluation.rs, parse_ceiling).
+                // within a sixth of it (canonical_json.rs, parse_ceiling).
                 Wording::Extended => format!(
                     "result exceeds max_result_bytes ({text_bytes} bytes > {max_result_bytes})"
                 ),

@@ -391,7 +391,7 @@ impl ToolBridge {
             Err(error) => return Err(ArgumentError::Fatal(error)),
         };
         let text_bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
-        if text_bytes > crate::evaluation::parse_ceiling(self.writer.max_frame_bytes()) {
+        if text_bytes > crate::canonical_json::parse_ceiling(self.writer.max_frame_bytes()) {
             return Err(ArgumentError::TooLarge { text_bytes });
         }
         match serde_json::from_str::<Json>(text.as_str()) {
