@@ -42,7 +42,7 @@ function mapError(error, rel) {
     case 'ENXIO': case 'EACCES': case 'EPERM': case 'EOPNOTSUPP':
       return fileError('ERR_CORDON_SESSION_FILE_TYPE_REFUSED', `${rel}: not a regular file or directory the file tools may open (${error.code})`, error);
     case 'ENOSPC': case 'EDQUOT': return fileError('ERR_CORDON_SESSION_WORKSPACE_FULL', `${rel}: the session workspace is full (its quota)`, error);
-    case 'ENOTEMPTY': return fileError('ERR_CORDON_SESSION_DIRECTORY_NOT_EMPTY', `${rel}: the directory is not empty (remove() takes one entry, not a tree)`, error);
+    case 'ENOTEMPTY': return fileError('ERR_CORDON_SESSION_DIRECTORY_NOT_EMPTY', `${rel}: the directory is not empty (remove() takes one entry; pass {recursive: true} for a tree)`, error);
     default: return error instanceof CordonError ? error : fileError('ERR_CORDON_SESSION_FILE_FAILED', `${rel}: ${describe(error)}`, error);
   }
 }
