@@ -90,7 +90,57 @@ const SCENARIOS = {
   'receipt-flood-proxy': { ups: ['echo'], code: `for i in range(4300):\n    try:\n        j = socket.create_connection(('127.0.0.1', 3128)); j.sendall(b'JUNK\\r\\n\\r\\n'); j.recv(100); j.close()\n    except Exception: pass\ns = px(@echo@); s.sendall(b'real'); print('echoed', s.recv(10), flush=True); KEEP.append(s)\nhold()` },
   'refusal-cpu-proxy': { ups: ['echo'], code: `for i in range(8): KEEP.append(px(@echo@))\nprint('READY', flush=True)\nn = 0; end = time.time() + 8\nwhile time.time() < end:\n    try:\n        j = socket.create_connection(('127.0.0.1', 3128)); j.recv(10); j.close(); n += 1\n    except Exception: pass\nprint('attempts', n, flush=True)\nhold()` },
   'refusal-cpu-fd4': { ups: ['echo'], code: `CH = socket.socket(fileno=4)\nprint('READY', flush=True)\nn = 0; end = time.time() + 8\nwhile time.time() < end:\n    CH.send(b'junk'); CH.recv(8); n += 1\nprint('attempts', n, flush=True)\nhold()` },
-  'drip-down': { ups: ['drip'], code: `for i in range(${N}): KEEP.append(px(@drip@))\ntime.sleep(1)\ndef rd(s):\n    while s.recv(65536): pass\nfor s in KEEP: threading.Thread(target=rd, args=(s,), daemon=True).start()\nhold()` },
+  'linger-queued-fd4-exit': { ups: [], code: `sent = park_fd4(300)\ntime.sleep(1)\nsnd, rcv = linger_pair()\nsocket.send_fds(CH, [b'MECQ'], [snd.fileno(), rcv.fileno()])\nsnd.close(); rcv.close()\nprint('READY', flush=True)\ntime.sleep(0.3)\nos._exit(0)` },
+  'addr-tricks': { ups: ['echo', 'decoy'], code: `
+def socks(atyp, addr, port):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=3)
+    s.sendall(b'\\x05\\x01\\x00'); s.recv(2)
+    s.sendall(b'\\x05\\x01\\x00' + bytes([atyp]) + addr + struct.pack('>H', port))
+    r = s.recv(10); s.close(); return r[1] if r else 'closed'
+def mecq(host, port, ver=1, proto=1):
+    global CH
+    if CH is None: CH = socket.socket(fileno=4)
+    CH.send(struct.pack('>IBBHH', 0x4d454351, ver, proto, port, len(host)) + host)
+    msg, fds, flags, addr = socket.recv_fds(CH, 8, 1)
+    for f in fds: os.close(f)
+    return msg[5]
+D = @decoy@; A = @echo@
+tests = {
+ 'socks-v4-decoy': lambda: socks(1, bytes([127,0,0,1]), D),
+ 'socks-v6-mapped': lambda: socks(4, bytes(10) + b'\\xff\\xff' + bytes([127,0,0,1]), A),
+ 'socks-v6-siit': lambda: socks(4, bytes(8) + b'\\xff\\xff\\x00\\x00' + bytes([127,0,0,1]), A),
+ 'socks-v6-compat': lambda: socks(4, bytes(12) + bytes([127,0,0,1]), A),
+ 'socks-name-trailing-dot-decoy': lambda: socks(3, bytes([10]) + b'127.0.0.1.', D),
+ 'socks-name-nul': lambda: socks(3, bytes([14]) + b'127.0.0.1\\x00abcd', A),
+ 'socks-name-v6-literal': lambda: socks(3, bytes([16]) + b'::ffff:127.0.0.1', A),
+ 'socks-name-bracket': lambda: socks(3, bytes([18]) + b'[::ffff:127.0.0.1]', A),
+ 'socks-name-localhost-decoy': lambda: socks(3, bytes([9]) + b'localhost', D),
+ 'socks-name-upper': lambda: socks(3, bytes([9]) + b'127.0.0.1'.upper(), A),
+ 'socks-port0': lambda: socks(1, bytes([127,0,0,1]), 0),
+ 'fd4-decoy': lambda: mecq(b'127.0.0.1', D),
+ 'fd4-nul': lambda: mecq(b'127.0.0.1\\x00x', A),
+ 'fd4-mapped': lambda: mecq(b'::ffff:127.0.0.1', A),
+ 'fd4-mapped-bracket': lambda: mecq(b'[::ffff:7f00:1]', A),
+ 'fd4-nat64': lambda: mecq(b'64:ff9b::7f00:1', A),
+ 'fd4-octal': lambda: mecq(b'0177.0.0.1', A),
+ 'fd4-hex': lambda: mecq(b'0x7f000001', A),
+ 'fd4-int': lambda: mecq(b'2130706433', A),
+ 'fd4-trailing-dot': lambda: mecq(b'127.0.0.1.', A),
+ 'fd4-trailing-dot-decoy': lambda: mecq(b'127.0.0.1.', D),
+ 'fd4-space': lambda: mecq(b' 127.0.0.1', A),
+ 'fd4-ver2': lambda: mecq(b'127.0.0.1', A, ver=2),
+ 'fd4-udp': lambda: mecq(b'127.0.0.1', A, proto=2),
+ 'fd4-ok': lambda: mecq(b'127.0.0.1', A),
+ 'fwd-host-decoy': lambda: (lambda s: (s.sendall(('GET http://127.0.0.1:%d/ HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n\\r\\nGET http://127.0.0.1:%d/ HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' % (A, D, D)).encode()), time.sleep(0.5), s.recv(200)))(socket.create_connection(('127.0.0.1', 3128)))[2][:40],
+ 'fwd-userinfo-decoy': lambda: (lambda s: (s.sendall(('GET http://127.0.0.1:%d@127.0.0.1:%d/ HTTP/1.1\\r\\n\\r\\n' % (A, D)).encode()), time.sleep(0.5), s.recv(200)))(socket.create_connection(('127.0.0.1', 3128)))[2][:40],
+}
+for k, f in tests.items():
+    try: print('T', k, f(), flush=True)
+    except Exception as e: print('T', k, 'EXC', e, flush=True)
+hold()` },
+  'fd4-tiny-writes': { ups: ['discard'], code: `for i in range(4): KEEP.append(f4(@discard@))\nprint('READY', flush=True)\nt0 = os.times(); n = 0; end = time.time() + 4\nwhile time.time() < end:\n    for s in KEEP: s.send(b'x'); n += 1\nt1 = os.times()\nprint('writes', n, 'program cpu ms', round((t1.user + t1.system - t0.user - t0.system) * 1000), flush=True)\nhold()` },
+  'proxy-tiny-writes': { ups: ['discard'], code: `for i in range(4): KEEP.append(px(@discard@))\nprint('READY', flush=True)\nt0 = os.times(); n = 0; end = time.time() + 4\nwhile time.time() < end:\n    for s in KEEP: s.send(b'x'); n += 1\nt1 = os.times()\nprint('writes', n, 'program cpu ms', round((t1.user + t1.system - t0.user - t0.system) * 1000), flush=True)\nhold()` },
+  'drip-down': { ups: ['drip'], code: `import select\nfor i in range(${N}): KEEP.append(px(@drip@))\nprint('READY', flush=True)\nwhile True:\n    for s in select.select(KEEP, [], [])[0]: s.recv(65536)` },
 };
 
 function proc(pid) {
@@ -132,10 +182,10 @@ function lines(stream, onLine) {
 async function runScenario(name, who) {
   const sc = SCENARIOS[name];
   const servers = {};
-  for (const m of sc.ups) servers[m] = m === 'backlog' ? await up.backlog() : await up.start(m);
+  for (const m of sc.ups) servers[m] = m === 'backlog' ? await up.backlog() : await up.start(m === 'decoy' ? 'echo' : m);
   let code = PRELUDE + sc.code;
   for (const [m, s] of Object.entries(servers)) code = code.replaceAll(`@${m}@`, String(s.port));
-  const allow = Object.values(servers).map((s) => ({ protocol: 'tcp', host: '127.0.0.1', port: s.port, allowPrivateAddresses: true }));
+  const allow = Object.entries(servers).filter(([m]) => m !== 'decoy').map(([, s]) => s).map((s) => ({ protocol: 'tcp', host: '127.0.0.1', port: s.port, allowPrivateAddresses: true }));
   if (servers.echo) allow.push({ protocol: 'tcp', host: 'localhost', port: servers.echo.port, allowPrivateAddresses: true, requireTlsSni: true });
   if (allow.length === 0) allow.push('example.com:443');
   const scenario = { code, allow, resources: { networkConcurrentStreams: Math.max(32, N + 2), networkStreams: Math.max(256, 4 * N), ...(JSON.parse(process.env.RES || '{}')) }, runs: Number(process.env.RUNS || 1) };

@@ -15,7 +15,8 @@ function flood(s) {
 const MODES = {
   echo: (s) => s.pipe(s),
   flood: (s) => { s.resume(); flood(s); },                      // reads and discards, writes forever
-  sink: (s) => { s.pause(); },                                  // never reads, never writes
+  sink: (s) => { s.pause(); },
+  discard: (s) => { s.resume(); },                              // reads and drops, never writes                                  // never reads, never writes
   floodsink: (s) => { s.pause(); flood(s); },                   // never reads, writes forever
   floodrst: (s) => { s.resume(); flood(s); setTimeout(() => s.resetAndDestroy(), 1000); },
   half: (s) => { s.pause(); s.end(); },                         // FIN at once, never reads
