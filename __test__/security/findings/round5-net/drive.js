@@ -140,6 +140,9 @@ for k, f in tests.items():
 hold()` },
   'fd4-tiny-writes': { ups: ['discard'], code: `for i in range(4): KEEP.append(f4(@discard@))\nprint('READY', flush=True)\nt0 = os.times(); n = 0; end = time.time() + 4\nwhile time.time() < end:\n    for s in KEEP: s.send(b'x'); n += 1\nt1 = os.times()\nprint('writes', n, 'program cpu ms', round((t1.user + t1.system - t0.user - t0.system) * 1000), flush=True)\nhold()` },
   'proxy-tiny-writes': { ups: ['discard'], code: `for i in range(4): KEEP.append(px(@discard@))\nprint('READY', flush=True)\nt0 = os.times(); n = 0; end = time.time() + 4\nwhile time.time() < end:\n    for s in KEEP: s.send(b'x'); n += 1\nt1 = os.times()\nprint('writes', n, 'program cpu ms', round((t1.user + t1.system - t0.user - t0.system) * 1000), flush=True)\nhold()` },
+  'linger-engine-socket': { ups: [], code: `import glob\npaths = glob.glob('/.cordon/egress/*')\nprint('engine sockets', paths, flush=True)\nfor k in range(int(os.environ.get('K', '1')) if False else 1):\n    snd, rcv = linger_pair()\n    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); u.connect(paths[0])\n    u.sendall(b'JUNK\\r\\n\\r\\n')\n    socket.send_fds(u, [b'x'], [snd.fileno(), rcv.fileno()])\n    snd.close(); rcv.close(); KEEP.append(u)\ntime.sleep(0.5)\nhold()` },
+  'linger-engine-quota': { ups: [], code: `import glob\npath = (glob.glob('/.cordon/egress/*') or ['/.cordon/egress/engine.sock'])[0]\nj = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); j.connect(path); j.sendall(b'JUNK\\r\\n\\r\\n'); j.recv(10); j.close()\nfor k in range(2):\n    snd, rcv = linger_pair()\n    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); u.connect(path)\n    socket.send_fds(u, [b'x'], [snd.fileno(), rcv.fileno()])\n    snd.close(); rcv.close(); KEEP.append(u)\ntime.sleep(0.5)\nhold()` },
+  'linger-engine-default': { ups: [], code: `import glob\npath = (glob.glob('/.cordon/egress/*') or ['/.cordon/egress/engine.sock'])[0]\nCH = socket.socket(fileno=4)\nfor i in range(256):\n    CH.send(b'junk'); CH.recv(8)\nfor k in range(int(@K@)):\n    snd, rcv = linger_pair()\n    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); u.connect(path)\n    socket.send_fds(u, [b'x'], [snd.fileno(), rcv.fileno()])\n    snd.close(); rcv.close(); KEEP.append(u)\n    time.sleep(0.3)\nhold()` },
   'drip-down': { ups: ['drip'], code: `import select\nfor i in range(${N}): KEEP.append(px(@drip@))\nprint('READY', flush=True)\nwhile True:\n    for s in select.select(KEEP, [], [])[0]: s.recv(65536)` },
 };
 
@@ -183,7 +186,7 @@ async function runScenario(name, who) {
   const sc = SCENARIOS[name];
   const servers = {};
   for (const m of sc.ups) servers[m] = m === 'backlog' ? await up.backlog() : await up.start(m === 'decoy' ? 'echo' : m);
-  let code = PRELUDE + sc.code;
+  let code = PRELUDE + sc.code.replaceAll('@K@', process.env.K || '2');
   for (const [m, s] of Object.entries(servers)) code = code.replaceAll(`@${m}@`, String(s.port));
   const allow = Object.entries(servers).filter(([m]) => m !== 'decoy').map(([, s]) => s).map((s) => ({ protocol: 'tcp', host: '127.0.0.1', port: s.port, allowPrivateAddresses: true }));
   if (servers.echo) allow.push({ protocol: 'tcp', host: 'localhost', port: servers.echo.port, allowPrivateAddresses: true, requireTlsSni: true });
@@ -201,7 +204,7 @@ async function runScenario(name, who) {
     wake = check; check();
   });
   const result = { scenario: name, who, N };
-  const ready = await waitFor((e) => e.ev === 'ready', 90_000);
+  const ready = await waitFor((e) => e.ev === 'ready', Number(process.env.READY_MS || 90_000));
   if (!ready || !ready.ok.every(Boolean)) {
     result.error = 'not ready';
     result.detail = ready;
