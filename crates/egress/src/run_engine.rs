@@ -29,6 +29,7 @@ use crate::proxy_session;
 use crate::quota::{QuotaState, Quotas};
 use crate::receipt_log::ReceiptLog;
 use crate::resolver::Resolve;
+use crate::sandbox_socket::{SandboxListener, SandboxStream};
 use crate::stream_attempt::{Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
 
 /// Default upstream connect deadline (the 5 s).
@@ -98,6 +99,7 @@ impl RunEngine {
             connect_timeout: config.connect_timeout,
             handshake_timeout: config.handshake_timeout,
             cancel: Cancel::default(),
+            stopping: crate::stop_latch::StopLatch::default(),
             tasks: Tasks::new(),
             resolving: tokio::sync::Semaphore::new(MAX_CONCURRENT_RESOLVES),
             receipts: ReceiptLog::default(),
@@ -140,6 +142,12 @@ impl RunEngine {
     /// The socket the in-sandbox relay connects to.
     pub fn socket_path(&self) -> &Path {
         &self.socket_path
+    }
+
+    /// The latch the run's stop ladder sets before it signals the sandbox:
+    /// from then on a stream that ends is recorded `cancelled` (stop_latch.rs).
+    pub fn stop_latch(&self) -> crate::stop_latch::StopLatch {
+        self.ctx.stopping.clone()
     }
 
     /// Streams open right now (for tests and observation).
@@ -189,14 +197,15 @@ fn bind_private(path: &Path) -> Result<std::os::unix::net::UnixListener, EngineE
 }
 
 async fn accept_loop(ctx: Arc<RunContext>, listener: UnixListener, _alive: Alive) {
+    let listener = SandboxListener(listener); // drains its backlog when this task ends
     loop {
         let accepted = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return,
-            accepted = listener.accept() => accepted,
+            accepted = listener.0.accept() => accepted,
         };
         let client = match accepted {
-            Ok((client, _)) => client,
+            Ok((client, _)) => SandboxStream::new(client), // drained on every close
             Err(_) => {
                 tokio::select! {
                     _ = ctx.cancel.cancelled() => return,

@@ -26,6 +26,7 @@ use crate::quota::QuotaState;
 use crate::receipt_log::ReceiptLog;
 use crate::refusal::Refusal;
 use crate::resolver::Resolve;
+use crate::sandbox_socket::SandboxStream;
 use crate::sni::{parse_client_hello, SniVerdict, MAX_CLIENT_HELLO_BYTES};
 use crate::timestamp::rfc3339;
 
@@ -40,6 +41,8 @@ pub struct RunContext {
     /// How long a client may take to send its proxy request or ClientHello.
     pub handshake_timeout: Duration,
     pub cancel: Cancel,
+    /// Set when the run's stop begins, before the sandbox is signalled.
+    pub stopping: crate::stop_latch::StopLatch,
     pub tasks: Tasks,
     /// Name lookups of this run in flight at once (each holds a blocking thread).
     pub resolving: tokio::sync::Semaphore,
@@ -96,6 +99,7 @@ impl Attempt {
 
     /// The one place an attempt's result and end are decided (`None`: stopped).
     pub fn settle(mut self, ctx: &RunContext, outcome: Option<Outcome>) {
+        let outcome = ctx.stopping.attribute(outcome);
         let r = &mut self.receipt;
         match outcome {
             Some(Outcome::Refused(refusal)) => r.result = NetworkReceipt::result_for(Some(refusal)),
@@ -232,7 +236,7 @@ pub async fn run_admitted(
     ctx: &RunContext,
     attempt: &mut Attempt,
     connected: Connected,
-    client: UnixStream,
+    client: SandboxStream<UnixStream>,
     prefix: Vec<u8>,
 ) -> Outcome {
     let prefill = match verify_sni(ctx, attempt, &connected.admitted, &client, prefix).await {
