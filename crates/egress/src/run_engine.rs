@@ -84,6 +84,8 @@ pub struct RunEngine {
     ctx: Arc<RunContext>,
     socket_path: PathBuf,
     finished: Option<NetworkReceipts>,
+    /// A copy of the sandbox's end of the fd-4 channel (see `hold_fd4_peer`).
+    fd4_peer: Option<OwnedFd>,
 }
 
 impl RunEngine {
@@ -108,6 +110,7 @@ impl RunEngine {
             ctx: Arc::clone(&ctx),
             socket_path: config.socket_path,
             finished: None,
+            fd4_peer: None,
         };
         // Registering with the reactor needs the runtime's context.
         let _entered = config.runtime.enter();
@@ -144,6 +147,16 @@ impl RunEngine {
         &self.socket_path
     }
 
+    /// Keeps `peer`, a copy of the sandbox's end of the fd-4 channel, open
+    /// until `finish`. Why: a send on a datagram socket whose peer is gone
+    /// purges the SENDER's receive queue in the sending thread (the kernel's
+    /// `unix_dgram_disconnected`), so a reply sent after the program exited
+    /// would drop the descriptors it left queued on a runtime worker
+    /// (round 5, R5N-1). While this copy is open the peer is never gone.
+    pub fn hold_fd4_peer(&mut self, peer: OwnedFd) {
+        self.fd4_peer = Some(peer);
+    }
+
     /// The latch the run's stop ladder sets before it signals the sandbox:
     /// from then on a stream that ends is recorded `cancelled` (stop_latch.rs).
     pub fn stop_latch(&self) -> crate::stop_latch::StopLatch {
@@ -164,6 +177,9 @@ impl RunEngine {
         }
         self.ctx.cancel.cancel();
         self.ctx.tasks.wait_all(TEARDOWN_BOUND);
+        if let Some(peer) = self.fd4_peer.take() {
+            cordon_passed_fds::drain_and_close(peer); // the replies it holds carry stream ends
+        }
         let _ = std::fs::remove_file(&self.socket_path);
         let (receipts, dropped) = self.ctx.receipts.take();
         let done = NetworkReceipts { receipts, dropped };

@@ -71,14 +71,27 @@ mod tests {
             ]
         };
         for outcome in dying() {
-            assert_ne!(read(&latch, outcome), "stopped", "no stop yet: as it happened");
+            assert_ne!(
+                read(&latch, outcome),
+                "stopped",
+                "no stop yet: as it happened"
+            );
         }
         latch.latch();
         for outcome in dying() {
             assert_eq!(read(&latch, outcome), "stopped");
         }
-        assert_eq!(read(&latch, Outcome::Refused(Refusal::SniMismatch)), "sni-mismatch");
-        assert_eq!(read(&latch, Outcome::Refused(Refusal::QuotaStreams)), "quota-streams");
-        assert_eq!(read(&latch, Outcome::Relayed(StreamEnd::QuotaBytesIn)), "QuotaBytesIn");
+        assert_eq!(
+            read(&latch, Outcome::Refused(Refusal::SniMismatch)),
+            "sni-mismatch"
+        );
+        assert_eq!(
+            read(&latch, Outcome::Refused(Refusal::QuotaStreams)),
+            "quota-streams"
+        );
+        assert_eq!(
+            read(&latch, Outcome::Relayed(StreamEnd::QuotaBytesIn)),
+            "QuotaBytesIn"
+        );
     }
 }
