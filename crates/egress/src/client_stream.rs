@@ -24,6 +24,7 @@ use tokio::io::Interest;
 use tokio::net::{TcpStream, UnixStream};
 
 use crate::refusal::Refusal;
+use crate::sandbox_socket::SandboxStream;
 
 /// The byte the relay sends with the client's socket attached.
 pub const HANDOFF_MARKER: u8 = 0;
@@ -32,7 +33,8 @@ const FIRST_READ_BYTES: usize = 4096;
 
 /// The sandbox's side of one proxy stream.
 pub enum ClientStream {
-    Unix(UnixStream),
+    /// Drained when dropped (sandbox_socket.rs, R5N-1).
+    Unix(SandboxStream<UnixStream>),
     Passed(PassedTcp),
 }
 
@@ -58,7 +60,7 @@ impl Drop for PassedTcp {
 /// speaks to the engine socket directly). Waits without a bound: the
 /// caller's handshake deadline and the run's stop bound it. A connection
 /// not kept is closed off this thread ([`release_connection`]).
-pub async fn take(unix: UnixStream) -> Result<(ClientStream, Vec<u8>), Refusal> {
+pub async fn take(unix: SandboxStream<UnixStream>) -> Result<(ClientStream, Vec<u8>), Refusal> {
     let taken = first_message(&unix).await;
     match taken {
         Ok(FirstMessage::Bytes(bytes)) => Ok((ClientStream::Unix(unix), bytes)),
@@ -75,26 +77,18 @@ pub async fn take(unix: UnixStream) -> Result<(ClientStream, Vec<u8>), Refusal> 
 
 /// Closes a proxy connection: its queue may hold descriptors the sandbox
 /// sent after its first message, and the kernel drops those in whichever
-/// thread closes it (R4-4). Shut for reading first, the peer can queue
-/// nothing more; a descriptor always travels with at least one byte, so
-/// with nothing queued the close cannot block and is done here (the common
-/// case: no thread per stream); otherwise on a detached thread.
-pub fn release_connection(unix: UnixStream) {
-    let Ok(std) = unix.into_std() else { return };
-    let fd = OwnedFd::from(std);
-    let _ = nix::sys::socket::shutdown(fd.as_raw_fd(), nix::sys::socket::Shutdown::Read);
-    let mut peek = [0u8; 1];
-    let flags = MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT;
-    match recv(fd.as_raw_fd(), &mut peek, flags) {
-        Ok(0) => drop(fd),
-        _ => cordon_passed_fds::neutralise(vec![fd]),
-    }
+/// thread closes it (R4-4, R5N-1). The wrapper's drop shuts it down (the
+/// peer can queue nothing more) and receives what is queued through
+/// `cordon_passed_fds` — each passed socket made abortive and closed on the
+/// closer thread — so the close here drops nothing the sandbox passed.
+pub fn release_connection(unix: SandboxStream<UnixStream>) {
+    drop(unix);
 }
 
 /// A client refused before its request was read (a stream quota at
 /// accept): a handed-over socket gets a FIN after what it sent is drained,
 /// so the program reads an end rather than a reset; the rest is closed.
-pub async fn close_refused(unix: UnixStream) {
+pub async fn close_refused(unix: SandboxStream<UnixStream>) {
     let Ok((ClientStream::Passed(passed), _)) = take(unix).await else {
         return;
     };

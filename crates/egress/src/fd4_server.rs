@@ -27,6 +27,7 @@ use crate::cancel::Alive;
 use crate::fd4_codec::{decode_request, encode_response, Fd4Status, MAX_REQUEST_BYTES};
 use crate::network_receipt::{Frontend, StreamProtocol};
 use crate::refusal::Refusal;
+use crate::sandbox_socket::{SandboxChannel, SandboxStream};
 use crate::scm_rights::{recv_datagram, send_datagram, Received};
 use crate::stream_attempt::{
     admit_and_connect, run_admitted, until_cancelled, Attempt, Connected, RunContext,
@@ -46,6 +47,11 @@ fn status_for(refusal: Refusal) -> Fd4Status {
 
 /// Serves the channel until the run is cancelled (or the channel fails).
 pub async fn serve(ctx: Arc<RunContext>, channel: UnixDatagram, _alive: Alive) {
+    // Drained and closed off this worker however the task ends (R5N-1).
+    let held = SandboxChannel(Some(channel));
+    let Some(channel) = held.0.as_ref() else {
+        return;
+    };
     loop {
         // One byte more than the largest valid request, so an oversized one is seen as such.
         let receive = channel.async_io(Interest::READABLE, || {
@@ -57,7 +63,7 @@ pub async fn serve(ctx: Arc<RunContext>, channel: UnixDatagram, _alive: Alive) {
             received = receive => received,
         };
         let serving = match received {
-            Ok(received) => handle(&ctx, &channel, received).await,
+            Ok(received) => handle(&ctx, channel, received).await,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Serving::On,
             Err(_) => return,
         };
@@ -115,7 +121,7 @@ async fn open(
     attempt: &mut Attempt,
     channel: &UnixDatagram,
     received: &Received,
-) -> Result<(Connected, tokio::net::UnixStream), Refusal> {
+) -> Result<(Connected, SandboxStream<tokio::net::UnixStream>), Refusal> {
     let request = if received.had_ancillary || received.truncated {
         Err(Fd4Status::Malformed)
     } else {
@@ -137,7 +143,7 @@ async fn open(
         .map_err(|_| Refusal::ConnectFailed)?;
     let engine_end =
         tokio::net::UnixStream::from_std(engine_end).map_err(|_| Refusal::ConnectFailed)?;
-    Ok((connected, engine_end))
+    Ok((connected, SandboxStream::new(engine_end)))
 }
 
 /// Replies with the refusal's status (raced against the stop) and records it.

@@ -45,9 +45,12 @@ mod connect;
 mod fd4_server;
 mod proxy_session;
 pub mod receipt_log;
+mod sandbox_socket;
+mod stop_latch;
 mod stream_attempt;
 
 pub use run_engine::{
     EngineError, NetworkReceipts, RunEngine, RunEngineConfig, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_HANDSHAKE_TIMEOUT,
 };
+pub use stop_latch::StopLatch;

@@ -16,13 +16,14 @@ use crate::client_stream::{self, ClientStream};
 use crate::http_request::{parse_head, HeadError, HeadParse, HttpRequest, MAX_HEAD_BYTES};
 use crate::network_receipt::{Frontend, StreamProtocol};
 use crate::refusal::Refusal;
+use crate::sandbox_socket::SandboxStream;
 use crate::socks5;
 use crate::stream_attempt::{
     admit_and_connect, run_admitted, until_cancelled, Attempt, Outcome, RunContext,
 };
 
 /// Serves one accepted proxy connection to its end and leaves its receipt.
-pub async fn serve(ctx: Arc<RunContext>, client: UnixStream) {
+pub async fn serve(ctx: Arc<RunContext>, client: SandboxStream<UnixStream>) {
     let mut attempt = Attempt::begin(&ctx, Frontend::Proxy, StreamProtocol::Unknown);
     let outcome = until_cancelled(&ctx, session(&ctx, &mut attempt, client)).await;
     attempt.settle(&ctx, outcome);
@@ -35,7 +36,11 @@ struct Request {
     prefix: Vec<u8>,
 }
 
-async fn session(ctx: &Arc<RunContext>, attempt: &mut Attempt, unix: UnixStream) -> Outcome {
+async fn session(
+    ctx: &Arc<RunContext>,
+    attempt: &mut Attempt,
+    unix: SandboxStream<UnixStream>,
+) -> Outcome {
     let deadline = Instant::now() + ctx.handshake_timeout;
     let taken = timeout_at(deadline, client_stream::take(unix)).await;
     let (client, mut buf) = match taken.unwrap_or(Err(Refusal::ProtocolError)) {

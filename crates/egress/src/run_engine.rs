@@ -30,6 +30,7 @@ use crate::quota::{QuotaState, Quotas};
 use crate::receipt_log::ReceiptLog;
 use crate::refusal::Refusal;
 use crate::resolver::Resolve;
+use crate::sandbox_socket::{SandboxListener, SandboxStream};
 use crate::stream_attempt::{until_cancelled, Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
 
 /// Default upstream connect deadline (the 5 s).
@@ -86,6 +87,8 @@ pub struct RunEngine {
     ctx: Arc<RunContext>,
     socket_path: PathBuf,
     finished: Option<NetworkReceipts>,
+    /// A copy of the sandbox's end of the fd-4 channel (see `hold_fd4_peer`).
+    fd4_peer: Option<OwnedFd>,
 }
 
 impl RunEngine {
@@ -102,6 +105,7 @@ impl RunEngine {
             handshake_timeout: config.handshake_timeout,
             teardown_bound: config.teardown_bound,
             cancel: Cancel::default(),
+            stopping: crate::stop_latch::StopLatch::default(),
             tasks: Tasks::new(),
             resolving: tokio::sync::Semaphore::new(MAX_CONCURRENT_RESOLVES),
             receipts: ReceiptLog::default(),
@@ -110,6 +114,7 @@ impl RunEngine {
             ctx: Arc::clone(&ctx),
             socket_path: config.socket_path,
             finished: None,
+            fd4_peer: None,
         };
         // Registering with the reactor needs the runtime's context.
         let _entered = config.runtime.enter();
@@ -146,6 +151,22 @@ impl RunEngine {
         &self.socket_path
     }
 
+    /// Keeps `peer`, a copy of the sandbox's end of the fd-4 channel, open
+    /// until `finish`. Why: a send on a datagram socket whose peer is gone
+    /// purges the SENDER's receive queue in the sending thread (the kernel's
+    /// `unix_dgram_disconnected`), so a reply sent after the program exited
+    /// would drop the descriptors it left queued on a runtime worker
+    /// (round 5, R5N-1). While this copy is open the peer is never gone.
+    pub fn hold_fd4_peer(&mut self, peer: OwnedFd) {
+        self.fd4_peer = Some(peer);
+    }
+
+    /// The latch the run's stop ladder sets before it signals the sandbox:
+    /// from then on a stream that ends is recorded `cancelled` (stop_latch.rs).
+    pub fn stop_latch(&self) -> crate::stop_latch::StopLatch {
+        self.ctx.stopping.clone()
+    }
+
     /// Streams open right now (for tests and observation).
     pub fn open_streams(&self) -> u64 {
         self.ctx.quota.open_streams()
@@ -160,6 +181,9 @@ impl RunEngine {
         }
         self.ctx.cancel.cancel();
         self.ctx.tasks.wait_all(self.ctx.teardown_bound);
+        if let Some(peer) = self.fd4_peer.take() {
+            cordon_passed_fds::drain_and_close(peer); // the replies it holds carry stream ends
+        }
         let _ = std::fs::remove_file(&self.socket_path);
         let (receipts, dropped) = self.ctx.receipts.take();
         let done = NetworkReceipts { receipts, dropped };
@@ -195,7 +219,7 @@ fn bind_private(path: &Path) -> Result<std::os::unix::net::UnixListener, EngineE
 /// Ends a connection refused at accept in a task of its own, bounded by
 /// the handshake deadline and the stop (the relay's message may not have
 /// arrived yet: it sends right after connecting).
-fn refuse_at_accept(ctx: &Arc<RunContext>, client: UnixStream) {
+fn refuse_at_accept(ctx: &Arc<RunContext>, client: SandboxStream<UnixStream>) {
     let Some(alive) = ctx.tasks.guard() else {
         crate::client_stream::release_connection(client);
         return;
@@ -209,14 +233,15 @@ fn refuse_at_accept(ctx: &Arc<RunContext>, client: UnixStream) {
 }
 
 async fn accept_loop(ctx: Arc<RunContext>, listener: UnixListener, _alive: Alive) {
+    let listener = SandboxListener(listener); // drains its backlog when this task ends
     loop {
         let accepted = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return,
-            accepted = listener.accept() => accepted,
+            accepted = listener.0.accept() => accepted,
         };
         let client = match accepted {
-            Ok((client, _)) => client,
+            Ok((client, _)) => SandboxStream::new(client), // drained on every close
             Err(_) => {
                 tokio::select! {
                     _ = ctx.cancel.cancelled() => return,

@@ -43,6 +43,8 @@ pub struct RunContext {
     /// How long `finish` waits for the tasks after cancelling them.
     pub teardown_bound: Duration,
     pub cancel: Cancel,
+    /// Set when the run's stop begins, before the sandbox is signalled.
+    pub stopping: crate::stop_latch::StopLatch,
     pub tasks: Tasks,
     /// Name lookups of this run in flight at once (each holds a blocking thread).
     pub resolving: tokio::sync::Semaphore,
@@ -99,6 +101,7 @@ impl Attempt {
 
     /// The one place an attempt's result and end are decided (`None`: stopped).
     pub fn settle(mut self, ctx: &RunContext, outcome: Option<Outcome>) {
+        let outcome = ctx.stopping.attribute(outcome);
         let r = &mut self.receipt;
         match outcome {
             Some(Outcome::Refused(refusal)) => r.result = NetworkReceipt::result_for(Some(refusal)),

@@ -17,6 +17,9 @@
 use std::io::{self, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
+mod drain;
+pub use drain::{drain, drain_and_close, drain_listener};
+
 use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
 
 /// The kernel's cap on descriptors in one message (`SCM_MAX_FD`). With room

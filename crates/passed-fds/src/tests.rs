@@ -159,3 +159,81 @@ fn a_kept_lingering_socket_is_released_at_once_and_closed_gracefully() {
     std::io::Read::read_to_end(&mut receiver, &mut all).unwrap();
     assert!(!all.is_empty());
 }
+
+/// Runs `close` on a thread and fails (rather than hanging) when it has not
+/// returned within a bound far past any honest close: unfixed, the close
+/// waits in tcp_close for the hour of linger.
+fn closes_promptly(what: &str, close: impl FnOnce() + Send + 'static) {
+    let (done, returned) = mpsc::channel();
+    std::thread::spawn(move || {
+        close();
+        let _ = done.send(());
+    });
+    assert!(
+        returned.recv_timeout(Duration::from_secs(30)).is_ok(),
+        "{what}: the close blocked on a queued lingering socket"
+    );
+}
+
+#[test]
+fn a_drained_stream_closes_at_once_with_a_lingering_socket_queued_and_refuses_more() {
+    let (sandbox, host) = UnixStream::pair().unwrap();
+    let (sender, _receiver) = lingering_pair();
+    send_with(&sandbox, b"frame", &[sender.as_raw_fd()]);
+    drop(sender); // the queued copy is the last reference
+    closes_promptly("stream", move || {
+        drain(host.as_fd());
+        drop(host);
+    });
+    let refused = sendmsg::<()>(
+        sandbox.as_raw_fd(),
+        &[IoSlice::new(b"more")],
+        &[],
+        MsgFlags::MSG_NOSIGNAL,
+        None,
+    );
+    assert!(refused.is_err(), "nothing can be queued once drained");
+}
+
+#[test]
+fn a_drained_datagram_channel_closes_at_once_and_refuses_more_even_behind_empty_datagrams() {
+    use std::os::unix::net::UnixDatagram;
+    let (sandbox, host) = UnixDatagram::pair().unwrap();
+    let (sender, _receiver) = lingering_pair();
+    // Zero-length datagrams read like an empty queue after a shutdown.
+    sandbox.send(b"").unwrap();
+    sandbox.send(b"").unwrap();
+    sendmsg::<()>(
+        sandbox.as_raw_fd(),
+        &[IoSlice::new(b"MECQ")],
+        &[ControlMessage::ScmRights(&[sender.as_raw_fd()])],
+        MsgFlags::empty(),
+        None,
+    )
+    .unwrap();
+    drop(sender);
+    closes_promptly("datagram", move || drain_and_close(OwnedFd::from(host)));
+    assert!(
+        sandbox.send(b"more").is_err(),
+        "nothing can be queued once drained"
+    );
+}
+
+#[test]
+fn a_drained_listener_closes_at_once_with_a_lingering_socket_queued_in_its_backlog() {
+    use std::os::unix::net::UnixListener;
+    let dir = std::env::temp_dir().join(format!("cordon-drain-{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    let listener = UnixListener::bind(&dir).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    // Connected, never accepted: the queue belongs to the embryo connection.
+    let client = UnixStream::connect(&dir).unwrap();
+    let (sender, _receiver) = lingering_pair();
+    send_with(&client, b"frame", &[sender.as_raw_fd()]);
+    drop(sender);
+    closes_promptly("listener", move || {
+        drain_listener(listener.as_fd());
+        drop(listener);
+    });
+    let _ = std::fs::remove_file(&dir);
+}

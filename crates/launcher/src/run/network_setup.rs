@@ -111,7 +111,10 @@ pub fn prepare(
         (None, None)
     };
     let socket_path = engine_dir.join(ENGINE_SOCKET);
-    let engine = RunEngine::start(RunEngineConfig {
+    // The engine keeps the sandbox's end open until it finishes (R5N-1).
+    let fd4_peer = fd4_sandbox.as_ref().map(OwnedFd::try_clone).transpose();
+    let fd4_peer = fd4_peer.map_err(NetworkSetupError::Channel)?;
+    let mut engine = RunEngine::start(RunEngineConfig {
         socket_path: socket_path.clone(),
         fd4_channel: fd4_engine,
         allowlist: Allowlist::new(network.allow.clone())?,
@@ -129,6 +132,9 @@ pub fn prepare(
             .handle()
             .clone(),
     })?;
+    if let Some(peer) = fd4_peer {
+        engine.hold_fd4_peer(peer);
+    }
     if let Some(id) = identity {
         std::os::unix::fs::chown(&socket_path, Some(id.uid), Some(id.gid)).map_err(|source| {
             NetworkSetupError::Chown {

@@ -109,6 +109,13 @@ pub fn spawn_reader(
                     sink.emit(Event::Data { stream, bytes });
                 }
                 Err(e) => {
+                    // EOF above means the queue is empty and the sandbox can
+                    // send nothing more; an error does not, so whatever it
+                    // queued is received and neutralised here, and nothing
+                    // more accepted, before any thread closes fd 3 (R5N-1).
+                    if matches!(stream, Stream::Protocol) {
+                        cordon_passed_fds::drain(fd.as_fd());
+                    }
                     sink.emit(Event::End {
                         stream,
                         error: Some(e.to_string()),

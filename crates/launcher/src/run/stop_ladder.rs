@@ -97,6 +97,8 @@ struct SupervisionState {
     record: StopRecord,
     /// Armed deadlines' timers, aborted when bwrap is reaped.
     deadlines: Vec<tokio::task::AbortHandle>,
+    /// The run's egress engine's stop latch (mediated network only).
+    egress_stop: Option<cordon_egress::StopLatch>,
 }
 
 impl Supervision {
@@ -115,6 +117,12 @@ impl Supervision {
             s.init_pid = Some(pid);
             s.init = Some(Arc::new(fd));
         });
+    }
+
+    /// Latched when a stop starts, before any signal: the engine then
+    /// records every stream the stop ends as `cancelled` (R5N-2).
+    pub fn set_egress_stop(&self, latch: cordon_egress::StopLatch) {
+        self.with(|s| s.egress_stop = Some(latch));
     }
 
     /// The run's cgroup, killed whole by the forced rung.
@@ -180,6 +188,9 @@ impl Supervision {
         s.record.reason = Some(reason);
         if s.exited {
             return;
+        }
+        if let Some(latch) = &s.egress_stop {
+            latch.latch(); // before the ladder signals anything
         }
         drop(s);
         match crate::run::supervision_runtime::get() {

@@ -97,6 +97,9 @@ pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<Ex
         supervision: Arc::new(Supervision::default()),
         stop_timings: prepared.request.stop,
     });
+    if let Some(engine) = &prepared.egress {
+        control.supervision.set_egress_stop(engine.stop_latch());
+    }
     let (pid_tx, pid_rx) = mpsc::channel();
     let run = Run {
         p: prepared,

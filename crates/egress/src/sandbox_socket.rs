@@ -1,0 +1,70 @@
+//! Sockets the sandbox can write to, as the engine holds them: each is
+//! drained through `cordon_passed_fds` before it closes (round 5, R5N-1).
+//!
+//! Why: the engine's tasks run on the launcher's supervision runtime, whose
+//! few workers every run shares. Closing a Unix socket purges its receive
+//! queue in the closing thread — a descriptor the sandbox queued there and
+//! the engine never read (a connection refused at accept, the fd-4 channel
+//! at run end, a stream or a backlog connection at a stop) is dropped on that
+//! worker, and a TCP socket with `SO_LINGER` set holds it in `tcp_close` for
+//! the linger time: two such runs froze every run of the provider. Drained
+//! first (shut down, then every queued descriptor received and neutralised),
+//! the close on the worker drops nothing the sandbox passed.
+
+use std::ops::Deref;
+use std::os::fd::{AsFd, OwnedFd};
+
+use tokio::net::{UnixDatagram, UnixListener};
+
+/// A connection the sandbox writes to (an accepted proxy or engine-socket
+/// connection, the engine's end of an fd-4 stream): drained when dropped,
+/// on whatever path and in whatever phase it is dropped.
+#[derive(Debug)]
+pub struct SandboxStream<T: AsFd>(T);
+
+impl<T: AsFd> SandboxStream<T> {
+    pub fn new(socket: T) -> Self {
+        Self(socket)
+    }
+}
+
+impl<T: AsFd> Deref for SandboxStream<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: AsFd> Drop for SandboxStream<T> {
+    fn drop(&mut self) {
+        cordon_passed_fds::drain(self.0.as_fd());
+    }
+}
+
+/// The run's listener (the sandbox can connect to it): new connections are
+/// refused and every one still in the backlog is drained when it drops.
+#[derive(Debug)]
+pub struct SandboxListener(pub UnixListener);
+
+impl Drop for SandboxListener {
+    fn drop(&mut self) {
+        cordon_passed_fds::drain_listener(self.0.as_fd());
+    }
+}
+
+/// The fd-4 channel: drained and closed on the passed-fds closer thread
+/// when dropped (a datagram queue can hide a passed descriptor from a
+/// drain behind zero-length datagrams sent in the instant before its
+/// shutdown; once per run, the closer thread costs nothing that matters).
+#[derive(Debug)]
+pub struct SandboxChannel(pub Option<UnixDatagram>);
+
+impl Drop for SandboxChannel {
+    fn drop(&mut self) {
+        // into_std fails only when the reactor is gone (the runtime shut
+        // down), and then the socket has been closed already.
+        if let Some(Ok(std)) = self.0.take().map(UnixDatagram::into_std) {
+            cordon_passed_fds::drain_and_close(OwnedFd::from(std));
+        }
+    }
+}

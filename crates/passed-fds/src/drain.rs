@@ -1,0 +1,81 @@
+//! Closing a socket the sandbox can write to (round 5, R5N-1).
+//!
+//! Why: closing a Unix socket purges its receive queue in the closing
+//! thread, and with it every descriptor the sandbox queued there but the
+//! host never received; the last reference of a TCP socket with
+//! `SO_LINGER` set then waits in `tcp_close` for the linger time. Reads
+//! already neutralise what they receive ([`crate::recv_neutralising`]);
+//! this is the close: stop the sandbox from queueing more (`shutdown`, after
+//! which its sends fail with `EPIPE` and its connects to a listener are
+//! refused), receive — neutralising — whatever is queued, then close. A
+//! thread that closes a socket after [`drain`] never drops a passed
+//! descriptor itself.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+
+use nix::sys::socket::{
+    accept4, getsockopt, shutdown, sockopt, MsgFlags, Shutdown, SockFlag, SockType,
+};
+
+use crate::recv_neutralising;
+
+/// Bytes per drain receive: queued bytes are discarded; a larger buffer
+/// only means fewer receives for a full stream queue.
+const DRAIN_CHUNK: usize = 16 * 1024;
+/// Receives before the shutdown: a sandbox that keeps sending while this
+/// loop runs cannot hold the thread here (the shutdown then ends it).
+const BEFORE_SHUTDOWN: usize = 4096;
+
+/// Empties `socket`'s receive queue, neutralising every passed descriptor,
+/// and shuts it down both ways so nothing more can be queued. Non-blocking;
+/// bounded by what the queue held when the shutdown landed.
+pub fn drain(socket: BorrowedFd<'_>) {
+    let stream = matches!(getsockopt(&socket, sockopt::SockType), Ok(SockType::Stream));
+    // Before the shutdown an empty queue reads as EAGAIN, which no datagram
+    // can fake (a zero-length datagram reads as 0 bytes, like the end of a
+    // stream, so a datagram socket is read to EAGAIN here).
+    let mut buf = vec![0u8; DRAIN_CHUNK];
+    for _ in 0..BEFORE_SHUTDOWN {
+        match recv_neutralising(socket, &mut buf, MsgFlags::MSG_DONTWAIT) {
+            Ok(r) if stream && r.bytes == 0 && !r.had_ancillary => break, // EOF
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let _ = shutdown(socket.as_raw_fd(), Shutdown::Both);
+    // What raced in before the shutdown. After it an empty queue reads as
+    // 0 bytes on either type, so this stops at the first empty read; for a
+    // datagram socket a zero-length datagram also ends it, which is why the
+    // callers of a datagram socket close it on the closer thread.
+    loop {
+        match recv_neutralising(socket, &mut buf, MsgFlags::MSG_DONTWAIT) {
+            Ok(r) if r.bytes > 0 || r.had_ancillary => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            _ => break,
+        }
+    }
+}
+
+/// [`drain`], then the close itself on the detached closer thread: for a
+/// socket closed once per run (a datagram channel, whose queue a
+/// zero-length datagram can hide the rest of from [`drain`]).
+pub fn drain_and_close(socket: OwnedFd) {
+    drain(socket.as_fd());
+    crate::neutralise(vec![socket]);
+}
+
+/// For a listening Unix socket the sandbox can connect to: refuses new
+/// connections (`shutdown`), then accepts and [`drain`]s each connection
+/// still in its backlog — a connection not yet accepted has a queue of its
+/// own, purged when the listener closes. Non-blocking.
+pub fn drain_listener(listener: BorrowedFd<'_>) {
+    let _ = shutdown(listener.as_raw_fd(), Shutdown::Read);
+    loop {
+        match accept4(listener, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK) {
+            Ok(conn) => drain(conn.as_fd()),
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return,
+        }
+    }
+}
