@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use ring::signature::{Ed25519KeyPair, KeyPair, UnparsedPublicKey, ED25519};
+use ring::signature::{Ed25519KeyPair, KeyPair};
+#[cfg(test)]
+use ring::signature::{UnparsedPublicKey, ED25519};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::PrivatePkcs8KeyDer;
 use serde_json::Value;
@@ -102,6 +104,7 @@ impl ReceiptSigner {
     }
 }
 
+#[cfg(test)]
 /// True when `signature` (base64) is `public_key_pem`'s signature of
 /// `receipt`: what a provider checks, here for `--probe` and the tests.
 pub fn verify(public_key_pem: &str, receipt: &Value, signature: &str) -> bool {
@@ -125,6 +128,7 @@ fn spki_pem(raw: &[u8]) -> String {
     )
 }
 
+#[cfg(test)]
 fn spki_raw_key(pem: &str) -> Option<Vec<u8>> {
     let body: String = pem
         .lines()
