@@ -24,6 +24,7 @@ mod spawn_request;
 mod unix_listener;
 mod upload;
 // TLS transport, metrics, receipt signing and probe (rtls).
+pub mod metrics;
 pub mod receipt_canonical;
 pub mod signing;
 pub mod tls;
@@ -102,6 +103,10 @@ pub fn main(args: &[String]) -> i32 {
 
 /// Steps 3–6 with an observer (metrics hooks).
 pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
+    let events = match start_metrics(&config, events).await {
+        Ok(events) => events,
+        Err(e) => return fail(exit_status::HOST_ERROR, &e),
+    };
     let signer = match config
         .signing_key
         .as_deref()
@@ -144,6 +149,27 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     unix_listener::serve(&placed, Arc::clone(&host), stop_signal()).await;
     drop(placed);
     shut_down(&host).await
+}
+
+/// `metrics` (off without the section): binds its address, serves it, and
+/// makes the registry the host's observer.
+async fn start_metrics(
+    config: &Config,
+    events: Arc<dyn HostEvents>,
+) -> Result<Arc<dyn HostEvents>, String> {
+    let wanted =
+        metrics::MetricsConfig::parse(config.metrics.as_ref()).map_err(|e| e.to_string())?;
+    let Some(wanted) = wanted else {
+        return Ok(events);
+    };
+    let listener = metrics::bind(wanted).await?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| format!("config.metrics: {e}"))?;
+    eprintln!("cordon host: metrics on http://{local}/metrics");
+    let registry = Arc::new(metrics::Metrics::default());
+    tokio::spawn(metrics::serve(listener, Arc::clone(&registry)));
+    Ok(registry)
 }
 
 /// `listen.tcp`: the TLS transport (tls_listener.rs), then the same shutdown.
