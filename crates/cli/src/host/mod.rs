@@ -25,10 +25,10 @@ mod unix_listener;
 mod upload;
 // TLS transport, metrics, receipt signing and probe (rtls).
 pub mod metrics;
+mod probe;
 pub mod receipt_canonical;
 pub mod signing;
 pub mod tls;
-#[cfg(test)] // the client side, for the tests (and the probe, not built yet)
 pub mod tls_client;
 mod tls_listener;
 
@@ -43,7 +43,7 @@ pub use events::{HostEvents, NoEvents};
 
 use crate::exit_status;
 
-pub const SYNOPSIS: &str = "cordon host --config FILE\n";
+pub const SYNOPSIS: &str = "cordon host --config FILE\n       cordon host --probe --config FILE [--ca FILE] [--cert FILE --key FILE] [--token-file FILE] [--server-name NAME]\n";
 
 /// How long a stopping host waits for its sessions' sandboxes to settle.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(30);
@@ -79,6 +79,9 @@ fn parse_args(args: &[String]) -> Result<PathBuf, String> {
 
 /// Runs the host; returns the exit status (docs/cli.md).
 pub fn main(args: &[String]) -> i32 {
+    if let Some(("--probe", rest)) = args.split_first().map(|(a, r)| (a.as_str(), r)) {
+        return probe::main(rest);
+    }
     let path = match parse_args(args) {
         Ok(path) => path,
         Err(usage) if usage.is_empty() => {

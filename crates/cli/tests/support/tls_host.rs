@@ -30,6 +30,8 @@ pub struct HostChild {
     pub port: u16,
     /// The host's stderr lines before it listened (e.g. the metrics address).
     pub before: Vec<String>,
+    /// The configuration file it runs with.
+    pub config: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -85,6 +87,7 @@ pub fn start_host(pki: &pki::Pki, extra: Value) -> HostChild {
         child,
         port,
         before,
+        config: path,
         _dir: dir,
     }
 }
