@@ -125,3 +125,39 @@ fn tls_without_client_certificates_or_tokens_and_plain_tcp_are_refused_at_start_
         assert!(stderr.contains(said), "{stderr}");
     }
 }
+
+#[test]
+fn plaintext_to_the_tls_port_is_closed_with_at_most_a_tls_alert() {
+    use std::io::{Read, Write};
+    let pki = pki::generate();
+    let host = start_host(&pki, json!({}));
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", host.port)).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    // A cordon-remote-v1 hello, in the clear.
+    tcp.write_all(b"\x00\x00\x00\x08\x01{\"v\":1}").unwrap();
+    let mut out = Vec::new();
+    tcp.read_to_end(&mut out).unwrap();
+    // Nothing, or one TLS alert record (type 21, a 2-byte body): no text.
+    assert!(
+        out.is_empty() || (out.len() == 7 && out[0] == 21 && out[3..5] == [0, 2]),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn the_tls_handshake_counts_against_the_first_frame_bound() {
+    let pki = pki::generate();
+    let host = start_host(&pki, json!({"handshake": {"firstFrameMs": 1500}}));
+    let pause = std::time::Duration::from_millis(900);
+    // Each pause is within the bound; together they are past it.
+    let mut late = connect(host.port, &pki, Some(&pki.client));
+    std::thread::sleep(pause);
+    late.conn.complete_io(&mut late.sock).unwrap();
+    std::thread::sleep(pause);
+    assert!(hello(&mut late, None).is_none());
+    let mut prompt = connect(host.port, &pki, Some(&pki.client));
+    std::thread::sleep(pause);
+    prompt.conn.complete_io(&mut prompt.sock).unwrap();
+    assert!(hello(&mut prompt, None).is_some());
+}
