@@ -4,6 +4,8 @@
 
 #[macro_use]
 mod support;
+#[path = "host_support/mod.rs"]
+mod host_support;
 #[path = "support/pki.rs"]
 mod pki;
 #[path = "support/tls_host.rs"]
@@ -106,4 +108,40 @@ fn a_live_host_whose_bwrap_fails_the_doctor_checks_is_not_ready() {
         stderr.contains("not ready: cannot launch sandboxes: "),
         "{stderr}"
     );
+}
+
+fn unix_probe(host: &host_support::HostProcess, token: Option<&str>) -> Output {
+    let mut command = Command::new(CORDON);
+    command
+        .args(["host", "--probe", "--config"])
+        .arg(host.dir.path().join("host.json"));
+    if let Some(token) = token {
+        let file = host.dir.path().join("probe-token");
+        std::fs::write(&file, format!("{token}\n")).unwrap();
+        command.arg("--token-file").arg(file);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn over_a_unix_socket_the_probe_is_ready_with_the_hosts_token_and_not_with_a_wrong_one() {
+    require_sandbox!();
+    let digest = ring::digest::digest(&ring::digest::SHA256, b"probe-secret");
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let host = host_support::HostProcess::start("probe", json!({"tokens": {hex: "ops"}}));
+    let out = unix_probe(&host, Some("probe-secret"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("over unix (peercred+token)"), "{stdout}");
+    for token in [Some("wrong"), None] {
+        let out = unix_probe(&host, token);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("not ready: no welcome"), "{stderr}");
+    }
 }
