@@ -27,7 +27,10 @@ fn a_session_uploads_runs_relays_fd_3_and_stderr_as_bytes_and_exits_with_the_rec
     let data = base64::engine::general_purpose::STANDARD.encode(b"uploaded\n");
     client.send_json(UPLOAD, &json!({"path": "dir/in.txt", "data": data}));
     let script = "cat /workspace/dir/in.txt >&3; tr a-z A-Z <&3 >&3; echo oops >&2; exit 3";
-    let started = client.spawn(&["-c", script], json!({"policy": read_only(), "invocationId": "run-1", "deadlineMs": 60_000}));
+    let started = client.spawn(
+        &["-c", script],
+        json!({"policy": read_only(), "invocationId": "run-1", "deadlineMs": 60_000}),
+    );
     assert_eq!(started["invocationId"], "run-1");
     assert!(started["pid"].as_u64().is_some(), "{started}");
     assert_eq!(started["clamped"], json!({}));
@@ -85,7 +88,11 @@ fn a_silent_client_is_closed_after_the_first_frame_bound() {
     let began = Instant::now();
     assert_eq!(client.read_to_close(), b"");
     // Closed by the bound, not by the test's own read timeout (20 s).
-    assert!(began.elapsed() < Duration::from_secs(10), "{:?}", began.elapsed());
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
 }
 
 #[test]
@@ -111,7 +118,10 @@ fn an_unknown_program_and_a_policy_with_extra_binds_are_refused_with_their_codes
     require_sandbox!();
     let host = HostProcess::start("host-refuse", json!({}));
     let (mut client, _) = host.session();
-    client.send_json(SPAWN, &json!({"program": "/bin/sh", "args": [], "options": {"policy": read_only()}}));
+    client.send_json(
+        SPAWN,
+        &json!({"program": "/bin/sh", "args": [], "options": {"policy": read_only()}}),
+    );
     let refused = client.expect_json(REFUSED);
     assert_eq!(refused["code"], "ERR_CORDON_INVALID_OPTIONS", "{refused}");
     assert!(client.recv().is_none(), "the host closes after refused");
@@ -131,7 +141,10 @@ fn an_unknown_program_and_a_policy_with_extra_binds_are_refused_with_their_codes
 #[test]
 fn a_deadline_above_the_hosts_ceiling_is_clamped_and_the_receipt_says_so() {
     require_sandbox!();
-    let host = HostProcess::start("host-clamp", json!({"ceilings": {"deadlineMs": 300, "processes": 16}}));
+    let host = HostProcess::start(
+        "host-clamp",
+        json!({"ceilings": {"deadlineMs": 300, "processes": 16}}),
+    );
     let (mut client, _) = host.session();
     let started = client.spawn(
         &["-c", "sleep 30"],
@@ -194,7 +207,10 @@ fn a_client_that_disconnects_mid_run_has_its_sandbox_stopped_with_reason_disconn
     let (client, pid) = running_sleeper(&host, "gone-1");
     drop(client);
     // The ladder: graceMs 1000 + forceMs 1000 by default; slack for load.
-    assert!(gone_within(pid, Duration::from_secs(10)), "sandbox {pid} still running");
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "sandbox {pid} still running"
+    );
     let receipt = host.kept_receipt("gone-1");
     assert_eq!(receipt["stop"]["reason"], "disconnect", "{receipt}");
     assert_eq!(receipt["stop"]["containmentConfirmed"], true);
@@ -207,7 +223,10 @@ fn a_client_that_stops_answering_pings_is_a_disconnect() {
     let host = HostProcess::start("host-pong", json!({"liveness": liveness}));
     let (_client, pid) = running_sleeper(&host, "mute-1");
     // The client stays connected but never answers.
-    assert!(gone_within(pid, Duration::from_secs(10)), "sandbox {pid} still running");
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "sandbox {pid} still running"
+    );
     assert_eq!(host.kept_receipt("mute-1")["stop"]["reason"], "disconnect");
 }
 
@@ -233,6 +252,120 @@ fn a_client_that_stops_reading_while_the_sandbox_floods_fd_3_costs_the_host_flat
     );
     client.send_json(STOP, &json!({}));
     let (fd3, _, exit) = client.run_to_exit();
-    assert!(fd3.len() >= 256 * 1024, "the window's worth arrives: {}", fd3.len());
+    assert!(
+        fd3.len() >= 256 * 1024,
+        "the window's worth arrives: {}",
+        fd3.len()
+    );
+    assert_eq!(exit["receipt"]["stop"]["reason"], "stop");
+}
+
+#[test]
+fn an_upload_outside_the_workspace_is_refused_and_nothing_is_written() {
+    require_sandbox!();
+    let host = HostProcess::start("host-upload", json!({}));
+    for path in ["../escape.txt", "/tmp/escape.txt", "a/../../escape.txt"] {
+        let (mut client, _) = host.session();
+        client.send_json(UPLOAD, &json!({"path": path, "data": "eA=="}));
+        let refused = client.expect_json(REFUSED);
+        assert_eq!(
+            refused["code"], "ERR_CORDON_INVALID_OPTIONS",
+            "{path}: {refused}"
+        );
+    }
+    assert!(!host.dir.path().join("state/escape.txt").exists());
+    assert!(!host.dir.path().join("escape.txt").exists());
+}
+
+#[test]
+fn a_client_that_sends_past_its_window_is_closed_and_its_sandbox_stopped() {
+    require_sandbox!();
+    let host = HostProcess::start("host-window", json!({}));
+    let (mut client, _) = host.session();
+    // The program never reads fd 3: nothing is acknowledged.
+    let started = client.spawn(
+        &["-c", "exec sleep 60"],
+        json!({"policy": read_only(), "invocationId": "greedy-1"}),
+    );
+    let pid = started["pid"].as_u64().expect("pid");
+    let chunk = vec![b'x'; 64 * 1024];
+    for _ in 0..5 {
+        client.send(DATA, &chunk); // the fifth is past the 256 KiB window
+    }
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "sandbox {pid} still running"
+    );
+    assert_eq!(
+        host.kept_receipt("greedy-1")["stop"]["reason"],
+        "disconnect"
+    );
+}
+
+#[test]
+fn a_second_host_on_a_live_socket_is_refused_and_sigterm_stops_sandboxes_and_removes_the_socket() {
+    require_sandbox!();
+    let mut host = HostProcess::start("host-stop", json!({}));
+    let config = host.dir.path().join("host.json");
+    let second = std::process::Command::new(support::CORDON)
+        .args(["host", "--config"])
+        .arg(&config)
+        .output()
+        .expect("second host");
+    assert_eq!(second.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another host is listening"));
+    let (_client, pid) = running_sleeper(&host, "stopped-1");
+    // SAFETY: kill(2) on our own unreaped child.
+    unsafe { libc::kill(host.child.id() as i32, libc::SIGTERM) };
+    let status = host.child.wait().expect("wait host");
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        !alive(pid),
+        "the host exited with its sandbox {pid} running"
+    );
+    assert!(!host.socket.exists(), "the socket is removed");
+    assert_eq!(host.kept_receipt("stopped-1")["stop"]["reason"], "signal");
+}
+
+#[test]
+fn a_client_that_returns_no_credit_receives_at_most_its_window_and_the_host_holds_no_more() {
+    require_sandbox!();
+    let host = HostProcess::start("host-credit", json!({}));
+    let (mut client, _) = host.session();
+    let started = client.spawn(
+        &["-c", "exec /usr/bin/yes flood >&3"],
+        json!({"policy": read_only()}),
+    );
+    assert!(started["pid"].is_u64(), "{started}");
+    // Read every frame off the socket for a while, but grant nothing.
+    client
+        .stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut received = 0usize;
+    let mut rss = Vec::new();
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_secs(4) {
+        match client.recv_or_idle() {
+            Some((DATA, payload)) => received += payload.len(),
+            Some((PING, payload)) => client.send(PONG, &payload),
+            Some(_) => {}
+            None => rss.push(host.rss_kb()),
+        }
+    }
+    assert_eq!(received, 256 * 1024, "exactly the initial window, no more");
+    let (first, last) = (rss[0], *rss.last().unwrap());
+    assert!(
+        last < first + 16 * 1024,
+        "host RSS grew from {first} kB to {last} kB with no credit returned"
+    );
+    client
+        .stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    // A client catching up returns the credit of what it read.
+    client.credit(0, received);
+    client.send_json(STOP, &json!({}));
+    let (_, _, exit) = client.run_to_exit();
     assert_eq!(exit["receipt"]["stop"]["reason"], "stop");
 }

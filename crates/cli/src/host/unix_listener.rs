@@ -57,10 +57,6 @@ fn io<'a>(
 pub fn place(path: &Path) -> Result<PlacedSocket, UnixListenError> {
     check_existing(path)?;
     let parent = path.parent().unwrap_or(Path::new("/"));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let random = cordon_launcher::host::process_identity::random_hex(4)
         .map_err(io("random name for", parent))?;
     // Short: a socket path is at most 107 bytes, and this one is longer

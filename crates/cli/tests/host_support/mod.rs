@@ -50,8 +50,11 @@ impl HostProcess {
             .prefix(&format!("ch-{tag}-"))
             .tempdir()
             .expect("temp dir");
-        std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod");
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("chmod");
         let socket = dir.path().join("host.sock");
         let mut config = json!({
             "listen": {"unix": socket},
@@ -96,7 +99,10 @@ impl HostProcess {
         client.send_json(HELLO, &json!({"v": 1}));
         let (kind, welcome) = client.recv().expect("welcome");
         assert_eq!(kind, WELCOME);
-        (client, serde_json::from_slice(&welcome).expect("welcome JSON"))
+        (
+            client,
+            serde_json::from_slice(&welcome).expect("welcome JSON"),
+        )
     }
 
     /// The receipt the host kept for `invocation_id`, waiting for it.
@@ -114,7 +120,10 @@ impl HostProcess {
                 let text = std::fs::read_to_string(entry.path()).expect("read receipt");
                 return serde_json::from_str(&text).expect("receipt JSON");
             }
-            assert!(Instant::now() < until, "no receipt kept for {invocation_id}");
+            assert!(
+                Instant::now() < until,
+                "no receipt kept for {invocation_id}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -167,7 +176,10 @@ impl Client {
         let mut head = [0u8; 5];
         if let Err(e) = self.stream.read_exact(&mut head) {
             assert!(
-                !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+                !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
                 "no frame within {FRAME_WAIT:?}"
             );
             return None;
@@ -175,6 +187,31 @@ impl Client {
         let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         let mut payload = vec![0u8; len - 1];
         self.stream.read_exact(&mut payload).ok()?;
+        Some((head[4], payload))
+    }
+
+    /// The next frame, or `None` when none came within the read timeout
+    /// the caller set (the connection must still be open).
+    pub fn recv_or_idle(&mut self) -> Option<(u8, Vec<u8>)> {
+        let mut head = [0u8; 5];
+        match self.stream.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return None
+            }
+            Err(e) => panic!("the host closed the connection: {e}"),
+        }
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let mut payload = vec![0u8; len - 1];
+        let saved = self.stream.read_timeout().unwrap();
+        self.stream.set_read_timeout(Some(FRAME_WAIT)).unwrap();
+        self.stream.read_exact(&mut payload).expect("frame payload");
+        self.stream.set_read_timeout(saved).unwrap();
         Some((head[4], payload))
     }
 
@@ -197,7 +234,10 @@ impl Client {
     }
 
     pub fn spawn(&mut self, args: &[&str], options: Value) -> Value {
-        self.send_json(SPAWN, &json!({"program": "sh", "args": args, "options": options}));
+        self.send_json(
+            SPAWN,
+            &json!({"program": "sh", "args": args, "options": options}),
+        );
         let (kind, payload) = self.recv().expect("started or refused");
         let value: Value = serde_json::from_slice(&payload).expect("JSON");
         assert!(kind == STARTED || kind == REFUSED, "{value}");
