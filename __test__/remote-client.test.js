@@ -121,3 +121,12 @@ test('require("cordon/remote") loads no native addon, no binding.js, no lib/nati
   const forbidden = loaded.filter((f) => /\.node$/.test(f) || [path.join(ROOT, 'binding.js'), path.join(ROOT, 'index.js'), path.join(ROOT, 'lib', 'native.js')].includes(f));
   assert.deepEqual(forbidden, []);
 });
+
+test('a Code Mode run against a host that cannot be reached fails with the connection\'s code, not as a runner exit', async () => {
+  const { connectRemote } = require('../lib/remote');
+  const remote = connectRemote({ socket: '/nonexistent/cordon-host.sock' });
+  const result = await remote.createCodeMode({ tools: [] }).run('return 1;');
+  assert.equal(result.ok, false);
+  assert.equal(result.error.kind, 'sandbox');
+  assert.equal(result.error.code, 'ERR_CORDON_REMOTE_UNREACHABLE');
+});

@@ -310,17 +310,26 @@ class RemoteExecution {
     this._settle(() => this._reject(error));
   }
 
-  /** Once: end both streams, release pending writes, drop every timer and the connection, then settle. */
+  /**
+   * Once: drop every timer and the connection, settle, then end both streams
+   * and release pending writes. After an exit the host has already ended
+   * both streams. After a failure, the streams end on the next turn: a
+   * stream's 'end' (a process.nextTick) would otherwise reach a caller
+   * before the rejection (a microtask), and Code Mode would report a runner
+   * that closed its protocol instead of the cause (unreachable, refused, …).
+   */
   _settle(settle) {
     if (this._phase === 'settled') return;
     this._phase = 'settled';
     for (const timer of this._timers.values()) clearTimeout(timer);
     this._timers.clear();
-    this._endStream(this.protocol);
-    this._endStream(this.stderr);
-    for (const write of this._writes.splice(0)) write.callback();
     this._socket?.destroy();
     settle();
+    setImmediate(() => {
+      this._endStream(this.protocol);
+      this._endStream(this.stderr);
+      for (const write of this._writes.splice(0)) write.callback();
+    });
   }
 
   // ---- the local execution's API ----
