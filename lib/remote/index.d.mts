@@ -1,10 +1,12 @@
 // ESM declarations of `cordon/remote` (index.d.ts for require): the pure-JavaScript client of `cordon host` (docs/remote.md).
 // Types only are imported from the package root; at run time this never loads the native addon.
 import type {
-  Policy, IsolatedExecution, CodeMode, CodeModeOptions, SandboxPool, PoolStats, CordonError,
+  Policy, IsolatedExecution, CodeMode, CodeModeOptions, SandboxPool, PoolStats,
 } from '../../index.js';
 
-export type { CordonError };
+import { CordonError } from '../../index.js';
+
+export { CordonError };
 
 /** A Unix-socket host (authenticated by your uid; a token optional). */
 export interface RemoteUnixTarget {
@@ -86,3 +88,6 @@ export interface RemoteClient {
 /** Throws ERR_CORDON_REMOTE_CREDENTIALS_MISSING without a socket or url (or TLS without ca and a client credential). */
 export declare function connectRemote(target: RemoteUnixTarget | RemoteTlsTarget, settings?: RemoteSettings): RemoteClient;
 export declare const DEFAULT_SLACK_MS: number;
+
+declare const remote: { connectRemote: typeof connectRemote; CordonError: typeof CordonError; DEFAULT_SLACK_MS: number };
+export default remote;

@@ -1,10 +1,12 @@
 // `cordon/remote`: the pure-JavaScript client of `cordon host` (docs/remote.md).
 // Types only are imported from the package root; at run time this never loads the native addon.
 import type {
-  Policy, IsolatedExecution, CodeMode, CodeModeOptions, SandboxPool, PoolStats, CordonError,
+  Policy, IsolatedExecution, CodeMode, CodeModeOptions, SandboxPool, PoolStats,
 } from '../../index';
 
-export type { CordonError };
+import { CordonError } from '../../index';
+
+export { CordonError };
 
 /** A Unix-socket host (authenticated by your uid; a token optional). */
 export interface RemoteUnixTarget {
