@@ -15,6 +15,9 @@ pub const USAGE: i32 = 2;
 /// the launcher could not write or read back the run's receipt, or the
 /// receipt asked for with `--receipt` could not be written.
 pub const RUN_ERROR: i32 = 125;
+/// `cordon host`: the configuration is invalid, the listener could not be
+/// set up, or sessions were still running when a stopping host gave up.
+pub const HOST_ERROR: i32 = 125;
 /// The sandbox could not be launched (bwrap missing, namespaces refused, a
 /// confinement the policy requires is unavailable, spawn failed), or it ran
 /// without the planned confinement and was stopped (confinement mismatch).

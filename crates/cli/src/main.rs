@@ -1,6 +1,7 @@
 //! `cordon`: the sandbox for providers that are not Node.js.
 //! - `cordon run … -- /abs/program args…` (run.rs)
 //! - `cordon doctor [--json]` (doctor.rs)
+//! - `cordon host --config FILE` (host/)
 //!
 //! Exit statuses are listed in exit_status.rs and docs/cli.md.
 
@@ -11,6 +12,7 @@
 mod doctor;
 mod exit_status;
 mod flag_names;
+mod host;
 mod lexical_path;
 mod policy_arg;
 mod receipt_file;
@@ -29,6 +31,9 @@ const COMMANDS: &str = "       cordon --version
            its stdout+stderr come out on our stderr; exits with its status
            (128+N when killed by signal N; 125 cordon error, 126 launch
            failed, 127 invalid program); SIGTERM/SIGINT/SIGHUP stop it gracefully
+  host     serve sandboxes to remote providers (docs/remote.md) over a Unix
+           socket; exits 0 after SIGTERM/SIGINT/SIGHUP (its sandboxes stopped),
+           2 on a usage error, 125 on an invalid configuration or listener
   doctor   check that this host can run cordon sandboxes; prints each check
            and the exact fix for each failure; exit status 1 if a required
            check fails
@@ -36,8 +41,9 @@ const COMMANDS: &str = "       cordon --version
 
 fn usage() -> String {
     format!(
-        "usage: {DOCTOR_SYNOPSIS}\n       {}{COMMANDS}",
-        run::SYNOPSIS
+        "usage: {DOCTOR_SYNOPSIS}\n       {}       {}{COMMANDS}",
+        run::SYNOPSIS,
+        host::SYNOPSIS
     )
 }
 
@@ -48,6 +54,7 @@ fn dispatch(args: &[String]) -> i32 {
     };
     match name.as_str() {
         "run" => run::main(rest),
+        "host" => host::main(rest),
         "doctor" => doctor::main(rest).unwrap_or_else(|e| {
             eprint!("cordon doctor: {e}\n{}", usage());
             exit_status::USAGE
@@ -61,7 +68,8 @@ fn dispatch(args: &[String]) -> i32 {
             0
         }
         other => {
-            let hint = suggest::did_you_mean(other, &["run", "doctor", "--version", "--help"]);
+            let hint =
+                suggest::did_you_mean(other, &["run", "doctor", "host", "--version", "--help"]);
             eprint!("cordon: unknown command {other:?}{hint}\n{}", usage());
             exit_status::USAGE
         }

@@ -47,6 +47,9 @@ pub enum StopReason {
     Signal,
     /// The observed confinement differs from the plan (observe/).
     ConfinementMismatch,
+    /// The remote client of `cordon host` went away, broke the protocol
+    /// or stopped answering pings (docs/remote.md).
+    Disconnect,
 }
 
 impl StopReason {
@@ -56,6 +59,7 @@ impl StopReason {
             StopReason::Deadline => "deadline",
             StopReason::Signal => "signal",
             StopReason::ConfinementMismatch => "confinement-mismatch",
+            StopReason::Disconnect => "disconnect",
         }
     }
 }

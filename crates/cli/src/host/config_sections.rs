@@ -1,0 +1,206 @@
+//! The numeric sections of the host configuration and `tls`: each with its
+//! defaults (one place) and bounds.
+
+use std::path::PathBuf;
+
+use cordon_launcher::request::paths::normalized_absolute;
+use cordon_launcher::request::strict_json::{as_str, FieldError, ObjectReader};
+use serde_json::Value;
+
+/// Default host ceiling on `deadlineMs` (ms): a run asking for none gets it.
+const DEFAULT_DEADLINE_MS: u64 = 300_000;
+/// Default bytes of uploads per session.
+const DEFAULT_UPLOAD_BYTES: u64 = 16 << 20;
+/// Default concurrent sandboxes per host.
+const DEFAULT_MAX_SESSIONS: u64 = 64;
+/// Default `retryAfterMs` of a refusal for capacity.
+const DEFAULT_RETRY_AFTER_MS: u64 = 1000;
+/// Default connections between accept and `spawn` at once.
+const DEFAULT_HANDSHAKES: u64 = 32;
+/// The protocol's first-frame bound (ms): configurable down, never up.
+pub const MAX_FIRST_FRAME_MS: u64 = 5000;
+/// Ping period and pong bound (ms), docs/remote.md § Liveness.
+const DEFAULT_PING_MS: u64 = 10_000;
+const DEFAULT_PONG_MS: u64 = 30_000;
+/// Upload phase bound (ms): from `welcome` to `spawn`.
+const DEFAULT_UPLOAD_PHASE_MS: u64 = 30_000;
+
+/// The host's ceilings: a request above one is clamped to it (`deadlineMs`,
+/// `memoryBytes`, `processes`) or refused (`uploadBytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ceilings {
+    pub deadline_ms: u64,
+    pub memory_bytes: u64,
+    pub processes: u64,
+    pub upload_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admission {
+    pub max_sessions: u64,
+    /// Sessions per tenant; `None`: only the host-wide cap.
+    pub per_tenant: Option<u64>,
+    pub retry_after_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handshake {
+    pub max_concurrent: u64,
+    pub first_frame_ms: u64,
+    pub upload_phase_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    pub ping_interval_ms: u64,
+    pub pong_timeout_ms: u64,
+}
+
+/// `tls` as configured; its behaviour belongs to the TLS transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tls {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    /// CA of client certificates; mutual TLS unless `clientAuth: "none"`.
+    pub client_ca: Option<PathBuf>,
+    pub client_auth: ClientAuth,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    Required,
+    /// Only with tokens: a bearer token inside TLS.
+    None,
+}
+
+fn positive(reader: &ObjectReader, key: &str, default: u64) -> Result<u64, FieldError> {
+    match reader.optional_u64(key)? {
+        Some(0) => Err(FieldError::new(
+            &reader.child_path(key),
+            "must be at least 1",
+        )),
+        Some(n) => Ok(n),
+        None => Ok(default),
+    }
+}
+
+impl Ceilings {
+    pub fn parse(value: Option<&Value>) -> Result<Ceilings, FieldError> {
+        let empty = Value::Object(Default::default());
+        const KEYS: &[&str] = &["deadlineMs", "memoryBytes", "processes", "uploadBytes"];
+        let r = ObjectReader::new("config.ceilings", value.unwrap_or(&empty), KEYS)?;
+        use cordon_launcher::request::presets::{MEMORY_BYTES, PROCESSES};
+        let deadline_ms = positive(&r, "deadlineMs", DEFAULT_DEADLINE_MS)?;
+        if deadline_ms > cordon_launcher::request::launch_request::MAX_DEADLINE_MS {
+            return Err(FieldError::new(
+                "config.ceilings.deadlineMs",
+                "is over 2^31-1",
+            ));
+        }
+        Ok(Ceilings {
+            deadline_ms,
+            memory_bytes: positive(&r, "memoryBytes", MEMORY_BYTES)?,
+            processes: positive(&r, "processes", PROCESSES)?,
+            upload_bytes: positive(&r, "uploadBytes", DEFAULT_UPLOAD_BYTES)?,
+        })
+    }
+}
+
+impl Admission {
+    pub fn parse(value: Option<&Value>) -> Result<Admission, FieldError> {
+        let empty = Value::Object(Default::default());
+        const KEYS: &[&str] = &["maxSessions", "perTenant", "retryAfterMs"];
+        let r = ObjectReader::new("config.admission", value.unwrap_or(&empty), KEYS)?;
+        let per_tenant = match r.optional_u64("perTenant")? {
+            Some(0) => {
+                return Err(FieldError::new(
+                    "config.admission.perTenant",
+                    "must be at least 1",
+                ))
+            }
+            other => other,
+        };
+        Ok(Admission {
+            max_sessions: positive(&r, "maxSessions", DEFAULT_MAX_SESSIONS)?,
+            per_tenant,
+            retry_after_ms: positive(&r, "retryAfterMs", DEFAULT_RETRY_AFTER_MS)?,
+        })
+    }
+}
+
+impl Handshake {
+    pub fn parse(value: Option<&Value>) -> Result<Handshake, FieldError> {
+        let empty = Value::Object(Default::default());
+        const KEYS: &[&str] = &["maxConcurrent", "firstFrameMs", "uploadPhaseMs"];
+        let r = ObjectReader::new("config.handshake", value.unwrap_or(&empty), KEYS)?;
+        let first_frame_ms = positive(&r, "firstFrameMs", MAX_FIRST_FRAME_MS)?;
+        if first_frame_ms > MAX_FIRST_FRAME_MS {
+            return Err(FieldError::new(
+                "config.handshake.firstFrameMs",
+                format!("is at most {MAX_FIRST_FRAME_MS} (the protocol's bound)"),
+            ));
+        }
+        Ok(Handshake {
+            max_concurrent: positive(&r, "maxConcurrent", DEFAULT_HANDSHAKES)?,
+            first_frame_ms,
+            upload_phase_ms: positive(&r, "uploadPhaseMs", DEFAULT_UPLOAD_PHASE_MS)?,
+        })
+    }
+}
+
+impl Liveness {
+    pub fn parse(value: Option<&Value>) -> Result<Liveness, FieldError> {
+        let empty = Value::Object(Default::default());
+        const KEYS: &[&str] = &["pingIntervalMs", "pongTimeoutMs"];
+        let r = ObjectReader::new("config.liveness", value.unwrap_or(&empty), KEYS)?;
+        Ok(Liveness {
+            ping_interval_ms: positive(&r, "pingIntervalMs", DEFAULT_PING_MS)?,
+            pong_timeout_ms: positive(&r, "pongTimeoutMs", DEFAULT_PONG_MS)?,
+        })
+    }
+}
+
+impl Tls {
+    pub fn parse(value: &Value) -> Result<Tls, FieldError> {
+        let r = ObjectReader::new(
+            "config.tls",
+            value,
+            &["cert", "key", "clientCa", "clientAuth"],
+        )?;
+        let path = |key: &str| -> Result<Option<PathBuf>, FieldError> {
+            r.optional(key)
+                .map(|v| {
+                    let field = r.child_path(key);
+                    normalized_absolute(as_str(&field, v)?)
+                        .map_err(|why| FieldError::new(&field, why))
+                })
+                .transpose()
+        };
+        let required = |key: &str| {
+            path(key)?.ok_or_else(|| FieldError::new(&r.child_path(key), "is required"))
+        };
+        let client_auth = match r.optional_str("clientAuth")? {
+            None | Some("required") => ClientAuth::Required,
+            Some("none") => ClientAuth::None,
+            Some(_) => {
+                return Err(FieldError::new(
+                    "config.tls.clientAuth",
+                    "is \"required\" or \"none\"",
+                ))
+            }
+        };
+        let client_ca = path("clientCa")?;
+        if client_auth == ClientAuth::Required && client_ca.is_none() {
+            return Err(FieldError::new(
+                "config.tls.clientCa",
+                "is required for mutual TLS (or clientAuth: \"none\" with tokens)",
+            ));
+        }
+        Ok(Tls {
+            cert: required("cert")?,
+            key: required("key")?,
+            client_ca,
+            client_auth,
+        })
+    }
+}

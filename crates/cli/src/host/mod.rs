@@ -1,0 +1,172 @@
+//! `cordon host --config FILE`: the sandbox host of remote providers
+//! (docs/remote.md). Steps:
+//! 1. read and validate the configuration (plain TCP refused);
+//! 2. block SIGTERM/SIGINT/SIGHUP into the runtime's handler;
+//! 3. prepare `stateDir` (workspaces/, receipts/);
+//! 4. place the listener (unix_listener.rs: never reachable half set up);
+//! 5. accept → transport check → `session::serve` per connection;
+//! 6. on SIGTERM/SIGINT: stop accepting, remove the socket, stop every
+//!    sandbox through its ladder (reason `signal`), wait for the sessions
+//!    (bounded), exit 0.
+
+mod admission;
+mod auth;
+mod config;
+mod config_sections;
+mod events;
+mod frame;
+mod launch_bridge;
+mod peer;
+mod receipt_store;
+mod relay;
+mod session;
+mod spawn_request;
+mod unix_listener;
+mod upload;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{watch, Semaphore};
+
+pub use config::{Config, Listen};
+pub use events::{HostEvents, NoEvents};
+
+use crate::exit_status;
+
+pub const SYNOPSIS: &str = "cordon host --config FILE\n";
+
+/// How long a stopping host waits for its sessions' sandboxes to settle.
+const SHUTDOWN_BOUND: Duration = Duration::from_secs(30);
+/// Runtime worker threads: sessions are I/O bound; the launcher has its own.
+const WORKER_THREADS: usize = 2;
+
+/// What every session shares.
+pub struct Host {
+    pub config: Config,
+    pub admissions: admission::Admissions,
+    pub handshakes: Arc<Semaphore>,
+    pub events: Arc<dyn HostEvents>,
+    pub workspaces: PathBuf,
+    pub receipts: PathBuf,
+    /// `true` once the host is stopping: every relay stops its sandbox.
+    pub shutdown: watch::Sender<bool>,
+}
+
+fn fail(status: i32, message: &str) -> i32 {
+    eprintln!("cordon host: {message}");
+    status
+}
+
+fn parse_args(args: &[String]) -> Result<PathBuf, String> {
+    match args {
+        [flag, file] if flag == "--config" => Ok(PathBuf::from(file)),
+        [flag] if flag == "--help" || flag == "-h" => Err(String::new()),
+        _ => Err(format!("usage: {SYNOPSIS}")),
+    }
+}
+
+/// Runs the host; returns the exit status (docs/cli.md).
+pub fn main(args: &[String]) -> i32 {
+    let path = match parse_args(args) {
+        Ok(path) => path,
+        Err(usage) if usage.is_empty() => {
+            print!("usage: {SYNOPSIS}");
+            return 0;
+        }
+        Err(usage) => return fail(exit_status::USAGE, usage.trim_end()),
+    };
+    let config = match Config::load(&path) {
+        Ok(config) => config,
+        Err(e) => return fail(exit_status::HOST_ERROR, &e.to_string()),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(WORKER_THREADS)
+        .enable_all()
+        .build();
+    match runtime {
+        Ok(runtime) => runtime.block_on(run(config, Arc::new(NoEvents))),
+        Err(e) => fail(exit_status::HOST_ERROR, &format!("start the runtime: {e}")),
+    }
+}
+
+/// Steps 3–6 with an observer (metrics hooks).
+pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
+    let Listen::Unix(socket_path) = config.listen.clone() else {
+        return fail(
+            exit_status::HOST_ERROR,
+            "config.listen.tcp: the TLS transport is not built into this cordon",
+        );
+    };
+    let prepared = upload::workspaces_dir(&config.state_dir)
+        .map_err(|e| e.to_string())
+        .and_then(|ws| {
+            let receipts = receipt_store::receipts_dir(&config.state_dir)
+                .map_err(|e| format!("{}/receipts: {e}", config.state_dir.display()))?;
+            Ok((ws, receipts))
+        });
+    let (workspaces, receipts) = match prepared {
+        Ok(dirs) => dirs,
+        Err(e) => return fail(exit_status::HOST_ERROR, &e),
+    };
+    let host = Arc::new(Host {
+        admissions: admission::Admissions::new(config.admission),
+        handshakes: Arc::new(Semaphore::new(config.handshake.max_concurrent as usize)),
+        events,
+        workspaces,
+        receipts,
+        shutdown: watch::Sender::new(false),
+        config,
+    });
+    let placed = match unix_listener::place(&socket_path) {
+        Ok(placed) => placed,
+        Err(e) => return fail(exit_status::HOST_ERROR, &e.to_string()),
+    };
+    eprintln!("cordon host: listening on {}", socket_path.display());
+    unix_listener::serve(&placed, Arc::clone(&host), stop_signal()).await;
+    drop(placed);
+    host.shutdown.send_replace(true);
+    let drained = tokio::time::timeout(SHUTDOWN_BOUND, async {
+        while host.admissions.active() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    if drained.is_err() {
+        return fail(
+            exit_status::HOST_ERROR,
+            "sessions still running at shutdown",
+        );
+    }
+    0
+}
+
+/// Resolves at SIGTERM, SIGINT or SIGHUP.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let kinds = [
+        SignalKind::terminate(),
+        SignalKind::interrupt(),
+        SignalKind::hangup(),
+    ];
+    let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
+    if streams.is_empty() {
+        return std::future::pending().await;
+    }
+    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+    let _ = futures_select_all(waits.collect()).await;
+}
+
+/// The first of several futures (without a futures crate dependency).
+async fn futures_select_all<F: std::future::Future + Unpin>(mut futures: Vec<F>) {
+    std::future::poll_fn(|cx| {
+        for f in futures.iter_mut() {
+            if std::pin::Pin::new(f).poll(cx).is_ready() {
+                return std::task::Poll::Ready(());
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}

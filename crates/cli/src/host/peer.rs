@@ -1,0 +1,35 @@
+//! What a transport hands the session: who is on the other end, as the
+//! transport established it. A transport (Unix here; TLS in tls.rs) is an
+//! accepted `AsyncRead + AsyncWrite` stream plus a [`Peer`], given to
+//! `session::serve`.
+
+use super::auth::AuthMode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Parts are used by the TLS transport and the metrics (host/tls.rs,
+// host/metrics.rs), built beside this one.
+#[allow(dead_code)]
+pub enum Transport {
+    Unix,
+    Tls,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Unix => "unix",
+            Transport::Tls => "tls",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub transport: Transport,
+    /// How the transport authenticated the peer (a token in `hello` may
+    /// add to it).
+    pub auth: AuthMode,
+    /// The tenant the transport established (a client certificate's
+    /// name, a Unix uid); a token's tenant replaces it.
+    pub tenant: String,
+}

@@ -1,0 +1,112 @@
+//! A remote run's receipt: the launcher's, plus `remote: {hostId,
+//! hostVersion, transport, auth, tenant, clamped}`; kept on the host in
+//! `stateDir/receipts/<invocationId>.<random>.json` (written atomically,
+//! 0600: the operator's record, whatever became of the client) and sent
+//! in `exit` as what a local `wait()` resolves.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use cordon_launcher::events::{Completion, LaunchFailure};
+use cordon_launcher::host::atomic_file::{self, Durability};
+use serde_json::{json, Value};
+
+use super::peer::Peer;
+use super::session::TenantAuth;
+use super::Host;
+
+/// Who and what the `remote` section records.
+pub struct Remote<'a> {
+    pub host: &'a Host,
+    pub peer: &'a Peer,
+    pub who: &'a TenantAuth,
+    pub clamped: &'a Value,
+}
+
+/// The `exit` frame and the stop reason (for the metrics).
+pub struct Exit {
+    pub frame: Value,
+    pub stop_reason: Option<String>,
+}
+
+/// `stateDir/receipts` (0700).
+pub fn receipts_dir(state_dir: &Path) -> std::io::Result<PathBuf> {
+    let dir = state_dir.join("receipts");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    Ok(dir)
+}
+
+pub fn settle(
+    outcome: Result<Completion, LaunchFailure>,
+    invocation_id: &str,
+    remote: &Remote,
+) -> Exit {
+    let section = json!({
+        "hostId": remote.host.config.host_id,
+        "hostVersion": env!("CARGO_PKG_VERSION"),
+        "transport": remote.peer.transport.as_str(),
+        "auth": remote.who.auth.as_str(),
+        "tenant": remote.who.tenant,
+        "clamped": remote.clamped,
+    });
+    let decorate = |mut receipt: Value| {
+        if let Value::Object(map) = &mut receipt {
+            map.insert("remote".into(), section.clone());
+        }
+        receipt
+    };
+    let (frame, receipt) = match outcome {
+        Ok(done) => {
+            let receipt = decorate(done.receipt);
+            let frame = json!({
+                "returncode": done.returncode,
+                "signal": done.signal,
+                "networkReceipts": network_receipts(&receipt),
+                "receipt": receipt,
+            });
+            (frame, Some(receipt))
+        }
+        // What a local wait() rejects with: its code, message and receipt.
+        Err(failure) => {
+            let receipt = failure.receipt.map(decorate);
+            let frame = json!({
+                "error": {"code": failure.code.as_str(), "message": failure.message},
+                "receipt": receipt.clone().unwrap_or_else(|| json!({})),
+            });
+            (frame, receipt)
+        }
+    };
+    let stop_reason = receipt
+        .as_ref()
+        .and_then(|r| r.pointer("/stop/reason"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(receipt) = &receipt {
+        keep(&remote.host.receipts, invocation_id, receipt);
+    }
+    Exit { frame, stop_reason }
+}
+
+/// As lib/isolated-execution.js reads them: the receipt's array, or none.
+fn network_receipts(receipt: &Value) -> Value {
+    match receipt.get("networkReceipts") {
+        Some(list @ Value::Array(_)) => list.clone(),
+        _ => json!([]),
+    }
+}
+
+fn keep(dir: &Path, invocation_id: &str, receipt: &Value) {
+    let suffix = cordon_launcher::host::process_identity::random_hex(4).unwrap_or_default();
+    let path = dir.join(format!("{invocation_id}.{suffix}.json"));
+    if let Err(e) = atomic_file::write(
+        &path,
+        receipt.to_string().as_bytes(),
+        0o600,
+        Durability::Synced,
+    ) {
+        eprintln!("cordon host: keep the receipt {}: {e}", path.display());
+    }
+}

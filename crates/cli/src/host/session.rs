@@ -1,0 +1,287 @@
+//! One connection, one sandbox (docs/remote.md): the handshake, the
+//! uploads, `spawn` (admission, validation, clamps, launch), the relay and
+//! `exit`. Every transport ends here: an accepted stream and its [`Peer`].
+//! Steps, each bounded:
+//! 1. a handshake slot (the concurrency cap) or a silent close;
+//! 2. `hello` within the first-frame bound, its token checked — any
+//!    failure is a silent close (authentication never says why);
+//! 3. `welcome`; `upload`* then `spawn` within the upload-phase bound;
+//! 4. admission (cap, tenant quota) → `refused` with `retryAfterMs`;
+//! 5. validate + clamp + launch → `started` | `refused`;
+//! 6. relay (relay.rs) → receipt kept (receipt_store.rs) → `exit`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc::Receiver;
+use tokio::time::timeout;
+
+use super::events::Refusal;
+use super::frame::{self, Frame, FrameError, Kind};
+use super::launch_bridge;
+use super::peer::Peer;
+use super::relay::{self, Relay};
+use super::spawn_request::{self, SpawnRefusal};
+use super::upload::Workspace;
+use super::{auth, receipt_store, Host};
+
+type Frames = Receiver<Result<Frame, FrameError>>;
+
+/// Serves one accepted connection to its end.
+pub async fn serve<S>(stream: S, peer: Peer, host: Arc<Host>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let Ok(permit) = Arc::clone(&host.handshakes).try_acquire_owned() else {
+        host.events.handshake_failed();
+        return;
+    };
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    let bound = Duration::from_millis(host.config.handshake.first_frame_ms);
+    let first = timeout(bound, frame::read_frame(&mut reader)).await;
+    let who = match first {
+        Ok(Ok(frame)) => check_hello(&frame, &peer, &host),
+        _ => None,
+    };
+    let Some(who) = who else {
+        host.events.handshake_failed();
+        return;
+    };
+    let (mut frames, reader_task) = relay::spawn_reader(reader);
+    let session = async {
+        let welcome = welcome(&host, &peer, &who);
+        if send_json(&mut writer, Kind::Welcome, &welcome)
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let phase = Duration::from_millis(host.config.handshake.upload_phase_ms);
+        let prepared = timeout(phase, prepare(&mut frames, &mut writer, &host)).await;
+        drop(permit);
+        let Ok(Some((spawn, workspace))) = prepared else {
+            return;
+        };
+        run(spawn, workspace, frames, writer, &host, &peer, &who).await;
+    };
+    session.await;
+    reader_task.abort();
+}
+
+/// Step 2: a `hello` of version 1 whose token (when the host has tokens)
+/// names a tenant. `None`: close silently.
+fn check_hello(frame: &Frame, peer: &Peer, host: &Host) -> Option<TenantAuth> {
+    if frame.kind != Kind::Hello {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(&frame.payload).ok()?;
+    let object = value.as_object()?;
+    if object.keys().any(|k| k != "v" && k != "token") || object.get("v")? != &json!(1) {
+        return None;
+    }
+    let token = match object.get("token") {
+        Some(Value::String(token)) => Some(token.as_str()),
+        Some(_) => return None,
+        None => None,
+    };
+    if host.config.tokens.is_empty() {
+        return Some(TenantAuth {
+            tenant: peer.tenant.clone(),
+            auth: peer.auth,
+        });
+    }
+    Some(TenantAuth {
+        tenant: auth::tenant_of(&host.config.tokens, token?)?,
+        auth: peer.auth.with_token(),
+    })
+}
+
+/// Who the session runs for, once authenticated.
+#[derive(Debug, Clone)]
+pub struct TenantAuth {
+    pub tenant: String,
+    pub auth: auth::AuthMode,
+}
+
+fn welcome(host: &Host, peer: &Peer, who: &TenantAuth) -> Value {
+    let c = &host.config.ceilings;
+    json!({
+        "v": 1,
+        "host": {
+            "id": host.config.host_id,
+            "version": env!("CARGO_PKG_VERSION"),
+            "transport": peer.transport.as_str(),
+            "auth": who.auth.as_str(),
+        },
+        "tenant": who.tenant,
+        "ceilings": {
+            "deadlineMs": c.deadline_ms,
+            "memoryBytes": c.memory_bytes,
+            "processes": c.processes,
+            "uploadBytes": c.upload_bytes,
+        },
+        "programs": host.config.programs.keys().collect::<Vec<_>>(),
+    })
+}
+
+async fn send_json<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    kind: Kind,
+    value: &Value,
+) -> std::io::Result<()> {
+    frame::write_frame(writer, kind, value.to_string().as_bytes()).await
+}
+
+async fn refuse<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    code: &str,
+    message: &str,
+    retry: Option<u64>,
+) {
+    let mut body = json!({"code": code, "message": message});
+    if let Some(ms) = retry {
+        body["retryAfterMs"] = json!(ms);
+    }
+    let _ = send_json(writer, Kind::Refused, &body).await;
+    let _ = writer.shutdown().await;
+}
+
+/// Step 3: uploads until `spawn`; `None` when the session ends here.
+async fn prepare<W: AsyncWrite + Unpin>(
+    frames: &mut Frames,
+    writer: &mut W,
+    host: &Host,
+) -> Option<(Value, Workspace)> {
+    let name = format!(
+        "ws-{}",
+        cordon_launcher::host::process_identity::random_hex(12).ok()?
+    );
+    let mut workspace =
+        match Workspace::create(&host.workspaces, &name, host.config.ceilings.upload_bytes) {
+            Ok(ws) => ws,
+            Err(e) => {
+                refuse(writer, "ERR_CORDON_SPAWN_FAILED", &e.to_string(), None).await;
+                return None;
+            }
+        };
+    loop {
+        let frame = frames.recv().await?.ok()?;
+        match frame.kind {
+            Kind::Upload => {
+                let added = serde_json::from_slice::<Value>(&frame.payload)
+                    .map_err(|e| e.to_string())
+                    .and_then(|v| workspace.add(&v).map_err(|e| e.to_string()));
+                if let Err(message) = added {
+                    refuse(writer, "ERR_CORDON_INVALID_OPTIONS", &message, None).await;
+                    return None;
+                }
+            }
+            Kind::Spawn => {
+                let Ok(value) = serde_json::from_slice::<Value>(&frame.payload) else {
+                    refuse(
+                        writer,
+                        "ERR_CORDON_INVALID_OPTIONS",
+                        "spawn: not valid JSON",
+                        None,
+                    )
+                    .await;
+                    return None;
+                };
+                return Some((value, workspace));
+            }
+            Kind::Ping if frame.payload.len() == 8 => {
+                frame::write_frame(writer, Kind::Pong, &frame.payload)
+                    .await
+                    .ok()?;
+            }
+            // Anything else here breaks the order: close.
+            _ => return None,
+        }
+    }
+}
+
+/// Steps 4–6.
+async fn run<W: AsyncWrite + Unpin>(
+    spawn: Value,
+    workspace: Workspace,
+    frames: Frames,
+    mut writer: W,
+    host: &Host,
+    peer: &Peer,
+    who: &TenantAuth,
+) {
+    let slot = match host.admissions.admit(&who.tenant) {
+        Ok(slot) => slot,
+        Err(reason) => {
+            host.events.refused(reason);
+            let message = match reason {
+                Refusal::TenantQuota => "this tenant's session quota is reached",
+                _ => "the host's session cap is reached",
+            };
+            let retry = Some(host.config.admission.retry_after_ms);
+            return refuse(&mut writer, "ERR_CORDON_HOST_BUSY", message, retry).await;
+        }
+    };
+    let began = Instant::now();
+    let ws_path = (!workspace.is_empty()).then(|| workspace.path().to_string_lossy().into_owned());
+    let built = spawn_request::build(&spawn, ws_path.as_deref(), &host.config);
+    let mut spawn = match built {
+        Ok(spawn) => spawn,
+        Err(SpawnRefusal { code, message }) => {
+            host.events.refused(Refusal::Invalid);
+            return refuse(&mut writer, code.as_str(), &message, None).await;
+        }
+    };
+    let invocation_id = match &spawn.request.invocation_id {
+        Some(id) => id.clone(),
+        None => cordon_launcher::host::process_identity::random_hex(16).unwrap_or_default(),
+    };
+    spawn.request.invocation_id = Some(invocation_id.clone());
+    let launched = match launch_bridge::launch(spawn.request).await {
+        Ok(launched) => launched,
+        Err(e) => {
+            host.events.refused(Refusal::LaunchFailed);
+            let code = match &e {
+                launch_bridge::BridgeError::Launch(e) => e.code().as_str(),
+                launch_bridge::BridgeError::Join(_) => "ERR_CORDON_SPAWN_FAILED",
+            };
+            return refuse(&mut writer, code, &e.to_string(), None).await;
+        }
+    };
+    host.events.launched(began.elapsed());
+    host.events.session_started();
+    let clamped = Value::Object(spawn.clamped);
+    let started =
+        json!({"pid": launched.handle.pid, "invocationId": invocation_id, "clamped": clamped});
+    let _ = send_json(&mut writer, Kind::Started, &started).await;
+    let relayed = Relay {
+        writer,
+        handle: Arc::clone(&launched.handle),
+        events: launched.events,
+        frames,
+        liveness: host.config.liveness,
+        shutdown: host.shutdown.subscribe(),
+    };
+    let relayed = relayed.run().await;
+    let remote = receipt_store::Remote {
+        host,
+        peer,
+        who,
+        clamped: &clamped,
+    };
+    let exit = receipt_store::settle(relayed.outcome, &invocation_id, &remote);
+    host.events.session_ended(exit.stop_reason.as_deref());
+    if relayed.client_present {
+        let mut writer = relayed.writer;
+        let bound = Duration::from_millis(host.config.liveness.pong_timeout_ms);
+        let _ = timeout(bound, async {
+            send_json(&mut writer, Kind::Exit, &exit.frame).await?;
+            writer.shutdown().await
+        })
+        .await;
+    }
+    drop(slot);
+    drop(workspace);
+}

@@ -1,0 +1,148 @@
+//! `spawn` → a launch request: the wire names a program (never a path);
+//! `options` holds only what names no host resource; the launcher's own
+//! validation (`LaunchRequest::from_json_text`) decides the rest, then the
+//! host's configuration adds what touches the host (extra binds, bwrap,
+//! the relay) and clamps to its ceilings. Every clamp is reported.
+
+use cordon_launcher::request::launch_request::{LaunchRequest, RequestError};
+use cordon_launcher::request::strict_json::{FieldError, ObjectReader};
+use cordon_launcher::ErrorCode;
+use serde_json::{json, Map, Value};
+
+use super::config::Config;
+
+const SPAWN_KEYS: &[&str] = &["program", "args", "options"];
+/// `spawn.options`: the subset of spawnIsolated's options naming nothing
+/// of the host (docs/remote.md § spawn.options).
+const OPTION_KEYS: &[&str] = &["policy", "invocationId", "env", "deadlineMs", "stop"];
+
+/// Why a spawn was refused, with the code `refused` carries.
+#[derive(Debug)]
+pub struct SpawnRefusal {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl From<RequestError> for SpawnRefusal {
+    fn from(e: RequestError) -> Self {
+        SpawnRefusal {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<FieldError> for SpawnRefusal {
+    fn from(e: FieldError) -> Self {
+        RequestError::from(e).into()
+    }
+}
+
+/// A validated, clamped request and the clamps (`started.clamped`).
+#[derive(Debug)]
+pub struct Spawn {
+    pub request: LaunchRequest,
+    pub clamped: Map<String, Value>,
+}
+
+/// Builds the launch for `spawn` with `workspace` (the uploads' directory,
+/// or none) from the host's `config`.
+pub fn build(
+    frame: &Value,
+    workspace: Option<&str>,
+    config: &Config,
+) -> Result<Spawn, SpawnRefusal> {
+    let top = ObjectReader::new("spawn", frame, SPAWN_KEYS)?;
+    let program = top.required_str("program")?;
+    let path = config.programs.get(program).ok_or_else(|| {
+        FieldError::new(
+            "spawn.program",
+            format!("{program:?} is not one of this host's programs"),
+        )
+    })?;
+    let args = match top.optional("args") {
+        Some(Value::Array(args)) => args.clone(),
+        Some(_) => return Err(FieldError::new("spawn.args", "must be an array of strings").into()),
+        None => Vec::new(),
+    };
+    let empty = Value::Object(Map::new());
+    let options = ObjectReader::new(
+        "spawn.options",
+        top.optional("options").unwrap_or(&empty),
+        OPTION_KEYS,
+    )?;
+    if let Some(extra) = options
+        .optional("policy")
+        .and_then(|p| p.get("filesystem"))
+        .and_then(|f| f.get("extra"))
+    {
+        if extra.as_array().is_none_or(|a| !a.is_empty()) {
+            return Err(SpawnRefusal {
+                code: ErrorCode::Unsupported,
+                message: "spawn.options.policy.filesystem.extra is refused: extra binds come \
+                          from the host's configuration only"
+                    .into(),
+            });
+        }
+    }
+    let mut document = Map::new();
+    let mut command = vec![Value::String(path.clone())];
+    command.extend(args);
+    document.insert("command".into(), Value::Array(command));
+    for key in OPTION_KEYS {
+        if let Some(value) = options.optional(key) {
+            document.insert((*key).into(), value.clone());
+        }
+    }
+    let host_paths = [
+        ("workspace", workspace.map(str::to_string)),
+        ("bwrapPath", config.bwrap_path.clone()),
+        ("networkRelayPath", config.network_relay_path.clone()),
+    ];
+    for (key, value) in host_paths {
+        if let Some(value) = value {
+            document.insert(key.into(), Value::String(value));
+        }
+    }
+    let mut request = LaunchRequest::from_json_text(&Value::Object(document).to_string())?;
+    request.policy.extra.extend(config.extra.iter().cloned());
+    let clamped = clamp(&mut request, config);
+    Ok(Spawn { request, clamped })
+}
+
+/// Lowers each value above its ceiling (an absent value counts as what the
+/// launcher would apply for it) and reports `{field: {requested, applied}}`.
+fn clamp(request: &mut LaunchRequest, config: &Config) -> Map<String, Value> {
+    let ceilings = &config.ceilings;
+    let applied = cordon_launcher::plan::confinement::ceilings(&request.policy.resources);
+    let mut clamped = Map::new();
+    let mut apply = |field: &str, value: &mut Option<u64>, default: Option<u64>, ceiling: u64| {
+        if value.or(default).is_none_or(|v| v > ceiling) {
+            clamped.insert(
+                field.into(),
+                json!({"requested": *value, "applied": ceiling}),
+            );
+            *value = Some(ceiling);
+        }
+    };
+    apply(
+        "deadlineMs",
+        &mut request.deadline_ms,
+        None,
+        ceilings.deadline_ms,
+    );
+    let resources = &mut request.policy.resources;
+    apply(
+        "memoryBytes",
+        &mut resources.memory_bytes,
+        Some(applied.address_space_bytes),
+        ceilings.memory_bytes,
+    );
+    apply(
+        "processes",
+        &mut resources.processes,
+        Some(applied.processes),
+        ceilings.processes,
+    );
+    clamped
+}

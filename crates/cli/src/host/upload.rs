@@ -1,0 +1,201 @@
+//! The session's workspace: the files of `upload` frames, written by the
+//! host into a fresh directory before `spawn`. A path is relative, made of
+//! plain names (no `..`, `.`, empty or absolute part); nothing is followed
+//! (`O_NOFOLLOW`, `O_EXCL`), so an upload can neither escape nor overwrite.
+//! The directory is readable (not writable) by the sandbox's uid: files
+//! 0644/0755, directories 0755, under `stateDir/workspaces` (0711).
+//! Removed when the session ends.
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use base64::Engine;
+use serde_json::Value;
+
+/// Files per session: a bound on inodes as well as bytes.
+const MAX_FILES: usize = 10_000;
+/// Longest relative path accepted (bytes).
+const MAX_PATH_BYTES: usize = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    #[error("upload: {0}")]
+    Invalid(String),
+    #[error("upload: the session's uploads exceed the host's uploadBytes ceiling ({0} bytes)")]
+    TooLarge(u64),
+    #[error("upload {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The uploads of one session so far.
+#[derive(Debug)]
+pub struct Workspace {
+    dir: PathBuf,
+    bytes: u64,
+    files: usize,
+    limit: u64,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> UploadError + '_ {
+    move |source| UploadError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// `stateDir/workspaces`, traversable (not listable) by the sandbox's uid.
+pub fn workspaces_dir(state_dir: &Path) -> Result<PathBuf, UploadError> {
+    let dir = state_dir.join("workspaces");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o711)
+        .create(&dir)
+        .map_err(io(&dir))?;
+    Ok(dir)
+}
+
+/// The relative path of an upload, checked part by part.
+fn relative(text: &str) -> Result<PathBuf, UploadError> {
+    let bad = |why: &str| UploadError::Invalid(format!("path {text:?} {why}"));
+    if text.is_empty() || text.len() > MAX_PATH_BYTES || text.contains('\0') {
+        return Err(bad("must be 1-4096 bytes without NUL"));
+    }
+    let path = Path::new(text);
+    if path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+        || text.split('/').any(|part| part.is_empty() || part == ".")
+    {
+        return Err(bad(
+            "must be relative, of plain names (no '..', '.', '//', leading '/')",
+        ));
+    }
+    Ok(path.to_path_buf())
+}
+
+impl Workspace {
+    pub fn create(parent: &Path, name: &str, limit: u64) -> Result<Workspace, UploadError> {
+        let dir = parent.join(name);
+        std::fs::DirBuilder::new()
+            .mode(0o755)
+            .create(&dir)
+            .map_err(io(&dir))?;
+        Ok(Workspace {
+            dir,
+            bytes: 0,
+            files: 0,
+            limit,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files == 0
+    }
+
+    /// One `upload` frame: `{path, mode?, data}`.
+    pub fn add(&mut self, frame: &Value) -> Result<(), UploadError> {
+        use cordon_launcher::request::strict_json::ObjectReader;
+        let invalid = |e: &dyn std::fmt::Display| UploadError::Invalid(e.to_string());
+        let r = ObjectReader::new("upload", frame, &["path", "mode", "data"])
+            .map_err(|e| invalid(&e))?;
+        let rel = relative(r.required_str("path").map_err(|e| invalid(&e))?)?;
+        let mode = match r.optional_u64("mode").map_err(|e| invalid(&e))? {
+            None | Some(0o644) => 0o644,
+            Some(0o755) => 0o755,
+            Some(_) => return Err(UploadError::Invalid("mode must be 0o644 or 0o755".into())),
+        };
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(r.required_str("data").map_err(|e| invalid(&e))?)
+            .map_err(|e| invalid(&e))?;
+        self.bytes += data.len() as u64;
+        if self.bytes > self.limit {
+            return Err(UploadError::TooLarge(self.limit));
+        }
+        self.files += 1;
+        if self.files > MAX_FILES {
+            return Err(UploadError::Invalid(format!("more than {MAX_FILES} files")));
+        }
+        self.write(&rel, mode, &data)
+    }
+
+    fn write(&self, rel: &Path, mode: u32, data: &[u8]) -> Result<(), UploadError> {
+        let mut at = self.dir.clone();
+        let parts: Vec<_> = rel.components().collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => return Err(UploadError::Invalid(format!("{} is a file", rel.display()))),
+                Err(_) => std::fs::DirBuilder::new()
+                    .mode(0o755)
+                    .create(&at)
+                    .map_err(io(&at))?,
+            }
+        }
+        let file = self.dir.join(rel);
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc_nofollow())
+            .open(&file)
+            .map_err(io(&file))?;
+        out.write_all(data).map_err(io(&file))?;
+        // The umask may have narrowed the mode: the sandbox's uid must read.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).map_err(io(&file))
+    }
+
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn libc_nofollow() -> i32 {
+    nix::fcntl::OFlag::O_NOFOLLOW.bits()
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn upload_paths_are_plain_relative_names() {
+        for bad in ["", "/etc/passwd", "../x", "a/../b", "a//b", "./a", "a/."] {
+            assert!(relative(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(relative("a/b.js").unwrap(), PathBuf::from("a/b.js"));
+    }
+
+    #[test]
+    fn uploads_are_written_bounded_and_never_overwrite() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut ws = Workspace::create(tmp.path(), "ws", 8).unwrap();
+        ws.add(&json!({"path": "d/a.txt", "data": "aGVsbG8="}))
+            .unwrap();
+        assert_eq!(
+            std::fs::read(tmp.path().join("ws/d/a.txt")).unwrap(),
+            b"hello"
+        );
+        let again = ws.add(&json!({"path": "d/a.txt", "data": ""}));
+        assert!(matches!(again, Err(UploadError::Io { .. })));
+        let big = ws.add(&json!({"path": "b", "data": "aGVsbG8="}));
+        assert!(matches!(big, Err(UploadError::TooLarge(8))));
+    }
+}
