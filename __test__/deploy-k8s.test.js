@@ -18,7 +18,7 @@ const k8s = require('./deploy-k8s-support');
 
 /** The Kubernetes versions deploy/k8s supports: README.md § Versions says why 1.33 is the floor. */
 const SUPPORTED_VERSIONS = ['1.33', '1.34', '1.35', '1.36', '1.37'];
-/** The gauge `cordon host` exports (docs/remote.md § Metrics) that the HPA scales on. */
+/** The gauge `cordon host` exports (crates/cli/src/host/metrics.rs) that the HPA scales on. */
 const ACTIVE_SESSIONS_METRIC = 'cordon_host_active_sessions';
 const CONFIG_PATH = '/etc/cordon/host.json';
 
@@ -159,7 +159,7 @@ test('host.json serves mutual TLS on the pod\'s TLS port with certificates from 
   assert.equal(secretDir(config.tls.cert), 'cordon-host-tls');
   assert.equal(secretDir(config.tls.key), 'cordon-host-tls');
   assert.equal(secretDir(config.tls.clientCa), 'cordon-host-client-ca');
-  assert.equal(portOf(config.metrics.listen), containerPort('metrics'));
+  assert.deepEqual(config.metrics, { address: '0.0.0.0', port: containerPort('metrics') }, 'the pod address: the NetworkPolicy guards it');
 });
 
 test('the HPA scales the Deployment on the per-pod active sessions, below the host\'s session cap', option, () => {
