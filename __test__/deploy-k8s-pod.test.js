@@ -6,10 +6,11 @@
 // capabilities, SETUID and SETGID left only in the bounding set, privilege
 // escalation allowed, and the image's newuidmap/newgidmap carrying file
 // capabilities (cap_setuid / cap_setgid, bound over /usr/bin in a private
-// mount namespace) — runs a real sandbox under
+// mount namespace) — runs real sandboxes under
 // deploy/k8s/seccomp/cordon-host.json, applied the way a container runtime
 // applies a `Localhost` profile (fixtures/exec-under-oci-seccomp.py,
-// libseccomp). Then each thing the pod adds is taken away in turn and the
+// libseccomp): from a Node provider, and from `cordon host` itself serving a
+// cordon/remote client (a sandbox, and a Code Mode run). Then each thing the pod adds is taken away in turn and the
 // launch must fail: every non-default syscall and both capabilities are
 // needed, so the profile and the Deployment grant nothing bwrap does not use.
 // Not simulated here: the pod user namespace (hostUsers: false), procMount
@@ -20,7 +21,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
+const { cargoTargetDir } = require('../lib/platform-package');
+const { connectRemote } = require('../lib/remote');
 const { nonRootSkipReason } = require('./security/provider-process');
 const { nobodyProvider } = require('./security/nobody-provider');
 
@@ -110,23 +113,25 @@ function fileCapabilityHelpers() {
 }
 
 /**
- * Runs argv as the pod's provider would run: under `profile`, as uid 65534
- * with bounding set `bounding`, with `idmap` newuidmap/newgidmap: 'file-caps'
- * (the image's) or 'setuid' (this machine's, Debian's).
+ * The command that runs argv as the pod's provider would run: under
+ * `profile`, as uid 65534 with bounding set `bounding`, with `idmap`
+ * newuidmap/newgidmap: 'file-caps' (the image's) or 'setuid' (this
+ * machine's, Debian's). Every step execs the next: argv keeps the pid.
  */
-function inPod(argv, { profile = PROFILE, bounding = '-all,+setuid,+setgid', idmap = 'file-caps' } = {}) {
+function podCommand(argv, { profile = PROFILE, bounding = '-all,+setuid,+setgid', idmap = 'file-caps' } = {}) {
   const setpriv = ['/usr/bin/setpriv', `--reuid=${NOBODY_UID}`, `--regid=${NOBODY_UID}`, '--clear-groups',
     `--bounding-set=${bounding}`, '--inh-caps=-all', '--'];
   const confined = [SYSTEM_PYTHON, LOADER, profile, '--', ...setpriv, ...argv];
-  let command = confined;
-  if (idmap === 'file-caps') {
-    const dir = fileCapabilityHelpers();
-    const bind = 'mount --bind "$1/newuidmap" /usr/bin/newuidmap && mount --bind "$1/newgidmap" /usr/bin/newgidmap && shift && exec "$@"';
-    command = ['/usr/bin/unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', bind, 'sh', dir, ...confined];
-  }
-  const result = spawnSync(command[0], command.slice(1), {
-    cwd: '/', encoding: 'utf8', timeout: 60_000, env: { PATH: '/usr/bin:/bin', HOME: '/' },
-  });
+  if (idmap !== 'file-caps') return confined;
+  const bind = 'mount --bind "$1/newuidmap" /usr/bin/newuidmap && mount --bind "$1/newgidmap" /usr/bin/newgidmap && shift && exec "$@"';
+  return ['/usr/bin/unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', bind, 'sh', fileCapabilityHelpers(), ...confined];
+}
+
+const POD_ENV = { PATH: '/usr/bin:/bin', HOME: '/' };
+
+function inPod(argv, options) {
+  const command = podCommand(argv, options);
+  const result = spawnSync(command[0], command.slice(1), { cwd: '/', encoding: 'utf8', timeout: 60_000, env: POD_ENV });
   assert.equal(result.error, undefined);
   return result;
 }
@@ -164,6 +169,77 @@ test('a non-root provider shaped like the pod starts a sandbox under the cordon-
   assert.equal(run.returncode, 0, JSON.stringify(run));
   const uid = Number(run.out.trim());
   assert.ok(Number.isInteger(uid) && uid !== 0 && uid !== NOBODY_UID, `the sandbox runs as a subordinate id, not ${run.out}`);
+});
+
+/**
+ * `cordon host` as the container runs it (deploy/k8s/deployment.yaml), on a
+ * Unix socket the test (uid 0, in allowUids) reaches; stopped by `t.after`.
+ */
+async function podHost(t) {
+  const dir = scratchDir(t);
+  for (const name of ['cordon', 'cordon-runner']) {
+    fs.copyFileSync(path.join(cargoTargetDir(), 'release', name), path.join(dir, name));
+    fs.chmodSync(path.join(dir, name), 0o755);
+  }
+  const cordon = path.join(dir, 'cordon');
+  for (const sub of ['run', 'state']) {
+    fs.mkdirSync(path.join(dir, sub), { mode: 0o700 });
+    fs.chownSync(path.join(dir, sub), NOBODY_UID, NOBODY_UID);
+  }
+  const socket = path.join(dir, 'run', 'host.sock');
+  const config = path.join(dir, 'host.json');
+  fs.writeFileSync(config, JSON.stringify({
+    listen: { unix: socket }, stateDir: path.join(dir, 'state'), allowUids: [0], hostId: 'pod', programs: { id: '/usr/bin/id', 'cordon-runner': path.join(dir, 'cordon-runner') },
+  }));
+  fs.chmodSync(config, 0o644);
+  const command = podCommand([cordon, 'host', '--config', config]);
+  const child = spawn(command[0], command.slice(1), { cwd: '/', env: POD_ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  child.stderr.on('data', (chunk) => { output += chunk; });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  const deadline = Date.now() + 20_000;
+  while (!fs.existsSync(socket)) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`cordon host did not start in the pod's shape: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { socket, output: () => output };
+}
+
+test('cordon host itself, run as the pod runs it, serves a sandbox to a remote client', option, async (t) => {
+  const host = await podHost(t);
+  const client = connectRemote({ socket: host.socket });
+  t.after(() => client.close());
+  const execution = client.spawnIsolated(['id', '-u'], { policy: client.readOnly() });
+  let out = '';
+  execution.stderr.on('data', (chunk) => { out += chunk; });
+  execution.protocol.resume();
+  const result = await execution.wait();
+  assert.equal(result.returncode, 0, `${out} ${host.output()}`);
+  assert.equal(execution.remote.host.id, 'pod');
+  const uid = Number(out.trim());
+  assert.ok(Number.isInteger(uid) && uid !== 0 && uid !== NOBODY_UID, `the sandbox runs as a subordinate id of the host, not ${out}`);
+});
+
+test('Code Mode runs through cordon host in the pod\'s shape: the runner under the profile, the tool call in the provider', option, async (t) => {
+  const host = await podHost(t);
+  const client = connectRemote({ socket: host.socket });
+  t.after(() => client.close());
+  const calls = [];
+  const codeMode = client.createCodeMode({
+    tools: [{
+      name: 'add', description: 'adds two numbers', effect: 'read',
+      inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+      handler: async ({ a, b }) => { calls.push([a, b]); return a + b; },
+    }],
+  });
+  const run = await codeMode.run('return await tools.add({ a: 2, b: 3 });', { mode: 'inspect' });
+  assert.equal(run.ok, true, `${JSON.stringify(run.error)} ${host.output()}`);
+  assert.equal(run.result, 5);
+  assert.deepEqual(calls, [[2, 3]]);
 });
 
 for (const [missing, bounding] of [['SETUID', '-all,+setgid'], ['SETGID', '-all,+setuid']]) {
