@@ -135,12 +135,21 @@ test('the host runs as non-root in a pod user namespace with every capability dr
   }
 });
 
-test('the container runs `cordon host --config` and every probe is `cordon host --probe` with the same config', option, () => {
+test('the container runs `cordon host --config` and every probe is `cordon host --probe` with the same config, over mutual TLS', option, () => {
   const container = hostContainer();
   assert.deepEqual(container.command.slice(1), ['host', '--config', CONFIG_PATH]);
   assert.match(container.command[0], /\/cordon$/);
+  const secretOf = (file) => {
+    const mount = container.volumeMounts.find((m) => file.startsWith(`${m.mountPath}/`));
+    return podSpec().volumes.find((v) => v.name === mount.name).secret.secretName;
+  };
   for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
-    assert.deepEqual(container[probe].exec.command, [container.command[0], 'host', '--probe', '--config', CONFIG_PATH], probe);
+    const command = container[probe].exec.command;
+    assert.deepEqual(command.slice(0, 5), [container.command[0], 'host', '--probe', '--config', CONFIG_PATH], probe);
+    const flags = Object.fromEntries(command.slice(5).flatMap((arg, i, all) => (i % 2 === 0 ? [[arg, all[i + 1]]] : [])));
+    assert.deepEqual(Object.keys(flags).sort(), ['--ca', '--cert', '--key', '--server-name'], `${probe}: mutual TLS needs a client certificate`);
+    for (const flag of ['--ca', '--cert', '--key']) assert.equal(secretOf(flags[flag]), 'cordon-host-probe', `${probe} ${flag}`);
+    assert.equal(flags['--server-name'], 'cordon-host.cordon-hosts.svc', 'the Service name the host certificate carries');
   }
   const mount = container.volumeMounts.find((m) => m.mountPath === CONFIG_PATH);
   assert.equal(mount.subPath, 'host.json');
