@@ -198,8 +198,12 @@ async function podHost(t) {
   child.stderr.on('data', (chunk) => { output += chunk; });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
   });
   const deadline = Date.now() + 20_000;
   while (!fs.existsSync(socket)) {
