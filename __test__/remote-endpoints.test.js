@@ -199,8 +199,8 @@ function ipv6Bytes(ip) {
   return bytes;
 }
 
-/** A DNS server on 127.0.0.1 answering `name` with `a` and `aaaa` records (and NXDOMAIN otherwise). */
-async function dnsServer(t, name, { a = [], aaaa = [] }) {
+/** A DNS server on 127.0.0.1 answering `name` with `records.a` and `records.aaaa` as they are at each query (NXDOMAIN for other names). */
+async function dnsServer(t, name, records) {
   const server = dgram.createSocket('udp4');
   server.on('message', (query, peer) => {
     let offset = 12;
@@ -209,6 +209,7 @@ async function dnsServer(t, name, { a = [], aaaa = [] }) {
     const qtype = query.readUInt16BE(offset + 1);
     const question = query.subarray(12, offset + 5);
     const known = labels.join('.').toLowerCase() === name;
+    const { a = [], aaaa = [] } = records;
     const answers = !known ? [] : (qtype === 1 ? a.map((ip) => Buffer.from(ip.split('.').map(Number)))
       : qtype === 28 ? aaaa.map(ipv6Bytes) : []);
     const header = Buffer.alloc(12);
@@ -216,7 +217,7 @@ async function dnsServer(t, name, { a = [], aaaa = [] }) {
     header.writeUInt16BE(known ? 0x8180 : 0x8183, 2);
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(answers.length, 6);
-    const records = answers.map((rdata) => {
+    const rrs = answers.map((rdata) => {
       const rr = Buffer.alloc(12);
       rr.writeUInt16BE(0xc00c, 0);
       rr.writeUInt16BE(qtype, 2);
@@ -225,7 +226,7 @@ async function dnsServer(t, name, { a = [], aaaa = [] }) {
       rr.writeUInt16BE(rdata.length, 10);
       return Buffer.concat([rr, rdata]);
     });
-    server.send(Buffer.concat([header, question, ...records]), peer.port, peer.address);
+    server.send(Buffer.concat([header, question, ...rrs]), peer.port, peer.address);
   });
   await new Promise((resolve) => server.bind(0, '127.0.0.1', resolve));
   t.after(() => server.close());
@@ -267,6 +268,21 @@ test('a headless Service name becomes one TLS endpoint per A and AAAA record, re
     return client.spawnIsolated(['true'], { policy: client.readOnly() }).wait();
   }), (error) => error.code === 'ERR_CORDON_REMOTE_UNREACHABLE' && error.details.attempts.length === 2);
   assert.deepEqual([...seen].sort(), (await spread.endpoints()).sort(), 'each unreachable record was tried once');
+});
+
+test('the Service is resolved again after refreshMs: a pod gone is forgotten and its idle client closed', async (t) => {
+  const name = 'cordon-host-endpoints.cordon-hosts.svc.cluster.local';
+  const records = { a: ['127.0.0.1'] };
+  const resolver = await dnsServer(t, name, records);
+  const spread = connectEndpoints({ service: { name, port: 7443, tls: throwawayCredentials(t), resolver, refreshMs: 0 } });
+  t.after(() => spread.close());
+  let first = null;
+  assert.equal(await spread.run((client, { endpoint }) => { first = client; return endpoint; }), 'tls://127.0.0.1:7443');
+  records.a = [];
+  records.aaaa = ['::1'];
+  assert.deepEqual(await spread.endpoints(), ['tls://[::1]:7443']);
+  assert.throws(() => first.spawnIsolated(['true'], { policy: first.readOnly() }), { code: 'ERR_CORDON_CLOSED' });
+  assert.equal(await spread.run((client, { endpoint }) => endpoint), 'tls://[::1]:7443');
 });
 
 test('a Service name with no record fails with ERR_CORDON_REMOTE_UNREACHABLE, and bad options are refused', async (t) => {

@@ -113,7 +113,8 @@ function retryAfter(error) {
 class Spread {
   constructor({ strategy, maxAttempts, maxWaitMs, client }, service) {
     Object.assign(this, { strategy, maxAttempts, maxWaitMs, clientSettings: client, service });
-    this.clients = new Map(); // label → {label, client, notBefore, lastError}
+    this.clients = new Map(); // label → {label, client, notBefore, lastError, inFlight, retired}
+    this.retiring = new Set(); // forgotten entries whose runs are still in flight
     this.fixed = null;
     this.resolved = { at: -Infinity, entries: [] };
     this.cursor = 0;
@@ -125,7 +126,7 @@ class Spread {
     const label = isPlainObject(target) ? target.socket ?? target.url : undefined;
     if (!this.clients.has(label)) {
       const client = connectRemote(target, this.clientSettings);
-      this.clients.set(label, { label, client, notBefore: 0, lastError: null });
+      this.clients.set(label, { label, client, notBefore: 0, lastError: null, inFlight: 0, retired: false });
     }
     return this.clients.get(label);
   }
@@ -134,8 +135,24 @@ class Spread {
     if (this.fixed) return this.fixed;
     if (Date.now() - this.resolved.at >= this.service.refreshMs) {
       this.resolved = { at: Date.now(), entries: (await resolveService(this.service)).map((t) => this.open(t)) };
+      this.retire(new Set(this.resolved.entries.map((e) => e.label)));
     }
     return this.resolved.entries;
+  }
+
+  /**
+   * Forgets the endpoints a new resolution no longer lists (pods gone), so
+   * the clients kept stay bounded by the records: each is closed once no
+   * run of this module is in flight on it (closing stops its sandboxes).
+   */
+  retire(listed) {
+    for (const entry of this.clients.values()) {
+      if (listed.has(entry.label)) continue;
+      this.clients.delete(entry.label);
+      entry.retired = true;
+      if (entry.inFlight === 0) entry.client.close();
+      else this.retiring.add(entry);
+    }
   }
 
   /** The endpoints in the order this attempt prefers them: from the cursor, or shuffled. */
@@ -167,7 +184,9 @@ class Spread {
   /**
    * Steps: choose an endpoint (waiting for one if all asked to wait, within
    * maxWaitMs), run fn there, and on a run that never started mark that
-   * endpoint and go again, at most maxAttempts times.
+   * endpoint and go again, at most maxAttempts times. The runs fn starts
+   * should settle before its promise does (return their wait()): a host the
+   * Service no longer lists is closed once no fn is in flight on it.
    */
   async run(fn) {
     if (typeof fn !== 'function') throw invalid('run needs a function (client, {endpoint, attempt}) => Promise');
@@ -179,9 +198,10 @@ class Spread {
       if (waitMs > this.maxWaitMs) {
         throw exhausted(entry.lastError, attempts, `every endpoint asks to wait, the first ${waitMs} ms more, over maxWaitMs ${this.maxWaitMs}`);
       }
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
       tried.add(entry.label);
+      entry.inFlight += 1; // before the wait: a refresh meanwhile must not close this client under us
       try {
+        if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
         return await fn(entry.client, { endpoint: entry.label, attempt: attempts.length + 1 });
       } catch (error) {
         const backoff = retryAfter(error);
@@ -190,12 +210,16 @@ class Spread {
         entry.lastError = error;
         attempts.push({ endpoint: entry.label, code: error.code });
         if (attempts.length >= this.maxAttempts) throw exhausted(error, attempts, `${this.maxAttempts} attempts`);
+      } finally {
+        entry.inFlight -= 1;
+        if (entry.retired && entry.inFlight === 0 && this.retiring.delete(entry)) entry.client.close();
       }
     }
   }
 
   close() {
-    this.closing ??= Promise.all([...this.clients.values()].map((e) => e.client.close())).then(() => undefined);
+    const open = [...this.clients.values(), ...this.retiring];
+    this.closing ??= Promise.all(open.map((e) => e.client.close())).then(() => undefined);
     return this.closing;
   }
 }
