@@ -68,7 +68,7 @@ function asCordonError(error) {
 function spawnIsolated(command, options) {
   const json = nativeOptions(command, options);
   // The deadline is the launcher's (in `json`); only the AbortSignal is JavaScript's.
-  const triggers = checkStopTriggers({ signal: options.signal }, 'options.');
+  const triggers = checkStopTriggers({ signal: options.signal }, 'options.', maxDeadlineMs);
   const native = loadBinding();
   const execution = new IsolatedExecution(native);
   let handle;
@@ -97,7 +97,9 @@ function checkPolicy(policy) {
 
 // Code Mode host (docs/code-mode.md). lib/code-mode never loads the addon
 // itself: it is handed this module's spawnIsolated, so the dependency stays one-way.
-const { createPool } = require('./lib/pool').bindPool({ spawnIsolated });
+// The launcher's deadline ceiling (launch_request.rs), exported by the addon.
+const maxDeadlineMs = () => loadBinding().MAX_DEADLINE_MS;
+const { createPool } = require('./lib/pool').bindPool({ spawnIsolated, maxDeadlineMs });
 /** The egress engine's admission rules (the addon's), for the program's fetch: lib restates none of them. */
 const networkRules = Object.freeze({
   networkDestination: (text) => {

@@ -73,17 +73,18 @@ function checkSpawnOptions(spawnOptions) {
   return { command: Object.freeze([...command]), options: Object.freeze({ ...options }) };
 }
 
-function checkTakeOptions(takeOptions) {
+function checkTakeOptions(takeOptions, maxDeadlineMs) {
   if (takeOptions === null || typeof takeOptions !== 'object' || Array.isArray(takeOptions)) throw invalid('take options must be an object');
   for (const key of Object.keys(takeOptions)) {
     if (!STOP_TRIGGER_KEYS.includes(key)) throw invalid(`unknown take option "${key}"; known: ${STOP_TRIGGER_KEYS.join(', ')}`);
   }
-  return checkStopTriggers(takeOptions, '');
+  return checkStopTriggers(takeOptions, '', maxDeadlineMs);
 }
 
 class SandboxPool {
-  constructor(spawnIsolated, spawnOptions, size) {
+  constructor({ spawnIsolated, maxDeadlineMs }, spawnOptions, size) {
     this.spawnIsolated = spawnIsolated;
+    this.maxDeadlineMs = maxDeadlineMs;
     this.command = spawnOptions.command;
     this.options = spawnOptions.options;
     this.size = size;
@@ -190,7 +191,7 @@ class SandboxPool {
    * @param {{deadlineMs?: number, signal?: AbortSignal}} [takeOptions]
    */
   take(takeOptions = {}) {
-    const triggers = checkTakeOptions(takeOptions);
+    const triggers = checkTakeOptions(takeOptions, this.maxDeadlineMs);
     if (this.closed) throw new CordonError('ERR_CORDON_CLOSED', 'the sandbox pool is closed');
     let execution = this.idle.shift();
     if (execution) {
@@ -240,10 +241,12 @@ class SandboxPool {
 }
 
 /**
- * Bind the pool to the native layer (lib/ never loads the addon itself).
- * @param {{spawnIsolated: Function}} api
+ * Bind the pool to a spawnIsolated: the addon's (index.js) or a remote host's
+ * (lib/remote). lib/ never loads the addon itself. `maxDeadlineMs()` is the
+ * ceiling of a take()'s deadlineMs, asked when one is given.
+ * @param {{spawnIsolated: Function, maxDeadlineMs: () => number}} api
  */
-function bindPool({ spawnIsolated }) {
+function bindPool({ spawnIsolated, maxDeadlineMs }) {
   /**
    * @param {{command: string[], policy: object, workspace?: string, env?: object,
    *   stop?: object, bwrapPath?: string}} spawnOptions
@@ -252,7 +255,7 @@ function bindPool({ spawnIsolated }) {
   function createPool(spawnOptions, poolOptions) {
     const size = checkPoolOptions(poolOptions);
     const checked = checkSpawnOptions(spawnOptions);
-    const pool = new SandboxPool(spawnIsolated, checked, size);
+    const pool = new SandboxPool({ spawnIsolated, maxDeadlineMs }, checked, size);
     pool.prime();
     return Object.freeze({
       /** A waiting sandbox, now the caller's alone (never handed out again); cold-spawned when none is idle. */

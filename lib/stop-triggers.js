@@ -11,7 +11,6 @@
 // Every other option is the launcher's to check.
 
 const { CordonError } = require('./errors');
-const { loadBinding } = require('./native');
 /** The per-run options of a pooled sandbox (lib/pool.js's take()). */
 const STOP_TRIGGER_KEYS = Object.freeze(['deadlineMs', 'signal']);
 
@@ -21,13 +20,15 @@ function invalid(message) {
 
 /**
  * Checks `deadlineMs` and `signal` of `options`; `where` prefixes the
- * field in error messages ("options." or "").
+ * field in error messages ("options." or ""). `maxDeadlineMs()` is the
+ * ceiling of whoever enforces the deadline (the launcher's, exported by the
+ * addon; a remote host's client passes its own), asked only when a deadline
+ * is given: this module never loads the addon, so cordon/remote can use it.
  * @returns {{deadlineMs?: number, signal?: AbortSignal}}
  */
-function checkStopTriggers(options, where) {
+function checkStopTriggers(options, where, maxDeadlineMs) {
   const { deadlineMs, signal } = options;
-  // The launcher's ceiling (launch_request.rs), exported by the addon.
-  const MAX_DEADLINE_MS = deadlineMs === undefined ? 0 : loadBinding().MAX_DEADLINE_MS;
+  const MAX_DEADLINE_MS = deadlineMs === undefined ? 0 : maxDeadlineMs();
   if (deadlineMs !== undefined
     && !(Number.isInteger(deadlineMs) && deadlineMs >= 1 && deadlineMs <= MAX_DEADLINE_MS)) {
     throw invalid(`${where}deadlineMs must be an integer from 1 to ${MAX_DEADLINE_MS}`);

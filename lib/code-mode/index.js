@@ -40,11 +40,19 @@ function checkStop(stop) {
   return Object.freeze({ graceMs: stop.graceMs, forceMs: stop.forceMs });
 }
 
+/** A local runner is an absolute path (spawnIsolated does no $PATH lookup). */
+function checkAbsoluteRunnerPath(path) {
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw invalidArgument(`runner.path must be an absolute path to cordon-runner, got ${JSON.stringify(path)}`);
+  }
+}
+
 /**
  * `runner`: {path?, stop?, protocol?}; the path defaults to the packaged cordon-runner.
  * `protocol: 'code-bridge-v1'` names a reference runner: only the flags of spec §2 are passed.
+ * `checkPath` is the binding's rule for runner.path (a remote host's: a program name).
  */
-function resolveRunner(runner, defaultPath) {
+function resolveRunner(runner, defaultPath, checkPath = checkAbsoluteRunnerPath) {
   const options = runner === undefined ? {} : runner;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invalidArgument('runner must be an object such as {path}');
   for (const key of Object.keys(options)) {
@@ -55,9 +63,7 @@ function resolveRunner(runner, defaultPath) {
     throw invalidArgument(`runner.protocol must be "cordon" (cordon-runner) or "code-bridge-v1" (a reference runner: only the spec's flags), got ${JSON.stringify(protocol)}`);
   }
   const path = options.path === undefined ? defaultPath : options.path;
-  if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw invalidArgument(`runner.path must be an absolute path to cordon-runner, got ${JSON.stringify(path)}`);
-  }
+  checkPath(path);
   return Object.freeze({ path, stop: checkStop(options.stop), protocol });
 }
 
@@ -107,7 +113,8 @@ function createRunnerPool(api, { pool, runner, limits, policy, network }) {
 /**
  * Bind the Code Mode host to the native layer.
  * @param {{spawnIsolated: Function, createPool: Function, readOnly: () => object,
- *   checkPolicy: (policy: object) => string, runnerPath: string}} api
+ *   checkPolicy: (policy: object) => string, runnerPath: string,
+ *   checkRunnerPath?: (path: unknown) => void}} api
  */
 function bindCodeMode(api) {
   /**
@@ -124,7 +131,7 @@ function bindCodeMode(api) {
     const catalogue = defineTools(options.tools, { strictSchemas: options.strictSchemas });
     const limits = resolveLimits(options.limits);
     const policy = checkedPolicy(api, options.policy);
-    const runner = resolveRunner(options.runner, api.runnerPath);
+    const runner = resolveRunner(options.runner, api.runnerPath, api.checkRunnerPath);
     const admission = new Admission(options.admission);
     const onEvent = checkCallback(options.onEvent, 'onEvent');
     const onAudit = checkCallback(options.onAudit, 'onAudit');
