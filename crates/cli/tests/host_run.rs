@@ -149,6 +149,7 @@ fn a_client_that_stops_reading_while_the_sandbox_floods_fd_3_costs_the_host_flat
     let before = host.rss_kb();
     std::thread::sleep(Duration::from_secs(3));
     let after = host.rss_kb();
+    eprintln!("host RSS, client not reading: {before} kB -> {after} kB");
     // Unbounded buffering grows by hundreds of MiB/s here; 16 MiB is noise.
     assert!(
         after < before + 16 * 1024,
@@ -219,6 +220,7 @@ fn a_client_that_returns_no_credit_receives_at_most_its_window_and_the_host_hold
     }
     assert_eq!(received, 256 * 1024, "exactly the initial window, no more");
     let (first, last) = (rss[0], *rss.last().unwrap());
+    eprintln!("host RSS, no credit returned: {first} kB -> {last} kB");
     assert!(
         last < first + 16 * 1024,
         "host RSS grew from {first} kB to {last} kB with no credit returned"
