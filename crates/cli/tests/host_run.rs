@@ -235,3 +235,24 @@ fn a_client_that_returns_no_credit_receives_at_most_its_window_and_the_host_hold
     let (_, _, exit) = client.run_to_exit();
     assert_eq!(exit["receipt"]["stop"]["reason"], "stop");
 }
+
+#[test]
+fn a_frame_out_of_order_or_data_after_end_is_a_disconnect() {
+    require_sandbox!();
+    let host = HostProcess::start("host-order", json!({}));
+    let (mut client, pid) = running_sleeper(&host, "order-1");
+    client.send_json(UPLOAD, &json!({"path": "late.txt", "data": ""}));
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "sandbox {pid} still running"
+    );
+    assert_eq!(host.kept_receipt("order-1")["stop"]["reason"], "disconnect");
+    let (mut client, pid) = running_sleeper(&host, "order-2");
+    client.send(END, b"");
+    client.send(DATA, b"after the end");
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "sandbox {pid} still running"
+    );
+    assert_eq!(host.kept_receipt("order-2")["stop"]["reason"], "disconnect");
+}
