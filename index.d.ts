@@ -179,7 +179,7 @@ export interface Receipt {
   };
   stop: {
     requested: boolean;
-    reason: 'stop' | 'deadline' | 'signal' | 'confinement-mismatch' | null;
+    reason: 'stop' | 'deadline' | 'signal' | 'confinement-mismatch' | 'disconnect' | null;
     gracefulStopAttempted: boolean;
     forcedStopAttempted: boolean;
     containmentConfirmed: boolean;

@@ -223,3 +223,34 @@ fn a_stale_socket_is_replaced_and_a_path_that_is_not_a_socket_never_is() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a socket"));
     assert_eq!(std::fs::read(&host.socket).unwrap(), b"keep me");
 }
+
+#[test]
+fn help_lists_host_a_usage_error_exits_2_and_an_invalid_configuration_exits_125() {
+    let help = std::process::Command::new(support::CORDON)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("cordon host --config FILE"));
+    let usage = std::process::Command::new(support::CORDON)
+        .arg("host")
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("host.json");
+    let plain_tcp = json!({"listen": {"tcp": "127.0.0.1:7443"},
+                           "stateDir": dir.path(), "programs": {}});
+    std::fs::write(&config, plain_tcp.to_string()).unwrap();
+    let refused = finish_within(
+        std::process::Command::new(support::CORDON)
+            .args(["host", "--config"])
+            .arg(&config)
+            .stderr(std::process::Stdio::piped()),
+    );
+    assert_eq!(refused.status.code(), Some(125));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("config.listen.tcp") && stderr.contains("plain TCP is refused"),
+        "{stderr}"
+    );
+}

@@ -149,6 +149,7 @@ fn a_client_that_stops_reading_while_the_sandbox_floods_fd_3_costs_the_host_flat
     let before = host.rss_kb();
     std::thread::sleep(Duration::from_secs(3));
     let after = host.rss_kb();
+    eprintln!("host RSS, client not reading: {before} kB -> {after} kB");
     // Unbounded buffering grows by hundreds of MiB/s here; 16 MiB is noise.
     assert!(
         after < before + 16 * 1024,
@@ -219,6 +220,7 @@ fn a_client_that_returns_no_credit_receives_at_most_its_window_and_the_host_hold
     }
     assert_eq!(received, 256 * 1024, "exactly the initial window, no more");
     let (first, last) = (rss[0], *rss.last().unwrap());
+    eprintln!("host RSS, no credit returned: {first} kB -> {last} kB");
     assert!(
         last < first + 16 * 1024,
         "host RSS grew from {first} kB to {last} kB with no credit returned"
@@ -232,4 +234,25 @@ fn a_client_that_returns_no_credit_receives_at_most_its_window_and_the_host_hold
     client.send_json(STOP, &json!({}));
     let (_, _, exit) = client.run_to_exit();
     assert_eq!(exit["receipt"]["stop"]["reason"], "stop");
+}
+
+#[test]
+fn a_frame_out_of_order_or_data_after_end_is_a_disconnect() {
+    require_sandbox!();
+    let host = HostProcess::start("host-order", json!({}));
+    let (mut client, pid) = running_sleeper(&host, "order-1");
+    client.send_json(UPLOAD, &json!({"path": "late.txt", "data": ""}));
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "sandbox {pid} still running"
+    );
+    assert_eq!(host.kept_receipt("order-1")["stop"]["reason"], "disconnect");
+    let (mut client, pid) = running_sleeper(&host, "order-2");
+    client.send(END, b"");
+    client.send(DATA, b"after the end");
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "sandbox {pid} still running"
+    );
+    assert_eq!(host.kept_receipt("order-2")["stop"]["reason"], "disconnect");
 }

@@ -105,9 +105,9 @@ struct State {
     next_ping: Instant,
 }
 
-impl<W: AsyncWrite + Unpin> Relay<W> {
-    pub async fn run(mut self) -> Relayed<W> {
-        let mut st = State {
+impl State {
+    fn new(liveness: &Liveness) -> State {
+        State {
             out: [
                 Outbound::new(Stream::Protocol),
                 Outbound::new(Stream::Stderr),
@@ -119,8 +119,14 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
             shutdown_queued: false,
             client_present: true,
             ping: None,
-            next_ping: Instant::now() + ms(self.liveness.ping_interval_ms),
-        };
+            next_ping: Instant::now() + ms(liveness.ping_interval_ms),
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> Relay<W> {
+    pub async fn run(mut self) -> Relayed<W> {
+        let mut st = State::new(&self.liveness);
         let mut outcome: Option<Outcome> = None;
         let mut drain_until: Option<Instant> = None;
         let mut host_stopping = false;

@@ -229,6 +229,13 @@ async fn prepare<W: AsyncWrite + Unpin>(
     }
 }
 
+/// A launched sandbox, as `started` reports it.
+struct Running {
+    launched: launch_bridge::Launched,
+    invocation_id: String,
+    clamped: Value,
+}
+
 /// Steps 4–6.
 async fn run<W: AsyncWrite + Unpin>(
     spawn: Value,
@@ -251,54 +258,37 @@ async fn run<W: AsyncWrite + Unpin>(
             return refuse(&mut writer, "ERR_CORDON_HOST_BUSY", message, retry).await;
         }
     };
-    let began = Instant::now();
-    let ws_path = (!workspace.is_empty()).then(|| workspace.path().to_string_lossy().into_owned());
-    let built = spawn_request::build(&spawn, ws_path.as_deref(), &host.config);
-    let mut spawn = match built {
-        Ok(spawn) => spawn,
-        Err(SpawnRefusal { code, message }) => {
-            host.events.refused(Refusal::Invalid);
-            return refuse(&mut writer, code.as_str(), &message, None).await;
+    let running = match launch(&spawn, &workspace, host).await {
+        Ok(running) => running,
+        Err((reason, code, message)) => {
+            host.events.refused(reason);
+            return refuse(&mut writer, &code, &message, None).await;
         }
     };
-    let invocation_id = match &spawn.request.invocation_id {
-        Some(id) => id.clone(),
-        None => cordon_launcher::host::process_identity::random_hex(16).unwrap_or_default(),
-    };
-    spawn.request.invocation_id = Some(invocation_id.clone());
-    let launched = match launch_bridge::launch(spawn.request).await {
-        Ok(launched) => launched,
-        Err(e) => {
-            host.events.refused(Refusal::LaunchFailed);
-            let code = match &e {
-                launch_bridge::BridgeError::Launch(e) => e.code().as_str(),
-                launch_bridge::BridgeError::Join(_) => "ERR_CORDON_SPAWN_FAILED",
-            };
-            return refuse(&mut writer, code, &e.to_string(), None).await;
-        }
-    };
-    host.events.launched(began.elapsed());
     host.events.session_started();
-    let clamped = Value::Object(spawn.clamped);
-    let started =
-        json!({"pid": launched.handle.pid, "invocationId": invocation_id, "clamped": clamped});
+    let started = json!({
+        "pid": running.launched.handle.pid,
+        "invocationId": running.invocation_id,
+        "clamped": running.clamped,
+    });
     let _ = send_json(&mut writer, Kind::Started, &started).await;
     let relayed = Relay {
         writer,
-        handle: Arc::clone(&launched.handle),
-        events: launched.events,
+        handle: Arc::clone(&running.launched.handle),
+        events: running.launched.events,
         frames,
         liveness: host.config.liveness,
         shutdown: host.shutdown.subscribe(),
-    };
-    let relayed = relayed.run().await;
+    }
+    .run()
+    .await;
     let remote = receipt_store::Remote {
         host,
         peer,
         who,
-        clamped: &clamped,
+        clamped: &running.clamped,
     };
-    let mut exit = receipt_store::settle(relayed.outcome, &invocation_id, &remote);
+    let mut exit = receipt_store::settle(relayed.outcome, &running.invocation_id, &remote);
     sign(host, &mut exit.frame);
     host.events.session_ended(exit.stop_reason.as_deref());
     if relayed.client_present {
@@ -312,4 +302,44 @@ async fn run<W: AsyncWrite + Unpin>(
     }
     drop(slot);
     drop(workspace);
+}
+
+/// Step 5: validate, clamp, name the run, launch. The error is what
+/// `refused` says.
+async fn launch(
+    spawn: &Value,
+    workspace: &Workspace,
+    host: &Host,
+) -> Result<Running, (Refusal, String, String)> {
+    let began = Instant::now();
+    let ws_path = (!workspace.is_empty()).then(|| workspace.path().to_string_lossy().into_owned());
+    let mut spawn = spawn_request::build(spawn, ws_path.as_deref(), &host.config).map_err(
+        |SpawnRefusal { code, message }| (Refusal::Invalid, code.as_str().into(), message),
+    )?;
+    // Named here, not by the launcher, so that `started` can report it.
+    let invocation_id = match spawn.request.invocation_id.clone() {
+        Some(id) => id,
+        None => cordon_launcher::host::process_identity::random_hex(16).map_err(|e| {
+            let message = format!("an invocation id: {e}");
+            (
+                Refusal::LaunchFailed,
+                "ERR_CORDON_SPAWN_FAILED".into(),
+                message,
+            )
+        })?,
+    };
+    spawn.request.invocation_id = Some(invocation_id.clone());
+    let launched = launch_bridge::launch(spawn.request).await.map_err(|e| {
+        let code = match &e {
+            launch_bridge::BridgeError::Launch(e) => e.code().as_str(),
+            launch_bridge::BridgeError::Join(_) => "ERR_CORDON_SPAWN_FAILED",
+        };
+        (Refusal::LaunchFailed, code.to_string(), e.to_string())
+    })?;
+    host.events.launched(began.elapsed());
+    Ok(Running {
+        launched,
+        invocation_id,
+        clamped: Value::Object(spawn.clamped),
+    })
 }
