@@ -12,7 +12,11 @@
 //      runs them from a world-readable copy of the package and the tests
 //      (nobody-provider.js; a clone under a 0700 /root is unreadable to it),
 //      with CORDON_TEST_PROVIDER=nobody, which the harness reads;
-//   4. a summary: how many tests skipped and why. Under CI=true any skip is a
+//   4. (not with --node-only: once per CI run, on the first Node) the shared
+//      suites of REMOTE_PASS a second time through a `cordon host` child
+//      process on a Unix socket (CORDON_TEST_REMOTE=unix: the test support
+//      hands them cordon/remote's client instead of the addon; docs/remote.md);
+//   5. a summary: how many tests skipped and why. Under CI=true any skip is a
 //      failure (exit 1): CI installs everything every test needs.
 // Usage: node scripts/test.js [--node-only] [test files or dirs…]
 
@@ -106,6 +110,27 @@ function nonRootPass(files) {
   }
 }
 
+/**
+ * The suites run again through a Unix-socket host (step 4): those whose
+ * every test holds remotely. docs/remote.md lists the others and why.
+ */
+const REMOTE_PASS = [
+  'spawn-unread-stderr', 'spawn-runner',
+  'code-mode-scoping', 'code-mode-events', 'code-mode-console', 'code-mode-result-text', 'code-mode-parallel-calls',
+  'code-mode-limits-enforced', 'code-mode-cancel-timeout', 'code-mode-hostile-runner', 'code-mode-concurrency', 'code-mode-ordinary-use',
+].map((name) => path.join('__test__', `${name}.test.js`));
+
+/** Step 4: {status, skips} of the remote pass over the REMOTE_PASS files among `files`. */
+function remotePass(files) {
+  const chosen = REMOTE_PASS.filter((file) => files.some((f) => path.resolve(ROOT, f) === path.resolve(ROOT, file)));
+  if (chosen.length === 0) return { status: 0, skips: [] };
+  const log = path.join(logDir, 'remote.jsonl');
+  console.log('\n# The shared suites again through a cordon host on a Unix socket (CORDON_TEST_REMOTE=unix)');
+  const result = spawnSync(process.execPath, nodeTestArgs(chosen, log), { cwd: ROOT, stdio: 'inherit', env: { ...env, CORDON_TEST_REMOTE: 'unix' } });
+  if (result.error) throw result.error;
+  return { status: result.status ?? 1, skips: readLog(log) };
+}
+
 function readLog(file) {
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
@@ -113,6 +138,7 @@ function readLog(file) {
 
 let status = 0;
 let nonRoot = { status: 0, skips: [] };
+let remote = { status: 0, skips: [] };
 try {
   if (!nodeOnly) status = run('cargo', ['test', '--workspace']);
   if (status === 0) {
@@ -121,11 +147,14 @@ try {
     status = run(process.execPath, nodeTestArgs(files, nodeLog));
     nonRoot = nonRootPass(files);
     if (status === 0) status = nonRoot.status;
+    if (!nodeOnly) remote = remotePass(files);
+    if (status === 0) status = remote.status;
   }
   const skips = [
     ...readLog(rustLog).map((s) => ({ ...s, suite: 'cargo' })),
     ...readLog(nodeLog).map((s) => ({ ...s, suite: `node ${process.version}` })),
     ...nonRoot.skips.map((s) => ({ ...s, suite: `node ${process.version}, uid ${NOBODY_UID} provider` })),
+    ...remote.skips.map((s) => ({ ...s, suite: `node ${process.version}, through cordon host` })),
   ];
   console.log(`\n# ${skips.length} test(s) skipped${skips.length ? ':' : ''}`);
   for (const s of skips) console.log(`#   [${s.suite}] ${path.relative(ROOT, s.file ?? '') || '?'} › ${s.name}: ${s.reason}`);
