@@ -13,6 +13,8 @@ mod admission;
 mod auth;
 mod config;
 mod config_sections;
+#[cfg(test)]
+mod config_tests;
 mod events;
 mod frame;
 mod launch_bridge;

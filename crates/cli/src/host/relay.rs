@@ -124,6 +124,7 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
         let mut outcome: Option<Outcome> = None;
         let mut drain_until: Option<Instant> = None;
         let mut host_stopping = false;
+        let mut finished = false;
         let mut shutdown = self.shutdown.clone();
         loop {
             if let Some(done) = outcome.take() {
@@ -144,11 +145,18 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
             }
             let wake = self.next_wake(&st, drain_until);
             tokio::select! {
-                event = self.events.recv() => match event {
-                    Some(Event::Finished(done)) => outcome = Some(done),
+                // Finished is the last event: the channel then closes.
+                event = self.events.recv(), if !finished => match event {
+                    Some(Event::Finished(done)) => {
+                        finished = true;
+                        outcome = Some(done);
+                    }
                     Some(event) => self.on_event(&mut st, event).await,
                     // The launcher always sends Finished; fail closed.
-                    None => outcome = Some(Err(lost_events())),
+                    None => {
+                        finished = true;
+                        outcome = Some(Err(lost_events()));
+                    }
                 },
                 frame = self.frames.recv(), if st.client_present => match frame {
                     Some(Ok(frame)) => self.on_frame(&mut st, frame).await,

@@ -1,5 +1,5 @@
 //! The Unix-socket transport. The socket is never reachable half set up:
-//! 1. a fresh directory `.<name>.<random>` (mode 0700) beside the
+//! 1. a fresh directory `.cordon-<random>` (mode 0700) beside the
 //!    configured path — no one else can reach what is inside;
 //! 2. bind + listen inside it, mode 0666 (the peer's uid, `SO_PEERCRED`,
 //!    is the check: `allowUids`);
@@ -57,18 +57,16 @@ fn io<'a>(
 pub fn place(path: &Path) -> Result<PlacedSocket, UnixListenError> {
     check_existing(path)?;
     let parent = path.parent().unwrap_or(Path::new("/"));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let random = cordon_launcher::host::process_identity::random_hex(8)
+    let random = cordon_launcher::host::process_identity::random_hex(4)
         .map_err(io("random name for", parent))?;
-    let private = parent.join(format!(".{name}.{random}"));
+    // Short: a socket path is at most 107 bytes, and this one is longer
+    // than the configured path by the name below.
+    let private = parent.join(format!(".cordon-{random}"));
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&private)
         .map_err(io("create", &private))?;
-    let placed = bind_and_move(&private.join("socket"), path);
+    let placed = bind_and_move(&private.join("s"), path);
     let _ = std::fs::remove_dir_all(&private);
     placed
 }

@@ -1,0 +1,302 @@
+//! A `cordon host` child process on a Unix socket in a temp dir, and a raw
+//! client speaking `cordon-remote-v1` frames (docs/remote.md) with std
+//! sockets: nothing of the host's code is reused, so a framing mistake on
+//! either side shows.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::CORDON;
+
+pub const HELLO: u8 = 0x01;
+pub const WELCOME: u8 = 0x02;
+pub const UPLOAD: u8 = 0x03;
+pub const SPAWN: u8 = 0x04;
+pub const STARTED: u8 = 0x05;
+pub const REFUSED: u8 = 0x06;
+pub const DATA: u8 = 0x10;
+pub const END: u8 = 0x11;
+pub const STDERR: u8 = 0x12;
+pub const STDERR_END: u8 = 0x13;
+pub const CREDIT: u8 = 0x14;
+pub const STOP: u8 = 0x20;
+pub const EXIT: u8 = 0x21;
+pub const PING: u8 = 0x30;
+pub const PONG: u8 = 0x31;
+
+/// How long a test waits for any one frame before failing (never hangs).
+const FRAME_WAIT: Duration = Duration::from_secs(20);
+
+pub struct HostProcess {
+    /// Short (a socket path is at most 107 bytes) and 0755: the sandbox's
+    /// uid traverses it to the uploaded workspace.
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub child: Child,
+}
+
+impl HostProcess {
+    /// Starts a host whose configuration is the defaults below merged with
+    /// `overrides` (top-level keys replace).
+    pub fn start(tag: &str, overrides: Value) -> HostProcess {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("ch-{tag}-"))
+            .tempdir()
+            .expect("temp dir");
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("chmod");
+        let socket = dir.path().join("host.sock");
+        let mut config = json!({
+            "listen": {"unix": socket},
+            "stateDir": dir.path().join("state"),
+            "allowUids": [nix_uid()],
+            "programs": {"sh": "/bin/sh"},
+        });
+        for (key, value) in overrides.as_object().expect("object") {
+            config[key] = value.clone();
+        }
+        let path = dir.path().join("host.json");
+        std::fs::write(&path, config.to_string()).expect("write config");
+        let child = Command::new(CORDON)
+            .args(["host", "--config"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn cordon host");
+        let mut host = HostProcess { dir, socket, child };
+        let until = Instant::now() + Duration::from_secs(20);
+        while !host.socket.exists() {
+            assert!(Instant::now() < until, "the host never placed its socket");
+            if let Ok(Some(status)) = host.child.try_wait() {
+                panic!("cordon host exited at start-up: {status}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        host
+    }
+
+    pub fn connect(&self) -> Client {
+        let stream = UnixStream::connect(&self.socket).expect("connect");
+        stream.set_read_timeout(Some(FRAME_WAIT)).expect("timeout");
+        Client { stream }
+    }
+
+    /// A client past `welcome`.
+    pub fn session(&self) -> (Client, Value) {
+        let mut client = self.connect();
+        client.send_json(HELLO, &json!({"v": 1}));
+        let (kind, welcome) = client.recv().expect("welcome");
+        assert_eq!(kind, WELCOME);
+        (
+            client,
+            serde_json::from_slice(&welcome).expect("welcome JSON"),
+        )
+    }
+
+    /// The receipt the host kept for `invocation_id`, waiting for it.
+    pub fn kept_receipt(&self, invocation_id: &str) -> Value {
+        let dir = self.dir.path().join("state/receipts");
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let found = std::fs::read_dir(&dir).ok().and_then(|entries| {
+                entries.flatten().find(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.starts_with(&format!("{invocation_id}.")) && name.ends_with(".json")
+                })
+            });
+            if let Some(entry) = found {
+                let text = std::fs::read_to_string(entry.path()).expect("read receipt");
+                return serde_json::from_str(&text).expect("receipt JSON");
+            }
+            assert!(
+                Instant::now() < until,
+                "no receipt kept for {invocation_id}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The host's resident memory (kB), from /proc.
+    pub fn rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("host status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own unreaped child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+pub fn nix_uid() -> u32 {
+    // SAFETY: getuid(2) cannot fail.
+    unsafe { libc::getuid() }
+}
+
+pub struct Client {
+    pub stream: UnixStream,
+}
+
+impl Client {
+    pub fn send(&mut self, kind: u8, payload: &[u8]) {
+        let mut frame = ((payload.len() + 1) as u32).to_be_bytes().to_vec();
+        frame.push(kind);
+        frame.extend_from_slice(payload);
+        // A host that closed on us is what some tests want to see.
+        let _ = self.stream.write_all(&frame);
+    }
+
+    pub fn send_json(&mut self, kind: u8, value: &Value) {
+        self.send(kind, value.to_string().as_bytes());
+    }
+
+    /// The next frame; `None` when the host closed the connection. A frame
+    /// not arriving within FRAME_WAIT fails the test.
+    pub fn recv(&mut self) -> Option<(u8, Vec<u8>)> {
+        let mut head = [0u8; 5];
+        if let Err(e) = self.stream.read_exact(&mut head) {
+            assert!(
+                !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+                "no frame within {FRAME_WAIT:?}"
+            );
+            return None;
+        }
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let mut payload = vec![0u8; len - 1];
+        self.stream.read_exact(&mut payload).ok()?;
+        Some((head[4], payload))
+    }
+
+    /// The next frame, or `None` when none came within the read timeout
+    /// the caller set (the connection must still be open).
+    pub fn recv_or_idle(&mut self) -> Option<(u8, Vec<u8>)> {
+        let mut head = [0u8; 5];
+        match self.stream.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return None
+            }
+            Err(e) => panic!("the host closed the connection: {e}"),
+        }
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let mut payload = vec![0u8; len - 1];
+        let saved = self.stream.read_timeout().unwrap();
+        self.stream.set_read_timeout(Some(FRAME_WAIT)).unwrap();
+        self.stream.read_exact(&mut payload).expect("frame payload");
+        self.stream.set_read_timeout(saved).unwrap();
+        Some((head[4], payload))
+    }
+
+    /// The next frame as JSON of `kind`.
+    pub fn expect_json(&mut self, kind: u8) -> Value {
+        let (got, payload) = self.recv().expect("a frame");
+        assert_eq!(got, kind, "frame {}", String::from_utf8_lossy(&payload));
+        serde_json::from_slice(&payload).expect("JSON payload")
+    }
+
+    /// Reads to EOF; returns the bytes the host sent first (none expected
+    /// of a silent close).
+    pub fn read_to_close(&mut self) -> Vec<u8> {
+        let mut rest = Vec::new();
+        match self.stream.read_to_end(&mut rest) {
+            Ok(_) => rest,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => rest,
+            Err(e) => panic!("the host did not close within {FRAME_WAIT:?}: {e}"),
+        }
+    }
+
+    pub fn spawn(&mut self, args: &[&str], options: Value) -> Value {
+        self.send_json(
+            SPAWN,
+            &json!({"program": "sh", "args": args, "options": options}),
+        );
+        let (kind, payload) = self.recv().expect("started or refused");
+        let value: Value = serde_json::from_slice(&payload).expect("JSON");
+        assert!(kind == STARTED || kind == REFUSED, "{value}");
+        value
+    }
+
+    /// Relays until `exit`, granting credit for everything received;
+    /// returns (fd 3 bytes, stderr bytes, exit).
+    pub fn run_to_exit(&mut self) -> (Vec<u8>, Vec<u8>, Value) {
+        let (mut fd3, mut stderr) = (Vec::new(), Vec::new());
+        loop {
+            let (kind, payload) = self.recv().expect("the host closed before exit");
+            match kind {
+                DATA => {
+                    fd3.extend_from_slice(&payload);
+                    self.credit(0, payload.len());
+                }
+                STDERR => {
+                    stderr.extend_from_slice(&payload);
+                    self.credit(1, payload.len());
+                }
+                PING => self.send(PONG, &payload),
+                EXIT => {
+                    let exit = serde_json::from_slice(&payload).expect("exit JSON");
+                    return (fd3, stderr, exit);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub fn credit(&mut self, stream: u8, bytes: usize) {
+        let mut payload = vec![stream];
+        payload.extend_from_slice(&(bytes as u32).to_be_bytes());
+        self.send(CREDIT, &payload);
+    }
+}
+
+/// The read-only preset's shape, as a client would send it.
+pub fn read_only() -> Value {
+    json!({"formatVersion": 1,
+           "filesystem": {"workspace": "read", "temp": "write"},
+           "network": {"mode": "none"},
+           "process": {"treeConfinement": "required"}})
+}
+
+/// Whether a process exists.
+pub fn alive(pid: u64) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Waits up to `bound` for `pid` to be gone.
+pub fn gone_within(pid: u64, bound: Duration) -> bool {
+    let until = Instant::now() + bound;
+    while alive(pid) {
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
