@@ -56,4 +56,4 @@ function buildAuditRecord(run) {
   });
 }
 
-module.exports = { buildAuditRecord, receiptDigest, AUDIT_SOURCE_BYTES };
+module.exports = { buildAuditRecord, receiptDigest, canonicalJson, AUDIT_SOURCE_BYTES };

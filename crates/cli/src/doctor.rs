@@ -38,12 +38,42 @@ fn parse(args: &[String]) -> Result<(bool, Value), UsageError> {
         }
         i += 1;
     }
+    Ok((json, probe_options(bwrap, runner, None)))
+}
+
+/// The launcher's probe options: the given paths, else the runner and the
+/// relay shipped beside this binary (also `cordon host --probe`'s).
+pub fn probe_options(
+    bwrap: Option<String>,
+    runner: Option<String>,
+    relay: Option<String>,
+) -> Value {
     let runner = runner.or_else(|| default_runner().map(|p| p.to_string_lossy().into_owned()));
-    let relay = crate::run_args::shipped_relay().map(|p| p.to_string_lossy().into_owned());
-    Ok((
-        json,
-        json!({"bwrapPath": bwrap, "runnerPath": runner, "networkRelayPath": relay}),
-    ))
+    let relay = relay
+        .or_else(|| crate::run_args::shipped_relay().map(|p| p.to_string_lossy().into_owned()));
+    json!({"bwrapPath": bwrap, "runnerPath": runner, "networkRelayPath": relay})
+}
+
+/// The first failed required check as one line, or `None` when this host
+/// can launch sandboxes (`cordon host --probe`).
+pub fn first_failure(options: &Value) -> Option<String> {
+    let report = host_probe::report_json(options);
+    if report["ok"] == true {
+        return None;
+    }
+    let failed = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["ok"] != true && c["importance"] == "required");
+    Some(match failed {
+        Some(c) => format!(
+            "{}: {}",
+            c["name"].as_str().unwrap_or("?"),
+            c["detail"].as_str().unwrap_or("")
+        ),
+        None => "a required check failed".to_string(),
+    })
 }
 
 /// One line per check, an indented fix line per failure.

@@ -9,6 +9,8 @@ use cordon_launcher::ErrorCode;
 
 /// `cordon doctor`: a required host check failed.
 pub const DOCTOR_FAILED: i32 = 1;
+/// `cordon host --probe`: the host is not ready (one line says why).
+pub const PROBE_NOT_READY: i32 = 1;
 /// Unknown subcommand, or a malformed `cordon doctor` command line.
 pub const USAGE: i32 = 2;
 /// `cordon run` itself failed: a usage error, an invalid policy or option,

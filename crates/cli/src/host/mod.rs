@@ -25,6 +25,14 @@ mod session;
 mod spawn_request;
 mod unix_listener;
 mod upload;
+// TLS transport, metrics, receipt signing and probe (rtls).
+pub mod metrics;
+mod probe;
+pub mod receipt_canonical;
+pub mod signing;
+pub mod tls;
+pub mod tls_client;
+mod tls_listener;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,7 +45,7 @@ pub use events::{HostEvents, NoEvents};
 
 use crate::exit_status;
 
-pub const SYNOPSIS: &str = "cordon host --config FILE\n";
+pub const SYNOPSIS: &str = "cordon host --config FILE\n       cordon host --probe --config FILE [--ca FILE] [--cert FILE --key FILE] [--token-file FILE] [--server-name NAME]\n";
 
 /// How long a stopping host waits for its sessions' sandboxes to settle.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(30);
@@ -52,6 +60,8 @@ pub struct Host {
     pub events: Arc<dyn HostEvents>,
     pub workspaces: PathBuf,
     pub receipts: PathBuf,
+    /// The receipt signing key (`signingKey`), if any.
+    pub signer: Option<signing::ReceiptSigner>,
     /// `true` once the host is stopping: every relay stops its sandbox.
     pub shutdown: watch::Sender<bool>,
 }
@@ -71,6 +81,9 @@ fn parse_args(args: &[String]) -> Result<PathBuf, String> {
 
 /// Runs the host; returns the exit status (docs/cli.md).
 pub fn main(args: &[String]) -> i32 {
+    if let Some(("--probe", rest)) = args.split_first().map(|(a, r)| (a.as_str(), r)) {
+        return probe::main(rest);
+    }
     let path = match parse_args(args) {
         Ok(path) => path,
         Err(usage) if usage.is_empty() => {
@@ -95,11 +108,18 @@ pub fn main(args: &[String]) -> i32 {
 
 /// Steps 3–6 with an observer (metrics hooks).
 pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
-    let Listen::Unix(socket_path) = config.listen.clone() else {
-        return fail(
-            exit_status::HOST_ERROR,
-            "config.listen.tcp: the TLS transport is not built into this cordon",
-        );
+    let events = match start_metrics(&config, events).await {
+        Ok(events) => events,
+        Err(e) => return fail(exit_status::HOST_ERROR, &e),
+    };
+    let signer = match config
+        .signing_key
+        .as_deref()
+        .map(signing::ReceiptSigner::load)
+    {
+        None => None,
+        Some(Ok(signer)) => Some(signer),
+        Some(Err(e)) => return fail(exit_status::HOST_ERROR, &e.to_string()),
     };
     let prepared = upload::workspaces_dir(&config.state_dir)
         .map_err(|e| e.to_string())
@@ -119,8 +139,13 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         workspaces,
         receipts,
         shutdown: watch::Sender::new(false),
+        signer,
         config,
     });
+    let socket_path = match host.config.listen.clone() {
+        Listen::Unix(path) => path,
+        Listen::Tcp(address) => return serve_tls(&address, host).await,
+    };
     let placed = match unix_listener::place(&socket_path) {
         Ok(placed) => placed,
         Err(e) => return fail(exit_status::HOST_ERROR, &e.to_string()),
@@ -128,6 +153,53 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     eprintln!("cordon host: listening on {}", socket_path.display());
     unix_listener::serve(&placed, Arc::clone(&host), stop_signal()).await;
     drop(placed);
+    shut_down(&host).await
+}
+
+/// `metrics` (off without the section): binds its address, serves it, and
+/// makes the registry the host's observer.
+async fn start_metrics(
+    config: &Config,
+    events: Arc<dyn HostEvents>,
+) -> Result<Arc<dyn HostEvents>, String> {
+    let wanted =
+        metrics::MetricsConfig::parse(config.metrics.as_ref()).map_err(|e| e.to_string())?;
+    let Some(wanted) = wanted else {
+        return Ok(events);
+    };
+    let listener = metrics::bind(wanted).await?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| format!("config.metrics: {e}"))?;
+    eprintln!("cordon host: metrics on http://{local}/metrics");
+    let registry = Arc::new(metrics::Metrics::default());
+    tokio::spawn(metrics::serve(listener, Arc::clone(&registry)));
+    Ok(registry)
+}
+
+/// `listen.tcp`: the TLS transport (tls_listener.rs), then the same shutdown.
+async fn serve_tls(address: &str, host: Arc<Host>) -> i32 {
+    let Some(tls) = host.config.tls.clone() else {
+        return fail(
+            exit_status::HOST_ERROR,
+            "config.listen.tcp needs config.tls",
+        );
+    };
+    let tokens = !host.config.tokens.is_empty();
+    let (listener, transport) = match tls_listener::bind(address, &tls, tokens).await {
+        Ok(bound) => bound,
+        Err(e) => return fail(exit_status::HOST_ERROR, &e),
+    };
+    match listener.local_addr() {
+        Ok(local) => eprintln!("cordon host: listening on tls://{local}"),
+        Err(e) => return fail(exit_status::HOST_ERROR, &format!("bound address: {e}")),
+    }
+    tls_listener::serve(listener, transport, Arc::clone(&host), stop_signal()).await;
+    shut_down(&host).await
+}
+
+/// Step 6 after the listener stopped: every sandbox stopped, bounded.
+async fn shut_down(host: &Host) -> i32 {
     host.shutdown.send_replace(true);
     let drained = tokio::time::timeout(SHUTDOWN_BOUND, async {
         while host.admissions.active() > 0 {

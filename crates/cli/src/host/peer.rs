@@ -32,4 +32,7 @@ pub struct Peer {
     /// The tenant the transport established (a client certificate's
     /// name, a Unix uid); a token's tenant replaces it.
     pub tenant: String,
+    /// When the first frame must have arrived, if the transport already
+    /// spent part of the bound (the TLS handshake); else the full bound.
+    pub first_frame_by: Option<std::time::Instant>,
 }

@@ -39,7 +39,10 @@ where
         return;
     };
     let (mut reader, mut writer) = tokio::io::split(stream);
-    let bound = Duration::from_millis(host.config.handshake.first_frame_ms);
+    let mut bound = Duration::from_millis(host.config.handshake.first_frame_ms);
+    if let Some(by) = peer.first_frame_by {
+        bound = bound.min(by.saturating_duration_since(Instant::now()));
+    }
     let first = timeout(bound, frame::read_frame(&mut reader)).await;
     let who = match first {
         Ok(Ok(frame)) => check_hello(&frame, &peer, &host),
@@ -92,10 +95,26 @@ fn check_hello(frame: &Frame, peer: &Peer, host: &Host) -> Option<TenantAuth> {
             auth: peer.auth,
         });
     }
+    let tenant = auth::tenant_of(&host.config.tokens, token?)?;
+    // A certificate names its tenant; another tenant's token cannot change it.
+    if peer.auth == auth::AuthMode::Mtls && tenant != peer.tenant {
+        return None;
+    }
     Some(TenantAuth {
-        tenant: auth::tenant_of(&host.config.tokens, token?)?,
+        tenant,
         auth: peer.auth.with_token(),
     })
+}
+
+/// `exit.signature` over the receipt (signing.rs), when the host has a key
+/// and the run left a receipt.
+fn sign(host: &Host, frame: &mut Value) {
+    let Some(signer) = &host.signer else { return };
+    let signature = match frame.get("receipt") {
+        Some(receipt @ Value::Object(map)) if !map.is_empty() => signer.sign(receipt),
+        _ => return,
+    };
+    frame["signature"] = Value::String(signature);
 }
 
 /// Who the session runs for, once authenticated.
@@ -106,6 +125,14 @@ pub struct TenantAuth {
 }
 
 fn welcome(host: &Host, peer: &Peer, who: &TenantAuth) -> Value {
+    let mut welcome = welcome_fields(host, peer, who);
+    if let Some(signer) = &host.signer {
+        welcome["host"]["publicKey"] = json!(signer.public_key_pem());
+    }
+    welcome
+}
+
+fn welcome_fields(host: &Host, peer: &Peer, who: &TenantAuth) -> Value {
     let c = &host.config.ceilings;
     json!({
         "v": 1,
@@ -271,7 +298,8 @@ async fn run<W: AsyncWrite + Unpin>(
         who,
         clamped: &clamped,
     };
-    let exit = receipt_store::settle(relayed.outcome, &invocation_id, &remote);
+    let mut exit = receipt_store::settle(relayed.outcome, &invocation_id, &remote);
+    sign(host, &mut exit.frame);
     host.events.session_ended(exit.stop_reason.as_deref());
     if relayed.client_present {
         let mut writer = relayed.writer;

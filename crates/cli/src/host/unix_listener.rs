@@ -142,6 +142,7 @@ pub async fn serve(
             transport: Transport::Unix,
             auth: AuthMode::PeerCred,
             tenant: format!("uid:{uid}"),
+            first_frame_by: None,
         };
         tokio::spawn(session::serve(stream, peer, Arc::clone(&host)));
     }

@@ -1,0 +1,218 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rustls_pki_types::ServerName;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::*;
+use crate::host::tls_client::connector;
+
+#[path = "../../tests/support/pki.rs"]
+mod pki;
+
+/// Writes `tenant:<name>\n` (or `token-only\n`), then echoes.
+struct Echo {
+    closed: AtomicUsize,
+}
+
+impl TlsSessions for Echo {
+    fn serve(&self, mut stream: TlsStream<TcpStream>, client: ClientIdentity, _: Instant) {
+        tokio::spawn(async move {
+            let line = match client {
+                ClientIdentity::Certificate { tenant } => format!("tenant:{tenant}\n"),
+                ClientIdentity::TokenOnly => "token-only\n".to_string(),
+            };
+            stream.write_all(line.as_bytes()).await.unwrap();
+            let mut buf = [0u8; 64];
+            while let Ok(n @ 1..) = stream.read(&mut buf).await {
+                stream.write_all(&buf[..n]).await.unwrap();
+            }
+        });
+    }
+    fn closed_in_handshake(&self) {
+        self.closed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn files(pki: &pki::Pki, client_auth: ClientCertificates, tokens: bool) -> TlsFiles<'_> {
+    TlsFiles {
+        cert: &pki.server.cert,
+        key: &pki.server.key,
+        client_ca: Some(&pki.ca),
+        client_auth,
+        tokens_configured: tokens,
+    }
+}
+
+/// A host-like accept loop on 127.0.0.1; returns its port and its observer.
+async fn listen(transport: TlsTransport, permits: usize) -> (u16, Arc<Echo>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let echo = Arc::new(Echo {
+        closed: AtomicUsize::new(0),
+    });
+    tokio::spawn(serve(
+        listener,
+        Arc::new(transport),
+        Arc::new(Semaphore::new(permits)),
+        Duration::from_millis(1500),
+        Arc::clone(&echo) as Arc<dyn TlsSessions>,
+        std::future::pending(),
+    ));
+    (port, echo)
+}
+
+/// Connects, sends `ping`, returns everything read until close/error (bounded).
+async fn exchange(port: u16, ca: &Path, identity: Option<(&Path, &Path)>) -> String {
+    let tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let Ok(mut tls) = connector(ca, identity).unwrap().connect(name, tcp).await else {
+        return String::new();
+    };
+    // TLS 1.3: the client's handshake completes before the server has
+    // judged its certificate; a refusal shows on the first read.
+    let _ = tls.write_all(b"ping").await;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 64];
+    let deadline = tokio::time::sleep(Duration::from_secs(5));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            () = &mut deadline => break,
+            read = tls.read(&mut buf) => match read {
+                Ok(n @ 1..) => out.extend_from_slice(&buf[..n]),
+                _ => break,
+            },
+        }
+        if out.ends_with(b"ping") {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn mutual_tls_with_a_client_certificate_from_the_ca_names_its_cn_as_the_tenant() {
+    let pki = pki::generate();
+    let (port, _) = listen(
+        TlsTransport::new(&files(&pki, ClientCertificates::Required, false)).unwrap(),
+        4,
+    )
+    .await;
+    let got = exchange(port, &pki.ca, Some((&pki.client.cert, &pki.client.key))).await;
+    assert_eq!(got, "tenant:acme\nping");
+    let got = exchange(
+        port,
+        &pki.ca,
+        Some((&pki.other_tenant.cert, &pki.other_tenant.key)),
+    )
+    .await;
+    assert_eq!(got, "tenant:globex\nping");
+}
+
+#[tokio::test]
+async fn a_missing_foreign_or_expired_client_certificate_is_closed_before_the_session() {
+    let pki = pki::generate();
+    let (port, echo) = listen(
+        TlsTransport::new(&files(&pki, ClientCertificates::Required, false)).unwrap(),
+        4,
+    )
+    .await;
+    let cases = [
+        ("missing", None),
+        (
+            "foreign",
+            Some((pki.foreign.cert.as_path(), pki.foreign.key.as_path())),
+        ),
+        (
+            "expired",
+            Some((pki.expired.cert.as_path(), pki.expired.key.as_path())),
+        ),
+    ];
+    for (i, (name, identity)) in cases.into_iter().enumerate() {
+        assert_eq!(exchange(port, &pki.ca, identity).await, "", "{name}");
+        // The server's side counted it as closed in the handshake.
+        for _ in 0..100 {
+            if echo.closed.load(Ordering::SeqCst) > i {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(echo.closed.load(Ordering::SeqCst), i + 1, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn plaintext_to_the_tls_port_gets_at_most_a_tls_alert_and_the_close() {
+    let pki = pki::generate();
+    let (port, _) = listen(
+        TlsTransport::new(&files(&pki, ClientCertificates::Required, false)).unwrap(),
+        4,
+    )
+    .await;
+    let mut tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    // A cordon-remote-v1 hello frame, in the clear.
+    let hello = br#"{"v":1}"#;
+    let mut frame = ((hello.len() + 1) as u32).to_be_bytes().to_vec();
+    frame.push(0x01);
+    frame.extend_from_slice(hello);
+    tcp.write_all(&frame).await.unwrap();
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut out)).await;
+    assert!(read.is_ok(), "the host closed the connection");
+    // Nothing, or one TLS alert record (type 21, 2-byte body): no text.
+    assert!(
+        out.is_empty() || (out.len() == 7 && out[0] == 21 && out[3..5] == [0, 2]),
+        "{out:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_client_is_closed_at_the_first_frame_bound_and_frees_its_slot() {
+    let pki = pki::generate();
+    let (port, echo) = listen(
+        TlsTransport::new(&files(&pki, ClientCertificates::Required, false)).unwrap(),
+        1,
+    )
+    .await;
+    let mut silent = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    // While the silent one holds the only slot, a second is dropped at once.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut second = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut buf = Vec::new();
+    let n = tokio::time::timeout(Duration::from_secs(1), second.read_to_end(&mut buf)).await;
+    assert!(matches!(n, Ok(Ok(0)) | Ok(Err(_))), "{n:?}");
+    let n = tokio::time::timeout(Duration::from_secs(5), silent.read_to_end(&mut buf)).await;
+    assert!(
+        matches!(n, Ok(Ok(0)) | Ok(Err(_))),
+        "closed at the bound: {n:?}"
+    );
+    assert_eq!(echo.closed.load(Ordering::SeqCst), 2);
+    let got = exchange(port, &pki.ca, Some((&pki.client.cert, &pki.client.key))).await;
+    assert_eq!(got, "tenant:acme\nping");
+}
+
+#[tokio::test]
+async fn without_client_certificates_the_transport_needs_tokens_and_asks_for_no_certificate() {
+    let pki = pki::generate();
+    let refused = TlsTransport::new(&files(&pki, ClientCertificates::None, false)).err();
+    assert!(matches!(refused, Some(TlsSetupError::NoAuthentication)));
+    let (port, _) = listen(
+        TlsTransport::new(&files(&pki, ClientCertificates::None, true)).unwrap(),
+        4,
+    )
+    .await;
+    assert_eq!(exchange(port, &pki.ca, None).await, "token-only\nping");
+}
+
+#[test]
+fn mutual_tls_without_a_client_ca_is_refused_at_start_up() {
+    let pki = pki::generate();
+    let mut f = files(&pki, ClientCertificates::Required, false);
+    f.client_ca = None;
+    assert!(matches!(
+        TlsTransport::new(&f).err(),
+        Some(TlsSetupError::NoClientCa)
+    ));
+}
