@@ -28,9 +28,12 @@ function defaultPrograms() {
 }
 
 /**
- * Starts `cordon host` on a Unix socket. `config` is merged over a default
- * (the programs above, a state directory beside the socket).
- * @returns {Promise<{socket: string, child: import('node:child_process').ChildProcess, dir: string, output: () => string, stop: () => Promise<void>}>}
+ * Starts `cordon host`: on a Unix socket in a temp directory, or where
+ * `config.listen` says (`{tcp: '127.0.0.1:0'}` with `config.tls`: the port
+ * the host chose is in `url`). `config` is merged over a default (the
+ * programs above, a state directory in the temp directory). Resolves once
+ * the host says it is listening.
+ * @returns {Promise<{socket: string, url: string | null, child: import('node:child_process').ChildProcess, dir: string, output: () => string, stop: () => Promise<void>}>}
  */
 async function startHost(config = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-remote-test-'));
@@ -41,8 +44,8 @@ async function startHost(config = {}) {
   fs.writeFileSync(file, JSON.stringify({
     listen: { unix: socket },
     stateDir: path.join(dir, 'state'),
+    ...config,
     programs: { ...defaultPrograms(), ...config.programs },
-    ...Object.fromEntries(Object.entries(config).filter(([key]) => key !== 'programs')),
   }));
   const child = spawn(CORDON, ['host', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -60,17 +63,59 @@ async function startHost(config = {}) {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + HOST_START_MS;
-  while (!fs.existsSync(socket)) {
+  let listening;
+  while (!(listening = /listening on (\S+)/.exec(output))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
-      throw new Error(`cordon host did not create ${socket} (exit ${child.exitCode}): ${output}`);
+      throw new Error(`cordon host did not start listening (exit ${child.exitCode}): ${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  return { socket, child, dir, output: () => output, stop };
+  const url = listening[1].startsWith('tls://') ? listening[1] : null;
+  return { socket, url, child, dir, output: () => output, stop };
 }
 
-module.exports = { startHost, defaultPrograms, CORDON, RUNNER, ROOT };
+function openssl(args, cwd) {
+  const run = require('node:child_process').spawnSync('openssl', args, { cwd, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${run.stderr}`);
+}
+
+/**
+ * Throwaway TLS material made with openssl in `dir` (files, as a host's
+ * configuration names them): a CA, the host's certificate for 127.0.0.1,
+ * a client certificate whose CN (the tenant) is `tenant-a`, and a client
+ * certificate of another CA. Returns the paths and the PEM texts.
+ */
+function tlsMaterial(dir) {
+  const key = (name) => openssl(['genpkey', '-algorithm', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`], dir);
+  const ca = (name, cn) => {
+    key(name);
+    openssl(['req', '-x509', '-new', '-key', `${name}.key`, '-out', `${name}.pem`, '-days', '1', '-subj', `/CN=${cn}`], dir);
+  };
+  const leaf = (name, cn, issuer, ext) => {
+    key(name);
+    openssl(['req', '-new', '-key', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`], dir);
+    fs.writeFileSync(path.join(dir, `${name}.cnf`), ext);
+    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${issuer}.pem`, '-CAkey', `${issuer}.key`, '-CAcreateserial',
+      '-out', `${name}.pem`, '-days', '1', '-extfile', `${name}.cnf`], dir);
+  };
+  ca('ca', 'cordon remote test CA');
+  ca('other-ca', 'another CA');
+  leaf('host', 'cordon-host', 'ca', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  leaf('client', 'tenant-a', 'ca', 'extendedKeyUsage=clientAuth\n');
+  leaf('foreign', 'tenant-a', 'other-ca', 'extendedKeyUsage=clientAuth\n');
+  const file = (name) => path.join(dir, name);
+  const read = (name) => fs.readFileSync(file(name), 'utf8');
+  return {
+    file,
+    ca: read('ca.pem'),
+    otherCa: read('other-ca.pem'),
+    client: { cert: read('client.pem'), key: read('client.key') },
+    foreign: { cert: read('foreign.pem'), key: read('foreign.key') },
+  };
+}
+
+module.exports = { startHost, tlsMaterial, defaultPrograms, CORDON, RUNNER, ROOT };
 
 // ---- the remote pass of the shared suites (CORDON_TEST_REMOTE=unix) ----
 
@@ -83,10 +128,11 @@ let shared = null;
 
 /**
  * One host for this test process, started synchronously on first use and
- * stopped when the process exits; `programs` adds to the default allowlist
- * (only the first call's count).
+ * stopped when the process exits: on a Unix socket, or (`transport` "tls")
+ * on 127.0.0.1 under mutual TLS with certificates made now. `programs` adds
+ * to the default allowlist (only the first call's count).
  */
-function sharedHost(programs = {}) {
+function sharedHost(programs = {}, transport = 'unix') {
   if (shared) return shared;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-remote-pass-'));
   fs.chmodSync(dir, 0o755);
@@ -96,7 +142,17 @@ function sharedHost(programs = {}) {
   const allowlist = { ...defaultPrograms(), ...programs };
   // The fixture runner is a Node script: its policy asks for 2 GiB of address space (code-mode-support.js hostilePolicy).
   const ceilings = { memoryBytes: 2 ** 31 };
-  fs.writeFileSync(file, JSON.stringify({ listen: { unix: socket }, stateDir: path.join(dir, 'state'), programs: allowlist, ceilings }));
+  let listen = { unix: socket };
+  let tlsConfig;
+  let material = null;
+  if (transport === 'tls') {
+    const certs = path.join(dir, 'certs');
+    fs.mkdirSync(certs, { mode: 0o700 });
+    material = tlsMaterial(certs);
+    listen = { tcp: '127.0.0.1:0' };
+    tlsConfig = { cert: material.file('host.pem'), key: material.file('host.key'), clientCa: material.file('ca.pem') };
+  }
+  fs.writeFileSync(file, JSON.stringify({ listen, tls: tlsConfig, stateDir: path.join(dir, 'state'), programs: allowlist, ceilings }));
   const log = fs.openSync(path.join(dir, 'host.log'), 'w');
   const child = spawn(CORDON, ['host', '--config', file], { stdio: ['ignore', log, log] });
   fs.closeSync(log);
@@ -106,12 +162,16 @@ function sharedHost(programs = {}) {
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const deadline = Date.now() + HOST_START_MS;
-  while (!fs.existsSync(socket)) {
-    if (Date.now() > deadline) throw new Error(`cordon host did not create ${socket}: ${fs.readFileSync(path.join(dir, 'host.log'), 'utf8')}`);
+  let listening;
+  while (!(listening = /listening on (\S+)/.exec(fs.readFileSync(path.join(dir, 'host.log'), 'utf8')))) {
+    if (Date.now() > deadline) throw new Error(`cordon host did not start listening: ${fs.readFileSync(path.join(dir, 'host.log'), 'utf8')}`);
     sleepSync(20);
   }
+  const target = material
+    ? { url: listening[1], tls: { ca: material.ca, ...material.client } }
+    : { socket };
   const names = new Map(Object.entries(allowlist).map(([name, file2]) => [file2, name]));
-  shared = { socket, pid: child.pid, names };
+  shared = { target, pid: child.pid, names };
   return shared;
 }
 
@@ -123,8 +183,8 @@ function sharedHost(programs = {}) {
  */
 function remoteApi(programs = {}) {
   const { connectRemote } = require('../lib/remote');
-  const hostInfo = sharedHost(programs);
-  const client = connectRemote({ socket: hostInfo.socket });
+  const hostInfo = sharedHost(programs, testRemote());
+  const client = connectRemote(hostInfo.target);
   const program = (file) => hostInfo.names.get(file) ?? file;
   const runner = (options) => (options?.runner?.path ? { ...options, runner: { ...options.runner, path: program(options.runner.path) } } : options);
   return {
@@ -140,11 +200,11 @@ function remoteApi(programs = {}) {
   };
 }
 
-/** 'unix' when the shared suites run through a host (CORDON_TEST_REMOTE), else null. */
+/** 'unix' or 'tls' when the shared suites run through a host (CORDON_TEST_REMOTE), else null. */
 const testRemote = () => {
   const mode = process.env.CORDON_TEST_REMOTE;
   if (mode === undefined || mode === '') return null;
-  if (mode !== 'unix') throw new Error(`CORDON_TEST_REMOTE=${mode}: only "unix" is wired (see docs/remote.md)`);
+  if (mode !== 'unix' && mode !== 'tls') throw new Error(`CORDON_TEST_REMOTE=${mode}: "unix" or "tls" (docs/remote.md)`);
   return mode;
 };
 

@@ -21,6 +21,7 @@ const {
 } = require('./frames');
 const { openSocket } = require('./transport');
 const { RemoteProtocolStream, RemoteStderrStream, HIGH_WATER_MARK } = require('./streams');
+const { checkSignature } = require('./signature');
 
 /** stderr kept while nothing consumes it (bytes); past it, dropped and counted, as a local run does. */
 const UNREAD_STDERR_KEPT_BYTES = HIGH_WATER_MARK;
@@ -33,12 +34,13 @@ class RemoteExecution {
   /**
    * @param {object} target a checked transport target (transport.js)
    * @param {object} request remoteSpawnRequest()'s result (options.js)
-   * @param {{slackMs: number}} settings
+   * @param {{slackMs: number, hostPublicKey: import('node:crypto').KeyObject | null}} settings
    */
-  constructor(target, request, { slackMs }) {
+  constructor(target, request, { slackMs, hostPublicKey }) {
     this._target = target;
     this._request = request;
     this._slackMs = slackMs;
+    this._hostPublicKey = hostPublicKey;
     this.protocol = new RemoteProtocolStream(this);
     this.stderr = new RemoteStderrStream(this);
     this.pid = undefined;
@@ -171,6 +173,11 @@ class RemoteExecution {
       networkReceipts: Array.isArray(exit.networkReceipts) ? exit.networkReceipts : [],
     };
     if (exit.signature !== undefined) result.signature = exit.signature;
+    const forged = checkSignature(this._hostPublicKey, receipt, exit.signature);
+    if (forged) {
+      this._settleError(remoteError('ERR_CORDON_REMOTE_SIGNATURE_INVALID', forged, { receipt }));
+      return;
+    }
     this._settle(() => this._resolve(result));
   }
 
