@@ -173,3 +173,37 @@ test('cordon/remote runs a Code Mode program with the native addon removed from 
   const out = JSON.parse(run.stdout);
   assert.deepEqual(out, { ok: true, result: 42, native: [] }, run.stdout);
 });
+
+test('a prewarmed remote pool hands out a waiting sandbox, and Code Mode with a pool runs on it', async () => {
+  const remote = connectRemote({ socket: host.socket });
+  const pool = remote.createPool({ command: ['echo-fd3'], policy: remote.readOnly() }, { size: 1 });
+  try {
+    assert.ok(await eventually(() => pool.stats().idle === 1, 10_000), JSON.stringify(pool.stats()));
+    const execution = pool.take({ deadlineMs: 20_000 });
+    execution.protocol.end('pooled\n');
+    const { result, protocol } = await runToEnd(execution);
+    assert.equal(result.returncode, 0);
+    assert.equal(protocol, 'pooled\n');
+  } finally {
+    await pool.close();
+  }
+  const mode = remote.createCodeMode({ tools: [], pool: { size: 1 } });
+  try {
+    const run = await mode.run('return 6 * 7;');
+    assert.equal(run.ok, true, JSON.stringify(run.error));
+    assert.equal(run.result, 42);
+    assert.equal(mode.poolStats().taken, 1);
+  } finally {
+    await mode.close();
+  }
+});
+
+test('close() stops what the client still runs and refuses new runs with ERR_CORDON_CLOSED', async () => {
+  const remote = connectRemote({ socket: host.socket });
+  const execution = remote.spawnIsolated(['sleep', '30'], { policy: remote.readOnly(), stop: { graceMs: 100, forceMs: 1000 } });
+  assert.ok(await eventually(() => execution.pid !== undefined, 10_000), 'the run started');
+  await remote.close();
+  const result = await execution.wait();
+  assert.equal(result.receipt.stop.requested, true);
+  assert.throws(() => remote.spawnIsolated(['true'], { policy: remote.readOnly() }), { code: 'ERR_CORDON_CLOSED' });
+});
