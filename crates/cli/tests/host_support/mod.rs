@@ -300,3 +300,45 @@ pub fn gone_within(pid: u64, bound: Duration) -> bool {
     }
     true
 }
+
+/// Starts `sleep 60` after `ready` on fd 3; returns (client, bwrap pid).
+pub fn running_sleeper(host: &HostProcess, id: &str) -> (Client, u64) {
+    let (mut client, _) = host.session();
+    let started = client.spawn(
+        &["-c", "echo ready >&3; exec sleep 60"],
+        json!({"policy": read_only(), "invocationId": id}),
+    );
+    let pid = started["pid"].as_u64().expect("pid");
+    loop {
+        let (kind, payload) = client.recv().expect("ready");
+        if kind == DATA {
+            assert_eq!(payload, b"ready\n");
+            return (client, pid);
+        }
+    }
+}
+
+pub fn mode(path: &std::path::Path) -> u32 {
+    std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(path).unwrap().permissions())
+        & 0o7777
+}
+
+/// Runs a host expected to refuse to start; kills it (and fails) if it
+/// is still running after 20 s.
+pub fn finish_within(command: &mut std::process::Command) -> std::process::Output {
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn host");
+    let until = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the host started where it must refuse to");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("host output")
+}

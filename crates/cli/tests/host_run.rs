@@ -1,5 +1,6 @@
-//! `cordon host` over a Unix socket: a real host child process, real
-//! sandboxes, a raw client speaking the frames of docs/remote.md.
+//! `cordon host` over a Unix socket, running sandboxes: relay, clamps,
+//! admission, disconnects, liveness, flow control — a real host child
+//! process, real bwrap and a raw frame client (docs/remote.md).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,7 +13,6 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use host_support::*;
 use serde_json::json;
-use sha2::Digest;
 
 #[test]
 fn a_session_uploads_runs_relays_fd_3_and_stderr_as_bytes_and_exits_with_the_receipt() {
@@ -47,95 +47,16 @@ fn a_session_uploads_runs_relays_fd_3_and_stderr_as_bytes_and_exits_with_the_rec
     assert_eq!(remote["auth"], "peercred");
     assert_eq!(remote["hostVersion"], env!("CARGO_PKG_VERSION"));
     assert_eq!(host.kept_receipt("run-1")["invocationId"], "run-1");
+    let state = host.dir.path().join("state");
+    assert_eq!(mode(&state.join("workspaces")), 0o711);
+    assert_eq!(mode(&state.join("receipts")), 0o700);
+    let kept = std::fs::read_dir(state.join("receipts"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(mode(&kept.path()), 0o600);
     assert!(client.recv().is_none(), "the host closes after exit");
-}
-
-#[test]
-fn a_peer_uid_not_in_allow_uids_is_closed_without_a_byte() {
-    require_sandbox!();
-    let other = nix_uid().wrapping_add(54_321);
-    let host = HostProcess::start("host-uid", json!({"allowUids": [other]}));
-    let mut client = host.connect();
-    client.send_json(HELLO, &json!({"v": 1}));
-    assert_eq!(client.read_to_close(), b"");
-}
-
-#[test]
-fn a_wrong_or_missing_token_is_closed_silently_and_the_right_one_names_its_tenant() {
-    require_sandbox!();
-    let digest: String = sha2::Sha256::digest(b"right-token")
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let host = HostProcess::start("host-token", json!({"tokens": {digest: "acme"}}));
-    for hello in [json!({"v": 1, "token": "wrong-token"}), json!({"v": 1})] {
-        let mut client = host.connect();
-        client.send_json(HELLO, &hello);
-        assert_eq!(client.read_to_close(), b"", "{hello}");
-    }
-    let mut client = host.connect();
-    client.send_json(HELLO, &json!({"v": 1, "token": "right-token"}));
-    let welcome = client.expect_json(WELCOME);
-    assert_eq!(welcome["tenant"], "acme");
-    assert_eq!(welcome["host"]["auth"], "peercred+token");
-}
-
-#[test]
-fn a_silent_client_is_closed_after_the_first_frame_bound() {
-    require_sandbox!();
-    let host = HostProcess::start("host-silent", json!({"handshake": {"firstFrameMs": 300}}));
-    let mut client = host.connect();
-    let began = Instant::now();
-    assert_eq!(client.read_to_close(), b"");
-    // Closed by the bound, not by the test's own read timeout (20 s).
-    assert!(
-        began.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        began.elapsed()
-    );
-}
-
-#[test]
-fn an_oversize_frame_closes_the_connection_before_its_payload_is_read() {
-    require_sandbox!();
-    let host = HostProcess::start("host-oversize", json!({}));
-    // Before hello: a 2 MiB hello header alone.
-    let mut client = host.connect();
-    let mut head = ((2 << 20) as u32).to_be_bytes().to_vec();
-    head.push(HELLO);
-    std::io::Write::write_all(&mut client.stream, &head).unwrap();
-    assert_eq!(client.read_to_close(), b"");
-    // After welcome: a data frame one byte over 64 KiB, header only.
-    let (mut client, _) = host.session();
-    let mut head = ((64 * 1024 + 2) as u32).to_be_bytes().to_vec();
-    head.push(DATA);
-    std::io::Write::write_all(&mut client.stream, &head).unwrap();
-    assert_eq!(client.read_to_close(), b"");
-}
-
-#[test]
-fn an_unknown_program_and_a_policy_with_extra_binds_are_refused_with_their_codes() {
-    require_sandbox!();
-    let host = HostProcess::start("host-refuse", json!({}));
-    let (mut client, _) = host.session();
-    client.send_json(
-        SPAWN,
-        &json!({"program": "/bin/sh", "args": [], "options": {"policy": read_only()}}),
-    );
-    let refused = client.expect_json(REFUSED);
-    assert_eq!(refused["code"], "ERR_CORDON_INVALID_OPTIONS", "{refused}");
-    assert!(client.recv().is_none(), "the host closes after refused");
-    let (mut client, _) = host.session();
-    let mut policy = read_only();
-    policy["filesystem"]["extra"] = json!([{"path": "/etc", "access": "read"}]);
-    let refused = client.spawn(&["-c", "true"], json!({"policy": policy}));
-    assert_eq!(refused["code"], "ERR_CORDON_UNSUPPORTED", "{refused}");
-    // The launcher's own validation answers the rest (same codes as local).
-    let (mut client, _) = host.session();
-    let mut policy = read_only();
-    policy["surprise"] = json!(true);
-    let refused = client.spawn(&["-c", "true"], json!({"policy": policy}));
-    assert_eq!(refused["code"], "ERR_CORDON_POLICY_INVALID", "{refused}");
 }
 
 #[test]
@@ -181,23 +102,6 @@ fn the_session_cap_plus_one_is_refused_with_retry_after_never_queued() {
     let (mut third, _) = host.session();
     let started = third.spawn(&["-c", "exit 0"], json!({"policy": read_only()}));
     assert!(started["pid"].is_u64(), "{started}");
-}
-
-/// Starts `sleep 60` after `ready` on fd 3; returns (client, bwrap pid).
-fn running_sleeper(host: &HostProcess, id: &str) -> (Client, u64) {
-    let (mut client, _) = host.session();
-    let started = client.spawn(
-        &["-c", "echo ready >&3; exec sleep 60"],
-        json!({"policy": read_only(), "invocationId": id}),
-    );
-    let pid = started["pid"].as_u64().expect("pid");
-    loop {
-        let (kind, payload) = client.recv().expect("ready");
-        if kind == DATA {
-            assert_eq!(payload, b"ready\n");
-            return (client, pid);
-        }
-    }
 }
 
 #[test]
@@ -261,23 +165,6 @@ fn a_client_that_stops_reading_while_the_sandbox_floods_fd_3_costs_the_host_flat
 }
 
 #[test]
-fn an_upload_outside_the_workspace_is_refused_and_nothing_is_written() {
-    require_sandbox!();
-    let host = HostProcess::start("host-upload", json!({}));
-    for path in ["../escape.txt", "/tmp/escape.txt", "a/../../escape.txt"] {
-        let (mut client, _) = host.session();
-        client.send_json(UPLOAD, &json!({"path": path, "data": "eA=="}));
-        let refused = client.expect_json(REFUSED);
-        assert_eq!(
-            refused["code"], "ERR_CORDON_INVALID_OPTIONS",
-            "{path}: {refused}"
-        );
-    }
-    assert!(!host.dir.path().join("state/escape.txt").exists());
-    assert!(!host.dir.path().join("escape.txt").exists());
-}
-
-#[test]
 fn a_client_that_sends_past_its_window_is_closed_and_its_sandbox_stopped() {
     require_sandbox!();
     let host = HostProcess::start("host-window", json!({}));
@@ -289,8 +176,10 @@ fn a_client_that_sends_past_its_window_is_closed_and_its_sandbox_stopped() {
     );
     let pid = started["pid"].as_u64().expect("pid");
     let chunk = vec![b'x'; 64 * 1024];
-    for _ in 0..5 {
-        client.send(DATA, &chunk); // the fifth is past the 256 KiB window
+    // The socketpair's buffer absorbs some and its credit comes back; 8 MiB
+    // sent without waiting for credit is past the window whatever it holds.
+    for _ in 0..128 {
+        client.send(DATA, &chunk);
     }
     assert!(
         gone_within(pid, Duration::from_secs(10)),
@@ -300,31 +189,6 @@ fn a_client_that_sends_past_its_window_is_closed_and_its_sandbox_stopped() {
         host.kept_receipt("greedy-1")["stop"]["reason"],
         "disconnect"
     );
-}
-
-#[test]
-fn a_second_host_on_a_live_socket_is_refused_and_sigterm_stops_sandboxes_and_removes_the_socket() {
-    require_sandbox!();
-    let mut host = HostProcess::start("host-stop", json!({}));
-    let config = host.dir.path().join("host.json");
-    let second = std::process::Command::new(support::CORDON)
-        .args(["host", "--config"])
-        .arg(&config)
-        .output()
-        .expect("second host");
-    assert_eq!(second.status.code(), Some(125));
-    assert!(String::from_utf8_lossy(&second.stderr).contains("another host is listening"));
-    let (_client, pid) = running_sleeper(&host, "stopped-1");
-    // SAFETY: kill(2) on our own unreaped child.
-    unsafe { libc::kill(host.child.id() as i32, libc::SIGTERM) };
-    let status = host.child.wait().expect("wait host");
-    assert_eq!(status.code(), Some(0));
-    assert!(
-        !alive(pid),
-        "the host exited with its sandbox {pid} running"
-    );
-    assert!(!host.socket.exists(), "the socket is removed");
-    assert_eq!(host.kept_receipt("stopped-1")["stop"]["reason"], "signal");
 }
 
 #[test]
