@@ -294,6 +294,7 @@ export type CordonErrorCode =
   | 'ERR_CORDON_REMOTE_PROTOCOL'
   | 'ERR_CORDON_REMOTE_FRAME_TOO_LARGE'
   | 'ERR_CORDON_REMOTE_REFUSED'
+  | 'ERR_CORDON_REMOTE_SIGNATURE_INVALID'
   | (string & {});
 
 export declare class CordonError extends Error {

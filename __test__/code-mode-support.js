@@ -6,7 +6,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const cordon = require('..');
+const remote = require('./remote-support');
 
 const HOSTILE_SOURCE = path.join(__dirname, 'fixtures', 'fake-runner-hostile');
 /** Directories every sandbox mirrors read-only (docs/policy.md). */
@@ -31,6 +31,11 @@ function runnableFixture(name) {
   return file;
 }
 const HOSTILE_RUNNER = runnableFixture(path.basename(HOSTILE_SOURCE));
+/**
+ * The API under test: this package, or with CORDON_TEST_REMOTE=unix the same
+ * run surface through a `cordon host` child process that serves the fixture runner too.
+ */
+const cordon = remote.testRemote() ? remote.remoteApi({ 'fake-runner-hostile': HOSTILE_RUNNER }) : require('..');
 
 /**
  * The fixture runner is a Node script, and V8 reserves far more address space
@@ -114,7 +119,7 @@ function descendants(rootPid) {
 }
 
 /** Pids of the cordon-runner processes below `rootPid`, ascending. */
-function runnerPids(rootPid = process.pid) {
+function runnerPids(rootPid = cordon.hostPid ?? process.pid) {
   return descendants(rootPid).mine.filter((p) => p.comm === 'cordon-runner').map((p) => p.pid).sort((a, b) => a - b);
 }
 
@@ -122,7 +127,7 @@ function runnerPids(rootPid = process.pid) {
  * Sandboxes alive below this test process, counted two ways: outermost bwrap
  * processes and cordon-runner processes.
  */
-function sandboxCensus(rootPid = process.pid) {
+function sandboxCensus(rootPid = cordon.hostPid ?? process.pid) {
   const { mine, byPid } = descendants(rootPid);
   return {
     bwrap: mine.filter((p) => p.comm === 'bwrap' && byPid.get(p.ppid)?.comm !== 'bwrap').length,

@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const { randomUUID } = require('node:crypto');
 const path = require('node:path');
-const { spawnIsolated, readOnly } = require('..');
+const { spawnIsolated, readOnly } = require('./spawn-support').cordon;
 const { fixture, runToEnd, collect, firstLine, pidsWithMarker, eventually } = require('./spawn-support');
 
 /** A sandbox that ignores SIGTERM and has a grandchild; resolves once it said "ready". */

@@ -2,7 +2,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawnIsolated, readOnly } = require('..');
+const { spawnIsolated, readOnly } = require('./spawn-support').cordon;
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');

@@ -6,7 +6,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const { spawnIsolated, readOnly, runnerPath } = require('..');
+const { spawnIsolated, readOnly, runnerPath } = require('./spawn-support').cordon;
 const { jsonLines, collect } = require('./spawn-support');
 
 const runnerBuilt = fs.existsSync(runnerPath);

@@ -10,6 +10,12 @@ const readline = require('node:readline');
 
 const fixture = (name) => path.join(__dirname, 'fixtures', name);
 
+/**
+ * The API under test: this package, or with CORDON_TEST_REMOTE=unix the same
+ * run surface through a `cordon host` child process (remote-support.js).
+ */
+const cordon = require('./remote-support').testRemote() ? require('./remote-support').remoteApi() : require('..');
+
 /** Collects a Readable into one Buffer (resolves at 'end'). */
 function collect(stream) {
   return new Promise((resolve, reject) => {
@@ -99,6 +105,6 @@ async function firstLine(stream) {
 }
 
 module.exports = {
-  fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots, ownControlRootsOf,
+  cordon, fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots, ownControlRootsOf,
   firstLine,
 };

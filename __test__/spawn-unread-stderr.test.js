@@ -7,7 +7,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawnIsolated, readOnly } = require('..');
+const { spawnIsolated, readOnly } = require('./spawn-support').cordon;
 const { collect } = require('./spawn-support');
 
 const MIB = 1024 * 1024;

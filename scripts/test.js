@@ -12,7 +12,12 @@
 //      runs them from a world-readable copy of the package and the tests
 //      (nobody-provider.js; a clone under a 0700 /root is unreadable to it),
 //      with CORDON_TEST_PROVIDER=nobody, which the harness reads;
-//   4. a summary: how many tests skipped and why. Under CI=true any skip is a
+//   4. (not with --node-only: once per CI run, on the first Node) the shared
+//      suites of REMOTE_PASS again through a `cordon host` child process on a
+//      Unix socket, and those of TLS_PASS through one on 127.0.0.1 under
+//      mutual TLS (CORDON_TEST_REMOTE=unix|tls: the test support hands them
+//      cordon/remote's client instead of the addon; docs/remote.md). ~2 min;
+//   5. a summary: how many tests skipped and why. Under CI=true any skip is a
 //      failure (exit 1): CI installs everything every test needs.
 // Usage: node scripts/test.js [--node-only] [test files or dirs…]
 
@@ -106,6 +111,36 @@ function nonRootPass(files) {
   }
 }
 
+/**
+ * The suites run again through a Unix-socket host (step 4): those whose
+ * every test holds remotely. docs/remote.md lists the others and why.
+ */
+const REMOTE_PASS = [
+  'spawn-unread-stderr', 'spawn-runner',
+  'code-mode-scoping', 'code-mode-events', 'code-mode-console', 'code-mode-result-text', 'code-mode-parallel-calls',
+  'code-mode-limits-enforced', 'code-mode-cancel-timeout', 'code-mode-hostile-runner', 'code-mode-concurrency', 'code-mode-ordinary-use',
+].map((name) => path.join('__test__', `${name}.test.js`));
+
+/** The TLS pass: the same minus the two slowest suites, to keep step 4 near two minutes. */
+const TLS_PASS = REMOTE_PASS.filter((file) => !/code-mode-(hostile-runner|result-text)\./.test(file));
+
+/** Step 4, one transport: {status, skips} of a pass over the `list` files among `files`. */
+function remotePass(files, transport, list) {
+  const chosen = list.filter((file) => files.some((f) => path.resolve(ROOT, f) === path.resolve(ROOT, file)));
+  if (chosen.length === 0) return { status: 0, skips: [] };
+  const log = path.join(logDir, `remote-${transport}.jsonl`);
+  console.log(`\n# The shared suites again through a cordon host over ${transport} (CORDON_TEST_REMOTE=${transport})`);
+  const result = spawnSync(process.execPath, nodeTestArgs(chosen, log), { cwd: ROOT, stdio: 'inherit', env: { ...env, CORDON_TEST_REMOTE: transport } });
+  if (result.error) throw result.error;
+  return { status: result.status ?? 1, skips: readLog(log).map((s) => ({ ...s, transport })) };
+}
+
+/** Step 4: both transports, one after the other. */
+function remotePasses(files) {
+  const passes = [remotePass(files, 'unix', REMOTE_PASS), remotePass(files, 'tls', TLS_PASS)];
+  return { status: passes.find((p) => p.status !== 0)?.status ?? 0, skips: passes.flatMap((p) => p.skips) };
+}
+
 function readLog(file) {
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
@@ -113,6 +148,7 @@ function readLog(file) {
 
 let status = 0;
 let nonRoot = { status: 0, skips: [] };
+let remote = { status: 0, skips: [] };
 try {
   if (!nodeOnly) status = run('cargo', ['test', '--workspace']);
   if (status === 0) {
@@ -121,11 +157,14 @@ try {
     status = run(process.execPath, nodeTestArgs(files, nodeLog));
     nonRoot = nonRootPass(files);
     if (status === 0) status = nonRoot.status;
+    if (!nodeOnly) remote = remotePasses(files);
+    if (status === 0) status = remote.status;
   }
   const skips = [
     ...readLog(rustLog).map((s) => ({ ...s, suite: 'cargo' })),
     ...readLog(nodeLog).map((s) => ({ ...s, suite: `node ${process.version}` })),
     ...nonRoot.skips.map((s) => ({ ...s, suite: `node ${process.version}, uid ${NOBODY_UID} provider` })),
+    ...remote.skips.map((s) => ({ ...s, suite: `node ${process.version}, through cordon host (${s.transport})` })),
   ];
   console.log(`\n# ${skips.length} test(s) skipped${skips.length ? ':' : ''}`);
   for (const s of skips) console.log(`#   [${s.suite}] ${path.relative(ROOT, s.file ?? '') || '?'} › ${s.name}: ${s.reason}`);

@@ -21,6 +21,7 @@ const {
 } = require('./frames');
 const { openSocket } = require('./transport');
 const { RemoteProtocolStream, RemoteStderrStream, HIGH_WATER_MARK } = require('./streams');
+const { checkSignature } = require('./signature');
 
 /** stderr kept while nothing consumes it (bytes); past it, dropped and counted, as a local run does. */
 const UNREAD_STDERR_KEPT_BYTES = HIGH_WATER_MARK;
@@ -33,12 +34,13 @@ class RemoteExecution {
   /**
    * @param {object} target a checked transport target (transport.js)
    * @param {object} request remoteSpawnRequest()'s result (options.js)
-   * @param {{slackMs: number}} settings
+   * @param {{slackMs: number, hostPublicKey: import('node:crypto').KeyObject | null}} settings
    */
-  constructor(target, request, { slackMs }) {
+  constructor(target, request, { slackMs, hostPublicKey }) {
     this._target = target;
     this._request = request;
     this._slackMs = slackMs;
+    this._hostPublicKey = hostPublicKey;
     this.protocol = new RemoteProtocolStream(this);
     this.stderr = new RemoteStderrStream(this);
     this.pid = undefined;
@@ -51,6 +53,9 @@ class RemoteExecution {
     this._timers = new Map();
     this._sendWindow = INITIAL_WINDOW_BYTES;
     this._writes = []; // {buffer, callback} | {end: true, callback}
+    /** Per stream from the host: bytes received and not yet credited back, and how many of those the consumer took. */
+    this._inFlight = { protocol: 0, stderr: 0 };
+    this._consumed = { protocol: 0, stderr: 0 };
     this._owed = { protocol: 0, stderr: 0 };
     this._stopReason = null;
     this._stopSent = false;
@@ -137,7 +142,7 @@ class RemoteExecution {
     this._phase = 'running';
     this.pid = Number.isSafeInteger(started.pid) ? started.pid : undefined;
     Object.assign(this.remote, { invocationId: started.invocationId ?? null, clamped: started.clamped ?? {} });
-    this._pingEvery();
+    this._heard(); // arms the ping
     if (this._stopReason !== null) this._sendStop();
     this._pump();
   }
@@ -168,6 +173,11 @@ class RemoteExecution {
       networkReceipts: Array.isArray(exit.networkReceipts) ? exit.networkReceipts : [],
     };
     if (exit.signature !== undefined) result.signature = exit.signature;
+    const forged = checkSignature(this._hostPublicKey, receipt, exit.signature);
+    if (forged) {
+      this._settleError(remoteError('ERR_CORDON_REMOTE_SIGNATURE_INVALID', forged, { receipt }));
+      return;
+    }
     this._settle(() => this._resolve(result));
   }
 
@@ -188,36 +198,46 @@ class RemoteExecution {
 
   /**
    * Ordinary backpressure once anything consumes the stream; an unread
-   * stderr keeps UNREAD_STDERR_KEPT_BYTES and drops (counting) the rest, and
-   * is credited at once, so a program never stalls on a reader that does not exist.
+   * stderr keeps UNREAD_STDERR_KEPT_BYTES and drops (counting) the rest, as
+   * consumed at once, so a program never stalls on a reader that does not exist.
    */
   _onStreamBytes(name, bytes) {
     const stream = this[name];
+    this._inFlight[name] += bytes.length;
     if (stream.destroyed || stream.readableEnded) {
-      this._credit(name, bytes.length);
-      return;
-    }
-    if (name === 'stderr' && stream.readableFlowing === null) {
+      this._consumed[name] += bytes.length;
+    } else if (name === 'stderr' && stream.readableFlowing === null) {
       if (stream.readableLength >= UNREAD_STDERR_KEPT_BYTES) this.stderrDroppedBytes += bytes.length;
       else stream.push(bytes);
-      this._credit(name, bytes.length);
-      return;
+      this._consumed[name] += bytes.length;
+    } else if (stream.push(bytes)) {
+      this._consumed[name] += bytes.length;
+    } else {
+      this._owed[name] += bytes.length;
     }
-    if (stream.push(bytes)) this._credit(name, bytes.length);
-    else this._owed[name] += bytes.length;
+    this._maybeCredit(name);
   }
 
-  /** The consumer took what was buffered (the stream's _read): credit what was held back. */
+  /** The consumer took what was buffered (the stream's _read): what was held back is consumed. */
   _released(name) {
-    const owed = this._owed[name];
-    if (owed > 0) {
-      this._owed[name] = 0;
-      this._credit(name, owed);
-    }
+    this._consumed[name] += this._owed[name];
+    this._owed[name] = 0;
+    this._maybeCredit(name);
   }
 
-  _credit(name, bytes) {
-    if (this._phase === 'running') this._send(encodeCredit(STREAM[name], bytes));
+  /**
+   * Credit is returned only once the host's window is used up (it is then
+   * waiting for it), not byte by byte: a host that has sent everything sends
+   * `exit` and closes, and a credit written after that close would fail the
+   * write (EPIPE) and lose the `exit` still unread behind it. A host waiting
+   * for credit has not closed. Loopback makes the round trip per window cheap.
+   */
+  _maybeCredit(name) {
+    const consumed = this._consumed[name];
+    if (this._phase !== 'running' || consumed === 0 || this._inFlight[name] < INITIAL_WINDOW_BYTES) return;
+    this._consumed[name] = 0;
+    this._inFlight[name] -= consumed;
+    this._send(encodeCredit(STREAM[name], consumed));
   }
 
   _endStream(stream) {
@@ -281,18 +301,16 @@ class RemoteExecution {
     this._timers.set(name, timer);
   }
 
-  /** A frame arrived: the host is alive; it must say something again within slackMs. */
+  /**
+   * A frame arrived: the host is alive; it must say something again within
+   * slackMs. While running, a host silent for slackMs / 2 gets a ping, so a
+   * live one always has something to answer in time (and a chatty one is
+   * never pinged: fewer writes that could meet a host that just closed).
+   */
   _heard() {
     this._timer('silence', this._slackMs, () => this._timeout(`the host at ${this._target.label} sent nothing for ${this._slackMs} ms (slackMs) in phase ${this._phase}`));
-  }
-
-  /** While running, our pings give a live host something to answer well within slackMs. */
-  _pingEvery() {
-    const every = Math.max(1, Math.floor(this._slackMs / 2));
-    this._timer('ping', every, () => {
-      this._send(encodeData(TYPE.ping, crypto.randomBytes(PING_BYTES)));
-      this._pingEvery();
-    });
+    if (this._phase !== 'running') return;
+    this._timer('ping', Math.max(1, Math.floor(this._slackMs / 2)), () => this._send(encodeData(TYPE.ping, crypto.randomBytes(PING_BYTES))));
   }
 
   /** Bounds the run at `ms` + slackMs from now (deadlineMs at spawn, or a pooled take's). */

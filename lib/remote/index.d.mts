@@ -26,6 +26,8 @@ export interface RemoteSettings {
   slackMs?: number;
   /** The runner's program name in the host's allowlist. Default "cordon-runner". */
   runnerProgram?: string;
+  /** The host's Ed25519 public key, pinned out of band: every exit's receipt must carry a signature that verifies (else ERR_CORDON_REMOTE_SIGNATURE_INVALID). */
+  hostPublicKey?: string | Buffer | import('node:crypto').KeyObject;
 }
 
 /** Files uploaded into the sandbox's workspace: relative path → content. */
@@ -48,7 +50,8 @@ export interface RemoteIsolatedOptions {
 
 /** What the host said about this run: its welcome and started frames. */
 export interface RemoteRunInfo {
-  host: { id: string; version: string; transport: 'unix' | 'tls'; auth: string } | null;
+  /** `publicKey`: the host's signing key as it announces it (proves nothing by itself: pin it). */
+  host: { id: string; version: string; transport: 'unix' | 'tls'; auth: string; publicKey?: string } | null;
   tenant: string | null;
   ceilings: Record<string, number>;
   programs: string[];

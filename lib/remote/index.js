@@ -18,12 +18,13 @@ const { checkTarget } = require('./transport');
 const { remoteSpawnRequest, MAX_TIMER_MS } = require('./options');
 const { readOnly, workspaceWrite, profile, checkPolicy } = require('./policy');
 const { RemoteExecution } = require('./execution');
+const { checkPublicKey } = require('./signature');
 
 /** How long past a run's deadline (or without one, past the host's last frame) the client waits. */
 const DEFAULT_SLACK_MS = 10_000;
 /** The host's runner program, as a host's configuration names it (docs/remote.md). */
 const DEFAULT_RUNNER_PROGRAM = 'cordon-runner';
-const SETTING_KEYS = new Set(['slackMs', 'runnerProgram']);
+const SETTING_KEYS = new Set(['slackMs', 'runnerProgram', 'hostPublicKey']);
 
 function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
@@ -37,7 +38,7 @@ function checkSettings(settings) {
   const { slackMs = DEFAULT_SLACK_MS, runnerProgram = DEFAULT_RUNNER_PROGRAM } = settings;
   if (!Number.isInteger(slackMs) || slackMs < 1 || slackMs > MAX_TIMER_MS / 2) throw invalid(`slackMs must be an integer from 1 to ${MAX_TIMER_MS / 2}`);
   checkRunnerProgram(runnerProgram);
-  return { slackMs, runnerProgram };
+  return { slackMs, runnerProgram, hostPublicKey: checkPublicKey(settings.hostPublicKey) };
 }
 
 /** A remote runner is a program name from the host's allowlist, never a path. */
@@ -58,11 +59,11 @@ const NO_NETWORK_RULES = Object.freeze({
 
 /**
  * @param {{socket: string} | {url: string, tls: {ca, cert?, key?, servername?}, token?: string}} target
- * @param {{slackMs?: number, runnerProgram?: string}} [settings]
+ * @param {{slackMs?: number, runnerProgram?: string, hostPublicKey?: string | Buffer | import('node:crypto').KeyObject}} [settings]
  */
 function connectRemote(target, settings = {}) {
   const checked = checkTarget(target);
-  const { slackMs, runnerProgram } = checkSettings(settings);
+  const { slackMs, runnerProgram, hostPublicKey } = checkSettings(settings);
 
   /**
    * One connection, one sandbox. Throws (with a code) before connecting on
@@ -79,7 +80,7 @@ function connectRemote(target, settings = {}) {
   function spawnIsolated(command, options) {
     refuseClosed();
     const request = remoteSpawnRequest(command, options);
-    const execution = new RemoteExecution(checked, request, { slackMs });
+    const execution = new RemoteExecution(checked, request, { slackMs, hostPublicKey });
     execution._start();
     live.add(execution);
     const forget = () => live.delete(execution);

@@ -88,7 +88,9 @@ function checkTarget(target) {
 function openSocket(target) {
   if (target.kind === 'unix') return net.connect({ path: target.path });
   const { host, port, ca, cert, key, servername } = target;
-  return tls.connect({
+  // Frames are small and answered at once (a tool call and its result):
+  // Nagle's algorithm would hold each behind the peer's delayed ACK (~40 ms).
+  const socket = tls.connect({
     host,
     port,
     ca,
@@ -98,6 +100,8 @@ function openSocket(target) {
     rejectUnauthorized: true,
     minVersion: 'TLSv1.2',
   });
+  socket.setNoDelay(true);
+  return socket;
 }
 
 module.exports = { checkTarget, openSocket };
