@@ -23,11 +23,7 @@ fn trace_file() -> Option<&'static File> {
     TRACE
         .get_or_init(|| {
             let path = std::env::var_os(TRACE_ENV)?;
-            OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(path)
-                .ok()
+            OpenOptions::new().append(true).create(true).open(path).ok()
         })
         .as_ref()
 }

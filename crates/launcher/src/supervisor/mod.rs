@@ -44,8 +44,8 @@ pub use run_error::RunError;
 use crate::error_code::ErrorCode;
 use crate::events::{Event, EventSink, LaunchFailure};
 use crate::host::control_root::ControlRoot;
-use crate::host::step_trace;
 use crate::host::pidfd;
+use crate::host::step_trace;
 use crate::observe::moment::NotObserved;
 use crate::observe::reader::{ProviderFacts, ReadError};
 use crate::observe::run::{observe_run, RunObservation};
@@ -93,6 +93,8 @@ pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<Ex
     let (writer_tx, writer_rx) = mpsc::sync_channel(WRITE_QUEUE_DEPTH);
     let control = Arc::new(Control {
         writer: Mutex::new(Some(writer_tx)),
+        direct: Mutex::new(None),
+        queued: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         protocol_gate: Arc::new(Gate::new()),
         stderr_gate: Arc::new(Gate::new()),
         supervision: Arc::new(Supervision::default()),
