@@ -2,7 +2,7 @@
 
 // Two builds of cordon, interleaved in one process tree, row by row:
 //
-//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,tool]
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,tool] [--smoke]
 //
 // A build is a checkout whose addon (.node), cordon-runner and index.js are
 // built (`npm run build`). Each round starts one worker process per build
@@ -26,12 +26,15 @@ const option = (name, fallback) => {
   return at >= 0 ? args[at + 1] : fallback;
 };
 
+// --smoke (what npm test runs, __test__/bench-smoke.test.js): one round of
+// one sample per row, 20 tool calls; its numbers mean nothing.
+const SMOKE = args.includes('--smoke');
 const ROWS = {
-  cold: { unit: 'ms', perWorker: 8 },
-  pooled: { unit: 'ms', perWorker: 12 },
-  tool: { unit: 'µs', perWorker: 2 },
+  cold: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
+  pooled: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
+  tool: { unit: 'µs', perWorker: SMOKE ? 1 : 2 },
 };
-const TOOL_CALLS = 1000;
+const TOOL_CALLS = SMOKE ? 20 : 1000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
@@ -85,7 +88,7 @@ async function measure(root, row, n) {
 }
 
 function worker(root, row, n) {
-  const out = execFileSync(process.execPath, [__filename, '--worker', root, '--row', row, '--n', String(n)], {
+  const out = execFileSync(process.execPath, [__filename, '--worker', root, '--row', row, '--n', String(n), ...(SMOKE ? ['--smoke'] : [])], {
     encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300000,
   });
   return JSON.parse(out.trim().split('\n').pop());
@@ -105,7 +108,7 @@ async function main() {
   }
   const a = path.resolve(option('--a', '/work/main'));
   const b = path.resolve(option('--b', '.'));
-  const rounds = Number(option('--rounds', '6'));
+  const rounds = SMOKE ? 1 : Number(option('--rounds', '6'));
   const rows = option('--rows', 'cold,pooled,tool').split(',');
   for (const row of rows) if (!ROWS[row]) throw new Error(`unknown row "${row}"; known: ${Object.keys(ROWS).join(', ')}`);
   const wantEcho = rows.includes('tool');
@@ -121,7 +124,7 @@ async function main() {
       }
     }
     if (wantEcho) {
-      const r = worker(b, 'echo', 2);
+      const r = worker(b, 'echo', SMOKE ? 1 : 2);
       data.echo.a.push(...r.samples);
     }
     process.stderr.write(`round ${round + 1}/${rounds} done\n`);
