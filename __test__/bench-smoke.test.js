@@ -46,3 +46,32 @@ test('bench/run.js --smoke prints the table and writes the results file', async 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('bench/compare.js --smoke prints every row for two builds, and bench/timeline.js lines up the launcher\'s step stamps', async () => {
+  const run = promisify(execFile);
+  const bench = path.join(__dirname, '..', 'bench');
+  const root = path.join(__dirname, '..');
+  const { stdout } = await run(process.execPath, [path.join(bench, 'compare.js'), '--a', root, '--b', root, '--smoke'], { timeout: 180000 });
+  for (const row of ['cold spawnIsolated(/bin/true) → wait()', 'pooled run("return 1")', 'tool call round trip', 'raw Node socketpair echo']) {
+    const line = stdout.split('\n').find((l) => l.startsWith(`| ${row}`));
+    assert.ok(line, `compare.js printed the "${row}" row`);
+    assert.match(line, /\| \d+(\.\d+)? \|/, `the "${row}" row has a median: ${line}`);
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-timeline-smoke-'));
+  try {
+    const out = path.join(dir, 'timeline.json');
+    await run(process.execPath, [path.join(bench, 'timeline.js'), '--runs', '1', '--no-strace', '--json', out], { timeout: 120000 });
+    const { cold, pooled } = JSON.parse(fs.readFileSync(out, 'utf8'));
+    const seen = (rows, step) => rows.find((r) => r.step === step)?.n === 1;
+    // Launcher stamps (CORDON_STEP_TRACE) and this process's own, in one timeline.
+    for (const step of ['launch.start', 'fork.exec_done', 'join.done', 'options.sent', 'bwrap.reaped', 'receipt.written', 'finished.emitted', 'js.run_resolved']) {
+      assert.ok(seen(cold, step), `the cold timeline has "${step}"`);
+    }
+    for (const step of ['js.execute_written', 'js.first_chunk', 'bwrap.reaped', 'receipt.written', 'js.run_resolved']) {
+      assert.ok(seen(pooled, step), `the pooled timeline has "${step}"`);
+    }
+    assert.ok(!seen(pooled, 'launch.start'), 'a pooled sandbox\'s preparation (before the take) is not counted in its run');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -94,3 +94,25 @@ test('deadlineMs and signal count from the take, not from the spawn', async () =
   }
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });
+
+test('while taken sandboxes run and one is idle, the pool spawns one sandbox per ended run and tops up once none runs', async () => {
+  const pool = createPool(spawnOptions(), { size: 2 });
+  try {
+    assert.ok(await eventually(() => pool.stats().idle === 2, WAIT_MS));
+    const first = pool.take();
+    const second = pool.take(); // none left idle: one refill starts at once
+    assert.ok(await eventually(() => pool.stats().idle === 1, WAIT_MS));
+    // Not a timing assertion: time for a refill chain to show itself, if there were one.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(pool.stats().spawned, 3, 'no second refill competes with the two running sandboxes');
+    await first.stop();
+    assert.ok(await eventually(() => pool.stats().idle === 2, WAIT_MS), 'the ended run was replaced');
+    assert.equal(pool.stats().spawned, 4);
+    await second.stop();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(pool.stats().spawned, 4, 'a full pool spawns nothing more');
+  } finally {
+    await pool.close();
+  }
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+});

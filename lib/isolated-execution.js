@@ -77,7 +77,9 @@ class ProtocolStream extends Duplex {
     } catch (error) {
       return callback(writeRefused(error)); // loud: the stream errors (docs/errors.md)
     }
-    if (result !== seam.WRITE.Queued) return callback(); // the execution is over: bytes dropped (docs/errors.md)
+    // Sent: the socket took it on this thread, no WriteDone follows. Ended: the
+    // execution is over, the bytes are dropped (docs/errors.md).
+    if (result !== seam.WRITE.Queued) return callback();
     this._writesInFlight += 1;
     if (this._writesInFlight < seam.writesInFlight) return callback();
     this._pendingWrite = callback;

@@ -90,6 +90,8 @@ class SandboxPool {
     this.size = size;
     this.idle = []; // oldest first: the one most likely to have finished starting
     this.live = new Set(); // every sandbox the pool still owns (idle), for close()
+    this.running = new Set(); // taken and not yet ended: refills wait for them (refillOne)
+    this.endedRuns = 0; // ends of taken runs not yet answered by a refill
     this.closed = false;
     this.closing = null;
     this.refillTimer = null;
@@ -123,7 +125,16 @@ class SandboxPool {
   }
 
   refillOne() {
-    if (this.closed || this.idle.length >= this.size) return;
+    if (this.closed || this.idle.length >= this.size) {
+      this.endedRuns = 0;
+      return;
+    }
+    // While taken runs are in flight and a sandbox is idle: one refill per
+    // ended run, no more (refillAfter).
+    if (this.running.size > 0 && this.idle.length > 0) {
+      if (this.endedRuns === 0) return;
+      this.endedRuns -= 1;
+    }
     let execution;
     try {
       execution = this.spawnOne();
@@ -141,16 +152,21 @@ class SandboxPool {
    * Measured (docs/performance.md): a sandbox starting next to a running one
    * delays it several-fold on two cores (bwrap's namespace and mount setup
    * competes for the CPUs with the run and its teardown).
-   * While another sandbox is still idle, the refill waits until the taken one has
-   * ended; with none left idle the next take would be cold anyway, so refill now.
+   * So while taken sandboxes are running and another is still idle, a refill
+   * starts only when one of them ends (one per end, on a later turn of the
+   * event loop than the caller's own continuation, so a caller's next take
+   * comes first), and the pool tops up fully only once none is running; with
+   * none left idle the next take would be cold anyway, so one refill starts now.
    */
   refillAfter(taken) {
-    if (this.idle.length === 0) {
+    this.running.add(taken);
+    const ended = () => {
+      this.running.delete(taken);
+      this.endedRuns += 1;
       this.scheduleRefill(0);
-      return;
-    }
-    const refill = () => this.scheduleRefill(0);
-    taken.wait().then(refill, refill);
+    };
+    taken.wait().then(ended, ended);
+    if (this.idle.length === 0) this.scheduleRefill(0);
   }
 
   backoff() {

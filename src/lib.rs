@@ -11,7 +11,8 @@ pub mod tree_removal_task;
 use std::sync::{Arc, RwLock, Weak};
 
 use cordon_launcher::{
-    Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream, WriteOutcome,
+    Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream, WriteNow,
+    WriteOutcome,
 };
 use napi::bindgen_prelude::{Buffer, FnArgs, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -67,6 +68,9 @@ pub enum WriteResult {
     /// The run is over: nothing was queued and no event follows; the bytes
     /// are discarded (docs/errors.md).
     Ended = 1,
+    /// `write` only: the socket took every byte on the calling thread
+    /// (nothing was queued ahead of them); no `WriteDone` follows.
+    Sent = 2,
 }
 
 /// Commands the native writer queues before `write` throws
@@ -252,11 +256,16 @@ impl NativeExecution {
         }
     }
 
-    /// Queues a copy of `chunk` for fd 3. Throws `ERR_CORDON_WRITE_QUEUE_FULL`
-    /// when `WRITE_QUEUE_DEPTH` commands are already queued.
+    /// Sends `chunk` to fd 3 at once when nothing is queued ahead of it and
+    /// the socket takes it all (`Sent`), else queues a copy of (the rest of)
+    /// it (`Queued`). Throws `ERR_CORDON_WRITE_QUEUE_FULL` when
+    /// `WRITE_QUEUE_DEPTH` commands are already queued.
     #[napi]
     pub fn write(&self, chunk: Buffer) -> napi::Result<WriteResult, String> {
-        write_result(self.handle.write(chunk.to_vec()))
+        match self.handle.write_now(chunk.to_vec()) {
+            WriteNow::Sent => Ok(WriteResult::Sent),
+            WriteNow::Deferred(outcome) => write_result(outcome),
+        }
     }
 
     /// Queues SHUT_WR after earlier writes; throws like `write` when full.

@@ -142,9 +142,12 @@ pub fn start(
         Some(id) => id.clone(),
         None => random_hex(16).map_err(ControlRootError::Random)?,
     };
+    let step = |name: &str| crate::host::step_trace::stamp(&invocation_id, name);
+    step("launch.start");
     // Before anything exists on disk: a policy whose ceilings this host
     // cannot enforce fails here, naming the missing mechanism.
     let confinement = plan_confinement(&request, &invocation_id)?;
+    step("launch.confinement");
     if matches!(
         request.policy.network,
         crate::request::policy::NetworkMode::Mediated(_)
@@ -167,6 +170,7 @@ pub fn start(
     let mut run_identity =
         run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?;
     let identity = run_identity.identity;
+    step("launch.identity");
     if let Some(id) = identity {
         crate::host::reserved_id_nss::check(id.uid, id.gid)?;
     }
@@ -184,7 +188,9 @@ pub fn start(
     // Staged for every provider, root or not: the sandbox runs the copy
     // made from the bytes that were hashed (exec_hash.rs).
     let executable = exec_hash::prepare(&request.executable, Some(&base))?;
+    step("launch.executable");
     let root = ControlRoot::create(&base, owner)?;
+    step("launch.control_root");
     let workspace = workspace_for(&request, &root, owner)?;
     let network = prepare_network(&request, &root, owner, staging, &invocation_id)?;
     if run_identity.allocation.is_subordinate() {
@@ -218,12 +224,14 @@ pub fn start(
     if let (Some(slot), Some(fd)) = (plan.network.as_ref().and_then(|n| n.fd4_slot), fd4) {
         sources.push((slot, fd));
     }
+    step("launch.plan");
     // Last, so an earlier failure leaves no cgroup behind.
     let cgroup = confinement
         .cgroup
         .as_ref()
         .map(cgroup::create)
         .transpose()?;
+    step("launch.cgroup_created");
     let prepared = Prepared {
         request,
         plan,

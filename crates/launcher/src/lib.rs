@@ -37,5 +37,5 @@ pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};
 pub use launch::{launch, start, LaunchError};
 pub use request::launch_request::{LaunchOptions, LaunchRequest};
-pub use run::execution::{ExecutionHandle, WriteOutcome, WRITE_QUEUE_DEPTH};
+pub use run::execution::{ExecutionHandle, WriteNow, WriteOutcome, WRITE_QUEUE_DEPTH};
 pub use run::stop_ladder::StopReason;

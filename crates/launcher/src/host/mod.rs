@@ -11,6 +11,7 @@ pub mod pidfd;
 pub mod process_identity;
 pub mod reserved_id_nss;
 pub mod runtime_layout;
+pub mod step_trace;
 pub mod subordinate_ids;
 pub mod tree_removal;
 pub mod uid_lease;

@@ -2,12 +2,17 @@
 //! protocol writes, half-close and stop. Every method is safe to call at any
 //! time, any number of times, including after the execution ended.
 
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 
+use nix::errno::Errno;
+use nix::sys::socket::{self, MsgFlags};
+
 use crate::events::Stream;
 use crate::request::launch_request::StopTimings;
-use crate::run::pumps::{Gate, WriteCmd};
+use crate::run::pumps::{Gate, WriteCmd, WriterCounters};
 use crate::run::stop_ladder::{StopReason, Supervision};
 
 /// Host → fd 3 queue depth (commands): two data chunks, or one plus a pending
@@ -30,12 +35,61 @@ pub enum WriteOutcome {
     Full,
 }
 
+/// What [`ExecutionHandle::write_now`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteNow {
+    /// The kernel took every byte on the caller's thread: no `WriteDone`
+    /// follows, and nothing is queued.
+    Sent,
+    /// Handed to the writer as [`ExecutionHandle::write`] would (what it
+    /// returned): the part the socket did not take at once, or everything.
+    Deferred(WriteOutcome),
+}
+
+/// fd 3 for the owner's thread, set once the pumps started: a write with
+/// nothing queued ahead of it goes straight to the socket, without the
+/// writer thread's wake-up and the `WriteDone` event's (two of a tool
+/// call's five thread hops). Cleared with the writer, so the run's fd 3
+/// is closed when its pumps are.
+#[derive(Debug)]
+pub(crate) struct DirectWrite {
+    pub(crate) fd: Arc<OwnedFd>,
+    pub(crate) counters: Arc<WriterCounters>,
+}
+
+impl DirectWrite {
+    /// Bytes the socket took without blocking (fewer on EAGAIN or any
+    /// error: the queued path then meets the error and accounts for them).
+    fn send(&self, bytes: &[u8]) -> usize {
+        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+        let mut sent = 0;
+        while sent < bytes.len() {
+            match socket::send(self.fd.as_raw_fd(), &bytes[sent..], flags) {
+                Ok(0) => break,
+                Ok(n) => sent += n,
+                Err(Errno::EINTR) => {}
+                Err(_) => break,
+            }
+        }
+        self.counters
+            .written
+            .fetch_add(sent as u64, Ordering::Relaxed);
+        sent
+    }
+}
+
 /// Shared between the handle and the run's supervision. Its parts are the
 /// launcher's own: an owner (the addon's registry of live executions)
 /// holds it only to call [`Control::stop`] / [`Control::stop_now`].
 #[derive(Debug)]
 pub struct Control {
     pub(crate) writer: Mutex<Option<SyncSender<WriteCmd>>>,
+    /// The direct path to fd 3 (see [`DirectWrite`]); `None` before the
+    /// pumps start and after the writer closed.
+    pub(crate) direct: Mutex<Option<DirectWrite>>,
+    /// Commands handed to the writer and not yet done: a direct write is
+    /// allowed only at 0, so bytes never overtake earlier ones.
+    pub(crate) queued: Arc<AtomicUsize>,
     pub(crate) protocol_gate: Arc<Gate>,
     pub(crate) stderr_gate: Arc<Gate>,
     pub(crate) supervision: Arc<Supervision>,
@@ -64,17 +118,53 @@ impl Control {
         let Ok(writer) = self.writer.lock() else {
             return WriteOutcome::Ended;
         };
-        match writer.as_ref().map(|w| w.try_send(cmd)) {
-            Some(Ok(())) => WriteOutcome::Queued,
-            Some(Err(TrySendError::Full(_))) => WriteOutcome::Full,
-            Some(Err(TrySendError::Disconnected(_))) | None => WriteOutcome::Ended,
-        }
+        self.send_locked(writer.as_ref(), cmd)
     }
 
-    /// Drops the writer's sender: the writer thread ends after its queue.
+    fn send_locked(&self, writer: Option<&SyncSender<WriteCmd>>, cmd: WriteCmd) -> WriteOutcome {
+        // Counted before the writer can see it (and count it done).
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        let outcome = match writer.map(|w| w.try_send(cmd)) {
+            Some(Ok(())) => return WriteOutcome::Queued,
+            Some(Err(TrySendError::Full(_))) => WriteOutcome::Full,
+            Some(Err(TrySendError::Disconnected(_))) | None => WriteOutcome::Ended,
+        };
+        self.queued.fetch_sub(1, Ordering::AcqRel);
+        outcome
+    }
+
+    /// Sends `bytes` on this thread when nothing is queued ahead of them;
+    /// whatever the socket does not take at once goes to the writer.
+    fn write_now(&self, bytes: Vec<u8>) -> WriteNow {
+        let Ok(writer) = self.writer.lock() else {
+            return WriteNow::Deferred(WriteOutcome::Ended);
+        };
+        if writer.is_none() {
+            return WriteNow::Deferred(WriteOutcome::Ended);
+        }
+        let sent = match self.direct.lock().as_deref() {
+            Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(&bytes),
+            _ => 0,
+        };
+        if sent == bytes.len() {
+            return WriteNow::Sent;
+        }
+        let rest = if sent == 0 {
+            bytes
+        } else {
+            bytes[sent..].to_vec()
+        };
+        WriteNow::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(rest)))
+    }
+
+    /// Drops the writer's sender (the writer thread ends after its queue)
+    /// and the direct path's descriptor.
     pub fn close_writer(&self) {
         if let Ok(mut writer) = self.writer.lock() {
             writer.take();
+            if let Ok(mut direct) = self.direct.lock() {
+                direct.take();
+            }
         }
     }
 }
@@ -98,6 +188,14 @@ impl ExecutionHandle {
     /// Queues one chunk for fd 3 (never blocks; see `WriteOutcome`).
     pub fn write(&self, bytes: Vec<u8>) -> WriteOutcome {
         self.control.send(WriteCmd::Data(bytes))
+    }
+
+    /// Writes one chunk to fd 3 on this thread when nothing is queued ahead
+    /// of it and the socket takes it all at once ([`WriteNow::Sent`]: no
+    /// `WriteDone` follows); otherwise queues (the rest of) it like
+    /// [`ExecutionHandle::write`]. Never blocks.
+    pub fn write_now(&self, bytes: Vec<u8>) -> WriteNow {
+        self.control.write_now(bytes)
     }
 
     /// Queues `SHUT_WR` after earlier writes (never blocks; see `WriteOutcome`).
@@ -130,6 +228,8 @@ mod tests {
         let (tx, rx) = sync_channel(WRITE_QUEUE_DEPTH);
         let control = Arc::new(Control {
             writer: Mutex::new(Some(tx)),
+            direct: Mutex::new(None),
+            queued: Arc::new(AtomicUsize::new(0)),
             protocol_gate: Arc::new(Gate::new()),
             stderr_gate: Arc::new(Gate::new()),
             supervision: Arc::new(Supervision::default()),
@@ -149,6 +249,90 @@ mod tests {
         }
         assert_eq!(handle.write(vec![2]), WriteOutcome::Full);
         assert_eq!(handle.shutdown_write(), WriteOutcome::Full);
+    }
+
+    /// A handle whose direct path is a socketpair end; the peer is returned.
+    fn direct_handle() -> (
+        ExecutionHandle,
+        Receiver<WriteCmd>,
+        std::os::unix::net::UnixStream,
+    ) {
+        let (handle, rx) = new_handle();
+        let (ours, peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        *handle.control.direct.lock().unwrap() = Some(DirectWrite {
+            fd: Arc::new(OwnedFd::from(ours)),
+            counters: Arc::new(WriterCounters::default()),
+        });
+        (handle, rx, peer)
+    }
+
+    fn written(handle: &ExecutionHandle) -> u64 {
+        let direct = handle.control.direct.lock().unwrap();
+        direct
+            .as_ref()
+            .unwrap()
+            .counters
+            .written
+            .load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn a_write_with_nothing_queued_is_sent_on_the_calling_thread_and_counted() {
+        use std::io::Read;
+        let (handle, rx, mut peer) = direct_handle();
+        assert_eq!(handle.write_now(b"hello\n".to_vec()), WriteNow::Sent);
+        let mut got = [0u8; 6];
+        peer.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"hello\n");
+        assert_eq!(written(&handle), 6);
+        assert!(rx.try_recv().is_err(), "nothing was queued for the writer");
+    }
+
+    #[test]
+    fn a_write_behind_a_queued_one_is_queued_so_bytes_never_overtake() {
+        let (handle, rx, _peer) = direct_handle();
+        assert_eq!(handle.write(b"first".to_vec()), WriteOutcome::Queued);
+        let second = handle.write_now(b"second".to_vec());
+        assert_eq!(second, WriteNow::Deferred(WriteOutcome::Queued));
+        assert_eq!(written(&handle), 0, "nothing went around the queue");
+        let order: Vec<Vec<u8>> = rx
+            .try_iter()
+            .map(|cmd| match cmd {
+                WriteCmd::Data(bytes) => bytes,
+                WriteCmd::Shutdown => Vec::new(),
+            })
+            .collect();
+        assert_eq!(order, vec![b"first".to_vec(), b"second".to_vec()]);
+    }
+
+    #[test]
+    fn what_the_socket_cannot_take_at_once_is_queued_after_what_it_took() {
+        let (handle, rx, _peer) = direct_handle();
+        // Far more than a socket buffer, and nobody reads the peer.
+        let big = vec![7u8; 8 << 20];
+        assert_eq!(
+            handle.write_now(big.clone()),
+            WriteNow::Deferred(WriteOutcome::Queued)
+        );
+        let took = written(&handle) as usize;
+        assert!(took > 0 && took < big.len(), "took {took}");
+        match rx.try_recv().unwrap() {
+            WriteCmd::Data(rest) => assert_eq!(rest.len(), big.len() - took),
+            WriteCmd::Shutdown => panic!("queued a shutdown"),
+        }
+        assert_eq!(handle.control.queued.load(Ordering::Acquire), 1);
+    }
+
+    #[test]
+    fn closing_the_writer_releases_the_direct_descriptor_and_ends_writes() {
+        let (handle, _rx, _peer) = direct_handle();
+        let fd = Arc::clone(&handle.control.direct.lock().unwrap().as_ref().unwrap().fd);
+        handle.control.close_writer();
+        assert_eq!(Arc::strong_count(&fd), 1, "the handle no longer holds fd 3");
+        assert_eq!(
+            handle.write_now(b"late".to_vec()),
+            WriteNow::Deferred(WriteOutcome::Ended)
+        );
     }
 
     #[test]

@@ -4,13 +4,15 @@
 //!
 //! Backpressure: a reader delivers one chunk per credit; the owner grants a
 //! credit when its consumer wants more, so at most one chunk is in flight
-//! per stream. Once the sandbox is reaped the readers drain to EOF without
+//! per stream (and one more held by the reader: it reads before it waits
+//! for the credit, so a grant finds it blocked in the kernel, not on the
+//! gate, and wakes no thread — one hop less per tool call). Once the sandbox is reaped the readers drain to EOF without
 //! credits: what is left is bounded by the kernel's pipe and socket buffers,
 //! and the last frame is never lost. The writer takes one chunk at a time
 //! and reports completion only when the kernel accepted all of it.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -37,6 +39,8 @@ pub struct Gate {
 struct GateState {
     credit: bool,
     drain: bool,
+    /// The reader is blocked in `acquire` (only then is a wake-up needed).
+    waiting: bool,
 }
 
 impl Gate {
@@ -46,6 +50,7 @@ impl Gate {
             state: Mutex::new(GateState {
                 credit: true,
                 drain: false,
+                waiting: false,
             }),
             changed: Condvar::new(),
         }
@@ -64,18 +69,22 @@ impl Gate {
     fn update(&self, f: impl FnOnce(&mut GateState)) {
         if let Ok(mut s) = self.state.lock() {
             f(&mut s);
-            self.changed.notify_all();
+            if s.waiting {
+                self.changed.notify_all();
+            }
         }
     }
 
     fn acquire(&self) {
         let Ok(mut s) = self.state.lock() else { return };
         while !s.credit && !s.drain {
+            s.waiting = true;
             match self.changed.wait(s) {
                 Ok(next) => s = next,
                 Err(_) => return,
             }
         }
+        s.waiting = false;
         s.credit = false;
     }
 }
@@ -95,8 +104,9 @@ pub fn spawn_reader(
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || loop {
+            let chunk = read_chunk(&fd, stream);
             gate.acquire();
-            match read_chunk(&fd, stream) {
+            match chunk {
                 Ok(bytes) if bytes.is_empty() => {
                     sink.emit(Event::End {
                         stream,
@@ -175,6 +185,7 @@ pub fn spawn_writer(
     commands: Receiver<WriteCmd>,
     sink: Arc<dyn EventSink>,
     counters: Arc<WriterCounters>,
+    queued: Arc<AtomicUsize>,
 ) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("cordon-fd3-in".into())
@@ -192,12 +203,15 @@ pub fn spawn_writer(
                         counters.written.fetch_add(sent as u64, Ordering::Relaxed);
                         let dropped = (bytes.len() - sent) as u64;
                         counters.discarded.fetch_add(dropped, Ordering::Relaxed);
+                        // Done before its event: a direct write may follow it now.
+                        queued.fetch_sub(1, Ordering::AcqRel);
                         sink.emit(Event::WriteDone {
                             discarded: dropped > 0,
                         });
                     }
                     WriteCmd::Shutdown => {
                         let _ = socket::shutdown(fd.as_raw_fd(), socket::Shutdown::Write);
+                        queued.fetch_sub(1, Ordering::AcqRel);
                         sink.emit(Event::ShutdownDone);
                     }
                 }

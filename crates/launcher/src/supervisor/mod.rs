@@ -45,6 +45,7 @@ use crate::error_code::ErrorCode;
 use crate::events::{Event, EventSink, LaunchFailure};
 use crate::host::control_root::ControlRoot;
 use crate::host::pidfd;
+use crate::host::step_trace;
 use crate::observe::moment::NotObserved;
 use crate::observe::reader::{ProviderFacts, ReadError};
 use crate::observe::run::{observe_run, RunObservation};
@@ -92,6 +93,8 @@ pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<Ex
     let (writer_tx, writer_rx) = mpsc::sync_channel(WRITE_QUEUE_DEPTH);
     let control = Arc::new(Control {
         writer: Mutex::new(Some(writer_tx)),
+        direct: Mutex::new(None),
+        queued: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         protocol_gate: Arc::new(Gate::new()),
         stderr_gate: Arc::new(Gate::new()),
         supervision: Arc::new(Supervision::default()),
@@ -201,9 +204,12 @@ impl Run {
         // seccomp filters and namespaces), which the observation compares
         // the sandbox against.
         let userns = self.p.userns.take();
+        let id = self.p.invocation_id.clone();
         let forked = crate::run::supervision_runtime::on_fork_thread(move || {
             record_forking_thread();
+            step_trace::stamp(&id, "fork.start");
             let spawned = spawn(&plan, argv, sources, userns.as_ref());
+            step_trace::stamp(&id, "fork.exec_done");
             // bwrap is in the namespace now (it holds it alive): ours can go.
             drop(userns);
             (spawned, crate::observe::reader::provider_facts())
@@ -243,6 +249,7 @@ impl Run {
             supervision.set_cgroup(Arc::clone(cgroup));
         }
         let _ = pid_tx.send(Some(pid));
+        self.step("pid.reported");
         if let Some(ms) = self.p.request.deadline_ms {
             supervision.arm_deadline(Duration::from_millis(ms), self.control.stop_timings);
         }
@@ -255,6 +262,7 @@ impl Run {
             return;
         };
         let status = bwrap_exit(&run.control.supervision, child).await;
+        run.step("bwrap.reaped");
         run.control.supervision.mark_exited();
         blocking(move || {
             let exit = status.as_ref().ok().copied();
@@ -281,8 +289,13 @@ impl Run {
             mut info,
             options,
         } = spawned;
-        let mut setup_error =
-            teardown::release_bwrap(self.p.cgroup.as_deref(), &mut child, options).err();
+        let release = teardown::release_bwrap(
+            self.p.cgroup.as_deref(),
+            &mut child,
+            options,
+            &self.p.invocation_id,
+        );
+        let mut setup_error = release.err();
         let tap = Arc::new(Tap::new(Arc::clone(&self.sink)));
         let (pumps, pump_error) =
             run_pumps::start(control, protocol, stderr, writer_rx, tap.clone());
@@ -311,7 +324,9 @@ impl Run {
         {
             control.supervision.set_init(pid, fd);
         }
+        self.step("info.read");
         let observation = self.observe(init_pid, provider);
+        self.step("observed");
         panic_for_tests(&self.p.invocation_id);
         let started = Started {
             pumps,
@@ -366,7 +381,9 @@ impl Run {
     ) -> (RunFacts, Option<RunError>) {
         let control = &self.control;
         let containment = teardown::confirm_containment(control, &status);
+        self.step("namespace.confirmed");
         let cgroup_emptied = teardown::empty_cgroup(&self.p);
+        self.step("cgroup.emptied");
         control.protocol_gate.drain();
         control.stderr_gate.drain();
         teardown::collect_in_flight_descriptors();
@@ -375,6 +392,7 @@ impl Run {
         let wait = teardown::containment_wait(control.stop_timings.force_ms);
         let pump_bound = (!containment).then(|| Instant::now() + wait);
         let bytes = run_pumps::join(started.pumps, control, pump_bound);
+        self.step("pumps.joined");
         // A stop that lands before bwrap reported the sandbox kills bwrap during
         // set-up: that is a stopped run, not a failed launch.
         let stop = control.supervision.record();
@@ -409,7 +427,7 @@ impl Run {
     /// Receipt → read back → detach the control root → `Finished` → remove it.
     fn finish(mut self, mut facts: RunFacts, status: Option<ExitStatus>, error: Option<RunError>) {
         let p = &mut self.p;
-        let cgroup = teardown::settle_cgroup(p.cgroup.as_deref(), facts.stop.forced_attempted);
+        let cgroup = teardown::cgroup_outcome(p.cgroup.as_deref(), facts.stop.forced_attempted);
         // The uid is free for another run once the tree is settled (killed and
         // confirmed empty wherever the host can confirm it).
         drop(p.uid_lease.take());
@@ -417,20 +435,30 @@ impl Run {
         let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
         crate::receipt::network_receipts::attach(&mut document, p.egress.as_mut());
         let receipt = receipt::write_and_read(&p.root, &document);
+        step_trace::stamp(&p.invocation_id, "receipt.written");
         // What the sandbox left may take long to remove (any depth or width):
         // the root leaves its name in one rename so the run settles now, and is
         // removed below, after `Finished`. If the rename fails, before it.
         if !p.root.detach() {
             p.root.remove();
         }
-        // Every descriptor of the run is closed before `wait()` can settle.
-        p.cgroup = None;
+        // Every descriptor of the run is closed, and its cgroup removed
+        // (~0.1 ms, docs/performance.md), before `wait()` can settle.
+        teardown::remove_cgroup(p.cgroup.take());
+        step_trace::stamp(&p.invocation_id, "cgroup.removed");
         let receipt = receipt.map_err(|e| e.to_string());
         let failure = error.as_ref().map(RunError::code);
         let result = run_result::settle(facts.outcome, failure, &facts.mismatches, status, receipt);
         self.sink.emit(Event::Finished(result));
         self.settled.store(true, Ordering::Release);
+        step_trace::stamp(&p.invocation_id, "finished.emitted");
         p.root.remove();
+        step_trace::stamp(&p.invocation_id, "root.removed");
+    }
+
+    /// A step stamp for `bench/timeline.js` (host/step_trace.rs).
+    fn step(&self, name: &str) {
+        step_trace::stamp(&self.p.invocation_id, name);
     }
 }
 

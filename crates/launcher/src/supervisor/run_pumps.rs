@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::run_error::RunError;
 use crate::events::{EventSink, Stream};
 use crate::receipt::ByteCounts;
-use crate::run::execution::Control;
+use crate::run::execution::{Control, DirectWrite};
 use crate::run::pumps::{spawn_reader, spawn_writer, WriteCmd, WriterCounters};
 
 /// How often a bounded pump join looks again (only for a namespace that
@@ -57,7 +57,21 @@ pub fn start(
             Arc::clone(&stderr_count),
         ),
     ];
-    let writer = spawn_writer(protocol, writer_rx, sink, Arc::clone(&writes));
+    let writer = spawn_writer(
+        Arc::clone(&protocol),
+        writer_rx,
+        sink,
+        Arc::clone(&writes),
+        Arc::clone(&control.queued),
+    );
+    if writer.is_ok() {
+        if let Ok(mut direct) = control.direct.lock() {
+            *direct = Some(DirectWrite {
+                fd: protocol,
+                counters: Arc::clone(&writes),
+            });
+        }
+    }
     let mut error = None;
     let mut threads = Vec::with_capacity(2);
     for reader in readers {

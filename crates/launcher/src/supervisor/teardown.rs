@@ -4,10 +4,12 @@
 //! called from the supervision runtime's blocking pool.
 
 use std::process::{Child, ExitStatus};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::run_error::RunError;
 use super::Prepared;
+use crate::host::step_trace;
 use crate::plan::cgroup::ExecutionCgroup;
 use crate::plan::confinement::CgroupOutcome;
 use crate::run::execution::Control;
@@ -26,11 +28,17 @@ pub fn release_bwrap(
     cgroup: Option<&ExecutionCgroup>,
     child: &mut Child,
     options: OptionsFeed,
+    invocation_id: &str,
 ) -> Result<(), RunError> {
+    step_trace::stamp(invocation_id, "join.start");
     let released = cgroup
         .map_or(Ok(()), |cgroup| cgroup.add_pid(child.id()))
         .map_err(RunError::JoinCgroup)
-        .and_then(|()| options.send().map_err(RunError::SendOptions));
+        .and_then(|()| {
+            step_trace::stamp(invocation_id, "join.done");
+            options.send().map_err(RunError::SendOptions)
+        });
+    step_trace::stamp(invocation_id, "options.sent");
     if released.is_err() {
         let _ = child.kill();
     }
@@ -69,17 +77,24 @@ pub fn empty_cgroup(p: &Prepared) -> bool {
     })
 }
 
-/// The emptied cgroup at the end: read its OOM count, remove it.
-pub fn settle_cgroup(cgroup: Option<&ExecutionCgroup>, forced: bool) -> CgroupOutcome {
+/// The emptied cgroup's end state for the receipt: its OOM count.
+pub fn cgroup_outcome(cgroup: Option<&ExecutionCgroup>, forced: bool) -> CgroupOutcome {
     let Some(cgroup) = cgroup else {
         return CgroupOutcome::default();
     };
-    let outcome = CgroupOutcome {
+    CgroupOutcome {
         oom_kills: cgroup.oom_kills(),
         killed_by_cgroup: forced,
-    };
-    let _ = cgroup.remove();
-    outcome
+    }
+}
+
+/// Removes the emptied cgroup's directories, once its end state was read
+/// ([`cgroup_outcome`]); a removal that fails leaves an empty leaf for the
+/// next stale-leaf sweep.
+pub fn remove_cgroup(cgroup: Option<Arc<ExecutionCgroup>>) {
+    if let Some(cgroup) = cgroup {
+        let _ = cgroup.remove();
+    }
 }
 
 /// Stream ends a sandbox hid in an unreachable `SCM_RIGHTS` cycle (a unix

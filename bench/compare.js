@@ -1,0 +1,156 @@
+'use strict';
+
+// Two builds of cordon, interleaved in one process tree, row by row:
+//
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,tool] [--smoke]
+//
+// A build is a checkout whose addon (.node), cordon-runner and index.js are
+// built (`npm run build`). Each round starts one worker process per build
+// (order alternating A,B / B,A, so load drifts hit both alike); a worker
+// `require`s its build and takes a few samples of each row:
+//   cold    spawnIsolated(["/bin/true"]) → wait(), ms
+//   pooled  createCodeMode({pool: {size: 2}}).run("return 1"), ms (the pool
+//           refills between samples, untimed)
+//   tool    µs per tool call between the first and last handler entry of one
+//           run of 1000 sequential `tools.echo` calls (as bench/bridge.js)
+// plus, build-independent, a raw Node socketpair JSON echo (the tool row's
+// baseline, bench/peers.js). Printed: median per row and build, b/a, and the
+// worker's own CPU (user+system, process.cpuUsage) per sample beside wall time.
+
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+
+// --smoke (what npm test runs, __test__/bench-smoke.test.js): one round of
+// one sample per row, 20 tool calls; its numbers mean nothing.
+const SMOKE = args.includes('--smoke');
+const ROWS = {
+  cold: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
+  pooled: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
+  tool: { unit: 'µs', perWorker: SMOKE ? 1 : 2 },
+};
+const TOOL_CALLS = SMOKE ? 20 : 1000;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** In a worker: samples of `row` for the build at `root`, with the worker's CPU per sample. */
+async function measure(root, row, n) {
+  const cordon = require(path.resolve(root));
+  const samples = [];
+  const cpu = process.cpuUsage();
+  if (row === 'cold') {
+    for (let i = 0; i < n; i += 1) {
+      const t = nowMs();
+      const execution = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+      const { returncode } = await execution.wait();
+      samples.push(nowMs() - t);
+      if (returncode !== 0) throw new Error(`/bin/true exited ${returncode}`);
+      await sleep(20);
+    }
+  } else if (row === 'pooled') {
+    const mode = cordon.createCodeMode({ tools: [], pool: { size: 2 } });
+    await mode.run('return 1');
+    for (let i = 0; i < n; i += 1) {
+      await sleep(120); // refilled and waiting, as in an agent loop
+      const t = nowMs();
+      const result = await mode.run('return 1');
+      samples.push(nowMs() - t);
+      if (!result.ok) throw new Error(`pooled run failed: ${JSON.stringify(result.error)}`);
+    }
+    await mode.close();
+  } else if (row === 'tool') {
+    const entries = [];
+    const echo = {
+      name: 'echo', description: 'Echo the arguments', effect: 'read',
+      inputSchema: { type: 'object', properties: { i: { type: 'integer' } } },
+      handler: (a) => { entries.push(nowMs()); return a; },
+    };
+    const mode = cordon.createCodeMode({ tools: [echo], limits: { toolCalls: TOOL_CALLS, timeoutMs: 120000 } });
+    const code = `for (let i = 0; i < ${TOOL_CALLS}; i++) { const r = await tools.echo({ i }); if (r.i !== i) throw new Error('bad echo'); } return 1;`;
+    for (let i = 0; i < n; i += 1) {
+      entries.length = 0;
+      const result = await mode.run(code);
+      if (!result.ok || entries.length !== TOOL_CALLS) throw new Error(`tool run failed: ${JSON.stringify(result.error)}`);
+      samples.push(((entries[TOOL_CALLS - 1] - entries[0]) / (TOOL_CALLS - 1)) * 1000);
+    }
+  } else if (row === 'echo') {
+    const { rawEchoUs } = require('./peers');
+    for (let i = 0; i < n; i += 1) samples.push(await rawEchoUs(TOOL_CALLS));
+  }
+  const used = process.cpuUsage(cpu);
+  return { samples, cpuMsPerSample: (used.user + used.system) / 1000 / n };
+}
+
+function worker(root, row, n) {
+  const out = execFileSync(process.execPath, [__filename, '--worker', root, '--row', row, '--n', String(n), ...(SMOKE ? ['--smoke'] : [])], {
+    encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300000,
+  });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : NaN;
+};
+const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(3));
+
+async function main() {
+  if (args.includes('--worker')) {
+    const result = await measure(option('--worker'), option('--row'), Number(option('--n')));
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  const a = path.resolve(option('--a', '/work/main'));
+  const b = path.resolve(option('--b', '.'));
+  const rounds = SMOKE ? 1 : Number(option('--rounds', '6'));
+  const rows = option('--rows', 'cold,pooled,tool').split(',');
+  for (const row of rows) if (!ROWS[row]) throw new Error(`unknown row "${row}"; known: ${Object.keys(ROWS).join(', ')}`);
+  const wantEcho = rows.includes('tool');
+  const data = {};
+  for (const row of [...rows, ...(wantEcho ? ['echo'] : [])]) data[row] = { a: [], b: [], aCpu: [], bCpu: [] };
+  for (let round = 0; round < rounds; round += 1) {
+    const order = round % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
+    for (const row of rows) {
+      for (const which of order) {
+        const r = worker(which === 'a' ? a : b, row, ROWS[row].perWorker);
+        data[row][which].push(...r.samples);
+        data[row][`${which}Cpu`].push(r.cpuMsPerSample);
+      }
+    }
+    if (wantEcho) {
+      const r = worker(b, 'echo', SMOKE ? 1 : 2);
+      data.echo.a.push(...r.samples);
+    }
+    process.stderr.write(`round ${round + 1}/${rounds} done\n`);
+  }
+  console.log(`a = ${a}\nb = ${b}\n${rounds} rounds, builds alternating; medians over all samples; CPU = the worker's user+system per sample`);
+  console.log('| row | unit | n | a median | b median | b/a | a CPU ms | b CPU ms |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const names = { cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', tool: `tool call round trip (${TOOL_CALLS} calls/run)` };
+  const result = {};
+  for (const row of rows) {
+    const d = data[row];
+    const ma = median(d.a);
+    const mb = median(d.b);
+    result[row] = { a: ma, b: mb, ratio: mb / ma };
+    console.log(`| ${names[row]} | ${ROWS[row].unit} | ${d.a.length}/${d.b.length} | ${fmt(ma)} | ${fmt(mb)} | ${(mb / ma).toFixed(2)} | ${fmt(median(d.aCpu))} | ${fmt(median(d.bCpu))} |`);
+  }
+  if (wantEcho) {
+    const echo = median(data.echo.a);
+    console.log(`| raw Node socketpair echo (baseline of the tool row) | µs | ${data.echo.a.length} | ${fmt(echo)} | | | | |`);
+    console.log(`tool call / raw echo: a ${(result.tool.a / echo).toFixed(2)}×, b ${(result.tool.b / echo).toFixed(2)}×; calls/s: a ${Math.round(1e6 / result.tool.a)}, b ${Math.round(1e6 / result.tool.b)}`);
+  }
+  const out = option('--json');
+  if (out) require('node:fs').writeFileSync(out, JSON.stringify({ a, b, rounds, result, data }, null, 2));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
