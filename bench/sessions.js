@@ -204,7 +204,7 @@ async function execCpu(manager, { iterations }) {
       ['provider JS thread (V8, libuv, addon calls)', per(threads1.get(main) - threads0.get(main))],
       ['provider other threads (launcher fd-3 pumps)', per(others)],
       ['exec agent', per(agent1.self - agent0.self)],
-      ['the command (/bin/true: fork, exec, ld.so)', per(agent1.children - agent0.children)],
+      ['the command (/bin/true: spawn, exec, ld.so)', per(agent1.children - agent0.children)],
     ]);
   } finally {
     await session.end();
