@@ -36,6 +36,19 @@ test('exec returns exit code, stdout, stderr and duration, with cwd, env and std
   assert.equal((await session.exec(['/bin/true'])).exitCode, 0, 'the session still works');
 });
 
+test('a command runs in /workspace by default (the agent\'s own directory, inherited without a chdir) and in its cwd otherwise, whatever ran before; a missing program or cwd is a coded failure', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('cwd'), 'u');
+  await session.exec(['/bin/mkdir', '-p', 'a/b']);
+  assert.equal((await session.exec(['/bin/pwd'])).stdout, '/workspace\n');
+  assert.equal((await session.exec(['/bin/pwd'], { cwd: 'a/b' })).stdout, '/workspace/a/b\n');
+  assert.equal((await session.exec(['/bin/pwd'], { cwd: '.' })).stdout, '/workspace\n', 'the previous cwd did not stick');
+  assert.equal((await session.exec(['pwd'])).stdout, '/workspace\n', 'a bare name too');
+  await assert.rejects(session.exec(['/no/such/program']), { code: 'ERR_CORDON_SESSION_COMMAND_FAILED' });
+  await assert.rejects(session.exec(['/bin/true'], { cwd: 'missing' }), { code: 'ERR_CORDON_SESSION_COMMAND_FAILED' });
+  assert.equal((await session.exec(['/bin/true'])).exitCode, 0, 'the session still works');
+});
+
 test('a command that never ends is killed at timeoutMs with its whole process group, and the session stays usable', { skip }, async (t) => {
   const { manager } = managerFor(t);
   const session = await manager.acquire(scope('timeout'), 'u');

@@ -10,47 +10,14 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { spawn, execFileSync } = require('node:child_process');
 const { createSessionManager, sqliteSessionStore } = require('..');
 const binding = require('../binding.js');
-const { managerFactoryWithOwners, sessionsSkipReason, mountedAt } = require('./sessions-support');
+const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, providerPlace, startHolder, exited } = require('./sessions-support');
 
 const skip = sessionsSkipReason();
 
-/** A fresh sessions root and database; removed (mounts included) afterwards. */
-function place(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-sessions-lease-'));
-  fs.chmodSync(dir, 0o711);
-  t.after(() => {
-    const root = path.join(dir, 'root');
-    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-      if (mountedAt(path.join(root, entry))) execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
-    }
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  return { root: path.join(dir, 'root'), dbFile: path.join(dir, 'sessions.db') };
-}
-
-/** Starts fixtures/session-holder.js and resolves once it holds its session: `{child, key, ownerUid}`. */
-function startHolder(t, args) {
-  const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'session-holder.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /ready ([0-9a-f]{64}) (\d+)/.exec(out);
-      if (m) resolve({ child, key: m[1], ownerUid: Number(m[2]) });
-    });
-    child.on('exit', (code) => reject(new Error(`holder exited ${code}: ${err}`)));
-  });
-}
-
-const exited = (child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on('exit', resolve)));
+const place = (t) => providerPlace(t, 'cordon-sessions-lease-');
 
 test('two providers on one store never share a session: the second is refused with ERR_CORDON_SESSION_HELD, its recover() leaves the session alone, and it takes over once the holder dies', { skip }, async (t) => {
   const { root, dbFile } = place(t);

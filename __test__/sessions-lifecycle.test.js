@@ -10,6 +10,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { createSessionManager, memorySessionStore } = require('..');
 const { sessionKey, checkScope } = require('../lib/sessions/session-key');
+const { CLAIMS_DIR } = require('../lib/sessions/owner-claims');
 const { sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope } = require('./sessions-support');
 const { eventually } = require('./spawn-support');
 
@@ -148,6 +149,34 @@ test('an idle session is torn down after idleTimeoutMs, leaving no workspace or 
   assert.equal(session.receipt.workspace.removed, true);
   assert.ok(!fs.existsSync(session.workspace));
   assert.deepEqual(pidsWithMarker(tag), []);
+});
+
+test('a session whose sandbox could not even be spawned (a root its uid cannot traverse) leaves no mount, claim or record behind', { skip }, async (t) => {
+  // The sessions root under a 0700 directory: the launcher refuses the
+  // sandbox (ERR_CORDON_WORKSPACE_UNUSABLE) before any process exists.
+  const parent = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'cordon-sessions-unspawned-'));
+  const root = path.join(parent, 'sessions');
+  const store = memorySessionStore();
+  const manager = createSessionManager({ secret: crypto.randomBytes(32), root, store, authorize: () => true });
+  t.after(() => {
+    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+      if (mountedAt(path.join(root, entry))) require('node:child_process').execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
+    }
+    fs.rmSync(parent, { recursive: true, force: true });
+  });
+  await assert.rejects(manager.acquire(scope('unspawned'), 'u'), { code: 'ERR_CORDON_WORKSPACE_UNUSABLE' });
+  assert.deepEqual(fs.readdirSync(root), [], 'the workspace was unmounted and removed');
+  assert.deepEqual(await store.list(), [], 'no record');
+  const claimText = (name) => {
+    try {
+      return fs.readFileSync(path.join(CLAIMS_DIR, name), 'utf8');
+    } catch {
+      return ''; // released meanwhile (another test's session)
+    }
+  };
+  const claims = fs.readdirSync(CLAIMS_DIR).filter((name) => claimText(name).includes(root));
+  assert.deepEqual(claims, [], 'no owner uid claim');
+  assert.equal(manager.size, 0);
 });
 
 test('a non-root (uid 65534) provider is refused with ERR_CORDON_SESSION_QUOTA_UNAVAILABLE naming the fix, and nothing is created or claimed', { skip: process.geteuid() === 0 ? false : 'needs root to run a provider as uid 65534' }, () => {

@@ -8,7 +8,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
 const { createSessionManager } = require('..');
 const { pidsWithMarker } = require('./spawn-support');
 
@@ -59,4 +59,37 @@ function managerFactoryWithOwners(range) {
   }).createSessionManager;
 }
 
-module.exports = { managerFactoryWithOwners, sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };
+/** A fresh directory holding a sessions root and a database file; removed (mounts included) after `t`. */
+function providerPlace(t, prefix = 'cordon-sessions-place-') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o711);
+  t.after(() => {
+    const root = path.join(dir, 'root');
+    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+      if (mountedAt(path.join(root, entry))) execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { root: path.join(dir, 'root'), dbFile: path.join(dir, 'sessions.db') };
+}
+
+/** Starts fixtures/session-holder.js (another provider process) and resolves once it holds its session: `{child, key, ownerUid}`. */
+function startHolder(t, args) {
+  const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'session-holder.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /ready ([0-9a-f]{64}) (\d+)/.exec(out);
+      if (m) resolve({ child, key: m[1], ownerUid: Number(m[2]) });
+    });
+    child.on('exit', (code) => reject(new Error(`holder exited ${code}: ${err}`)));
+  });
+}
+
+const exited = (child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on('exit', resolve)));
+
+module.exports = { providerPlace, startHolder, exited, managerFactoryWithOwners, sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };

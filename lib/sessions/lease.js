@@ -61,4 +61,4 @@ function heldError(lease) {
   return new CordonError('ERR_CORDON_SESSION_HELD', `the session is held by another provider process (pid ${lease.pid}) until it ends the session or exits (lease expires at ${new Date(lease.expiresAt).toISOString()})`);
 }
 
-module.exports = { leaseHolder, heldError, startTime };
+module.exports = { leaseHolder, heldError, startTime, bootId };

@@ -7,19 +7,37 @@
 // different stores (or different hosts' views of none) cannot see each
 // other's records, so the uid is claimed in one host-wide place:
 // `/run/cordon-session-owners/<uid>`, created O_EXCL (the kernel settles
-// every race), holding the workspace path.
+// every race), holding the workspace path and the claiming provider
+// `{pid, start, boot}` (like the store lease, lease.js).
 //
 // Why not the launcher's flock leases (uid_lease.rs)? A flock dies with
 // its process, but a session workspace deliberately outlives its provider
-// (a restarted provider resumes it): the claim must live exactly as long
-// as the workspace. So it is removed where the workspace is (teardown,
-// recover's reap), and /run is a tmpfs, cleared at reboot like the
-// workspace tmpfs itself.
+// (a restarted provider resumes it): the claim must live as long as the
+// workspace. So it is removed where the workspace is (teardown, recover's
+// reap), and /run is a tmpfs, cleared at reboot like the workspace tmpfs.
+//
+// An orphan — a claim whose provider died (SIGKILL) and whose session
+// nobody resumes (a memory store, a deleted database) — would otherwise
+// hold its uid until reboot. So a claim whose provider is gone (another
+// boot, or that pid dead or reused) is stale, and:
+// - a provider resuming the claim's own workspace takes it over at once
+//   (confirmOwnerUid: its pid is written in);
+// - a new session takes a stale claim over only when it found no free
+//   uid (a durable store's next provider may still resume the workspace;
+//   if its uid was taken meanwhile, that resume starts afresh, never
+//   sharing the uid).
+// A takeover is a compare-and-swap on the claim's nonce: the taker creates
+// `<uid>.takeover-<nonce>` O_EXCL (one winner per stale generation),
+// checks the claim still holds that nonce, and renames its new claim over
+// it. A taker that dies between the two leaves that one uid claimed (its
+// marker blocks others): the original leak, bounded to one uid per crash
+// inside that window.
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { CordonError } = require('../errors');
+const { bootId, startTime } = require('./lease');
 
 /** Fixed and root-owned: every root provider on the host claims here. */
 const CLAIMS_DIR = '/run/cordon-session-owners';
@@ -35,44 +53,118 @@ function claimsDir(dir = CLAIMS_DIR) {
   return dir;
 }
 
+/** This process as a claim's holder. */
+let self = null;
+function holder() {
+  self ??= { pid: process.pid, start: startTime(process.pid), boot: bootId() };
+  return self;
+}
+
+/** A new claim's text: one JSON line. */
+function claimText(workspace) {
+  return `${JSON.stringify({ workspace, ...holder(), nonce: crypto.randomUUID() })}\n`;
+}
+
+/**
+ * Pure: the claim in `text`. A claim of the first format (the workspace
+ * path alone) names no holder: it is never judged stale.
+ */
+function parseClaim(text) {
+  try {
+    const claim = JSON.parse(text);
+    if (claim !== null && typeof claim === 'object' && typeof claim.workspace === 'string') return claim;
+  } catch {
+    // the first format
+  }
+  return { workspace: text.replace(/\n$/, ''), pid: null };
+}
+
+function readClaim(file) {
+  try {
+    return parseClaim(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** True when the claim's provider is gone: another boot, or its pid dead or reused. */
+function isStale(claim) {
+  if (claim === null || claim.pid === null || typeof claim.nonce !== 'string') return false;
+  if (claim.boot !== holder().boot) return true;
+  return startTime(claim.pid) !== claim.start;
+}
+
+/** Creates `<uid>` O_EXCL; false when it exists. */
+function create(file, text) {
+  try {
+    fs.writeFileSync(file, text, { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+    return false;
+  }
+}
+
+/** Replaces the stale claim `seen` at `file` with `text` (compare-and-swap on its nonce); false when another taker won. */
+function takeOver(file, seen, text) {
+  const marker = `${file}.takeover-${seen.nonce}`;
+  if (!create(marker, text)) return false;
+  try {
+    if (readClaim(file)?.nonce !== seen.nonce) return false;
+    const next = `${file}.next-${crypto.randomUUID()}`;
+    fs.writeFileSync(next, text, { flag: 'wx', mode: 0o600 });
+    fs.renameSync(next, file);
+    return true;
+  } finally {
+    fs.rmSync(marker, { force: true });
+  }
+}
+
 /**
  * Claims an owner uid of `range` (its first uid excluded: the default
- * owner other code hands out) for `workspace`; returns the uid.
+ * owner other code hands out) for `workspace`; returns the uid. A free
+ * uid first; a stale claim met on the way is taken over only when no
+ * free one turned up.
  */
 function claimOwnerUid(range, workspace, dir = CLAIMS_DIR) {
   const claims = claimsDir(dir);
+  const stale = new Map();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     const uid = range.first + 1 + crypto.randomInt(range.count - 1);
-    try {
-      fs.writeFileSync(path.join(claims, String(uid)), `${workspace}\n`, { flag: 'wx', mode: 0o600 });
-      return uid;
-    } catch (error) {
-      if (error.code !== 'EEXIST') throw error;
-    }
+    const file = path.join(claims, String(uid));
+    if (create(file, claimText(workspace))) return uid;
+    const claim = readClaim(file);
+    if (isStale(claim)) stale.set(uid, claim);
   }
-  throw new CordonError('ERR_CORDON_SESSION_LIMIT', `no unclaimed workspace owner uid after ${MAX_ATTEMPTS} tries (${claims})`);
+  for (const [uid, claim] of stale) {
+    if (takeOver(path.join(claims, String(uid)), claim, claimText(workspace))) return uid;
+  }
+  throw new CordonError('ERR_CORDON_SESSION_LIMIT', `no unclaimed workspace owner uid after ${MAX_ATTEMPTS} tries (${claims}; claims of live providers are never taken over)`);
 }
 
 /** Releases `uid`'s claim if it is `workspace`'s (another workspace's claim is never removed). Never throws. */
 function releaseOwnerUid(uid, workspace, dir = CLAIMS_DIR) {
   const file = path.join(dir, String(uid));
   try {
-    if (fs.readFileSync(file, 'utf8') === `${workspace}\n`) fs.unlinkSync(file);
+    if (readClaim(file)?.workspace === workspace) fs.unlinkSync(file);
   } catch {
     // already released
   }
 }
 
-/** Re-asserts `uid` for `workspace` (a restarted provider resuming it): false when another workspace holds it. */
+/**
+ * Re-asserts `uid` for `workspace` (a restarted provider resuming it): a
+ * stale claim of that workspace becomes this provider's; false when
+ * another workspace holds the uid (taken over while nobody held ours).
+ */
 function confirmOwnerUid(uid, workspace, dir = CLAIMS_DIR) {
   const file = path.join(claimsDir(dir), String(uid));
-  try {
-    fs.writeFileSync(file, `${workspace}\n`, { flag: 'wx', mode: 0o600 });
-    return true;
-  } catch (error) {
-    if (error.code !== 'EEXIST') throw error;
-  }
-  return fs.readFileSync(file, 'utf8') === `${workspace}\n`;
+  if (create(file, claimText(workspace))) return true;
+  const claim = readClaim(file);
+  if (claim?.workspace !== workspace) return false;
+  if (isStale(claim)) takeOver(file, claim, claimText(workspace));
+  return readClaim(file)?.workspace === workspace;
 }
 
-module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, CLAIMS_DIR };
+module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, parseClaim, CLAIMS_DIR };

@@ -196,7 +196,8 @@ class Session {
   async _teardown(reason) {
     clearTimeout(this._idleTimer);
     const result = (await this._sandbox?.stop()) ?? { receipt: {} };
-    const contained = this._sandbox === null || result.receipt?.stop?.containmentConfirmed === true;
+    // No execution: spawnIsolated refused before any process existed, so nothing can still hold the workspace.
+    const contained = this._sandbox?.execution === undefined || result.receipt?.stop?.containmentConfirmed === true;
     const workspace = contained ? await removeWorkspace(this.workspace, this._manager.deps.removeTree) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
     if (workspace.removed) {
       releaseOwnerUid(this.ownerUid, this.workspace);

@@ -10,9 +10,10 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -108,6 +109,15 @@ fn refuse(out: &Out, id: u32, message: &str) -> io::Result<()> {
     )
 }
 
+/// The agent's working directory, read once (bwrap's `--chdir`).
+fn is_agent_cwd(cwd: &str) -> bool {
+    static AGENT_CWD: OnceLock<Option<PathBuf>> = OnceLock::new();
+    AGENT_CWD
+        .get_or_init(|| std::env::current_dir().ok())
+        .as_deref()
+        .is_some_and(|own| own == Path::new(cwd))
+}
+
 /// Starts command `id`; a refusal or spawn failure is reported as its `EXIT`.
 pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()> {
     let request: ExecRequest = match serde_json::from_slice(payload) {
@@ -123,9 +133,15 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
     let Some((program, args)) = request.argv.split_first() else {
         return refuse(out, id, "empty argv");
     };
-    let spawned = Command::new(program)
+    let mut command = Command::new(program);
+    // A command in the agent's own directory (the usual `/workspace`)
+    // inherits it: with no `current_dir`, std spawns with `posix_spawn`
+    // (vfork-like) instead of a full fork of the agent.
+    if !is_agent_cwd(&request.cwd) {
+        command.current_dir(&request.cwd);
+    }
+    let spawned = command
         .args(args)
-        .current_dir(&request.cwd)
         // The agent's own environment is the launcher's (empty, or the
         // mediated network's proxy variables); the host's entries go over it.
         .envs(request.env.iter().map(|(k, v)| (k, v)))

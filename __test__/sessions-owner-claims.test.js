@@ -1,0 +1,131 @@
+'use strict';
+
+// Orphan owner-uid claims (lib/sessions/owner-claims.js): a claim records
+// its provider's {pid, start, boot}; once that provider is gone the claim
+// is stale, and a new session that finds no free uid takes it over — never
+// a live provider's claim, and one winner however many race for it.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+const { sqliteSessionStore } = require('..');
+const binding = require('../binding.js');
+const { claimOwnerUid, CLAIMS_DIR } = require('../lib/sessions/owner-claims');
+const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, providerPlace, startHolder, exited } = require('./sessions-support');
+
+const skip = sessionsSkipReason();
+
+const place = (t) => providerPlace(t, 'cordon-sessions-claims-');
+
+/** A pid that was alive a moment ago and is not now. */
+function deadPid() {
+  return spawnSync('/bin/true').pid;
+}
+
+/** A private claims directory (the real one is /run's, shared by every provider on the host). */
+function claimsDirFor(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-claims-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('an orphan owner claim — its provider SIGKILLed mid-session, its store never reopened — is taken over: a provider on another store gets that uid, and resuming the orphan afterwards never shares it', { skip }, async (t) => {
+  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const uid = first + 1;
+  const a = place(t);
+  const secretA = crypto.randomBytes(32).toString('hex');
+  const holder = await startHolder(t, [a.root, a.dbFile, secretA, 'orphan', String(first)]);
+  assert.equal(holder.ownerUid, uid);
+  const narrow = managerFactoryWithOwners({ first, count: 2 });
+  const b = place(t);
+  const storeB = sqliteSessionStore(b.dbFile);
+  const sessionsB = narrow({ secret: crypto.randomBytes(32), root: b.root, store: storeB, authorize: () => true });
+  t.after(async () => { await sessionsB.endAll(); await storeB.close(); });
+  await assert.rejects(sessionsB.acquire({ tenant: 'acme', conversation: 'b' }, 'u'), { code: 'ERR_CORDON_SESSION_LIMIT' }, 'a live provider\'s claim is never taken over');
+
+  holder.child.kill('SIGKILL');
+  await exited(holder.child);
+  const claimFile = path.join(CLAIMS_DIR, String(uid));
+  assert.ok(fs.readFileSync(claimFile, 'utf8').includes(path.join(a.root, holder.key)), 'the killed provider left its claim behind');
+
+  const session = await sessionsB.acquire({ tenant: 'acme', conversation: 'b' }, 'u');
+  assert.equal(session.ownerUid, uid, 'the orphan\'s uid is reusable at once');
+  assert.equal((await session.exec(['/usr/bin/id', '-u'])).stdout, `${uid}\n`);
+  const taken = JSON.parse(fs.readFileSync(claimFile, 'utf8'));
+  assert.deepEqual([taken.workspace, taken.pid], [path.join(b.root, session.id), process.pid]);
+  assert.deepEqual(fs.readdirSync(CLAIMS_DIR).filter((n) => n.startsWith(`${uid}.`)), [], 'no takeover marker or temporary claim is left');
+
+  // The orphan's store opened again: its workspace's uid is another live
+  // session's now, so it is not resumed over it (that would share the uid).
+  const storeA = sqliteSessionStore(a.dbFile);
+  const sessionsA = narrow({ secret: Buffer.from(secretA, 'hex'), root: a.root, store: storeA, authorize: () => true });
+  t.after(async () => { await sessionsA.endAll(); await storeA.close(); });
+  await assert.rejects(sessionsA.acquire({ tenant: 'acme', conversation: 'orphan' }, 'holder'), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  assert.equal(mountedAt(path.join(a.root, holder.key)), false, 'the orphan workspace was removed, not resumed');
+  assert.equal(JSON.parse(fs.readFileSync(claimFile, 'utf8')).workspace, path.join(b.root, session.id), 'the live session keeps its claim');
+  assert.equal((await session.end()).workspace.removed, true);
+  assert.equal(fs.existsSync(claimFile), false, 'the claim is released with the workspace');
+});
+
+test('of six processes racing to take over one stale claim exactly one gets the uid, and the claim names its workspace', async (t) => {
+  const dir = claimsDirFor(t);
+  const first = 5000;
+  const uid = first + 1;
+  fs.writeFileSync(path.join(dir, String(uid)), `${JSON.stringify({ workspace: '/dead', pid: deadPid(), start: '1', boot: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), nonce: crypto.randomUUID() })}\n`);
+  // Each taker stays alive until every one has answered: a winner that
+  // exited would leave a stale claim the next could rightly take over.
+  const script = `
+    const { claimOwnerUid } = require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'sessions', 'owner-claims.js'))});
+    const [dir, workspace] = process.argv.slice(1);
+    setTimeout(() => {
+      try { process.stdout.write('uid ' + claimOwnerUid({ first: ${first}, count: 2 }, workspace, dir) + '\\n'); }
+      catch (error) { process.stdout.write(error.code + '\\n'); }
+      process.stdin.resume();
+    }, 300 - (Date.now() % 300));`;
+  const children = [0, 1, 2, 3, 4, 5].map((i) => spawn(process.execPath, ['-e', script, dir, `/ws-${i}`], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  t.after(() => children.forEach((child) => child.stdin.end()));
+  const results = await Promise.all(children.map((child, i) => new Promise((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.endsWith('\n')) resolve({ workspace: `/ws-${i}`, out: out.trim() });
+    });
+    child.on('close', () => resolve({ workspace: `/ws-${i}`, out: `exited: ${out}` }));
+  })));
+  const winners = results.filter((r) => r.out === `uid ${uid}`);
+  assert.equal(winners.length, 1, JSON.stringify(results));
+  assert.ok(results.every((r) => r === winners[0] || r.out === 'ERR_CORDON_SESSION_LIMIT'), JSON.stringify(results));
+  assert.equal(JSON.parse(fs.readFileSync(path.join(dir, String(uid)), 'utf8')).workspace, winners[0].workspace);
+  assert.deepEqual(fs.readdirSync(dir), [String(uid)], 'no takeover marker or temporary claim is left');
+});
+
+test('a claim whose provider is alive, and one of the first format (no provider recorded), are never taken over', (t) => {
+  const dir = claimsDirFor(t);
+  const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  const live = spawn('/bin/sleep', ['30']);
+  t.after(() => live.kill('SIGKILL'));
+  const start = fs.readFileSync(`/proc/${live.pid}/stat`, 'utf8').split(') ')[1].split(' ')[19];
+  fs.writeFileSync(path.join(dir, '7001'), `${JSON.stringify({ workspace: '/live', pid: live.pid, start, boot, nonce: crypto.randomUUID() })}\n`);
+  assert.throws(() => claimOwnerUid({ first: 7000, count: 2 }, '/mine', dir), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  fs.writeFileSync(path.join(dir, '8001'), '/legacy\n');
+  assert.throws(() => claimOwnerUid({ first: 8000, count: 2 }, '/mine', dir), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  // The same claim with a start time the pid does not have (a recycled pid) is stale.
+  fs.writeFileSync(path.join(dir, '7001'), `${JSON.stringify({ workspace: '/live', pid: live.pid, start: `${start}1`, boot, nonce: crypto.randomUUID() })}\n`);
+  assert.equal(claimOwnerUid({ first: 7000, count: 2 }, '/mine', dir), 7001);
+});
+
+test('a stale claim another taker is already taking over (its takeover marker exists) is left to that taker', (t) => {
+  const dir = claimsDirFor(t);
+  const nonce = crypto.randomUUID();
+  const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  fs.writeFileSync(path.join(dir, '9001'), `${JSON.stringify({ workspace: '/dead', pid: deadPid(), start: '1', boot, nonce })}\n`);
+  fs.writeFileSync(path.join(dir, `9001.takeover-${nonce}`), 'another taker\n');
+  assert.throws(() => claimOwnerUid({ first: 9000, count: 2 }, '/mine', dir), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  assert.match(fs.readFileSync(path.join(dir, '9001'), 'utf8'), /"\/dead"/, 'the claim is untouched');
+  fs.rmSync(path.join(dir, `9001.takeover-${nonce}`));
+  assert.equal(claimOwnerUid({ first: 9000, count: 2 }, '/mine', dir), 9001, 'once that taker is done (here: gave up), the stale claim can be taken');
+});
