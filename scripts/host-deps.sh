@@ -18,6 +18,10 @@ command -v cc >/dev/null 2>&1 || missing+=(gcc)
 [ -x /usr/bin/curl ] || missing+=(curl)
 # __test__/code-mode-fetch.test.js makes its test CA with openssl.
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# crates/egress/tests/proxy_listener.rs makes a listener in a network
+# namespace of its own: `unshare -rn` (util-linux) and `ip` (iproute2).
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 if [ ! -e /usr/lib/x86_64-linux-gnu/libc.a ] && [ ! -e /usr/lib/aarch64-linux-gnu/libc.a ]; then
   missing+=(libc6-dev)
 fi
