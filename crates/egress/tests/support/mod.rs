@@ -154,13 +154,15 @@ pub fn start_with(
 
 /// An engine that expects the relay's listener for `proxy_port` first.
 pub fn start_expecting_listener(destinations: Vec<Destination>, proxy_port: u16) -> Run {
-    start_full(
-        destinations,
-        Quotas::default(),
-        false,
-        resolver(),
-        Some(proxy_port),
-    )
+    start_expecting_listener_with(destinations, Quotas::default(), proxy_port)
+}
+
+pub fn start_expecting_listener_with(
+    destinations: Vec<Destination>,
+    quotas: Quotas,
+    proxy_port: u16,
+) -> Run {
+    start_full(destinations, quotas, false, resolver(), Some(proxy_port))
 }
 
 fn start_full(
