@@ -115,8 +115,10 @@ fn main() {
         let p = l.local_addr().unwrap().port();
         (l, p)
     };
-    let mut quotas = cordon_egress::Quotas::default();
-    quotas.max_streams = u64::MAX;
+    let quotas = cordon_egress::Quotas {
+        max_streams: u64::MAX,
+        ..Default::default()
+    };
     let mut run = support::start_expecting_listener_with(
         vec![support::private("echo.test", echo)],
         quotas,
