@@ -26,6 +26,10 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 /usr/bin/python3 -c 'import seccomp' >/dev/null 2>&1 || missing+=(python3-seccomp)
 /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -x /usr/sbin/setcap ] || missing+=(libcap2-bin)
+# crates/egress/tests/proxy_listener.rs makes a listener in a network
+# namespace of its own: `unshare -rn` (util-linux) and `ip` (iproute2).
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 if [ ! -e /usr/lib/x86_64-linux-gnu/libc.a ] && [ ! -e /usr/lib/aarch64-linux-gnu/libc.a ]; then
   missing+=(libc6-dev)
 fi

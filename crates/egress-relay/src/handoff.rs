@@ -1,20 +1,15 @@
-//! The relay process: accept on the sandbox's 127.0.0.1:PORT and hand each
-//! accepted connection's socket to the engine — one connection to the
-//! engine socket per client, carrying one marker byte with the client's
-//! socket attached (SCM_RIGHTS) — then close both. The engine relays the
-//! program's socket itself, so the relay is in no stream's data path (a
-//! copying relay added two process hops each way: issue 19 measured a
-//! connect + 1-byte echo at 2.4× direct, 1.7× of it without the relay),
-//! holds no buffer and no connection, and costs the sandbox one thread
-//! and two descriptors whatever the number of streams.
-//!
-//! Nothing here panics or aborts on a per-connection failure: a client
-//! whose hand-over fails is closed alone (it sees the connection end); out
-//! of descriptors or memory, accepting pauses briefly and later connections
-//! wait in the listen backlog, so each still reaches the engine.
+//! The listener's hand-over: the relay gives the engine its listening
+//! socket on 127.0.0.1:PORT (bound in the sandbox's network namespace) —
+//! one connection to the engine socket, one marker byte with the socket
+//! attached (SCM_RIGHTS), one status byte back — then closes its copy, so
+//! no process of the sandbox holds it. The engine accepts the program's
+//! connections itself: no relay process is on any stream's connect or data
+//! path (issue 19: a relay that accepted and handed over each connection
+//! put a process wake-up and a Unix round trip in every connect; a copying
+//! relay cost 2.4× direct on a connect + 1-byte echo).
 
 use std::io::{self, IoSlice, Read};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -22,82 +17,30 @@ use std::time::Duration;
 
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
-use crate::fds::close_all_but;
+/// The byte sent with the listener (the engine's `LISTENER_MARKER`).
+const LISTENER_MARKER: u8 = 1;
+/// The engine's answer when it serves the listener (`LISTENER_ACCEPTED`).
+const LISTENER_ACCEPTED: u8 = 0;
+/// The engine answers at once; this only bounds a wedged provider (the
+/// engine's own deadline for the message is its handshake deadline, 10 s).
+const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
 
-/// The byte sent with the client's socket (the engine's `HANDOFF_MARKER`).
-const HANDOFF_MARKER: u8 = 0;
-/// Pause after an accept or hand-over that failed for lack of descriptors
-/// or memory, so the relay does not spin on a full backlog.
-const RETRY: Duration = Duration::from_millis(100);
-
-pub fn serve(listener: &TcpListener, engine: &Path) {
-    close_all_but(listener.as_raw_fd());
-    loop {
-        let client = match listener.accept() {
-            Ok((client, _)) => client,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => continue,
-            Err(e) => {
-                if short_of_resources(&e) {
-                    std::thread::sleep(RETRY);
-                }
-                continue;
-            }
-        };
-        // Small proxy replies and request heads must not wait for Nagle
-        // (the option is the socket's: it holds for the engine too).
-        let _ = client.set_nodelay(true);
-        // On failure the client is closed (it sees the connection end):
-        // the engine stopped listening (its stream quota is spent), or the
-        // relay is short of descriptors (then pause rather than repeat it).
-        if let Err(e) = hand_over(&client, engine) {
-            end_gracefully(&client);
-            if short_of_resources(&e) {
-                std::thread::sleep(RETRY);
-            }
-        }
-    }
-}
-
-/// A FIN rather than a reset for a client the engine never took: what it
-/// sent so far is drained first (closing with unread bytes resets).
-fn end_gracefully(client: &TcpStream) {
-    let _ = client.shutdown(std::net::Shutdown::Write);
-    if client.set_nonblocking(true).is_err() {
-        return;
-    }
-    let mut sink = [0u8; 4096];
-    for _ in 0..16 {
-        match (&*client).read(&mut sink) {
-            Ok(n) if n > 0 => {}
-            _ => return,
-        }
-    }
-}
-
-fn short_of_resources(e: &io::Error) -> bool {
-    let errno = nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(0));
-    matches!(
-        errno,
-        nix::errno::Errno::EMFILE
-            | nix::errno::Errno::ENFILE
-            | nix::errno::Errno::ENOBUFS
-            | nix::errno::Errno::ENOMEM
-    )
-}
-
-/// One connection to the engine, one marker byte carrying the client's
-/// socket; both of the relay's copies close on return. The engine reads
-/// the message even after this end closed.
-fn hand_over(client: &TcpStream, engine: &Path) -> io::Result<()> {
-    let channel = UnixStream::connect(engine)?;
-    let fds = [client.as_raw_fd()];
+/// Hands `listener` to the engine at `engine`; Ok once the engine serves it.
+/// The caller closes its copy (dropping it) before the program runs.
+pub fn hand_over_listener(listener: &TcpListener, engine: &Path) -> io::Result<()> {
+    let mut channel = UnixStream::connect(engine)?;
     sendmsg::<()>(
         channel.as_raw_fd(),
-        &[IoSlice::new(&[HANDOFF_MARKER])],
-        &[ControlMessage::ScmRights(&fds)],
+        &[IoSlice::new(&[LISTENER_MARKER])],
+        &[ControlMessage::ScmRights(&[listener.as_raw_fd()])],
         MsgFlags::MSG_NOSIGNAL,
         None,
     )?;
+    channel.set_read_timeout(Some(ANSWER_DEADLINE))?;
+    let mut answer = [0u8; 1];
+    channel.read_exact(&mut answer)?;
+    if answer[0] != LISTENER_ACCEPTED {
+        return Err(io::Error::other("the engine refused the listener"));
+    }
     Ok(())
 }

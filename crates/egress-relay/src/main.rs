@@ -8,17 +8,14 @@
 //!    keeps its own fd 4 for `--info-fd`, so the launcher passes it higher);
 //! 2. `--listen`: bind 127.0.0.1:PORT in the sandbox's private network
 //!    namespace — before the program starts, so its first connect cannot race
-//!    the relay — then double-fork a relay process (reparented to the
-//!    namespace's init, so the program never has it as a child to wait for)
-//!    that closes every other descriptor and hands each accepted connection's
-//!    socket to the engine over the engine socket (SCM_RIGHTS): the engine
-//!    relays it, the relay is in no data path;
+//!    it — and hand the listening socket to the engine over the engine socket
+//!    (SCM_RIGHTS, answered by the engine), then close it: the engine accepts
+//!    and relays every connection itself, and no relay process stays behind;
 //! 3. exec the program in this process (same pid: signals and exit status
 //!    are the program's own).
 //!
 //! The relay holds no secret and no route out: the engine socket is the only
-//! thing it can reach, and the engine decides everything. Killing it from
-//! inside only takes the proxy away from the sandbox itself.
+//! thing it can reach, and the engine decides everything.
 
 // Every `unsafe` block says why it is sound (issue 14). The workspace-wide
 // lint waits for the launcher's remaining blocks to be documented.
@@ -89,9 +86,9 @@ fn fail(message: &str) -> ! {
 }
 
 fn main() {
-    // First: the relay process forked below must not be ptrace-able or its
-    // /proc/<pid>/mem writable by the program (same uid, same sandbox;
-    // round 5, R5-1). The exec of the program makes it dumpable again.
+    // First: until it execs the program, this process must not be
+    // ptrace-able or its /proc/<pid>/mem writable from elsewhere in the
+    // sandbox (same uid; round 5, R5-1). The exec makes it dumpable again.
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {
         fail(&format!("cannot make itself non-dumpable: {e}"));
     }
@@ -104,10 +101,12 @@ fn main() {
     if let (Some(port), Some(engine)) = (args.listen, &args.engine) {
         let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
             .unwrap_or_else(|e| fail(&format!("cannot listen on 127.0.0.1:{port}: {e}")));
-        if let Err(e) = fds::spawn_detached(|| handoff::serve(&listener, engine)) {
-            fail(&format!("cannot start the relay process: {e}"));
+        if let Err(e) = handoff::hand_over_listener(&listener, engine) {
+            fail(&format!(
+                "cannot hand the proxy listener to the engine: {e}"
+            ));
         }
-        drop(listener); // close-on-exec anyway; the program never holds it
+        drop(listener); // the program never holds it (close-on-exec anyway)
     }
     let (program, rest) = args
         .program

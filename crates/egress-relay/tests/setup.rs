@@ -65,3 +65,64 @@ fn an_fd_4_already_open_fails_the_set_up_instead_of_being_replaced() {
         "{stderr}"
     );
 }
+
+/// Runs the relay with `--listen` against a stand-in engine socket that
+/// reads the hand-over and answers `answer` (or closes without one).
+fn listen_against(answer: Option<u8>) -> (Output, bool) {
+    use std::io::{Read, Write};
+    let dir = std::env::temp_dir().join(format!(
+        "cordon-relay-test-{}-{answer:?}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("engine.sock");
+    let _ = std::fs::remove_file(&path);
+    let engine = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let stand_in = std::thread::spawn(move || {
+        let (mut conn, _) = engine.accept().unwrap();
+        let mut marker = [0u8; 1];
+        let carried = conn.read(&mut marker).unwrap() == 1;
+        if let Some(byte) = answer {
+            conn.write_all(&[byte]).unwrap();
+        }
+        carried
+    });
+    let output = Command::new(env!("CARGO_BIN_EXE_cordon-egress-relay"))
+        .args(["--listen", &port.to_string(), "--engine"])
+        .arg(&path)
+        .args(["--", "/bin/sh", "-c", "echo program-ran"])
+        .output()
+        .unwrap();
+    let carried = stand_in.join().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (output, carried)
+}
+
+#[test]
+fn the_listener_is_handed_to_the_engine_before_the_program_runs() {
+    let (out, carried) = listen_against(Some(0));
+    assert!(carried, "the engine got the hand-over");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "program-ran\n");
+}
+
+#[test]
+fn a_listener_the_engine_refuses_or_never_answers_fails_the_set_up_before_the_program() {
+    for answer in [Some(1), None] {
+        let (out, _) = listen_against(answer);
+        assert_eq!(out.status.code(), Some(125), "{answer:?}");
+        assert!(out.stdout.is_empty(), "the program never ran");
+        assert!(String::from_utf8_lossy(&out.stderr)
+            .starts_with("cordon-egress-relay: cannot hand the proxy listener to the engine"));
+    }
+}

@@ -36,6 +36,9 @@ pub enum ClientStream {
     /// Drained when dropped (sandbox_socket.rs, R5N-1).
     Unix(SandboxStream<UnixStream>),
     Passed(PassedTcp),
+    /// Accepted by the engine on the proxy port's listener: no one else
+    /// holds this socket (proxy_listener.rs).
+    Accepted(TcpStream),
 }
 
 /// A TCP socket the relay handed over (see the module doc).
@@ -184,6 +187,7 @@ impl ClientStream {
         match self {
             ClientStream::Unix(s) => s.readable().await,
             ClientStream::Passed(p) => p.stream()?.readable().await,
+            ClientStream::Accepted(s) => s.readable().await,
         }
     }
 
@@ -191,6 +195,7 @@ impl ClientStream {
         match self {
             ClientStream::Unix(s) => s.writable().await,
             ClientStream::Passed(p) => p.stream()?.writable().await,
+            ClientStream::Accepted(s) => s.writable().await,
         }
     }
 
@@ -198,12 +203,8 @@ impl ClientStream {
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             ClientStream::Unix(s) => crate::scm_rights::try_read_stream(s, buf),
-            ClientStream::Passed(p) => {
-                let s = p.stream()?;
-                s.try_io(Interest::READABLE, || {
-                    Ok(recv(s.as_raw_fd(), buf, MsgFlags::MSG_DONTWAIT)?)
-                })
-            }
+            ClientStream::Passed(p) => tcp_try_read(p.stream()?, buf),
+            ClientStream::Accepted(s) => tcp_try_read(s, buf),
         }
     }
 
@@ -211,11 +212,8 @@ impl ClientStream {
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         match self {
             ClientStream::Unix(s) => s.try_write(buf),
-            ClientStream::Passed(p) => {
-                let s = p.stream()?;
-                let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
-                s.try_io(Interest::WRITABLE, || Ok(send(s.as_raw_fd(), buf, flags)?))
-            }
+            ClientStream::Passed(p) => tcp_try_write(p.stream()?, buf),
+            ClientStream::Accepted(s) => tcp_try_write(s, buf),
         }
     }
 
@@ -223,6 +221,20 @@ impl ClientStream {
         match self {
             ClientStream::Unix(s) => s.as_raw_fd(),
             ClientStream::Passed(p) => p.stream.as_ref().map_or(-1, |s| s.as_raw_fd()),
+            ClientStream::Accepted(s) => s.as_raw_fd(),
         }
     }
+}
+
+/// `MSG_DONTWAIT`: whatever the shared file's `O_NONBLOCK` says.
+fn tcp_try_read(s: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    s.try_io(Interest::READABLE, || {
+        Ok(recv(s.as_raw_fd(), buf, MsgFlags::MSG_DONTWAIT)?)
+    })
+}
+
+/// `MSG_DONTWAIT` as above; `MSG_NOSIGNAL`: a reset peer is an error, not SIGPIPE.
+fn tcp_try_write(s: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+    s.try_io(Interest::WRITABLE, || Ok(send(s.as_raw_fd(), buf, flags)?))
 }

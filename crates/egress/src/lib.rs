@@ -43,6 +43,7 @@ mod client_io;
 pub mod client_stream;
 mod connect;
 mod fd4_server;
+pub mod proxy_listener;
 mod proxy_session;
 pub mod receipt_log;
 mod sandbox_socket;

@@ -1,5 +1,7 @@
-//! One connection to the proxy frontend, as one task: take the client's
-//! socket the relay hands over on it (or the connection itself), sniff the protocol
+//! One connection to the proxy frontend, as one task: a connection the
+//! engine accepted on the proxy port's listener, or one to the engine
+//! socket (the client's socket a relay hands over on it, or the connection
+//! itself); sniff the protocol
 //! from the first byte (0x05 = SOCKS5, anything else = HTTP), read its
 //! request within the handshake deadline, answer it, then hand the stream
 //! to the shared tail. The whole session races the run's stop
@@ -22,10 +24,19 @@ use crate::stream_attempt::{
     admit_and_connect, run_admitted, until_cancelled, Attempt, Outcome, RunContext,
 };
 
+/// Where a proxy session's client comes from.
+pub enum Source {
+    /// A connection to the engine socket: a relay's hand-over, or a client
+    /// speaking to the engine socket itself.
+    Connection(SandboxStream<UnixStream>),
+    /// A connection the engine accepted on the proxy port's listener.
+    Accepted(ClientStream),
+}
+
 /// Serves one accepted proxy connection to its end and leaves its receipt.
-pub async fn serve(ctx: Arc<RunContext>, client: SandboxStream<UnixStream>) {
+pub async fn serve(ctx: Arc<RunContext>, source: Source) {
     let mut attempt = Attempt::begin(&ctx, Frontend::Proxy, StreamProtocol::Unknown);
-    let outcome = until_cancelled(&ctx, session(&ctx, &mut attempt, client)).await;
+    let outcome = until_cancelled(&ctx, session(&ctx, &mut attempt, source)).await;
     attempt.settle(&ctx, outcome);
 }
 
@@ -36,16 +47,17 @@ struct Request {
     prefix: Vec<u8>,
 }
 
-async fn session(
-    ctx: &Arc<RunContext>,
-    attempt: &mut Attempt,
-    unix: SandboxStream<UnixStream>,
-) -> Outcome {
+async fn session(ctx: &Arc<RunContext>, attempt: &mut Attempt, source: Source) -> Outcome {
     let deadline = Instant::now() + ctx.handshake_timeout;
-    let taken = timeout_at(deadline, client_stream::take(unix)).await;
-    let (client, mut buf) = match taken.unwrap_or(Err(Refusal::ProtocolError)) {
-        Ok(taken) => taken,
-        Err(refusal) => return Outcome::Refused(refusal),
+    let (client, mut buf) = match source {
+        Source::Accepted(client) => (client, Vec::new()),
+        Source::Connection(unix) => {
+            let taken = timeout_at(deadline, client_stream::take(unix)).await;
+            match taken.unwrap_or(Err(Refusal::ProtocolError)) {
+                Ok(taken) => taken,
+                Err(refusal) => return Outcome::Refused(refusal),
+            }
+        }
     };
     let request = timeout_at(deadline, async {
         if buf.is_empty() {

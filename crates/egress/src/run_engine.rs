@@ -39,13 +39,17 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pause after a failed accept (EMFILE and friends): the listener stays
 /// readable while the queue holds a connection, so retrying at once would spin.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 pub struct RunEngineConfig {
     /// Where to bind the run's proxy socket (inside the run's control root).
     pub socket_path: PathBuf,
     /// The engine end of the fd-4 datagram pair, when that frontend is on.
     pub fd4_channel: Option<OwnedFd>,
+    /// The sandbox's proxy port, when the relay hands its listener over:
+    /// the first connection to the engine socket must carry it
+    /// (proxy_listener.rs), and the engine accepts on it from then on.
+    pub proxy_port: Option<u16>,
     pub allowlist: Allowlist,
     pub quotas: Quotas,
     pub policy_digest: String,
@@ -110,6 +114,7 @@ impl RunEngine {
             resolving: tokio::sync::Semaphore::new(MAX_CONCURRENT_RESOLVES),
             receipts: ReceiptLog::default(),
         });
+        let proxy_port = config.proxy_port;
         let engine = Self {
             ctx: Arc::clone(&ctx),
             socket_path: config.socket_path,
@@ -136,7 +141,7 @@ impl RunEngine {
         let alive = guard()?;
         config
             .runtime
-            .spawn(accept_loop(Arc::clone(&ctx), listener, alive));
+            .spawn(accept_loop(Arc::clone(&ctx), listener, proxy_port, alive));
         if let Some(channel) = channel {
             let alive = guard()?;
             config
@@ -232,8 +237,34 @@ fn refuse_at_accept(ctx: &Arc<RunContext>, client: SandboxStream<UnixStream>) {
     });
 }
 
-async fn accept_loop(ctx: Arc<RunContext>, listener: UnixListener, _alive: Alive) {
+/// The relay's connection is the first the engine socket ever gets (the
+/// relay sends before it execs the program): it is served before any other.
+async fn take_proxy_listener(ctx: &Arc<RunContext>, listener: &UnixListener, port: u16) {
+    let accepted = tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => return,
+        accepted = listener.accept() => accepted,
+    };
+    let Ok((relay, _)) = accepted else { return };
+    let relay = SandboxStream::new(relay);
+    let Some(proxy) = crate::proxy_listener::receive(ctx, relay, port).await else {
+        return;
+    };
+    if let Some(alive) = ctx.tasks.guard() {
+        tokio::spawn(crate::proxy_listener::serve(Arc::clone(ctx), proxy, alive));
+    }
+}
+
+async fn accept_loop(
+    ctx: Arc<RunContext>,
+    listener: UnixListener,
+    proxy_port: Option<u16>,
+    _alive: Alive,
+) {
     let listener = SandboxListener(listener); // drains its backlog when this task ends
+    if let Some(port) = proxy_port {
+        take_proxy_listener(&ctx, &listener.0, port).await;
+    }
     loop {
         let accepted = tokio::select! {
             biased;
@@ -270,7 +301,7 @@ async fn accept_loop(ctx: Arc<RunContext>, listener: UnixListener, _alive: Alive
         let session_ctx = Arc::clone(&ctx);
         tokio::spawn(async move {
             let _held = (slot, alive);
-            proxy_session::serve(session_ctx, client).await;
+            proxy_session::serve(session_ctx, proxy_session::Source::Connection(client)).await;
         });
     }
 }

@@ -11,14 +11,14 @@
 
 mod support;
 
-use std::io::{IoSlice, Read, Write};
+use std::io::{IoSlice, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use cordon_egress::client_stream::HANDOFF_MARKER;
-use cordon_egress::{Quotas, StreamEnd, StreamProtocol};
+use cordon_egress::Quotas;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::sys::socket::{sendmsg, setsockopt, sockopt, ControlMessage, MsgFlags};
 
@@ -50,18 +50,6 @@ fn hand_over(run: &Run, socket: &TcpStream) {
     .unwrap();
 }
 
-fn read_head(s: &mut TcpStream) -> String {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match s.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => break,
-        }
-    }
-    String::from_utf8_lossy(&head).into_owned()
-}
-
 /// A client handed over now is still served: the runtime's workers are free.
 fn assert_still_served(run: &Run) {
     let (mut program, accepted) = program_and_accepted();
@@ -70,7 +58,7 @@ fn assert_still_served(run: &Run) {
     program
         .write_all(b"CONNECT nowhere.test:1 HTTP/1.1\r\n\r\n")
         .unwrap();
-    let head = read_head(&mut program);
+    let head = read_tcp_head(&mut program);
     assert!(
         head.starts_with("HTTP/1.1 403"),
         "a later client was answered: {head:?}"
@@ -85,34 +73,10 @@ fn a_handed_over_client_socket_is_relayed_by_the_engine_and_its_receipt_is_exact
         Quotas::default(),
         false,
     );
-    let (mut program, accepted) = program_and_accepted();
+    let (program, accepted) = program_and_accepted();
     hand_over(&run, &accepted);
     drop(accepted); // the relay's copy closes: the engine's is the last
-    write!(
-        program,
-        "CONNECT echo.test:{} HTTP/1.1\r\n\r\n",
-        echo.port()
-    )
-    .unwrap();
-    let head = read_head(&mut program);
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    program.write_all(&[9u8; 50_000]).unwrap();
-    let mut back = vec![0u8; 50_000];
-    program.read_exact(&mut back).unwrap();
-    assert_eq!(back, vec![9u8; 50_000]);
-    program.shutdown(std::net::Shutdown::Write).unwrap();
-    assert_eq!(
-        program.read(&mut [0u8; 1]).unwrap(),
-        0,
-        "EOF propagates back"
-    );
-    drop(program);
-    let receipts = run.engine.finish().receipts;
-    let r = only(&receipts);
-    assert_eq!(r.protocol, StreamProtocol::HttpConnect);
-    assert_eq!(r.result, "allowed");
-    assert_eq!((r.bytes_from_client, r.bytes_to_client), (50_000, 50_000));
-    assert_eq!(r.end, Some(StreamEnd::Closed));
+    tunnel_round_trip_with_exact_receipt(&mut run, program, echo.port(), 50_000);
     echo.stop(0);
 }
 

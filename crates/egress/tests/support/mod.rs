@@ -149,6 +149,29 @@ pub fn start_with(
     with_fd4: bool,
     resolver: Arc<dyn cordon_egress::Resolve>,
 ) -> Run {
+    start_full(destinations, quotas, with_fd4, resolver, None)
+}
+
+/// An engine that expects the relay's listener for `proxy_port` first.
+pub fn start_expecting_listener(destinations: Vec<Destination>, proxy_port: u16) -> Run {
+    start_expecting_listener_with(destinations, Quotas::default(), proxy_port)
+}
+
+pub fn start_expecting_listener_with(
+    destinations: Vec<Destination>,
+    quotas: Quotas,
+    proxy_port: u16,
+) -> Run {
+    start_full(destinations, quotas, false, resolver(), Some(proxy_port))
+}
+
+fn start_full(
+    destinations: Vec<Destination>,
+    quotas: Quotas,
+    with_fd4: bool,
+    resolver: Arc<dyn cordon_egress::Resolve>,
+    proxy_port: Option<u16>,
+) -> Run {
     let dir = tempdir::Dir::new();
     let (fd4_engine, fd4_client) = if with_fd4 {
         let (a, b) = UnixDatagram::pair().unwrap();
@@ -159,6 +182,7 @@ pub fn start_with(
     let engine = RunEngine::start(RunEngineConfig {
         socket_path: dir.0.join("egress.sock"),
         fd4_channel: fd4_engine,
+        proxy_port,
         allowlist: Allowlist::new(destinations).unwrap(),
         quotas,
         policy_digest: "sha256:test".into(),
@@ -194,6 +218,57 @@ pub fn read_head(s: &mut UnixStream) -> String {
         head.push(byte[0]);
     }
     String::from_utf8(head).unwrap()
+}
+
+/// Reads an HTTP response head from a TCP client; a read error or timeout
+/// ends it (lossy: a refusal's head is checked by its status line only).
+pub fn read_tcp_head(s: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+/// A program's TCP connection to the proxy: a CONNECT to `echo.test` (on
+/// `echo_port`), `n` bytes echoed, a half-close answered by EOF; then the
+/// run finishes and its one receipt says exactly that.
+pub fn tunnel_round_trip_with_exact_receipt(
+    run: &mut Run,
+    mut program: TcpStream,
+    echo_port: u16,
+    n: usize,
+) {
+    program
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(program, "CONNECT echo.test:{echo_port} HTTP/1.1\r\n\r\n").unwrap();
+    let head = read_tcp_head(&mut program);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    program.write_all(&vec![9u8; n]).unwrap();
+    let mut back = vec![0u8; n];
+    program.read_exact(&mut back).unwrap();
+    assert_eq!(back, vec![9u8; n]);
+    program.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(
+        program.read(&mut [0u8; 1]).unwrap(),
+        0,
+        "EOF propagates back"
+    );
+    drop(program);
+    let receipts = run.engine.finish().receipts;
+    let r = only(&receipts);
+    assert_eq!(r.protocol, cordon_egress::StreamProtocol::HttpConnect);
+    assert_eq!(r.result, "allowed");
+    assert_eq!(
+        (r.bytes_from_client, r.bytes_to_client),
+        (n as u64, n as u64)
+    );
+    assert_eq!(r.end, Some(cordon_egress::StreamEnd::Closed));
 }
 
 pub fn connect_via_http(run: &Run, target: &str) -> (UnixStream, String) {

@@ -24,7 +24,7 @@ use cordon_egress::{
 use crate::host::control_root::ControlRoot;
 use crate::host::exec_hash;
 use crate::host::process_identity::Identity;
-use crate::plan::network_plan::{NetworkInputs, ENGINE_SOCKET};
+use crate::plan::network_plan::{NetworkInputs, ENGINE_SOCKET, SANDBOX_PROXY_PORT};
 use crate::request::launch_request::StopTimings;
 use crate::request::policy::{MediatedNetwork, Policy};
 
@@ -117,6 +117,8 @@ pub fn prepare(
     let mut engine = RunEngine::start(RunEngineConfig {
         socket_path: socket_path.clone(),
         fd4_channel: fd4_engine,
+        // The relay hands over its listener for this port before the program starts.
+        proxy_port: network.frontend.proxy().then_some(SANDBOX_PROXY_PORT),
         allowlist: Allowlist::new(network.allow.clone())?,
         quotas: crate::request::network_policy::quotas(labels.policy.resources.network_quotas),
         policy_digest: labels.policy.digest(),
