@@ -130,3 +130,24 @@ test('a Code Mode run against a host that cannot be reached fails with the conne
   assert.equal(result.error.kind, 'sandbox');
   assert.equal(result.error.code, 'ERR_CORDON_REMOTE_UNREACHABLE');
 });
+
+test('off Linux the package installs and loads: a local sandbox is refused naming cordon/remote, and cordon/remote still works', () => {
+  // npm refuses to install a package whose `os` excludes the platform, which
+  // would keep `cordon/remote` off macOS and Windows.
+  assert.equal(require('../package.json').os, undefined);
+  // The platform is spoofed before anything loads: binding.js then looks for
+  // a darwin addon, as it would on a Mac.
+  const script = `
+    Object.defineProperty(process, 'platform', { value: 'darwin' });
+    const cordon = require('cordon');
+    let local;
+    try { cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() }); } catch (error) { local = { code: error.code, message: error.message }; }
+    const remote = require('cordon/remote').connectRemote({ socket: '/nonexistent.sock' });
+    process.stdout.write(JSON.stringify({ local, preset: remote.readOnly().formatVersion }));`;
+  const run = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const { local, preset } = JSON.parse(run.stdout);
+  assert.equal(local.code, 'ERR_CORDON_BACKEND_UNAVAILABLE');
+  assert.match(local.message, /Linux only \(this is darwin\).*cordon\/remote/);
+  assert.equal(preset, 1);
+});

@@ -16,6 +16,16 @@ function loadBinding() {
     try {
       binding = require('../binding.js');
     } catch (cause) {
+      if (process.platform !== 'linux') {
+        // No sandbox backend exists off Linux (bwrap needs Linux namespaces);
+        // the package still installs there for `cordon/remote`.
+        throw new CordonError(
+          'ERR_CORDON_BACKEND_UNAVAILABLE',
+          `cordon runs sandboxes on Linux only (this is ${process.platform}): ` +
+            'from here, run them on a Linux sandbox host with `cordon/remote` (connectRemote, docs/remote.md)',
+          { cause },
+        );
+      }
       throw new CordonError(
         'ERR_CORDON_BACKEND_UNAVAILABLE',
         `the cordon native addon is not available for this platform: install the platform package ` +
