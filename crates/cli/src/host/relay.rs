@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use cordon_launcher::events::{Completion, Event, LaunchFailure, Stream};
 use cordon_launcher::{ExecutionHandle, StopReason, WriteOutcome, WRITE_QUEUE_DEPTH};
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::mpsc::{Receiver, UnboundedReceiver};
 use tokio::time::{sleep_until, timeout, Instant};
 
@@ -393,17 +393,28 @@ pub fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
     mut reader: R,
 ) -> (
     Receiver<Result<Frame, FrameError>>,
-    tokio::task::AbortHandle,
+    tokio::task::JoinHandle<()>,
 ) {
     let (tx, rx) = tokio::sync::mpsc::channel(4);
     let task = tokio::spawn(async move {
         loop {
             let frame = frame::read_frame(&mut reader).await;
             let last = frame.is_err();
-            if tx.send(frame).await.is_err() || last {
+            if last {
+                return;
+            }
+            if tx.send(frame).await.is_err() {
+                // The session has ended (its `exit` is written): what the
+                // client still sends (a late `credit`, a `stop` racing the
+                // exit) is read and dropped, so the socket is never closed
+                // with unread bytes in it — that would reset the connection
+                // and could destroy the `exit` before the client read it.
+                // The caller bounds how long this lasts.
+                let mut sink = [0u8; 4096];
+                while matches!(reader.read(&mut sink).await, Ok(n) if n > 0) {}
                 return;
             }
         }
     });
-    (rx, task.abort_handle())
+    (rx, task)
 }

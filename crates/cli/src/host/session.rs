@@ -70,8 +70,18 @@ where
         run(spawn, workspace, frames, writer, &host, &peer, &who).await;
     };
     session.await;
-    reader_task.abort();
+    // Wait (bounded) for the client to close after `exit`, draining what it
+    // still sends (relay::spawn_reader); then the socket goes.
+    let abort = reader_task.abort_handle();
+    if timeout(EXIT_LINGER, reader_task).await.is_err() {
+        abort.abort();
+    }
 }
+
+/// How long the host keeps reading a client that has its `exit` (or was
+/// refused) before it closes the connection: enough for the client to read
+/// the last frame and close first; nothing else is held meanwhile.
+const EXIT_LINGER: Duration = Duration::from_secs(2);
 
 /// Step 2: a `hello` of version 1 whose token (when the host has tokens)
 /// names a tenant. `None`: close silently.

@@ -218,6 +218,11 @@ pub async fn serve(
             tokio::time::sleep(ACCEPT_RETRY).await;
             continue;
         };
+        // fd 3 carries small request/answer frames (a tool call is one each
+        // way): Nagle's algorithm would hold each answer for the peer's
+        // delayed ACK (~40 ms a round trip, measured by bench/remote.js).
+        // A socket that refuses the option still works, only slower.
+        let _ = tcp.set_nodelay(true);
         let deadline = Instant::now() + first_frame;
         // The handshake holds a slot; past the cap the socket is dropped.
         let Ok(permit) = Arc::clone(&handshakes).try_acquire_owned() else {
