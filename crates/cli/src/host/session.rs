@@ -207,10 +207,22 @@ async fn prepare<W: AsyncWrite + Unpin>(
         let frame = frames.recv().await?.ok()?;
         match frame.kind {
             Kind::Upload => {
-                let added = serde_json::from_slice::<Value>(&frame.payload)
-                    .map_err(|e| e.to_string())
-                    .and_then(|v| workspace.add(&v).map_err(|e| e.to_string()));
-                if let Err(message) = added {
+                // File-system work goes to a blocking thread: on the
+                // runtime's few workers it stalled every other session's
+                // handshake and relay (black-box round 6, finding 1). If the
+                // upload phase times out meanwhile, the task still owns the
+                // workspace and its drop removes it.
+                let payload = frame.payload;
+                let added = tokio::task::spawn_blocking(move || {
+                    let added = serde_json::from_slice::<Value>(&payload)
+                        .map_err(|e| e.to_string())
+                        .and_then(|v| workspace.add(&v).map_err(|e| e.to_string()));
+                    (workspace, added)
+                })
+                .await
+                .ok()?;
+                workspace = added.0;
+                if let Err(message) = added.1 {
                     refuse(writer, "ERR_CORDON_INVALID_OPTIONS", &message, None).await;
                     return None;
                 }

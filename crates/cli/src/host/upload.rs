@@ -13,10 +13,15 @@ use std::path::{Component, Path, PathBuf};
 use base64::Engine;
 use serde_json::Value;
 
-/// Files per session: a bound on inodes as well as bytes.
-const MAX_FILES: usize = 10_000;
+/// Files and directories per session, together: a bound on the inodes one
+/// session can take in `stateDir` (bytes alone are not: an empty file under
+/// a deep path costs inodes and no bytes — black-box round 6, finding 1).
+const MAX_ENTRIES: usize = 10_000;
 /// Longest relative path accepted (bytes).
 const MAX_PATH_BYTES: usize = 4096;
+/// Most parts in one path: what one `upload` frame can make the host create
+/// is bounded, so a frame's file-system work is short.
+const MAX_DEPTH: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
@@ -24,7 +29,9 @@ pub enum UploadError {
     Invalid(String),
     #[error("upload: the session's uploads exceed the host's uploadBytes ceiling ({0} bytes)")]
     TooLarge(u64),
-    #[error("upload {path}: {source}")]
+    /// `path` is the upload's own relative path, never the host's: the
+    /// message goes to the remote client (round 6, finding 2).
+    #[error("upload {path}: {}", describe(.source))]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -37,7 +44,22 @@ pub struct Workspace {
     dir: PathBuf,
     bytes: u64,
     files: usize,
+    /// Files and directories created so far (MAX_ENTRIES).
+    entries: usize,
     limit: u64,
+}
+
+/// An OS error in words that name nothing of the host (std's Display adds
+/// no path, but keep the message to the error's kind).
+fn describe(source: &std::io::Error) -> String {
+    match source.kind() {
+        std::io::ErrorKind::AlreadyExists => {
+            "given twice, or a directory of that name exists".into()
+        }
+        std::io::ErrorKind::NotADirectory => "a part of the path is a file".into(),
+        _ if source.raw_os_error() == Some(nix::libc::ENAMETOOLONG) => "a name is too long".into(),
+        _ => "could not be written".into(),
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> UploadError + '_ {
@@ -64,6 +86,9 @@ fn relative(text: &str) -> Result<PathBuf, UploadError> {
     if text.is_empty() || text.len() > MAX_PATH_BYTES || text.contains('\0') {
         return Err(bad("must be 1-4096 bytes without NUL"));
     }
+    if text.split('/').count() > MAX_DEPTH {
+        return Err(bad("has more than 32 parts"));
+    }
     let path = Path::new(text);
     if path
         .components()
@@ -83,11 +108,12 @@ impl Workspace {
         std::fs::DirBuilder::new()
             .mode(0o755)
             .create(&dir)
-            .map_err(io(&dir))?;
+            .map_err(io(Path::new("(the session's workspace)")))?;
         Ok(Workspace {
             dir,
             bytes: 0,
             files: 0,
+            entries: 0,
             limit,
         })
     }
@@ -120,13 +146,21 @@ impl Workspace {
             return Err(UploadError::TooLarge(self.limit));
         }
         self.files += 1;
-        if self.files > MAX_FILES {
-            return Err(UploadError::Invalid(format!("more than {MAX_FILES} files")));
-        }
         self.write(&rel, mode, &data)
     }
 
-    fn write(&self, rel: &Path, mode: u32, data: &[u8]) -> Result<(), UploadError> {
+    /// One more file or directory, within MAX_ENTRIES.
+    fn count_entry(&mut self) -> Result<(), UploadError> {
+        self.entries += 1;
+        if self.entries > MAX_ENTRIES {
+            return Err(UploadError::Invalid(format!(
+                "more than {MAX_ENTRIES} files and directories"
+            )));
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, rel: &Path, mode: u32, data: &[u8]) -> Result<(), UploadError> {
         let mut at = self.dir.clone();
         let parts: Vec<_> = rel.components().collect();
         for part in &parts[..parts.len().saturating_sub(1)] {
@@ -134,12 +168,16 @@ impl Workspace {
             match std::fs::symlink_metadata(&at) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(_) => return Err(UploadError::Invalid(format!("{} is a file", rel.display()))),
-                Err(_) => std::fs::DirBuilder::new()
-                    .mode(0o755)
-                    .create(&at)
-                    .map_err(io(&at))?,
+                Err(_) => {
+                    self.count_entry()?;
+                    std::fs::DirBuilder::new()
+                        .mode(0o755)
+                        .create(&at)
+                        .map_err(io(rel))?
+                }
             }
         }
+        self.count_entry()?;
         let file = self.dir.join(rel);
         let mut out = std::fs::OpenOptions::new()
             .write(true)
@@ -147,11 +185,11 @@ impl Workspace {
             .mode(mode)
             .custom_flags(libc_nofollow())
             .open(&file)
-            .map_err(io(&file))?;
-        out.write_all(data).map_err(io(&file))?;
+            .map_err(io(rel))?;
+        out.write_all(data).map_err(io(rel))?;
         // The umask may have narrowed the mode: the sandbox's uid must read.
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).map_err(io(&file))
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).map_err(io(rel))
     }
 
     pub fn remove(&self) {
@@ -164,8 +202,16 @@ fn libc_nofollow() -> i32 {
 }
 
 impl Drop for Workspace {
+    /// Up to MAX_ENTRIES entries to unlink: on the host's runtime that goes
+    /// to a blocking thread, so no session's end stalls the others' I/O.
     fn drop(&mut self) {
-        self.remove();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let dir = std::mem::take(&mut self.dir);
+                runtime.spawn_blocking(move || std::fs::remove_dir_all(dir));
+            }
+            Err(_) => self.remove(),
+        }
     }
 }
 
@@ -197,5 +243,57 @@ mod tests {
         assert!(matches!(again, Err(UploadError::Io { .. })));
         let big = ws.add(&json!({"path": "b", "data": "aGVsbG8="}));
         assert!(matches!(big, Err(UploadError::TooLarge(8))));
+    }
+
+    #[test]
+    fn directories_count_with_files_against_the_entry_bound_and_paths_are_shallow() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut ws = Workspace::create(tmp.path(), "ws", u64::MAX).unwrap();
+        let deep = vec!["d"; MAX_DEPTH + 1].join("/");
+        assert!(matches!(
+            ws.add(&json!({"path": deep, "data": ""})),
+            Err(UploadError::Invalid(_))
+        ));
+        // Empty files each under a new 31-deep chain: 32 entries a frame, no bytes.
+        let mut refused = None;
+        for i in 0..(MAX_ENTRIES / MAX_DEPTH + 2) {
+            let path = format!("{i}/{}/f", vec!["d"; MAX_DEPTH - 2].join("/"));
+            if let Err(e) = ws.add(&json!({"path": path, "data": ""})) {
+                refused = Some((i, e));
+                break;
+            }
+        }
+        let Some((at, error)) = refused else {
+            panic!("the entry bound never refused")
+        };
+        assert_eq!(at, MAX_ENTRIES / MAX_DEPTH, "{error}");
+        assert!(
+            error.to_string().contains("files and directories"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_uploads_path_and_nothing_of_the_hosts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut ws = Workspace::create(tmp.path(), "ws-secret", 1 << 20).unwrap();
+        ws.add(&json!({"path": "a/b", "data": ""})).unwrap();
+        let long = "n".repeat(300);
+        for (path, why) in [
+            ("a/b", "given twice"),
+            ("a", "given twice"),
+            (long.as_str(), "too long"),
+        ] {
+            let message = ws
+                .add(&json!({"path": path, "data": ""}))
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains(why), "{message}");
+            let host = tmp.path().to_string_lossy();
+            assert!(
+                !message.contains(&*host) && !message.contains("ws-secret"),
+                "{message}"
+            );
+        }
     }
 }
