@@ -13,8 +13,11 @@ use std::path::{Component, Path, PathBuf};
 use base64::Engine;
 use serde_json::Value;
 
-/// Files per session: a bound on inodes as well as bytes.
-const MAX_FILES: usize = 10_000;
+/// Entries (files and the directories their paths create) per session: a
+/// bound on inodes as well as bytes. Directories count too: a 4 KiB path of
+/// one-letter names creates ~2000 of them for one (empty) file, so counting
+/// files alone let one session make ~20 million inodes (round 6, R6-1).
+const MAX_ENTRIES: usize = 10_000;
 /// Longest relative path accepted (bytes).
 const MAX_PATH_BYTES: usize = 4096;
 
@@ -37,6 +40,7 @@ pub struct Workspace {
     dir: PathBuf,
     bytes: u64,
     files: usize,
+    entries: usize,
     limit: u64,
 }
 
@@ -88,6 +92,7 @@ impl Workspace {
             dir,
             bytes: 0,
             files: 0,
+            entries: 0,
             limit,
         })
     }
@@ -120,13 +125,21 @@ impl Workspace {
             return Err(UploadError::TooLarge(self.limit));
         }
         self.files += 1;
-        if self.files > MAX_FILES {
-            return Err(UploadError::Invalid(format!("more than {MAX_FILES} files")));
-        }
         self.write(&rel, mode, &data)
     }
 
-    fn write(&self, rel: &Path, mode: u32, data: &[u8]) -> Result<(), UploadError> {
+    /// Counts one more inode, refusing past [`MAX_ENTRIES`].
+    fn count_entry(&mut self) -> Result<(), UploadError> {
+        self.entries += 1;
+        if self.entries > MAX_ENTRIES {
+            return Err(UploadError::Invalid(format!(
+                "more than {MAX_ENTRIES} files and directories"
+            )));
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, rel: &Path, mode: u32, data: &[u8]) -> Result<(), UploadError> {
         let mut at = self.dir.clone();
         let parts: Vec<_> = rel.components().collect();
         for part in &parts[..parts.len().saturating_sub(1)] {
@@ -134,12 +147,16 @@ impl Workspace {
             match std::fs::symlink_metadata(&at) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(_) => return Err(UploadError::Invalid(format!("{} is a file", rel.display()))),
-                Err(_) => std::fs::DirBuilder::new()
-                    .mode(0o755)
-                    .create(&at)
-                    .map_err(io(&at))?,
+                Err(_) => {
+                    self.count_entry()?;
+                    std::fs::DirBuilder::new()
+                        .mode(0o755)
+                        .create(&at)
+                        .map_err(io(&at))?
+                }
             }
         }
+        self.count_entry()?;
         let file = self.dir.join(rel);
         let mut out = std::fs::OpenOptions::new()
             .write(true)
@@ -181,6 +198,23 @@ mod tests {
             assert!(relative(bad).is_err(), "{bad:?} accepted");
         }
         assert_eq!(relative("a/b.js").unwrap(), PathBuf::from("a/b.js"));
+    }
+
+    #[test]
+    fn each_directory_an_upload_path_creates_counts_against_the_entry_bound() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut ws = Workspace::create(tmp.path(), "ws", 1 << 20).unwrap();
+        // Ten empty files of 1001 inodes each: the tenth passes the bound.
+        let deep = "d/".repeat(999);
+        for i in 0..9 {
+            ws.add(&json!({"path": format!("f{i}/{deep}x"), "data": ""}))
+                .unwrap();
+        }
+        let tenth = ws.add(&json!({"path": format!("f9/{deep}x"), "data": ""}));
+        let Err(UploadError::Invalid(why)) = tenth else {
+            panic!("{tenth:?}")
+        };
+        assert!(why.contains("files and directories"), "{why}");
     }
 
     #[test]
