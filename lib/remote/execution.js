@@ -203,6 +203,12 @@ class RemoteExecution {
    */
   _onStreamBytes(name, bytes) {
     const stream = this[name];
+    // The host may send at most the window this client granted: past it, a
+    // hostile host would grow the provider's buffers without bound (round 6, R6-3).
+    if (this._inFlight[name] + bytes.length > INITIAL_WINDOW_BYTES) {
+      this._settleError(remoteError('ERR_CORDON_REMOTE_PROTOCOL', `the host broke cordon-remote-v1: ${name} bytes past the ${INITIAL_WINDOW_BYTES}-byte window this client granted`));
+      return;
+    }
     this._inFlight[name] += bytes.length;
     if (stream.destroyed || stream.readableEnded) {
       this._consumed[name] += bytes.length;
