@@ -22,6 +22,7 @@ const {
 const { openSocket } = require('./transport');
 const { RemoteProtocolStream, RemoteStderrStream, HIGH_WATER_MARK } = require('./streams');
 const { checkSignature } = require('./signature');
+const { MAX_TIMER_MS } = require('./options');
 
 /** stderr kept while nothing consumes it (bytes); past it, dropped and counted, as a local run does. */
 const UNREAD_STDERR_KEPT_BYTES = HIGH_WATER_MARK;
@@ -114,7 +115,9 @@ class RemoteExecution {
       case TYPE.end: if (expect('running')) this._endStream(this.protocol); break;
       case TYPE.stderrEnd: if (expect('running')) this._endStream(this.stderr); break;
       case TYPE.credit: if (expect('running') && frame.stream === STREAM.protocol) this._onCredit(frame.credit); break;
-      case TYPE.ping: this._send(encodeData(TYPE.pong, frame.bytes)); break;
+      // The host pings only a running sandbox's client: a ping before `started` would keep the
+      // silence bound from ever firing while the handshake never ends (round 6, R6-4).
+      case TYPE.ping: if (expect('running')) this._send(encodeData(TYPE.pong, frame.bytes)); break;
       case TYPE.pong: break; // any frame counts as a sign of life (_heard)
       case TYPE.exit: if (expect('running')) this._onExit(frame.json); break;
       default:
@@ -128,6 +131,16 @@ class RemoteExecution {
       return;
     }
     this.remote = { host: welcome.host ?? null, tenant: welcome.tenant ?? null, ceilings: welcome.ceilings ?? {}, programs: welcome.programs ?? [] };
+    // A run without deadlineMs gets the host's ceiling (docs/remote.md § spawn.options): bound
+    // the wait by it, or a host that keeps pinging holds wait() forever (round 6, R6-4).
+    if (this._request.deadlineMs === undefined) {
+      const ceiling = welcome.ceilings?.deadlineMs;
+      if (!Number.isSafeInteger(ceiling) || ceiling < 1) {
+        this._settleError(remoteError('ERR_CORDON_REMOTE_PROTOCOL', 'the host broke cordon-remote-v1: its welcome names no ceilings.deadlineMs'));
+        return;
+      }
+      this._armDeadline(ceiling);
+    }
     try {
       for (const upload of this._request.uploads) this._send(encodeControl(TYPE.upload, upload));
       this._send(encodeControl(TYPE.spawn, this._request.spawn));
@@ -203,6 +216,12 @@ class RemoteExecution {
    */
   _onStreamBytes(name, bytes) {
     const stream = this[name];
+    // The host may send at most the window this client granted: past it, a
+    // hostile host would grow the provider's buffers without bound (round 6, R6-3).
+    if (this._inFlight[name] + bytes.length > INITIAL_WINDOW_BYTES) {
+      this._settleError(remoteError('ERR_CORDON_REMOTE_PROTOCOL', `the host broke cordon-remote-v1: ${name} bytes past the ${INITIAL_WINDOW_BYTES}-byte window this client granted`));
+      return;
+    }
     this._inFlight[name] += bytes.length;
     if (stream.destroyed || stream.readableEnded) {
       this._consumed[name] += bytes.length;
@@ -296,7 +315,8 @@ class RemoteExecution {
 
   _timer(name, ms, fn) {
     clearTimeout(this._timers.get(name));
-    const timer = setTimeout(fn, ms);
+    // Past 2^31-1 ms Node fires at once (TimeoutOverflowWarning): deadlineMs + slackMs can be.
+    const timer = setTimeout(fn, Math.min(ms, MAX_TIMER_MS));
     if (!this._held) timer.unref();
     this._timers.set(name, timer);
   }

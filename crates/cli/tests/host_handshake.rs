@@ -140,6 +140,27 @@ fn an_upload_outside_the_workspace_is_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn uploads_whose_paths_create_directories_count_each_directory_against_the_entry_bound() {
+    require_sandbox!();
+    let host = HostProcess::start("host-inodes", json!({}));
+    let (mut client, _) = host.session();
+    // Eleven empty files, each 1000 directories deep: 11 files, 11 011
+    // inodes. Counting files alone let a session create ~2000 directories
+    // per 4 KiB frame, 20 million per session (round 6, R6-1).
+    let deep = "a/".repeat(1000);
+    for i in 0..11 {
+        client.send_json(
+            UPLOAD,
+            &json!({"path": format!("f{i}/{deep}x"), "data": ""}),
+        );
+    }
+    let answer = client.spawn(&["-c", "true"], json!({"policy": read_only()}));
+    assert_eq!(answer["code"], "ERR_CORDON_INVALID_OPTIONS", "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(message.contains("10000 files and directories"), "{message}");
+}
+
+#[test]
 fn a_second_host_on_a_live_socket_is_refused_and_sigterm_stops_sandboxes_and_removes_the_socket() {
     require_sandbox!();
     let mut host = HostProcess::start("host-stop", json!({}));

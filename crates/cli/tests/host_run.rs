@@ -84,6 +84,42 @@ fn a_deadline_above_the_hosts_ceiling_is_clamped_and_the_receipt_says_so() {
 }
 
 #[test]
+fn a_stop_grace_above_the_hosts_ceiling_is_clamped_so_a_clamped_deadline_still_ends_the_run() {
+    require_sandbox!();
+    let host = HostProcess::start(
+        "host-grace",
+        json!({"ceilings": {"deadlineMs": 300, "stopMs": 200}}),
+    );
+    let (mut client, _) = host.session();
+    // A program that ignores SIGTERM (sleep inherits the ignored signal)
+    // and a grace of 10 minutes: unclamped, the 300 ms deadline ceiling
+    // became 10 minutes and the sleep ran to its end (round 6, R6-2).
+    let started = client.spawn(
+        &["-c", "trap '' TERM; sleep 12; exit 7"],
+        json!({"policy": read_only(), "stop": {"graceMs": 600_000, "forceMs": 600_000}}),
+    );
+    let (_, _, exit) = client.run_to_exit();
+    assert_eq!(exit["receipt"]["stop"]["reason"], "deadline", "{exit}");
+    assert_ne!(
+        exit["returncode"], 7,
+        "the run outlived its deadline: {exit}"
+    );
+    assert_eq!(
+        started["clamped"]["stop.graceMs"],
+        json!({"requested": 600_000, "applied": 200}),
+        "{started}"
+    );
+    assert_eq!(
+        started["clamped"]["stop.forceMs"],
+        json!({"requested": 600_000, "applied": 200})
+    );
+    assert_eq!(
+        exit["receipt"]["remote"]["clamped"]["stop.graceMs"]["applied"],
+        200
+    );
+}
+
+#[test]
 fn the_session_cap_plus_one_is_refused_with_retry_after_never_queued() {
     require_sandbox!();
     let admission = json!({"maxSessions": 1, "retryAfterMs": 1234});

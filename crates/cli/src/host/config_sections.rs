@@ -9,6 +9,10 @@ use serde_json::Value;
 
 /// Default host ceiling on `deadlineMs` (ms): a run asking for none gets it.
 const DEFAULT_DEADLINE_MS: u64 = 300_000;
+/// Default ceiling on each of `stop.graceMs` and `stop.forceMs` (ms): the
+/// launcher allows 10 minutes each, which let a client stretch a clamped
+/// deadline (or a disconnect) by 20 minutes (round 6, R6-2).
+const DEFAULT_STOP_MS: u64 = 5000;
 /// Default bytes of uploads per session.
 const DEFAULT_UPLOAD_BYTES: u64 = 16 << 20;
 /// Default concurrent sandboxes per host.
@@ -26,13 +30,15 @@ const DEFAULT_PONG_MS: u64 = 30_000;
 const DEFAULT_UPLOAD_PHASE_MS: u64 = 30_000;
 
 /// The host's ceilings: a request above one is clamped to it (`deadlineMs`,
-/// `memoryBytes`, `processes`) or refused (`uploadBytes`).
+/// `memoryBytes`, `processes`, each of `stop.graceMs`/`stop.forceMs` by
+/// `stopMs`) or refused (`uploadBytes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ceilings {
     pub deadline_ms: u64,
     pub memory_bytes: u64,
     pub processes: u64,
     pub upload_bytes: u64,
+    pub stop_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +93,13 @@ fn positive(reader: &ObjectReader, key: &str, default: u64) -> Result<u64, Field
 impl Ceilings {
     pub fn parse(value: Option<&Value>) -> Result<Ceilings, FieldError> {
         let empty = Value::Object(Default::default());
-        const KEYS: &[&str] = &["deadlineMs", "memoryBytes", "processes", "uploadBytes"];
+        const KEYS: &[&str] = &[
+            "deadlineMs",
+            "memoryBytes",
+            "processes",
+            "uploadBytes",
+            "stopMs",
+        ];
         let r = ObjectReader::new("config.ceilings", value.unwrap_or(&empty), KEYS)?;
         use cordon_launcher::request::presets::{MEMORY_BYTES, PROCESSES};
         let deadline_ms = positive(&r, "deadlineMs", DEFAULT_DEADLINE_MS)?;
@@ -102,6 +114,8 @@ impl Ceilings {
             memory_bytes: positive(&r, "memoryBytes", MEMORY_BYTES)?,
             processes: positive(&r, "processes", PROCESSES)?,
             upload_bytes: positive(&r, "uploadBytes", DEFAULT_UPLOAD_BYTES)?,
+            stop_ms: positive(&r, "stopMs", DEFAULT_STOP_MS)?
+                .min(cordon_launcher::request::launch_request::MAX_STOP_WINDOW_MS),
         })
     }
 }

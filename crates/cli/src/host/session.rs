@@ -158,6 +158,7 @@ fn welcome_fields(host: &Host, peer: &Peer, who: &TenantAuth) -> Value {
             "memoryBytes": c.memory_bytes,
             "processes": c.processes,
             "uploadBytes": c.upload_bytes,
+            "stopMs": c.stop_ms,
         },
         "programs": host.config.programs.keys().collect::<Vec<_>>(),
     })

@@ -131,6 +131,17 @@ fn clamp(request: &mut LaunchRequest, config: &Config) -> Map<String, Value> {
         None,
         ceilings.deadline_ms,
     );
+    // The stop ladder's windows extend a deadline and a disconnect: a run
+    // must not outlive the host's ceilings by the client's choice.
+    let stop = &mut request.stop;
+    for (field, value) in [
+        ("stop.graceMs", &mut stop.grace_ms),
+        ("stop.forceMs", &mut stop.force_ms),
+    ] {
+        let mut wrapped = Some(*value);
+        apply(field, &mut wrapped, None, ceilings.stop_ms);
+        *value = wrapped.unwrap_or(ceilings.stop_ms);
+    }
     let resources = &mut request.policy.resources;
     apply(
         "memoryBytes",
