@@ -144,11 +144,12 @@ fn uploads_whose_paths_create_directories_count_each_directory_against_the_entry
     require_sandbox!();
     let host = HostProcess::start("host-inodes", json!({}));
     let (mut client, _) = host.session();
-    // Eleven empty files, each 1000 directories deep: 11 files, 11 011
-    // inodes. Counting files alone let a session create ~2000 directories
-    // per 4 KiB frame, 20 million per session (round 6, R6-1).
-    let deep = "a/".repeat(1000);
-    for i in 0..11 {
+    // 330 empty files, each 31 entries deep (the most a 32-part path makes):
+    // 10 230 inodes, 330 files. Counting files alone let a session create
+    // ~2000 directories per 4 KiB frame, 20 million per session (round 6,
+    // R6-1); a path of more than 32 parts is refused on its own.
+    let deep = "a/".repeat(29);
+    for i in 0..330 {
         client.send_json(
             UPLOAD,
             &json!({"path": format!("f{i}/{deep}x"), "data": ""}),
