@@ -103,6 +103,31 @@ fn an_unknown_program_and_a_policy_with_extra_binds_are_refused_with_their_codes
 }
 
 #[test]
+fn a_tenant_cannot_choose_the_hosts_own_uid_or_private_addresses() {
+    require_sandbox!();
+    let host = HostProcess::start("host-reach", json!({}));
+    let (mut client, _) = host.session();
+    let mut policy = read_only();
+    policy["process"]["identity"] = json!("shared-with-provider");
+    let refused = client.spawn(&["-c", "true"], json!({"policy": policy}));
+    assert_eq!(refused["code"], "ERR_CORDON_UNSUPPORTED", "{refused}");
+    assert!(refused["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("process.identity"));
+    let (mut client, _) = host.session();
+    let mut policy = read_only();
+    policy["network"] = json!({"mode": "mediated", "allow": [
+        {"protocol": "tcp", "host": "127.0.0.1", "port": 80, "allowPrivateAddresses": true}]});
+    let refused = client.spawn(&["-c", "true"], json!({"policy": policy}));
+    assert_eq!(refused["code"], "ERR_CORDON_UNSUPPORTED", "{refused}");
+    assert!(refused["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("allowPrivateAddresses"));
+}
+
+#[test]
 fn an_upload_outside_the_workspace_is_refused_and_nothing_is_written() {
     require_sandbox!();
     let host = HostProcess::start("host-upload", json!({}));

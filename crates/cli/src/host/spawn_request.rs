@@ -5,6 +5,8 @@
 //! the relay) and clamps to its ceilings. Every clamp is reported.
 
 use cordon_launcher::request::launch_request::{LaunchRequest, RequestError};
+use cordon_launcher::request::network_policy::NetworkMode;
+use cordon_launcher::request::policy::IdentityMode;
 use cordon_launcher::request::strict_json::{FieldError, ObjectReader};
 use cordon_launcher::ErrorCode;
 use serde_json::{json, Map, Value};
@@ -105,9 +107,32 @@ pub fn build(
         }
     }
     let mut request = LaunchRequest::from_json_text(&Value::Object(document).to_string())?;
+    refuse_host_reach(&request)?;
     request.policy.extra.extend(config.extra.iter().cloned());
     let clamped = clamp(&mut request, config);
     Ok(Spawn { request, clamped })
+}
+
+/// What a remote tenant may not choose, because it reaches the host itself
+/// rather than the sandbox (white-box round 6, not demonstrated there, closed
+/// here): `process.identity: "shared-with-provider"` would run the sandbox
+/// as a non-root host's own uid, which owns `stateDir`, the receipts and the
+/// keys; `allowPrivateAddresses` would let a sandbox reach the host's
+/// loopback and private networks through the engine.
+fn refuse_host_reach(request: &LaunchRequest) -> Result<(), SpawnRefusal> {
+    let refuse = |what: &str| SpawnRefusal {
+        code: ErrorCode::Unsupported,
+        message: format!("spawn.options.policy: {what} is refused on a remote host"),
+    };
+    if request.policy.identity != IdentityMode::Own {
+        return Err(refuse("process.identity \"shared-with-provider\""));
+    }
+    if let NetworkMode::Mediated(mediated) = &request.policy.network {
+        if mediated.allow.iter().any(|d| d.allow_private_addresses) {
+            return Err(refuse("network.allow[].allowPrivateAddresses"));
+        }
+    }
+    Ok(())
 }
 
 /// Lowers each value above its ceiling (an absent value counts as what the
