@@ -48,7 +48,9 @@ const cordon = remote.testRemote() ? remote.remoteApi({ 'fake-runner-hostile': H
 function hostilePolicy() {
   const policy = JSON.parse(JSON.stringify(cordon.readOnly()));
   policy.resources.memoryBytes = 2 ** 31;
-  if (!MIRRORED.some((dir) => NODE.startsWith(dir))) {
+  // A remote host refuses extra binds from the wire: the shared test host
+  // binds this Node's directory from its own configuration (remote-support.js).
+  if (!MIRRORED.some((dir) => NODE.startsWith(dir)) && !remote.testRemote()) {
     policy.filesystem.extra = [{ path: path.dirname(NODE), access: 'read' }];
   }
   return policy;

@@ -152,7 +152,12 @@ function sharedHost(programs = {}, transport = 'unix') {
     listen = { tcp: '127.0.0.1:0' };
     tlsConfig = { cert: material.file('host.pem'), key: material.file('host.key'), clientCa: material.file('ca.pem') };
   }
-  fs.writeFileSync(file, JSON.stringify({ listen, tls: tlsConfig, stateDir: path.join(dir, 'state'), programs: allowlist, ceilings }));
+  // The fixture runner is this Node: one outside the mirrored system
+  // directories (an official binary in a cache, as CI uses) is bound by the
+  // host's configuration, the only place extra binds can come from.
+  const nodeDir = path.dirname(process.execPath);
+  const extra = ['/usr/', '/bin/', '/sbin/', '/lib'].some((d) => nodeDir.startsWith(d)) ? [] : [{ path: nodeDir, access: 'read' }];
+  fs.writeFileSync(file, JSON.stringify({ listen, tls: tlsConfig, stateDir: path.join(dir, 'state'), programs: allowlist, ceilings, extra }));
   const log = fs.openSync(path.join(dir, 'host.log'), 'w');
   const child = spawn(CORDON, ['host', '--config', file], { stdio: ['ignore', log, log] });
   fs.closeSync(log);

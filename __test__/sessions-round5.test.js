@@ -173,13 +173,21 @@ test('list() of a directory over 10 000 entries says it is truncated; remove() o
   assert.deepEqual((await session.list('small')).map((e) => e.name), ['a'], 'nothing was removed');
 });
 
-test('a command cannot open the in-sandbox egress relay\'s /proc/<pid>/mem or /proc/<pid>/syscall either', { skip, timeout: 60_000 }, async (t) => {
+// Since egress3 the relay hands its listener to the engine and execs the
+// program: no relay process is left in the sandbox to rewrite (R5-1 was a
+// command rewriting a long-lived helper through /proc/<pid>/mem). If a relay
+// process ever stays again, the second half still tries the attack on it.
+test('no egress relay process stays in a session sandbox, and none a command could open through /proc/<pid>/mem or /proc/<pid>/syscall', { skip, timeout: 60_000 }, async (t) => {
   const { manager } = managerFor(t, { network: { allow: [{ host: 'localhost', port: 9, allowPrivateAddresses: true }] } });
   const session = await manager.acquire(scope('relay'), 'mallory');
   const probe = await session.exec({ shell: 'bash', script: [
     'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = egress-relay ] || continue; echo "relay ${p#/proc/}"',
     '  cat $p/syscall >/dev/null 2>&1 && echo "syscall ${p#/proc/} readable"; (exec 9<>$p/mem) 2>/dev/null && echo "mem ${p#/proc/} opened"; done',
   ].join('\n') });
-  assert.match(probe.stdout, /^relay \d+$/m, `the relay runs in the session sandbox: ${probe.stdout}${probe.stderr}`);
+  assert.equal(probe.exitCode, 0, probe.stderr);
+  assert.doesNotMatch(probe.stdout, /^relay \d+$/m, 'the relay has exec\'d the program, not stayed beside it');
   assert.doesNotMatch(probe.stdout, /readable|opened/);
+  // The network still works through the engine (the listener was handed over).
+  const reach = await session.exec({ shell: 'bash', script: 'exec 3<>/dev/tcp/127.0.0.1/3128 && echo connected' });
+  assert.match(reach.stdout, /connected/, reach.stderr);
 });
