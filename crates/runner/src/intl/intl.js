@@ -95,6 +95,9 @@
     if (requested !== undefined && requested !== 'latn') throw unsupported(`numbering system "${requested}"`);
   };
 
+  // formatToParts: the native [type, value] pairs as ECMA-402's objects.
+  const toParts = (pairs) => pairs.map(([type, value]) => ({ type, value }));
+
   // ---- numbers ----
   const ZERO_DIGIT_CURRENCIES = ['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX',
     'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
@@ -124,6 +127,20 @@
     d.maximumFractionDigits = max;
     return d;
   };
+  // ECMA-402's sanctioned single units; a unit is one of them or `X-per-Y` of two.
+  const SANCTIONED_UNITS = ['acre', 'bit', 'byte', 'celsius', 'centimeter', 'day', 'degree', 'fahrenheit',
+    'fluid-ounce', 'foot', 'gallon', 'gigabit', 'gigabyte', 'gram', 'hectare', 'hour', 'inch', 'kilobit',
+    'kilobyte', 'kilogram', 'kilometer', 'liter', 'megabit', 'megabyte', 'meter', 'microsecond', 'mile',
+    'mile-scandinavian', 'milliliter', 'millimeter', 'millisecond', 'minute', 'month', 'nanosecond', 'ounce',
+    'percent', 'petabyte', 'pound', 'second', 'stone', 'terabit', 'terabyte', 'week', 'yard', 'year'];
+  const unitOption = (o, style) => {
+    const unit = o.unit === undefined ? undefined : String(o.unit);
+    if (unit !== undefined && !unit.split('-per-').every((u, _, all) => all.length <= 2 && SANCTIONED_UNITS.includes(u))) {
+      throw new RangeError(`Invalid unit argument for Intl.NumberFormat() '${unit}'`);
+    }
+    if (style === 'unit' && unit === undefined) throw new TypeError('Invalid unit argument for Intl.NumberFormat() \'\'');
+    return unit;
+  };
   const EXACT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
   // The value as exact decimal text (a number's shortest round trip, a
   // BigInt's digits, a decimal string as written), or NaN/±Infinity.
@@ -147,17 +164,24 @@
       const [base, keywords] = negotiate(locales);
       getOption(o, 'localeMatcher', ['lookup', 'best fit'], 'best fit');
       checkNumberingSystem(o.numberingSystem === undefined ? keywords.nu : String(o.numberingSystem));
-      const style = getOption(o, 'style', ['decimal', 'percent', 'currency', 'unit'], 'decimal', ['unit']);
+      const style = getOption(o, 'style', ['decimal', 'percent', 'currency', 'unit'], 'decimal');
       let currency = o.currency === undefined ? undefined : String(o.currency);
       if (currency !== undefined && !/^[A-Za-z]{3}$/.test(currency)) throw new RangeError(`Invalid currency code : ${currency}`);
       if (currency !== undefined) currency = currency.toUpperCase();
       if (style === 'currency' && currency === undefined) throw new TypeError('Currency code is required with currency style.');
       const currencyDisplay = getOption(o, 'currencyDisplay', ['code', 'symbol', 'narrowSymbol', 'name'], 'symbol');
       const currencySign = getOption(o, 'currencySign', ['standard', 'accounting'], 'standard');
+      const unit = unitOption(o, style);
+      const unitDisplay = getOption(o, 'unitDisplay', ['short', 'narrow', 'long'], 'short');
       const notation = getOption(o, 'notation', ['standard', 'scientific', 'engineering', 'compact'], 'standard',
         ['scientific', 'engineering']);
       const cDigits = style === 'currency' ? currencyDigits(currency) : 0;
       const [minDefault, maxDefault] = style === 'currency' ? [cDigits, cDigits] : style === 'percent' ? [0, 0] : [0, 3];
+      if (style === 'unit' && notation === 'compact') throw unsupported('notation "compact" with style "unit"');
+      // ICU4C prints `percent-per-…` short and narrow as a bare percent.
+      if (style === 'unit' && unitDisplay !== 'long' && unit.startsWith('percent-per-')) {
+        throw unsupported(`NumberFormat with unit "${unit}", unitDisplay "${unitDisplay}" in locale "${base}" (Node prints it without its per unit)`);
+      }
       const digits = digitOptions(o, minDefault, maxDefault, notation === 'compact');
       if (style === 'currency' && digits.maximumFractionDigits !== undefined && digits.maximumFractionDigits > cDigits) {
         throw unsupported(`more than ${cDigits} fraction digits for ${currency}`);
@@ -173,15 +197,21 @@
       this.#locale = base;
       this.#o = { locale: base, numberingSystem: numberingSystemOf(base), style,
         ...(style === 'currency' ? { currency, currencyDisplay, currencySign } : {}),
+        ...(style === 'unit' ? { unit, unitDisplay } : {}),
         ...digits, useGrouping, notation, ...(notation === 'compact' ? { compactDisplay } : {}), signDisplay,
         roundingIncrement: 1, roundingMode: 'halfExpand', roundingPriority: 'auto', trailingZeroDisplay: 'auto' };
-      this.#native = { ...this.#o, useGrouping: useGrouping === false ? 'false' : useGrouping, currencyDigits: cDigits };
+      this.#native = { ...this.#o, useGrouping: useGrouping === false ? 'false' : useGrouping, currencyDigits: cDigits,
+        ...(style === 'unit' ? { unitPatterns: native.unitPatterns(base, unit, unitDisplay),
+          unitPercent: unit === 'percent' && unitDisplay !== 'long' } : {}) };
     }
     get format() {
       const formatter = (value) => native.formatNumber(this.#locale,
         this.#native, numericText(value));
       define(this, 'format', formatter);
       return formatter;
+    }
+    formatToParts(value) {
+      return toParts(native.formatNumberToParts(this.#locale, this.#native, numericText(value)));
     }
     resolvedOptions() { return { ...this.#o }; }
   }
@@ -317,6 +347,11 @@
   // The option shape the refusal table (intl/date_refusals.rs) is keyed by:
   // every field, both styles and the hour cycle, as resolvedOptions() has them.
   const SHAPE_KEYS = [...DATE_FIELDS, ...TIME_FIELDS, 'timeZoneName', 'dateStyle', 'timeStyle', 'hourCycle'];
+  const timeValue = (date) => {
+    const time = date === undefined ? Date.now() : Number(date instanceof Date ? date.getTime() : date);
+    if (!Number.isFinite(time) || Math.abs(time) > 8.64e15) throw new RangeError('Invalid time value');
+    return time;
+  };
   const shapeOf = (resolved) => SHAPE_KEYS.map((key) => `${key}:${resolved[key] ?? '-'}`).join(',');
   class DateTimeFormat {
     #locale; #o; #fields;
@@ -345,13 +380,12 @@
       }
     }
     get format() {
-      const formatter = (date) => {
-        const time = date === undefined ? Date.now() : Number(date instanceof Date ? date.getTime() : date);
-        if (!Number.isFinite(time) || Math.abs(time) > 8.64e15) throw new RangeError('Invalid time value');
-        return native.formatDate(this.#locale, this.#fields, this.#o.timeZone, time);
-      };
+      const formatter = (date) => native.formatDate(this.#locale, this.#fields, this.#o.timeZone, timeValue(date));
       define(this, 'format', formatter);
       return formatter;
+    }
+    formatToParts(date) {
+      return toParts(native.formatDateToParts(this.#locale, this.#fields, this.#o.timeZone, timeValue(date)));
     }
     resolvedOptions() { return { ...this.#o }; }
   }
