@@ -28,6 +28,8 @@ use icu_plurals::PluralCategory;
 use rquickjs::{Ctx, Exception, Function, Object};
 
 pub(crate) const SCRIPT: &str = include_str!("intl.js");
+/// `Intl.DateTimeFormat`'s half of `intl.js`: a factory it calls.
+pub(crate) const DATE_TIME_FORMAT_SCRIPT: &str = include_str!("datetime_format.js");
 
 /// The native helpers `intl.js` receives; bound to no global.
 pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
