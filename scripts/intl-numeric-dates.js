@@ -21,6 +21,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { writeTable } = require('./cldr-table');
 
 const root = process.argv[2] ?? path.join(__dirname, '..', 'node_modules', 'cldr-dates-full');
 const out = path.join(__dirname, '..', 'crates', 'runner', 'src', 'intl', 'numeric_dates.txt');
@@ -40,21 +41,5 @@ function entries(locale) {
 
 const locales = fs.readdirSync(path.join(root, 'main')).sort();
 const all = new Map(locales.map((locale) => [locale, entries(locale)]));
-const parentOf = (locale) => (locale === 'root' ? null : locale.includes('-') ? locale.slice(0, locale.lastIndexOf('-')) : 'root');
-function inherited(locale, key) {
-  for (let at = parentOf(locale); at; at = parentOf(at)) {
-    if (all.get(at)?.has(key)) return all.get(at).get(key);
-  }
-  return undefined;
-}
-const lines = [];
-for (const [locale, map] of all) {
-  const own = [...map].filter(([key, pattern]) => locale === 'root' || inherited(locale, key) !== pattern);
-  for (const [, pattern] of own) {
-    if (/[\t\n=]/.test(pattern)) throw new Error(`${locale}: a pattern with a tab, newline or '=': ${pattern}`);
-  }
-  lines.push([locale, ...own.map(([key, pattern]) => `${key}=${pattern}`)].join('\t'));
-}
 const version = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version;
-fs.writeFileSync(out, `# CLDR ${version} (cldr-dates-full): scripts/intl-numeric-dates.js\n${lines.join('\n')}\n`);
-console.log(`${out}: ${lines.length} locales, ${fs.statSync(out).size} bytes`);
+writeTable(all, out, `CLDR ${version} (cldr-dates-full): scripts/intl-numeric-dates.js`);

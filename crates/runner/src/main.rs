@@ -18,6 +18,7 @@ mod execute;
 mod execute_rule;
 mod extensions;
 mod fetch_bridge;
+mod fetch_frames;
 mod frame_reader;
 mod frame_writer;
 #[cfg(test)]

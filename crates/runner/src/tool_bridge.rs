@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::execute::PROTOCOL_VERSION;
 use crate::execute_rule::integer_value;
-use crate::fetch_bridge::{self, FetchCount};
+use crate::fetch_frames::{self, FetchCount};
 use crate::frame_reader::Frame;
 use crate::frame_writer::{FrameWriter, WriteError};
 use crate::js_errors::{is_out_of_memory, latched_message, PROTOCOL_FAILURE};
@@ -294,7 +294,7 @@ impl ToolBridge {
                 (Slot::Tool(id), call_frame(id, name, arguments))
             }
             Wire::Fetch { id, request } => {
-                (Slot::Fetch(*id), fetch_bridge::request_frame(*id, request))
+                (Slot::Fetch(*id), fetch_frames::request_frame(*id, request))
             }
         };
         let bytes = self.writer.encode(&frame)?;
@@ -340,10 +340,10 @@ impl ToolBridge {
         }
         let value = match slot {
             Slot::Tool(_) => reply_value(ctx, &reply),
-            Slot::Fetch(_) => match fetch_bridge::reply_value(ctx, &reply) {
+            Slot::Fetch(_) => match fetch_frames::reply_value(ctx, &reply) {
                 Ok(value) => Ok(value),
-                Err(fetch_bridge::BadFetchReply::Js(error)) => Err(error),
-                Err(fetch_bridge::BadFetchReply::Malformed) => {
+                Err(fetch_frames::BadFetchReply::Js(error)) => Err(error),
+                Err(fetch_frames::BadFetchReply::Malformed) => {
                     self.latches.fail_protocol();
                     self.mailbox.notify();
                     return Progress::Stuck;

@@ -158,11 +158,16 @@ fn build(ctx: Ctx<'_>) -> rquickjs::Result<()> {
     script.call((native, publish, define))
 }
 
-/// Builds `Intl` and the locale methods: runs `intl/intl.js`.
+/// Builds `Intl` and the locale methods: runs `intl/intl.js` with the
+/// DateTimeFormat factory of `intl/datetime_format.js`.
 fn build_intl(ctx: Ctx<'_>) -> rquickjs::Result<()> {
     let (publish, define) = publishers(&ctx)?;
+    let dates: Function = ctx.eval_with_options(
+        crate::intl::DATE_TIME_FORMAT_SCRIPT,
+        script_options("<intl-dates>"),
+    )?;
     let script: Function = ctx.eval_with_options(crate::intl::SCRIPT, script_options("<intl>"))?;
-    script.call((crate::intl::natives(&ctx)?, publish, define))
+    script.call((crate::intl::natives(&ctx)?, publish, define, dates))
 }
 
 /// Defines `performance` with `now()`: milliseconds (fractional) since

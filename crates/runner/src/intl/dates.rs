@@ -7,16 +7,18 @@
 
 use icu_calendar::{AnyCalendarKind, Date, Gregorian};
 use icu_datetime::fieldsets::enums::CompositeFieldSet;
+use icu_datetime::parts as date_parts;
 use icu_datetime::pattern::{DateTimePattern, FixedCalendarDateTimeNames};
 use icu_datetime::FixedCalendarDateTimeFormatter;
 use icu_locale::Locale;
 use icu_time::zone::{IanaParser, UtcOffset};
 use icu_time::{DateTime, Time, ZonedDateTime};
 use rquickjs::{Ctx, Object};
-use writeable::{TryWriteable, Writeable};
+use writeable::{Part, Writeable};
 
 use super::date_fields::{components, field_set, text};
 use super::numeric_dates::{self, Skeleton};
+use super::parts::{Collector, Parts, Run};
 use super::{parse_locale, unsupported};
 
 type Zoned = ZonedDateTime<Gregorian, icu_time::TimeZoneInfo<icu_time::zone::models::AtTime>>;
@@ -47,25 +49,84 @@ pub fn format(
     zone: String,
     epoch_ms: f64,
 ) -> rquickjs::Result<String> {
-    let locale = parse_locale(&ctx, &locale)?;
+    let runs = runs(&ctx, &locale, &options, &zone, epoch_ms)?;
+    Ok(runs.iter().map(|run| run.text.as_str()).collect())
+}
+
+/// `formatToParts`: `format`'s string cut into ECMA-402's parts (the field
+/// each run of ICU4X's output was written for; text between fields a
+/// `literal`).
+pub fn format_to_parts(
+    ctx: Ctx<'_>,
+    locale: String,
+    options: Object<'_>,
+    zone: String,
+    epoch_ms: f64,
+) -> rquickjs::Result<Vec<Vec<String>>> {
+    let mut parts = Parts::default();
+    for run in runs(&ctx, &locale, &options, &zone, epoch_ms)? {
+        let kind = run.parts.first().map_or("literal", |&part| part_type(part));
+        parts.push(kind, &run.text);
+    }
+    Ok(parts.into_pairs())
+}
+
+fn part_type(part: Part) -> &'static str {
+    const TYPES: [(Part, &str); 12] = [
+        (date_parts::ERA, "era"),
+        (date_parts::YEAR, "year"),
+        (date_parts::RELATED_YEAR, "relatedYear"),
+        (date_parts::YEAR_NAME, "yearName"),
+        (date_parts::MONTH, "month"),
+        (date_parts::DAY, "day"),
+        (date_parts::WEEKDAY, "weekday"),
+        (date_parts::DAY_PERIOD, "dayPeriod"),
+        (date_parts::HOUR, "hour"),
+        (date_parts::MINUTE, "minute"),
+        (date_parts::SECOND, "second"),
+        (date_parts::TIME_ZONE_NAME, "timeZoneName"),
+    ];
+    TYPES
+        .iter()
+        .find(|(known, _)| *known == part)
+        .map_or("literal", |(_, kind)| kind)
+}
+
+/// The runs of text of the formatted instant, each with its ICU4X parts.
+fn runs(
+    ctx: &Ctx<'_>,
+    locale: &str,
+    options: &Object<'_>,
+    zone: &str,
+    epoch_ms: f64,
+) -> rquickjs::Result<Vec<Run>> {
+    let ctx = ctx.clone();
+    let options = options.clone();
+    let locale = parse_locale(&ctx, locale)?;
     require_gregorian(&ctx, &locale)?;
-    let input = zoned(&ctx, &zone, epoch_ms)?;
-    let text = match numeric_date(&ctx, &locale, &options, &input)? {
+    let input = zoned(&ctx, zone, epoch_ms)?;
+    let runs = match numeric_date(&ctx, &locale, &options, &input)? {
         Some(pattern) => format_pattern(&ctx, &locale, &pattern, &input)?,
         None => {
-            let (text, pattern) = format_fields(&ctx, &locale, field_set(&ctx, &options)?, &input)?;
+            let (runs, pattern) = format_fields(&ctx, &locale, field_set(&ctx, &options)?, &input)?;
             match hour_width(&options)? {
                 Some(width) if numeric_dates::with_hour_width(&pattern, width) != pattern => {
                     let pattern = numeric_dates::with_hour_width(&pattern, width);
                     format_pattern(&ctx, &locale, &pattern, &input)?
                 }
-                _ => text,
+                _ => runs,
             }
         }
     };
     // As V8 does since Chrome 110 (web compatibility): CLDR's narrow
     // no-break space before AM/PM becomes a space.
-    Ok(text.replace('\u{202f}', " "))
+    Ok(runs
+        .into_iter()
+        .map(|run| Run {
+            text: run.text.replace('\u{202f}', " "),
+            ..run
+        })
+        .collect())
 }
 
 /// The width a requested `hour` component is given: none when hour,
@@ -84,13 +145,13 @@ fn hour_width(options: &Object<'_>) -> rquickjs::Result<Option<usize>> {
     })
 }
 
-/// The text and the pattern ICU4X chose for `fields`.
+/// The runs of text and the pattern ICU4X chose for `fields`.
 fn format_fields(
     ctx: &Ctx<'_>,
     locale: &Locale,
     fields: CompositeFieldSet,
     input: &Zoned,
-) -> rquickjs::Result<(String, String)> {
+) -> rquickjs::Result<(Vec<Run>, String)> {
     let formatter = FixedCalendarDateTimeFormatter::<Gregorian, CompositeFieldSet>::try_new(
         locale.into(),
         fields,
@@ -103,7 +164,7 @@ fn format_fields(
     })?;
     let formatted = formatter.format(input);
     Ok((
-        formatted.write_to_string().into_owned(),
+        Collector::runs(&formatted),
         formatted.pattern().write_to_string().into_owned(),
     ))
 }
@@ -114,7 +175,7 @@ fn format_pattern(
     locale: &Locale,
     pattern: &str,
     input: &Zoned,
-) -> rquickjs::Result<String> {
+) -> rquickjs::Result<Vec<Run>> {
     let failed = |e: &dyn std::fmt::Display| {
         unsupported(
             ctx,
@@ -129,9 +190,7 @@ fn format_pattern(
         .include_for_pattern(&pattern)
         .map_err(|e| failed(&e))?;
     let formatted = formatter.format(input);
-    let text = formatted.try_write_to_string();
-    text.map(|text| text.into_owned())
-        .map_err(|(e, _)| failed(&e))
+    Collector::try_runs(&formatted).map_err(|e| failed(&e))
 }
 
 /// The whole pattern of a request whose date fields are numeric-month

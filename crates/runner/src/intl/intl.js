@@ -3,8 +3,9 @@
 // resolvedOptions(); every string a user sees is formatted natively. An
 // option value or locale the native side cannot honour is a RangeError
 // naming it, never a different result. Run once, with the native helpers
-// and web_globals.js's `publish`/`define`.
-(function (native, publish, define) {
+// and web_globals.js's `publish`/`define`, and the DateTimeFormat factory
+// of datetime_format.js.
+(function (native, publish, define, dateTimeFormat) {
   'use strict';
   const DEFAULT_LOCALE = 'en-US';
   const unsupported = (what) => new RangeError(`Intl: ${what} is not supported in Code Mode`);
@@ -95,6 +96,9 @@
     if (requested !== undefined && requested !== 'latn') throw unsupported(`numbering system "${requested}"`);
   };
 
+  // formatToParts: the native [type, value] pairs as ECMA-402's objects.
+  const toParts = (pairs) => pairs.map(([type, value]) => ({ type, value }));
+
   // ---- numbers ----
   const ZERO_DIGIT_CURRENCIES = ['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX',
     'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
@@ -124,6 +128,20 @@
     d.maximumFractionDigits = max;
     return d;
   };
+  // ECMA-402's sanctioned single units; a unit is one of them or `X-per-Y` of two.
+  const SANCTIONED_UNITS = ['acre', 'bit', 'byte', 'celsius', 'centimeter', 'day', 'degree', 'fahrenheit',
+    'fluid-ounce', 'foot', 'gallon', 'gigabit', 'gigabyte', 'gram', 'hectare', 'hour', 'inch', 'kilobit',
+    'kilobyte', 'kilogram', 'kilometer', 'liter', 'megabit', 'megabyte', 'meter', 'microsecond', 'mile',
+    'mile-scandinavian', 'milliliter', 'millimeter', 'millisecond', 'minute', 'month', 'nanosecond', 'ounce',
+    'percent', 'petabyte', 'pound', 'second', 'stone', 'terabit', 'terabyte', 'week', 'yard', 'year'];
+  const unitOption = (o, style) => {
+    const unit = o.unit === undefined ? undefined : String(o.unit);
+    if (unit !== undefined && !unit.split('-per-').every((u, _, all) => all.length <= 2 && SANCTIONED_UNITS.includes(u))) {
+      throw new RangeError(`Invalid unit argument for Intl.NumberFormat() '${unit}'`);
+    }
+    if (style === 'unit' && unit === undefined) throw new TypeError('Invalid unit argument for Intl.NumberFormat() \'\'');
+    return unit;
+  };
   const EXACT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
   // The value as exact decimal text (a number's shortest round trip, a
   // BigInt's digits, a decimal string as written), or NaN/±Infinity.
@@ -147,17 +165,24 @@
       const [base, keywords] = negotiate(locales);
       getOption(o, 'localeMatcher', ['lookup', 'best fit'], 'best fit');
       checkNumberingSystem(o.numberingSystem === undefined ? keywords.nu : String(o.numberingSystem));
-      const style = getOption(o, 'style', ['decimal', 'percent', 'currency', 'unit'], 'decimal', ['unit']);
+      const style = getOption(o, 'style', ['decimal', 'percent', 'currency', 'unit'], 'decimal');
       let currency = o.currency === undefined ? undefined : String(o.currency);
       if (currency !== undefined && !/^[A-Za-z]{3}$/.test(currency)) throw new RangeError(`Invalid currency code : ${currency}`);
       if (currency !== undefined) currency = currency.toUpperCase();
       if (style === 'currency' && currency === undefined) throw new TypeError('Currency code is required with currency style.');
       const currencyDisplay = getOption(o, 'currencyDisplay', ['code', 'symbol', 'narrowSymbol', 'name'], 'symbol');
       const currencySign = getOption(o, 'currencySign', ['standard', 'accounting'], 'standard');
+      const unit = unitOption(o, style);
+      const unitDisplay = getOption(o, 'unitDisplay', ['short', 'narrow', 'long'], 'short');
       const notation = getOption(o, 'notation', ['standard', 'scientific', 'engineering', 'compact'], 'standard',
         ['scientific', 'engineering']);
       const cDigits = style === 'currency' ? currencyDigits(currency) : 0;
       const [minDefault, maxDefault] = style === 'currency' ? [cDigits, cDigits] : style === 'percent' ? [0, 0] : [0, 3];
+      if (style === 'unit' && notation === 'compact') throw unsupported('notation "compact" with style "unit"');
+      // ICU4C prints `percent-per-…` short and narrow as a bare percent.
+      if (style === 'unit' && unitDisplay !== 'long' && unit.startsWith('percent-per-')) {
+        throw unsupported(`NumberFormat with unit "${unit}", unitDisplay "${unitDisplay}" in locale "${base}" (Node prints it without its per unit)`);
+      }
       const digits = digitOptions(o, minDefault, maxDefault, notation === 'compact');
       if (style === 'currency' && digits.maximumFractionDigits !== undefined && digits.maximumFractionDigits > cDigits) {
         throw unsupported(`more than ${cDigits} fraction digits for ${currency}`);
@@ -173,15 +198,21 @@
       this.#locale = base;
       this.#o = { locale: base, numberingSystem: numberingSystemOf(base), style,
         ...(style === 'currency' ? { currency, currencyDisplay, currencySign } : {}),
+        ...(style === 'unit' ? { unit, unitDisplay } : {}),
         ...digits, useGrouping, notation, ...(notation === 'compact' ? { compactDisplay } : {}), signDisplay,
         roundingIncrement: 1, roundingMode: 'halfExpand', roundingPriority: 'auto', trailingZeroDisplay: 'auto' };
-      this.#native = { ...this.#o, useGrouping: useGrouping === false ? 'false' : useGrouping, currencyDigits: cDigits };
+      this.#native = { ...this.#o, useGrouping: useGrouping === false ? 'false' : useGrouping, currencyDigits: cDigits,
+        ...(style === 'unit' ? { unitPatterns: native.unitPatterns(base, unit, unitDisplay),
+          unitPercent: unit === 'percent' && unitDisplay !== 'long' } : {}) };
     }
     get format() {
       const formatter = (value) => native.formatNumber(this.#locale,
         this.#native, numericText(value));
       define(this, 'format', formatter);
       return formatter;
+    }
+    formatToParts(value) {
+      return toParts(native.formatNumberToParts(this.#locale, this.#native, numericText(value)));
     }
     resolvedOptions() { return { ...this.#o }; }
   }
@@ -274,87 +305,9 @@
     resolvedOptions() { return { ...this.#o }; }
   }
 
-  // ---- dates ----
-  const DATE_FIELDS = ['weekday', 'year', 'month', 'day'];
-  const TIME_FIELDS = ['hour', 'minute', 'second'];
-  const FIELD_VALUES = { weekday: ['narrow', 'short', 'long'], year: ['2-digit', 'numeric'],
-    month: ['2-digit', 'numeric', 'narrow', 'short', 'long'], day: ['2-digit', 'numeric'],
-    hour: ['2-digit', 'numeric'], minute: ['2-digit', 'numeric'], second: ['2-digit', 'numeric'],
-    timeZoneName: ['short', 'long', 'shortOffset', 'longOffset', 'shortGeneric', 'longGeneric'] };
-  const STYLES = ['full', 'long', 'medium', 'short'];
-  // `required`/`defaults` as ToDateTimeOptions: which fields a call fills in.
-  function dateTimeOptions(options, required, defaults) {
-    const o = optionsObject(options);
-    const picked = {};
-    for (const name of [...DATE_FIELDS, ...TIME_FIELDS, 'timeZoneName']) {
-      picked[name] = getOption(o, name, FIELD_VALUES[name], undefined);
-    }
-    for (const name of ['era', 'dayPeriod', 'fractionalSecondDigits']) {
-      if (o[name] !== undefined) throw unsupported(`the option ${name}`);
-    }
-    // ICU4X's field sets have one text width for month and weekday, and
-    // no narrow one: other combinations would come out differently.
-    if (picked.month === 'narrow' || picked.weekday === 'narrow') throw unsupported(`${picked.month === 'narrow' ? 'month' : 'weekday'} "narrow"`);
-    const textual = picked.month === 'long' || picked.month === 'short';
-    if (picked.weekday && textual && picked.weekday !== picked.month) {
-      throw unsupported(`weekday "${picked.weekday}" with month "${picked.month}"`);
-    }
-    const dateStyle = getOption(o, 'dateStyle', STYLES, undefined);
-    const timeStyle = getOption(o, 'timeStyle', STYLES, undefined);
-    const fields = [...DATE_FIELDS, ...TIME_FIELDS, 'timeZoneName'].filter((f) => picked[f] !== undefined);
-    if ((dateStyle || timeStyle) && fields.length) {
-      throw new TypeError(`Can't set option ${fields[0]} when ${dateStyle ? 'dateStyle' : 'timeStyle'} is used`);
-    }
-    if (required === 'date' && timeStyle && !dateStyle) throw new TypeError('Invalid option : timeStyle');
-    if (required === 'time' && dateStyle && !timeStyle) throw new TypeError('Invalid option : dateStyle');
-    const wanted = required === 'any' ? [...DATE_FIELDS, ...TIME_FIELDS] : required === 'date' ? DATE_FIELDS : TIME_FIELDS;
-    if (!dateStyle && !timeStyle && !wanted.some((f) => picked[f] !== undefined)) {
-      const fill = defaults === 'all' ? [...DATE_FIELDS.slice(1), ...TIME_FIELDS] : defaults === 'date' ? DATE_FIELDS.slice(1) : TIME_FIELDS;
-      for (const f of fill) picked[f] = 'numeric';
-    }
-    return { o, picked, dateStyle, timeStyle };
-  }
-  // The option shape the refusal table (intl/date_refusals.rs) is keyed by:
-  // every field, both styles and the hour cycle, as resolvedOptions() has them.
-  const SHAPE_KEYS = [...DATE_FIELDS, ...TIME_FIELDS, 'timeZoneName', 'dateStyle', 'timeStyle', 'hourCycle'];
-  const shapeOf = (resolved) => SHAPE_KEYS.map((key) => `${key}:${resolved[key] ?? '-'}`).join(',');
-  class DateTimeFormat {
-    #locale; #o; #fields;
-    constructor(locales, options, required = 'any', defaults = 'date') {
-      const { o, picked, dateStyle, timeStyle } = dateTimeOptions(options, required, defaults);
-      const [base, keywords] = negotiate(locales);
-      getOption(o, 'localeMatcher', ['lookup', 'best fit'], 'best fit');
-      getOption(o, 'formatMatcher', ['basic', 'best fit'], 'best fit');
-      const calendar = o.calendar === undefined ? keywords.ca : String(o.calendar);
-      if (calendar !== undefined && calendar !== 'gregory') throw unsupported(`calendar "${calendar}"`);
-      checkNumberingSystem(o.numberingSystem === undefined ? keywords.nu : String(o.numberingSystem));
-      const hour12 = getBoolean(o, 'hour12');
-      let hourCycle = getOption(o, 'hourCycle', ['h11', 'h12', 'h23', 'h24'], keywords.hc, ['h11', 'h24']);
-      if (hour12 !== undefined) hourCycle = hour12 ? 'h12' : 'h23';
-      const timeZone = native.resolveTimeZone(o.timeZone === undefined ? 'UTC' : String(o.timeZone));
-      this.#locale = withKeywords(base, { hc: hourCycle });
-      this.#fields = { ...picked, dateStyle, timeStyle };
-      const hasHour = picked.hour !== undefined || timeStyle !== undefined;
-      const shown = Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined));
-      this.#o = { locale: base, calendar: 'gregory', numberingSystem: numberingSystemOf(base), timeZone,
-        ...(hasHour ? { hourCycle: hourCycle ?? hourCycleOf(base), hour12: (hourCycle ?? hourCycleOf(base)) === 'h12' } : {}),
-        ...shown, ...(dateStyle ? { dateStyle } : {}), ...(timeStyle ? { timeStyle } : {}) };
-      const shape = shapeOf(this.#o);
-      if (native.dateShapeRefused(base, shape)) {
-        throw unsupported(`DateTimeFormat with ${shape} in locale "${base}" (Node prints it differently)`);
-      }
-    }
-    get format() {
-      const formatter = (date) => {
-        const time = date === undefined ? Date.now() : Number(date instanceof Date ? date.getTime() : date);
-        if (!Number.isFinite(time) || Math.abs(time) > 8.64e15) throw new RangeError('Invalid time value');
-        return native.formatDate(this.#locale, this.#fields, this.#o.timeZone, time);
-      };
-      define(this, 'format', formatter);
-      return formatter;
-    }
-    resolvedOptions() { return { ...this.#o }; }
-  }
+  // ---- dates (datetime_format.js) ----
+  const DateTimeFormat = dateTimeFormat({ native, define, optionsObject, getOption, getBoolean, negotiate, checkNumberingSystem,
+    withKeywords, numberingSystemOf, hourCycleOf, unsupported, toParts });
 
   // Callable with or without `new`, as ECMA-402 constructors are.
   const constructor = (Class, name) => {

@@ -9,20 +9,27 @@
 //! ICU4X. An option or locale no helper can honour is a `RangeError`
 //! naming it, never a different result.
 
+mod cldr_table;
 mod collation;
 mod date_fields;
 mod date_refusals;
 mod dates;
 mod lists;
 mod locales;
+mod number_parts;
 mod numbers;
 mod numeric_dates;
+mod parts;
 mod plurals;
 mod relative;
+mod units;
 
+use icu_plurals::PluralCategory;
 use rquickjs::{Ctx, Exception, Function, Object};
 
 pub(crate) const SCRIPT: &str = include_str!("intl.js");
+/// `Intl.DateTimeFormat`'s half of `intl.js`: a factory it calls.
+pub(crate) const DATE_TIME_FORMAT_SCRIPT: &str = include_str!("datetime_format.js");
 
 /// The native helpers `intl.js` receives; bound to no global.
 pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
@@ -38,6 +45,11 @@ pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     native.set("collator", Function::new(ctx.clone(), collation::collator)?)?;
     native.set("compare", Function::new(ctx.clone(), collation::compare)?)?;
     native.set("formatNumber", Function::new(ctx.clone(), numbers::format)?)?;
+    native.set(
+        "formatNumberToParts",
+        Function::new(ctx.clone(), number_parts::format_to_parts)?,
+    )?;
+    native.set("unitPatterns", Function::new(ctx.clone(), units::patterns)?)?;
     native.set("pluralSelect", Function::new(ctx.clone(), plurals::select)?)?;
     native.set(
         "pluralCategories",
@@ -49,6 +61,10 @@ pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         Function::new(ctx.clone(), relative::format)?,
     )?;
     native.set("formatDate", Function::new(ctx.clone(), dates::format)?)?;
+    native.set(
+        "formatDateToParts",
+        Function::new(ctx.clone(), dates::format_to_parts)?,
+    )?;
     native.set(
         "dateShapeRefused",
         Function::new(ctx.clone(), date_refusals::refused)?,
@@ -73,4 +89,16 @@ fn parse_locale(ctx: &Ctx<'_>, tag: &str) -> rquickjs::Result<icu_locale::Locale
             &format!("Incorrect locale information provided: {tag}"),
         )
     })
+}
+
+/// A CLDR plural category's ECMA-402 name.
+fn plural_name(category: PluralCategory) -> &'static str {
+    match category {
+        PluralCategory::Zero => "zero",
+        PluralCategory::One => "one",
+        PluralCategory::Two => "two",
+        PluralCategory::Few => "few",
+        PluralCategory::Many => "many",
+        PluralCategory::Other => "other",
+    }
 }

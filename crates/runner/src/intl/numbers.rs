@@ -2,7 +2,8 @@
 //! `toLocaleString`): the value as an exact decimal (`fixed_decimal`),
 //! rounded as ECMA-402 says (half-expand), then the locale's digits,
 //! separators, signs and patterns from ICU4X: plain, percent, compact,
-//! currency (symbol, narrow symbol, code, name; standard or compact).
+//! currency (symbol, narrow symbol, code, name; standard or compact), and
+//! units (`units.rs`).
 
 use fixed_decimal::{Decimal, Sign, SignDisplay, SignedRoundingMode, UnsignedRoundingMode};
 use icu_decimal::options::{
@@ -17,20 +18,24 @@ use icu_locale::Locale;
 use rquickjs::{Ctx, Object};
 use writeable::Writeable;
 
-use super::{parse_locale, unsupported};
+use super::{parse_locale, units, unsupported};
 
 /// The options `intl.js` resolved (ECMA-402 names; digit counts are -1
 /// when the rounding they belong to is not in use).
 #[derive(Clone)]
 pub(super) struct Resolved {
-    style: String,
+    pub(super) style: String,
+    unit_patterns: Vec<String>,
+    /// `unit: "percent"` short or narrow: ICU4C formats it with the
+    /// locale's percent pattern (de `5 %` with a no-break space), unscaled.
+    unit_percent: bool,
     currency: Option<String>,
     currency_display: String,
     currency_sign: String,
-    notation: String,
+    pub(super) notation: String,
     compact_display: String,
     sign_display: String,
-    use_grouping: String,
+    pub(super) use_grouping: String,
     minimum_integer_digits: i16,
     currency_digits: i16,
     fraction: Option<(i16, i16)>,
@@ -51,6 +56,10 @@ pub(super) fn read(options: &Object<'_>) -> rquickjs::Result<Resolved> {
     };
     Ok(Resolved {
         style: text("style")?,
+        unit_patterns: units::read_patterns(options)?,
+        unit_percent: options
+            .get::<_, Option<bool>>("unitPercent")?
+            .unwrap_or(false),
         currency: options.get::<_, Option<String>>("currency")?,
         currency_display: text("currencyDisplay")?,
         currency_sign: text("currencySign")?,
@@ -79,7 +88,15 @@ pub fn format(
     if trimmed == "NaN" || trimmed == "Infinity" {
         // The pattern around the number, with the symbol in its place.
         let symbol = if trimmed == "NaN" { "NaN" } else { "∞" };
+        // A unit's pattern is put around the symbol here; `percent`
+        // short/narrow is the percent pattern's (format_decimal's).
+        let unit = (o.style == "unit" && !o.unit_percent).then(|| o.unit_patterns.clone());
         let bare = Resolved {
+            style: if unit.is_some() {
+                "decimal".to_owned()
+            } else {
+                o.style.clone()
+            },
             fraction: Some((0, 0)),
             significant: None,
             minimum_integer_digits: 1,
@@ -89,7 +106,12 @@ pub fn format(
         let one = Decimal::from(if value.starts_with('-') { -1 } else { 1 });
         let one = format_decimal(&ctx, &locale, &bare, one)?;
         let digit = plain(&ctx, &locale, Decimal::from(1))?;
-        return Ok(one.replacen(&digit, symbol, 1));
+        let number = one.replacen(&digit, symbol, 1);
+        if let Some(patterns) = unit {
+            // NaN and ∞ take `other` ("∞ meters").
+            return Ok(units::wrap(&patterns, "other", &number));
+        }
+        return Ok(number);
     }
     let mut decimal = parse_exact(&value).ok_or_else(|| {
         unsupported(
@@ -157,7 +179,7 @@ fn sign_display(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<SignDisplay> {
     })
 }
 
-fn grouping(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<GroupingStrategy> {
+pub(super) fn grouping(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<GroupingStrategy> {
     Ok(match name {
         "auto" => GroupingStrategy::Auto,
         "always" => GroupingStrategy::Always,
@@ -220,7 +242,7 @@ fn format_decimal(
                 .write_to_string()
                 .into_owned())
         }
-        ("percent", false) => {
+        ("percent", false) | ("unit", false) if o.style == "percent" || o.unit_percent => {
             let numbers = DecimalFormatter::try_new(locale.into(), decimal_options)
                 .map_err(|e| load_error(ctx, "decimal", e))?;
             let formatter = PercentFormatter::try_new_with_decimal_formatter(
@@ -230,6 +252,15 @@ fn format_decimal(
             )
             .map_err(|e| load_error(ctx, "percent", e))?;
             Ok(formatter.format(&decimal).write_to_string().into_owned())
+        }
+        ("unit", false) => {
+            let number = DecimalFormatter::try_new(locale.into(), decimal_options)
+                .map_err(|e| load_error(ctx, "decimal", e))?
+                .format(&decimal)
+                .write_to_string()
+                .into_owned();
+            let category = units::category(ctx, locale, &decimal)?;
+            Ok(units::wrap(&o.unit_patterns, category, &number))
         }
         (style, _) => Err(unsupported(
             ctx,

@@ -12,11 +12,12 @@
 //! (`scripts/intl-numeric-dates.js` writes it from CLDR's JSON); ICU4X
 //! still supplies every name, number and time pattern.
 
-use icu_locale::{LanguageIdentifier, Locale, LocaleExpander};
+use icu_locale::Locale;
 
-/// `locale<TAB>skeleton=pattern<TAB>…` lines; an entry is absent when the
-/// truncation parent has the same one.
-const TABLE: &str = include_str!("numeric_dates.txt");
+use super::cldr_table::Table;
+
+/// `locale<TAB>skeleton=pattern<TAB>…` lines (`cldr_table.rs`).
+static TABLE: Table = Table::new(include_str!("numeric_dates.txt"));
 
 /// A requested field width: 0 absent; 1 numeric (or a short weekday);
 /// 2 two-digit; 4 a long weekday.
@@ -60,62 +61,11 @@ impl Skeleton {
     }
 }
 
-/// The line of one CLDR locale id, without the id.
-fn line(id: &str) -> Option<&'static str> {
-    TABLE.lines().find_map(|line| {
-        let (locale, rest) = line.split_once('\t').unwrap_or((line, ""));
-        (locale == id).then_some(rest)
-    })
-}
-
-/// The CLDR locale id whose data `locale` uses: the tag itself, or its
-/// maximised form (`zh-TW` → `zh-Hant-TW`), its language with a script
-/// that is not the language's default (`zh-Hant`), or its language.
-fn cldr_id(locale: &Locale) -> Option<String> {
-    let id = &locale.id;
-    let mut maximal = id.clone();
-    let expander = LocaleExpander::new_common();
-    expander.maximize(&mut maximal);
-    let language_only = LanguageIdentifier::from((id.language, None, None));
-    let mut default_script = language_only.clone();
-    expander.maximize(&mut default_script);
-    let mut candidates = vec![id.to_string(), maximal.to_string()];
-    if maximal.script != default_script.script {
-        let scripted = LanguageIdentifier::from((id.language, maximal.script, None));
-        candidates.push(scripted.to_string());
-    }
-    candidates.push(language_only.to_string());
-    candidates
-        .into_iter()
-        .find(|candidate| line(candidate).is_some())
-}
-
-/// Every entry of `id`, inherited ones included (the nearest wins).
-fn entries(id: &str) -> Vec<(&'static str, &'static str)> {
-    let mut found: Vec<(&str, &str)> = Vec::new();
-    let mut at = Some(id.to_owned());
-    while let Some(current) = at {
-        for entry in line(&current).unwrap_or("").split('\t') {
-            if let Some((key, pattern)) = entry.split_once('=') {
-                if !found.iter().any(|(known, _)| *known == key) {
-                    found.push((key, pattern));
-                }
-            }
-        }
-        at = match current.rfind('-') {
-            _ if current == "root" => None,
-            Some(cut) => Some(current[..cut].to_owned()),
-            None => Some("root".to_owned()),
-        };
-    }
-    found
-}
-
 /// The date pattern for `request` in `locale`, and the locale's short
 /// date-time glue (`{1}, {0}`), or `None` when CLDR has no entry for it.
 pub fn pattern(locale: &Locale, request: &Skeleton) -> Option<(String, String)> {
-    let id = cldr_id(locale)?;
-    let entries = entries(&id);
+    let id = TABLE.cldr_id(locale)?;
+    let entries = TABLE.entries(&id);
     let (entry, pattern) = entries
         .iter()
         .filter_map(|(key, pattern)| {

@@ -1,11 +1,11 @@
 //! `Intl.PluralRules`: CLDR plural rules (cardinal and ordinal) applied to
 //! the number as `Intl.NumberFormat` would round it.
 
-use icu_plurals::{PluralCategory, PluralRules};
+use icu_plurals::PluralRules;
 use rquickjs::{Ctx, Object};
 
 use super::numbers::{parse_exact, read, round};
-use super::{parse_locale, unsupported};
+use super::{parse_locale, plural_name, unsupported};
 
 fn rules(ctx: &Ctx<'_>, locale: &str, kind: &str) -> rquickjs::Result<PluralRules> {
     let prefs = (&parse_locale(ctx, locale)?).into();
@@ -22,17 +22,6 @@ fn rules(ctx: &Ctx<'_>, locale: &str, kind: &str) -> rquickjs::Result<PluralRule
     rules.map_err(|e| unsupported(ctx, &format!("Intl.PluralRules: no data for {locale}: {e}")))
 }
 
-fn name(category: PluralCategory) -> &'static str {
-    match category {
-        PluralCategory::Zero => "zero",
-        PluralCategory::One => "one",
-        PluralCategory::Two => "two",
-        PluralCategory::Few => "few",
-        PluralCategory::Many => "many",
-        PluralCategory::Other => "other",
-    }
-}
-
 /// The category of `value` (a finite number's text), rounded by `options`.
 pub fn select(
     ctx: Ctx<'_>,
@@ -46,11 +35,14 @@ pub fn select(
         return Ok("other".to_owned());
     };
     round(&mut decimal, &read(&options)?);
-    Ok(name(rules.category_for(&decimal)).to_owned())
+    Ok(plural_name(rules.category_for(&decimal)).to_owned())
 }
 
 /// The categories the locale's rules use, `other` last.
 pub fn categories(ctx: Ctx<'_>, locale: String, kind: String) -> rquickjs::Result<Vec<String>> {
     let rules = rules(&ctx, &locale, &kind)?;
-    Ok(rules.categories().map(|c| name(c).to_owned()).collect())
+    Ok(rules
+        .categories()
+        .map(|c| plural_name(c).to_owned())
+        .collect())
 }
