@@ -20,6 +20,7 @@ const { sessions } = require('./sessions');
 const { intl } = require('./intl');
 const { timers } = require('./timers');
 const { fetchCost } = require('./fetch');
+const remoteBench = require('./remote');
 const { renderTable } = require('./stats');
 
 const FULL = {
@@ -36,6 +37,7 @@ const FULL = {
   intl: { iterations: 40, warmup: 4, rssRounds: 5 },
   timers: { runs: 7, iterations: 1000, warmup: 1 },
   fetch: { runs: 5, fetches: 40 },
+  remote: remoteBench.FULL,
 };
 const SMOKE = {
   cold: { iterations: 2, warmup: 0 },
@@ -51,6 +53,7 @@ const SMOKE = {
   intl: { iterations: 1, warmup: 0, rssRounds: 1 },
   timers: { runs: 1, iterations: 10 },
   fetch: { runs: 1, fetches: 2 },
+  remote: remoteBench.SMOKE,
 };
 
 const SECTIONS = [
@@ -66,6 +69,7 @@ const SECTIONS = [
   ['10', (c) => intl(c.intl)],
   ['11', (c) => timers(c.timers)],
   ['12', (c) => fetchCost(c.fetch)],
+  ['13', (c) => remoteBench.remote(c.remote)],
 ];
 
 function parseArgs(argv) {
