@@ -200,8 +200,11 @@ fn a_second_host_on_a_live_socket_is_refused_and_sigterm_stops_sandboxes_and_rem
     assert_eq!(second.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&second.stderr).contains("another host is listening"));
     let (_client, pid) = running_sleeper(&host, "stopped-1");
-    // SAFETY: kill(2) on our own unreaped child.
-    unsafe { libc::kill(host.child.id() as i32, libc::SIGTERM) };
+    // Our own unreaped child: the pid cannot have been reused.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(host.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
     let status = host.child.wait().expect("wait host");
     assert_eq!(status.code(), Some(0));
     assert!(
@@ -233,8 +236,11 @@ fn connections_past_the_handshake_cap_are_closed_without_a_byte() {
 fn a_stale_socket_is_replaced_and_a_path_that_is_not_a_socket_never_is() {
     require_sandbox!();
     let mut host = HostProcess::start("host-stale", json!({}));
-    // SAFETY: kill(2) on our own unreaped child.
-    unsafe { libc::kill(host.child.id() as i32, libc::SIGKILL) };
+    // Our own unreaped child: the pid cannot have been reused.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(host.child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
     host.child.wait().expect("wait host");
     assert!(host.socket.exists(), "a killed host leaves its socket");
     let config = host.dir.path().join("host.json");
@@ -255,8 +261,11 @@ fn a_stale_socket_is_replaced_and_a_path_that_is_not_a_socket_never_is() {
     let mut head = [0u8; 5];
     std::io::Read::read_exact(&mut stream, &mut head).unwrap();
     assert_eq!(head[4], WELCOME);
-    // SAFETY: kill(2) on our own unreaped child.
-    unsafe { libc::kill(again.id() as i32, libc::SIGTERM) };
+    // Our own unreaped child: the pid cannot have been reused.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(again.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
     assert_eq!(again.wait().unwrap().code(), Some(0));
     // A regular file at the path: refused, left as it was.
     std::fs::write(&host.socket, b"keep me").unwrap();

@@ -142,8 +142,11 @@ impl HostProcess {
 
 impl Drop for HostProcess {
     fn drop(&mut self) {
-        // SAFETY: kill(2) on our own unreaped child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        // Our own unreaped child: the pid cannot have been reused.
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
         let _ = self.child.wait();
     }
 }
