@@ -370,10 +370,14 @@ static int pidfd_getfd_init(void) {
 static int vm_read_init(void) {
     char buf[16];
     unsigned long nr, arg[6], sp = 0, pc;
-    FILE *sys = fopen("/proc/1/syscall", "r");
-    if (sys) {
+    /* The file says "running" while the init is on a CPU (it wakes for every
+     * child that exits), so read it until the init is blocked again. */
+    for (int tries = 0; !sp && tries < 200; tries++) {
+        FILE *sys = fopen("/proc/1/syscall", "r");
+        if (!sys) break;
         if (fscanf(sys, "%lu %lx %lx %lx %lx %lx %lx %lx %lx", &nr, &arg[0], &arg[1], &arg[2], &arg[3], &arg[4], &arg[5], &sp, &pc) != 9) sp = 0;
         fclose(sys);
+        if (!sp) usleep(5000);
     }
     if (!sp) return report("process-vm-readv", 1, "no stack pointer of the init");
     struct iovec local = {buf, sizeof buf}, remote = {(void *)sp, sizeof buf};
