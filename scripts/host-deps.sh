@@ -51,17 +51,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
-# The Kubernetes schema validator, pinned (its version is the newest Kubernetes
+# The Kubernetes schema validator and its dependencies, pinned
+# (kubernetes-validate.constraints.txt; its version is the newest Kubernetes
 # whose schemas it bundles; __test__/deploy-k8s-support.js names the same one).
 k8s_validate_version=1.37.0
 k8s_validate_venv=/opt/cordon-ci/kubernetes-validate-$k8s_validate_version
 if [ ! -x "$k8s_validate_venv/bin/kubernetes-validate" ]; then
   if [ "${as_root[*]}" = false ]; then
-    echo "cordon's tests need: python3 -m venv $k8s_validate_venv && $k8s_validate_venv/bin/pip install kubernetes-validate==$k8s_validate_version (as root)" >&2
+    echo "cordon's tests need: python3 -m venv $k8s_validate_venv && $k8s_validate_venv/bin/pip install -c scripts/kubernetes-validate.constraints.txt kubernetes-validate==$k8s_validate_version (as root)" >&2
     exit 1
   fi
   echo "installing kubernetes-validate $k8s_validate_version in $k8s_validate_venv" >&2
   "${as_root[@]}" rm -rf "$k8s_validate_venv"
   "${as_root[@]}" /usr/bin/python3 -m venv "$k8s_validate_venv"
-  "${as_root[@]}" "$k8s_validate_venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$k8s_validate_version"
+  "${as_root[@]}" "$k8s_validate_venv/bin/pip" install --quiet --disable-pip-version-check \
+    -c "$(dirname "$0")/kubernetes-validate.constraints.txt" "kubernetes-validate==$k8s_validate_version"
 fi
