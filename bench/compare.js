@@ -2,7 +2,7 @@
 
 // Two builds of cordon, interleaved in one process tree, row by row:
 //
-//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,tool] [--smoke]
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,tool,connect,tput] [--smoke]
 //
 // A build is a checkout whose addon (.node), cordon-runner and index.js are
 // built (`npm run build`). Each round starts one worker process per build
@@ -13,6 +13,10 @@
 //           refills between samples, untimed)
 //   tool    µs per tool call between the first and last handler entry of one
 //           run of 1000 sequential `tools.echo` calls (as bench/bridge.js)
+//   connect proxied connect + 1-byte echo, µs, and
+//   tput    proxied throughput, MB/s: bench section 8's python3 client in a
+//           mediated sandbox through the proxy port (bench/network.js), each
+//           beside its direct loopback baseline taken in the same rounds
 // plus, build-independent, a raw Node socketpair JSON echo (the tool row's
 // baseline, bench/peers.js). Printed: median per row and build, b/a, and the
 // worker's own CPU (user+system, process.cpuUsage) per sample beside wall time.
@@ -33,7 +37,12 @@ const ROWS = {
   cold: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
   pooled: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
   tool: { unit: 'µs', perWorker: SMOKE ? 1 : 2 },
+  connect: { unit: 'µs', perWorker: SMOKE ? 1 : 100 },
+  tput: { unit: 'MB/s', perWorker: SMOKE ? 1 : 2 },
 };
+// The network rows' build-independent baselines (direct loopback, the same
+// python client on the host), taken in the same rounds.
+const BASELINES = { connect: 'connect-direct', tput: 'tput-direct' };
 const TOOL_CALLS = SMOKE ? 20 : 1000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -79,6 +88,12 @@ async function measure(root, row, n) {
       if (!result.ok || entries.length !== TOOL_CALLS) throw new Error(`tool run failed: ${JSON.stringify(result.error)}`);
       samples.push(((entries[TOOL_CALLS - 1] - entries[0]) / (TOOL_CALLS - 1)) * 1000);
     }
+  } else if (row === 'connect' || row === 'tput') {
+    // proxied connect + 1-byte echo / throughput: a python3 client in a
+    // mediated sandbox, through the proxy port (bench/network.js)
+    samples.push(...(await require('./network').compareSamples(cordon, row, n)));
+  } else if (row === 'connect-direct' || row === 'tput-direct') {
+    samples.push(...(await require('./network').compareSamples(null, row.split('-')[0], n)));
   } else if (row === 'echo') {
     const { rawEchoUs } = require('./peers');
     for (let i = 0; i < n; i += 1) samples.push(await rawEchoUs(TOOL_CALLS));
@@ -112,8 +127,9 @@ async function main() {
   const rows = option('--rows', 'cold,pooled,tool').split(',');
   for (const row of rows) if (!ROWS[row]) throw new Error(`unknown row "${row}"; known: ${Object.keys(ROWS).join(', ')}`);
   const wantEcho = rows.includes('tool');
+  const baselines = rows.filter((row) => BASELINES[row]).map((row) => BASELINES[row]);
   const data = {};
-  for (const row of [...rows, ...(wantEcho ? ['echo'] : [])]) data[row] = { a: [], b: [], aCpu: [], bCpu: [] };
+  for (const row of [...rows, ...(wantEcho ? ['echo'] : []), ...baselines]) data[row] = { a: [], b: [], aCpu: [], bCpu: [] };
   for (let round = 0; round < rounds; round += 1) {
     const order = round % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
     for (const row of rows) {
@@ -127,12 +143,19 @@ async function main() {
       const r = worker(b, 'echo', SMOKE ? 1 : 2);
       data.echo.a.push(...r.samples);
     }
+    for (const row of rows.filter((r) => BASELINES[r])) {
+      const r = worker(b, BASELINES[row], ROWS[row].perWorker);
+      data[BASELINES[row]].a.push(...r.samples);
+    }
     process.stderr.write(`round ${round + 1}/${rounds} done\n`);
   }
   console.log(`a = ${a}\nb = ${b}\n${rounds} rounds, builds alternating; medians over all samples; CPU = the worker's user+system per sample`);
   console.log('| row | unit | n | a median | b median | b/a | a CPU ms | b CPU ms |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-  const names = { cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', tool: `tool call round trip (${TOOL_CALLS} calls/run)` };
+  const names = {
+    cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', tool: `tool call round trip (${TOOL_CALLS} calls/run)`,
+    connect: 'proxied connect + 1-byte echo (python3, CONNECT)', tput: 'proxied throughput (python3, 32 MiB streams)',
+  };
   const result = {};
   for (const row of rows) {
     const d = data[row];
@@ -145,6 +168,13 @@ async function main() {
     const echo = median(data.echo.a);
     console.log(`| raw Node socketpair echo (baseline of the tool row) | µs | ${data.echo.a.length} | ${fmt(echo)} | | | | |`);
     console.log(`tool call / raw echo: a ${(result.tool.a / echo).toFixed(2)}×, b ${(result.tool.b / echo).toFixed(2)}×; calls/s: a ${Math.round(1e6 / result.tool.a)}, b ${Math.round(1e6 / result.tool.b)}`);
+  }
+  for (const row of rows.filter((r) => BASELINES[r])) {
+    const base = median(data[BASELINES[row]].a);
+    const { a: ma, b: mb } = result[row];
+    console.log(`| direct loopback (baseline of the ${row} row) | ${ROWS[row].unit} | ${data[BASELINES[row]].a.length} | ${fmt(base)} | | | | |`);
+    console.log(`${row} / direct: a ${(ma / base).toFixed(2)}×, b ${(mb / base).toFixed(2)}×`);
+    result[BASELINES[row]] = { a: base };
   }
   const out = option('--json');
   if (out) require('node:fs').writeFileSync(out, JSON.stringify({ a, b, rounds, result, data }, null, 2));

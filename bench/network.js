@@ -30,6 +30,11 @@ function startServer() {
 }
 
 // The client: `mode` direct|proxy|engine|handoff, `what` throughput|connect.
+// It reads the `200` head with recv(4096) until CRLF CRLF, as an HTTP client
+// does (nothing follows the head until the client speaks, so nothing is
+// over-read); until 2026-12-02 it read it one recv(1) at a time, ~40-60 µs
+// of python per connect charged to the proxy (bench/connect-hops.js
+// --head byte shows that share).
 // Prints one number per sample. `engine` skips the proxy port: it speaks
 // CONNECT on the engine's own socket (bound at /.cordon/egress/engine.sock).
 // `handoff` is the design before the listener moved into the engine: a
@@ -58,7 +63,7 @@ def connect():
     s.sendall(('CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n' % port).encode())
     head = b''
     while not head.endswith(b'\r\n\r\n'):
-        head += s.recv(1)
+        head += s.recv(4096)
     assert head.startswith(b'HTTP/1.1 200'), head
     return s
 for _ in range(count):
@@ -86,14 +91,15 @@ function runDirect(args) {
   });
 }
 
-async function runMediated(args, port) {
+/** `build`: the cordon module to run under (bench/compare.js passes another build's). */
+async function runMediated(args, port, build = { spawnIsolated, readOnly }) {
   // The byte and stream quotas are raised: the bench moves streams × 64 MiB in one run.
   const policy = {
-    ...readOnly(),
+    ...build.readOnly(),
     network: { mode: 'mediated', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] },
-    resources: { ...readOnly().resources, networkBytesOut: 2 ** 40, networkStreams: 100000 },
+    resources: { ...build.readOnly().resources, networkBytesOut: 2 ** 40, networkStreams: 100000 },
   };
-  const execution = spawnIsolated([PYTHON, '-c', CLIENT, ...args], { policy });
+  const execution = build.spawnIsolated([PYTHON, '-c', CLIENT, ...args], { policy });
   execution.protocol.resume();
   let out = '';
   execution.stderr.on('data', (d) => { out += d; });
@@ -322,4 +328,20 @@ async function engineCost({ counts, runs, perRun, iterations, idleMs, stalled })
   }
 }
 
-module.exports = { network, engineCost, stalledSample };
+/**
+ * bench/compare.js's network rows: `n` samples of proxied connect + 1-byte
+ * echo (µs) or proxied throughput of 32 MiB streams (MB/s) through the
+ * build `cordon`, or of the direct baseline when `cordon` is null.
+ */
+async function compareSamples(cordon, what, n) {
+  const server = await startServer();
+  const port = server.address().port;
+  try {
+    const args = what === 'connect' ? ['connect', String(port), String(n), '0'] : ['throughput', String(port), String(n), String(32 << 20)];
+    return cordon ? await runMediated(['proxy', ...args], port, cordon) : await runDirect(['direct', ...args]);
+  } finally {
+    server.close();
+  }
+}
+
+module.exports = { network, engineCost, stalledSample, compareSamples };

@@ -208,6 +208,21 @@ impl ClientStream {
         }
     }
 
+    /// One non-blocking read into the spare capacity of `buf` (empty on
+    /// entry). A socket only the engine holds is read without zero-filling
+    /// first; a passed one keeps `MSG_DONTWAIT` (its holder may clear
+    /// `O_NONBLOCK`), a Unix one keeps its descriptor check, both through
+    /// [`Self::try_read`] on a zero-filled buffer.
+    pub fn try_read_buf(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        if let ClientStream::Accepted(s) = self {
+            return s.try_read_buf(buf);
+        }
+        buf.resize(buf.capacity(), 0);
+        let read = self.try_read(buf);
+        buf.truncate(*read.as_ref().unwrap_or(&0));
+        read
+    }
+
     /// One non-blocking write (`WouldBlock` clears the readiness).
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         match self {

@@ -2,12 +2,26 @@
 //! cancellation is the caller's `select!` (every stream task races its work
 //! against it), so a run that ends while a stream is still connecting to an
 //! address that never answers settles at once instead of after the deadline.
+//!
+//! A loopback (or any fast) connect is usually complete by the time
+//! `connect(2)` returns `EINPROGRESS`: the handshake ran in the calling
+//! thread's softirq. tokio's `TcpSocket::connect` would still wait for the
+//! reactor to report the socket writable — a return to the scheduler, an
+//! `epoll_wait` and a wake-up of the other worker for every stream (bench
+//! section 8's attribution, docs/network.md). So a zero-timeout `poll(2)`
+//! looks first; only a connect still in progress waits for the reactor.
 
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
-use tokio::net::{TcpSocket, TcpStream};
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::socket::{
+    self, setsockopt, sockopt, AddressFamily, SockFlag, SockType, SockaddrStorage,
+};
+use tokio::net::TcpStream;
 
 /// How a connect attempt ended without a stream.
 #[derive(Debug)]
@@ -17,16 +31,55 @@ pub enum ConnectError {
 }
 
 pub async fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ConnectError> {
-    let socket = match addr {
-        SocketAddr::V4(_) => TcpSocket::new_v4(),
-        SocketAddr::V6(_) => TcpSocket::new_v6(),
+    let (fd, in_progress) = start(addr).map_err(ConnectError::Failed)?;
+    if in_progress && !settled(&fd) {
+        let stream = register(fd).map_err(ConnectError::Failed)?;
+        return match tokio::time::timeout(timeout, stream.writable()).await {
+            Ok(Ok(())) => established(stream),
+            Ok(Err(e)) => Err(ConnectError::Failed(e)),
+            Err(_) => Err(ConnectError::TimedOut),
+        };
     }
-    .map_err(ConnectError::Failed)?;
-    match tokio::time::timeout(timeout, socket.connect(addr)).await {
-        Ok(Ok(stream)) => Ok(stream),
-        Ok(Err(e)) => Err(ConnectError::Failed(e)),
-        Err(_) => Err(ConnectError::TimedOut),
+    established(register(fd).map_err(ConnectError::Failed)?)
+}
+
+/// A non-blocking socket with `TCP_NODELAY` (small proxy exchanges must not
+/// wait for Nagle), its connect begun; true while still in progress.
+fn start(addr: SocketAddr) -> io::Result<(OwnedFd, bool)> {
+    let family = match addr {
+        SocketAddr::V4(_) => AddressFamily::Inet,
+        SocketAddr::V6(_) => AddressFamily::Inet6,
+    };
+    let flags = SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC;
+    let fd = socket::socket(family, SockType::Stream, flags, None)?;
+    let _ = setsockopt(&fd, sockopt::TcpNoDelay, &true);
+    let target = SockaddrStorage::from(addr);
+    match socket::connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &target) {
+        Ok(()) => Ok((fd, false)),
+        Err(Errno::EINPROGRESS) => Ok((fd, true)),
+        Err(e) => Err(e.into()),
     }
+}
+
+/// True when the connect has already ended, either way (writable, or an
+/// error or hang-up reported): a zero-timeout poll, no wait.
+fn settled(fd: &OwnedFd) -> bool {
+    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLOUT)];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+}
+
+fn register(fd: OwnedFd) -> io::Result<TcpStream> {
+    TcpStream::from_std(std::net::TcpStream::from(fd))
+}
+
+/// The connect's result once it ended: `SO_ERROR`, and a peer (a socket
+/// reported writable without one is not connected).
+fn established(stream: TcpStream) -> Result<TcpStream, ConnectError> {
+    if let Some(e) = stream.take_error().map_err(ConnectError::Failed)? {
+        return Err(ConnectError::Failed(e));
+    }
+    stream.peer_addr().map_err(ConnectError::Failed)?;
+    Ok(stream)
 }
 
 #[cfg(test)]
@@ -58,6 +111,32 @@ mod tests {
         let mut buf = [0u8; 2];
         peer.read_exact(&mut buf).unwrap();
         assert_eq!(&buf, b"hi");
+    }
+
+    #[test]
+    fn the_upstream_socket_has_nagle_off_from_the_start() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stream = runtime()
+            .block_on(connect(addr, Duration::from_secs(5)))
+            .unwrap();
+        assert!(stream.nodelay().unwrap());
+    }
+
+    #[test]
+    fn a_refused_port_fails_with_connection_refused() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port(); // closed again
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        match runtime().block_on(connect(addr, Duration::from_secs(5))) {
+            Err(ConnectError::Failed(e)) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused)
+            }
+            other => panic!("expected a refused connect, got {other:?}"),
+        }
     }
 
     /// A loopback listener whose accept queue is full: the kernel drops a
@@ -92,19 +171,5 @@ mod tests {
             }
             assert!(held.len() < 16, "the accept queue never filled");
         }
-    }
-
-    #[test]
-    fn a_refused_port_fails() {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port(); // closed again
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        assert!(matches!(
-            runtime().block_on(connect(addr, Duration::from_secs(5))),
-            Err(ConnectError::Failed(_))
-        ));
     }
 }

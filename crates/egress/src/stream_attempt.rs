@@ -169,8 +169,8 @@ pub async fn admit_and_connect(
         }
     }
     attempt.receipt.pinned_address = Some(admitted.pinned.to_string());
+    // TCP_NODELAY was set before the connect (connect.rs).
     let upstream = connected.ok_or(failure)?;
-    let _ = upstream.set_nodelay(true);
     attempt.connected = true;
     Ok(Connected { admitted, upstream })
 }
