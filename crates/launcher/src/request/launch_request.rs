@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::error_code::ErrorCode;
+use crate::host::namespace_holder::HolderRef;
 use crate::request::paths::{is_env_name, normalized_absolute};
 use crate::request::policy::{Policy, PolicyError};
 use crate::request::strict_json::{as_str, FieldError, ObjectReader};
@@ -57,6 +58,9 @@ pub struct LaunchRequest {
     /// The in-sandbox egress relay (`cordon-egress-relay`), needed by a
     /// mediated network policy; index.js and the CLI pass their own.
     pub network_relay_path: Option<PathBuf>,
+    /// Run inside this holder's user and mount namespaces (a non-root
+    /// provider's session; host/namespace_holder.rs).
+    pub namespace_holder: Option<HolderRef>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +95,9 @@ const KEYS: &[&str] = &[
     "deadlineMs",
     "bwrapPath",
     "networkRelayPath",
+    "namespaceHolder",
 ];
+const HOLDER_KEYS: &[&str] = &["pid", "startTime"];
 const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
 /// Checked before the unknown-key check, so that a caller using it learns
 /// why it is refused rather than that it is unknown — but never listed
@@ -118,6 +124,26 @@ pub struct LaunchOptions {
     pub deadline_ms: Option<u64>,
     pub bwrap_path: Option<String>,
     pub network_relay_path: Option<String>,
+    pub namespace_holder: Option<HolderRef>,
+}
+
+/// `namespaceHolder: {pid, startTime}`, both required positive integers.
+fn holder_field(value: Option<&Value>) -> Result<Option<HolderRef>, FieldError> {
+    let Some(value) = value else { return Ok(None) };
+    let path = "options.namespaceHolder";
+    let holder = ObjectReader::new(path, value, HOLDER_KEYS)?;
+    let pid = holder
+        .optional_u64("pid")?
+        .and_then(|p| i32::try_from(p).ok())
+        .filter(|p| *p > 1);
+    let start_time = holder.optional_u64("startTime")?;
+    match (pid, start_time) {
+        (Some(pid), Some(start_time)) => Ok(Some(HolderRef { pid, start_time })),
+        _ => Err(FieldError::new(
+            path,
+            "must be {pid, startTime}: a process id above 1 and its start time",
+        )),
+    }
 }
 
 impl LaunchRequest {
@@ -141,6 +167,7 @@ impl LaunchRequest {
         let deadline_ms = top.optional_u64("deadlineMs")?;
         let bwrap_path = top.optional_str("bwrapPath")?.map(String::from);
         let network_relay_path = top.optional_str("networkRelayPath")?.map(String::from);
+        let namespace_holder = holder_field(top.optional("namespaceHolder"))?;
         let checked = LaunchOptions {
             command,
             invocation_id,
@@ -151,6 +178,7 @@ impl LaunchRequest {
             deadline_ms,
             bwrap_path,
             network_relay_path,
+            namespace_holder,
         }
         .check()?;
         let policy_value = top.optional("policy").ok_or_else(|| {
@@ -182,6 +210,7 @@ pub struct CheckedOptions {
     deadline_ms: Option<u64>,
     bwrap_path: Option<PathBuf>,
     network_relay_path: Option<PathBuf>,
+    namespace_holder: Option<HolderRef>,
 }
 
 impl LaunchOptions {
@@ -214,6 +243,7 @@ impl LaunchOptions {
             deadline_ms,
             bwrap_path: path("options.bwrapPath", self.bwrap_path)?,
             network_relay_path: path("options.networkRelayPath", self.network_relay_path)?,
+            namespace_holder: self.namespace_holder,
         })
     }
 }
@@ -252,6 +282,7 @@ impl CheckedOptions {
             deadline_ms: self.deadline_ms,
             bwrap_path: self.bwrap_path,
             network_relay_path: self.network_relay_path,
+            namespace_holder: self.namespace_holder,
         })
     }
 }
