@@ -175,9 +175,9 @@ pub fn start(
         .workspace
         .as_deref()
         .filter(|_| request.policy.workspace != crate::request::policy::Access::None);
-    let mut holder = holder_entry(&request, provider_is_root, mounted_workspace)?;
-    let mut run_identity = match &mut holder {
-        Some(entry) => entry.run_identity(),
+    let holder = holder_entry(&request, provider_is_root, mounted_workspace)?;
+    let mut run_identity = match &holder {
+        Some(entry) => holder_identity(entry),
         None => {
             run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?
         }
@@ -233,7 +233,7 @@ pub fn start(
     let argv = bwrap_argv(&plan);
     let mut sources = open_binds(&plan, root.path())?;
     let mntns = holder
-        .map(|entry| entry.bind_workspace(&plan, &mut sources))
+        .map(|entry| bind_held_workspace(entry, &plan, &mut sources))
         .transpose()?;
     // Before the engine's descriptor joins: one entry per plan bind.
     let host_binds = host_binds(&plan, &sources);
@@ -288,6 +288,39 @@ fn holder_entry(
     Ok(Some(crate::host::namespace_holder::open(
         holder, workspace,
     )?))
+}
+
+/// A holder run's identity: the workspace owner, entered through the
+/// holder's user namespace (spawn.rs joins it).
+fn holder_identity(entry: &HolderEntry) -> run_identity::RunIdentity {
+    run_identity::RunIdentity {
+        identity: Some(entry.identity),
+        allocation: run_identity::UidAllocation::SubordinateOwner,
+        lease: None,
+        userns: entry.userns.try_clone().ok(),
+    }
+}
+
+/// Puts the holder's view of the workspace in place of the host path's
+/// descriptor (bwrap binds the held tmpfs, not the empty directory under
+/// it); returns the mount namespace the child joins. A plan without a
+/// workspace bind is refused: the run would not be the session's.
+fn bind_held_workspace(
+    entry: HolderEntry,
+    plan: &Plan,
+    sources: &mut [(RawFd, OwnedFd)],
+) -> Result<OwnedFd, HolderError> {
+    let slot = plan
+        .binds
+        .iter()
+        .find(|b| b.role == BindRole::Workspace)
+        .map(|b| b.slot);
+    let source = sources
+        .iter_mut()
+        .find(|(s, _)| Some(*s) == slot)
+        .ok_or(HolderError::NoWorkspace)?;
+    source.1 = entry.workspace;
+    Ok(entry.mntns)
 }
 
 fn plan_confinement(

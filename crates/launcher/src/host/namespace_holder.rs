@@ -27,16 +27,9 @@ use std::path::Path;
 
 use crate::host::process_identity::{process_start_time, Identity};
 use crate::host::subordinate_ids;
+use crate::request::launch_request::HolderRef;
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;
-
-/// The holder as the caller names it: its pid and start time
-/// (`/proc/<pid>/stat` field 22).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HolderRef {
-    pub pid: i32,
-    pub start_time: u64,
-}
 
 /// What a run inside the holder needs.
 #[derive(Debug)]
@@ -144,40 +137,4 @@ fn owner_of(fd: &OwnedFd) -> Option<Identity> {
         uid: st.st_uid,
         gid: st.st_gid,
     })
-}
-
-impl HolderEntry {
-    /// The run's identity: the workspace owner, entered through the
-    /// holder's user namespace (taken: spawn.rs joins it).
-    pub fn run_identity(&mut self) -> crate::plan::run_identity::RunIdentity {
-        let userns = self.userns.try_clone().ok();
-        crate::plan::run_identity::RunIdentity {
-            identity: Some(self.identity),
-            allocation: crate::plan::run_identity::UidAllocation::SubordinateOwner,
-            lease: None,
-            userns,
-        }
-    }
-
-    /// Puts the holder's view of the workspace in place of the host path's
-    /// descriptor (bwrap binds the held tmpfs, not the empty directory
-    /// under it); returns the mount namespace the child joins. A plan
-    /// without a workspace bind is refused: the run would not be the session's.
-    pub fn bind_workspace(
-        self,
-        plan: &crate::plan::Plan,
-        sources: &mut [(std::os::fd::RawFd, OwnedFd)],
-    ) -> Result<OwnedFd, HolderError> {
-        let slot = plan
-            .binds
-            .iter()
-            .find(|b| b.role == crate::plan::BindRole::Workspace)
-            .map(|b| b.slot);
-        let entry = sources
-            .iter_mut()
-            .find(|(s, _)| Some(*s) == slot)
-            .ok_or(HolderError::NoWorkspace)?;
-        entry.1 = self.workspace;
-        Ok(self.mntns)
-    }
 }

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::error_code::ErrorCode;
-use crate::host::namespace_holder::HolderRef;
 use crate::request::paths::{is_env_name, normalized_absolute};
 use crate::request::policy::{Policy, PolicyError};
 use crate::request::strict_json::{as_str, FieldError, ObjectReader};
@@ -125,6 +124,15 @@ pub struct LaunchOptions {
     pub bwrap_path: Option<String>,
     pub network_relay_path: Option<String>,
     pub namespace_holder: Option<HolderRef>,
+}
+
+/// A namespace holder as the caller names it (option `namespaceHolder`):
+/// its pid and start time (`/proc/<pid>/stat` field 22);
+/// host/namespace_holder.rs checks and opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HolderRef {
+    pub pid: i32,
+    pub start_time: u64,
 }
 
 /// `namespaceHolder: {pid, startTime}`, both required positive integers.
@@ -593,6 +601,40 @@ mod tests {
             let e = with_deadline(bad.clone()).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidOptions, "{bad}: {e}");
             assert!(e.to_string().contains("options.deadlineMs"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_namespace_holder_is_a_pid_above_one_and_its_start_time() {
+        let with = |holder: Value| {
+            let mut doc: Value = serde_json::from_str(&options(
+                serde_json::json!({}),
+                serde_json::json!(["/bin/sh"]),
+            ))
+            .unwrap();
+            doc["namespaceHolder"] = holder;
+            LaunchRequest::from_json_text(&doc.to_string())
+        };
+        let ok = with(serde_json::json!({"pid": 4242, "startTime": 99})).unwrap();
+        assert_eq!(
+            ok.namespace_holder,
+            Some(HolderRef {
+                pid: 4242,
+                start_time: 99
+            })
+        );
+        for bad in [
+            serde_json::json!({"pid": 1, "startTime": 99}),
+            serde_json::json!({"pid": 4242}),
+            serde_json::json!({"pid": 4242, "startTime": 9, "uid": 0}),
+            serde_json::json!(4242),
+        ] {
+            let e = with(bad.clone()).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidOptions, "{bad}: {e}");
+            assert!(
+                e.to_string().contains("options.namespaceHolder"),
+                "{bad}: {e}"
+            );
         }
     }
 }
