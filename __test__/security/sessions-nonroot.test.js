@@ -114,7 +114,6 @@ test('a uid-65534 provider acquires a session, runs commands and file tools in i
     const listed = (await s.list('')).map((e) => e.name + ':' + e.type);
     await s.remove('made.txt');
     const after = (await s.list('')).map((e) => e.name);
-    const holder = s._session?._record?.holder ?? null;
     const workspace = s.workspace;
     const receipt = await s.end();
     out({ euid: process.geteuid(), provider: process.pid, ownerUid: s.ownerUid, origin: s.origin, id: id.stdout.toString(), seen: seen.stdout.toString(),
