@@ -119,10 +119,12 @@ function holderAlive(holder) {
 
 /**
  * Starts the holder for `dir` (an empty directory of this provider) and
- * resolves with `{pid, start}` once the tmpfs is mounted in it; fails
- * closed (the holder killed) otherwise.
+ * resolves with `{pid, start}` once the tmpfs is mounted in it and
+ * `persist(holder)` (the caller's durable record of it) resolved: only
+ * then is the holder told to `keep`; a provider killed before that leaves
+ * a holder that exits on EOF. Fails closed (the holder killed) otherwise.
  */
-async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes }) {
+async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persist }) {
   const args = ['session-holder', String(ownerUid), dir, String(quotaBytes), String(inodes)];
   // detached: its own session and process group, so a signal to the
   // provider's group (Ctrl-C) does not take the workspace with it.
@@ -140,6 +142,13 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes }) {
     throw unavailable(`the session holder could not mount a ${quotaBytes}-byte workspace at ${dir}: ${String(error.stderr ?? error.message).trim()}`, error);
   }
   const holder = { pid: child.pid, start: startTime(child.pid) };
+  try {
+    await persist(holder);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  child.stdin.write('keep\n');
   child.stdin.destroy();
   child.stdout.destroy();
   child.stderr.destroy();

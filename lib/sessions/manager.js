@@ -174,9 +174,13 @@ class SessionManager {
     }
     let mounted = false;
     try {
-      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath });
+      // A holder is in the record before it is told to stay (holder.js): a provider killed at any point leaves none unknown.
+      const persist = async (holder) => {
+        record.holder = holder;
+        await store.put(record);
+      };
+      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath, persist });
       mounted = true;
-      // The holder is in the record before any sandbox starts: a provider killed from here on leaves it reapable.
       await store.put(record);
     } catch (error) {
       // createWorkspace undoes its own partial work; a workspace it finished is removed here.

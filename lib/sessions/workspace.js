@@ -58,10 +58,11 @@ const viaHolder = () => process.geteuid() !== 0;
 /**
  * Creates the workspace `<root>/<key>` and resolves with its holder
  * (`{pid, start}`, a non-root provider: holder.js) or null (root: a tmpfs
- * mounted on the host). Fails closed: nothing left when the quota cannot
- * be applied.
+ * mounted on the host). `persist(holder)` records the holder durably
+ * before it is told to stay (holder.js). Fails closed: nothing left when
+ * the quota cannot be applied.
  */
-async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath }) {
+async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, persist }) {
   if (!viaHolder()) {
     mountWorkspace({ root, key, ownerUid, quotaBytes });
     return null;
@@ -69,7 +70,7 @@ async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath }) {
   const dir = path.join(root.path, key);
   fs.closeSync(makeKeyDir(root, key));
   try {
-    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes) });
+    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes), persist });
   } catch (error) {
     fs.rmdirSync(`/proc/self/fd/${root.fd}/${key}`);
     throw error;

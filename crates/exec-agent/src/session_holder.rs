@@ -14,13 +14,16 @@
 //! 3. still holding the creator's capabilities in the new user namespace
 //!    (no exec since step 1), `unshare(CLONE_NEWNS)`, make every mount
 //!    private (nothing of ours propagates back), mount the tmpfs;
-//! 4. say `ready`, let go of stdin/stdout, and wait for SIGTERM or SIGKILL.
+//! 4. say `ready`; the provider records `{pid, start}` in the session
+//!    record and writes `keep` (EOF instead: exit, the tmpfs with it, so a
+//!    provider killed before the record leaves nothing unknown); then let
+//!    go of stdin/stdout and wait for SIGTERM or SIGKILL.
 //!    The workspace lives as long as this process (and any sandbox still
 //!    inside a copy of its mount namespace): not across a reboot.
 //!
 //! EOF before `mapped` (the provider died): exit at once, nothing mounted.
 //! It never exits by itself once ready (only a signal ends it); before
-//! that, exit status 2 is a usage error and 3..=6 name the failing step
+//! that, exit status 2 is a usage error and 3..=7 name the failing step
 //! (the message on stderr).
 
 use std::io::{BufRead, Write};
@@ -34,6 +37,7 @@ const UNSHARE_USER: i32 = 3;
 const NOT_MAPPED: i32 = 4;
 const UNSHARE_MOUNT: i32 = 5;
 const MOUNT_TMPFS: i32 = 6;
+const NOT_KEPT: i32 = 7;
 
 /// What the holder was asked to hold.
 #[derive(Debug, PartialEq, Eq)]
@@ -82,6 +86,15 @@ fn fail(status: i32, message: String) -> ! {
     std::process::exit(status)
 }
 
+/// One line from the provider, trimmed; `None` at EOF or on an error.
+fn read_word() -> Option<String> {
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(n) if n > 0 => Some(line.trim().to_string()),
+        _ => None,
+    }
+}
+
 fn say(word: &str) {
     let mut out = std::io::stdout().lock();
     if writeln!(out, "{word}").and_then(|()| out.flush()).is_err() {
@@ -97,9 +110,7 @@ pub fn main(args: &[String]) -> ! {
         fail(UNSHARE_USER, format!("unshare(CLONE_NEWUSER): {e}"));
     }
     say("unshared");
-    let mut line = String::new();
-    let read = std::io::stdin().lock().read_line(&mut line);
-    if !matches!(read, Ok(n) if n > 0) || line.trim() != "mapped" {
+    if read_word() != Some("mapped".into()) {
         fail(NOT_MAPPED, "the provider did not map the owner uid".into());
     }
     if let Err(e) = unshare(CloneFlags::CLONE_NEWNS) {
@@ -123,9 +134,14 @@ pub fn main(args: &[String]) -> ! {
             format!("mount tmpfs {options} on {}: {e}", spec.dir),
         );
     }
+    say("ready");
+    // The provider records {pid, start} durably, then says `keep`: a
+    // provider that dies before that (EOF) leaves no holder nobody knows of.
+    if read_word() != Some("keep".into()) {
+        fail(NOT_KEPT, "the provider did not record the holder".into());
+    }
     // Hold nothing of the provider's: its pipes close, its cwd is not pinned.
     let _ = std::env::set_current_dir("/");
-    say("ready");
     for fd in 0..3 {
         let _ = nix::unistd::close(fd);
     }
