@@ -73,7 +73,7 @@ function testFiles(targets) {
 }
 
 /** The suites run again as a uid-65534 provider (step 3). */
-const NONROOT_PASS = ['battery', 'round3', 'network-round'].map((name) => path.join('__test__', 'security', `${name}.test.js`));
+const NONROOT_PASS = ['battery', 'round3', 'network-round', 'sessions-nonroot'].map((name) => path.join('__test__', 'security', `${name}.test.js`));
 const NOBODY_UID = 65534;
 
 /** Node's test runner over `files`, spec on stdout, skips recorded in `log`. */

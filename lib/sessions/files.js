@@ -215,4 +215,4 @@ class WorkspaceFiles {
   }
 }
 
-module.exports = { WorkspaceFiles, DEFAULT_READ_BYTES, MAX_FILE_BYTES, MAX_LIST_ENTRIES };
+module.exports = { WorkspaceFiles, mapError, DEFAULT_READ_BYTES, MAX_FILE_BYTES, MAX_LIST_ENTRIES };

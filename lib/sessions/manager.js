@@ -17,7 +17,8 @@ const path = require('node:path');
 const { CordonError } = require('../errors');
 const { checkSecret, checkScope, sessionKey } = require('./session-key');
 const { memorySessionStore } = require('./memory-store');
-const { prepareRoot, requireQuota, createWorkspace, removeWorkspace, isMounted } = require('./workspace');
+const { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, viaHolder } = require('./workspace');
+const { subordinateOwners } = require('./holder');
 const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid } = require('./owner-claims');
 const { leaseHolder, heldError } = require('./lease');
 const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
@@ -156,30 +157,34 @@ class SessionManager {
    * (lease.js): another live provider's session is refused, never shared.
    */
   async _openAdmitted(key, scope, network) {
-    requireQuota();
     const store = this._store;
     const root = this._options.rootDir;
     const workspace = path.join(root.path, key);
     const claim = await store.claim(key, this._holder.lease(), () => this._newRecord(key, scope, network, workspace), (lease) => this._holder.heldByOther(lease));
     if (claim.held) throw heldError(claim.record.lease);
     let record = claim.record;
-    if (!claim.created && isMounted(record.workspace) && confirmOwnerUid(record.ownerUid, record.workspace)) {
+    if (!claim.created && workspaceLive(record) && confirmOwnerUid(record.ownerUid, record.workspace)) {
       return this._launch(new Session(this._context, record, 'restarted'));
     }
     if (!claim.created) {
       // The kept workspace is gone (or its uid is another's now): start afresh under this claim.
-      await removeWorkspace(record.workspace, this._deps.removeTree);
+      await removeWorkspace(record.workspace, this._deps.removeTree, record.holder);
       releaseOwnerUid(record.ownerUid, record.workspace);
       record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
     }
     let mounted = false;
     try {
-      createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes });
+      // A holder is in the record before it is told to stay (holder.js): a provider killed at any point leaves none unknown.
+      const persist = async (holder) => {
+        record.holder = holder;
+        await store.put(record);
+      };
+      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath, persist });
       mounted = true;
-      if (!claim.created) await store.put(record);
+      await store.put(record);
     } catch (error) {
       // createWorkspace undoes its own partial work; a workspace it finished is removed here.
-      if (mounted) await removeWorkspace(record.workspace, this._deps.removeTree);
+      if (mounted) await removeWorkspace(record.workspace, this._deps.removeTree, record.holder);
       await store.delete(key).catch(() => {});
       releaseOwnerUid(record.ownerUid, record.workspace);
       throw error;
@@ -190,8 +195,9 @@ class SessionManager {
   /** A new record: its owner uid claimed host-wide (owner-claims.js). */
   _newRecord(key, scope, network, workspace) {
     const now = Date.now();
-    const ownerUid = claimOwnerUid(this._deps.ownerRange(), workspace);
-    return { key, scope, ownerUid, workspace, createdAt: now, lastActiveAt: now, network: network ?? null };
+    // A non-root provider's owners: the first half of its subordinate uids (holder.js).
+    const ownerUid = claimOwnerUid(viaHolder() ? subordinateOwners() : this._deps.ownerRange(), workspace);
+    return { key, scope, ownerUid, workspace, createdAt: now, lastActiveAt: now, network: network ?? null, holder: null };
   }
 
   async _launch(session) {
@@ -274,11 +280,11 @@ class SessionManager {
     for (const record of await this._store.list()) {
       if (this._live.has(record.key) || this._holder.heldByOther(record.lease)) continue; // another live provider's
       const fresh = Date.now() - record.lastActiveAt < this._options.idleTimeoutMs;
-      if (fresh && isMounted(record.workspace)) {
+      if (fresh && workspaceLive(record)) {
         report.resumable.push(record.key);
         continue;
       }
-      if ((await removeWorkspace(record.workspace, this._deps.removeTree)).removed) {
+      if ((await removeWorkspace(record.workspace, this._deps.removeTree, record.holder)).removed) {
         releaseOwnerUid(record.ownerUid, record.workspace);
         await this._store.delete(record.key);
       }

@@ -41,10 +41,16 @@ const { bootId, startTime } = require('./lease');
 
 /** Fixed and root-owned: every root provider on the host claims here. */
 const CLAIMS_DIR = '/run/cordon-session-owners';
+/**
+ * Where this provider claims: a non-root provider's owners are its own
+ * subordinate uids (no other user's), so its claims are its own, in a
+ * private directory of its uid (claimsDir checks it is).
+ */
+const defaultClaimsDir = () => (process.geteuid() === 0 ? CLAIMS_DIR : `/tmp/cordon-session-owners-${process.geteuid()}`);
 /** Random uids tried: with 65535 owners and a few thousand sessions, 64 misses in a row do not happen. */
 const MAX_ATTEMPTS = 64;
 
-function claimsDir(dir = CLAIMS_DIR) {
+function claimsDir(dir = defaultClaimsDir()) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = fs.lstatSync(dir);
   if (!st.isDirectory() || st.uid !== process.geteuid() || (st.mode & 0o077) !== 0) {
@@ -127,7 +133,7 @@ function takeOver(file, seen, text) {
  * uid first; a stale claim met on the way is taken over only when no
  * free one turned up.
  */
-function claimOwnerUid(range, workspace, dir = CLAIMS_DIR) {
+function claimOwnerUid(range, workspace, dir = defaultClaimsDir()) {
   const claims = claimsDir(dir);
   const stale = new Map();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
@@ -144,7 +150,7 @@ function claimOwnerUid(range, workspace, dir = CLAIMS_DIR) {
 }
 
 /** Releases `uid`'s claim if it is `workspace`'s (another workspace's claim is never removed). Never throws. */
-function releaseOwnerUid(uid, workspace, dir = CLAIMS_DIR) {
+function releaseOwnerUid(uid, workspace, dir = defaultClaimsDir()) {
   const file = path.join(dir, String(uid));
   try {
     if (readClaim(file)?.workspace === workspace) fs.unlinkSync(file);
@@ -158,7 +164,7 @@ function releaseOwnerUid(uid, workspace, dir = CLAIMS_DIR) {
  * stale claim of that workspace becomes this provider's; false when
  * another workspace holds the uid (taken over while nobody held ours).
  */
-function confirmOwnerUid(uid, workspace, dir = CLAIMS_DIR) {
+function confirmOwnerUid(uid, workspace, dir = defaultClaimsDir()) {
   const file = path.join(claimsDir(dir), String(uid));
   if (create(file, claimText(workspace))) return true;
   const claim = readClaim(file);

@@ -47,8 +47,9 @@ class SessionSandbox {
 
   /** Spawns the sandbox and resolves once the agent said READY. */
   async start() {
-    const { spawnIsolated, agentPath, policy, workspace } = this._spec;
-    this.execution = spawnIsolated([agentPath], { policy, workspace, stop: SANDBOX_STOP });
+    const { spawnIsolated, agentPath, policy, workspace, holder } = this._spec;
+    // A non-root provider's sandbox starts inside the workspace holder's namespaces (holder.js).
+    this.execution = spawnIsolated([agentPath], { policy, workspace, stop: SANDBOX_STOP, namespaceHolder: holder });
     const ready = new Promise((resolve, reject) => {
       this._ready = { resolve, reject };
     });

@@ -16,6 +16,7 @@ const { removeWorkspace, inodesFor } = require('./workspace');
 const { releaseOwnerUid } = require('./owner-claims');
 const { receiptDigest } = require('../code-mode/audit');
 const { WorkspaceFiles } = require('./files');
+const { HolderFiles } = require('./holder-files');
 const { auditRecord, emitAudit } = require('./audit');
 const { sessionPolicy } = require('./network');
 
@@ -57,13 +58,12 @@ class Session {
     this._endPromise = null;
     this._failure = null;
     this.receipt = null;
-    this._files = new WorkspaceFiles({
-      workspace: record.workspace,
-      ownerUid: record.ownerUid,
-      removeTree: manager.deps.removeTree,
-      // A walk visits each entry about twice (a directory again from its parent): 4x the inode quota is ample.
-      maxRemoveEntries: 4 * inodesFor(manager.options.workspaceBytes),
-    });
+    // A walk visits each entry about twice (a directory again from its parent): 4x the inode quota is ample.
+    const maxRemoveEntries = 4 * inodesFor(manager.options.workspaceBytes);
+    // A non-root provider's workspace is reached inside its holder (holder-files.js).
+    this._files = record.holder
+      ? new HolderFiles({ workspace: record.workspace, ownerUid: record.ownerUid, agentPath: manager.options.agentPath, holder: () => this._record.holder, maxRemoveEntries })
+      : new WorkspaceFiles({ workspace: record.workspace, ownerUid: record.ownerUid, removeTree: manager.deps.removeTree, maxRemoveEntries });
   }
 
   /** Starts the warm sandbox (create, or a new one over a kept workspace after a restart). */
@@ -74,6 +74,7 @@ class Session {
       agentPath: options.agentPath,
       policy: this.network === null ? options.policy : sessionPolicy(options.basePolicy, this.network),
       workspace: this.workspace,
+      holder: this._record.holder ? { pid: this._record.holder.pid, startTime: Number(this._record.holder.start) } : undefined,
       maxCommands: options.maxCommands,
       onFailure: (error) => {
         this._failure = error;
@@ -198,7 +199,7 @@ class Session {
     const result = (await this._sandbox?.stop()) ?? { receipt: {} };
     // No execution: spawnIsolated refused before any process existed, so nothing can still hold the workspace.
     const contained = this._sandbox?.execution === undefined || result.receipt?.stop?.containmentConfirmed === true;
-    const workspace = contained ? await removeWorkspace(this.workspace, this._manager.deps.removeTree) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
+    const workspace = contained ? await removeWorkspace(this.workspace, this._manager.deps.removeTree, this._record.holder) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
     if (workspace.removed) {
       releaseOwnerUid(this.ownerUid, this.workspace);
       await this._manager.store.delete(this.id).catch(() => {});

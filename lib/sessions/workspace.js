@@ -9,13 +9,17 @@
 // session. Removal is `umount` (the whole tree goes with the filesystem),
 // then the launcher's bounded tree removal of whatever is left there.
 // The mount outlives the provider process (not a reboot): a restarted
-// provider finds the files and resumes, or reaps.
+// provider finds the files and resumes, or reaps. A non-root provider
+// cannot mount on the host: its workspace is the same tmpfs held by a
+// holder process in namespaces of its own (holder.js), living as long as
+// that process.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { CordonError } = require('../errors');
 const { openSessionsRoot, makeKeyDir, onDescriptor, undoMount, MOUNT } = require('./sessions-root');
+const { startHolder, stopHolder, holderAlive } = require('./holder');
 
 /** Fixed location of umount(8) (mount(8): sessions-root.js): never an inherited $PATH. */
 const UMOUNT = '/usr/bin/umount';
@@ -48,25 +52,42 @@ function inodesFor(quotaBytes) {
   return Math.max(1024, Math.ceil(quotaBytes / (1 << 20)) * INODES_PER_MIB);
 }
 
+/** Whether this provider holds workspaces through a holder process (not root: holder.js). */
+const viaHolder = () => process.geteuid() !== 0;
+
 /**
- * Fails closed, before anything is claimed or created, when this provider
- * cannot give a session a bounded workspace: only root can mount the
- * size-limited filesystem that both the host file tools and the session's
- * successive sandboxes reach (docs/sessions.md, "Non-root providers").
+ * Creates the workspace `<root>/<key>` and resolves with its holder
+ * (`{pid, start}`, a non-root provider: holder.js) or null (root: a tmpfs
+ * mounted on the host). `persist(holder)` records the holder durably
+ * before it is told to stay (holder.js). Fails closed: nothing left when
+ * the quota cannot be applied.
  */
-function requireQuota() {
-  if (process.geteuid() !== 0) {
-    throw quotaUnavailable('sessions need a root provider: the workspace quota is a size-limited tmpfs only root can mount, and a non-root provider has no bounded filesystem that both its file tools and the session\'s sandboxes reach (docs/sessions.md, "Non-root providers"). Fix: run the provider as root (as CI does)');
+async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, persist }) {
+  if (!viaHolder()) {
+    mountWorkspace({ root, key, ownerUid, quotaBytes });
+    return null;
+  }
+  const dir = path.join(root.path, key);
+  fs.closeSync(makeKeyDir(root, key));
+  try {
+    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes), persist });
+  } catch (error) {
+    fs.rmdirSync(`/proc/self/fd/${root.fd}/${key}`);
+    throw error;
   }
 }
 
+/** Whether a record's workspace is still there: its holder alive, or its tmpfs mounted. */
+function workspaceLive(record) {
+  return record.holder ? holderAlive(record.holder) : isMounted(record.workspace);
+}
+
 /**
- * Creates and mounts the workspace `<root>/<key>` through the held root
- * (mkdirat, mount on the new directory's descriptor); fails closed (nothing
- * left, the mount undone) when the quota cannot be applied.
+ * Mounts the workspace `<root>/<key>` through the held root (mkdirat,
+ * mount on the new directory's descriptor); fails closed (nothing left,
+ * the mount undone) when the quota cannot be applied. Root only.
  */
-function createWorkspace({ root, key, ownerUid, quotaBytes }) {
-  requireQuota();
+function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
   const dir = path.join(root.path, key);
   const keyFd = makeKeyDir(root, key);
   const inodes = inodesFor(quotaBytes);
@@ -93,10 +114,11 @@ function createWorkspace({ root, key, ownerUid, quotaBytes }) {
  * are the addon's (promises: the walk runs off the event loop). Never throws:
  * returns what happened.
  */
-async function removeWorkspace(dir, removeTree) {
+async function removeWorkspace(dir, removeTree, holder = null) {
   const report = { removed: false, detail: null };
   try {
-    if (isMounted(dir)) {
+    if (holder && !(await stopHolder(holder))) throw new Error(`the workspace holder ${holder.pid} did not end`);
+    if (!holder && isMounted(dir)) {
       try {
         execFileSync(UMOUNT, [dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
       } catch (error) {
@@ -113,4 +135,4 @@ async function removeWorkspace(dir, removeTree) {
   return report;
 }
 
-module.exports = { prepareRoot, requireQuota, createWorkspace, removeWorkspace, isMounted, inodesFor };
+module.exports = { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, isMounted, inodesFor, viaHolder };

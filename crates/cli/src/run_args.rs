@@ -239,6 +239,7 @@ pub fn launch_options(
         bwrap_path: args.bwrap.clone(),
         // Used only by a mediated policy.
         network_relay_path: relay.map(text),
+        namespace_holder: None,
     }
 }
 

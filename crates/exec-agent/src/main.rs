@@ -7,6 +7,9 @@
 
 mod command;
 mod frame;
+mod session_files;
+mod session_holder;
+mod tree_removal;
 
 use std::fs::File;
 use std::io::{self, BufReader};
@@ -53,6 +56,15 @@ fn serve(channel: File) -> io::Result<()> {
 }
 
 fn main() {
+    // The session helpers of a non-root provider (docs/sessions.md): argv
+    // decides before fd 3 is touched; inside a sandbox they can do nothing
+    // the sandbox could not do itself.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("session-holder") => session_holder::main(&args[1..]),
+        Some("session-files") => session_files::main(&args[1..]),
+        _ => {}
+    }
     // First, before fd 3 is read: no process of the sandbox (same uid) may
     // open this one's /proc/<pid>/mem or ptrace it and forge frames
     // (round 5, R5-1). Commands exec, which makes them dumpable again: they

@@ -18,6 +18,7 @@ use crate::error_code::ErrorCode;
 use crate::events::EventSink;
 use crate::host::control_root::{self, ControlRoot, ControlRootError};
 use crate::host::exec_hash::{self, ExecHashError};
+use crate::host::namespace_holder::{HolderEntry, HolderError};
 use crate::host::process_identity::{random_hex, sandbox_identity};
 use crate::host::runtime_layout::RuntimeLayout;
 use crate::plan::bwrap_argv::bwrap_argv;
@@ -71,6 +72,9 @@ pub enum LaunchError {
     /// The sandbox's uid cannot reach (or write) the caller's workspace.
     #[error(transparent)]
     WorkspaceAccess(#[from] crate::host::workspace_access::WorkspaceAccessError),
+    /// The namespace holder of a non-root session is unusable.
+    #[error(transparent)]
+    Holder(#[from] crate::host::namespace_holder::HolderError),
     /// The name service knows an account or group with the run's id.
     #[error(transparent)]
     ReservedIdTaken(#[from] crate::host::reserved_id_nss::ReservedIdError),
@@ -97,6 +101,10 @@ impl LaunchError {
                 RunIdentityError::Unavailable { .. } | RunIdentityError::Userns(_),
             ) => ErrorCode::IdentityUnavailable,
             LaunchError::WorkspaceAccess(_) => ErrorCode::WorkspaceUnusable,
+            LaunchError::Holder(HolderError::ProviderIsRoot | HolderError::NoWorkspace) => {
+                ErrorCode::InvalidOptions
+            }
+            LaunchError::Holder(_) => ErrorCode::IdentityUnavailable,
             // A sandbox uid that is someone's account is no isolation.
             LaunchError::ReservedIdTaken(_) => ErrorCode::ConfinementUnavailable,
             // The host, not the request, failed a preparation step.
@@ -167,8 +175,13 @@ pub fn start(
         .workspace
         .as_deref()
         .filter(|_| request.policy.workspace != crate::request::policy::Access::None);
-    let mut run_identity =
-        run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?;
+    let holder = holder_entry(&request, provider_is_root, mounted_workspace)?;
+    let mut run_identity = match &holder {
+        Some(entry) => holder_identity(entry),
+        None => {
+            run_identity::resolve(provider_is_root, request.policy.identity, mounted_workspace)?
+        }
+    };
     let identity = run_identity.identity;
     step("launch.identity");
     if let Some(id) = identity {
@@ -178,7 +191,11 @@ pub fn start(
     // program get EACCES) on a workspace the run's uid cannot use.
     if let (Some(ws), Some(who)) = (mounted_workspace, identity) {
         let write = request.policy.workspace == crate::request::policy::Access::Write;
-        crate::host::workspace_access::check(ws, who, write)?;
+        match holder {
+            // The workspace itself was checked through the holder (namespace_holder.rs).
+            Some(_) => crate::host::workspace_access::check_ancestors(ws, who)?,
+            None => crate::host::workspace_access::check(ws, who, write)?,
+        }
     }
     // Whoever bwrap runs as (other than the provider) must reach what is
     // staged for it (the network relay: a world-readable copy). Only a root
@@ -215,6 +232,9 @@ pub fn start(
     root.write_atomic("plan.json", serde_json::to_string_pretty(&plan)?.as_bytes())?;
     let argv = bwrap_argv(&plan);
     let mut sources = open_binds(&plan, root.path())?;
+    let mntns = holder
+        .map(|entry| bind_held_workspace(entry, &plan, &mut sources))
+        .transpose()?;
     // Before the engine's descriptor joins: one entry per plan bind.
     let host_binds = host_binds(&plan, &sources);
     let (egress, fd4) = match network {
@@ -246,9 +266,61 @@ pub fn start(
         egress,
         uid_lease: run_identity.lease.take(),
         userns: run_identity.userns.take(),
+        mntns,
         host_binds,
     };
     supervisor::start(prepared, sink).map_err(LaunchError::Supervision)
+}
+
+/// The holder a non-root session's run enters, checked (namespace_holder.rs).
+fn holder_entry(
+    request: &LaunchRequest,
+    provider_is_root: bool,
+    workspace: Option<&Path>,
+) -> Result<Option<HolderEntry>, LaunchError> {
+    let Some(holder) = request.namespace_holder else {
+        return Ok(None);
+    };
+    if provider_is_root {
+        return Err(HolderError::ProviderIsRoot.into());
+    }
+    let workspace = workspace.ok_or(HolderError::NoWorkspace)?;
+    Ok(Some(crate::host::namespace_holder::open(
+        holder, workspace,
+    )?))
+}
+
+/// A holder run's identity: the workspace owner, entered through the
+/// holder's user namespace (spawn.rs joins it).
+fn holder_identity(entry: &HolderEntry) -> run_identity::RunIdentity {
+    run_identity::RunIdentity {
+        identity: Some(entry.identity),
+        allocation: run_identity::UidAllocation::SubordinateOwner,
+        lease: None,
+        userns: entry.userns.try_clone().ok(),
+    }
+}
+
+/// Puts the holder's view of the workspace in place of the host path's
+/// descriptor (bwrap binds the held tmpfs, not the empty directory under
+/// it); returns the mount namespace the child joins. A plan without a
+/// workspace bind is refused: the run would not be the session's.
+fn bind_held_workspace(
+    entry: HolderEntry,
+    plan: &Plan,
+    sources: &mut [(RawFd, OwnedFd)],
+) -> Result<OwnedFd, HolderError> {
+    let slot = plan
+        .binds
+        .iter()
+        .find(|b| b.role == BindRole::Workspace)
+        .map(|b| b.slot);
+    let source = sources
+        .iter_mut()
+        .find(|(s, _)| Some(*s) == slot)
+        .ok_or(HolderError::NoWorkspace)?;
+    source.1 = entry.workspace;
+    Ok(entry.mntns)
 }
 
 fn plan_confinement(

@@ -7,6 +7,7 @@
 pub mod atomic_file;
 pub mod control_root;
 pub mod exec_hash;
+pub mod namespace_holder;
 pub mod pidfd;
 pub mod process_identity;
 pub mod reserved_id_nss;

@@ -227,14 +227,23 @@ fn run_helper(helper: &'static str, argv: Vec<String>) -> Result<(), UsernsMapEr
 /// credentials clears the parent-death signal): join the run's namespace,
 /// drop every supplementary group (the provider's groups would otherwise
 /// follow the sandbox, shown as the overflow gid inside but checked as the
-/// host gids they are), become the run's gid and uid. Async-signal-safe:
-/// setns, setgroups, setresgid, setresuid — direct syscalls on `Copy` data.
-pub fn enter(userns: RawFd, identity: Identity) -> std::io::Result<()> {
+/// host gids they are), become the run's gid and uid. With `mntns` (a
+/// namespace holder's, namespace_holder.rs) the child joins that mount
+/// namespace too, between the two: it needs CAP_SYS_ADMIN in the holder's
+/// user namespace, which joining it gave, and which becoming the run's uid
+/// takes away. Async-signal-safe: setns, setgroups, setresgid, setresuid —
+/// direct syscalls on `Copy` data.
+pub fn enter(userns: RawFd, mntns: Option<RawFd>, identity: Identity) -> std::io::Result<()> {
     // SAFETY: `userns` is the namespace descriptor the launcher holds open
     // across the fork (it is closed in the parent only after spawn returns);
     // borrowed for the duration of the call only.
     let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(userns) };
     nix::sched::setns(fd, nix::sched::CloneFlags::CLONE_NEWUSER)?;
+    if let Some(mntns) = mntns {
+        // SAFETY: as `userns` above: held open by the launcher across the fork.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(mntns) };
+        nix::sched::setns(fd, nix::sched::CloneFlags::CLONE_NEWNS)?;
+    }
     nix::unistd::setgroups(&[])?;
     let gid = nix::unistd::Gid::from_raw(identity.gid);
     nix::unistd::setresgid(gid, gid, gid)?;

@@ -115,11 +115,31 @@ pub fn denial(
 /// that cannot be stat'ed (gone, swapped mid-launch) is not this check's to
 /// report: its bind fails next with the usual ERR_CORDON_INVALID_OPTIONS.
 pub fn check(workspace: &Path, who: Identity, write: bool) -> Result<(), WorkspaceAccessError> {
+    let Some(chain) = chain_of(workspace) else {
+        return Ok(());
+    };
+    denial(&chain, who, write, fix_owner()).map_or(Ok(()), Err)
+}
+
+/// A workspace held in a namespace holder (namespace_holder.rs, checked
+/// there to be `who`'s 0700 tmpfs): only its ancestors on the host are
+/// decided here — bwrap, as `who`, must search each of them.
+pub fn check_ancestors(workspace: &Path, who: Identity) -> Result<(), WorkspaceAccessError> {
+    let Some(mut chain) = chain_of(workspace) else {
+        return Ok(());
+    };
+    if let Some(last) = chain.last_mut() {
+        (last.mode, last.uid, last.gid) = (0o700, who.uid, who.gid);
+    }
+    denial(&chain, who, true, fix_owner()).map_or(Ok(()), Err)
+}
+
+/// `workspace` and each ancestor from `/`, stat'ed without following the
+/// last component; `None` when one cannot be stat'ed.
+fn chain_of(workspace: &Path) -> Option<Vec<Entry>> {
     let mut chain = Vec::new();
     for path in workspace.ancestors().collect::<Vec<_>>().into_iter().rev() {
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            return Ok(());
-        };
+        let meta = std::fs::symlink_metadata(path).ok()?;
         chain.push(Entry {
             path: path.to_path_buf(),
             mode: meta.mode(),
@@ -127,13 +147,16 @@ pub fn check(workspace: &Path, who: Identity, write: bool) -> Result<(), Workspa
             gid: meta.gid(),
         });
     }
-    // The owner a fix would name: root's first reserved owner uid, or the
-    // first of the provider's subordinate owner ids.
-    let owner = crate::host::workspace_owner::owner_for(0).unwrap_or(Identity {
+    Some(chain)
+}
+
+/// The owner a fix would name: root's first reserved owner uid, or the
+/// first of the provider's subordinate owner ids.
+fn fix_owner() -> Identity {
+    crate::host::workspace_owner::owner_for(0).unwrap_or(Identity {
         uid: SANDBOX_UID,
         gid: crate::host::process_identity::SANDBOX_GID,
-    });
-    denial(&chain, who, write, owner).map_or(Ok(()), Err)
+    })
 }
 
 #[cfg(test)]

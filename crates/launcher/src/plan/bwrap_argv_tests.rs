@@ -40,6 +40,7 @@ fn request(policy: Policy) -> LaunchRequest {
         deadline_ms: None,
         bwrap_path: None,
         network_relay_path: None,
+        namespace_holder: None,
     }
 }
 

@@ -57,6 +57,9 @@ pub struct LaunchRequest {
     /// The in-sandbox egress relay (`cordon-egress-relay`), needed by a
     /// mediated network policy; index.js and the CLI pass their own.
     pub network_relay_path: Option<PathBuf>,
+    /// Run inside this holder's user and mount namespaces (a non-root
+    /// provider's session; host/namespace_holder.rs).
+    pub namespace_holder: Option<HolderRef>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +94,9 @@ const KEYS: &[&str] = &[
     "deadlineMs",
     "bwrapPath",
     "networkRelayPath",
+    "namespaceHolder",
 ];
+const HOLDER_KEYS: &[&str] = &["pid", "startTime"];
 const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
 /// Checked before the unknown-key check, so that a caller using it learns
 /// why it is refused rather than that it is unknown — but never listed
@@ -118,6 +123,35 @@ pub struct LaunchOptions {
     pub deadline_ms: Option<u64>,
     pub bwrap_path: Option<String>,
     pub network_relay_path: Option<String>,
+    pub namespace_holder: Option<HolderRef>,
+}
+
+/// A namespace holder as the caller names it (option `namespaceHolder`):
+/// its pid and start time (`/proc/<pid>/stat` field 22);
+/// host/namespace_holder.rs checks and opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HolderRef {
+    pub pid: i32,
+    pub start_time: u64,
+}
+
+/// `namespaceHolder: {pid, startTime}`, both required positive integers.
+fn holder_field(value: Option<&Value>) -> Result<Option<HolderRef>, FieldError> {
+    let Some(value) = value else { return Ok(None) };
+    let path = "options.namespaceHolder";
+    let holder = ObjectReader::new(path, value, HOLDER_KEYS)?;
+    let pid = holder
+        .optional_u64("pid")?
+        .and_then(|p| i32::try_from(p).ok())
+        .filter(|p| *p > 1);
+    let start_time = holder.optional_u64("startTime")?;
+    match (pid, start_time) {
+        (Some(pid), Some(start_time)) => Ok(Some(HolderRef { pid, start_time })),
+        _ => Err(FieldError::new(
+            path,
+            "must be {pid, startTime}: a process id above 1 and its start time",
+        )),
+    }
 }
 
 impl LaunchRequest {
@@ -141,6 +175,7 @@ impl LaunchRequest {
         let deadline_ms = top.optional_u64("deadlineMs")?;
         let bwrap_path = top.optional_str("bwrapPath")?.map(String::from);
         let network_relay_path = top.optional_str("networkRelayPath")?.map(String::from);
+        let namespace_holder = holder_field(top.optional("namespaceHolder"))?;
         let checked = LaunchOptions {
             command,
             invocation_id,
@@ -151,6 +186,7 @@ impl LaunchRequest {
             deadline_ms,
             bwrap_path,
             network_relay_path,
+            namespace_holder,
         }
         .check()?;
         let policy_value = top.optional("policy").ok_or_else(|| {
@@ -182,6 +218,7 @@ pub struct CheckedOptions {
     deadline_ms: Option<u64>,
     bwrap_path: Option<PathBuf>,
     network_relay_path: Option<PathBuf>,
+    namespace_holder: Option<HolderRef>,
 }
 
 impl LaunchOptions {
@@ -214,6 +251,7 @@ impl LaunchOptions {
             deadline_ms,
             bwrap_path: path("options.bwrapPath", self.bwrap_path)?,
             network_relay_path: path("options.networkRelayPath", self.network_relay_path)?,
+            namespace_holder: self.namespace_holder,
         })
     }
 }
@@ -252,6 +290,7 @@ impl CheckedOptions {
             deadline_ms: self.deadline_ms,
             bwrap_path: self.bwrap_path,
             network_relay_path: self.network_relay_path,
+            namespace_holder: self.namespace_holder,
         })
     }
 }
@@ -562,6 +601,40 @@ mod tests {
             let e = with_deadline(bad.clone()).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidOptions, "{bad}: {e}");
             assert!(e.to_string().contains("options.deadlineMs"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_namespace_holder_is_a_pid_above_one_and_its_start_time() {
+        let with = |holder: Value| {
+            let mut doc: Value = serde_json::from_str(&options(
+                serde_json::json!({}),
+                serde_json::json!(["/bin/sh"]),
+            ))
+            .unwrap();
+            doc["namespaceHolder"] = holder;
+            LaunchRequest::from_json_text(&doc.to_string())
+        };
+        let ok = with(serde_json::json!({"pid": 4242, "startTime": 99})).unwrap();
+        assert_eq!(
+            ok.namespace_holder,
+            Some(HolderRef {
+                pid: 4242,
+                start_time: 99
+            })
+        );
+        for bad in [
+            serde_json::json!({"pid": 1, "startTime": 99}),
+            serde_json::json!({"pid": 4242}),
+            serde_json::json!({"pid": 4242, "startTime": 9, "uid": 0}),
+            serde_json::json!(4242),
+        ] {
+            let e = with(bad.clone()).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidOptions, "{bad}: {e}");
+            assert!(
+                e.to_string().contains("options.namespaceHolder"),
+                "{bad}: {e}"
+            );
         }
     }
 }

@@ -81,7 +81,9 @@ pub enum SpawnError {
 /// child set-up. `sources` are the opened bind descriptors, one per plan
 /// bind, by slot. `userns`: the run's user namespace of subordinate ids
 /// (userns_map.rs), which the child enters as the plan's identity; without
-/// it a planned identity is taken with setgid/setuid (a root provider). The
+/// it a planned identity is taken with setgid/setuid (a root provider).
+/// `mntns`: a namespace holder's mount namespace, joined right after the
+/// holder's user namespace `userns` (a non-root session). The
 /// caller must [`OptionsFeed::send`] the options (after joining bwrap to the
 /// run's cgroup, if any), else bwrap waits forever.
 pub fn spawn(
@@ -89,6 +91,7 @@ pub fn spawn(
     args: BwrapArgs,
     mut sources: Vec<(RawFd, OwnedFd)>,
     userns: Option<&OwnedFd>,
+    mntns: Option<&OwnedFd>,
 ) -> Result<Spawned, SpawnError> {
     let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
@@ -114,13 +117,14 @@ pub fn spawn(
     let enter = userns
         .zip(plan.identity)
         .map(|(fd, id)| (fd.as_raw_fd(), id));
+    let mount_ns = mntns.map(AsRawFd::as_raw_fd);
     let setuid = if enter.is_some() { None } else { plan.identity };
     let argv = args.exec_argv(plan.args_slot);
     let mut cmd = bwrap_command(plan, argv, devnull, stderr_w, setuid)?;
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: pre_exec runs the closure in the forked child of a
     // multi-threaded process, where only async-signal-safe calls are sound.
-    // The closure only makes direct syscalls (setns, setgroups, setresgid,
+    // The closure only makes direct syscalls (setns (user, then mount), setgroups, setresgid,
     // setresuid, prctl, getppid, sigprocmask, sigaction, dup2,
     // close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared before
     // fork, and neither allocates nor takes a lock (errors are raw errnos).
@@ -129,7 +133,7 @@ pub fn spawn(
     unsafe {
         cmd.pre_exec(move || {
             if let Some((fd, identity)) = enter {
-                crate::host::userns_map::enter(fd, identity)?;
+                crate::host::userns_map::enter(fd, mount_ns, identity)?;
             }
             die_with_parent(parent)?;
             unblock_signals()?;

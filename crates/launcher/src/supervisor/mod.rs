@@ -83,6 +83,9 @@ pub struct Prepared {
     /// The run's user namespace of subordinate ids (a non-root provider),
     /// entered by the forked child; closed once bwrap is spawned.
     pub userns: Option<OwnedFd>,
+    /// A namespace holder's mount namespace, joined right after `userns`
+    /// (a non-root session: host/namespace_holder.rs).
+    pub mntns: Option<OwnedFd>,
     /// Caller-named host paths as opened (device, inode), for the receipt.
     pub host_binds: Vec<crate::receipt::HostBind>,
 }
@@ -204,14 +207,16 @@ impl Run {
         // seccomp filters and namespaces), which the observation compares
         // the sandbox against.
         let userns = self.p.userns.take();
+        let mntns = self.p.mntns.take();
         let id = self.p.invocation_id.clone();
         let forked = crate::run::supervision_runtime::on_fork_thread(move || {
             record_forking_thread();
             step_trace::stamp(&id, "fork.start");
-            let spawned = spawn(&plan, argv, sources, userns.as_ref());
+            let spawned = spawn(&plan, argv, sources, userns.as_ref(), mntns.as_ref());
             step_trace::stamp(&id, "fork.exec_done");
             // bwrap is in the namespace now (it holds it alive): ours can go.
             drop(userns);
+            drop(mntns);
             (spawned, crate::observe::reader::provider_facts())
         })
         .await;

@@ -1,0 +1,298 @@
+'use strict';
+
+// Sessions for a NON-ROOT provider (docs/sessions.md, "Non-root
+// providers"): every test is a real provider process of uid 65534 (no
+// cgroup, subordinate range nobody:1342177280:131072) driving real
+// sandboxes. Its workspace is a bounded tmpfs held by a holder process in
+// namespaces of its own; commands run inside them, and the file tools run
+// there as the owner uid. Run as root (each provider is started as uid
+// 65534: harness.runProvider) and again in scripts/test.js's non-root pass.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const h = require('./harness');
+
+const skip = process.geteuid() === 0 || process.geteuid() === h.NOBODY_UID ? false : 'needs root (to run a provider as uid 65534) or uid 65534';
+
+/** The provider's scratch directory (its sessions root and store): its own, 0711 (the sandbox's uid must traverse it). */
+function scratch(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-nonroot-sessions-'));
+  if (process.geteuid() === 0) fs.chownSync(dir, h.NOBODY_UID, h.NOBODY_UID);
+  fs.chmodSync(dir, 0o711);
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * The exec agent the provider starts (holder, file helper, sandbox agent):
+ * as root, a world-readable copy of the built one (uid 65534 cannot read a
+ * checkout under /root); as uid 65534, the copied package's own.
+ */
+let agentCopy = null;
+function agentPath() {
+  if (process.geteuid() !== 0) return undefined;
+  if (agentCopy !== null) return agentCopy;
+  const built = path.join(require('../../lib/platform-package').cargoTargetDir(), 'release', 'cordon-exec-agent');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-nonroot-agent-'));
+  fs.chmodSync(dir, 0o755);
+  agentCopy = path.join(dir, 'cordon-exec-agent');
+  fs.copyFileSync(built, agentCopy);
+  fs.chmodSync(agentCopy, 0o755);
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return agentCopy;
+}
+
+/** Runs `body` (a script: `m` is a manager over `<dir>/root`, `store` a file store in `dir`) as a uid-65534 provider; returns what it prints. */
+function provider(dir, body, options = {}) {
+  const { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20 } = options;
+  const script = `
+    const fs = require('node:fs'); const crypto = require('node:crypto');
+    const dir = ${JSON.stringify(dir)};
+    const secret = Buffer.from('0123456789abcdef0123456789abcdef');
+    // A durable store in a JSON file (sqliteSessionStore needs Node >= 22.5 or
+    // better-sqlite3, not in the copied package): what is tested is the holder.
+    const file = dir + '/sessions.json';
+    const load = () => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return {}; } };
+    const save = (all) => fs.writeFileSync(file, JSON.stringify(all));
+    const copy = (r) => JSON.parse(JSON.stringify(r));
+    const store = {
+      async get(key) { return load()[key] ?? null; },
+      async put(r) { const all = load(); all[r.key] = copy(r); save(all); },
+      async delete(key) { const all = load(); delete all[key]; save(all); },
+      async list() { return Object.values(load()); },
+      async claim(key, lease, create, heldByOther) {
+        const all = load(); const found = all[key] ?? null;
+        if (found !== null && heldByOther(found.lease)) return { record: found, created: false, held: true };
+        all[key] = { ...(found ?? create()), lease }; save(all);
+        return { record: copy(all[key]), created: found === null, held: false };
+      },
+      async close() {},
+    };
+    const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true,
+      idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, agentPath: ${JSON.stringify(agentPath())} });
+    const scope = (c) => ({ tenant: 'acme', conversation: c });
+    const out = (value) => process.stdout.write(JSON.stringify(value));
+    const codeOf = (promise) => promise.then(() => null, (e) => e.code);
+    const alive = (pid) => { try { return fs.readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1][0] !== 'Z'; } catch { return false; } };
+    (async () => { ${body} })().catch((e) => { out({ failed: String(e.stack ?? e), code: e.code }); });`;
+  // As harness.runProvider, but a provider that SIGKILLs itself (options.killed) still answers.
+  const switchUid = process.geteuid() !== h.NOBODY_UID;
+  const { node, pkg } = switchUid ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
+  const identity = switchUid ? { uid: h.NOBODY_UID, gid: h.NOBODY_UID, env: { PATH: process.env.PATH } } : {};
+  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, ...identity });
+  const ended = options.killed ? run.signal === 'SIGKILL' : run.status === 0;
+  assert.ok(ended, `provider ended ${run.status ?? run.signal}: ${run.stderr}`);
+  const value = JSON.parse(run.stdout);
+  assert.equal(value.failed, undefined, value.failed);
+  return value;
+}
+
+/** Pids of processes whose command line holds `tag`. */
+function withTag(tag) {
+  return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(tag);
+    } catch {
+      return false;
+    }
+  });
+}
+
+test('a uid-65534 provider acquires a session, runs commands and file tools in it, and end() leaves no holder, process or directory', { skip }, (t) => {
+  const dir = scratch(t);
+  const tag = `nr-end-${process.pid}`;
+  const v = provider(dir, `
+    const s = await m.acquire(scope('a'), 'u');
+    const id = await s.exec({ shell: 'bash', script: 'id -u; echo made > made.txt; (exec -a ${tag} sleep 300) >/dev/null 2>&1 & echo started' });
+    await s.writeFile('from-host.bin', Buffer.from([0, 1, 2, 255]));
+    const seen = await s.exec(['/bin/sh', '-c', 'od -An -tu1 from-host.bin']);
+    const read = (await s.readFile('made.txt')).toString();
+    const listed = (await s.list('')).map((e) => e.name + ':' + e.type);
+    await s.remove('made.txt');
+    const after = (await s.list('')).map((e) => e.name);
+    const workspace = s.workspace;
+    const receipt = await s.end();
+    out({ euid: process.geteuid(), provider: process.pid, ownerUid: s.ownerUid, origin: s.origin, id: id.stdout.toString(), seen: seen.stdout.toString(),
+      read, listed, after, receipt: receipt.workspace, left: fs.readdirSync(dir + '/root'), records: (await store.list()).length, workspace });`);
+  assert.equal(v.euid, 65534);
+  assert.equal(v.origin, 'created');
+  assert.ok(v.ownerUid >= 1342177280 && v.ownerUid < 1342177280 + 65536, `an owner uid of the subordinate range's first half: ${v.ownerUid}`);
+  assert.equal(v.id.trim().split('\n')[0], String(v.ownerUid), 'commands run as the owner uid');
+  assert.equal(v.seen.trim().replace(/\s+/g, ' '), '0 1 2 255', 'the sandbox sees the host-written bytes');
+  assert.equal(v.read, 'made\n');
+  assert.deepEqual(v.listed, ['from-host.bin:file', 'made.txt:file']);
+  assert.deepEqual(v.after, ['from-host.bin']);
+  assert.equal(v.receipt.removed, true, v.receipt.detail);
+  assert.deepEqual(v.left, [], 'no workspace directory left');
+  assert.equal(v.records, 0);
+  assert.deepEqual(withTag(tag), [], 'the background command is gone');
+  assert.deepEqual(withTag(v.workspace), [], 'no holder of that workspace is left');
+});
+
+test('a uid-65534 provider\'s workspace is bounded: the sandbox gets ENOSPC for bytes and for inodes, and the provider\'s disk is untouched', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('full'), 'u');
+    const bytes = await s.exec({ shell: 'bash', script: 'head -c 3000000 /dev/zero > big; echo status=$?; stat -c %s big; rm big' });
+    const inodes = await s.exec({ shell: 'bash', script: 'n=0; while : > f$n 2>/dev/null; do n=$((n+1)); [ $n -gt 100000 ] && break; done; echo $n; : > extra; echo $?' });
+    const hostWrite = await codeOf(s.writeFile('one-more', 'x'));
+    const underneath = fs.readdirSync(s.workspace);
+    await s.end();
+    out({ bytes: bytes.stdout.toString() + bytes.stderr.toString(), inodes: inodes.stdout.toString(), inodesErr: inodes.stderr.toString(), hostWrite, underneath });`, { workspaceBytes: 1 << 20 });
+  const [status, size] = v.bytes.trim().split('\n').filter((l) => /^(status=|\d)/.test(l));
+  assert.notEqual(status, 'status=0', `writing 3 MB into a 1 MiB workspace fails: ${v.bytes}`);
+  assert.match(v.bytes, /No space left on device/);
+  assert.equal(Number(size), 1 << 20, 'exactly the quota was written');
+  const created = Number(v.inodes.trim().split('\n')[0]);
+  assert.ok(created > 100 && created < 1024, `the inode bound (1024 for 1 MiB, one for the root) stopped the files: ${created}`);
+  assert.match(v.inodesErr, /No space left on device/);
+  assert.equal(v.hostWrite, 'ERR_CORDON_SESSION_WORKSPACE_FULL', 'the file tools meet the same bound');
+  assert.deepEqual(v.underneath, [], "the provider's own directory (under the holder's tmpfs) got nothing");
+});
+
+test('the file tools of a uid-65534 provider refuse a planted symlink, FIFO and symlinked directory, and never block', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('plant'), 'u');
+    await s.exec({ shell: 'bash', script: 'ln -s /etc/passwd link; mkfifo fifo; ln -s / up; mkdir d; echo in > d/f; ln -s d dl' });
+    const codes = {
+      link: await codeOf(s.readFile('link')),
+      fifo: await codeOf(s.readFile('fifo')),
+      throughDir: await codeOf(s.readFile('up/etc/passwd')),
+      throughDirLink: await codeOf(s.readFile('dl/f')),
+      writeThroughLink: await codeOf(s.writeFile('up/tmp/owned', 'x')),
+      dotdot: await codeOf(s.readFile('../x')),
+      absolute: await codeOf(s.readFile('/etc/passwd')),
+      missing: await codeOf(s.readFile('nope')),
+      dir: await codeOf(s.readFile('d')),
+      tooLarge: await codeOf(s.readFile('d/f', { maxBytes: 1 })),
+    };
+    const realFile = (await s.readFile('d/f')).toString();
+    await s.writeFile('link', 'replaced');
+    const linkNow = await s.exec(['/bin/sh', '-c', 'ls -l link | cut -c1; cat link']);
+    await s.remove('d', { recursive: true });
+    const left = (await s.list('')).map((e) => e.name + ':' + e.type);
+    await s.end();
+    out({ codes, realFile, linkNow: linkNow.stdout.toString(), left });`);
+  assert.deepEqual(v.codes, {
+    link: 'ERR_CORDON_SESSION_PATH_REFUSED',
+    fifo: 'ERR_CORDON_SESSION_FILE_TYPE_REFUSED',
+    throughDir: 'ERR_CORDON_SESSION_PATH_REFUSED',
+    throughDirLink: 'ERR_CORDON_SESSION_PATH_REFUSED',
+    writeThroughLink: 'ERR_CORDON_SESSION_PATH_REFUSED',
+    dotdot: 'ERR_CORDON_SESSION_PATH_REFUSED',
+    absolute: 'ERR_CORDON_SESSION_PATH_REFUSED',
+    missing: 'ERR_CORDON_SESSION_FILE_NOT_FOUND',
+    dir: 'ERR_CORDON_SESSION_FILE_TYPE_REFUSED',
+    tooLarge: 'ERR_CORDON_SESSION_FILE_TOO_LARGE',
+  });
+  assert.equal(v.realFile, 'in\n');
+  assert.equal(v.linkNow, '-\nreplaced', 'writeFile replaced the link with a file, never wrote through it');
+  assert.deepEqual(v.left, ['dl:symlink', 'fifo:fifo', 'link:file', 'up:symlink']);
+});
+
+test('two sessions of a uid-65534 provider cannot see each other\'s files or processes', { skip }, (t) => {
+  const dir = scratch(t);
+  const tag = `nr-two-${process.pid}`;
+  const v = provider(dir, `
+    const a = await m.acquire(scope('a'), 'u');
+    const b = await m.acquire(scope('b'), 'u');
+    await a.exec({ shell: 'bash', script: 'echo secret-a > secret; chmod 600 secret; (exec -a ${tag} sleep 300) >/dev/null 2>&1 &' });
+    // comm, not cmdline: the grep's own argv would hold a tag.
+    const sleepers = "cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^sleep$'";
+    const aSees = await a.exec({ shell: 'bash', script: sleepers });
+    const look = await b.exec({ shell: 'bash', script: 'ls -A; ' + sleepers + '; ls ' + JSON.stringify(a.workspace) + ' 2>&1; cat ' + JSON.stringify(a.workspace + '/secret') + ' 2>&1; echo end' });
+    const bReads = await codeOf(b.readFile('../' + require('node:path').basename(a.workspace) + '/secret'));
+    const aStill = (await a.readFile('secret')).toString();
+    await a.end(); await b.end();
+    out({ aSees: aSees.stdout.toString(), look: look.stdout.toString(), bReads, aStill, owners: [a.ownerUid, b.ownerUid] });`);
+  assert.notEqual(v.owners[0], v.owners[1], 'each session has its own owner uid');
+  assert.equal(v.aSees, '1\n', 'a sees its own background command (the probe is not blind)');
+  const lines = v.look.split('\n');
+  assert.equal(lines[0], '0', `b's workspace is empty and b sees no process of a: ${v.look}`);
+  assert.doesNotMatch(v.look, /secret-a/);
+  assert.equal(v.bReads, 'ERR_CORDON_SESSION_PATH_REFUSED');
+  assert.equal(v.aStill, 'secret-a\n');
+  assert.deepEqual(withTag(tag), []);
+});
+
+test('a uid-65534 provider killed mid-session leaves a holder the next provider resumes (files kept, processes gone), and one past its idle time is reaped', { skip }, (t) => {
+  const dir = scratch(t);
+  const tag = `nr-kill-${process.pid}`;
+  const first = provider(dir, `
+    const s = await m.acquire(scope('k'), 'u');
+    await s.writeFile('turn1.txt', 'kept');
+    await s.exec({ shell: 'bash', script: '(exec -a ${tag} sleep 300) >/dev/null 2>&1 &' });
+    const [record] = await store.list();
+    out({ holder: record.holder, workspace: s.workspace });
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  assert.ok(first.holder && first.holder.pid > 1, 'the holder is in the record');
+  const second = provider(dir, `
+    const report = await m.recover();
+    const s = await m.acquire(scope('k'), 'u');
+    const kept = (await s.readFile('turn1.txt')).toString();
+    const ls = await s.exec(['/bin/ls']);
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    out({ report, origin: s.origin, kept, ls: ls.stdout.toString(), holderAlive: alive(${first.holder.pid}) });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  assert.equal(second.report.resumable.length, 1, JSON.stringify(second.report));
+  assert.equal(second.origin, 'restarted');
+  assert.equal(second.kept, 'kept', 'the first turn\'s file survived the provider');
+  assert.equal(second.ls, 'turn1.txt\n');
+  assert.equal(second.holderAlive, true);
+  assert.deepEqual(withTag(tag), [], 'the first provider\'s sandbox and its command died with it');
+  const third = provider(dir, `
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const report = await m.recover();
+    out({ report, records: (await store.list()).length, left: fs.readdirSync(dir + '/root'), holderAlive: alive(${first.holder.pid}) });`, { idleTimeoutMs: 200 });
+  assert.equal(third.report.reaped.length, 1, JSON.stringify(third.report));
+  assert.equal(third.records, 0);
+  assert.deepEqual(third.left, []);
+  assert.equal(third.holderAlive, false, 'the reap killed the holder (and the workspace with it)');
+});
+
+test('a uid-65534 provider whose sessions root sits under a directory the owner uid cannot search is refused with ERR_CORDON_WORKSPACE_UNUSABLE, leaving no holder, directory or record', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    fs.mkdirSync(dir + '/closed', { mode: 0o700 });
+    const closed = cordon.createSessionManager({ secret, root: dir + '/closed/root', store, authorize: () => true, workspaceBytes: 1 << 20, agentPath: ${JSON.stringify(agentPath())} });
+    const error = await closed.acquire(scope('closed'), 'u').then(() => null, (e) => e);
+    out({ code: error?.code, message: error?.message, left: fs.readdirSync(dir + '/closed/root'), records: (await store.list()).length });`);
+  assert.equal(v.code, 'ERR_CORDON_WORKSPACE_UNUSABLE', v.message);
+  assert.match(v.message, /closed/, 'the message names the directory in the way');
+  assert.deepEqual(v.left, []);
+  assert.equal(v.records, 0);
+  assert.deepEqual(withTag(`${dir}/closed/root/`), [], 'the holder was killed');
+});
+
+test('a uid-65534 provider killed after its holder mounted the workspace but before recording it leaves no holder behind', { skip }, async (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const put = store.put;
+    // The record write that would name the holder: the provider dies instead.
+    store.put = async (record) => {
+      if (record.holder) {
+        out({ holder: record.holder });
+        process.kill(process.pid, 'SIGKILL');
+        await new Promise(() => {});
+      }
+      return put(record);
+    };
+    await m.acquire(scope('unrecorded'), 'u');`, { killed: true });
+  assert.ok(v.holder.pid > 1);
+  const gone = () => {
+    try {
+      return fs.readFileSync(`/proc/${v.holder.pid}/stat`, 'utf8').split(') ')[1][0] === 'Z';
+    } catch {
+      return true;
+    }
+  };
+  for (let i = 0; i < 100 && !gone(); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(gone(), true, 'the holder saw EOF before `keep` and exited');
+});

@@ -1,0 +1,172 @@
+'use strict';
+
+// A NON-ROOT provider's session workspace (docs/sessions.md, "Non-root
+// providers"): only root may mount a tmpfs on the host, so a per-session
+// *holder* process of the provider (cordon-exec-agent session-holder)
+// makes a user namespace in which only the session's owner uid U exists
+// (mapped here with newuidmap/newgidmap, from outside: the subordinate
+// range is the provider's), then a mount namespace with the bounded tmpfs
+// on `<root>/<key>`. The session's sandboxes are started inside those
+// namespaces (spawnIsolated's `namespaceHolder`), and the file tools run
+// there as U (holder-files.js). The workspace lives as long as the holder:
+// it outlives a provider restart (recorded `{pid, start}` like the lease,
+// so a recycled pid is never taken for it), not a reboot.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const { spawn, execFileSync } = require('node:child_process');
+const { CordonError } = require('../errors');
+const { startTime } = require('./lease');
+
+const NEWUIDMAP = '/usr/bin/newuidmap';
+const NEWGIDMAP = '/usr/bin/newgidmap';
+/** How long the holder has for each step (ms): a static binary's few syscalls. */
+const STEP_TIMEOUT_MS = 10_000;
+/** After SIGKILL, how long the holder has to be gone (ms). */
+const GONE_TIMEOUT_MS = 5_000;
+
+function unavailable(message, cause) {
+  return new CordonError('ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', message, cause === undefined ? {} : { cause });
+}
+
+/** The owner half of this (non-root) provider's subordinate uids, as the launcher counts it (subordinate_ids.rs). */
+function subordinateOwners() {
+  const name = os.userInfo().username;
+  const uid = String(process.geteuid());
+  const find = (file) => {
+    let text = '';
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      return null;
+    }
+    for (const line of text.split('\n')) {
+      const [who, first, count] = line.trim().split(':');
+      if ((who === name || who === uid) && /^\d+$/.test(first ?? '') && /^\d+$/.test(count ?? '')) return { first: Number(first), count: Number(count) };
+    }
+    return null;
+  };
+  const uids = find('/etc/subuid');
+  const gids = find('/etc/subgid');
+  if (uids === null || gids === null || uids.first !== gids.first) {
+    throw unavailable(`a non-root provider's sessions need subordinate ids for ${name} with the same first id in /etc/subuid and /etc/subgid (the owner uid is also the gid): see \`npx cordon doctor\``);
+  }
+  return { first: uids.first, count: Math.floor(Math.min(uids.count, gids.count) / 2) };
+}
+
+/** Reads one line (a step word) from the holder's stdout, bounded in time. */
+function nextLine(reader) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no word from the holder within ${STEP_TIMEOUT_MS} ms`)), STEP_TIMEOUT_MS);
+    reader.wait = (line, error) => {
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(line);
+    };
+    reader.flush();
+  });
+}
+
+function lineReader(child) {
+  const reader = { buffer: '', lines: [], ended: null, wait: null };
+  reader.flush = () => {
+    if (reader.wait === null) return;
+    const wait = reader.wait;
+    if (reader.lines.length > 0) {
+      reader.wait = null;
+      wait(reader.lines.shift());
+    } else if (reader.ended !== null) {
+      reader.wait = null;
+      wait(null, reader.ended);
+    }
+  };
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-1024);
+  });
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    reader.buffer += chunk;
+    const parts = reader.buffer.split('\n');
+    reader.buffer = parts.pop().slice(-256);
+    reader.lines.push(...parts);
+    reader.flush();
+  });
+  child.on('exit', (code, signal) => {
+    setImmediate(() => {
+      reader.ended = new Error(`the holder exited (${signal ?? `status ${code}`}): ${stderr.trim()}`);
+      reader.flush();
+    });
+  });
+  child.on('error', (error) => {
+    reader.ended = error;
+    reader.flush();
+  });
+  return reader;
+}
+
+/** True while the recorded holder is that very process, alive (not a zombie, not a recycled pid). */
+function holderAlive(holder) {
+  if (holder === null || holder === undefined) return false;
+  let stat;
+  try {
+    stat = fs.readFileSync(`/proc/${holder.pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && startTime(holder.pid) === holder.start;
+}
+
+/**
+ * Starts the holder for `dir` (an empty directory of this provider) and
+ * resolves with `{pid, start}` once the tmpfs is mounted in it and
+ * `persist(holder)` (the caller's durable record of it) resolved: only
+ * then is the holder told to `keep`; a provider killed before that leaves
+ * a holder that exits on EOF. Fails closed (the holder killed) otherwise.
+ */
+async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persist }) {
+  const args = ['session-holder', String(ownerUid), dir, String(quotaBytes), String(inodes)];
+  // detached: its own session and process group, so a signal to the
+  // provider's group (Ctrl-C) does not take the workspace with it.
+  const child = spawn(agentPath, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: '/', env: {} });
+  const reader = lineReader(child);
+  try {
+    if ((await nextLine(reader)) !== 'unshared') throw new Error('the holder did not say "unshared"');
+    for (const helper of [NEWUIDMAP, NEWGIDMAP]) {
+      execFileSync(helper, [String(child.pid), String(ownerUid), String(ownerUid), '1'], { stdio: 'pipe', timeout: STEP_TIMEOUT_MS, env: {} });
+    }
+    child.stdin.write('mapped\n');
+    if ((await nextLine(reader)) !== 'ready') throw new Error('the holder did not say "ready"');
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw unavailable(`the session holder could not mount a ${quotaBytes}-byte workspace at ${dir}: ${String(error.stderr ?? error.message).trim()}`, error);
+  }
+  const holder = { pid: child.pid, start: startTime(child.pid) };
+  try {
+    await persist(holder);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  child.stdin.write('keep\n');
+  child.stdin.destroy();
+  child.stdout.destroy();
+  child.stderr.destroy();
+  child.unref();
+  return holder;
+}
+
+/** Kills the recorded holder (its workspace goes with it) and waits until it is gone. Never throws. */
+async function stopHolder(holder) {
+  if (!holderAlive(holder)) return true;
+  try {
+    process.kill(holder.pid, 'SIGKILL');
+  } catch {
+    // gone meanwhile
+  }
+  const deadline = Date.now() + GONE_TIMEOUT_MS;
+  while (holderAlive(holder) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  return !holderAlive(holder);
+}
+
+module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners };
