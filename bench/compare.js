@@ -2,7 +2,7 @@
 
 // Two builds of cordon, interleaved in one process tree, row by row:
 //
-//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,tool] [--smoke]
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,early,tool] [--smoke]
 //
 // A build is a checkout whose addon (.node), cordon-runner and index.js are
 // built (`npm run build`). Each round starts one worker process per build
@@ -11,10 +11,16 @@
 //   cold    spawnIsolated(["/bin/true"]) → wait(), ms
 //   pooled  createCodeMode({pool: {size: 2}}).run("return 1"), ms (the pool
 //           refills between samples, untimed)
+//   early   the pooled row with createCodeMode({resultBeforeTeardown: true}):
+//           run() resolves at the terminal frame (docs/code-mode.md › Result
+//           before teardown); a build without the option (it refuses it)
+//           runs the ordinary pooled row, so b/a is "before teardown" vs
+//           "after"; `final` is awaited untimed before the next sample
 //   tool    µs per tool call between the first and last handler entry of one
 //           run of 1000 sequential `tools.echo` calls (as bench/bridge.js)
 // plus, build-independent, a raw Node socketpair JSON echo (the tool row's
-// baseline, bench/peers.js). Printed: median per row and build, b/a, and the
+// baseline, bench/peers.js) and raw bwrap with cordon's flag set running
+// /bin/true (the cold row's baseline, bench/peers.js `rawBwrap`). Printed: median per row and build, b/a, and the
 // worker's own CPU (user+system, process.cpuUsage) per sample beside wall time.
 
 const path = require('node:path');
@@ -32,6 +38,7 @@ const SMOKE = args.includes('--smoke');
 const ROWS = {
   cold: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
   pooled: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
+  early: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
   tool: { unit: 'µs', perWorker: SMOKE ? 1 : 2 },
 };
 const TOOL_CALLS = SMOKE ? 20 : 1000;
@@ -53,8 +60,8 @@ async function measure(root, row, n) {
       if (returncode !== 0) throw new Error(`/bin/true exited ${returncode}`);
       await sleep(20);
     }
-  } else if (row === 'pooled') {
-    const mode = cordon.createCodeMode({ tools: [], pool: { size: 2 } });
+  } else if (row === 'pooled' || row === 'early') {
+    const mode = pooledMode(cordon, row === 'early');
     await mode.run('return 1');
     for (let i = 0; i < n; i += 1) {
       await sleep(120); // refilled and waiting, as in an agent loop
@@ -62,8 +69,17 @@ async function measure(root, row, n) {
       const result = await mode.run('return 1');
       samples.push(nowMs() - t);
       if (!result.ok) throw new Error(`pooled run failed: ${JSON.stringify(result.error)}`);
+      if (result.final && !(await result.final).ok) throw new Error('pooled run not accounted for');
     }
     await mode.close();
+  } else if (row === 'bwrap') {
+    const { BWRAP, rawBwrap, timeChild } = require('./peers');
+    const raw = rawBwrap('/bin/true');
+    for (let i = 0; i < n; i += 1) {
+      samples.push(await timeChild(BWRAP, raw.argv));
+      await sleep(20);
+    }
+    raw.cleanup();
   } else if (row === 'tool') {
     const entries = [];
     const echo = {
@@ -85,6 +101,18 @@ async function measure(root, row, n) {
   }
   const used = process.cpuUsage(cpu);
   return { samples, cpuMsPerSample: (used.user + used.system) / 1000 / n };
+}
+
+/** A pool of 2; `early`: results before teardown where the build knows the option. */
+function pooledMode(cordon, early) {
+  const options = { tools: [], pool: { size: 2 } };
+  if (!early) return cordon.createCodeMode(options);
+  try {
+    return cordon.createCodeMode({ ...options, resultBeforeTeardown: true });
+  } catch (error) {
+    if (error.code !== 'ERR_CORDON_INVALID_OPTIONS') throw error;
+    return cordon.createCodeMode(options);
+  }
 }
 
 function worker(root, row, n) {
@@ -109,11 +137,12 @@ async function main() {
   const a = path.resolve(option('--a', '/work/main'));
   const b = path.resolve(option('--b', '.'));
   const rounds = SMOKE ? 1 : Number(option('--rounds', '6'));
-  const rows = option('--rows', 'cold,pooled,tool').split(',');
+  const rows = option('--rows', 'cold,pooled,early,tool').split(',');
   for (const row of rows) if (!ROWS[row]) throw new Error(`unknown row "${row}"; known: ${Object.keys(ROWS).join(', ')}`);
   const wantEcho = rows.includes('tool');
+  const wantBwrap = rows.includes('cold');
   const data = {};
-  for (const row of [...rows, ...(wantEcho ? ['echo'] : [])]) data[row] = { a: [], b: [], aCpu: [], bCpu: [] };
+  for (const row of [...rows, ...(wantEcho ? ['echo'] : []), ...(wantBwrap ? ['bwrap'] : [])]) data[row] = { a: [], b: [], aCpu: [], bCpu: [] };
   for (let round = 0; round < rounds; round += 1) {
     const order = round % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
     for (const row of rows) {
@@ -127,12 +156,16 @@ async function main() {
       const r = worker(b, 'echo', SMOKE ? 1 : 2);
       data.echo.a.push(...r.samples);
     }
+    if (wantBwrap) {
+      const r = worker(b, 'bwrap', ROWS.cold.perWorker);
+      data.bwrap.a.push(...r.samples);
+    }
     process.stderr.write(`round ${round + 1}/${rounds} done\n`);
   }
   console.log(`a = ${a}\nb = ${b}\n${rounds} rounds, builds alternating; medians over all samples; CPU = the worker's user+system per sample`);
   console.log('| row | unit | n | a median | b median | b/a | a CPU ms | b CPU ms |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-  const names = { cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', tool: `tool call round trip (${TOOL_CALLS} calls/run)` };
+  const names = { cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', early: 'pooled run("return 1"), resultBeforeTeardown where known', tool: `tool call round trip (${TOOL_CALLS} calls/run)` };
   const result = {};
   for (const row of rows) {
     const d = data[row];
@@ -146,6 +179,12 @@ async function main() {
     console.log(`| raw Node socketpair echo (baseline of the tool row) | µs | ${data.echo.a.length} | ${fmt(echo)} | | | | |`);
     console.log(`tool call / raw echo: a ${(result.tool.a / echo).toFixed(2)}×, b ${(result.tool.b / echo).toFixed(2)}×; calls/s: a ${Math.round(1e6 / result.tool.a)}, b ${Math.round(1e6 / result.tool.b)}`);
   }
+  if (wantBwrap) {
+    const bwrap = median(data.bwrap.a);
+    console.log(`| raw bwrap /bin/true, cordon's flags (baseline of the cold row) | ms | ${data.bwrap.a.length} | ${fmt(bwrap)} | | | | |`);
+    console.log(`cold / raw bwrap: a ${(result.cold.a / bwrap).toFixed(2)}×, b ${(result.cold.b / bwrap).toFixed(2)}×`);
+  }
+  console.log(`load average at the end: ${require('node:os').loadavg().map((v) => v.toFixed(2)).join(' ')}`);
   const out = option('--json');
   if (out) require('node:fs').writeFileSync(out, JSON.stringify({ a, b, rounds, result, data }, null, 2));
 }
