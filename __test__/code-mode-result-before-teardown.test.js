@@ -9,7 +9,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const cordon = require('..');
-const { runnerPids } = require('./code-mode-support');
+const { runnerPids, codeMode } = require('./code-mode-support');
 const { eventually } = require('./spawn-support');
 
 const WAIT_MS = 10000;
@@ -103,4 +103,15 @@ test('a run resolved before teardown keeps its admission slot until its sandbox 
   assert.equal(verdict.ok, true);
   assert.ok(await eventually(() => mode.stats().active === 0, WAIT_MS), 'the slot is freed once the sandbox is gone');
   assert.equal((await mode.run('return 3;')).result, 3);
+});
+
+test('a run the host fails (a runner breaking the protocol) resolves the ordinary way: whole receipt, no final', async (t) => {
+  const mode = codeMode({ runner: 'hostile', resultBeforeTeardown: true });
+  t.after(() => mode.close());
+  const result = await mode.run('garbage');
+  assert.deepEqual([result.ok, result.error.kind, result.error.code], [false, 'protocol', 'BAD_FRAME']);
+  assert.equal('final' in result, false);
+  assert.equal('receiptPending' in result, false);
+  assert.equal(result.receipt.stop.containmentConfirmed, true, 'the receipt is the whole one, read after the end');
+  assert.match(result.audit.receiptDigest, /^sha256:/);
 });
