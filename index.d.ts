@@ -263,7 +263,16 @@ export interface IsolatedExecution {
   wait(): Promise<IsolatedResult>;
   /** Same promise every call; SIGTERM → graceMs → SIGKILL of the sandbox → forceMs. Resolves once settled. */
   stop(): Promise<void>;
+  /** The receipt's head (docs/receipts.md › "Before the end") once the launcher observed the program; null until then. */
+  readonly receiptHead: ReceiptHead | null;
+  /** Same promise every call: the receipt's head once the program was observed, or null when the run settled without one. */
+  observed(): Promise<ReceiptHead | null>;
 }
+
+/** The receipt while the sandbox still runs: every field but those only its end can tell (docs/receipts.md › "Before the end"). */
+export type ReceiptHead = Omit<Receipt, 'endedAt' | 'durationMs' | 'outcome' | 'stop' | 'bytes' | 'networkReceipts' | 'networkReceiptsDropped' | 'confinement'> & {
+  confinement: Omit<Receipt['confinement'], 'cgroupOutcome'>;
+};
 
 export type CordonErrorCode =
   | 'ERR_CORDON_INVALID_COMMAND'
@@ -534,6 +543,20 @@ interface CodeModeResultBase {
   /** Fetch receipts past 4096 in one run, counted instead of kept. */
   networkReceiptsDropped?: number;
   executionId: string;
+  /** Absent from a result resolved before teardown (`resultBeforeTeardown`): it comes with `final`. */
+  audit: CodeModeAuditRecord;
+  /** `resultBeforeTeardown` only: the receipt fields `receipt` (then a `ReceiptHead`) does not have yet. */
+  receiptPending?: readonly string[];
+  /** `resultBeforeTeardown` only: the sandbox's verdict once its processes are confirmed gone; never rejects. */
+  final?: Promise<CodeModeFinal>;
+}
+
+/** What a result resolved before teardown learns once the sandbox is gone (docs/code-mode.md › Result before teardown). */
+export interface CodeModeFinal {
+  /** The run's outcome as the ordinary result would have it: false also when the sandbox was not accounted for. */
+  ok: boolean;
+  error?: { kind: CodeModeErrorKind; code?: string; message: string };
+  receipt: Receipt | Record<string, never>;
   audit: CodeModeAuditRecord;
 }
 
@@ -565,6 +588,12 @@ export interface CodeModeOptions {
    * unless `allowPrivate`, TLS verified (`ca` replaces the system roots). Without it, `fetch` is a TypeError.
    */
   network?: CodeModeNetwork;
+  /**
+   * Default false. true: run() resolves once the runner's terminal frame decided the run, with the receipt's
+   * head as `receipt`, its missing fields in `receiptPending`, and `final` for the verdict, the whole receipt
+   * and the audit record once the sandbox is gone (docs/code-mode.md › Result before teardown).
+   */
+  resultBeforeTeardown?: boolean;
   /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. The waiting sandboxes keep the process alive until close(). See docs/performance.md. */
   pool?: { size: number };
 }

@@ -2,7 +2,7 @@
 
 // Two builds of cordon, interleaved in one process tree, row by row:
 //
-//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,tool,connect,tput] [--smoke]
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,early,tool,connect,tput] [--smoke]
 //
 // A build is a checkout whose addon (.node), cordon-runner and index.js are
 // built (`npm run build`). Each round starts one worker process per build
@@ -11,6 +11,11 @@
 //   cold    spawnIsolated(["/bin/true"]) → wait(), ms
 //   pooled  createCodeMode({pool: {size: 2}}).run("return 1"), ms (the pool
 //           refills between samples, untimed)
+//   early   the pooled row with createCodeMode({resultBeforeTeardown: true}):
+//           run() resolves at the terminal frame (docs/code-mode.md › Result
+//           before teardown); a build without the option (it refuses it)
+//           runs the ordinary pooled row, so b/a is "before teardown" vs
+//           "after"; `final` is awaited untimed before the next sample
 //   tool    µs per tool call between the first and last handler entry of one
 //           run of 1000 sequential `tools.echo` calls (as bench/bridge.js)
 //   connect proxied connect + 1-byte echo, µs, and
@@ -18,7 +23,8 @@
 //           mediated sandbox through the proxy port (bench/network.js), each
 //           beside its direct loopback baseline taken in the same rounds
 // plus, build-independent, a raw Node socketpair JSON echo (the tool row's
-// baseline, bench/peers.js). Printed: median per row and build, b/a, and the
+// baseline, bench/peers.js) and raw bwrap with cordon's flag set running
+// /bin/true (the cold row's baseline, bench/peers.js `rawBwrap`). Printed: median per row and build, b/a, and the
 // worker's own CPU (user+system, process.cpuUsage) per sample beside wall time.
 
 const path = require('node:path');
@@ -36,6 +42,7 @@ const SMOKE = args.includes('--smoke');
 const ROWS = {
   cold: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
   pooled: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
+  early: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
   tool: { unit: 'µs', perWorker: SMOKE ? 1 : 2 },
   connect: { unit: 'µs', perWorker: SMOKE ? 1 : 100 },
   tput: { unit: 'MB/s', perWorker: SMOKE ? 1 : 2 },
@@ -62,8 +69,8 @@ async function measure(root, row, n) {
       if (returncode !== 0) throw new Error(`/bin/true exited ${returncode}`);
       await sleep(20);
     }
-  } else if (row === 'pooled') {
-    const mode = cordon.createCodeMode({ tools: [], pool: { size: 2 } });
+  } else if (row === 'pooled' || row === 'early') {
+    const mode = pooledMode(cordon, row === 'early');
     await mode.run('return 1');
     for (let i = 0; i < n; i += 1) {
       await sleep(120); // refilled and waiting, as in an agent loop
@@ -71,8 +78,17 @@ async function measure(root, row, n) {
       const result = await mode.run('return 1');
       samples.push(nowMs() - t);
       if (!result.ok) throw new Error(`pooled run failed: ${JSON.stringify(result.error)}`);
+      if (result.final && !(await result.final).ok) throw new Error('pooled run not accounted for');
     }
     await mode.close();
+  } else if (row === 'bwrap') {
+    const { BWRAP, rawBwrap, timeChild } = require('./peers');
+    const raw = rawBwrap('/bin/true');
+    for (let i = 0; i < n; i += 1) {
+      samples.push(await timeChild(BWRAP, raw.argv));
+      await sleep(20);
+    }
+    raw.cleanup();
   } else if (row === 'tool') {
     const entries = [];
     const echo = {
@@ -102,6 +118,18 @@ async function measure(root, row, n) {
   return { samples, cpuMsPerSample: (used.user + used.system) / 1000 / n };
 }
 
+/** A pool of 2; `early`: results before teardown where the build knows the option. */
+function pooledMode(cordon, early) {
+  const options = { tools: [], pool: { size: 2 } };
+  if (!early) return cordon.createCodeMode(options);
+  try {
+    return cordon.createCodeMode({ ...options, resultBeforeTeardown: true });
+  } catch (error) {
+    if (error.code !== 'ERR_CORDON_INVALID_OPTIONS') throw error;
+    return cordon.createCodeMode(options);
+  }
+}
+
 function worker(root, row, n) {
   const out = execFileSync(process.execPath, [__filename, '--worker', root, '--row', row, '--n', String(n), ...(SMOKE ? ['--smoke'] : [])], {
     encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300000,
@@ -124,12 +152,13 @@ async function main() {
   const a = path.resolve(option('--a', '/work/main'));
   const b = path.resolve(option('--b', '.'));
   const rounds = SMOKE ? 1 : Number(option('--rounds', '6'));
-  const rows = option('--rows', 'cold,pooled,tool').split(',');
+  const rows = option('--rows', 'cold,pooled,early,tool').split(',');
   for (const row of rows) if (!ROWS[row]) throw new Error(`unknown row "${row}"; known: ${Object.keys(ROWS).join(', ')}`);
   const wantEcho = rows.includes('tool');
   const baselines = rows.filter((row) => BASELINES[row]).map((row) => BASELINES[row]);
+  const wantBwrap = rows.includes('cold');
   const data = {};
-  for (const row of [...rows, ...(wantEcho ? ['echo'] : []), ...baselines]) data[row] = { a: [], b: [], aCpu: [], bCpu: [] };
+  for (const row of [...rows, ...(wantEcho ? ['echo'] : []), ...(wantBwrap ? ['bwrap'] : []), ...baselines]) data[row] = { a: [], b: [], aCpu: [], bCpu: [] };
   for (let round = 0; round < rounds; round += 1) {
     const order = round % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
     for (const row of rows) {
@@ -147,13 +176,18 @@ async function main() {
       const r = worker(b, BASELINES[row], ROWS[row].perWorker);
       data[BASELINES[row]].a.push(...r.samples);
     }
+    if (wantBwrap) {
+      const r = worker(b, 'bwrap', ROWS.cold.perWorker);
+      data.bwrap.a.push(...r.samples);
+    }
     process.stderr.write(`round ${round + 1}/${rounds} done\n`);
   }
   console.log(`a = ${a}\nb = ${b}\n${rounds} rounds, builds alternating; medians over all samples; CPU = the worker's user+system per sample`);
   console.log('| row | unit | n | a median | b median | b/a | a CPU ms | b CPU ms |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   const names = {
-    cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', tool: `tool call round trip (${TOOL_CALLS} calls/run)`,
+    cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', early: 'pooled run("return 1"), resultBeforeTeardown where known',
+    tool: `tool call round trip (${TOOL_CALLS} calls/run)`,
     connect: 'proxied connect + 1-byte echo (python3, CONNECT)', tput: 'proxied throughput (python3, 32 MiB streams)',
   };
   const result = {};
@@ -176,6 +210,12 @@ async function main() {
     console.log(`${row} / direct: a ${(ma / base).toFixed(2)}×, b ${(mb / base).toFixed(2)}×`);
     result[BASELINES[row]] = { a: base };
   }
+  if (wantBwrap) {
+    const bwrap = median(data.bwrap.a);
+    console.log(`| raw bwrap /bin/true, cordon's flags (baseline of the cold row) | ms | ${data.bwrap.a.length} | ${fmt(bwrap)} | | | | |`);
+    console.log(`cold / raw bwrap: a ${(result.cold.a / bwrap).toFixed(2)}×, b ${(result.cold.b / bwrap).toFixed(2)}×`);
+  }
+  console.log(`load average at the end: ${require('node:os').loadavg().map((v) => v.toFixed(2)).join(' ')}`);
   const out = option('--json');
   if (out) require('node:fs').writeFileSync(out, JSON.stringify({ a, b, rounds, result, data }, null, 2));
 }

@@ -3,7 +3,11 @@
 // Where a run's time goes (docs/performance.md "Where a run's time goes"):
 // a per-step timeline of cold and pooled `run("return 1")`, one command:
 //
-//   node bench/timeline.js [--runs 15] [--no-strace] [--json out.json]
+//   node bench/timeline.js [--runs 15] [--no-strace] [--early] [--json out.json]
+//
+// --early: both modes with createCodeMode({resultBeforeTeardown: true}); run()
+// then resolves at `js.run_resolved_early`, and `final` (awaited untimed)
+// marks the rows after it, which are then off the caller's path.
 //
 // Three clocks, all CLOCK_MONOTONIC, lined up per run:
 //   - this process: run() called, the addon entered and returned, `execute`
@@ -86,7 +90,12 @@ async function tracedRun(mode) {
   const t0 = nowNs();
   jsSteps.set('js.run_called', t0);
   const result = await mode.run('return 1');
-  mark('js.run_resolved');
+  if (result.final) {
+    mark('js.run_resolved_early');
+    if (!(await result.final).ok) throw new Error('run not accounted for');
+  } else {
+    mark('js.run_resolved');
+  }
   const cpuUsed = process.cpuUsage(cpu);
   if (!result.ok) throw new Error(`run failed: ${JSON.stringify(result.error)}`);
   const steps = jsSteps;
@@ -121,6 +130,7 @@ const ROWS = [
   ['observed', 'observation (containment read from /proc)', 'crit'],
   ['js.first_chunk', 'runner start → `ready` received in JS', 'crit'],
   ['js.result_chunk', '`execution.result` received in JS', 'crit'],
+  ['js.run_resolved_early', 'run() resolved before teardown (--early; the rows below are then after)', 'crit'],
   ['js.protocol_end', 'protocol EOF (runner exited)', 'crit'],
   ['bwrap.reaped', 'namespace init + bwrap exit, reaped', 'crit'],
   ['namespace.confirmed', 'pid namespace killed + confirmed empty', 'crit'],
@@ -218,8 +228,9 @@ async function childCold() {
 async function main() {
   if (flag('--child-cold')) return childCold();
   const runs = Number(option('--runs', '15'));
-  const cold = createCodeMode({ tools: [] });
-  const pooled = createCodeMode({ tools: [], pool: { size: 2 } });
+  const early = flag('--early') ? { resultBeforeTeardown: true } : {};
+  const cold = createCodeMode({ tools: [], ...early });
+  const pooled = createCodeMode({ tools: [], pool: { size: 2 }, ...early });
   await cold.run('return 1'); // warm the JS paths and the launcher's caches
   await pooled.run('return 1');
   const samples = { cold: [], pooled: [] };

@@ -142,6 +142,9 @@ class IsolatedExecution {
     // wait() may never be called: a rejection must not become unhandled.
     this._waitPromise.catch(() => {});
     this._stopPromise = null;
+    /** The receipt's head (docs/receipts.md › "Before the end") once the program was observed. */
+    this.receiptHead = null;
+    this._headPromise = new Promise((resolve) => { this._resolveHead = resolve; });
   }
 
   /** Called once by spawnIsolated after the native launch returned. */
@@ -169,6 +172,7 @@ class IsolatedExecution {
       case EV.ShutdownDone: this.protocol._settleFinal(); break;
       case EV.Finished: this._finish(settled); break;
       case EV.Failed: this._fail(settled); break;
+      case EV.Observed: this._observed(settled.receipt); break;
       default: break;
     }
   }
@@ -201,7 +205,13 @@ class IsolatedExecution {
     }
   }
 
+  _observed(receipt) {
+    this.receiptHead = receipt;
+    this._resolveHead(receipt);
+  }
+
   _settle() {
+    this._resolveHead(null); // no-op when the head came
     this._end(this.protocol);
     this._end(this.stderr);
     this.protocol._settleWrite();
@@ -232,6 +242,15 @@ class IsolatedExecution {
   /** Resolves after bwrap is reaped, both streams ended and the receipt was read. Same promise every call. */
   wait() {
     return this._waitPromise;
+  }
+
+  /**
+   * Resolves with the receipt's head as soon as the launcher observed the
+   * program (for a pooled sandbox: before it is taken), or with null when the
+   * run settled without one. Same promise every call.
+   */
+  observed() {
+    return this._headPromise;
   }
 
   /** Runs the stop ladder once; resolves when the execution has settled. Same promise every call. */

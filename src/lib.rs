@@ -41,6 +41,10 @@ pub enum EventKind {
     Finished = 6,
     /// The launch or the run failed; `settled`: `{code, message, receipt?}`.
     Failed = 7,
+    /// The program was observed running; `settled`: `{receipt}`, the
+    /// receipt's fields known before the end (docs/receipts.md › "Before the
+    /// end"). At most once, before `Finished`/`Failed`.
+    Observed = 8,
 }
 
 /// The streams whose reader `grant` gives one more chunk of credit.
@@ -178,10 +182,23 @@ fn to_args(env: &Env, event: Event) -> napi::Result<EventArgs> {
             None,
         ),
         Event::ShutdownDone => (EventKind::ShutdownDone, None, None, None),
+        Event::Observed { receipt_head } => {
+            (EventKind::Observed, None, None, Some(head(receipt_head)))
+        }
         Event::Finished(Ok(done)) => (EventKind::Finished, None, None, Some(completed(done))),
         Event::Finished(Err(failure)) => (EventKind::Failed, None, None, Some(failed(failure))),
     };
     Ok(args.into())
+}
+
+fn head(receipt_head: Value) -> Settled {
+    Settled {
+        returncode: None,
+        signal: None,
+        code: None,
+        message: None,
+        receipt: Some(for_js(receipt_head)),
+    }
 }
 
 fn completed(done: Completion) -> Settled {

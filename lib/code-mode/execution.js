@@ -331,7 +331,25 @@ class Execution {
     this.reader.stop();
     this.closeWrite();
     this.after('exit', EXIT_GRACE_MS, () => this.stopSandbox());
+    // A remote execution has no receipt head before its end: its run resolves the ordinary way.
+    if (this.host.resultBeforeTeardown && typeof this.execution.observed === 'function') this.resolveBeforeTeardown();
     return undefined;
+  }
+
+  /**
+   * `resultBeforeTeardown`: the terminal frame decided the run; resolve now with
+   * the receipt's head (what the launcher knows while the sandbox still runs) and
+   * deliver the rest through `final` once the sandbox is gone. Only when the
+   * observation found nothing wrong: a head with mismatches (or none at all) means
+   * the launcher will fail the run, so that run resolves the ordinary way.
+   */
+  resolveBeforeTeardown() {
+    this.execution.observed().then((head) => {
+      if (this.finished || this.early || !cleanHead(head)) return;
+      this.early = { resolveFinal: null };
+      const final = new Promise((resolve) => { this.early.resolveFinal = resolve; });
+      this.resolve({ termination: this.termination, receipt: head, exit: null, settled: this.settled, runnerVersion: this.runnerVersion, final });
+    });
   }
 
   terminationFrom(frame) {
@@ -453,8 +471,16 @@ class Execution {
     this.clearTimers();
     this.abandonPendingCalls();
     this.unwatchSignal?.();
-    this.resolve({ termination: this.termination, receipt: receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion });
+    const outcome = { termination: this.termination, receipt: receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion };
+    if (this.early) this.early.resolveFinal(outcome);
+    else this.resolve(outcome);
   }
+}
+
+/** A head the early result may carry: the program was observed and matched the plan. */
+function cleanHead(head) {
+  const confinement = head?.confinement;
+  return confinement?.observed?.status === 'observed' && Array.isArray(confinement.mismatches) && confinement.mismatches.length === 0;
 }
 
 module.exports = { Execution, CANCEL_GRACE_MS, EXIT_GRACE_MS, DEFAULT_STOP };

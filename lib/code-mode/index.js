@@ -17,7 +17,7 @@ const { runCode } = require('./run');
 const { DEFAULT_STOP } = require('./execution');
 const { resolveNetwork } = require('./network-options');
 
-const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool', 'strictSchemas', 'network']);
+const OPTION_KEYS = new Set(['tools', 'limits', 'policy', 'admission', 'onEvent', 'onAudit', 'runner', 'pool', 'strictSchemas', 'network', 'resultBeforeTeardown']);
 const RUNNER_KEYS = new Set(['path', 'stop', 'protocol']);
 /** Runner dialects: which command-line flags the runner accepts (limits.js runnerArgs). */
 const RUNNER_PROTOCOLS = new Set(['cordon', 'code-bridge-v1']);
@@ -139,9 +139,12 @@ function bindCodeMode(api) {
     if (network && runner.protocol === 'code-bridge-v1') {
       throw new CordonError('ERR_CORDON_UNSUPPORTED', 'network (the program\'s fetch) needs cordon-runner\'s fetch extension; a reference code-bridge-v1 runner has none');
     }
+    const resultBeforeTeardown = options.resultBeforeTeardown ?? false;
+    if (typeof resultBeforeTeardown !== 'boolean') throw invalidArgument('resultBeforeTeardown must be a boolean');
     const pool = createRunnerPool(api, { pool: options.pool, runner, limits, policy, network });
     const host = Object.freeze({
       catalogue, limits, policy, admission, onEvent, onAudit, runner, pool, network, networkRules: api.networkRules, spawnIsolated: api.spawnIsolated,
+      resultBeforeTeardown,
     });
     let closed = null;
     return Object.freeze({

@@ -27,9 +27,9 @@ function failed(kind, code, message) {
 
 /**
  * @param {{termination: object, logs: readonly object[], metrics: object, events: readonly object[], receipt: object,
- *   executionId: string, audit: object}} parts
+ *   executionId: string, audit?: object, receiptPending?: readonly string[], final?: Promise<object>}} parts
  */
-function buildResult({ termination, logs, metrics, events, receipt, executionId, audit, fetchReceipts = null }) {
+function buildResult({ termination, logs, metrics, events, receipt, executionId, audit, fetchReceipts = null, receiptPending, final }) {
   const result = { ok: termination.ok };
   if (termination.ok) result.result = termination.result;
   else result.error = { ...termination.error };
@@ -37,7 +37,11 @@ function buildResult({ termination, logs, metrics, events, receipt, executionId,
   // list is empty; the program's fetches, performed by this host, add theirs.
   const sandboxReceipts = Array.isArray(receipt?.networkReceipts) ? receipt.networkReceipts : [];
   const networkReceipts = fetchReceipts ? [...sandboxReceipts, ...fetchReceipts.receipts] : sandboxReceipts;
-  Object.assign(result, { logs, metrics, events, receipt, networkReceipts, executionId, audit });
+  Object.assign(result, { logs, metrics, events, receipt, networkReceipts, executionId });
+  // Before teardown (resultBeforeTeardown): what the receipt still lacks, and the verdict to come; the
+  // audit record needs the whole receipt, so it comes with `final`.
+  if (final) Object.assign(result, { receiptPending, final });
+  else result.audit = audit;
   if (fetchReceipts?.dropped > 0) result.networkReceiptsDropped = fetchReceipts.dropped;
   return deepFreeze(result);
 }

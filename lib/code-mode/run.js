@@ -22,6 +22,7 @@ const { prepareSource } = require('./source-prep');
 const { AdmissionAbortedError } = require('./admission');
 const { buildAuditRecord } = require('./audit');
 const { failed, buildResult } = require('./outcome');
+const { deepFreeze } = require('../deep-freeze');
 
 const RUN_OPTION_KEYS = new Set(['signal', 'mode', 'executionId', 'context', 'parentId']);
 /** Ids end up in receipts, logs and file names: a conservative alphabet and length. */
@@ -123,7 +124,8 @@ async function runCode(host, code, options = {}) {
   const fetcher = host.network ? new FetchDispatcher({ network: host.network, rules: host.networkRules, events, invocationId: opts.executionId }) : null;
   const startedAt = Date.now();
   const t0 = performance.now();
-  const { termination, receipt } = requireReceipt(await execute(host, code, opts, granted, events, dispatcher, consoleLog, fetcher));
+  const outcome = await execute(host, code, opts, granted, events, dispatcher, consoleLog, fetcher);
+  const { termination, receipt } = requireReceipt(outcome);
   const metrics = {
     elapsedMs: Math.round(performance.now() - t0),
     toolCalls: dispatcher.calls,
@@ -134,15 +136,29 @@ async function runCode(host, code, options = {}) {
   // Only with network: a run without it keeps exactly the metrics it always had.
   if (fetcher) metrics.networkRequests = fetcher.requests;
   events.finished({ ok: termination.ok, error: termination.error, metrics });
-  const audit = buildAuditRecord({
+  const audit = (ended) => emitAudit(host, buildAuditRecord({
     executionId: opts.executionId, parentId: opts.parentId, mode: opts.mode, code, tools: [...granted.keys()],
-    limits: host.limits, ok: termination.ok, error: termination.error, metrics, receipt, startedAt, logs: consoleLog.auditLines(),
-  });
-  if (host.onAudit) {
-    try { host.onAudit(audit); } catch { /* an audit sink failure must not change the outcome */ }
-  }
+    limits: host.limits, ok: ended.termination.ok, error: ended.termination.error, metrics, receipt: ended.receipt, startedAt, logs: consoleLog.auditLines(),
+  }));
   const fetchReceipts = fetcher ? { receipts: fetcher.receipts, dropped: fetcher.receiptsDropped } : null;
-  return buildResult({ termination, logs: consoleLog.snapshot(), metrics, events: events.snapshot(), receipt, executionId: opts.executionId, audit, fetchReceipts });
+  const parts = { termination, logs: consoleLog.snapshot(), metrics, events: events.snapshot(), receipt, executionId: opts.executionId, fetchReceipts };
+  if (!outcome.final) return buildResult({ ...parts, audit: audit({ termination, receipt }) });
+  // resultBeforeTeardown: the receipt so far, and the sandbox's verdict (with the audit record) once it is gone.
+  const final = outcome.final.then((ended) => {
+    const settled = requireReceipt(ended);
+    return deepFreeze({ ok: settled.termination.ok, ...(settled.termination.ok ? {} : { error: { ...settled.termination.error } }), receipt: settled.receipt, audit: audit(settled) });
+  });
+  return buildResult({ ...parts, receiptPending: RECEIPT_PENDING, final });
+}
+
+/** The receipt fields a result before teardown does not have yet (docs/receipts.md › "Before the end"). */
+const RECEIPT_PENDING = Object.freeze(['endedAt', 'durationMs', 'outcome', 'stop', 'bytes', 'networkReceipts', 'confinement.cgroupOutcome']);
+
+function emitAudit(host, record) {
+  if (host.onAudit) {
+    try { host.onAudit(record); } catch { /* an audit sink failure must not change the outcome */ }
+  }
+  return record;
 }
 
 /** A run whose sandbox left no receipt is never `ok` (docs/receipts.md). */

@@ -98,7 +98,9 @@ impl Channels {
                 }
                 Message::Event(Event::End { stream, error }) => out.ended(stream, error),
                 Message::Event(Event::Finished(outcome)) => return outcome,
-                Message::Event(Event::WriteDone { .. } | Event::ShutdownDone) => {}
+                Message::Event(
+                    Event::WriteDone { .. } | Event::ShutdownDone | Event::Observed { .. },
+                ) => {}
             }
         }
     }

@@ -51,6 +51,14 @@ pub enum Event {
     },
     /// `SHUT_WR` was applied after all earlier writes.
     ShutdownDone,
+    /// The sandbox is set up and its program was observed: the receipt's
+    /// fields that are known before the end (`receipt::head`; everything but
+    /// `receipt::END_FIELDS` and `confinement.cgroupOutcome`). At most once,
+    /// always before `Finished`; a run that never reached its observation
+    /// (a failed launch) has none.
+    Observed {
+        receipt_head: Value,
+    },
     Finished(Result<Completion, LaunchFailure>),
 }
 

@@ -237,7 +237,8 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
                 }
                 self.pump_inbound(st);
             }
-            Event::Finished(_) => {}
+            // The remote protocol carries the whole receipt with the exit only.
+            Event::Finished(_) | Event::Observed { .. } => {}
         }
     }
 

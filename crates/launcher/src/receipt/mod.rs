@@ -128,6 +128,31 @@ pub fn build(plan: &Plan, policy: &Policy, facts: &RunFacts) -> Value {
     })
 }
 
+/// The top-level receipt fields that exist only once the sandbox is gone
+/// (with `confinement.cgroupOutcome` and, for a mediated run,
+/// `networkReceipts`): how and when it ended, whether its processes were
+/// confirmed gone, the bytes it exchanged.
+pub const END_FIELDS: [&str; 5] = ["endedAt", "durationMs", "outcome", "stop", "bytes"];
+
+/// The receipt as far as it is known while the sandbox still runs: `build`
+/// without [`END_FIELDS`] and `confinement.cgroupOutcome`, so every field it
+/// has is the final receipt's, and no end field is ever guessed.
+pub fn head(plan: &Plan, policy: &Policy, facts: &RunFacts) -> Value {
+    let mut document = build(plan, policy, facts);
+    if let Some(fields) = document.as_object_mut() {
+        for field in END_FIELDS {
+            fields.remove(field);
+        }
+    }
+    if let Some(confinement) = document
+        .get_mut("confinement")
+        .and_then(Value::as_object_mut)
+    {
+        confinement.remove("cgroupOutcome");
+    }
+    document
+}
+
 fn outcome_json(outcome: &Outcome) -> Value {
     match outcome {
         Outcome::Exited { code } => json!({"status": "exited", "exitCode": code, "signal": null}),

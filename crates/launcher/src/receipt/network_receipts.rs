@@ -9,24 +9,30 @@
 use serde_json::{json, Value};
 
 pub fn attach(document: &mut Value, engine: Option<&mut cordon_egress::RunEngine>) {
-    // The seccomp profile of a mediated run also admits AF_INET/AF_INET6
-    // sockets (for the relay on 127.0.0.1): the receipt says which it was.
-    let families: &[&str] = match engine {
-        Some(_) => &["AF_UNIX", "AF_INET", "AF_INET6"],
-        None => &["AF_UNIX"],
-    };
-    if let Some(seccomp) = document
-        .pointer_mut("/confinement/planned/seccomp")
-        .and_then(Value::as_object_mut)
-    {
-        seccomp.insert("socketFamilies".into(), json!(families));
-    }
+    socket_families(document, engine.is_some());
     let finished = engine.map(|e| e.finish()).unwrap_or_default();
     if let Value::Object(map) = document {
         map.insert("networkReceipts".into(), json!(finished.receipts));
         if finished.dropped > 0 {
             map.insert("networkReceiptsDropped".into(), json!(finished.dropped));
         }
+    }
+}
+
+/// `confinement.planned.seccomp.socketFamilies`: the seccomp profile of a
+/// mediated run also admits AF_INET/AF_INET6 sockets (for the relay on
+/// 127.0.0.1); the receipt (and its head) says which it was.
+pub fn socket_families(document: &mut Value, mediated: bool) {
+    let families: &[&str] = if mediated {
+        &["AF_UNIX", "AF_INET", "AF_INET6"]
+    } else {
+        &["AF_UNIX"]
+    };
+    if let Some(seccomp) = document
+        .pointer_mut("/confinement/planned/seccomp")
+        .and_then(Value::as_object_mut)
+    {
+        seccomp.insert("socketFamilies".into(), json!(families));
     }
 }
 

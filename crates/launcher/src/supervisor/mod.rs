@@ -332,6 +332,9 @@ impl Run {
         self.step("info.read");
         let observation = self.observe(init_pid, provider);
         self.step("observed");
+        if let Some(seen) = &observation {
+            self.emit_receipt_head(seen);
+        }
         panic_for_tests(&self.p.invocation_id);
         let started = Started {
             pumps,
@@ -375,6 +378,21 @@ impl Run {
             self.control.stop_now(StopReason::ConfinementMismatch);
         }
         Some(seen)
+    }
+
+    /// `Observed`: the receipt's head (receipt::head), so a caller can hold
+    /// a true receipt before the teardown. The outcome given to `facts` is
+    /// never seen: `head` drops it with every other end field.
+    fn emit_receipt_head(&self, seen: &RunObservation) {
+        let p = &self.p;
+        let mut facts = outcome::facts(p, self.started_at, receipt::Outcome::Exited { code: 0 });
+        let parts = confinement::receipt_parts(&p.confinement, Default::default());
+        facts.confinement = Some(parts);
+        facts.observed = Some(seen.observed.clone());
+        facts.mismatches = seen.mismatches.clone();
+        let mut head = receipt::head(&p.plan, &p.request.policy, &facts);
+        receipt::network_receipts::socket_families(&mut head, p.egress.is_some());
+        self.sink.emit(Event::Observed { receipt_head: head });
     }
 
     /// Blocking, bwrap reaped: kill the namespace and confirm it empty →

@@ -1,0 +1,117 @@
+'use strict';
+
+// createCodeMode({resultBeforeTeardown: true}) over the real sandbox: run()
+// resolves once the terminal frame decided the run, with the receipt's head
+// (true fields only; the end fields are listed in `receiptPending`), and
+// `final` brings the sandbox's verdict, the complete receipt and the audit
+// record once the sandbox's processes are confirmed gone.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const cordon = require('..');
+const { runnerPids, codeMode } = require('./code-mode-support');
+const { eventually } = require('./spawn-support');
+
+const WAIT_MS = 10000;
+const END_FIELDS = ['endedAt', 'durationMs', 'outcome', 'stop', 'bytes'];
+
+function early(options = {}) {
+  return cordon.createCodeMode({ tools: [], resultBeforeTeardown: true, ...options });
+}
+
+/** Every field of the head is the final receipt's, unchanged. */
+function assertHeadOf(head, receipt) {
+  for (const [key, value] of Object.entries(head)) {
+    if (key === 'confinement') {
+      for (const [part, inner] of Object.entries(value)) assert.deepEqual(inner, receipt.confinement[part], `confinement.${part}`);
+    } else {
+      assert.deepEqual(value, receipt[key], key);
+    }
+  }
+}
+
+test('a pooled run resolves before the sandbox is reported gone, with a receipt that claims nothing of the end', async (t) => {
+  const audits = [];
+  const mode = early({ pool: { size: 1 }, onAudit: (record) => audits.push(record) });
+  t.after(() => mode.close());
+  assert.ok(await eventually(() => runnerPids().length === 1, WAIT_MS), 'the idle runner is up');
+  const result = await mode.run('return 6 * 7;');
+  let finalSettled = false;
+  const final = result.final.then((verdict) => { finalSettled = true; return verdict; });
+  assert.equal(finalSettled, false, 'run() resolved before the sandbox\'s end reached this thread');
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  assert.equal(result.result, 42);
+  assert.equal(result.receipt.invocationId.startsWith('pool-'), true);
+  assert.equal(result.receipt.confinement.observed.status, 'observed');
+  assert.deepEqual(result.receipt.confinement.mismatches, []);
+  for (const field of END_FIELDS) assert.equal(field in result.receipt, false, `${field} is not known yet, so not in the receipt`);
+  assert.equal('cgroupOutcome' in result.receipt.confinement, false);
+  assert.deepEqual(result.receiptPending, [...END_FIELDS, 'networkReceipts', 'confinement.cgroupOutcome']);
+  assert.equal('networkReceipts' in result.receipt, false);
+  assert.equal('audit' in result, false, 'the audit record needs the whole receipt: it comes with final');
+  assert.equal(audits.length, 0);
+
+  const verdict = await final;
+  assert.equal(verdict.ok, true, JSON.stringify(verdict.error));
+  assert.equal(verdict.receipt.stop.containmentConfirmed, true);
+  assert.deepEqual(verdict.receipt.outcome, { status: 'exited', exitCode: 0, signal: null });
+  assert.equal(typeof verdict.receipt.bytes.protocolIn, 'number');
+  assertHeadOf(result.receipt, verdict.receipt);
+  assert.equal(audits.length, 1);
+  assert.deepEqual(verdict.audit, audits[0]);
+  assert.match(verdict.audit.receiptDigest, /^sha256:/);
+  assert.ok(Object.isFrozen(verdict) && Object.isFrozen(verdict.receipt));
+});
+
+test('a failing program resolves early too, and final keeps its error', async (t) => {
+  const mode = early();
+  t.after(() => mode.close());
+  const result = await mode.run('throw new Error("nope");');
+  assert.equal(result.ok, false);
+  assert.equal(result.error.kind, 'javascript');
+  assert.ok(result.final, 'a cold run resolves before teardown as well');
+  const verdict = await result.final;
+  assert.equal(verdict.ok, false);
+  assert.equal(verdict.error.kind, 'javascript');
+  assert.equal(verdict.receipt.stop.containmentConfirmed, true);
+  assertHeadOf(result.receipt, verdict.receipt);
+});
+
+test('without the option a result carries the whole receipt and no final', async (t) => {
+  const mode = cordon.createCodeMode({ tools: [] });
+  t.after(() => mode.close());
+  const result = await mode.run('return 1;');
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  assert.equal(result.receipt.stop.containmentConfirmed, true);
+  assert.equal('final' in result, false);
+  assert.equal('receiptPending' in result, false);
+  assert.match(result.audit.receiptDigest, /^sha256:/);
+});
+
+test('resultBeforeTeardown must be a boolean', () => {
+  assert.throws(() => cordon.createCodeMode({ tools: [], resultBeforeTeardown: 'yes' }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+});
+
+test('a run resolved before teardown keeps its admission slot until its sandbox is gone', async (t) => {
+  const mode = early({ admission: { maxConcurrent: 1, maxQueued: 0 } });
+  t.after(() => mode.close());
+  const result = await mode.run('return 1;');
+  assert.equal(result.ok, true, JSON.stringify(result.error));
+  assert.equal(mode.stats().active, 1, 'the sandbox still holds its slot');
+  await assert.rejects(mode.run('return 2;'), { code: 'ERR_CORDON_ADMISSION' });
+  const verdict = await result.final;
+  assert.equal(verdict.ok, true);
+  assert.ok(await eventually(() => mode.stats().active === 0, WAIT_MS), 'the slot is freed once the sandbox is gone');
+  assert.equal((await mode.run('return 3;')).result, 3);
+});
+
+test('a run the host fails (a runner breaking the protocol) resolves the ordinary way: whole receipt, no final', async (t) => {
+  const mode = codeMode({ runner: 'hostile', resultBeforeTeardown: true });
+  t.after(() => mode.close());
+  const result = await mode.run('garbage');
+  assert.deepEqual([result.ok, result.error.kind, result.error.code], [false, 'protocol', 'BAD_FRAME']);
+  assert.equal('final' in result, false);
+  assert.equal('receiptPending' in result, false);
+  assert.equal(result.receipt.stop.containmentConfirmed, true, 'the receipt is the whole one, read after the end');
+  assert.match(result.audit.receiptDigest, /^sha256:/);
+});
