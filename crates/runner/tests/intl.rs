@@ -127,7 +127,7 @@ fn an_unsupported_option_or_locale_is_a_range_error_naming_it() {
     let got = result(
         "const attempt = (f) => { try { f(); return 'no error'; } catch (e) { return e.name + ': ' + e.message; } };
          return [
-           attempt(() => new Intl.NumberFormat('en', { style: 'unit', unit: 'meter', notation: 'compact' })),
+           attempt(() => new Intl.NumberFormat('en', { style: 'percent', notation: 'compact' }).format(5)),
            attempt(() => new Intl.NumberFormat('en', { notation: 'scientific' })),
            attempt(() => new Intl.NumberFormat('xx')),
            attempt(() => (1).toLocaleString('en', { roundingMode: 'floor' })),
@@ -147,7 +147,7 @@ fn an_unsupported_option_or_locale_is_a_range_error_naming_it() {
         .map(|v| v.as_str().unwrap().to_owned())
         .collect();
     let named = [
-        "notation \"compact\" with style \"unit\"",
+        "style \"percent\" with notation \"compact\"",
         "notation \"scientific\"",
         "\"xx\"",
         "roundingMode \"floor\"",

@@ -142,6 +142,12 @@
     if (style === 'unit' && unit === undefined) throw new TypeError('Invalid unit argument for Intl.NumberFormat() \'\'');
     return unit;
   };
+  // ICU4C formats `percent` and `percent-per-…` (dropping the per unit),
+  // short and narrow, with the locale's percent pattern (tr `-%1,5`),
+  // unscaled; long, or in compact notation, with the unit's own patterns
+  // (tr compact `%-1,2 B`, en `1.2K%/y`).
+  const percentPattern = (unit, unitDisplay, notation) => (unit === 'percent' || unit.startsWith('percent-per-'))
+    && unitDisplay !== 'long' && notation !== 'compact';
   const EXACT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
   // The value as exact decimal text (a number's shortest round trip, a
   // BigInt's digits, a decimal string as written), or NaN/±Infinity.
@@ -178,11 +184,6 @@
         ['scientific', 'engineering']);
       const cDigits = style === 'currency' ? currencyDigits(currency) : 0;
       const [minDefault, maxDefault] = style === 'currency' ? [cDigits, cDigits] : style === 'percent' ? [0, 0] : [0, 3];
-      if (style === 'unit' && notation === 'compact') throw unsupported('notation "compact" with style "unit"');
-      // ICU4C prints `percent-per-…` short and narrow as a bare percent.
-      if (style === 'unit' && unitDisplay !== 'long' && unit.startsWith('percent-per-')) {
-        throw unsupported(`NumberFormat with unit "${unit}", unitDisplay "${unitDisplay}" in locale "${base}" (Node prints it without its per unit)`);
-      }
       const digits = digitOptions(o, minDefault, maxDefault, notation === 'compact');
       if (style === 'currency' && digits.maximumFractionDigits !== undefined && digits.maximumFractionDigits > cDigits) {
         throw unsupported(`more than ${cDigits} fraction digits for ${currency}`);
@@ -203,7 +204,7 @@
         roundingIncrement: 1, roundingMode: 'halfExpand', roundingPriority: 'auto', trailingZeroDisplay: 'auto' };
       this.#native = { ...this.#o, useGrouping: useGrouping === false ? 'false' : useGrouping, currencyDigits: cDigits,
         ...(style === 'unit' ? { unitPatterns: native.unitPatterns(base, unit, unitDisplay),
-          unitPercent: unit === 'percent' && unitDisplay !== 'long' } : {}) };
+          unitPercent: percentPattern(unit, unitDisplay, notation) } : {}) };
     }
     get format() {
       const formatter = (value) => native.formatNumber(this.#locale,

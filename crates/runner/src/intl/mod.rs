@@ -11,11 +11,13 @@
 
 mod cldr_table;
 mod collation;
+mod compact;
 mod date_fields;
 mod date_refusals;
 mod dates;
 mod lists;
 mod locales;
+mod non_finite;
 mod number_parts;
 mod numbers;
 mod numeric_dates;

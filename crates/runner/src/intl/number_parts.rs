@@ -13,6 +13,7 @@ use icu_decimal::options::DecimalFormatterOptions;
 use icu_decimal::{parts as decimal_parts, DecimalFormatter};
 use rquickjs::{Ctx, Object};
 
+use super::non_finite::NonFinite;
 use super::numbers::{self, grouping, parse_exact, read, round};
 use super::parts::{Collector, Parts};
 use super::{parse_locale, unsupported};
@@ -42,10 +43,10 @@ pub fn format_to_parts(
     options.grouping_strategy = Some(grouping(&ctx, &o.use_grouping)?);
     let formatter = DecimalFormatter::try_new((&parsed).into(), options)
         .map_err(|e| refuse(&format!("(no decimal data: {e})")))?;
-    let core = match value.trim_start_matches(['-', '+']) {
-        "NaN" => single("nan", "NaN"),
-        "Infinity" => single("infinity", "∞"),
-        _ => {
+    let core = match NonFinite::of(&value) {
+        Some(NonFinite::NaN) => single("nan", NonFinite::NaN.symbol(&parsed)),
+        Some(NonFinite::Infinity) => single("infinity", NonFinite::Infinity.symbol(&parsed)),
+        None => {
             let mut decimal = parse_exact(&value).ok_or_else(|| refuse("of this value"))?;
             if o.style == "percent" {
                 decimal.multiply_pow10(2);

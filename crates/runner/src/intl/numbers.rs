@@ -6,10 +6,8 @@
 //! units (`units.rs`).
 
 use fixed_decimal::{Decimal, Sign, SignDisplay, SignedRoundingMode, UnsignedRoundingMode};
-use icu_decimal::options::{
-    CompactDecimalFormatterOptions, DecimalFormatterOptions, GroupingStrategy,
-};
-use icu_decimal::{AbstractFormatter, CompactDecimalFormatter, DecimalFormatter};
+use icu_decimal::options::{DecimalFormatterOptions, GroupingStrategy};
+use icu_decimal::{AbstractFormatter, DecimalFormatter};
 use icu_experimental::dimension::currency::formatter::CurrencyFormatter;
 use icu_experimental::dimension::currency::options::{CurrencyFormatterOptions, CurrencyUsage};
 use icu_experimental::dimension::currency::CurrencyType;
@@ -18,7 +16,8 @@ use icu_locale::Locale;
 use rquickjs::{Ctx, Object};
 use writeable::Writeable;
 
-use super::{parse_locale, units, unsupported};
+use super::non_finite::{self, NonFinite};
+use super::{compact, parse_locale, units, unsupported};
 
 /// The options `intl.js` resolved (ECMA-402 names; digit counts are -1
 /// when the rounding they belong to is not in use).
@@ -26,20 +25,62 @@ use super::{parse_locale, units, unsupported};
 pub(super) struct Resolved {
     pub(super) style: String,
     unit_patterns: Vec<String>,
-    /// `unit: "percent"` short or narrow: ICU4C formats it with the
-    /// locale's percent pattern (de `5 %` with a no-break space), unscaled.
+    /// `unit: "percent"` or `percent-per-…`, short or narrow, not compact:
+    /// ICU4C formats it with the locale's percent pattern (de `5 %` with a
+    /// no-break space), unscaled, the per unit dropped (`intl.js`).
     unit_percent: bool,
     currency: Option<String>,
     currency_display: String,
     currency_sign: String,
     pub(super) notation: String,
-    compact_display: String,
-    sign_display: String,
+    pub(super) compact_display: String,
+    pub(super) sign_display: String,
     pub(super) use_grouping: String,
     minimum_integer_digits: i16,
     currency_digits: i16,
     fraction: Option<(i16, i16)>,
     significant: Option<(i16, i16)>,
+}
+
+impl Resolved {
+    /// These options for a value with no digits of its own (NaN, ∞): one
+    /// integer digit, no fraction, standard notation, in `style`.
+    pub(super) fn without_digits(&self, style: &str) -> Resolved {
+        Resolved {
+            style: style.to_owned(),
+            fraction: Some((0, 0)),
+            significant: None,
+            minimum_integer_digits: 1,
+            notation: "standard".to_owned(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the style is `unit` with the unit's own patterns (not the
+    /// percent pattern), and those patterns.
+    pub(super) fn currency_digits(&self) -> i16 {
+        self.currency_digits
+    }
+
+    pub(super) fn currency_by_name(&self) -> bool {
+        self.style == "currency" && self.currency_display == "name"
+    }
+
+    pub(super) fn unit_patterns(&self) -> Option<&[String]> {
+        (self.style == "unit" && !self.unit_percent).then_some(self.unit_patterns.as_slice())
+    }
+
+    /// The same currency options for the euro shown as `€` (narrow): a
+    /// symbol, so ICU4X never puts the currency spacing beside the number.
+    pub(super) fn with_narrow_euro(&self) -> Resolved {
+        Resolved {
+            currency: Some("EUR".to_owned()),
+            currency_display: "narrowSymbol".to_owned(),
+            // The euro's own digits, so `1` prints as `1` (not `1.00`).
+            currency_digits: 2,
+            ..self.clone()
+        }
+    }
 }
 
 fn digits(options: &Object<'_>, key: &str) -> rquickjs::Result<i16> {
@@ -84,34 +125,8 @@ pub fn format(
 ) -> rquickjs::Result<String> {
     let o = read(&options)?;
     let locale = parse_locale(&ctx, &locale)?;
-    let trimmed = value.trim_start_matches(['-', '+']);
-    if trimmed == "NaN" || trimmed == "Infinity" {
-        // The pattern around the number, with the symbol in its place.
-        let symbol = if trimmed == "NaN" { "NaN" } else { "∞" };
-        // A unit's pattern is put around the symbol here; `percent`
-        // short/narrow is the percent pattern's (format_decimal's).
-        let unit = (o.style == "unit" && !o.unit_percent).then(|| o.unit_patterns.clone());
-        let bare = Resolved {
-            style: if unit.is_some() {
-                "decimal".to_owned()
-            } else {
-                o.style.clone()
-            },
-            fraction: Some((0, 0)),
-            significant: None,
-            minimum_integer_digits: 1,
-            notation: "standard".to_owned(),
-            ..o
-        };
-        let one = Decimal::from(if value.starts_with('-') { -1 } else { 1 });
-        let one = format_decimal(&ctx, &locale, &bare, one)?;
-        let digit = plain(&ctx, &locale, Decimal::from(1))?;
-        let number = one.replacen(&digit, symbol, 1);
-        if let Some(patterns) = unit {
-            // NaN and ∞ take `other` ("∞ meters").
-            return Ok(units::wrap(&patterns, "other", &number));
-        }
-        return Ok(number);
+    if let Some(non_finite) = NonFinite::of(&value) {
+        return non_finite::format(&ctx, &locale, &o, non_finite, value.starts_with('-'));
     }
     let mut decimal = parse_exact(&value).ok_or_else(|| {
         unsupported(
@@ -140,7 +155,7 @@ pub(super) fn parse_exact(text: &str) -> Option<Decimal> {
     Some(decimal)
 }
 
-fn half_expand(decimal: &mut Decimal, position: i16) {
+pub(super) fn half_expand(decimal: &mut Decimal, position: i16) {
     decimal.round_with_mode(
         position,
         SignedRoundingMode::Unsigned(UnsignedRoundingMode::HalfExpand),
@@ -163,7 +178,7 @@ pub(super) fn round(decimal: &mut Decimal, o: &Resolved) {
     decimal.absolute.pad_start(o.minimum_integer_digits);
 }
 
-fn sign_display(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<SignDisplay> {
+pub(super) fn sign_display(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<SignDisplay> {
     Ok(match name {
         "auto" => SignDisplay::Auto,
         "never" => SignDisplay::Never,
@@ -194,20 +209,24 @@ pub(super) fn grouping(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<GroupingSt
     })
 }
 
-fn load_error(ctx: &Ctx<'_>, what: &str, error: impl std::fmt::Display) -> rquickjs::Error {
+pub(super) fn load_error(
+    ctx: &Ctx<'_>,
+    what: &str,
+    error: impl std::fmt::Display,
+) -> rquickjs::Error {
     unsupported(
         ctx,
         &format!("Intl.NumberFormat: no data for {what}: {error}"),
     )
 }
 
-fn plain(ctx: &Ctx<'_>, locale: &Locale, decimal: Decimal) -> rquickjs::Result<String> {
+pub(super) fn plain(ctx: &Ctx<'_>, locale: &Locale, decimal: Decimal) -> rquickjs::Result<String> {
     let formatter = DecimalFormatter::try_new(locale.into(), DecimalFormatterOptions::default())
         .map_err(|e| load_error(ctx, "decimal", e))?;
     Ok(formatter.format(&decimal).write_to_string().into_owned())
 }
 
-fn format_decimal(
+pub(super) fn format_decimal(
     ctx: &Ctx<'_>,
     locale: &Locale,
     o: &Resolved,
@@ -228,19 +247,14 @@ fn format_decimal(
             .format(&decimal)
             .write_to_string()
             .into_owned()),
-        ("decimal", true) => {
-            let mut options = CompactDecimalFormatterOptions::default();
-            options.grouping_strategy = decimal_options.grouping_strategy;
-            let formatter = if o.compact_display == "long" {
-                CompactDecimalFormatter::try_new_long(locale.into(), options)
-            } else {
-                CompactDecimalFormatter::try_new_short(locale.into(), options)
-            };
-            Ok(formatter
-                .map_err(|e| load_error(ctx, "compact notation", e))?
-                .format(&decimal)
-                .write_to_string()
-                .into_owned())
+        ("decimal", true) => compact::number(ctx, locale, o, decimal_options, &decimal),
+        ("unit", true) => {
+            // ICU4C picks the unit's plural form before the compact
+            // scaling, on the value rounded as compact notation rounds
+            // (ru `1,2 тыс. километра`: 1234 is `few`).
+            let category = units::category(ctx, locale, &compact::rounded(&decimal))?;
+            let number = compact::number(ctx, locale, o, decimal_options, &decimal)?;
+            Ok(units::wrap(&o.unit_patterns, category, &number))
         }
         ("percent", false) | ("unit", false) if o.style == "percent" || o.unit_percent => {
             let numbers = DecimalFormatter::try_new(locale.into(), decimal_options)
@@ -272,6 +286,25 @@ fn format_decimal(
     }
 }
 
+fn currency_type(ctx: &Ctx<'_>, o: &Resolved) -> rquickjs::Result<CurrencyType> {
+    let code = o.currency.as_deref().unwrap_or_default();
+    CurrencyType::try_from_str(code)
+        .map_err(|_| unsupported(ctx, &format!("Invalid currency code : {code}")))
+}
+
+/// `decimal` with the currency's long name exactly as ICU4X writes it
+/// (with the currency's fraction digits, in the plural form of the amount
+/// so written), for NaN and ∞ to take the pattern of (`non_finite.rs`).
+pub(super) fn currency_name(
+    ctx: &Ctx<'_>,
+    locale: &Locale,
+    o: &Resolved,
+    decimal: &Decimal,
+) -> rquickjs::Result<String> {
+    let currency = currency_type(ctx, o)?;
+    currency_formatted(ctx, locale, o, currency, Default::default(), decimal)
+}
+
 fn currency(
     ctx: &Ctx<'_>,
     locale: &Locale,
@@ -279,8 +312,7 @@ fn currency(
     decimal: &Decimal,
 ) -> rquickjs::Result<String> {
     let code = o.currency.as_deref().unwrap_or_default();
-    let currency = CurrencyType::try_from_str(code)
-        .map_err(|_| unsupported(ctx, &format!("Invalid currency code : {code}")))?;
+    let currency = currency_type(ctx, o)?;
     let mut options = CurrencyFormatterOptions::default();
     if o.currency_sign == "accounting" {
         options.usage = CurrencyUsage::Accounting;
