@@ -46,9 +46,6 @@ pub enum Listen {
 }
 
 #[derive(Debug, Clone)]
-// Parts are used by the TLS transport and the metrics (host/tls.rs,
-// host/metrics.rs), built beside this one.
-#[allow(dead_code)]
 pub struct Config {
     pub listen: Listen,
     pub tls: Option<Tls>,

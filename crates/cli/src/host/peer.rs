@@ -6,9 +6,6 @@
 use super::auth::AuthMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-// Parts are used by the TLS transport and the metrics (host/tls.rs,
-// host/metrics.rs), built beside this one.
-#[allow(dead_code)]
 pub enum Transport {
     Unix,
     Tls,
