@@ -25,7 +25,7 @@ use super::peer::Peer;
 use super::relay::{self, Relay};
 use super::spawn_request::{self, SpawnRefusal};
 use super::upload::Workspace;
-use super::{auth, receipt_store, Host};
+use super::{auth, receipt_store, recovery, Host};
 
 type Frames = Receiver<Result<Frame, FrameError>>;
 
@@ -62,7 +62,7 @@ where
             return;
         }
         let phase = Duration::from_millis(host.config.handshake.upload_phase_ms);
-        let prepared = timeout(phase, prepare(&mut frames, &mut writer, &host)).await;
+        let prepared = timeout(phase, prepare(&mut frames, &mut writer, &host, &who)).await;
         drop(permit);
         let Ok(Some((spawn, workspace))) = prepared else {
             return;
@@ -191,6 +191,7 @@ async fn prepare<W: AsyncWrite + Unpin>(
     frames: &mut Frames,
     writer: &mut W,
     host: &Host,
+    who: &TenantAuth,
 ) -> Option<(Value, Workspace)> {
     let name = format!(
         "ws-{}",
@@ -246,15 +247,50 @@ async fn prepare<W: AsyncWrite + Unpin>(
                     .await
                     .ok()?;
             }
+            Kind::ReceiptQuery if workspace.is_empty() => {
+                answer_query(&frame.payload, writer, host, who).await;
+                return None;
+            }
             // Anything else here breaks the order: close.
             _ => return None,
         }
     }
 }
 
+/// `receipt-query` → `receipts` (this tenant's receipts of the id, newest
+/// first), then the host closes. A malformed query is a silent close.
+async fn answer_query<W: AsyncWrite + Unpin>(
+    payload: &[u8],
+    writer: &mut W,
+    host: &Host,
+    who: &TenantAuth,
+) {
+    let query: Option<String> = serde_json::from_slice::<Value>(payload)
+        .ok()
+        .and_then(|v| v.get("invocationId")?.as_str().map(str::to_string));
+    let Some(id) = query else { return };
+    let (dir, tenant) = (host.receipts.clone(), who.tenant.clone());
+    let found = tokio::task::spawn_blocking(move || receipt_store::find(&dir, &id, &tenant)).await;
+    // Newest first, as many as one control frame holds.
+    let mut receipts = Vec::new();
+    let mut room = frame::MAX_CONTROL_BYTES - 64;
+    for receipt in found.unwrap_or_default() {
+        let size = receipt.to_string().len() + 1;
+        if size > room {
+            break;
+        }
+        room -= size;
+        receipts.push(receipt);
+    }
+    let _ = send_json(writer, Kind::Receipts, &json!({ "receipts": receipts })).await;
+    let _ = writer.shutdown().await;
+}
+
 /// A launched sandbox, as `started` reports it.
 struct Running {
     launched: launch_bridge::Launched,
+    /// On disk until the receipt is kept (recovery.rs).
+    marker: recovery::Marker,
     invocation_id: String,
     clamped: Value,
 }
@@ -281,7 +317,7 @@ async fn run<W: AsyncWrite + Unpin>(
             return refuse(&mut writer, "ERR_CORDON_HOST_BUSY", message, retry).await;
         }
     };
-    let running = match launch(&spawn, &workspace, host).await {
+    let running = match launch(&spawn, &workspace, host, (peer, who)).await {
         Ok(running) => running,
         Err((reason, code, message)) => {
             host.events.refused(reason);
@@ -312,6 +348,7 @@ async fn run<W: AsyncWrite + Unpin>(
         clamped: &running.clamped,
     };
     let mut exit = receipt_store::settle(relayed.outcome, &running.invocation_id, &remote);
+    drop(running.marker);
     sign(host, &mut exit.frame);
     host.events.session_ended(exit.stop_reason.as_deref());
     if relayed.client_present {
@@ -333,6 +370,7 @@ async fn launch(
     spawn: &Value,
     workspace: &Workspace,
     host: &Host,
+    (peer, who): (&Peer, &TenantAuth),
 ) -> Result<Running, (Refusal, String, String)> {
     let began = Instant::now();
     let ws_path = (!workspace.is_empty()).then(|| workspace.path().to_string_lossy().into_owned());
@@ -352,6 +390,22 @@ async fn launch(
         })?,
     };
     spawn.request.invocation_id = Some(invocation_id.clone());
+    let clamped = Value::Object(spawn.clamped);
+    let section = receipt_store::Remote {
+        host,
+        peer,
+        who,
+        clamped: &clamped,
+    }
+    .section();
+    let marker = recovery::Marker::write(&host.runs, &invocation_id, &section).map_err(|e| {
+        let message = format!("record the run in stateDir/runs: {e}");
+        (
+            Refusal::LaunchFailed,
+            "ERR_CORDON_SPAWN_FAILED".into(),
+            message,
+        )
+    })?;
     let launched = launch_bridge::launch(spawn.request).await.map_err(|e| {
         let code = match &e {
             launch_bridge::BridgeError::Launch(e) => e.code().as_str(),
@@ -362,7 +416,8 @@ async fn launch(
     host.events.launched(began.elapsed());
     Ok(Running {
         launched,
+        marker,
         invocation_id,
-        clamped: Value::Object(spawn.clamped),
+        clamped,
     })
 }
