@@ -23,6 +23,7 @@ mod receipt_store;
 mod recovery;
 mod relay;
 mod session;
+mod session_log;
 mod spawn_request;
 mod unix_listener;
 mod upload;
@@ -65,6 +66,8 @@ pub struct Host {
     pub runs: PathBuf,
     /// The receipt signing key (`signingKey`), if any.
     pub signer: Option<signing::ReceiptSigner>,
+    /// The per-session log lines (session_log.rs).
+    pub log: Arc<session_log::SessionLog>,
     /// `true` once the host is stopping: every relay stops its sandbox.
     pub shutdown: watch::Sender<bool>,
 }
@@ -128,7 +131,12 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         Ok(prepared) => prepared,
         Err(e) => return fail(exit_status::HOST_ERROR, &e),
     };
+    let log = match session_log::SessionLog::open(config.log_file.as_deref()) {
+        Ok(log) => Arc::new(log),
+        Err(e) => return fail(exit_status::HOST_ERROR, &format!("config.logFile: {e}")),
+    };
     let host = Arc::new(Host {
+        log,
         admissions: admission::Admissions::new(config.admission),
         handshakes: Arc::new(Semaphore::new(config.handshake.max_concurrent as usize)),
         events,

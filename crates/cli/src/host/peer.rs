@@ -29,6 +29,8 @@ pub struct Peer {
     /// The tenant the transport established (a client certificate's
     /// name, a Unix uid); a token's tenant replaces it.
     pub tenant: String,
+    /// Who connected, for the log: `uid:U pid:P` on Unix, `IP:port` on TLS.
+    pub address: String,
     /// When the first frame must have arrived, if the transport already
     /// spent part of the bound (the TLS handshake); else the full bound.
     pub first_frame_by: Option<std::time::Instant>,
