@@ -22,6 +22,7 @@ mod peer;
 mod receipt_store;
 mod recovery;
 mod relay;
+mod relay_writer;
 mod session;
 mod session_log;
 mod spawn_request;

@@ -24,6 +24,7 @@ use super::frame::{self, Frame, FrameError, Kind};
 use super::launch_bridge;
 use super::peer::Peer;
 use super::relay::{self, Relay};
+use super::relay_writer::Outgoing;
 use super::session_log::{Counted, Outcome, SessionRecord};
 use super::spawn_request::{self, SpawnRefusal};
 use super::upload::Workspace;
@@ -335,7 +336,7 @@ struct Running {
 }
 
 /// Steps 4–6.
-async fn run<W: AsyncWrite + Unpin>(
+async fn run<W: AsyncWrite + Unpin + Send + 'static>(
     spawn: Value,
     workspace: Workspace,
     (frames, mut writer): (Frames, W),
@@ -369,8 +370,9 @@ async fn run<W: AsyncWrite + Unpin>(
         "clamped": running.clamped,
     });
     let _ = send_json(&mut writer, Kind::Started, &started).await;
+    let bound = Duration::from_millis(host.config.liveness.pong_timeout_ms);
     let relayed = Relay {
-        writer,
+        outgoing: Outgoing::spawn(writer, bound),
         handle: Arc::clone(&running.launched.handle),
         events: running.launched.events,
         frames,
@@ -395,16 +397,17 @@ async fn run<W: AsyncWrite + Unpin>(
     record.run_line(program, &receipt, error);
     sign(host, &mut exit.frame);
     host.events.session_ended(exit.stop_reason.as_deref());
-    if relayed.client_present {
-        let mut writer = relayed.writer;
-        let bound = Duration::from_millis(host.config.liveness.pong_timeout_ms);
+    // The sandbox is gone and its receipt kept: its place is free before
+    // `exit` says so, so a client that starts its next run on `exit` is
+    // never refused for this one.
+    drop(slot);
+    if let Some(mut writer) = relayed.writer {
         let _ = timeout(bound, async {
             send_json(&mut writer, Kind::Exit, &exit.frame).await?;
             writer.shutdown().await
         })
         .await;
     }
-    drop(slot);
     drop(workspace);
 }
 
