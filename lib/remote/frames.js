@@ -26,10 +26,12 @@ const TYPE = Object.freeze({
   exit: 0x21,
   ping: 0x30,
   pong: 0x31,
+  receiptQuery: 0x40,
+  receipts: 0x41,
 });
 const NAME_OF = new Map(Object.entries(TYPE).map(([name, byte]) => [byte, name]));
 /** Frames whose payload is a JSON object. */
-const CONTROL = new Set([TYPE.hello, TYPE.welcome, TYPE.upload, TYPE.spawn, TYPE.started, TYPE.refused, TYPE.stop, TYPE.exit]);
+const CONTROL = new Set([TYPE.hello, TYPE.welcome, TYPE.upload, TYPE.spawn, TYPE.started, TYPE.refused, TYPE.stop, TYPE.exit, TYPE.receiptQuery, TYPE.receipts]);
 /** Frames whose payload is empty. */
 const EMPTY = new Set([TYPE.end, TYPE.stderrEnd]);
 

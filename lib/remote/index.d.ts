@@ -84,6 +84,8 @@ export interface RemoteClient {
   readOnly(): Readonly<Policy>;
   workspaceWrite(): Readonly<Policy>;
   profile(name: 'read-only' | 'workspace-write' | 'untrusted'): Readonly<Policy>;
+  /** The receipts the host kept for this invocation id of your tenant, newest first (after a host crash: outcome.status "host-lost"). */
+  receipts(invocationId: string): Promise<Array<Record<string, unknown>>>;
   /** Refuses new runs, closes this client's pools, stops its running sandboxes; resolves once all settled. */
   close(): Promise<void>;
 }

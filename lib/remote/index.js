@@ -19,6 +19,7 @@ const { remoteSpawnRequest, MAX_TIMER_MS } = require('./options');
 const { readOnly, workspaceWrite, profile, checkPolicy } = require('./policy');
 const { RemoteExecution } = require('./execution');
 const { checkPublicKey } = require('./signature');
+const { fetchReceipts } = require('./receipts');
 
 /** How long past a run's deadline (or without one, past the host's last frame) the client waits. */
 const DEFAULT_SLACK_MS = 10_000;
@@ -114,6 +115,11 @@ function connectRemote(target, settings = {}) {
     readOnly,
     workspaceWrite,
     profile,
+    /**
+     * The receipts the host kept for `invocationId` of this tenant, newest
+     * first (after a host crash: `outcome.status` `"host-lost"`).
+     */
+    receipts: (invocationId) => fetchReceipts(checked, invocationId, slackMs),
     /**
      * Refuses new runs, closes every pool made here and stops every sandbox
      * still running through this client; resolves once each has settled. Idempotent.

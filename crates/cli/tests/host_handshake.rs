@@ -190,7 +190,13 @@ fn uploads_whose_paths_create_directories_count_each_directory_against_the_entry
 fn a_second_host_on_a_live_socket_is_refused_and_sigterm_stops_sandboxes_and_removes_the_socket() {
     require_sandbox!();
     let mut host = HostProcess::start("host-stop", json!({}));
-    let config = host.dir.path().join("host.json");
+    // Its own stateDir: on the first host's, the state lock refuses it
+    // before the socket is looked at (host_recovery.rs).
+    let mut second_config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(host.dir.path().join("host.json")).unwrap()).unwrap();
+    second_config["stateDir"] = json!(host.dir.path().join("state-2"));
+    let config = host.dir.path().join("second.json");
+    std::fs::write(&config, second_config.to_string()).unwrap();
     let second = finish_within(
         std::process::Command::new(support::CORDON)
             .args(["host", "--config"])

@@ -292,3 +292,30 @@ fn a_frame_out_of_order_or_data_after_end_is_a_disconnect() {
     );
     assert_eq!(host.kept_receipt("order-2")["stop"]["reason"], "disconnect");
 }
+
+#[test]
+fn a_client_slow_to_take_one_stream_still_has_its_stop_obeyed_at_once_not_at_the_write_bound() {
+    require_sandbox!();
+    // The write bound is long: a relay that waits on its write to the client
+    // before reading the client's next frame obeys `stop` only after it.
+    let liveness = json!({"pingIntervalMs": 60_000, "pongTimeoutMs": 60_000});
+    let host = HostProcess::start("host-slow", json!({"liveness": liveness}));
+    let (mut client, _) = host.session();
+    let started = client.spawn(
+        &["-c", "exec /usr/bin/yes flood >&2"],
+        json!({"policy": read_only(), "invocationId": "slow-1"}),
+    );
+    let pid = started["pid"].as_u64().expect("pid");
+    // Credit far past the socket's buffers, and nothing read: the host's
+    // writes of stderr block on the full socket.
+    client.credit(1, 1 << 30);
+    std::thread::sleep(Duration::from_millis(1500));
+    client.send_json(STOP, &json!({}));
+    assert!(
+        gone_within(pid, Duration::from_secs(15)),
+        "sandbox {pid} still running: the stop waited behind a blocked write"
+    );
+    let (_, stderr, exit) = client.run_to_exit();
+    assert!(stderr.len() >= 64 * 1024, "{}", stderr.len());
+    assert_eq!(exit["receipt"]["stop"]["reason"], "stop", "{exit}");
+}

@@ -10,9 +10,6 @@ use sha2::{Digest, Sha256};
 
 /// How the peer authenticated, as `welcome` and the receipt name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-// Parts are used by the TLS transport and the metrics (host/tls.rs,
-// host/metrics.rs), built beside this one.
-#[allow(dead_code)]
 pub enum AuthMode {
     PeerCred,
     PeerCredToken,

@@ -22,6 +22,7 @@ const KEYS: &[&str] = &[
     "tls",
     "metrics",
     "signingKey",
+    "logFile",
     "hostId",
     "stateDir",
     "allowUids",
@@ -46,15 +47,14 @@ pub enum Listen {
 }
 
 #[derive(Debug, Clone)]
-// Parts are used by the TLS transport and the metrics (host/tls.rs,
-// host/metrics.rs), built beside this one.
-#[allow(dead_code)]
 pub struct Config {
     pub listen: Listen,
     pub tls: Option<Tls>,
     /// `metrics` as given (its behaviour: host/metrics.rs, when built).
     pub metrics: Option<Value>,
     pub signing_key: Option<PathBuf>,
+    /// Where the per-session log lines go (session_log.rs); stderr without.
+    pub log_file: Option<PathBuf>,
     pub host_id: String,
     /// Holds `workspaces/` (uploads) and `receipts/` (remote receipts).
     pub state_dir: PathBuf,
@@ -136,6 +136,7 @@ impl Config {
             tls,
             metrics,
             signing_key: optional_path(&top, "signingKey")?,
+            log_file: optional_path(&top, "logFile")?,
             host_id,
             state_dir: required_path(&top, "stateDir")?,
             allow_uids: parse_uids(top.optional("allowUids"))?,

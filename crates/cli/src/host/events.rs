@@ -16,9 +16,6 @@ pub enum Refusal {
     LaunchFailed,
 }
 
-// Parts are used by the TLS transport and the metrics (host/tls.rs,
-// host/metrics.rs), built beside this one.
-#[allow(dead_code)]
 impl Refusal {
     pub fn as_str(self) -> &'static str {
         match self {

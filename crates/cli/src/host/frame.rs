@@ -28,11 +28,15 @@ pub enum Kind {
     Exit = 0x21,
     Ping = 0x30,
     Pong = 0x31,
+    /// client → host after `welcome`, instead of a run: the receipts kept
+    /// for an invocation id (recovery.rs).
+    ReceiptQuery = 0x40,
+    Receipts = 0x41,
 }
 
 impl Kind {
     fn from_byte(byte: u8) -> Option<Kind> {
-        const ALL: [Kind; 15] = [
+        const ALL: [Kind; 17] = [
             Kind::Hello,
             Kind::Welcome,
             Kind::Upload,
@@ -48,6 +52,8 @@ impl Kind {
             Kind::Exit,
             Kind::Ping,
             Kind::Pong,
+            Kind::ReceiptQuery,
+            Kind::Receipts,
         ];
         ALL.into_iter().find(|k| *k as u8 == byte)
     }

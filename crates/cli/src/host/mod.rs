@@ -20,8 +20,11 @@ mod frame;
 mod launch_bridge;
 mod peer;
 mod receipt_store;
+mod recovery;
 mod relay;
+mod relay_writer;
 mod session;
+mod session_log;
 mod spawn_request;
 mod unix_listener;
 mod upload;
@@ -60,8 +63,12 @@ pub struct Host {
     pub events: Arc<dyn HostEvents>,
     pub workspaces: PathBuf,
     pub receipts: PathBuf,
+    /// `stateDir/runs`: a marker per run in progress (recovery.rs).
+    pub runs: PathBuf,
     /// The receipt signing key (`signingKey`), if any.
     pub signer: Option<signing::ReceiptSigner>,
+    /// The per-session log lines (session_log.rs).
+    pub log: Arc<session_log::SessionLog>,
     /// `true` once the host is stopping: every relay stops its sandbox.
     pub shutdown: watch::Sender<bool>,
 }
@@ -121,30 +128,33 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         Some(Ok(signer)) => Some(signer),
         Some(Err(e)) => return fail(exit_status::HOST_ERROR, &e.to_string()),
     };
-    let prepared = upload::workspaces_dir(&config.state_dir)
-        .map_err(|e| e.to_string())
-        .and_then(|ws| {
-            let receipts = receipt_store::receipts_dir(&config.state_dir)
-                .map_err(|e| format!("{}/receipts: {e}", config.state_dir.display()))?;
-            Ok((ws, receipts))
-        });
-    let (workspaces, receipts) = match prepared {
-        Ok(dirs) => dirs,
+    let (state_lock, (workspaces, receipts, runs)) = match prepare_state(&config) {
+        Ok(prepared) => prepared,
         Err(e) => return fail(exit_status::HOST_ERROR, &e),
     };
+    let log = match session_log::SessionLog::open(config.log_file.as_deref()) {
+        Ok(log) => Arc::new(log),
+        Err(e) => return fail(exit_status::HOST_ERROR, &format!("config.logFile: {e}")),
+    };
     let host = Arc::new(Host {
+        log,
         admissions: admission::Admissions::new(config.admission),
         handshakes: Arc::new(Semaphore::new(config.handshake.max_concurrent as usize)),
         events,
         workspaces,
         receipts,
+        runs,
         shutdown: watch::Sender::new(false),
         signer,
         config,
     });
     let socket_path = match host.config.listen.clone() {
         Listen::Unix(path) => path,
-        Listen::Tcp(address) => return serve_tls(&address, host).await,
+        Listen::Tcp(address) => {
+            let status = serve_tls(&address, host).await;
+            drop(state_lock);
+            return status;
+        }
     };
     let placed = match unix_listener::place(&socket_path) {
         Ok(placed) => placed,
@@ -153,7 +163,40 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     eprintln!("cordon host: listening on {}", socket_path.display());
     unix_listener::serve(&placed, Arc::clone(&host), stop_signal()).await;
     drop(placed);
-    shut_down(&host).await
+    let status = shut_down(&host).await;
+    drop(state_lock);
+    status
+}
+
+/// Held for the host's life (recovery.rs).
+type StateLock = nix::fcntl::Flock<std::fs::File>;
+/// `workspaces/`, `receipts/`, `runs/`.
+type StateDirs = (PathBuf, PathBuf, PathBuf);
+
+/// Step 3: `stateDir` locked to this host, its directories made, and what
+/// a killed predecessor left accounted for (recovery.rs) — all before
+/// anything listens.
+fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
+    let state = &config.state_dir;
+    std::fs::create_dir_all(state).map_err(|e| format!("{}: {e}", state.display()))?;
+    let lock = recovery::lock_state(state)?;
+    let workspaces = upload::workspaces_dir(state).map_err(|e| e.to_string())?;
+    let receipts = receipt_store::receipts_dir(state)
+        .map_err(|e| format!("{}/receipts: {e}", state.display()))?;
+    let runs = recovery::runs_dir(state).map_err(|e| format!("{}/runs: {e}", state.display()))?;
+    let swept = recovery::sweep(&workspaces, &receipts, &runs).map_err(|e| {
+        format!(
+            "{}: recover what a previous host left: {e}",
+            state.display()
+        )
+    })?;
+    if swept != recovery::Swept::default() {
+        eprintln!(
+            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s)",
+            swept.lost_runs, swept.workspaces, swept.temp_files
+        );
+    }
+    Ok((lock, (workspaces, receipts, runs)))
 }
 
 /// `metrics` (off without the section): binds its address, serves it, and

@@ -6,9 +6,6 @@
 use super::auth::AuthMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-// Parts are used by the TLS transport and the metrics (host/tls.rs,
-// host/metrics.rs), built beside this one.
-#[allow(dead_code)]
 pub enum Transport {
     Unix,
     Tls,
@@ -32,6 +29,8 @@ pub struct Peer {
     /// The tenant the transport established (a client certificate's
     /// name, a Unix uid); a token's tenant replaces it.
     pub tenant: String,
+    /// Who connected, for the log: `uid:U pid:P` on Unix, `IP:port` on TLS.
+    pub address: String,
     /// When the first frame must have arrived, if the transport already
     /// spent part of the bound (the TLS handshake); else the full bound.
     pub first_frame_by: Option<std::time::Instant>,

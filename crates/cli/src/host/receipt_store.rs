@@ -23,6 +23,20 @@ pub struct Remote<'a> {
     pub clamped: &'a Value,
 }
 
+impl Remote<'_> {
+    /// The receipt's `remote` section.
+    pub fn section(&self) -> Value {
+        json!({
+            "hostId": self.host.config.host_id,
+            "hostVersion": env!("CARGO_PKG_VERSION"),
+            "transport": self.peer.transport.as_str(),
+            "auth": self.who.auth.as_str(),
+            "tenant": self.who.tenant,
+            "clamped": self.clamped,
+        })
+    }
+}
+
 /// The `exit` frame and the stop reason (for the metrics).
 pub struct Exit {
     pub frame: Value,
@@ -44,14 +58,7 @@ pub fn settle(
     invocation_id: &str,
     remote: &Remote,
 ) -> Exit {
-    let section = json!({
-        "hostId": remote.host.config.host_id,
-        "hostVersion": env!("CARGO_PKG_VERSION"),
-        "transport": remote.peer.transport.as_str(),
-        "auth": remote.who.auth.as_str(),
-        "tenant": remote.who.tenant,
-        "clamped": remote.clamped,
-    });
+    let section = remote.section();
     let decorate = |mut receipt: Value| {
         if let Value::Object(map) = &mut receipt {
             map.insert("remote".into(), section.clone());
@@ -98,7 +105,7 @@ fn network_receipts(receipt: &Value) -> Value {
     }
 }
 
-fn keep(dir: &Path, invocation_id: &str, receipt: &Value) {
+pub fn keep(dir: &Path, invocation_id: &str, receipt: &Value) {
     let suffix = cordon_launcher::host::process_identity::random_hex(4).unwrap_or_default();
     let path = dir.join(format!("{invocation_id}.{suffix}.json"));
     if let Err(e) = atomic_file::write(
@@ -108,5 +115,60 @@ fn keep(dir: &Path, invocation_id: &str, receipt: &Value) {
         Durability::Synced,
     ) {
         eprintln!("cordon host: keep the receipt {}: {e}", path.display());
+    }
+}
+
+/// Most receipts one query answers (an invocation id is the client's to
+/// choose, so it may name many runs): the newest first.
+pub const MAX_FOUND: usize = 16;
+
+/// The receipts kept for `invocation_id` whose `remote.tenant` is
+/// `tenant` (another tenant's runs are not there, as far as it can tell),
+/// newest first, at most [`MAX_FOUND`].
+pub fn find(dir: &Path, invocation_id: &str, tenant: &str) -> Vec<Value> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(std::time::SystemTime, Value)> = entries
+        .flatten()
+        .filter(|e| names_run(&e.file_name().to_string_lossy(), invocation_id))
+        .filter_map(|e| {
+            let modified = e.metadata().and_then(|m| m.modified()).ok()?;
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let receipt: Value = serde_json::from_str(&text).ok()?;
+            let owner = receipt.pointer("/remote/tenant").and_then(Value::as_str);
+            (owner == Some(tenant)).then_some((modified, receipt))
+        })
+        .collect();
+    found.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    found.into_iter().take(MAX_FOUND).map(|(_, r)| r).collect()
+}
+
+/// `<invocationId>.<8 hex>.json` exactly: an id may itself hold dots, so a
+/// prefix match would find another run's receipts.
+fn names_run(name: &str, invocation_id: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".json") else {
+        return false;
+    };
+    match stem.rsplit_once('.') {
+        Some((id, suffix)) => {
+            id == invocation_id
+                && suffix.len() == 8
+                && suffix.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_run;
+
+    #[test]
+    fn a_receipt_file_names_its_run_exactly_not_by_prefix() {
+        assert!(names_run("a.b.0123abcd.json", "a.b"));
+        assert!(!names_run("a.b.0123abcd.json", "a"));
+        assert!(!names_run(".a.0123abcd.json.x.tmp", "a"));
+        assert!(!names_run("a.0123abcd.jsonx", "a"));
     }
 }

@@ -21,10 +21,11 @@ use cordon_launcher::events::{Completion, Event, LaunchFailure, Stream};
 use cordon_launcher::{ExecutionHandle, StopReason, WriteOutcome, WRITE_QUEUE_DEPTH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::mpsc::{Receiver, UnboundedReceiver};
-use tokio::time::{sleep_until, timeout, Instant};
+use tokio::time::{sleep_until, Instant};
 
 use super::config::Liveness;
 use super::frame::{self, Frame, FrameError, Kind};
+use super::relay_writer::{Note, Outgoing, DATA_QUEUE_BYTES};
 
 /// Each direction's initial window per stream (bytes).
 pub const WINDOW_BYTES: u64 = 256 * 1024;
@@ -74,12 +75,14 @@ impl Outbound {
 /// still there to be sent `exit`.
 pub struct Relayed<W> {
     pub outcome: Outcome,
-    pub client_present: bool,
-    pub writer: W,
+    /// The connection's write half, everything queued written; `None` when
+    /// the client is gone (nothing more is sent).
+    pub writer: Option<W>,
 }
 
 pub struct Relay<W> {
-    pub writer: W,
+    /// Writes to the client, off the relay's loop (relay_writer.rs).
+    pub outgoing: Outgoing<W>,
     pub handle: Arc<ExecutionHandle>,
     pub events: UnboundedReceiver<Event>,
     pub frames: Receiver<Result<Frame, FrameError>>,
@@ -124,7 +127,7 @@ impl State {
     }
 }
 
-impl<W: AsyncWrite + Unpin> Relay<W> {
+impl<W: AsyncWrite + Unpin + Send + 'static> Relay<W> {
     pub async fn run(mut self) -> Relayed<W> {
         let mut st = State::new(&self.liveness);
         let mut outcome: Option<Outcome> = None;
@@ -135,11 +138,7 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
         loop {
             if let Some(done) = outcome.take() {
                 if !st.client_present || st.out.iter().all(Outbound::done) {
-                    return Relayed {
-                        outcome: done,
-                        client_present: st.client_present,
-                        writer: self.writer,
-                    };
+                    return self.finish(done, st.client_present).await;
                 }
                 // The client must take what is left within the pong bound.
                 let until = *drain_until
@@ -169,12 +168,34 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
                     Some(Err(_)) | None => self.disconnect(&mut st),
                 },
                 () = sleep_until(wake), if st.client_present => self.on_timer(&mut st).await,
+                note = self.outgoing.note(), if st.client_present => match note {
+                    // Room in the queue: what a full queue held back goes.
+                    Note::Written(_) => {
+                        self.flush(&mut st, 0).await;
+                        self.flush(&mut st, 1).await;
+                    }
+                    Note::Failed => self.disconnect(&mut st),
+                },
                 () = stopping(&mut shutdown), if !host_stopping => {
                     host_stopping = true;
                     self.handle.stop(StopReason::Signal);
                 }
             }
         }
+    }
+
+    /// The run ended and the client took everything (or is gone): the
+    /// writer back once what is queued is written, within the pong bound.
+    async fn finish(self, outcome: Outcome, client_present: bool) -> Relayed<W> {
+        let writer = if client_present {
+            self.outgoing
+                .finish(ms(self.liveness.pong_timeout_ms))
+                .await
+        } else {
+            self.outgoing.abort();
+            None
+        };
+        Relayed { outcome, writer }
     }
 
     fn next_wake(&self, st: &State, drain_until: Option<Instant>) -> Instant {
@@ -205,10 +226,8 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
         if !st.client_present {
             return;
         }
-        let bound = ms(self.liveness.pong_timeout_ms);
-        match timeout(bound, frame::write_frame(&mut self.writer, kind, payload)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) | Err(_) => self.disconnect(st),
+        if !self.outgoing.push(kind, payload) {
+            self.disconnect(st);
         }
     }
 
@@ -248,7 +267,8 @@ impl<W: AsyncWrite + Unpin> Relay<W> {
         let (data, end) = st.out[i].kinds();
         loop {
             let out = &mut st.out[i];
-            if out.credit == 0 || out.pending.is_empty() {
+            let room = self.outgoing.queued() < DATA_QUEUE_BYTES;
+            if out.credit == 0 || out.pending.is_empty() || !room || !st.client_present {
                 break;
             }
             let n = (out.credit as usize)

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::Receiver;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::timeout;
 
 use super::events::Refusal;
@@ -23,21 +24,32 @@ use super::frame::{self, Frame, FrameError, Kind};
 use super::launch_bridge;
 use super::peer::Peer;
 use super::relay::{self, Relay};
+use super::relay_writer::Outgoing;
+use super::session_log::{Counted, Outcome, SessionRecord};
 use super::spawn_request::{self, SpawnRefusal};
 use super::upload::Workspace;
-use super::{auth, receipt_store, Host};
+use super::{auth, receipt_store, recovery, Host};
 
 type Frames = Receiver<Result<Frame, FrameError>>;
 
-/// Serves one accepted connection to its end.
-pub async fn serve<S>(stream: S, peer: Peer, host: Arc<Host>)
+/// Serves one accepted connection to its end. `slot`: the handshake slot
+/// the transport already holds for it (TLS, since the accept), else one is
+/// taken here.
+pub async fn serve<S>(stream: S, peer: Peer, host: Arc<Host>, slot: Option<OwnedSemaphorePermit>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let Ok(permit) = Arc::clone(&host.handshakes).try_acquire_owned() else {
+    let mut record = SessionRecord::new(
+        Arc::clone(&host.log),
+        peer.transport.as_str(),
+        peer.address.clone(),
+    );
+    let Some(permit) = slot.or_else(|| Arc::clone(&host.handshakes).try_acquire_owned().ok())
+    else {
         host.events.handshake_failed();
         return;
     };
+    let stream = Counted::new(stream, Arc::clone(&record.bytes));
     let (mut reader, mut writer) = tokio::io::split(stream);
     let mut bound = Duration::from_millis(host.config.handshake.first_frame_ms);
     if let Some(by) = peer.first_frame_by {
@@ -52,6 +64,9 @@ where
         host.events.handshake_failed();
         return;
     };
+    record.tenant = Some(who.tenant.clone());
+    record.auth = Some(who.auth.as_str());
+    record.outcome = Outcome::Closed;
     let (mut frames, reader_task) = relay::spawn_reader(reader);
     let session = async {
         let welcome = welcome(&host, &peer, &who);
@@ -62,12 +77,24 @@ where
             return;
         }
         let phase = Duration::from_millis(host.config.handshake.upload_phase_ms);
-        let prepared = timeout(phase, prepare(&mut frames, &mut writer, &host)).await;
+        let prepared = timeout(
+            phase,
+            prepare(&mut frames, &mut writer, &host, &who, &mut record),
+        )
+        .await;
         drop(permit);
         let Ok(Some((spawn, workspace))) = prepared else {
             return;
         };
-        run(spawn, workspace, frames, writer, &host, &peer, &who).await;
+        run(
+            spawn,
+            workspace,
+            (frames, writer),
+            &host,
+            (&peer, &who),
+            &mut record,
+        )
+        .await;
     };
     session.await;
     // Wait (bounded) for the client to close after `exit`, draining what it
@@ -173,11 +200,14 @@ async fn send_json<W: AsyncWrite + Unpin>(
 }
 
 async fn refuse<W: AsyncWrite + Unpin>(
+    record: &mut SessionRecord,
     writer: &mut W,
     code: &str,
     message: &str,
     retry: Option<u64>,
 ) {
+    record.outcome = Outcome::Refused;
+    record.refused = Some(code.to_string());
     let mut body = json!({"code": code, "message": message});
     if let Some(ms) = retry {
         body["retryAfterMs"] = json!(ms);
@@ -191,6 +221,8 @@ async fn prepare<W: AsyncWrite + Unpin>(
     frames: &mut Frames,
     writer: &mut W,
     host: &Host,
+    who: &TenantAuth,
+    record: &mut SessionRecord,
 ) -> Option<(Value, Workspace)> {
     let name = format!(
         "ws-{}",
@@ -200,7 +232,14 @@ async fn prepare<W: AsyncWrite + Unpin>(
         match Workspace::create(&host.workspaces, &name, host.config.ceilings.upload_bytes) {
             Ok(ws) => ws,
             Err(e) => {
-                refuse(writer, "ERR_CORDON_SPAWN_FAILED", &e.to_string(), None).await;
+                refuse(
+                    record,
+                    writer,
+                    "ERR_CORDON_SPAWN_FAILED",
+                    &e.to_string(),
+                    None,
+                )
+                .await;
                 return None;
             }
         };
@@ -224,13 +263,14 @@ async fn prepare<W: AsyncWrite + Unpin>(
                 .ok()?;
                 workspace = added.0;
                 if let Err(message) = added.1 {
-                    refuse(writer, "ERR_CORDON_INVALID_OPTIONS", &message, None).await;
+                    refuse(record, writer, "ERR_CORDON_INVALID_OPTIONS", &message, None).await;
                     return None;
                 }
             }
             Kind::Spawn => {
                 let Ok(value) = serde_json::from_slice::<Value>(&frame.payload) else {
                     refuse(
+                        record,
                         writer,
                         "ERR_CORDON_INVALID_OPTIONS",
                         "spawn: not valid JSON",
@@ -246,28 +286,63 @@ async fn prepare<W: AsyncWrite + Unpin>(
                     .await
                     .ok()?;
             }
+            Kind::ReceiptQuery if workspace.is_empty() => {
+                record.outcome = Outcome::ReceiptQuery;
+                answer_query(&frame.payload, writer, host, who).await;
+                return None;
+            }
             // Anything else here breaks the order: close.
             _ => return None,
         }
     }
 }
 
+/// `receipt-query` → `receipts` (this tenant's receipts of the id, newest
+/// first), then the host closes. A malformed query is a silent close.
+async fn answer_query<W: AsyncWrite + Unpin>(
+    payload: &[u8],
+    writer: &mut W,
+    host: &Host,
+    who: &TenantAuth,
+) {
+    let query: Option<String> = serde_json::from_slice::<Value>(payload)
+        .ok()
+        .and_then(|v| v.get("invocationId")?.as_str().map(str::to_string));
+    let Some(id) = query else { return };
+    let (dir, tenant) = (host.receipts.clone(), who.tenant.clone());
+    let found = tokio::task::spawn_blocking(move || receipt_store::find(&dir, &id, &tenant)).await;
+    // Newest first, as many as one control frame holds.
+    let mut receipts = Vec::new();
+    let mut room = frame::MAX_CONTROL_BYTES - 64;
+    for receipt in found.unwrap_or_default() {
+        let size = receipt.to_string().len() + 1;
+        if size > room {
+            break;
+        }
+        room -= size;
+        receipts.push(receipt);
+    }
+    let _ = send_json(writer, Kind::Receipts, &json!({ "receipts": receipts })).await;
+    let _ = writer.shutdown().await;
+}
+
 /// A launched sandbox, as `started` reports it.
 struct Running {
     launched: launch_bridge::Launched,
+    /// On disk until the receipt is kept (recovery.rs).
+    marker: recovery::Marker,
     invocation_id: String,
     clamped: Value,
 }
 
 /// Steps 4–6.
-async fn run<W: AsyncWrite + Unpin>(
+async fn run<W: AsyncWrite + Unpin + Send + 'static>(
     spawn: Value,
     workspace: Workspace,
-    frames: Frames,
-    mut writer: W,
+    (frames, mut writer): (Frames, W),
     host: &Host,
-    peer: &Peer,
-    who: &TenantAuth,
+    (peer, who): (&Peer, &TenantAuth),
+    record: &mut SessionRecord,
 ) {
     let slot = match host.admissions.admit(&who.tenant) {
         Ok(slot) => slot,
@@ -278,14 +353,14 @@ async fn run<W: AsyncWrite + Unpin>(
                 _ => "the host's session cap is reached",
             };
             let retry = Some(host.config.admission.retry_after_ms);
-            return refuse(&mut writer, "ERR_CORDON_HOST_BUSY", message, retry).await;
+            return refuse(record, &mut writer, "ERR_CORDON_HOST_BUSY", message, retry).await;
         }
     };
-    let running = match launch(&spawn, &workspace, host).await {
+    let running = match launch(&spawn, &workspace, host, (peer, who)).await {
         Ok(running) => running,
         Err((reason, code, message)) => {
             host.events.refused(reason);
-            return refuse(&mut writer, &code, &message, None).await;
+            return refuse(record, &mut writer, &code, &message, None).await;
         }
     };
     host.events.session_started();
@@ -295,8 +370,9 @@ async fn run<W: AsyncWrite + Unpin>(
         "clamped": running.clamped,
     });
     let _ = send_json(&mut writer, Kind::Started, &started).await;
+    let bound = Duration::from_millis(host.config.liveness.pong_timeout_ms);
     let relayed = Relay {
-        writer,
+        outgoing: Outgoing::spawn(writer, bound),
         handle: Arc::clone(&running.launched.handle),
         events: running.launched.events,
         frames,
@@ -312,18 +388,26 @@ async fn run<W: AsyncWrite + Unpin>(
         clamped: &running.clamped,
     };
     let mut exit = receipt_store::settle(relayed.outcome, &running.invocation_id, &remote);
+    drop(running.marker);
+    record.runs += 1;
+    record.outcome = Outcome::Ran;
+    let program = spawn.get("program").and_then(Value::as_str).unwrap_or("");
+    let error = exit.frame.pointer("/error/code").and_then(Value::as_str);
+    let receipt = exit.frame.get("receipt").cloned().unwrap_or(Value::Null);
+    record.run_line(program, &receipt, error);
     sign(host, &mut exit.frame);
     host.events.session_ended(exit.stop_reason.as_deref());
-    if relayed.client_present {
-        let mut writer = relayed.writer;
-        let bound = Duration::from_millis(host.config.liveness.pong_timeout_ms);
+    // The sandbox is gone and its receipt kept: its place is free before
+    // `exit` says so, so a client that starts its next run on `exit` is
+    // never refused for this one.
+    drop(slot);
+    if let Some(mut writer) = relayed.writer {
         let _ = timeout(bound, async {
             send_json(&mut writer, Kind::Exit, &exit.frame).await?;
             writer.shutdown().await
         })
         .await;
     }
-    drop(slot);
     drop(workspace);
 }
 
@@ -333,6 +417,7 @@ async fn launch(
     spawn: &Value,
     workspace: &Workspace,
     host: &Host,
+    (peer, who): (&Peer, &TenantAuth),
 ) -> Result<Running, (Refusal, String, String)> {
     let began = Instant::now();
     let ws_path = (!workspace.is_empty()).then(|| workspace.path().to_string_lossy().into_owned());
@@ -352,6 +437,22 @@ async fn launch(
         })?,
     };
     spawn.request.invocation_id = Some(invocation_id.clone());
+    let clamped = Value::Object(spawn.clamped);
+    let section = receipt_store::Remote {
+        host,
+        peer,
+        who,
+        clamped: &clamped,
+    }
+    .section();
+    let marker = recovery::Marker::write(&host.runs, &invocation_id, &section).map_err(|e| {
+        let message = format!("record the run in stateDir/runs: {e}");
+        (
+            Refusal::LaunchFailed,
+            "ERR_CORDON_SPAWN_FAILED".into(),
+            message,
+        )
+    })?;
     let launched = launch_bridge::launch(spawn.request).await.map_err(|e| {
         let code = match &e {
             launch_bridge::BridgeError::Launch(e) => e.code().as_str(),
@@ -362,7 +463,8 @@ async fn launch(
     host.events.launched(began.elapsed());
     Ok(Running {
         launched,
+        marker,
         invocation_id,
-        clamped: Value::Object(spawn.clamped),
+        clamped,
     })
 }

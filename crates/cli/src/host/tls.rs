@@ -7,7 +7,7 @@
 //! 1. a handshake slot (the host's concurrency cap) or an immediate close;
 //! 2. the TLS handshake within the first-frame bound (5 s from the accept);
 //! 3. the tenant from the verified certificate (no usable CN → close);
-//! 4. the stream and the rest of the bound go to the session.
+//! 4. the stream, the rest of the bound and the slot go to the session.
 //!
 //! Every failure — plaintext, a failed handshake, a missing, expired or
 //! foreign client certificate — closes the connection with at most a TLS
@@ -22,7 +22,7 @@ use rustls::{RootCertStore, ServerConfig};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::server::TlsStream;
 
 /// A tenant name longer than this is refused (it is echoed in receipts).
@@ -193,10 +193,19 @@ pub fn tenant_of_certificate(der: &[u8]) -> Option<String> {
 
 /// What the accept loop hands each connection to.
 pub trait TlsSessions: Send + Sync + 'static {
-    /// An authenticated stream and what remains of the first-frame bound.
-    fn serve(&self, stream: TlsStream<TcpStream>, client: ClientIdentity, deadline: Instant);
+    /// An authenticated stream, what remains of the first-frame bound, and
+    /// the handshake slot it has held since the accept: handed over, never
+    /// released and taken again (a gap in which another connection could
+    /// take it, so the cap would close this one after a good handshake).
+    fn serve(
+        &self,
+        stream: TlsStream<TcpStream>,
+        client: ClientIdentity,
+        deadline: Instant,
+        slot: OwnedSemaphorePermit,
+    );
     /// A connection closed before the session (handshake, cap, bound).
-    fn closed_in_handshake(&self) {}
+    fn closed_in_handshake(&self, _peer: std::net::SocketAddr) {}
 }
 
 /// The accept loop, until `stop` resolves (steps 1–4 per connection).
@@ -214,7 +223,7 @@ pub async fn serve(
             () = &mut stop => return,
             accepted = listener.accept() => accepted,
         };
-        let Ok((tcp, _)) = accepted else {
+        let Ok((tcp, address)) = accepted else {
             tokio::time::sleep(ACCEPT_RETRY).await;
             continue;
         };
@@ -226,17 +235,18 @@ pub async fn serve(
         let deadline = Instant::now() + first_frame;
         // The handshake holds a slot; past the cap the socket is dropped.
         let Ok(permit) = Arc::clone(&handshakes).try_acquire_owned() else {
-            sessions.closed_in_handshake();
+            sessions.closed_in_handshake(address);
             continue;
         };
         let transport = Arc::clone(&transport);
         let sessions = Arc::clone(&sessions);
         tokio::spawn(async move {
-            let done = transport.handshake(tcp, deadline).await;
-            drop(permit);
-            match done {
-                Some((stream, client)) => sessions.serve(stream, client, deadline),
-                None => sessions.closed_in_handshake(),
+            match transport.handshake(tcp, deadline).await {
+                Some((stream, client)) => sessions.serve(stream, client, deadline, permit),
+                None => {
+                    drop(permit);
+                    sessions.closed_in_handshake(address);
+                }
             }
         });
     }

@@ -7,34 +7,58 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_rustls::server::TlsStream;
 
 use super::auth::AuthMode;
 use super::config_sections::{ClientAuth, Tls};
 use super::peer::{Peer, Transport};
+use super::session_log::SessionRecord;
 use super::tls::{self, ClientCertificates, ClientIdentity, TlsFiles, TlsSessions, TlsTransport};
 use super::{session, Host};
 
 struct HostSessions(Arc<Host>);
 
 impl TlsSessions for HostSessions {
-    fn serve(&self, stream: TlsStream<TcpStream>, client: ClientIdentity, deadline: Instant) {
+    fn serve(
+        &self,
+        stream: TlsStream<TcpStream>,
+        client: ClientIdentity,
+        deadline: Instant,
+        slot: OwnedSemaphorePermit,
+    ) {
         let (auth, tenant) = match client {
             ClientIdentity::Certificate { tenant } => (AuthMode::Mtls, tenant),
             // The token in `hello` names the tenant (session::check_hello).
             ClientIdentity::TokenOnly => (AuthMode::Token, String::new()),
         };
+        let address = stream
+            .get_ref()
+            .0
+            .peer_addr()
+            .map_or_else(|_| "unknown".into(), |a| a.to_string());
         let peer = Peer {
             transport: Transport::Tls,
             auth,
             tenant,
+            address,
             first_frame_by: Some(deadline),
         };
-        tokio::spawn(session::serve(stream, peer, Arc::clone(&self.0)));
+        tokio::spawn(session::serve(
+            stream,
+            peer,
+            Arc::clone(&self.0),
+            Some(slot),
+        ));
     }
 
-    fn closed_in_handshake(&self) {
+    fn closed_in_handshake(&self, peer: std::net::SocketAddr) {
         self.0.events.handshake_failed();
+        drop(SessionRecord::new(
+            Arc::clone(&self.0.log),
+            "tls",
+            peer.to_string(),
+        ));
     }
 }
 

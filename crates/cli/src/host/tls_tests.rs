@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustls_pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::*;
 use crate::host::tls_client::connector;
@@ -17,8 +18,15 @@ struct Echo {
 }
 
 impl TlsSessions for Echo {
-    fn serve(&self, mut stream: TlsStream<TcpStream>, client: ClientIdentity, _: Instant) {
+    fn serve(
+        &self,
+        mut stream: TlsStream<TcpStream>,
+        client: ClientIdentity,
+        _: Instant,
+        slot: OwnedSemaphorePermit,
+    ) {
         tokio::spawn(async move {
+            let _slot = slot;
             let line = match client {
                 ClientIdentity::Certificate { tenant } => format!("tenant:{tenant}\n"),
                 ClientIdentity::TokenOnly => "token-only\n".to_string(),
@@ -30,7 +38,7 @@ impl TlsSessions for Echo {
             }
         });
     }
-    fn closed_in_handshake(&self) {
+    fn closed_in_handshake(&self, _: std::net::SocketAddr) {
         self.closed.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -215,4 +223,53 @@ fn mutual_tls_without_a_client_ca_is_refused_at_start_up() {
         TlsTransport::new(&f).err(),
         Some(TlsSetupError::NoClientCa)
     ));
+}
+
+/// Records the free handshake slots at the moment a session is handed over.
+struct SlotProbe {
+    slots: Arc<Semaphore>,
+    free_at_serve: std::sync::Mutex<Vec<usize>>,
+}
+
+impl TlsSessions for SlotProbe {
+    fn serve(
+        &self,
+        _: TlsStream<TcpStream>,
+        _: ClientIdentity,
+        _: Instant,
+        slot: OwnedSemaphorePermit,
+    ) {
+        self.free_at_serve
+            .lock()
+            .unwrap()
+            .push(self.slots.available_permits());
+        drop(slot);
+    }
+}
+
+#[tokio::test]
+async fn the_handshake_slot_is_handed_to_the_session_never_released_between() {
+    let pki = pki::generate();
+    let transport = TlsTransport::new(&files(&pki, ClientCertificates::Required, false)).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let slots = Arc::new(Semaphore::new(1));
+    let probe = Arc::new(SlotProbe {
+        slots: Arc::clone(&slots),
+        free_at_serve: std::sync::Mutex::default(),
+    });
+    tokio::spawn(serve(
+        listener,
+        Arc::new(transport),
+        Arc::clone(&slots),
+        Duration::from_millis(1500),
+        Arc::clone(&probe) as Arc<dyn TlsSessions>,
+        std::future::pending(),
+    ));
+    exchange(port, &pki.ca, Some((&pki.client.cert, &pki.client.key))).await;
+    // With the only slot held from accept to session, none is free then (a
+    // release and re-acquire would show 1: the gap another connection
+    // could take it in).
+    assert_eq!(*probe.free_at_serve.lock().unwrap(), vec![0]);
+    assert_eq!(slots.available_permits(), 1, "the session released it");
 }

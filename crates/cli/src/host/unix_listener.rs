@@ -19,6 +19,7 @@ use tokio::net::UnixListener;
 
 use super::auth::{self, AuthMode};
 use super::peer::{Peer, Transport};
+use super::session_log::SessionRecord;
 use super::{session, Host};
 
 #[derive(Debug, thiserror::Error)]
@@ -130,20 +131,26 @@ pub async fn serve(
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
-        let uid = match stream.peer_cred() {
-            Ok(cred) => cred.uid(),
+        let (uid, pid) = match stream.peer_cred() {
+            Ok(cred) => (cred.uid(), cred.pid()),
             Err(_) => continue,
+        };
+        let address = match pid {
+            Some(pid) => format!("uid:{uid} pid:{pid}"),
+            None => format!("uid:{uid}"),
         };
         if !auth::uid_allowed(&host.config.allow_uids, host_uid, uid) {
             host.events.handshake_failed();
+            drop(SessionRecord::new(Arc::clone(&host.log), "unix", address));
             continue; // dropped: closed without a byte
         }
         let peer = Peer {
             transport: Transport::Unix,
             auth: AuthMode::PeerCred,
             tenant: format!("uid:{uid}"),
+            address,
             first_frame_by: None,
         };
-        tokio::spawn(session::serve(stream, peer, Arc::clone(&host)));
+        tokio::spawn(session::serve(stream, peer, Arc::clone(&host), None));
     }
 }

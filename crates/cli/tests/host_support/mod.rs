@@ -30,6 +30,8 @@ pub const STOP: u8 = 0x20;
 pub const EXIT: u8 = 0x21;
 pub const PING: u8 = 0x30;
 pub const PONG: u8 = 0x31;
+pub const RECEIPT_QUERY: u8 = 0x40;
+pub const RECEIPTS: u8 = 0x41;
 
 /// How long a test waits for any one frame before failing (never hangs).
 const FRAME_WAIT: Duration = Duration::from_secs(20);
@@ -67,24 +69,39 @@ impl HostProcess {
         }
         let path = dir.path().join("host.json");
         std::fs::write(&path, config.to_string()).expect("write config");
-        let child = Command::new(CORDON)
-            .args(["host", "--config"])
-            .arg(&path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn cordon host");
+        let child = spawn_host(&path);
         let mut host = HostProcess { dir, socket, child };
+        host.wait_listening(|socket| socket.exists());
+        host
+    }
+
+    /// Waits until the host accepts on its socket (a stale socket left by
+    /// a killed host may already be at the path).
+    fn wait_listening(&mut self, ready: impl Fn(&std::path::Path) -> bool) {
         let until = Instant::now() + Duration::from_secs(20);
-        while !host.socket.exists() {
+        while !ready(&self.socket) {
             assert!(Instant::now() < until, "the host never placed its socket");
-            if let Ok(Some(status)) = host.child.try_wait() {
+            if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("cordon host exited at start-up: {status}");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        host
+    }
+
+    /// SIGKILL: the host gets no chance to clean up or keep receipts.
+    pub fn kill_hard(&mut self) {
+        // Our own unreaped child: the pid cannot have been reused.
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+
+    /// A new host on the same configuration and state (after kill_hard).
+    pub fn restart(&mut self) {
+        self.child = spawn_host(&self.dir.path().join("host.json"));
+        self.wait_listening(|socket| UnixStream::connect(socket).is_ok());
     }
 
     pub fn connect(&self) -> Client {
@@ -138,6 +155,17 @@ impl HostProcess {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .expect("VmRSS")
     }
+}
+
+fn spawn_host(config: &std::path::Path) -> Child {
+    Command::new(CORDON)
+        .args(["host", "--config"])
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn cordon host")
 }
 
 impl Drop for HostProcess {
