@@ -271,3 +271,36 @@ test('a uid-65534 provider whose sessions root sits under a directory the owner 
   assert.equal(v.records, 0);
   assert.deepEqual(withTag(`${dir}/closed/root/`), [], 'the holder was killed');
 });
+
+test('a uid-65534 provider killed before the new session\'s record names its holder leaves no holder behind for recover() to miss (round 7, R7-1)', { skip }, (t) => {
+  const dir = scratch(t);
+  const first = provider(dir, `
+    // A store whose write of the holder never completes: the provider dies mid-put.
+    const put = store.put.bind(store);
+    let hung = null;
+    store.put = (r) => { if (r.holder) { hung = r.holder; return new Promise(() => {}); } return put(r); };
+    m.acquire(scope('orphan'), 'u').catch(() => {});
+    for (let i = 0; i < 400 && hung === null; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    // As long as the provider would have taken to finish the put: the holder, unrecorded, goes on.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    out({ hung });
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  assert.ok(first.hung && first.hung.pid > 1, 'the provider was killed while storing the holder');
+  t.after(() => {
+    // Only the holder this test's provider started: its pid, holding this test's directory.
+    try {
+      if (fs.readFileSync(`/proc/${first.hung.pid}/cmdline`, 'utf8').includes(`${dir}/root/`)) process.kill(first.hung.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  const second = provider(dir, `
+    const report = await m.recover();
+    for (let i = 0; i < 100 && alive(${first.hung.pid}); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    out({ report, records: (await store.list()).length, left: fs.readdirSync(dir + '/root'), holderAlive: alive(${first.hung.pid}) });`);
+  assert.equal(second.holderAlive, false, 'the holder is gone: it exited unrecorded, or recover() reaped it');
+  assert.deepEqual(withTag(`${dir}/root/`), [], 'no holder of this provider\'s workspaces is left');
+  assert.equal(second.records, 0);
+  assert.deepEqual(second.left, []);
+});

@@ -120,24 +120,41 @@ function holderAlive(holder) {
 /**
  * Starts the holder for `dir` (an empty directory of this provider) and
  * resolves with `{pid, start}` once the tmpfs is mounted in it; fails
- * closed (the holder killed) otherwise.
+ * closed (the holder killed) otherwise. `onStarted({pid, start})` must
+ * make the holder durable (the session record) before it is let mount.
  */
-async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes }) {
+async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, onStarted = async () => {} }) {
   const args = ['session-holder', String(ownerUid), dir, String(quotaBytes), String(inodes)];
   // detached: its own session and process group, so a signal to the
   // provider's group (Ctrl-C) does not take the workspace with it.
   const child = spawn(agentPath, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: '/', env: {} });
   const reader = lineReader(child);
+  const failed = (error) => {
+    child.kill('SIGKILL');
+    return unavailable(`the session holder could not mount a ${quotaBytes}-byte workspace at ${dir}: ${String(error.stderr ?? error.message).trim()}`, error);
+  };
   try {
     if ((await nextLine(reader)) !== 'unshared') throw new Error('the holder did not say "unshared"');
+  } catch (error) {
+    throw failed(error);
+  }
+  // Recorded before it may mount (round 7, R7-1): a provider killed from
+  // here until 'mapped' leaves a holder that exits at EOF, and from then on
+  // one its record names (resumed or reaped), never an unrecorded one.
+  try {
+    await onStarted({ pid: child.pid, start: startTime(child.pid) });
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error; // the store's own error
+  }
+  try {
     for (const helper of [NEWUIDMAP, NEWGIDMAP]) {
       execFileSync(helper, [String(child.pid), String(ownerUid), String(ownerUid), '1'], { stdio: 'pipe', timeout: STEP_TIMEOUT_MS, env: {} });
     }
     child.stdin.write('mapped\n');
     if ((await nextLine(reader)) !== 'ready') throw new Error('the holder did not say "ready"');
   } catch (error) {
-    child.kill('SIGKILL');
-    throw unavailable(`the session holder could not mount a ${quotaBytes}-byte workspace at ${dir}: ${String(error.stderr ?? error.message).trim()}`, error);
+    throw failed(error);
   }
   const holder = { pid: child.pid, start: startTime(child.pid) };
   child.stdin.destroy();

@@ -174,9 +174,10 @@ class SessionManager {
     }
     let mounted = false;
     try {
-      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath });
+      // The holder is in the record before it mounts (holder.js): a provider killed at any point leaves none unrecorded.
+      const onHolder = (holder) => store.put({ ...record, holder });
+      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath, onHolder });
       mounted = true;
-      // The holder is in the record before any sandbox starts: a provider killed from here on leaves it reapable.
       await store.put(record);
     } catch (error) {
       // createWorkspace undoes its own partial work; a workspace it finished is removed here.

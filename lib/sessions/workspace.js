@@ -61,7 +61,7 @@ const viaHolder = () => process.geteuid() !== 0;
  * mounted on the host). Fails closed: nothing left when the quota cannot
  * be applied.
  */
-async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath }) {
+async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, onHolder }) {
   if (!viaHolder()) {
     mountWorkspace({ root, key, ownerUid, quotaBytes });
     return null;
@@ -69,7 +69,7 @@ async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath }) {
   const dir = path.join(root.path, key);
   fs.closeSync(makeKeyDir(root, key));
   try {
-    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes) });
+    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes), onStarted: onHolder });
   } catch (error) {
     fs.rmdirSync(`/proc/self/fd/${root.fd}/${key}`);
     throw error;
