@@ -83,7 +83,10 @@ function provider(dir, body, options = {}) {
   const switchUid = process.geteuid() !== h.NOBODY_UID;
   const { node, pkg } = switchUid ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
   const identity = switchUid ? { uid: h.NOBODY_UID, gid: h.NOBODY_UID, env: { PATH: process.env.PATH } } : {};
-  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, ...identity });
+  // options.inheritFd: a descriptor the provider process inherits as fd 40, not close-on-exec, as from a
+  // supervisor (Node passes such a one to its children; it happens to mark a low fd 3 close-on-exec).
+  const stdio = options.inheritFd === undefined ? undefined : ['pipe', 'pipe', 'pipe', ...Array(37).fill('ignore'), options.inheritFd];
+  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, stdio, ...identity });
   const ended = options.killed ? run.signal === 'SIGKILL' : run.status === 0;
   assert.ok(ended, `provider ended ${run.status ?? run.signal}: ${run.stderr}`);
   const value = JSON.parse(run.stdout);
@@ -303,4 +306,21 @@ test('a uid-65534 provider killed before the new session\'s record names its hol
   assert.deepEqual(withTag(`${dir}/root/`), [], 'no holder of this provider\'s workspaces is left');
   assert.equal(second.records, 0);
   assert.deepEqual(second.left, []);
+});
+
+test('a session holder keeps no descriptor of the provider: one the provider inherited is not held for the session\'s life (round 7, R7-2)', { skip }, (t) => {
+  const dir = scratch(t);
+  const inherited = fs.openSync(path.join(dir, 'supervisor-lock'), 'w');
+  t.after(() => fs.closeSync(inherited));
+  const v = provider(dir, `
+    const own = fs.readlinkSync('/proc/self/fd/40');
+    const s = await m.acquire(scope('fds'), 'u');
+    const holder = (await store.list())[0].holder;
+    const held = fs.readdirSync('/proc/' + holder.pid + '/fd').map((fd) => fd + ' -> ' + fs.readlinkSync('/proc/' + holder.pid + '/fd/' + fd));
+    const listed = (await s.list('')).length;
+    await s.end();
+    out({ own, held, listed });`, { inheritFd: inherited });
+  assert.match(v.own, /supervisor-lock$/, 'the provider did inherit the descriptor (the probe is not blind)');
+  assert.equal(v.listed, 0, 'the file helper works without it');
+  assert.deepEqual(v.held, [], 'the holder holds no descriptor at all once ready');
 });
