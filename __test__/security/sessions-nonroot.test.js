@@ -324,3 +324,19 @@ test('a session holder keeps no descriptor of the provider: one the provider inh
   assert.equal(v.listed, 0, 'the file helper works without it');
   assert.deepEqual(v.held, [], 'the holder holds no descriptor at all once ready');
 });
+
+test('a name that is not UTF-8, planted by a command, is listed and removed by the file tools of a uid-65534 provider, not hidden (round 7, R7-3)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('bytes'), 'u');
+    // printf's octal escapes: names of the bytes 0xff and 0xfe, not valid UTF-8.
+    await s.exec({ shell: 'bash', script: 'mkdir -p d/e; : > "d/$(printf "\\\\377")"; : > "d/e/$(printf "\\\\376")"; ls d | od -An -tx1' });
+    const listed = (await s.list('d')).map((e) => e.type);
+    const removed = await s.remove('d', { recursive: true }).then((r) => r.removed, (e) => e.code);
+    const left = (await s.list('')).map((e) => e.name);
+    await s.end();
+    out({ listed, removed, left });`);
+  assert.deepEqual(v.listed.sort(), ['directory', 'file'], 'list shows the planted file too');
+  assert.equal(v.removed, 'directory', 'remove(recursive) removes the tree with it');
+  assert.deepEqual(v.left, []);
+});
