@@ -122,3 +122,13 @@ test('remove with recursive removes a planted tree (2000 levels, links to host d
   assert.equal(fs.readFileSync(`${host}/keep`, 'utf8'), 'HOST', 'nothing behind a link was touched');
   assert.deepEqual((await session.list('')).map((e) => e.name), ['other.txt']);
 });
+
+test('a name that is not UTF-8, planted by a command, is listed by list() and removed with its tree, not hidden (round 7, R7-3 on the root path)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('bytes'), 'u');
+  // printf's octal escapes: names of the bytes 0xff and 0xfe, not valid UTF-8.
+  await session.exec({ shell: 'bash', script: 'mkdir -p d/e; : > "d/$(printf "\\377")"; : > "d/e/$(printf "\\376")"' });
+  assert.deepEqual((await session.list('d')).map((e) => e.type).sort(), ['directory', 'file'], 'list shows the planted file too');
+  assert.deepEqual(await session.remove('d', { recursive: true }), { removed: 'directory' });
+  assert.deepEqual((await session.list('')).map((e) => e.name), []);
+});

@@ -83,7 +83,10 @@ function provider(dir, body, options = {}) {
   const switchUid = process.geteuid() !== h.NOBODY_UID;
   const { node, pkg } = switchUid ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
   const identity = switchUid ? { uid: h.NOBODY_UID, gid: h.NOBODY_UID, env: { PATH: process.env.PATH } } : {};
-  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, ...identity });
+  // options.inheritFd: a descriptor the provider process inherits as fd 40, not close-on-exec, as from a
+  // supervisor (Node passes such a one to its children; it happens to mark a low fd 3 close-on-exec).
+  const stdio = options.inheritFd === undefined ? undefined : ['pipe', 'pipe', 'pipe', ...Array(37).fill('ignore'), options.inheritFd];
+  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, stdio, ...identity });
   const ended = options.killed ? run.signal === 'SIGKILL' : run.status === 0;
   assert.ok(ended, `provider ended ${run.status ?? run.signal}: ${run.stderr}`);
   const value = JSON.parse(run.stdout);
@@ -295,4 +298,70 @@ test('a uid-65534 provider killed after its holder mounted the workspace but bef
   };
   for (let i = 0; i < 100 && !gone(); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(gone(), true, 'the holder saw EOF before `keep` and exited');
+});
+
+test('a uid-65534 provider killed before the new session\'s record names its holder leaves no holder behind for recover() to miss (round 7, R7-1)', { skip }, (t) => {
+  const dir = scratch(t);
+  const first = provider(dir, `
+    // A store whose write of the holder never completes: the provider dies mid-put.
+    const put = store.put.bind(store);
+    let hung = null;
+    store.put = (r) => { if (r.holder) { hung = r.holder; return new Promise(() => {}); } return put(r); };
+    m.acquire(scope('orphan'), 'u').catch(() => {});
+    for (let i = 0; i < 400 && hung === null; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    // As long as the provider would have taken to finish the put: the holder, unrecorded, goes on.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    out({ hung });
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  assert.ok(first.hung && first.hung.pid > 1, 'the provider was killed while storing the holder');
+  t.after(() => {
+    // Only the holder this test's provider started: its pid, holding this test's directory.
+    try {
+      if (fs.readFileSync(`/proc/${first.hung.pid}/cmdline`, 'utf8').includes(`${dir}/root/`)) process.kill(first.hung.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  const second = provider(dir, `
+    const report = await m.recover();
+    for (let i = 0; i < 100 && alive(${first.hung.pid}); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    out({ report, records: (await store.list()).length, left: fs.readdirSync(dir + '/root'), holderAlive: alive(${first.hung.pid}) });`);
+  assert.equal(second.holderAlive, false, 'the holder is gone: it exited unrecorded, or recover() reaped it');
+  assert.deepEqual(withTag(`${dir}/root/`), [], 'no holder of this provider\'s workspaces is left');
+  assert.equal(second.records, 0);
+  assert.deepEqual(second.left, []);
+});
+
+test('a session holder keeps no descriptor of the provider: one the provider inherited is not held for the session\'s life (round 7, R7-2)', { skip }, (t) => {
+  const dir = scratch(t);
+  const inherited = fs.openSync(path.join(dir, 'supervisor-lock'), 'w');
+  t.after(() => fs.closeSync(inherited));
+  const v = provider(dir, `
+    const own = fs.readlinkSync('/proc/self/fd/40');
+    const s = await m.acquire(scope('fds'), 'u');
+    const holder = (await store.list())[0].holder;
+    const held = fs.readdirSync('/proc/' + holder.pid + '/fd').map((fd) => fd + ' -> ' + fs.readlinkSync('/proc/' + holder.pid + '/fd/' + fd));
+    const listed = (await s.list('')).length;
+    await s.end();
+    out({ own, held, listed });`, { inheritFd: inherited });
+  assert.match(v.own, /supervisor-lock$/, 'the provider did inherit the descriptor (the probe is not blind)');
+  assert.equal(v.listed, 0, 'the file helper works without it');
+  assert.deepEqual(v.held, [], 'the holder holds no descriptor at all once ready');
+});
+
+test('a name that is not UTF-8, planted by a command, is listed and removed by the file tools of a uid-65534 provider, not hidden (round 7, R7-3)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('bytes'), 'u');
+    // printf's octal escapes: names of the bytes 0xff and 0xfe, not valid UTF-8.
+    await s.exec({ shell: 'bash', script: 'mkdir -p d/e; : > "d/$(printf "\\\\377")"; : > "d/e/$(printf "\\\\376")"; ls d | od -An -tx1' });
+    const listed = (await s.list('d')).map((e) => e.type);
+    const removed = await s.remove('d', { recursive: true }).then((r) => r.removed, (e) => e.code);
+    const left = (await s.list('')).map((e) => e.name);
+    await s.end();
+    out({ listed, removed, left });`);
+  assert.deepEqual(v.listed.sort(), ['directory', 'file'], 'list shows the planted file too');
+  assert.equal(v.removed, 'directory', 'remove(recursive) removes the tree with it');
+  assert.deepEqual(v.left, []);
 });

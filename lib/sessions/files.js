@@ -163,14 +163,17 @@ class WorkspaceFiles {
     try {
       const out = [];
       let truncated = false;
-      const handle = await fsp.opendir(`/proc/self/fd/${dir.fd}`);
+      // Names as bytes: one not valid UTF-8 is stat'ed as it is and listed
+      // (shown lossily), not hidden by a failing stat (round 7, R7-3).
+      const handle = await fsp.opendir(`/proc/self/fd/${dir.fd}`, { encoding: 'buffer' });
+      const prefix = Buffer.from(at(dir, ''));
       for await (const entry of handle) {
         if (out.length >= MAX_LIST_ENTRIES) {
           truncated = true;
           break;
         }
-        const stat = await fsp.lstat(at(dir, entry.name)).catch(() => null);
-        if (stat !== null) out.push({ name: entry.name, type: kindOf(stat), size: stat.size });
+        const stat = await fsp.lstat(Buffer.concat([prefix, entry.name])).catch(() => null);
+        if (stat !== null) out.push({ name: entry.name.toString('utf8'), type: kindOf(stat), size: stat.size });
       }
       out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return Object.assign(out, { truncated });

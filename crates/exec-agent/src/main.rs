@@ -7,6 +7,7 @@
 
 mod command;
 mod frame;
+mod inherited_fds;
 mod session_files;
 mod session_holder;
 mod tree_removal;
@@ -60,7 +61,14 @@ fn main() {
     // decides before fd 3 is touched; inside a sandbox they can do nothing
     // the sandbox could not do itself.
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
+    let helper = args.first().map(String::as_str);
+    if matches!(helper, Some("session-holder" | "session-files")) {
+        if let Err(e) = inherited_fds::close() {
+            eprintln!("cordon-exec-agent: cannot close inherited descriptors: {e}");
+            std::process::exit(2);
+        }
+    }
+    match helper {
         Some("session-holder") => session_holder::main(&args[1..]),
         Some("session-files") => session_files::main(&args[1..]),
         _ => {}

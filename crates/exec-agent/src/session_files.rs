@@ -226,7 +226,7 @@ fn write(root: &OwnedFd, parts: &[&str]) -> Outcome {
     written.map(|()| format!(r#"{{"bytes":{}}}"#, data.len()).into_bytes())
 }
 
-fn stat_at(dir: &OwnedFd, name: &str) -> nix::Result<FileStat> {
+fn stat_at<P: ?Sized + nix::NixPath>(dir: &OwnedFd, name: &P) -> nix::Result<FileStat> {
     fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
 }
 
@@ -238,15 +238,18 @@ fn list(root: &OwnedFd, parts: &[&str]) -> Outcome {
     let mut truncated = false;
     for entry in entries.iter() {
         let entry = entry.map_err(sys("readdir"))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name == "." || name == ".." {
+        let raw = entry.file_name();
+        if raw == c"." || raw == c".." {
             continue;
         }
+        // Stat'ed by its bytes: a name not valid UTF-8 is listed (shown
+        // lossily), not hidden (round 7, R7-3).
+        let name = raw.to_string_lossy().into_owned();
         if out.len() >= MAX_LIST_ENTRIES {
             truncated = true;
             break;
         }
-        if let Ok(st) = stat_at(&dir, &name) {
+        if let Ok(st) = stat_at(&dir, raw) {
             out.push(
                 serde_json::json!({"name": name, "type": kind(st.st_mode), "size": st.st_size}),
             );

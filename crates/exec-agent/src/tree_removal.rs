@@ -7,6 +7,7 @@
 //! to a directory with no subdirectory, unlinks what is in it and removes
 //! it; passes repeat until the top itself is gone.
 
+use std::ffi::{CStr, CString};
 use std::os::fd::OwnedFd;
 
 use nix::fcntl::{openat, OFlag};
@@ -24,7 +25,7 @@ const DIR: OFlag = OFlag::O_RDONLY
     .union(OFlag::O_NOFOLLOW)
     .union(OFlag::O_CLOEXEC);
 
-fn open_dir(parent: &OwnedFd, name: &str) -> Result<OwnedFd, Failure> {
+fn open_dir(parent: &OwnedFd, name: &CStr) -> Result<OwnedFd, Failure> {
     openat(parent, name, DIR, Mode::empty()).map_err(failure_sys("openat"))
 }
 
@@ -35,7 +36,11 @@ pub fn remove_tree(parent: &OwnedFd, name: &str, budget: u64) -> Result<(), Fail
         let top = parent
             .try_clone()
             .map_err(|_| failure_sys("dup")(nix::errno::Errno::EMFILE))?;
-        let (mut at, mut here, mut depth) = (top, name.to_string(), 0u32);
+        // Names as the directory holds them (bytes): one not valid UTF-8 is
+        // still removed (round 7, R7-3), never turned into another name.
+        let here =
+            CString::new(name).map_err(|_| failure_sys("openat")(nix::errno::Errno::EINVAL))?;
+        let (mut at, mut here, mut depth) = (top, here, 0u32);
         loop {
             let dir = open_dir(&at, &here)?;
             let sub = empty_files(&dir, &mut left)?;
@@ -46,7 +51,7 @@ pub fn remove_tree(parent: &OwnedFd, name: &str, budget: u64) -> Result<(), Fail
                     depth += 1;
                 }
                 None => {
-                    unlinkat(&at, here.as_str(), UnlinkatFlags::RemoveDir)
+                    unlinkat(&at, here.as_c_str(), UnlinkatFlags::RemoveDir)
                         .map_err(failure_sys("rmdir"))?;
                     break;
                 }
@@ -64,28 +69,27 @@ pub fn remove_tree(parent: &OwnedFd, name: &str, budget: u64) -> Result<(), Fail
 }
 
 /// Unlinks every non-directory in `dir`; returns a subdirectory's name, if any.
-fn empty_files(dir: &OwnedFd, left: &mut u64) -> Result<Option<String>, Failure> {
+fn empty_files(dir: &OwnedFd, left: &mut u64) -> Result<Option<CString>, Failure> {
     let copy = dir
         .try_clone()
         .map_err(|_| failure_sys("dup")(nix::errno::Errno::EMFILE))?;
     let mut entries = nix::dir::Dir::from_fd(copy).map_err(failure_sys("opendir"))?;
     for entry in entries.iter() {
         let entry = entry.map_err(failure_sys("readdir"))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name == "." || name == ".." {
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
             continue;
         }
         if *left == 0 {
             return Err(failure_refused(r#"{"refused":"incomplete"}"#.into()));
         }
         *left -= 1;
-        let st =
-            nix::sys::stat::fstatat(dir, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
-                .map_err(failure_sys("lstat"))?;
+        let st = nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .map_err(failure_sys("lstat"))?;
         if crate::session_files::kind(st.st_mode) == "directory" {
-            return Ok(Some(name));
+            return Ok(Some(name.to_owned()));
         }
-        unlinkat(dir, name.as_str(), UnlinkatFlags::NoRemoveDir).map_err(failure_sys("unlink"))?;
+        unlinkat(dir, name, UnlinkatFlags::NoRemoveDir).map_err(failure_sys("unlink"))?;
     }
     Ok(None)
 }
