@@ -3,7 +3,7 @@
 // appears in /proc during acquire(), then let a fresh provider recover() and acquire()+end()
 // the same session. Broken if a holder (its cmdline names our sessions root) or a directory
 // under root/ is left afterwards. Usage: node kill-during-acquire.js [d1,d2,...] [holder|go]
-// ("go": d ms after the provider calls acquire()). Exit 1 = reproduced; leaked holders are
+// ("go": d ms after the provider calls acquire(); "bwrap": d ms after its bwrap appears). Exit 1 = reproduced; leaked holders are
 // killed by pid after they are reported.
 const L = require('./lib');
 const fsn = require('node:fs');
@@ -23,6 +23,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
       // kill d ms after the holder process appears (busy poll of /proc)
       const until = Date.now() + 10000;
       while (L.withTag(dir + '/root').length === 0 && Date.now() < until) { /* spin */ }
+      const t = Date.now(); while (Date.now() - t < d) { /* spin */ }
+    } else if (mode === 'bwrap') {
+      // kill d ms after the session's bwrap appears
+      const until = Date.now() + 10000;
+      const agent = L.prepare().agent;
+      while (!L.withTag(agent).some((pid) => L.cmdline(pid).startsWith('/usr/bin/bwrap')) && Date.now() < until) { /* spin */ }
       const t = Date.now(); while (Date.now() - t < d) { /* spin */ }
     } else await sleep(d);
     child.kill('SIGKILL');
