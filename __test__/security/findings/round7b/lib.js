@@ -1,0 +1,114 @@
+'use strict';
+
+// Black-box harness for round 7b: runs a provider script as uid 65534 (a
+// world-readable copy of the package, as __test__/security/nobody-provider.js
+// makes it) or as root. Public API only.
+
+const { spawnSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.join(__dirname, '..', '..', '..', '..');
+const NOBODY = 65534;
+
+let prepared = null;
+function prepare() {
+  if (prepared) return prepared;
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'atk21b-pkg-'));
+  process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }));
+  const { node, pkg } = require(path.join(ROOT, '__test__/security/nobody-provider')).nobodyProvider({ scratch });
+  const built = path.join(require(path.join(ROOT, 'lib/platform-package')).cargoTargetDir(), 'release', 'cordon-exec-agent');
+  const agent = path.join(scratch, 'cordon-exec-agent');
+  fs.copyFileSync(built, agent);
+  fs.chmodSync(agent, 0o755);
+  prepared = { node, pkg, agent };
+  return prepared;
+}
+
+/** A scratch dir for the provider (its root + store), 0711, owned by the provider uid. */
+function scratch(asNobody = true) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atk21b-s-'));
+  if (asNobody) fs.chownSync(dir, NOBODY, NOBODY);
+  fs.chmodSync(dir, 0o711);
+  return dir;
+}
+
+function script(dir, body, { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20, agent, extra = '' } = {}) {
+  return `
+    const fs = require('node:fs');
+    const dir = ${JSON.stringify(dir)};
+    const secret = Buffer.from('0123456789abcdef0123456789abcdef');
+    const file = dir + '/sessions.json';
+    const load = () => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return {}; } };
+    const save = (all) => fs.writeFileSync(file, JSON.stringify(all));
+    const copy = (r) => JSON.parse(JSON.stringify(r));
+    const store = {
+      async get(key) { return load()[key] ?? null; },
+      async put(r) { const all = load(); all[r.key] = copy(r); save(all); },
+      async delete(key) { const all = load(); delete all[key]; save(all); },
+      async list() { return Object.values(load()); },
+      async claim(key, lease, create, heldByOther) {
+        const all = load(); const found = all[key] ?? null;
+        if (found !== null && heldByOther(found.lease)) return { record: found, created: false, held: true };
+        all[key] = { ...(found ?? create()), lease }; save(all);
+        return { record: copy(all[key]), created: found === null, held: false };
+      },
+      async close() {},
+    };
+    const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true,
+      idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, agentPath: ${JSON.stringify(agent)} ${extra} });
+    const scope = (c) => ({ tenant: 'acme', conversation: c });
+    const actor = { tenant: 'acme', id: 'u' };
+    const out = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
+    const codeOf = (p) => p.then(() => null, (e) => e.code + ': ' + e.message);
+    const sh = (s, script, o = {}) => s.exec({ shell: 'bash', script }, { timeoutMs: 20000, ...o });
+    (async () => { ${body} })().catch((e) => { out({ failed: String(e.stack ?? e), code: e.code }); process.exitCode = 3; });`;
+}
+
+/** Runs body as a provider (sync). Returns {status, signal, stdout, stderr, lines}. */
+function run(dir, body, options = {}) {
+  const asNobody = options.asNobody ?? true;
+  const p = prepare();
+  const node = asNobody ? p.node : process.execPath;
+  const pkg = asNobody ? p.pkg : ROOT;
+  const identity = asNobody ? { uid: NOBODY, gid: NOBODY } : {};
+  const r = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script(dir, body, { ...options, agent: asNobody ? p.agent : undefined })}`],
+    { cwd: '/', encoding: 'utf8', timeout: options.timeoutMs ?? 120_000, env: { PATH: process.env.PATH }, ...identity });
+  const lines = (r.stdout || '').split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return l; } });
+  return { status: r.status, signal: r.signal, stderr: r.stderr, lines, pid: r.pid };
+}
+
+/** Starts body as a provider (async child). */
+function start(dir, body, options = {}) {
+  const asNobody = options.asNobody ?? true;
+  const p = prepare();
+  const node = asNobody ? p.node : process.execPath;
+  const pkg = asNobody ? p.pkg : ROOT;
+  const identity = asNobody ? { uid: NOBODY, gid: NOBODY } : {};
+  return spawn(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script(dir, body, { ...options, agent: asNobody ? p.agent : undefined })}`],
+    { cwd: '/', env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'], ...identity });
+}
+
+/** Pids whose cmdline contains tag. */
+function withTag(tag) {
+  return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(tag); } catch { return false; }
+  }).filter((p) => Number(p) !== process.pid);
+}
+
+/** Processes of a uid (real) range. */
+function procsOfUids(lo, hi) {
+  const res = [];
+  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const st = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+      const uid = Number(/Uid:\s+(\d+)/.exec(st)[1]);
+      if (uid >= lo && uid <= hi) res.push({ pid: p, uid, cmd: fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120) });
+    } catch { /* gone */ }
+  }
+  return res;
+}
+
+module.exports = { prepare, scratch, run, start, withTag, procsOfUids, NOBODY, ROOT };
+module.exports.cmdline = (pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 80); } catch { return '(gone)'; } };
