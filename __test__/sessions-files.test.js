@@ -9,6 +9,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
+const { spawnSync } = require('node:child_process');
 const { sessionsSkipReason, managerFor, scope } = require('./sessions-support');
 
 const skip = sessionsSkipReason();
@@ -131,4 +132,19 @@ test('a name that is not UTF-8, planted by a command, is listed by list() and re
   assert.deepEqual((await session.list('d')).map((e) => e.type).sort(), ['directory', 'file'], 'list shows the planted file too');
   assert.deepEqual(await session.remove('d', { recursive: true }), { removed: 'directory' });
   assert.deepEqual((await session.list('')).map((e) => e.name), []);
+});
+
+test('a command that opens its workspace to everyone (chmod 777 /workspace) still shares nothing with another local user (round 7b, R7b-5)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('opened'), 'u');
+  const done = await session.exec({ shell: 'bash', script: 'chmod 777 /workspace && echo from-sandbox > out.txt && chmod 666 out.txt && stat -c %a /workspace' });
+  assert.equal(done.stdout, '777\n', 'the command did open its workspace root');
+  // Another local user (uid 1, daemon) who knows the path (the mount table is world-readable).
+  const other = (script) => spawnSync('setpriv', ['--reuid', '1', '--regid', '1', '--clear-groups', 'sh', '-c', script], { encoding: 'utf8', env: {} });
+  const read = other(`cat '${session.workspace}/out.txt'`);
+  assert.notEqual(read.status, 0, 'uid 1 could not read the sandbox\'s file');
+  assert.match(read.stderr, /Permission denied/);
+  const wrote = other(`echo from-local-user > '${session.workspace}/in.txt'`);
+  assert.notEqual(wrote.status, 0, 'uid 1 could not write into the workspace');
+  assert.equal((await session.exec({ shell: 'bash', script: 'ls' })).stdout, 'out.txt\n');
 });

@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { createSessionManager, sqliteSessionStore } = require('..');
 const binding = require('../binding.js');
-const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, providerPlace, startHolder, exited } = require('./sessions-support');
+const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, workspaceOf, providerPlace, startHolder, exited } = require('./sessions-support');
 
 const skip = sessionsSkipReason();
 
@@ -28,7 +28,7 @@ test('two providers on one store never share a session: the second is refused wi
   t.after(async () => { await sessions.endAll(); await store.close(); });
   await assert.rejects(sessions.acquire({ tenant: 'acme', conversation: 'shared' }, 'other'), { code: 'ERR_CORDON_SESSION_HELD' });
   assert.deepEqual(await sessions.recover(), { resumable: [], reaped: [] }, 'a live provider\'s session is neither resumable nor reaped here');
-  assert.ok(mountedAt(path.join(root, holder.key)), 'the holder\'s workspace is untouched');
+  assert.ok(mountedAt(workspaceOf(root, holder.key)), 'the holder\'s workspace is untouched');
   holder.child.kill('SIGKILL');
   await exited(holder.child);
   const session = await sessions.acquire({ tenant: 'acme', conversation: 'shared' }, 'other');

@@ -11,7 +11,7 @@ const path = require('node:path');
 const { createSessionManager, memorySessionStore } = require('..');
 const { sessionKey, checkScope } = require('../lib/sessions/session-key');
 const { CLAIMS_DIR } = require('../lib/sessions/owner-claims');
-const { sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope } = require('./sessions-support');
+const { sessionsSkipReason, managerFor, mountedAt, unmountLeft, marker, pidsWithMarker, scope } = require('./sessions-support');
 const { eventually } = require('./spawn-support');
 
 const skip = sessionsSkipReason();
@@ -46,7 +46,9 @@ test('acquire creates a warm session over a quota-bounded tmpfs owned by the ses
   const { manager, root } = managerFor(t, { workspaceBytes: 8 << 20 });
   const session = await manager.acquire(scope('c1'), { user: 'alice' });
   assert.equal(session.origin, 'created');
-  assert.equal(path.dirname(session.workspace), root);
+  assert.equal(path.dirname(path.dirname(session.workspace)), root, '<root>/<key>/ws');
+  const keyDir = fs.statSync(path.dirname(session.workspace));
+  assert.deepEqual([keyDir.uid, keyDir.mode & 0o777], [session.ownerUid, 0o700], '<key> is the owner\'s, 0700: only it reaches the workspace');
   assert.ok(mountedAt(session.workspace), 'the workspace is a mount point');
   const st = fs.statSync(session.workspace);
   assert.equal(st.uid, session.ownerUid);
@@ -159,9 +161,7 @@ test('a session whose sandbox could not even be spawned (a root its uid cannot t
   const store = memorySessionStore();
   const manager = createSessionManager({ secret: crypto.randomBytes(32), root, store, authorize: () => true });
   t.after(() => {
-    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-      if (mountedAt(path.join(root, entry))) require('node:child_process').execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
-    }
+    unmountLeft(root);
     fs.rmSync(parent, { recursive: true, force: true });
   });
   await assert.rejects(manager.acquire(scope('unspawned'), 'u'), { code: 'ERR_CORDON_WORKSPACE_UNUSABLE' });

@@ -15,7 +15,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const { sqliteSessionStore } = require('..');
 const binding = require('../binding.js');
 const { claimOwnerUid, CLAIMS_DIR } = require('../lib/sessions/owner-claims');
-const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, providerPlace, startHolder, exited } = require('./sessions-support');
+const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, workspaceOf, providerPlace, startHolder, exited } = require('./sessions-support');
 
 const skip = sessionsSkipReason();
 
@@ -56,7 +56,7 @@ test('an orphan owner claim — its provider SIGKILLed mid-session, its store ne
   assert.equal(session.ownerUid, uid, 'the orphan\'s uid is reusable at once');
   assert.equal((await session.exec(['/usr/bin/id', '-u'])).stdout, `${uid}\n`);
   const taken = JSON.parse(fs.readFileSync(claimFile, 'utf8'));
-  assert.deepEqual([taken.workspace, taken.pid], [path.join(b.root, session.id), process.pid]);
+  assert.deepEqual([taken.workspace, taken.pid], [workspaceOf(b.root, session.id), process.pid]);
   assert.deepEqual(fs.readdirSync(CLAIMS_DIR).filter((n) => n.startsWith(`${uid}.`)), [], 'no takeover marker or temporary claim is left');
 
   // The orphan's store opened again: its workspace's uid is another live
@@ -65,8 +65,8 @@ test('an orphan owner claim — its provider SIGKILLed mid-session, its store ne
   const sessionsA = narrow({ secret: Buffer.from(secretA, 'hex'), root: a.root, store: storeA, authorize: () => true });
   t.after(async () => { await sessionsA.endAll(); await storeA.close(); });
   await assert.rejects(sessionsA.acquire({ tenant: 'acme', conversation: 'orphan' }, 'holder'), { code: 'ERR_CORDON_SESSION_LIMIT' });
-  assert.equal(mountedAt(path.join(a.root, holder.key)), false, 'the orphan workspace was removed, not resumed');
-  assert.equal(JSON.parse(fs.readFileSync(claimFile, 'utf8')).workspace, path.join(b.root, session.id), 'the live session keeps its claim');
+  assert.equal(mountedAt(workspaceOf(a.root, holder.key)), false, 'the orphan workspace was removed, not resumed');
+  assert.equal(JSON.parse(fs.readFileSync(claimFile, 'utf8')).workspace, workspaceOf(b.root, session.id), 'the live session keeps its claim');
   assert.equal((await session.end()).workspace.removed, true);
   assert.equal(fs.existsSync(claimFile), false, 'the claim is released with the workspace');
 });

@@ -13,7 +13,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { createSessionManager, sqliteSessionStore } = require('..');
-const { sessionsSkipReason, mountedAt, marker, pidsWithMarker } = require('./sessions-support');
+const { sessionsSkipReason, mountedAt, workspaceOf, unmountLeft, marker, pidsWithMarker } = require('./sessions-support');
 const { eventually } = require('./spawn-support');
 
 const skip = sessionsSkipReason();
@@ -42,9 +42,7 @@ function setup(t) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-sessions-restart-'));
   const dbFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-sessions-db-')), 'sessions.db');
   t.after(() => {
-    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-      if (mountedAt(path.join(root, entry))) require('node:child_process').execFileSync('/usr/bin/umount', [path.join(root, entry)]);
-    }
+    unmountLeft(root);
     fs.rmSync(root, { recursive: true, force: true });
     fs.rmSync(path.dirname(dbFile), { recursive: true, force: true });
   });
@@ -78,7 +76,7 @@ test('a restarted provider reaps a stored session idle past idleTimeoutMs: works
   const sessions = createSessionManager({ secret, root, store, authorize: () => true, idleTimeoutMs: 100 });
   t.after(async () => { await sessions.endAll(); await store.close(); });
   assert.deepEqual(await sessions.recover(), { resumable: [], reaped: [key] });
-  assert.ok(!mountedAt(path.join(root, key)));
+  assert.ok(!mountedAt(workspaceOf(root, key)));
   assert.deepEqual(fs.readdirSync(root), []);
   assert.deepEqual(await store.list(), []);
 });

@@ -26,9 +26,7 @@ function managerFor(t, options = {}) {
   t.after(async () => {
     await manager.endAll();
     // A session whose end() kept its workspace (containment not confirmed) must not outlive the test run.
-    for (const entry of fs.readdirSync(root)) {
-      if (mountedAt(path.join(root, entry))) execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
-    }
+    unmountLeft(root);
     fs.rmSync(root, { recursive: true, force: true });
   });
   return { manager, root };
@@ -37,6 +35,18 @@ function managerFor(t, options = {}) {
 /** True when `dir` is a mount point in this mount namespace. */
 function mountedAt(dir) {
   return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((line) => line.split(' ')[4] === dir);
+}
+
+/** A root provider's workspace of session `key` under `root` (lib/sessions/workspace.js workspacePath). */
+const workspaceOf = (root, key) => path.join(root, key, 'ws');
+
+/** Detaches every workspace tmpfs left under `root` (a kept workspace must not outlive the test run). */
+function unmountLeft(root) {
+  for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+    for (const dir of [workspaceOf(root, entry), path.join(root, entry)]) {
+      if (mountedAt(dir)) execFileSync('/usr/bin/umount', ['-l', dir]);
+    }
+  }
 }
 
 /** A unique marker for a command line, so the test can find its processes on the host. */
@@ -65,9 +75,7 @@ function providerPlace(t, prefix = 'cordon-sessions-place-') {
   fs.chmodSync(dir, 0o711);
   t.after(() => {
     const root = path.join(dir, 'root');
-    for (const entry of fs.existsSync(root) ? fs.readdirSync(root) : []) {
-      if (mountedAt(path.join(root, entry))) execFileSync('/usr/bin/umount', ['-l', path.join(root, entry)]);
-    }
+    unmountLeft(root);
     fs.rmSync(dir, { recursive: true, force: true });
   });
   return { root: path.join(dir, 'root'), dbFile: path.join(dir, 'sessions.db') };
@@ -92,4 +100,4 @@ function startHolder(t, args) {
 
 const exited = (child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on('exit', resolve)));
 
-module.exports = { providerPlace, startHolder, exited, managerFactoryWithOwners, sessionsSkipReason, managerFor, mountedAt, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };
+module.exports = { providerPlace, startHolder, exited, managerFactoryWithOwners, sessionsSkipReason, managerFor, mountedAt, workspaceOf, unmountLeft, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };

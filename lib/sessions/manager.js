@@ -13,11 +13,10 @@
 // budget).
 
 const fs = require('node:fs');
-const path = require('node:path');
 const { CordonError } = require('../errors');
 const { checkSecret, checkScope, sessionKey } = require('./session-key');
 const { memorySessionStore } = require('./memory-store');
-const { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, viaHolder } = require('./workspace');
+const { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, workspacePath, viaHolder } = require('./workspace');
 const { subordinateOwners } = require('./holder');
 const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid } = require('./owner-claims');
 const { leaseHolder, heldError } = require('./lease');
@@ -159,7 +158,7 @@ class SessionManager {
   async _openAdmitted(key, scope, network) {
     const store = this._store;
     const root = this._options.rootDir;
-    const workspace = path.join(root.path, key);
+    const workspace = workspacePath(root.path, key);
     const claim = await store.claim(key, this._holder.lease(), () => this._newRecord(key, scope, network, workspace), (lease) => this._holder.heldByOther(lease));
     if (claim.held) throw heldError(claim.record.lease);
     let record = claim.record;

@@ -127,14 +127,38 @@ function onDescriptor(program, args, fd) {
   execFileSync(program, ['-c', ...args, '/proc/self/fd/3'], { stdio: ['ignore', 'pipe', 'pipe', fd], timeout: MOUNT_TIMEOUT_MS, env: {} });
 }
 
-/** Detaches the mount at `<root>/<key>` (reached through the held root, no-follow) and removes the mount point. Never throws. */
-function undoMount(root, key) {
+/**
+ * Detaches the mount at `<root>/<key>[/<inner>]` (reached through the held
+ * root, no-follow) and removes the mount point (and `<key>`). Never throws.
+ */
+function undoMount(root, key, inner = null) {
   try {
-    const fd = fs.openSync(at(root.fd, key), DIR_FLAGS);
+    const keyFd = fs.openSync(at(root.fd, key), DIR_FLAGS);
     try {
-      if (fs.fstatSync(fd).dev !== root.dev) onDescriptor(UMOUNT, ['-l'], fd);
+      let fd = keyFd;
+      if (inner !== null) {
+        try {
+          fd = fs.openSync(at(keyFd, inner), DIR_FLAGS);
+        } catch {
+          fd = null; // never made
+        }
+      }
+      if (fd !== null) {
+        try {
+          if (fs.fstatSync(fd).dev !== root.dev) onDescriptor(UMOUNT, ['-l'], fd);
+        } finally {
+          if (fd !== keyFd) fs.closeSync(fd);
+        }
+      }
+      if (inner !== null) {
+        try {
+          fs.rmdirSync(at(keyFd, inner));
+        } catch {
+          // never made
+        }
+      }
     } finally {
-      fs.closeSync(fd);
+      fs.closeSync(keyFd);
     }
     fs.rmdirSync(at(root.fd, key));
   } catch {

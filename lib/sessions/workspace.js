@@ -1,8 +1,13 @@
 'use strict';
 
-// A session's workspace on the host: `<root>/<key>`, a tmpfs mounted there
-// by the (root) provider with `size=` and `nr_inodes=`, owned by the
-// session's own uid of the launcher's workspace-owner range. The kernel
+// A session's workspace on the host: `<root>/<key>/ws`, a tmpfs mounted
+// there by the (root) provider with `size=` and `nr_inodes=`, owned by the
+// session's own uid of the launcher's workspace-owner range. `<key>` is a
+// directory of that uid, mode 0700, that no sandbox sees: the tmpfs's own
+// root is the sandbox's `/workspace`, whose mode its commands may change
+// (`chmod 777 /workspace`), so it is never what keeps other local users
+// out — `<key>` is (round 7b, R7b-5; the sessions root is 0711 so that
+// the owner uid can reach it). The kernel
 // enforces the quota (ENOSPC inside the sandbox), not a count we keep; the
 // sandbox runs as that owner (docs/policy.md, "workspace-owner"), so what
 // it leaves stays usable by the session's next command and by no other
@@ -55,6 +60,14 @@ function inodesFor(quotaBytes) {
 /** Whether this provider holds workspaces through a holder process (not root: holder.js). */
 const viaHolder = () => process.geteuid() !== 0;
 
+/** The directory a root provider mounts a session's tmpfs on, inside `<root>/<key>`. */
+const MOUNT_DIR = 'ws';
+
+/** Pure: the workspace of session `key` (the holder's mount point is `<key>` itself: no host user can see into a holder's tmpfs). */
+function workspacePath(rootPath, key, holder = viaHolder()) {
+  return holder ? path.join(rootPath, key) : path.join(rootPath, key, MOUNT_DIR);
+}
+
 /**
  * Creates the workspace `<root>/<key>` and resolves with its holder
  * (`{pid, start}`, a non-root provider: holder.js) or null (root: a tmpfs
@@ -88,17 +101,23 @@ function workspaceLive(record) {
  * the mount undone) when the quota cannot be applied. Root only.
  */
 function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
-  const dir = path.join(root.path, key);
+  const dir = workspacePath(root.path, key, false);
   const keyFd = makeKeyDir(root, key);
+  let mountFd = null;
   const inodes = inodesFor(quotaBytes);
   const options = `size=${quotaBytes},nr_inodes=${inodes},mode=0700,uid=${ownerUid},gid=${ownerUid},nosuid,nodev`;
   try {
-    onDescriptor(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session'], keyFd);
+    // `<key>`: the owner's, 0700 (the launcher binds `ws` as the owner, who must search `<key>`).
+    fs.mkdirSync(`/proc/self/fd/${keyFd}/${MOUNT_DIR}`, { mode: 0o700 });
+    mountFd = fs.openSync(`/proc/self/fd/${keyFd}/${MOUNT_DIR}`, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW | fs.constants.O_CLOEXEC);
+    fs.fchownSync(keyFd, ownerUid, ownerUid);
+    onDescriptor(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session'], mountFd);
     if (!isMounted(dir)) throw new Error(`mount(8) reported success but ${dir} is not a mount point`);
   } catch (cause) {
-    undoMount(root, key);
+    undoMount(root, key, MOUNT_DIR);
     throw quotaUnavailable(`mount a ${quotaBytes}-byte tmpfs at ${dir}: ${String(cause.stderr ?? cause.message).trim()}`, cause);
   } finally {
+    if (mountFd !== null) fs.closeSync(mountFd);
     fs.closeSync(keyFd);
   }
 }
@@ -128,6 +147,8 @@ async function removeWorkspace(dir, removeTree, holder = null) {
       }
     }
     await removeTree.tree(dir);
+    // A root provider's `<key>` (workspacePath): empty once `ws` is gone.
+    if (!holder && path.basename(dir) === MOUNT_DIR) fs.rmdirSync(path.dirname(dir));
     report.removed = true;
   } catch (error) {
     report.detail = String(error?.message ?? error);
@@ -135,4 +156,4 @@ async function removeWorkspace(dir, removeTree, holder = null) {
   return report;
 }
 
-module.exports = { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, isMounted, inodesFor, viaHolder };
+module.exports = { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, workspacePath, isMounted, inodesFor, viaHolder };
