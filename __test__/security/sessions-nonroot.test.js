@@ -365,3 +365,17 @@ test('a name that is not UTF-8, planted by a command, is listed and removed by t
   assert.equal(v.removed, 'directory', 'remove(recursive) removes the tree with it');
   assert.deepEqual(v.left, []);
 });
+
+test('a file tool that fails because a command changed its workspace root\'s mode names no host path in its message (round 7b, R7b-1)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('mode'), 'u');
+    await s.exec({ shell: 'bash', script: 'echo kept > kept.txt; chmod 755 /workspace' });
+    const error = await s.readFile('kept.txt').then(() => null, (e) => e);
+    await s.end();
+    out({ code: error?.code, message: error?.message, cause: String(error?.cause?.message ?? '') });`);
+  assert.equal(v.code, 'ERR_CORDON_SESSION_FILE_FAILED', v.message);
+  assert.ok(!v.message.includes(dir), `the message names no host path: ${v.message}`);
+  assert.doesNotMatch(v.message, /[0-9a-f]{64}/, 'nor the session key');
+  assert.ok(v.cause.length > 0, 'the helper\'s own words stay in error.cause for the provider\'s logs');
+});

@@ -19,8 +19,8 @@ const { holderAlive } = require('./holder');
 /** How long one file operation may take (ms) before the helper is killed. */
 const OPERATION_TIMEOUT_MS = 30_000;
 
-function fileError(code, message) {
-  return new CordonError(code, message);
+function fileError(code, message, cause) {
+  return new CordonError(code, message, cause === undefined ? {} : { cause });
 }
 
 /** Runs the helper; resolves with {status, stdout} (stdout bounded by `maxOut` bytes). */
@@ -41,7 +41,10 @@ function runHelper(agentPath, args, input, maxOut) {
     child.on('error', reject);
     child.on('close', (status, signal) => {
       if (signal !== null || status === 2) {
-        reject(fileError('ERR_CORDON_SESSION_FILE_FAILED', `the session file helper failed (${signal ?? `status ${status}`}): ${stderr.trim()}`));
+        // The helper's words name host paths (the sessions root, the key): the
+        // message goes to whoever gets tool results, so they stay in `cause`,
+        // for the provider's logs (round 7b, R7b-1).
+        reject(fileError('ERR_CORDON_SESSION_FILE_FAILED', `the session file helper failed (${signal ?? `status ${status}`})`, new Error(stderr.trim())));
       } else resolve({ status, stdout: Buffer.concat(chunks) });
     });
     child.stdin.on('error', () => {}); // a helper that refused before reading
