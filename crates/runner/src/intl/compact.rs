@@ -10,7 +10,7 @@ use icu_locale::Locale;
 use rquickjs::Ctx;
 use writeable::Writeable;
 
-use super::numbers::{half_expand, load_error, Resolved};
+use super::number_options::{half_expand, load_error, Resolved};
 
 /// `decimal` in compact notation (`1.2K`, `1,2 Tausend`), unrounded:
 /// ICU4X rounds it as it scales it.

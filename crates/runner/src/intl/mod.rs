@@ -18,6 +18,8 @@ mod dates;
 mod lists;
 mod locales;
 mod non_finite;
+mod number_format;
+mod number_options;
 mod number_parts;
 mod numbers;
 mod numeric_dates;
@@ -46,7 +48,10 @@ pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     )?;
     native.set("collator", Function::new(ctx.clone(), collation::collator)?)?;
     native.set("compare", Function::new(ctx.clone(), collation::compare)?)?;
-    native.set("formatNumber", Function::new(ctx.clone(), numbers::format)?)?;
+    native.set(
+        "formatNumber",
+        Function::new(ctx.clone(), number_format::format)?,
+    )?;
     native.set(
         "formatNumberToParts",
         Function::new(ctx.clone(), number_parts::format_to_parts)?,

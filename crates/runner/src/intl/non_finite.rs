@@ -10,7 +10,8 @@ use icu_locale::Locale;
 use rquickjs::Ctx;
 
 use super::cldr_table::Table;
-use super::numbers::{currency_name, format_decimal, plain, sign_display, Resolved};
+use super::number_options::Resolved;
+use super::numbers::{currency_name, format_decimal, plain, sign_display};
 use super::{units, unsupported};
 
 /// Formats NaN or ±∞ (`negative`: the value had a minus sign) with `o`:

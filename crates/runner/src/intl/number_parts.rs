@@ -14,18 +14,20 @@ use icu_decimal::{parts as decimal_parts, DecimalFormatter};
 use rquickjs::{Ctx, Object};
 
 use super::non_finite::NonFinite;
-use super::numbers::{self, grouping, parse_exact, read, round};
+use super::number_format;
+use super::number_options::read;
+use super::numbers::{grouping, parse_exact, round};
 use super::parts::{Collector, Parts};
 use super::{parse_locale, unsupported};
 
-/// `[[type, value], …]` for `value` (as `numbers::format` takes it).
+/// `[[type, value], …]` for `value` (as `number_format::format` takes it).
 pub fn format_to_parts(
     ctx: Ctx<'_>,
     locale: String,
     options: Object<'_>,
     value: String,
 ) -> rquickjs::Result<Vec<Vec<String>>> {
-    let text = numbers::format(ctx.clone(), locale.clone(), options.clone(), value.clone())?;
+    let text = number_format::format(ctx.clone(), locale.clone(), options.clone(), value.clone())?;
     let o = read(&options)?;
     let refuse = |what: &str| {
         unsupported(

@@ -4,7 +4,8 @@
 use icu_plurals::PluralRules;
 use rquickjs::{Ctx, Object};
 
-use super::numbers::{parse_exact, read, round};
+use super::number_options::read;
+use super::numbers::{parse_exact, round};
 use super::{parse_locale, plural_name, unsupported};
 
 fn rules(ctx: &Ctx<'_>, locale: &str, kind: &str) -> rquickjs::Result<PluralRules> {

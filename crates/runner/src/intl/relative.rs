@@ -6,7 +6,8 @@ use icu_experimental::relativetime::{RelativeTimeFormatter, RelativeTimeFormatte
 use rquickjs::{Ctx, Object};
 use writeable::Writeable;
 
-use super::numbers::{parse_exact, read, round};
+use super::number_options::read;
+use super::numbers::{parse_exact, round};
 use super::{parse_locale, unsupported};
 
 /// One constructor per (style, unit): ICU4X loads one unit's data at a time.
