@@ -93,16 +93,20 @@ test('resultBeforeTeardown must be a boolean', () => {
 });
 
 test('a run resolved before teardown keeps its admission slot until its sandbox is gone', async (t) => {
-  const mode = early({ admission: { maxConcurrent: 1, maxQueued: 0 } });
+  // terminal-then-linger ignores SIGTERM, so its sandbox outlives the terminal frame by the
+  // 300 ms grace window: the slot is surely still held when run() resolves. (With the real
+  // runner the sandbox can be gone before the caller's continuation runs, under load.)
+  const mode = codeMode({ runner: 'hostile', resultBeforeTeardown: true, admission: { maxConcurrent: 1, maxQueued: 0 } });
   t.after(() => mode.close());
-  const result = await mode.run('return 1;');
-  assert.equal(result.ok, true, JSON.stringify(result.error));
+  const result = await mode.run('terminal-then-linger');
+  assert.deepEqual([result.ok, result.result], [true, 'done'], JSON.stringify(result.error));
+  assert.ok(result.final, 'the run resolved before teardown');
   assert.equal(mode.stats().active, 1, 'the sandbox still holds its slot');
-  await assert.rejects(mode.run('return 2;'), { code: 'ERR_CORDON_ADMISSION' });
+  await assert.rejects(mode.run('terminal-then-linger'), { code: 'ERR_CORDON_ADMISSION' });
   const verdict = await result.final;
   assert.equal(verdict.ok, true);
   assert.ok(await eventually(() => mode.stats().active === 0, WAIT_MS), 'the slot is freed once the sandbox is gone');
-  assert.equal((await mode.run('return 3;')).result, 3);
+  assert.equal((await mode.run('terminal-then-linger')).result, 'done');
 });
 
 test('a run the host fails (a runner breaking the protocol) resolves the ordinary way: whole receipt, no final', async (t) => {

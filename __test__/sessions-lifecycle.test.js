@@ -11,7 +11,7 @@ const path = require('node:path');
 const { createSessionManager, memorySessionStore } = require('..');
 const { sessionKey, checkScope } = require('../lib/sessions/session-key');
 const { CLAIMS_DIR } = require('../lib/sessions/owner-claims');
-const { sessionsSkipReason, managerFor, mountedAt, unmountLeft, marker, pidsWithMarker, scope } = require('./sessions-support');
+const { sessionsSkipReason, managerFor, mountedAt, unmountLeft, marker, background, pidsWithMarker, scope } = require('./sessions-support');
 const { eventually } = require('./spawn-support');
 
 const skip = sessionsSkipReason();
@@ -65,7 +65,7 @@ test('a second acquire of the same scope resumes the warm session with its files
   const { manager } = managerFor(t);
   const first = await manager.acquire(scope('turns'), 'alice');
   const tag = marker('bg');
-  await first.exec({ shell: 'bash', script: `echo kept > notes.txt; (exec -a ${tag} sleep 300) >/dev/null 2>&1 &` });
+  await first.exec({ shell: 'bash', script: `echo kept > notes.txt; ${background(tag)}` });
   assert.equal(pidsWithMarker(tag).length, 1, 'the background process runs');
   const second = await manager.acquire(scope('turns'), 'alice');
   assert.equal(second.id, first.id);
@@ -102,7 +102,7 @@ test('two sessions cannot see each other files or processes', { skip }, async (t
   const b = await manager.acquire(scope('b'), 'u');
   assert.notEqual(a.ownerUid, b.ownerUid);
   const tag = marker('iso');
-  await a.exec({ shell: 'bash', script: `echo a-secret > mine.txt; (exec -a ${tag} sleep 300) >/dev/null 2>&1 &` });
+  await a.exec({ shell: 'bash', script: `echo a-secret > mine.txt; ${background(tag)}` });
   const hostPid = pidsWithMarker(tag)[0];
   assert.ok(hostPid, 'a background process of session a runs');
   const listing = await b.exec(['/bin/ls', '-A', '/workspace']);
@@ -119,7 +119,7 @@ test('end() stops the sandbox, unmounts and removes the workspace, forgets the r
   const { manager } = managerFor(t, { store });
   const session = await manager.acquire(scope('end'), 'u');
   const tag = marker('end');
-  await session.exec({ shell: 'bash', script: `(exec -a ${tag} sleep 300) >/dev/null 2>&1 &` });
+  await session.exec({ shell: 'bash', script: background(tag) });
   const agentPid = session._session._sandbox.execution.pid;
   const [r1, r2] = await Promise.all([session.end(), session.end()]);
   assert.equal(r1, r2);
@@ -145,7 +145,7 @@ test('an idle session is torn down after idleTimeoutMs, leaving no workspace or 
   const { manager } = managerFor(t, { idleTimeoutMs: 400 });
   const session = await manager.acquire(scope('idle'), 'u');
   const tag = marker('idle');
-  await session.exec({ shell: 'bash', script: `(exec -a ${tag} sleep 300) >/dev/null 2>&1 &` });
+  await session.exec({ shell: 'bash', script: background(tag) });
   assert.ok(await eventually(() => session.receipt !== null, 10_000), 'the idle timer ended the session');
   assert.equal(session.receipt.endReason, 'idle');
   assert.equal(session.receipt.workspace.removed, true);

@@ -51,6 +51,13 @@ function unmountLeft(root) {
 
 /** A unique marker for a command line, so the test can find its processes on the host. */
 const marker = (label) => `cordon-sessions-${label}-${crypto.randomBytes(4).toString('hex')}`;
+/**
+ * A bash fragment that starts `sleep 300` under the name `tag` in the background
+ * and returns only once it runs as sleep: the subshell's exec happens after bash
+ * moves on, so a test that looks for the process right after the command
+ * returned would otherwise race it (it lost under CI load).
+ */
+const background = (tag) => `(exec -a ${tag} sleep 300) >/dev/null 2>&1 & until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do sleep 0.01; done`;
 
 /**
  * createSessionManager over a slice of the owner range `{first, count}`
@@ -100,4 +107,4 @@ function startHolder(t, args) {
 
 const exited = (child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on('exit', resolve)));
 
-module.exports = { providerPlace, startHolder, exited, managerFactoryWithOwners, sessionsSkipReason, managerFor, mountedAt, workspaceOf, unmountLeft, marker, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };
+module.exports = { providerPlace, startHolder, exited, managerFactoryWithOwners, sessionsSkipReason, managerFor, mountedAt, workspaceOf, unmountLeft, marker, background, pidsWithMarker, scope: (conversation, tenant = 'acme') => ({ tenant, conversation }) };

@@ -227,6 +227,15 @@ function openFdCount() {
   return fs.readdirSync('/proc/self/fd').length;
 }
 
+/** This process's descriptors: number → what it refers to. */
+function openFds() {
+  const fds = new Map();
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try { fds.set(fd, fs.readlinkSync(`/proc/self/fd/${fd}`)); } catch { /* the listing's own descriptor, closed already */ }
+  }
+  return fds;
+}
+
 /** Where the launcher puts control roots on this host (the addon knows). */
 function controlRootBase() {
   return require('../../binding.js').controlRootBase();
@@ -311,6 +320,7 @@ module.exports = {
   controlRootBase,
   controlRoots,
   openFdCount,
+  openFds,
   parseResults,
   probe,
   processesWith,

@@ -231,7 +231,11 @@ describe('host workspace', () => {
 
 describe('the provider\'s own process', () => {
   probe('descriptors sent over fd 3 (SCM_RIGHTS: stdout, fd 3 itself, a pipe, a /tmp file) neither leak into the provider nor hold wait()', async () => {
-    const fds = h.openFdCount();
+    // A first attack opens whatever this Node opens lazily and keeps (under CI
+    // load Node 24 once showed two more descriptors after the one attack); the
+    // second, counted one must then install nothing that stays.
+    await attack(['pass-fds', '200']);
+    const before = h.openFds();
     const started = Date.now();
     const run = await attack(['pass-fds', '200']);
     const sent = Number(/sent (\d+)/.exec(run.results.get('pass-fds')?.detail ?? '')?.[1]);
@@ -239,7 +243,15 @@ describe('the provider\'s own process', () => {
     assert.equal(run.returncode, 0);
     assert.ok(Date.now() - started < 20_000, 'wait() settled although the sandbox\'s own fd 3 and stdout were in flight');
     assert.equal(run.protocol.length, sent, 'the provider read exactly the bytes sent, no more');
-    assert.equal(h.openFdCount(), fds, 'no descriptor was installed in the provider');
+    // Descriptors of other async work come and go; one installed from the message would stay.
+    let added = [];
+    for (let i = 0; i < 100; i += 1) {
+      const now = h.openFds();
+      added = [...now].filter(([fd, target]) => before.get(fd) !== target);
+      if (added.length === 0) break;
+      await sleep(20);
+    }
+    assert.deepEqual(added, [], 'no descriptor was installed in the provider');
     assert.equal(run.receipt.stop.containmentConfirmed, true);
   });
 

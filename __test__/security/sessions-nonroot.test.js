@@ -15,6 +15,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const h = require('./harness');
+const { background } = require('../sessions-support');
 
 const skip = process.geteuid() === 0 || process.geteuid() === h.NOBODY_UID ? false : 'needs root (to run a provider as uid 65534) or uid 65534';
 
@@ -204,7 +205,7 @@ test('two sessions of a uid-65534 provider cannot see each other\'s files or pro
   const v = provider(dir, `
     const a = await m.acquire(scope('a'), 'u');
     const b = await m.acquire(scope('b'), 'u');
-    await a.exec({ shell: 'bash', script: 'echo secret-a > secret; chmod 600 secret; (exec -a ${tag} sleep 300) >/dev/null 2>&1 &' });
+    await a.exec({ shell: 'bash', script: 'echo secret-a > secret; chmod 600 secret; ' + ${JSON.stringify(background(tag))} });
     // comm, not cmdline: the grep's own argv would hold a tag.
     const sleepers = "cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^sleep$'";
     const aSees = await a.exec({ shell: 'bash', script: sleepers });
@@ -229,7 +230,7 @@ test('a uid-65534 provider killed mid-session leaves a holder the next provider 
   const first = provider(dir, `
     const s = await m.acquire(scope('k'), 'u');
     await s.writeFile('turn1.txt', 'kept');
-    await s.exec({ shell: 'bash', script: '(exec -a ${tag} sleep 300) >/dev/null 2>&1 &' });
+    await s.exec({ shell: 'bash', script: ${JSON.stringify(background(tag))} });
     const [record] = await store.list();
     out({ holder: record.holder, workspace: s.workspace });
     await new Promise((resolve) => process.stdout.write('', resolve));
