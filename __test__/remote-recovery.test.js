@@ -23,6 +23,9 @@ test('after the host is killed mid-run, the restarted host answers receipts() wi
   assert.equal(ready.toString(), 'ready\n');
   first.child.kill('SIGKILL');
   await assert.rejects(run.wait(), { code: 'ERR_CORDON_REMOTE_DISCONNECTED' });
+  // The client sees the socket close before the killed host is reaped: wait for that, or the
+  // new host may still find stateDir locked and exit 125.
+  if (first.child.exitCode === null && first.child.signalCode === null) await once(first.child, 'exit');
 
   // The same configuration and stateDir: a new host over the old one's socket path.
   const second = spawn(CORDON, ['host', '--config', path.join(first.dir, 'host.json')], { stdio: ['ignore', 'ignore', 'pipe'] });

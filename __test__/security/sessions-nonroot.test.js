@@ -111,7 +111,7 @@ test('a uid-65534 provider acquires a session, runs commands and file tools in i
   const tag = `nr-end-${process.pid}`;
   const v = provider(dir, `
     const s = await m.acquire(scope('a'), 'u');
-    const id = await s.exec({ shell: 'bash', script: 'id -u; echo made > made.txt; (exec -a ${tag} sleep 300) >/dev/null 2>&1 & echo started' });
+    const id = await s.exec({ shell: 'bash', script: 'id -u; echo made > made.txt; ' + ${JSON.stringify(background(tag))} + '; echo started' });
     await s.writeFile('from-host.bin', Buffer.from([0, 1, 2, 255]));
     const seen = await s.exec(['/bin/sh', '-c', 'od -An -tu1 from-host.bin']);
     const read = (await s.readFile('made.txt')).toString();
@@ -297,7 +297,8 @@ test('a uid-65534 provider killed after its holder mounted the workspace but bef
       return true;
     }
   };
-  for (let i = 0; i < 100 && !gone(); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  // Up to 10 s: the orphaned holder must be scheduled to read its EOF, on a loaded box too.
+  for (let i = 0; i < 500 && !gone(); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(gone(), true, 'the holder saw EOF before `keep` and exited');
 });
 
@@ -342,7 +343,11 @@ test('a session holder keeps no descriptor of the provider: one the provider inh
     const own = fs.readlinkSync('/proc/self/fd/40');
     const s = await m.acquire(scope('fds'), 'u');
     const holder = (await store.list())[0].holder;
-    const held = fs.readdirSync('/proc/' + holder.pid + '/fd').map((fd) => fd + ' -> ' + fs.readlinkSync('/proc/' + holder.pid + '/fd/' + fd));
+    // The holder closes its descriptors once it has read keep, which acquire() does not wait
+    // for: give it up to 10 s to be scheduled. One it kept for the session's life stays.
+    const fdsOf = () => fs.readdirSync('/proc/' + holder.pid + '/fd').map((fd) => { try { return fd + ' -> ' + fs.readlinkSync('/proc/' + holder.pid + '/fd/' + fd); } catch { return fd; } });
+    let held = fdsOf();
+    for (let i = 0; i < 500 && held.length > 0; i++) { await new Promise((resolve) => setTimeout(resolve, 20)); held = fdsOf(); }
     const listed = (await s.list('')).length;
     await s.end();
     out({ own, held, listed });`, { inheritFd: inherited });

@@ -125,18 +125,31 @@ mod tests {
 
     #[test]
     fn a_refused_port_fails_with_connection_refused() {
-        let port = TcpListener::bind("127.0.0.1:0")
+        use nix::sys::socket::{
+            bind, getsockname, socket, AddressFamily, SockFlag, SockType, SockaddrIn,
+        };
+        // Bound but never listening, and held for the whole test: the kernel
+        // answers a SYN with a reset, and no parallel test can take the port
+        // (a listener bound and dropped could be reused before the connect).
+        let reserved = socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .unwrap();
+        bind(reserved.as_raw_fd(), &SockaddrIn::new(127, 0, 0, 1, 0)).unwrap();
+        let port = getsockname::<SockaddrIn>(reserved.as_raw_fd())
             .unwrap()
-            .local_addr()
-            .unwrap()
-            .port(); // closed again
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+            .port();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
         match runtime().block_on(connect(addr, Duration::from_secs(5))) {
             Err(ConnectError::Failed(e)) => {
                 assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused)
             }
             other => panic!("expected a refused connect, got {other:?}"),
         }
+        drop(reserved);
     }
 
     /// A loopback listener whose accept queue is full: the kernel drops a
