@@ -38,7 +38,8 @@ function runHelper(agentPath, args, input, maxOut) {
     child.stderr.on('data', (chunk) => {
       stderr = (stderr + chunk).slice(-1024);
     });
-    child.on('error', reject);
+    // A spawn failure's message names the helper's host path: it goes to `cause` too.
+    child.on('error', (error) => reject(fileError('ERR_CORDON_SESSION_FILE_FAILED', `the session file helper could not run (${error.code ?? 'error'})`, error)));
     child.on('close', (status, signal) => {
       if (signal !== null || status === 2) {
         // The helper's words name host paths (the sessions root, the key): the

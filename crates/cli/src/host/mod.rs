@@ -192,8 +192,8 @@ fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
     })?;
     if swept != recovery::Swept::default() {
         eprintln!(
-            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s)",
-            swept.lost_runs, swept.workspaces, swept.temp_files
+            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s); {} entr(y/ies) could not be removed",
+            swept.lost_runs, swept.workspaces, swept.temp_files, swept.left
         );
     }
     Ok((lock, (workspaces, receipts, runs)))

@@ -126,10 +126,29 @@ pub const MAX_FOUND: usize = 16;
 /// `tenant` (another tenant's runs are not there, as far as it can tell),
 /// newest first, at most [`MAX_FOUND`].
 pub fn find(dir: &Path, invocation_id: &str, tenant: &str) -> Vec<Value> {
+    let mut found = owned(dir, invocation_id, tenant);
+    found.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    found.into_iter().take(MAX_FOUND).map(|(_, r)| r).collect()
+}
+
+/// Whether a receipt for `invocation_id` of `tenant` was kept at or after `since`.
+pub fn kept_since(
+    dir: &Path,
+    invocation_id: &str,
+    tenant: &str,
+    since: std::time::SystemTime,
+) -> bool {
+    owned(dir, invocation_id, tenant)
+        .iter()
+        .any(|(modified, _)| *modified >= since)
+}
+
+/// Every readable receipt of `invocation_id` owned by `tenant`, with when it was kept.
+fn owned(dir: &Path, invocation_id: &str, tenant: &str) -> Vec<(std::time::SystemTime, Value)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut found: Vec<(std::time::SystemTime, Value)> = entries
+    entries
         .flatten()
         .filter(|e| names_run(&e.file_name().to_string_lossy(), invocation_id))
         .filter_map(|e| {
@@ -139,9 +158,7 @@ pub fn find(dir: &Path, invocation_id: &str, tenant: &str) -> Vec<Value> {
             let owner = receipt.pointer("/remote/tenant").and_then(Value::as_str);
             (owner == Some(tenant)).then_some((modified, receipt))
         })
-        .collect();
-    found.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
-    found.into_iter().take(MAX_FOUND).map(|(_, r)| r).collect()
+        .collect()
 }
 
 /// `<invocationId>.<8 hex>.json` exactly: an id may itself hold dots, so a

@@ -91,27 +91,37 @@ pub struct Swept {
     pub lost_runs: usize,
     pub workspaces: usize,
     pub temp_files: usize,
+    /// Entries it could not remove (a sandbox uid's `chmod 000` directory in
+    /// an upload, under a non-root host, say): left, counted, never fatal —
+    /// a host that refused to start over them would never start again.
+    pub left: usize,
 }
 
 /// Step 3. Runs before anything listens, so nothing it removes is in use.
+/// Only a directory it cannot read fails it; each entry is best effort.
 pub fn sweep(workspaces: &Path, receipts: &Path, runs: &Path) -> std::io::Result<Swept> {
     let mut swept = Swept::default();
     for entry in std::fs::read_dir(workspaces)? {
         let entry = entry?;
         if entry.file_name().to_string_lossy().starts_with("ws-") {
-            std::fs::remove_dir_all(entry.path())?;
-            swept.workspaces += 1;
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => swept.workspaces += 1,
+                Err(_) => swept.left += 1,
+            }
         }
     }
     for dir in [receipts, runs] {
-        swept.temp_files += remove_temp_files(dir)?;
+        remove_temp_files(dir, &mut swept)?;
     }
     for entry in std::fs::read_dir(runs)? {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "json") {
-            lose(&path, receipts);
-            std::fs::remove_file(&path)?;
-            swept.lost_runs += 1;
+            if lose(&path, receipts) {
+                swept.lost_runs += 1;
+            }
+            if std::fs::remove_file(&path).is_err() {
+                swept.left += 1;
+            }
         }
     }
     Ok(swept)
@@ -119,22 +129,26 @@ pub fn sweep(workspaces: &Path, receipts: &Path, runs: &Path) -> std::io::Result
 
 /// atomic_file's temp files (`.<name>.<random>.tmp`): a write the host
 /// did not finish. The target was never renamed into place.
-fn remove_temp_files(dir: &Path) -> std::io::Result<usize> {
-    let mut removed = 0;
+fn remove_temp_files(dir: &Path, swept: &mut Swept) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') && name.ends_with(".tmp") {
-            std::fs::remove_file(entry.path())?;
-            removed += 1;
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => swept.temp_files += 1,
+                Err(_) => swept.left += 1,
+            }
         }
     }
-    Ok(removed)
+    Ok(())
 }
 
-/// Keeps the receipt of a run whose host was lost. A marker that cannot be
-/// read still names its run in its file name.
-fn lose(marker: &Path, receipts: &Path) {
+/// Keeps the receipt of a run whose host was lost, unless the run's own
+/// receipt was kept already (the host died after keeping it, before it
+/// removed the marker): a `host-lost` one then would be false, and newer.
+/// A marker that cannot be read still names its run in its file name.
+/// Returns whether it kept a `host-lost` receipt.
+fn lose(marker: &Path, receipts: &Path) -> bool {
     let text = std::fs::read_to_string(marker).unwrap_or_default();
     let found: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let name = marker.file_stem().map(|s| s.to_string_lossy().into_owned());
@@ -148,8 +162,25 @@ fn lose(marker: &Path, receipts: &Path) {
         .map(str::to_string)
         .or(from_name)
         .unwrap_or_default();
+    if settled_after(marker, receipts, &invocation_id, &found) {
+        return false;
+    }
     let receipt = lost_receipt(&invocation_id, &found);
     receipt_store::keep(receipts, &invocation_id, &receipt);
+    true
+}
+
+/// Whether a receipt of this run's id and tenant was kept after its marker
+/// was written: the run's own (markers are written at launch, receipts at
+/// the end, and an earlier run of the same id was kept before this launch).
+fn settled_after(marker: &Path, receipts: &Path, invocation_id: &str, found: &Value) -> bool {
+    let Some(tenant) = found.pointer("/remote/tenant").and_then(Value::as_str) else {
+        return false;
+    };
+    let Ok(written) = std::fs::metadata(marker).and_then(|m| m.modified()) else {
+        return false;
+    };
+    receipt_store::kept_since(receipts, invocation_id, tenant, written)
 }
 
 /// What is known of a run whose host died under it: who asked, when it
@@ -166,7 +197,7 @@ pub fn lost_receipt(invocation_id: &str, marker: &Value) -> Value {
             "exitCode": null,
             "signal": null,
             "message": "the host ended (killed or crashed) while this run was in progress; \
-                        its exit was never observed, and the sandbox died with the host",
+                        its exit was never observed; its sandbox was bound to die with the host",
         },
         "stop": {
             "requested": false,
@@ -202,7 +233,8 @@ mod tests {
             Swept {
                 lost_runs: 1,
                 workspaces: 1,
-                temp_files: 1
+                temp_files: 1,
+                left: 0
             }
         );
         assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0);
@@ -212,6 +244,78 @@ mod tests {
         assert_eq!(kept[0]["outcome"]["status"], "host-lost");
         assert_eq!(kept[0]["outcome"]["exitCode"], Value::Null);
         assert_eq!(kept[0]["remote"]["tenant"], "t");
+    }
+
+    #[test]
+    fn a_run_whose_receipt_was_kept_before_the_host_died_gets_no_host_lost_one() {
+        let state = tempfile::tempdir().unwrap();
+        let ws = state.path().join("workspaces");
+        std::fs::create_dir_all(&ws).unwrap();
+        let receipts = receipt_store::receipts_dir(state.path()).unwrap();
+        let runs = runs_dir(state.path()).unwrap();
+        // An earlier run of the same id, kept before this launch: not this run's.
+        receipt_store::keep(
+            &receipts,
+            "same",
+            &json!({"remote": {"tenant": "t"}, "n": 0}),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::mem::forget(Marker::write(&runs, "same", &json!({"tenant": "t"})).unwrap());
+        std::mem::forget(Marker::write(&runs, "done", &json!({"tenant": "t"})).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // The run's own receipt, kept; the host dies before it drops the marker.
+        receipt_store::keep(
+            &receipts,
+            "done",
+            &json!({"remote": {"tenant": "t"}, "n": 1}),
+        );
+        let swept = sweep(&ws, &receipts, &runs).unwrap();
+        assert_eq!(swept.lost_runs, 1, "only `same` was lost");
+        assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
+        let done = receipt_store::find(&receipts, "done", "t");
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0]["n"], 1, "the run's true receipt, alone");
+        let same = receipt_store::find(&receipts, "same", "t");
+        assert_eq!(same.len(), 2);
+        assert_eq!(same[0]["outcome"]["status"], "host-lost");
+    }
+
+    #[test]
+    fn a_workspace_it_cannot_remove_is_counted_and_left_and_the_sweep_goes_on() {
+        let state = tempfile::tempdir().unwrap();
+        let ws = state.path().join("workspaces");
+        std::fs::create_dir_all(ws.join("ws-stuck")).unwrap();
+        std::fs::create_dir_all(ws.join("ws-free")).unwrap();
+        let stuck = ws.join("ws-stuck/file");
+        std::fs::write(&stuck, "x").unwrap();
+        // Immutable: even root cannot unlink it (ext4 here; the test fails loudly elsewhere).
+        // Cleared on drop, so a failing assertion still leaves a removable temp dir.
+        struct Immutable<'a>(&'a Path);
+        impl Drop for Immutable<'_> {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("chattr")
+                    .arg("-i")
+                    .arg(self.0)
+                    .status();
+            }
+        }
+        let made = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(&stuck)
+            .status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "chattr +i on {}",
+            stuck.display()
+        );
+        let _guard = Immutable(&stuck);
+        let receipts = receipt_store::receipts_dir(state.path()).unwrap();
+        let runs = runs_dir(state.path()).unwrap();
+        std::mem::forget(Marker::write(&runs, "r", &json!({"tenant": "t"})).unwrap());
+        let swept = sweep(&ws, &receipts, &runs);
+        let swept = swept.unwrap();
+        assert_eq!((swept.workspaces, swept.left, swept.lost_runs), (1, 1, 1));
+        assert!(!ws.join("ws-free").exists());
     }
 
     #[test]
