@@ -31,7 +31,8 @@ test('a handler still pending at the deadline is abandoned, its signal aborts, a
   const started = Date.now();
   const result = await codeMode({ tools: [pendingTool(record)], limits: { timeoutMs: 300 } }).run('return await tools.wait({});');
   assert.equal(result.error.kind, 'timeout', JSON.stringify(result.error));
-  assert.ok(Date.now() - started < 2500, `took ${Date.now() - started} ms`);
+  // Far under a hang, with room for a cold sandbox start under load (the kind says the deadline ended it).
+  assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
   assert.equal(record.aborted, true);
   // Whichever notices first — the host's deadline timer or the runner's timeout frame — abandons the call.
   const failedEvent = result.events.find((e) => e.type === 'tool.failed');
@@ -55,7 +56,8 @@ test('cancelling busy code sends cancel and the result is cancelled', async () =
   assert.deepEqual(result.receipt.outcome, { status: 'exited', exitCode: 0, signal: null });
   assert.equal(result.receipt.stop.requested, false, JSON.stringify(result.receipt.stop));
   assert.equal(result.receipt.stop.gracefulStopAttempted, false);
-  assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+  // Before the 5 s timeoutMs: the cancel, not the deadline, ended it (kind and stop say how).
+  assert.ok(Date.now() - started < 4900, `took ${Date.now() - started} ms`);
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });
 

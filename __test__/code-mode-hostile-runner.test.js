@@ -12,7 +12,10 @@ const { codeMode, sandboxCensus, tool } = require('./code-mode-support');
 const hang = tool('hang', (args, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)));
 const mode = codeMode({ runner: 'hostile', tools: [tool('echo', (args) => args), hang], limits: { timeoutMs: 1000 } });
 
-async function expectFailure(behaviour, kind, code, { withinMs = 4000 } = {}) {
+// The bound catches a run that hangs; it includes a cold start of the Node
+// fixture runner (slow under load, slower on Node 24), so it is generous:
+// the kind and code say which mechanism ended the run.
+async function expectFailure(behaviour, kind, code, { withinMs = 15_000 } = {}) {
   const started = Date.now();
   const result = await mode.run(behaviour);
   const elapsed = Date.now() - started;
@@ -68,7 +71,7 @@ test('a runner that keeps calling past maxToolCalls is stopped by the host with 
 });
 
 test('a runner that never sends ready is stopped after the ready budget (READY_TIMEOUT)', async () => {
-  await expectFailure('silent', 'protocol', 'READY_TIMEOUT', { withinMs: 9000 });
+  await expectFailure('silent', 'protocol', 'READY_TIMEOUT', { withinMs: 20_000 });
 });
 
 test('a runner that goes silent after ready is stopped at the host deadline (timeout)', async () => {
@@ -102,7 +105,7 @@ test('a runner that ignores cancel and SIGTERM is stopped by the ladder and the 
   const started = Date.now();
   const result = await mode.run('ignore-cancel', { signal: controller.signal });
   assert.equal(result.error.kind, 'cancelled');
-  assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
+  assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });
 

@@ -72,7 +72,7 @@ test('code that runs past timeoutMs ends as timeout, even if it catches', async 
   const result = await codeMode({ limits: { timeoutMs: 300 } }).run('try { while (true) {} } catch {} return 1;');
   assert.equal(result.ok, false);
   assert.equal(result.error.kind, 'timeout');
-  assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+  assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`); // a hang, not a slow start
 });
 
 test('code that allocates past memoryBytes ends as a memory failure', async () => {

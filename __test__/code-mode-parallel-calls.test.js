@@ -46,7 +46,7 @@ test('maxOutstandingCalls bounds the handlers running at once; the rest wait in 
     tools: [(() => {
       let running = 0;
       let peak = 0;
-      const t = tool('slow', async (args) => { running += 1; peak = Math.max(peak, running); await sleep(30); running -= 1; return { i: args.i, peak }; });
+      const t = tool('slow', async (args) => { running += 1; peak = Math.max(peak, running); await sleep(300); running -= 1; return { i: args.i, peak }; });
       return t;
     })()],
   });
@@ -60,7 +60,7 @@ test('results may come back in any order: a fast call started second resolves fi
   const mode = codeMode({ tools: [tool('after', async (args) => { await sleep(args.ms); return args.name; })] });
   const result = await mode.run(`
     const order = [];
-    const slow = tools.after({ms: 300, name: 'slow'}).then((v) => order.push(v));
+    const slow = tools.after({ms: 2000, name: 'slow'}).then((v) => order.push(v));
     const fast = tools.after({ms: 5, name: 'fast'}).then((v) => order.push(v));
     await Promise.all([slow, fast]);
     return order;`);

@@ -53,11 +53,12 @@ test('a command that never ends is killed at timeoutMs with its whole process gr
   const { manager } = managerFor(t);
   const session = await manager.acquire(scope('timeout'), 'u');
   const tag = marker('hang');
-  const result = await session.exec({ shell: 'bash', script: `(exec -a ${tag} sleep 300) & (exec -a ${tag} sleep 300) & echo started; wait` }, { timeoutMs: 500 });
+  // 3 s: bash must start both and say so before the kill, on a loaded machine too.
+  const result = await session.exec({ shell: 'bash', script: `(exec -a ${tag} sleep 300) & (exec -a ${tag} sleep 300) & echo started; wait` }, { timeoutMs: 3000 });
   assert.equal(result.timedOut, true);
   assert.equal(result.signal, 'SIGKILL');
   assert.equal(result.stdout, 'started\n');
-  assert.ok(await eventually(() => pidsWithMarker(tag).length === 0, 5000), 'every process of the group is gone');
+  assert.ok(await eventually(() => pidsWithMarker(tag).length === 0, 10_000), 'every process of the group is gone');
   assert.equal((await session.exec(['/bin/echo', 'still here'])).stdout, 'still here\n');
 });
 

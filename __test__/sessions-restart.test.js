@@ -32,7 +32,9 @@ async function crashProvider(root, dbFile, secret, tag) {
     });
     child.on('exit', (code) => reject(new Error(`provider exited ${code}: ${err}`)));
   });
-  assert.equal(pidsWithMarker(tag).filter((pid) => pid !== child.pid).length, 1, 'the command is in flight when the provider dies');
+  // The fixture says ready 300 ms after it sent the command, which a loaded machine may not have started yet.
+  const inFlight = () => pidsWithMarker(tag).filter((pid) => pid !== child.pid).length === 1;
+  assert.ok(await eventually(inFlight, 10_000), 'the command is in flight when the provider dies');
   child.kill('SIGKILL');
   await new Promise((resolve) => child.on('exit', resolve));
   return key;

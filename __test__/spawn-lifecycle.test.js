@@ -78,7 +78,9 @@ test('stop() before exit and after exit both resolve; after exit nothing is reco
 });
 
 test('deadlineMs runs the ladder and the receipt says why', async () => {
-  const { execution } = await stubborn({ deadlineMs: 100, stop: { graceMs: 50, forceMs: 1000 } });
+  // The deadline runs from bwrap's start: it must leave the fixture time to trap SIGTERM
+  // and say ready on a loaded machine, or the ladder never needs its forced step.
+  const { execution } = await stubborn({ deadlineMs: 3000, stop: { graceMs: 50, forceMs: 1000 } });
   const result = await execution.wait();
   assert.equal(result.receipt.stop.reason, 'deadline');
   assert.equal(result.receipt.stop.forcedStopAttempted, true);
@@ -119,7 +121,7 @@ test('a Node process that spawned a sandbox and is SIGKILLed leaves no sandbox b
   assert.ok(pidsWithMarker(marker).length >= 2, 'program and grandchild run');
   child.kill('SIGKILL');
   await new Promise((resolve) => child.on('exit', resolve));
-  assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 3000), `left behind: ${pidsWithMarker(marker)}`);
+  assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 10_000), `left behind: ${pidsWithMarker(marker)}`);
 });
 
 test('a worker thread that spawned a sandbox and is terminated leaves no sandbox behind', async () => {
@@ -137,5 +139,5 @@ test('a worker thread that spawned a sandbox and is terminated leaves no sandbox
   await worker.terminate();
   // The Node process lives on, so no parent-death signal: the worker's
   // environment teardown must stop the run itself.
-  assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 3000), `left behind: ${pidsWithMarker(marker)}`);
+  assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 10_000), `left behind: ${pidsWithMarker(marker)}`);
 });

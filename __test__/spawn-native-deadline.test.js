@@ -31,7 +31,8 @@ test('spawnNative with deadlineMs and no JS timer: the launcher stops the run, r
   const options = {
     command: ['/usr/bin/sleep', '30'],
     policy: readOnly(),
-    deadlineMs: 300,
+    // Long enough for bwrap to exec sleep on a loaded machine: SIGTERM must find sleep.
+    deadlineMs: 2000,
     stop: { graceMs: 500, forceMs: 1000 },
   };
   // Nothing below stops the run: only the launcher's own timer can end the
@@ -71,7 +72,7 @@ test('stopAfter on a running native execution: the launcher stops it, reason "de
   for (const ms of [0, 2 ** 31, -1]) {
     assert.throws(() => handle.stopAfter(ms), { code: 'ERR_CORDON_INVALID_OPTIONS' }, String(ms));
   }
-  handle.stopAfter(300);
+  handle.stopAfter(2000); // time for bwrap to exec sleep, on a loaded machine too
   const receipt = await finished;
   assert.equal(receipt.stop.reason, 'deadline', JSON.stringify(receipt.stop));
   assert.equal(receipt.outcome.exitCode, 128 + 15, 'the ladder\'s SIGTERM ended sleep');

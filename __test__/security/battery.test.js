@@ -45,7 +45,8 @@ function probe(name, fn, options = {}) {
 async function hostUnharmed() {
   assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n', 'the test process can still fork and exec');
   let left;
-  for (let i = 0; i < 50; i += 1) {
+  // Up to 10 s: killed helpers must be reaped, on a loaded machine too.
+  for (let i = 0; i < 500; i += 1) {
     left = {
       controlRoots: h.controlRoots().filter((r) => !rootsBefore.includes(r)),
       zombies: h.zombieChildren(),
@@ -312,7 +313,7 @@ describe('processes', () => {
   probe('a setsid + double-forked grandchild ignoring SIGTERM does not outlive stop()', async () => {
     const marker = `9${String(process.pid).padStart(7, '0')}1`;
     const run = await h.attack(['outlive-stop', marker], { stop: { graceMs: 200, forceMs: 2000 } }, async (execution) => {
-      for (let i = 0; i < 100 && h.processesWith(marker).length === 0; i += 1) await sleep(20);
+      for (let i = 0; i < 500 && h.processesWith(marker).length === 0; i += 1) await sleep(20); // up to 10 s
       assert.ok(h.processesWith(marker).length > 0, 'the grandchild started');
       execution.stop();
     });
@@ -787,8 +788,8 @@ describe('host afterwards', () => {
     // own lazily-opened descriptors (from earlier tests) do not count.
     const fds = h.openFdCount();
     for (const args of [['exit', '0'], ['crash'], ['fork-bomb'], ['fd-exhaustion']]) await h.attack(args);
-    await sleep(200);
-    assert.equal(h.openFdCount(), fds, 'descriptors after the batch');
+    const after = await h.settledFdCount(fds);
+    assert.ok(after <= fds, `descriptors after the batch: ${after}, ${fds} before`);
     assert.deepEqual(h.controlRoots().filter((r) => !rootsBefore.includes(r)), []);
     assert.deepEqual(h.zombieChildren(), []);
     // Scoped to this battery's attacker binary: other suites may run

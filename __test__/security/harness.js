@@ -227,6 +227,21 @@ function openFdCount() {
   return fs.readdirSync('/proc/self/fd').length;
 }
 
+/**
+ * This process's descriptor count once it is at most `limit`, waiting up to
+ * 10 s for descriptors other async work still holds (pump threads, a
+ * detached closer) to close: a leaked one stays, and the count read last is
+ * returned for the caller's assertion.
+ */
+async function settledFdCount(limit) {
+  let count = openFdCount();
+  for (let i = 0; i < 500 && count > limit; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    count = openFdCount();
+  }
+  return count;
+}
+
 /** This process's descriptors: number → what it refers to. */
 function openFds() {
   const fds = new Map();
@@ -321,6 +336,7 @@ module.exports = {
   controlRoots,
   openFdCount,
   openFds,
+  settledFdCount,
   parseResults,
   probe,
   processesWith,

@@ -511,11 +511,11 @@ time.sleep(30)
       const t0 = Date.now();
       await ex.stop();
       const res = await ex.wait();
-      assert.ok(Date.now() - t0 < 5000, `stop -> wait took ${Date.now() - t0} ms`);
+      assert.ok(Date.now() - t0 < 15_000, `stop -> wait took ${Date.now() - t0} ms`); // bounded, not hung
       assert.equal(res.networkReceipts.length, 6);
       assert.ok(res.networkReceipts.every((r) => r.result === 'allowed' && ['closed', 'cancelled', 'error'].includes(r.end)), JSON.stringify(res.networkReceipts));
     }
-    assert.ok(await eventually(() => { const s = snap(); return s.fds <= base.fds && s.threads <= base.threads; }, 5000), `${JSON.stringify(base)} -> ${JSON.stringify(snap())}`);
+    assert.ok(await eventually(() => { const s = snap(); return s.fds <= base.fds && s.threads <= base.threads; }, 10_000), `${JSON.stringify(base)} -> ${JSON.stringify(snap())}`);
   } finally {
     flood.close();
   }

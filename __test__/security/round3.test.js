@@ -80,7 +80,8 @@ function attackers() {
 async function hostUnharmed() {
   assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n', 'the test process can still fork and exec');
   let left;
-  for (let i = 0; i < 50; i += 1) {
+  // Up to 10 s: killed helpers must be reaped, on a loaded machine too.
+  for (let i = 0; i < 500; i += 1) {
     left = {
       controlRoots: h.controlRoots().filter((r) => !rootsBefore.includes(r)),
       zombies: h.zombieChildren(),
@@ -579,7 +580,8 @@ if (!h.NONROOT_PASS) describe('a planted control-root base', () => {
 describe('host afterwards', () => {
   test('no control root, zombie, attacker process or descriptor is left', { skip: skip ?? false }, async () => {
     await hostUnharmed();
-    assert.ok(h.openFdCount() <= fdsBefore + 2, `descriptors: ${fdsBefore} before, ${h.openFdCount()} now`);
+    const now = await h.settledFdCount(fdsBefore + 2);
+    assert.ok(now <= fdsBefore + 2, `descriptors: ${fdsBefore} before, ${now} now`);
     console.log(`round 3: ${tally.tried} probes tried, ${tally.blocked} blocked`);
   });
 });

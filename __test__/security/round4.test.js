@@ -40,7 +40,7 @@ function probe(name, fn, options = {}) {
     tally.tried += 1;
     await fn(t);
     let left = [];
-    for (let i = 0; i < 50; i += 1) {
+    for (let i = 0; i < 500; i += 1) { // up to 10 s, on a loaded machine too
       left = h.controlRoots().filter((r) => !rootsBefore.includes(r));
       if (left.length === 0) break;
       await sleep(20);

@@ -89,7 +89,8 @@ fn a_cancel_frame_wakes_a_pending_tool_wait_even_when_caught() {
         host.send(&cancel_frame());
         let terminal = finish(host);
         assert_eq!(kind(&terminal), "cancelled");
-        assert!(started.elapsed() < Duration::from_secs(2));
+        // A cancel that did not interrupt would spin forever: 10 s only absorbs load.
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 }
 
@@ -129,8 +130,10 @@ fn the_deadline_interrupts_busy_code_even_when_caught() {
             terminal["error"],
             json!({"kind": "timeout", "message": "execution timed out"})
         );
+        // A deadline that did not interrupt would spin forever: 10 s only absorbs
+        // the runner's start and load (cargo runs tests in parallel).
         assert!(
-            started.elapsed() < Duration::from_millis(1500),
+            started.elapsed() < Duration::from_secs(10),
             "{:?}",
             started.elapsed()
         );
