@@ -11,12 +11,15 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
+const { nonRootSkipReason } = require('./security/provider-process');
 
 const SECTIONS = ['1 cold run', '2 pooled run', '3 tool call (', '3 tool call rate', '3 8 calls', '4 relay', '5 concurrency', '6 idle RSS', '6 Node memory', '7 TypeScript strip', '7 TypeScript run', '8 network throughput', '8 network connect', '8 network cold start', '8 engine provider threads', '8 engine provider fds', '8 engine RSS per idle stream', '8 engine provider CPU', '8 engine stop -> settled', '11 timers: ', '11 timers per iteration', '12 fetch 1 KiB loopback',
   // Issue 22: remote (a `cordon host` child on a Unix socket and on TLS 127.0.0.1) beside local.
   '13 remote cold Code Mode run', '13 remote pooled Code Mode run', '13 remote run with', '13 remote tool call, timed inside', '13 remote host memory per idle session', '13 remote sessions/s (/bin/true), sequential', '13 remote sessions/s (/bin/true), 4 at a time',
   // Sessions (issue 21) need a root provider; the bench skips them, loudly, otherwise.
-  ...(process.geteuid() === 0 ? ['9 session command', '9 session create', '9 writeFile 4 KiB', '9 readFile 4 MiB'] : [])];
+  ...(process.geteuid() === 0 ? ['9 session command', '9 session create', '9 writeFile 4 KiB', '9 readFile 4 MiB'] : []),
+  // Non-root sessions also start a uid-65534 provider, which needs its subordinate range (.ci/run adds one).
+  ...(nonRootSkipReason() === null ? ['14 non-root session exec', '14 non-root session writeFile 4 KiB', '14 non-root session readFile 4 KiB', '14 non-root session readFile 4 KiB, batch mean'] : [])];
 
 test('bench/run.js --smoke prints the table and writes the results file', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-bench-smoke-'));

@@ -12,14 +12,10 @@
 // a subordinate range for uid 65534 (.ci/run adds one).
 //   node bench/identity.js [--iterations N] [--warmup N]
 
-const { spawn } = require('node:child_process');
-const readline = require('node:readline');
 const { spawnIsolated, readOnly } = require('..');
 const { BWRAP, rawBwrap, timeChild } = require('./peers');
 const { sectionRows, renderTable, nowMs } = require('./stats');
-const { nobodyProvider } = require('../__test__/security/nobody-provider');
-
-const NOBODY_UID = 65534;
+const { nobodyChild } = require('./nobody-child');
 
 /** One sandbox of `policy` in this process, in ms. */
 async function timeSpawn(policy) {
@@ -49,16 +45,8 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', as
 
 /** Starts the uid-65534 provider; `run(mode)` resolves with its reply. */
 function nonRootProvider() {
-  const { node, pkg } = nobodyProvider();
-  const child = spawn('/usr/bin/setpriv', ['--reuid', String(NOBODY_UID), '--regid', String(NOBODY_UID), '--clear-groups', '--', node, '-e', CHILD(pkg)], {
-    cwd: '/', stdio: ['pipe', 'pipe', 'inherit'], env: { PATH: process.env.PATH },
-  });
-  const replies = [];
-  readline.createInterface({ input: child.stdout }).on('line', (line) => replies.shift()?.(JSON.parse(line)));
-  return {
-    run: (mode) => new Promise((resolve) => { replies.push(resolve); child.stdin.write(`${mode}\n`); }),
-    close: () => child.stdin.end(),
-  };
+  const child = nobodyChild(CHILD);
+  return { run: (mode) => child.ask(mode), close: () => child.close() };
 }
 
 function parseArgs(argv) {

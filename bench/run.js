@@ -17,6 +17,7 @@ const load = require('./load');
 const { typescript } = require('./typescript');
 const netbench = require('./network');
 const { sessions } = require('./sessions');
+const { sessionsNonRoot } = require('./sessions-nonroot');
 const { intl } = require('./intl');
 const { timers } = require('./timers');
 const { fetchCost } = require('./fetch');
@@ -34,6 +35,7 @@ const FULL = {
   network: { streams: 7, megabytes: 64, connects: 200, coldIterations: 30 },
   engine: { counts: [1, 64, 512, 4096], runs: 32, perRun: 32, iterations: 3, idleMs: 2000, stalled: [32, 128] },
   sessions: { iterations: 100, warmup: 10, creations: 20, fileRuns: 30 },
+  sessionsNonRoot: { iterations: 100, warmup: 10, batch: 100 },
   intl: { iterations: 40, warmup: 4, rssRounds: 5 },
   timers: { runs: 7, iterations: 1000, warmup: 1 },
   fetch: { runs: 5, fetches: 40 },
@@ -50,6 +52,7 @@ const SMOKE = {
   network: { streams: 1, megabytes: 1, connects: 2, coldIterations: 1 },
   engine: { counts: [1, 8], runs: 2, perRun: 2, iterations: 1, idleMs: 100, stalled: [4] },
   sessions: { iterations: 2, warmup: 0, creations: 1, fileRuns: 1 },
+  sessionsNonRoot: { iterations: 2, warmup: 0, batch: 2 },
   intl: { iterations: 1, warmup: 0, rssRounds: 1 },
   timers: { runs: 1, iterations: 10 },
   fetch: { runs: 1, fetches: 2 },
@@ -70,6 +73,7 @@ const SECTIONS = [
   ['11', (c) => timers(c.timers)],
   ['12', (c) => fetchCost(c.fetch)],
   ['13', (c) => remoteBench.remote(c.remote)],
+  ['14', (c) => sessionsNonRoot(c.sessionsNonRoot)],
 ];
 
 function parseArgs(argv) {

@@ -6,9 +6,13 @@
 // require('cordon') loads (the package files, the addon, the runtime
 // dependency closure) and, when that uid cannot execute the running Node, of
 // the Node binary too. Made once per process, removed at exit.
-// `nobodyTestTree` adds what the security suites need to run as that uid
-// (scripts/test.js's non-root pass): these tests, their shared helpers, the
-// skip reporter and the built executables the package starts.
+// The built executables the package starts (the runner, the egress relay,
+// the exec agent) are copied too, where a checkout's package looks for them
+// (target/release): without the relay a mediated-network sandbox of that
+// provider — a session with an allowlist — fails with
+// ERR_CORDON_NETWORK_UNAVAILABLE. `tests: true` adds what the security
+// suites need to run as that uid (scripts/test.js's non-root pass): these
+// tests, their shared helpers and the skip reporter.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -55,7 +59,10 @@ function canExecute(file, uid) {
   return run.status === 0;
 }
 
-/** A world-readable copy of the package and its runtime dependencies; returns its path. */
+/** The built executables the package starts (lib/platform-package.js nativeExecutable). */
+const EXECUTABLES = ['cordon-runner', 'cordon-egress-relay', 'cordon-exec-agent'];
+
+/** A world-readable copy of the package, its runtime dependencies and its built executables; returns its path. */
 function copyPackage(into) {
   const pkg = path.join(into, 'cordon');
   for (const name of PACKAGE_FILES) fs.cpSync(path.join(ROOT, name), path.join(pkg, name), { recursive: true });
@@ -63,22 +70,21 @@ function copyPackage(into) {
   for (const name of dependencyClosure()) {
     fs.cpSync(path.join(ROOT, 'node_modules', name), path.join(pkg, 'node_modules', name), { recursive: true });
   }
-  return pkg;
-}
-
-/** Test files and the built executables, beside the copied package. */
-const TEST_TREE = [
-  '__test__/security', '__test__/spawn-support.js', '__test__/remote-support.js', 'scripts/skip-reporter.mjs',
-];
-const EXECUTABLES = ['cordon-runner', 'cordon-egress-relay', 'cordon-exec-agent'];
-
-function copyTestTree(pkg) {
-  for (const name of TEST_TREE) fs.cpSync(path.join(ROOT, name), path.join(pkg, name), { recursive: true });
   const release = path.join(require('../../lib/platform-package').cargoTargetDir(), 'release');
   for (const name of EXECUTABLES.filter((n) => fs.existsSync(path.join(release, n)))) {
     fs.mkdirSync(path.join(pkg, 'target', 'release'), { recursive: true });
     fs.copyFileSync(path.join(release, name), path.join(pkg, 'target', 'release', name));
   }
+  return pkg;
+}
+
+/** Test files, beside the copied package (the shared helpers the security suites require included). */
+const TEST_TREE = [
+  '__test__/security', '__test__/spawn-support.js', '__test__/remote-support.js', '__test__/sessions-support.js', 'scripts/skip-reporter.mjs',
+];
+
+function copyTestTree(pkg) {
+  for (const name of TEST_TREE) fs.cpSync(path.join(ROOT, name), path.join(pkg, name), { recursive: true });
 }
 
 let provider = null;

@@ -385,3 +385,158 @@ test('a file tool that fails because a command changed its workspace root\'s mod
   assert.doesNotMatch(v.message, /[0-9a-f]{64}/, 'nor the session key');
   assert.ok(v.cause.length > 0, 'the helper\'s own words stay in error.cause for the provider\'s logs');
 });
+
+// A session's network for a uid-65534 provider (docs/sessions.md,
+// "Network"): deny by default; with an allowlist, the launcher's mediated
+// engine, whose proxy variables reach every command. The upstreams are
+// servers on 127.0.0.1 in the provider process itself: provider() waits
+// for the provider synchronously, so a server in this process could not
+// answer. Each records the connections it accepted and the paths asked.
+
+/** Provider-side code: `upstream(tls?)` starts a recording HTTP(S) server on 127.0.0.1; `closeUpstreams()` stops them (each body closes them in a `finally`, so a failing body still lets the provider exit). */
+const UPSTREAMS = `
+  const upstreams = [];
+  const upstream = async (tls) => {
+    const paths = [];
+    const handler = (req, res) => { paths.push(req.url); res.end('hello ' + req.url); };
+    const server = tls ? require('node:https').createServer(tls, handler) : require('node:http').createServer(handler);
+    const u = { paths, connections: 0, server };
+    server.on('connection', () => { u.connections += 1; });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    u.port = server.address().port;
+    upstreams.push(u);
+    return u;
+  };
+  const closeUpstreams = () => Promise.all(upstreams.map((u) => new Promise((resolve) => { u.server.closeAllConnections(); u.server.close(resolve); })));
+  const receiptsOf = (receipt) => receipt.sandbox.receipt.networkReceipts.map((r) => [r.protocol, r.host, r.port, r.result]);`;
+
+/** Provider-side: a port none of `taken` is, for a destination off the list (nothing need listen there). */
+const otherPort = 'const other = (...taken) => { let port = 1024; while (taken.includes(port)) port += 1; return port; };';
+
+let tlsMaterial = null;
+/** A throwaway self-signed certificate for "localhost" (openssl, once), as PEM strings. */
+function tls() {
+  if (tlsMaterial !== null) return tlsMaterial;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-nonroot-tls-'));
+  try {
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
+      '-addext', 'subjectAltName=DNS:localhost', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    assert.equal(made.status, 0, 'openssl made the test certificate');
+    tlsMaterial = { key: fs.readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return tlsMaterial;
+}
+
+test('a uid-65534 provider\'s session with an allowlist reaches the allowed destinations from curl through HTTP_PROXY, HTTPS_PROXY (CONNECT, SNI checked) and ALL_PROXY (socks5h), and its receipt lists each stream', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `${UPSTREAMS} try {
+    const web = await upstream(null);
+    const secure = await upstream(${JSON.stringify(tls())});
+    const network = { allow: [{ host: 'localhost', port: web.port, allowPrivateAddresses: true },
+      { host: 'localhost', port: secure.port, allowPrivateAddresses: true, requireTlsSni: true }] };
+    const s = await m.acquire(scope('net'), 'u', { network });
+    const curl = 'curl -sS --max-time 20 ';
+    const r = await s.exec({ shell: 'bash', script: [
+      'env | grep -E "^(HTTP|HTTPS|ALL)_PROXY=" | sort',
+      curl + 'http://localhost:' + web.port + '/via-http; echo " rc=$?"',
+      curl + '-k https://localhost:' + secure.port + '/via-connect; echo " rc=$?"',
+      curl + '-x "$ALL_PROXY" http://localhost:' + web.port + '/via-socks; echo " rc=$?"'].join('; ') });
+    const receipt = await s.end();
+    const sni = receipt.sandbox.receipt.networkReceipts.map((x) => x.sniVerified);
+    out({ stdout: r.stdout.toString(), stderr: r.stderr.toString(), ports: [web.port, secure.port], webPaths: web.paths, securePaths: secure.paths,
+      receipts: receiptsOf(receipt), sni });
+    } finally { await closeUpstreams(); }`);
+  const [web, secure] = v.ports;
+  assert.equal(v.stdout, [
+    'ALL_PROXY=socks5h://127.0.0.1:3128', 'HTTPS_PROXY=http://127.0.0.1:3128', 'HTTP_PROXY=http://127.0.0.1:3128',
+    'hello /via-http rc=0', 'hello /via-connect rc=0', 'hello /via-socks rc=0', ''].join('\n'), v.stderr);
+  assert.deepEqual(v.webPaths, ['/via-http', '/via-socks'], 'the allowed server got exactly the two plain requests');
+  assert.deepEqual(v.securePaths, ['/via-connect']);
+  assert.deepEqual(v.receipts, [
+    ['HTTP_FORWARD', 'localhost', web, 'allowed'],
+    ['HTTP_CONNECT', 'localhost', secure, 'allowed'],
+    ['SOCKS5', 'localhost', web, 'allowed'],
+  ]);
+  assert.deepEqual(v.sni, [false, true, false], 'the CONNECT stream\'s SNI was checked against the allowlist');
+});
+
+test('a uid-65534 provider\'s session refuses every destination off its allowlist through each proxy, has no direct socket or DNS, and its receipt names each refusal', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `${UPSTREAMS} ${otherPort} try {
+    const allowed = await upstream(null);
+    const decoy = await upstream(null);
+    const s = await m.acquire(scope('net-refused'), 'u', { network: { allow: [{ host: 'localhost', port: allowed.port, allowPrivateAddresses: true }] } });
+    const curl = 'curl -sS --max-time 20 -o /dev/null -w "%{http_code}" ';
+    const probe = (label, command) => label + '=$(' + command + ' 2>/dev/null); echo "' + label + ' $? $' + label + '"';
+    const viaProxies = await s.exec({ shell: 'bash', script: [
+      probe('control', curl + 'http://localhost:' + allowed.port + '/control'),
+      probe('port', curl + 'http://localhost:' + decoy.port + '/off-list-port'),
+      probe('literal', curl + 'http://127.0.0.1:' + allowed.port + '/ip-literal'),
+      probe('connect', curl + '-k https://localhost:' + decoy.port + '/'),
+      probe('socks', curl + '-x "$ALL_PROXY" http://localhost:' + decoy.port + '/'),
+      probe('unlisted', curl + 'http://localhost:' + other(allowed.port, decoy.port) + '/'),
+      probe('host', curl + 'http://other.example:' + allowed.port + '/'),
+    ].join('; ') });
+    // Around the proxy: a socket straight to each server, IPv6, a name lookup, a UDP datagram to a resolver.
+    const direct = await s.exec(['/usr/bin/python3', '-c', [
+      'import socket',
+      'def attempt(name, fn):',
+      '    try:',
+      '        fn(); print(name + "=ok")',
+      '    except Exception as e:',
+      '        print(name + "=failed")',
+      'attempt("direct-allowed", lambda: socket.create_connection(("127.0.0.1", ' + allowed.port + '), timeout=5))',
+      'attempt("direct-decoy", lambda: socket.create_connection(("127.0.0.1", ' + decoy.port + '), timeout=5))',
+      'attempt("ipv6", lambda: socket.create_connection(("::1", ' + allowed.port + '), timeout=5))',
+      'attempt("dns", lambda: socket.getaddrinfo("example.com", 80))',
+      'attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("1.1.1.1", 53)))',
+    ].join('\\n')]);
+    const noProxy = await s.exec({ shell: 'bash', script: probe('noproxy', curl + '--noproxy "*" http://localhost:' + allowed.port + '/no-proxy') });
+    const receipt = await s.end();
+    out({ viaProxies: viaProxies.stdout.toString(), direct: direct.stdout.toString() + direct.stderr.toString(), noProxy: noProxy.stdout.toString(),
+      ports: [allowed.port, decoy.port], other: other(allowed.port, decoy.port), allowedPaths: allowed.paths, allowedConnections: allowed.connections,
+      decoyConnections: decoy.connections, receipts: receiptsOf(receipt) });
+    } finally { await closeUpstreams(); }`);
+  const [allowed, decoy] = v.ports;
+  assert.equal(v.viaProxies, [
+    'control 0 200', // the probe is not blind: the allowed destination answers
+    'port 0 403', 'literal 0 403',
+    'connect 56 000', 'socks 97 000', 'unlisted 0 403', 'host 0 403', ''].join('\n'));
+  assert.equal(v.direct, 'direct-allowed=failed\ndirect-decoy=failed\nipv6=failed\ndns=failed\nudp=failed\n');
+  assert.match(v.noProxy, /^noproxy [1-9]\d* 000\n$/, 'curl with the proxy turned off connects nowhere');
+  assert.deepEqual(v.allowedPaths, ['/control'], 'the allowed server saw only the control request');
+  assert.equal(v.allowedConnections, 1);
+  assert.equal(v.decoyConnections, 0, 'no refused stream reached the server off the list');
+  assert.deepEqual(v.receipts, [
+    ['HTTP_FORWARD', 'localhost', allowed, 'allowed'],
+    ['HTTP_FORWARD', 'localhost', decoy, 'no-destination'],
+    ['HTTP_FORWARD', '127.0.0.1', allowed, 'no-destination'],
+    ['HTTP_CONNECT', 'localhost', decoy, 'no-destination'],
+    ['SOCKS5', 'localhost', decoy, 'no-destination'],
+    ['HTTP_FORWARD', 'localhost', v.other, 'no-destination'],
+    ['HTTP_FORWARD', 'other.example', allowed, 'no-destination'],
+  ]);
+});
+
+test('a uid-65534 provider\'s session without a network option has none: no proxy variables, no internet socket, nothing reaches a server, no network receipt', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `${UPSTREAMS} try {
+    const server = await upstream(null);
+    const s = await m.acquire(scope('no-net'), 'u');
+    const r = await s.exec({ shell: 'bash', script: [
+      'env | grep -ci proxy',
+      'curl -sS --max-time 10 -o /dev/null http://localhost:' + server.port + '/ 2>/dev/null; echo "curl $?"',
+    ].join('; ') });
+    const py = await s.exec(['/usr/bin/python3', '-c', 'import socket\\ntry:\\n  socket.socket()\\n  print("socket")\\nexcept OSError as e:\\n  print("refused", e.errno)']);
+    const receipt = await s.end();
+    out({ stdout: r.stdout.toString() + py.stdout.toString(), stderr: r.stderr.toString() + py.stderr.toString(), connections: server.connections, receipts: receiptsOf(receipt) });
+    } finally { await closeUpstreams(); }`);
+  const [proxies, curl, socket] = v.stdout.trim().split('\n');
+  assert.equal(proxies, '0', 'no proxy variable reaches a command');
+  assert.notEqual(curl, 'curl 0', 'curl reached nothing');
+  assert.equal(socket, 'refused 1', `the seccomp filter refuses AF_INET with EPERM: ${v.stderr}`);
+  assert.equal(v.connections, 0);
+  assert.deepEqual(v.receipts, []);
+});
