@@ -397,14 +397,16 @@ test('200 mediated runs with a stream each leak no descriptors, threads, sockets
     const count = (dir) => fs.readdirSync(dir).length;
     const before = { fds: count('/proc/self/fd'), threads: count('/proc/self/task'), roots: ownControlRoots().length };
     for (let i = 0; i < 199; i += 1) await once();
-    await eventually(() => echo.stats.open.size === 0, 5000);
+    assert.ok(await eventually(() => echo.stats.open.size === 0, 10_000), 'the upstream saw every stream close');
+    // +2: Node may open an fd lazily (not per run); a per-run leak would be +199. Waited
+    // for: the last runs' descriptors close asynchronously.
+    await eventually(() => count('/proc/self/fd') <= before.fds + 2, 10_000);
     const after = { fds: count('/proc/self/fd'), threads: count('/proc/self/task'), roots: ownControlRoots().length };
-    // +2: Node may open an fd lazily (not per run); a per-run leak would be +199.
     assert.ok(after.fds <= before.fds + 2, `descriptors: ${before.fds} before, ${after.fds} after 199 runs`);
     // Pump threads end as their runs settle and the supervision runtime's idle
     // blocking threads expire after 1 s, so give them a moment; a per-run
     // leak would stay at +199 or more.
-    const threadsSettle = await eventually(() => count('/proc/self/task') <= before.threads, 5000);
+    const threadsSettle = await eventually(() => count('/proc/self/task') <= before.threads, 10_000);
     assert.ok(threadsSettle, `threads: ${before.threads} before, ${count('/proc/self/task')} after`);
     assert.equal(after.roots, before.roots, 'control roots (and their engine sockets) are gone');
     assert.deepEqual(pidsWithMarker('/.cordon/egress-relay'), [], 'no relay outlives its run');
