@@ -90,6 +90,18 @@ function start(dir, body, options = {}) {
     { cwd: '/', env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'], ...identity });
 }
 
+// The two halves of a kill during acquire() (R7b-3): a provider that marks
+// `<dir>/go` as it calls acquire() of session c1 and never ends (it is to be
+// SIGKILLed mid-acquire), then a fresh one that recover()s and acquire()s +
+// end()s the same session, printing { rec, origin } (an acquire error first).
+const ACQUIRE_AND_HANG = `fs.writeFileSync(dir + '/go', '1'); const s = await m.acquire(scope('c1'), actor); out({ acquired: true }); await new Promise(() => {});`;
+const RECOVER_AND_REACQUIRE = `
+  const rec = await m.recover().then((x) => x, (e) => e.code + ' ' + e.message);
+  const s = await m.acquire(scope('c1'), actor).catch((e) => { out({ acquire: e.code + ' ' + e.message }); return null; });
+  const origin = s?.origin;
+  if (s) await s.end();
+  out({ rec, origin });`;
+
 /** Pids whose cmdline contains tag. */
 function withTag(tag) {
   return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
@@ -110,5 +122,5 @@ function procsOfUids(lo, hi) {
   return res;
 }
 
-module.exports = { prepare, scratch, run, start, withTag, procsOfUids, NOBODY, ROOT };
+module.exports = { prepare, scratch, run, start, withTag, procsOfUids, NOBODY, ROOT, ACQUIRE_AND_HANG, RECOVER_AND_REACQUIRE };
 module.exports.cmdline = (pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 80); } catch { return '(gone)'; } };
