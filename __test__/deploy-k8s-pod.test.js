@@ -28,6 +28,7 @@ const { nonRootSkipReason } = require('./security/provider-process');
 const { nobodyProvider } = require('./security/nobody-provider');
 
 const { PROFILE, nonDefaultSyscalls } = require('./deploy-k8s-support');
+const { terminate } = require('./remote-support');
 const LOADER = path.join(__dirname, 'fixtures', 'exec-under-oci-seccomp.py');
 const SYSTEM_PYTHON = '/usr/bin/python3';
 const SETCAP = '/usr/sbin/setcap';
@@ -196,15 +197,7 @@ async function podHost(t) {
   const child = spawn(command[0], command.slice(1), { cwd: '/', env: POD_ENV, stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   child.stderr.on('data', (chunk) => { output += chunk; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
-  });
+  t.after(() => terminate(child));
   const deadline = Date.now() + 20_000;
   while (!fs.existsSync(socket)) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`cordon host did not start in the pod's shape: ${output}`);

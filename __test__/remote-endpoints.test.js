@@ -18,6 +18,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const { cargoTargetDir } = require('../lib/platform-package');
 const { connectRemote } = require('../lib/remote');
 const { connectEndpoints } = require('../lib/remote/endpoints');
+const { terminate } = require('./remote-support');
 
 const CORDON = path.join(cargoTargetDir(), 'release', 'cordon');
 const BWRAP = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
@@ -44,14 +45,8 @@ async function startHost(t, hostId, config = {}) {
   const child = spawn(CORDON, ['host', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   child.stderr.on('data', (chunk) => { output += chunk; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
   t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
+    await terminate(child);
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const deadline = Date.now() + HOST_START_MS;

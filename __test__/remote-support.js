@@ -17,6 +17,20 @@ const RUNNER = path.join(cargoTargetDir(), 'release', 'cordon-runner');
 /** How long a host may take to create its socket (a loaded 2-core machine). */
 const HOST_START_MS = 20_000;
 
+/**
+ * Ends a `cordon host` child that is still running: SIGTERM (it drains and
+ * exits), SIGKILL if it lingers past 5 s; resolves once it has exited.
+ */
+async function terminate(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  // Still running, so 'exit' has not been emitted yet: this listener sees it.
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killer);
+}
+
 /** The programs every test host serves: the runner, a few system tools, every top-level fixture (by file name). */
 function defaultPrograms() {
   const programs = { 'cordon-runner': RUNNER, true: '/bin/true', false: '/bin/false', sh: '/bin/sh', cat: '/bin/cat', sleep: '/bin/sleep' };
@@ -51,15 +65,9 @@ async function startHost(config = {}) {
   let output = '';
   child.stdout.on('data', (chunk) => { output += chunk; });
   child.stderr.on('data', (chunk) => { output += chunk; });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGCONT'); // a test may have stopped it
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT'); // a test may have stopped it
+    await terminate(child);
     fs.rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + HOST_START_MS;
@@ -115,7 +123,7 @@ function tlsMaterial(dir) {
   };
 }
 
-module.exports = { startHost, tlsMaterial, defaultPrograms, CORDON, RUNNER, ROOT };
+module.exports = { startHost, terminate, tlsMaterial, defaultPrograms, CORDON, RUNNER, ROOT };
 
 // ---- the remote pass of the shared suites (CORDON_TEST_REMOTE=unix) ----
 

@@ -30,45 +30,11 @@ function probe(name, fn, options = {}) {
   test(name, { skip: skip ?? false, timeout: 60_000, ...options }, async (t) => {
     tally.tried += 1;
     await fn(t);
-    await hostUnharmed();
+    // Nothing of the attack is left (descriptors are compared across the
+    // batch in "host afterwards").
+    await h.hostUnharmed(rootsBefore, h.probe());
     tally.blocked += 1;
   });
-}
-
-/**
- * After every probe: the test process still forks and execs, and nothing of
- * the attack is left on the host — no control root of this process, no
- * zombie child, no live process of the attacker binary. Polled for up to a
- * second: a SIGKILLed helper (e.g. the uid sentinel) is reaped by libuv
- * asynchronously. Descriptors are compared across a batch in "host afterwards".
- */
-async function hostUnharmed() {
-  assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n', 'the test process can still fork and exec');
-  let left;
-  // Up to 10 s: killed helpers must be reaped, on a loaded machine too.
-  for (let i = 0; i < 500; i += 1) {
-    left = {
-      controlRoots: h.controlRoots().filter((r) => !rootsBefore.includes(r)),
-      zombies: h.zombieChildren(),
-      attackers: h.processesWith(h.probe()).filter((pid) => {
-        try {
-          return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
-        } catch {
-          return false;
-        }
-      }),
-    };
-    if (Object.values(left).every((list) => list.length === 0)) return;
-    await sleep(20);
-  }
-  assert.deepEqual(left, { controlRoots: [], zombies: [], attackers: [] }, 'the host is left as it was');
-}
-
-function expectBlocked(run, name, detailPattern) {
-  const result = run.results.get(name);
-  assert.ok(result, `no RESULT for ${name}; sandbox output: ${run.text.slice(0, 500)}`);
-  assert.equal(result.verdict, 'blocked', `${name} worked: ${result.detail}`);
-  if (detailPattern) assert.match(result.detail, detailPattern);
 }
 
 let rootsBefore;
@@ -84,7 +50,7 @@ describe('network', () => {
   for (const family of ['inet', 'inet6', 'netlink', 'packet']) {
     probe(`socket(AF_${family.toUpperCase()}) fails with EPERM`, async () => {
       const run = await h.attack([`socket-${family}`]);
-      expectBlocked(run, `socket-${family}`, /Operation not permitted/);
+      h.expectBlocked(run, `socket-${family}`, /Operation not permitted/);
     });
   }
 
@@ -94,7 +60,7 @@ describe('network', () => {
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const run = await h.attack(['connect-host-loopback', String(server.address().port)]);
-      expectBlocked(run, 'connect-host-loopback');
+      h.expectBlocked(run, 'connect-host-loopback');
       assert.equal(connections, 0);
     } finally {
       server.close();
@@ -108,7 +74,7 @@ describe('network', () => {
     await new Promise((resolve) => server.listen(`\0${name}`, resolve));
     try {
       const run = await h.attack(['connect-abstract-unix', name]);
-      expectBlocked(run, 'connect-abstract-unix', /Connection refused|No such file/);
+      h.expectBlocked(run, 'connect-abstract-unix', /Connection refused|No such file/);
       assert.equal(connections, 0);
     } finally {
       server.close();
@@ -116,7 +82,7 @@ describe('network', () => {
   });
 
   probe('DNS has neither a resolver config nor a UDP socket', async () => {
-    expectBlocked(await h.attack(['dns']), 'dns');
+    h.expectBlocked(await h.attack(['dns']), 'dns');
   });
 });
 
@@ -124,7 +90,7 @@ describe('filesystem', () => {
   for (const secret of ['/etc/shadow', '/proc/1/environ-of-host']) {
     probe(`${secret} is not readable`, async () => {
       const target = secret === '/etc/shadow' ? secret : `/proc/${process.pid}/environ`;
-      expectBlocked(await h.attack(['read', target]), target);
+      h.expectBlocked(await h.attack(['read', target]), target);
     });
   }
 
@@ -137,7 +103,7 @@ describe('filesystem', () => {
   for (const [name, dirOf] of Object.entries(hostDirs)) {
     probe(`${name} does not exist inside`, async () => {
       const dir = dirOf();
-      expectBlocked(await h.attack(['list', dir]), dir, /No such file/);
+      h.expectBlocked(await h.attack(['list', dir]), dir, /No such file/);
     });
   }
 
@@ -162,22 +128,22 @@ describe('filesystem', () => {
       execution.stop();
     });
     assert.equal(first.results.get(`/tmp/${marker}`)?.verdict, 'open', 'the first sandbox wrote its file');
-    expectBlocked(neighbour, `/tmp/${marker}`, /No such file/);
+    h.expectBlocked(neighbour, `/tmp/${marker}`, /No such file/);
   });
 
   for (const [target, policy] of [['/workspace/x', 'readOnly'], ['/usr/x', 'workspaceWrite'], ['/x', 'workspaceWrite']]) {
     probe(`writing ${target} under ${policy}() fails`, async () => {
       const run = await h.attack(['write', target], { policy: cordon[policy]() });
-      expectBlocked(run, target, /Read-only file system|Permission denied|No such file/);
+      h.expectBlocked(run, target, /Read-only file system|Permission denied|No such file/);
     });
   }
 
   probe('a symlink in /tmp to /etc/shadow reaches nothing', async () => {
-    expectBlocked(await h.attack(['symlink-escape']), 'symlink-escape', /No such file/);
+    h.expectBlocked(await h.attack(['symlink-escape']), 'symlink-escape', /No such file/);
   });
 
   probe('/tmp/../etc/shadow reaches nothing', async () => {
-    expectBlocked(await h.attack(['read', '/tmp/../etc/shadow']), '/tmp/../etc/shadow');
+    h.expectBlocked(await h.attack(['read', '/tmp/../etc/shadow']), '/tmp/../etc/shadow');
   });
 });
 
@@ -220,7 +186,7 @@ describe('disclosure', () => {
   }
 
   probe("the host's boot command line (/proc/cmdline) is not readable", async () => {
-    expectBlocked(await h.attack(['read', '/proc/cmdline']), '/proc/cmdline', /Permission denied/);
+    h.expectBlocked(await h.attack(['read', '/proc/cmdline']), '/proc/cmdline', /Permission denied/);
   });
 });
 
@@ -247,7 +213,7 @@ describe('set-id files', () => {
     const workspace = hostWorkspace();
     try {
       const run = await h.attack(['setid-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
-      expectBlocked(run, 'setid-files', /plain-chmod=ok$/);
+      h.expectBlocked(run, 'setid-files', /plain-chmod=ok$/);
       assert.ok(fs.statSync(path.join(workspace, 'copy')).size > 0, 'the sandbox wrote its copy on the host');
       assert.deepEqual(setIdFiles(workspace), [], 'no host file carries a set-id bit');
     } finally {
@@ -259,7 +225,7 @@ describe('set-id files', () => {
     const workspace = hostWorkspace();
     try {
       const run = await h.attack(['privileged-files', '/workspace'], { policy: cordon.workspaceWrite(), workspace });
-      expectBlocked(run, 'privileged-files', /setxattr=Operation not permitted getxattr=absent mknod-chr=Operation not permitted/);
+      h.expectBlocked(run, 'privileged-files', /setxattr=Operation not permitted getxattr=absent mknod-chr=Operation not permitted/);
       assert.ok(fs.existsSync(path.join(workspace, 'capfile')), 'the sandbox wrote the file on the host');
       assert.ok(!fs.existsSync(path.join(workspace, 'mem')), 'no device node on the host');
     } finally {
@@ -272,7 +238,7 @@ describe('set-id files', () => {
     try {
       const policy = { ...structuredClone(cordon.workspaceWrite()) };
       policy.filesystem.extra = [{ path: '/opt', access: 'read' }];
-      expectBlocked(await h.attack(['mounts-nosuid'], { policy, workspace }), 'mounts-nosuid');
+      h.expectBlocked(await h.attack(['mounts-nosuid'], { policy, workspace }), 'mounts-nosuid');
     } finally {
       h.removeOwned(workspace);
     }
@@ -281,7 +247,7 @@ describe('set-id files', () => {
 
 describe('processes', () => {
   probe('host pids are invisible', async () => {
-    expectBlocked(await h.attack(['see-host-pid', String(process.pid)]), 'see-host-pid');
+    h.expectBlocked(await h.attack(['see-host-pid', String(process.pid)]), 'see-host-pid');
   });
 
   probe('a host process of the sandbox uid can be neither signalled nor hit by kill(-1)', async () => {
@@ -297,8 +263,8 @@ describe('processes', () => {
       const signalled = await h.attack(['signal-host-pid', String(sentinel.pid)], options);
       const owner = process.geteuid() === 0 ? h.SANDBOX_UID : h.nobodyOwner()?.uid;
       assert.equal(signalled.receipt.confinement.planned.uid, owner);
-      expectBlocked(signalled, 'signal-host-pid');
-      expectBlocked(await h.attack(['kill-minus-one'], options), 'kill-minus-one');
+      h.expectBlocked(signalled, 'signal-host-pid');
+      h.expectBlocked(await h.attack(['kill-minus-one'], options), 'kill-minus-one');
       assert.ok(h.alive(sentinel.pid), 'the sentinel survived both attacks');
     } finally {
       sentinel.kill('SIGKILL');
@@ -307,7 +273,7 @@ describe('processes', () => {
   });
 
   probe('ptrace fails with EPERM', async () => {
-    expectBlocked(await h.attack(['ptrace']), 'ptrace', /Operation not permitted/);
+    h.expectBlocked(await h.attack(['ptrace']), 'ptrace', /Operation not permitted/);
   });
 
   probe('a setsid + double-forked grandchild ignoring SIGTERM does not outlive stop()', async () => {
@@ -336,7 +302,7 @@ describe('processes', () => {
   probe('a fork bomb stops at the pids ceiling and the host can still fork', async () => {
     const policy = { ...structuredClone(cordon.readOnly()), resources: { processes: 32 } };
     const run = await h.attack(['fork-bomb'], { policy });
-    expectBlocked(run, 'fork-bomb', /Resource temporarily unavailable/);
+    h.expectBlocked(run, 'fork-bomb', /Resource temporarily unavailable/);
     const forks = Number(/forks=(\d+)/.exec(run.results.get('fork-bomb').detail)[1]);
     // Without a cgroup (a non-root provider without a delegated subtree)
     // the bound is RLIMIT_NPROC, the policy's processes plus 512 for the
@@ -434,7 +400,7 @@ ex.stderr.on('data', (d) => { if (String(d).includes('RESULT litter')) { process
 describe('pid namespace', () => {
   for (const name of ['pidfd-getfd', 'process-vm-readv']) {
     probe(`${name} on the namespace init fails with EPERM`, async () => {
-      expectBlocked(await h.attack([name]), name, /Operation not permitted/);
+      h.expectBlocked(await h.attack([name]), name, /Operation not permitted/);
     });
   }
 
@@ -547,7 +513,7 @@ describe('resources', () => {
       t.skip('no cgroup on this host: the tree ceiling is not enforced (see docs/security.md)');
       return;
     }
-    expectBlocked(run, 'tree-memory-bomb');
+    h.expectBlocked(run, 'tree-memory-bomb');
     assert.ok(run.receipt.confinement.cgroupOutcome.oomKills >= 1, JSON.stringify(run.receipt.confinement.cgroupOutcome));
     assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n');
   });
@@ -560,7 +526,7 @@ describe('resources', () => {
 
   probe('a disk fill ends at the tmpfs size, not the host disk', async () => {
     const run = await h.attack(['disk-fill']);
-    expectBlocked(run, 'disk-fill', /No space left on device/);
+    h.expectBlocked(run, 'disk-fill', /No space left on device/);
     assert.ok(run.receipt.confinement.planned.temp.sizeBytes > 0);
     const wrote = Number(/wrote=(\d+)/.exec(run.results.get('disk-fill').detail)[1]);
     assert.ok(wrote <= run.receipt.confinement.planned.temp.sizeBytes / 2 ** 20, `${wrote} MiB`);
@@ -568,13 +534,13 @@ describe('resources', () => {
 
   probe('/dev is read-only and /dev/shm ends at its planned size', async () => {
     const run = await h.attack(['write', '/dev/planted']);
-    expectBlocked(run, '/dev/planted', /Read-only file system/);
+    h.expectBlocked(run, '/dev/planted', /Read-only file system/);
     const writable = run.receipt.confinement.planned.writableFilesystems;
     assert.ok(!writable.some((w) => w.mount === '/dev'), JSON.stringify(writable));
     const shm = writable.find((w) => w.mount === '/dev/shm');
     assert.equal(shm.kind, 'tmpfs');
     const fill = await h.attack(['fill', '/dev/shm']);
-    expectBlocked(fill, 'fill:/dev/shm', /No space left on device/);
+    h.expectBlocked(fill, 'fill:/dev/shm', /No space left on device/);
     const wrote = Number(/wrote=(\d+)/.exec(fill.results.get('fill:/dev/shm').detail)[1]);
     assert.ok(wrote <= shm.sizeBytes / 2 ** 20, `${wrote} MiB in a ${shm.sizeBytes}-byte /dev/shm`);
   });
@@ -590,7 +556,7 @@ describe('resources', () => {
     assert.deepEqual(writable.map((w) => [w.mount, w.kind]), [['/dev/shm', 'tmpfs'], ['/tmp', 'tmpfs'], ['/workspace', 'tmpfs']]);
     let total = 0;
     for (const { mount, sizeBytes } of writable) {
-      expectBlocked(run, `fill:${mount}`, /No space left on device/);
+      h.expectBlocked(run, `fill:${mount}`, /No space left on device/);
       const wrote = Number(/wrote=(\d+)/.exec(run.results.get(`fill:${mount}`).detail)[1]);
       assert.ok(wrote <= sizeBytes / 2 ** 20, `${mount}: ${wrote} MiB > ${sizeBytes} bytes`);
       total += sizeBytes;
@@ -600,7 +566,7 @@ describe('resources', () => {
 
   probe('descriptor exhaustion ends at the NOFILE ceiling', async () => {
     const run = await h.attack(['fd-exhaustion']);
-    expectBlocked(run, 'fd-exhaustion');
+    h.expectBlocked(run, 'fd-exhaustion');
     assert.ok(Number(/opened=(\d+)/.exec(run.results.get('fd-exhaustion').detail)[1]) < 256);
   });
 
@@ -624,11 +590,11 @@ describe('resources', () => {
 
 describe('identity', () => {
   probe('no capabilities, no_new_privs, seccomp filter mode', async () => {
-    expectBlocked(await h.attack(['identity']), 'identity');
+    h.expectBlocked(await h.attack(['identity']), 'identity');
   });
 
   probe('no nested user namespace', async () => {
-    expectBlocked(await h.attack(['new-user-namespace']), 'new-user-namespace');
+    h.expectBlocked(await h.attack(['new-user-namespace']), 'new-user-namespace');
   });
 
   probe('the sandbox is never uid 0 on the host', async () => {
@@ -761,7 +727,7 @@ process.stdout.write(JSON.stringify({
       execution.stop();
     });
     assert.match(hog.results.get('pipe-hog').detail, /children_with_shrunk_pipes=[1-9]/, 'the hog exhausted its uid\'s pipe pages');
-    expectBlocked(neighbour, 'pipe-available');
+    h.expectBlocked(neighbour, 'pipe-available');
     assert.notEqual(neighbour.receipt.confinement.planned.uid, hog.receipt.confinement.planned.uid, 'two host uids');
   });
 

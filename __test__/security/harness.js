@@ -4,10 +4,12 @@
 // (probe.c) once per process, runs it in a real sandbox, and looks at the
 // host afterwards (processes, control roots, descriptors).
 
+const assert = require('node:assert/strict');
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { setTimeout: sleep } = require('node:timers/promises');
 
 const cordon = require('../..');
 
@@ -223,6 +225,48 @@ function zombieChildren() {
   });
 }
 
+/** Live (not zombie) host processes whose command line contains `marker`. */
+function liveProcessesWith(marker) {
+  return processesWith(marker).filter((pid) => {
+    try {
+      return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * After a probe: the test process still forks and execs, and nothing of
+ * the attack is left on the host — no control root of this process beyond
+ * `rootsBefore`, no zombie child, no live process of the attacker binary
+ * (`attacker`, its path). Polled for up to 10 s: a SIGKILLed helper
+ * (e.g. the uid sentinel) is reaped by libuv asynchronously.
+ */
+async function hostUnharmed(rootsBefore, attacker) {
+  assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n', 'the test process can still fork and exec');
+  let left;
+  // Up to 10 s: killed helpers must be reaped, on a loaded machine too.
+  for (let i = 0; i < 500; i += 1) {
+    left = {
+      controlRoots: controlRoots().filter((r) => !rootsBefore.includes(r)),
+      zombies: zombieChildren(),
+      attackers: liveProcessesWith(attacker),
+    };
+    if (Object.values(left).every((list) => list.length === 0)) return;
+    await sleep(20);
+  }
+  assert.deepEqual(left, { controlRoots: [], zombies: [], attackers: [] }, 'the host is left as it was');
+}
+
+/** The attacker reported `name` blocked (its detail matching `detailPattern`, when one is given). */
+function expectBlocked(run, name, detailPattern) {
+  const result = run.results.get(name);
+  assert.ok(result, `no RESULT for ${name}; sandbox output: ${run.text.slice(0, 500)}`);
+  assert.equal(result.verdict, 'blocked', `${name} worked: ${result.detail}`);
+  if (detailPattern) assert.match(result.detail, detailPattern);
+}
+
 function openFdCount() {
   return fs.readdirSync('/proc/self/fd').length;
 }
@@ -334,6 +378,9 @@ module.exports = {
   removeOwned,
   controlRootBase,
   controlRoots,
+  expectBlocked,
+  hostUnharmed,
+  liveProcessesWith,
   openFdCount,
   openFds,
   settledFdCount,

@@ -60,13 +60,6 @@ function run({ asNobody, args, workspace = null, duringShell = null }) {
   return { ...result.value, results: h.parseResults(result.value.text) };
 }
 
-function expectBlocked(outcome, name, detailPattern) {
-  const result = outcome.results.get(name);
-  assert.ok(result, `no RESULT for ${name}; sandbox output: ${outcome.text.slice(0, 500)}`);
-  assert.equal(result.verdict, 'blocked', `${name} worked: ${result.detail}`);
-  assert.match(result.detail, detailPattern);
-}
-
 /** A host directory the sandbox identity owns (as a caller's workspace would be), with one file. */
 function ownedWorkspace(asNobody) {
   const dir = fs.mkdtempSync('/var/tmp/cordon-host-reach-ws-');
@@ -108,7 +101,7 @@ describe('file leases, dnotify, signal owners and terminal input (fcntl/ioctl, A
       // Without the rule the lease is taken and held with SIGIO ignored: the
       // host's write then waits out fs.lease-break-time (45 s; killed at 10 s).
       const outcome = run({ asNobody, args: ['lease', '/workspace/shared', '20'], workspace, duringShell: `echo host-write >> ${file}` });
-      expectBlocked(outcome, 'lease', /Operation not permitted/);
+      h.expectBlocked(outcome, 'lease', /Operation not permitted/);
       assert.equal(outcome.during.status, 0, `the host write did not complete: ${JSON.stringify(outcome.during)}`);
       assert.match(fs.readFileSync(file, 'utf8'), /host-write/);
     } finally {
@@ -119,25 +112,25 @@ describe('file leases, dnotify, signal owners and terminal input (fcntl/ioctl, A
   probe('dnotify (F_NOTIFY) on a bound host directory is refused (EPERM)', (t, asNobody) => {
     const workspace = ownedWorkspace(asNobody);
     try {
-      expectBlocked(run({ asNobody, args: ['dnotify', '/workspace'], workspace }), 'dnotify', /Operation not permitted/);
+      h.expectBlocked(run({ asNobody, args: ['dnotify', '/workspace'], workspace }), 'dnotify', /Operation not permitted/);
     } finally {
       fs.rmSync(workspace, { recursive: true, force: true });
     }
   });
 
   probe('F_SETOWN stays allowed but cannot name the provider: its host pid is no process in the sandbox (ESRCH)', (t, asNobody) => {
-    expectBlocked(run({ asNobody, args: ['setown', '$PROVIDER_PID'] }), 'setown', /No such process/);
+    h.expectBlocked(run({ asNobody, args: ['setown', '$PROVIDER_PID'] }), 'setown', /No such process/);
   });
 
   probe('TIOCSTI is refused by the filter (EPERM, where a non-terminal would say ENOTTY)', (t, asNobody) => {
-    expectBlocked(run({ asNobody, args: ['tiocsti-filter'] }), 'tiocsti', /Operation not permitted/);
+    h.expectBlocked(run({ asNobody, args: ['tiocsti-filter'] }), 'tiocsti', /Operation not permitted/);
   });
 });
 
 describe('the host-wide pty quota (B4)', () => {
   probe('no pty can be opened, through /dev/ptmx or /dev/pts/ptmx, so kernel.pty.max cannot be drawn on', (t, asNobody) => {
     const outcome = run({ asNobody, args: ['ptys', '64', '10'] });
-    expectBlocked(outcome, 'ptys', /^opened 0 of 64 \(Permission denied\)$/);
+    h.expectBlocked(outcome, 'ptys', /^opened 0 of 64 \(Permission denied\)$/);
   });
 });
 
@@ -150,7 +143,7 @@ describe('the kernel log (B5)', () => {
     // the filter must hold against.
     fs.writeFileSync(sysctl, '0');
     try {
-      expectBlocked(run({ asNobody, args: ['syslog'] }), 'syslog', /Operation not permitted/);
+      h.expectBlocked(run({ asNobody, args: ['syslog'] }), 'syslog', /Operation not permitted/);
     } finally {
       fs.writeFileSync(sysctl, before);
     }
@@ -159,6 +152,6 @@ describe('the kernel log (B5)', () => {
 
 describe('the raw mknod(2) call (B10)', () => {
   probe('SYS_mknod with a set-uid mode is refused (EPERM): glibc never makes this call, so only a raw one tests the rule', (t, asNobody) => {
-    expectBlocked(run({ asNobody, args: ['raw-mknod', '/tmp/setuid-node'] }), 'raw-mknod', /Operation not permitted/);
+    h.expectBlocked(run({ asNobody, args: ['raw-mknod', '/tmp/setuid-node'] }), 'raw-mknod', /Operation not permitted/);
   });
 });

@@ -11,7 +11,7 @@
 
 const { before, describe, test } = require('node:test');
 const assert = require('node:assert/strict');
-const { execFileSync, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -58,39 +58,9 @@ async function untilResult(text, execution) {
   while (!ended && !/^RESULT /m.test(text())) await sleep(20);
 }
 
-function expectBlocked(run, name, detailPattern) {
-  const result = run.results.get(name);
-  assert.ok(result, `no RESULT for ${name}; sandbox output: ${run.text.slice(0, 500)}`);
-  assert.equal(result.verdict, 'blocked', `${name} worked: ${result.detail}`);
-  if (detailPattern) assert.match(result.detail, detailPattern);
-}
-
-/** Live (non-zombie) host processes running the attacker binary. */
-function attackers() {
-  return h.processesWith(attacker()).filter((pid) => {
-    try {
-      return !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
-    } catch {
-      return false;
-    }
-  });
-}
-
 /** As battery.test.js: the host forks, and nothing of the attack is left. */
-async function hostUnharmed() {
-  assert.equal(execFileSync('/bin/echo', ['host ok']).toString(), 'host ok\n', 'the test process can still fork and exec');
-  let left;
-  // Up to 10 s: killed helpers must be reaped, on a loaded machine too.
-  for (let i = 0; i < 500; i += 1) {
-    left = {
-      controlRoots: h.controlRoots().filter((r) => !rootsBefore.includes(r)),
-      zombies: h.zombieChildren(),
-      attackers: attackers(),
-    };
-    if (Object.values(left).every((list) => list.length === 0)) return;
-    await sleep(20);
-  }
-  assert.deepEqual(left, { controlRoots: [], zombies: [], attackers: [] }, 'the host is left as it was');
+function hostUnharmed() {
+  return h.hostUnharmed(rootsBefore, attacker());
 }
 
 function probe(name, fn, options = {}) {
@@ -119,33 +89,33 @@ before(async () => {
 describe('kernel interfaces a default-allow filter could forget', () => {
   // Each of these reports "open" when round3 runs as root on this host.
   probe('open_by_handle_at ("shocker": files by handle, past every bind mount) fails with EPERM', async () => {
-    expectBlocked(await attack(['open-by-handle']), 'open-by-handle', /Operation not permitted/);
+    h.expectBlocked(await attack(['open-by-handle']), 'open-by-handle', /Operation not permitted/);
   });
 
   probe('an alarm timer (CLOCK_BOOTTIME_ALARM: wakes the host) fails with EPERM', async () => {
-    expectBlocked(await attack(['alarm-timer']), 'alarm-timer', /Operation not permitted/);
+    h.expectBlocked(await attack(['alarm-timer']), 'alarm-timer', /Operation not permitted/);
   });
 
   probe('the kernel log (syslog READ_ALL) is not readable', async () => {
-    expectBlocked(await attack(['syslog']), 'syslog', /Operation not permitted/);
+    h.expectBlocked(await attack(['syslog']), 'syslog', /Operation not permitted/);
   });
 
   probe('fanotify (watching a whole mount, host writes included) is ENOSYS', async () => {
     // Was EPERM (a mount mark needs a capability); fanotify_init is now
     // denied outright (round 4, R4-1: inode marks need none since 5.13).
-    expectBlocked(await attack(['fanotify']), 'fanotify', /Function not implemented/);
+    h.expectBlocked(await attack(['fanotify']), 'fanotify', /Function not implemented/);
   });
 
   probe('a seccomp filter of its own that allows everything does not lift the sandbox filter', async () => {
-    expectBlocked(await attack(['stacked-allow']), 'stacked-allow', /Operation not permitted/);
+    h.expectBlocked(await attack(['stacked-allow']), 'stacked-allow', /Operation not permitted/);
   });
 
   probe('no real-time scheduling (SCHED_FIFO would starve every normal process, the provider included)', async () => {
-    expectBlocked(await attack(['rt-sched']), 'rt-sched', /Operation not permitted/);
+    h.expectBlocked(await attack(['rt-sched']), 'rt-sched', /Operation not permitted/);
   });
 
   probe('a memfd cannot be made set-uid (memfd_create is ENOSYS; fchmod 04755 would be EPERM)', async () => {
-    expectBlocked(await attack(['memfd-setuid']), 'memfd-setuid', /Function not implemented/);
+    h.expectBlocked(await attack(['memfd-setuid']), 'memfd-setuid', /Function not implemented/);
   });
 
   probe('kernel AIO (io_setup) is ENOSYS: the host-wide fs.aio-max-nr cannot be taken', async () => {
@@ -159,7 +129,7 @@ describe('kernel interfaces a default-allow filter could forget', () => {
       during = Number(fs.readFileSync('/proc/sys/fs/aio-nr', 'utf8'));
       execution.stop();
     });
-    expectBlocked(run, 'aio-hog', /held 0 aio events \(io_setup then: Function not implemented\)/);
+    h.expectBlocked(run, 'aio-hog', /held 0 aio events \(io_setup then: Function not implemented\)/);
     assert.ok(during <= aioBefore + 64, `the host's AIO events in use went from ${aioBefore} to ${during} while the sandbox ran`);
   });
 
@@ -167,13 +137,13 @@ describe('kernel interfaces a default-allow filter could forget', () => {
     // Was findings/inotify-host-activity.repro.js: a watch on /usr/bin
     // logged every host program run, by name, as it ran. As root on the
     // host, round3 watch-host gets its watch ("open").
-    expectBlocked(await attack(['watch-host', '/usr/bin', '1']), 'watch-host', /Function not implemented/);
+    h.expectBlocked(await attack(['watch-host', '/usr/bin', '1']), 'watch-host', /Function not implemented/);
   });
 
   probe('a host sysctl cannot be written (/proc/sys/kernel/domainname)', async () => {
     // As root on the host this write succeeds (not run there: it would change the host's domain name).
     const before = fs.readFileSync('/proc/sys/kernel/domainname', 'utf8');
-    expectBlocked(await attack(['sysctl-write']), 'sysctl-write');
+    h.expectBlocked(await attack(['sysctl-write']), 'sysctl-write');
     assert.equal(fs.readFileSync('/proc/sys/kernel/domainname', 'utf8'), before);
   });
 });
@@ -222,7 +192,7 @@ describe('host workspace', () => {
     h.ownForSandbox(workspace);
     try {
       const run = await attack(['hardlink-setuid', target, '/workspace/link'], { policy: cordon.workspaceWrite(), workspace });
-      expectBlocked(run, 'hardlink-setuid', /cross-device|Operation not permitted|No such file/);
+      h.expectBlocked(run, 'hardlink-setuid', /cross-device|Operation not permitted|No such file/);
       assert.deepEqual(fs.readdirSync(workspace), [], 'nothing was linked on the host');
     } finally {
       h.removeOwned(workspace);
@@ -490,7 +460,7 @@ describe('kernel memory outside RLIMIT_AS, without a cgroup', () => {
         execution.stop();
       });
       assert.match(run.text, /^HELD 0$/m, `the sandbox held ${kind} memory: ${run.text.slice(0, 200)}`);
-      expectBlocked(run, 'unmapped-memory', /held 0 then Function not implemented/);
+      h.expectBlocked(run, 'unmapped-memory', /held 0 then Function not implemented/);
     });
   }
 });
@@ -535,7 +505,7 @@ describe('the shared staged executable', () => {
     assert.match(first.results.get('lock-exe')?.detail ?? '', /flock=0/, `the first run holds its locks: ${first.text.slice(0, 200)}`);
     assert.equal(second.receipt.stop.requested, false, 'the second run was not ended by its deadline');
     assert.ok(second.ms < 10_000, `the second run took ${second.ms} ms`);
-    expectBlocked(second, 'memfd-setuid');
+    h.expectBlocked(second, 'memfd-setuid');
     assert.equal(first.receipt.stop.reason, 'stop');
   });
 });

@@ -34,6 +34,17 @@ fn probe(host: &HostChild, pki: &pki::Pki, identity: Option<&pki::Pair>) -> Outp
 }
 
 /// A port free a moment ago (the probe reads the port from the config).
+/// The stdout of a probe that must have answered ready (exit 0).
+fn ready(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
@@ -50,13 +61,7 @@ fn the_probe_is_ready_against_a_live_host_and_not_ready_once_it_stopped() {
     let pki = pki::generate();
     let mut host = start_on_fixed_port(&pki);
     let out = probe(&host, &pki, Some(&pki.client));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ready(&out);
     assert!(
         stdout.starts_with("ready: ") && stdout.contains("over tls (mtls)"),
         "{stdout}"
@@ -130,13 +135,7 @@ fn over_a_unix_socket_the_probe_is_ready_with_the_hosts_token_and_not_with_a_wro
     let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     let host = host_support::HostProcess::start("probe", json!({"tokens": {hex: "ops"}}));
     let out = unix_probe(&host, Some("probe-secret"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ready(&out);
     assert!(stdout.contains("over unix (peercred+token)"), "{stdout}");
     for token in [Some("wrong"), None] {
         let out = unix_probe(&host, token);

@@ -326,12 +326,11 @@ fn env_options_reach_the_program_and_nothing_else_of_ours_does() {
 }
 
 /// `cordon run --deadline-ms 300 --receipt … -- sleep 30`, stdin empty, from
-/// a provider that ignores SIGTERM when `provider_ignores_sigterm`: the
-/// output and the receipt. No signal, no stdin EOF trick: only the launcher's
-/// own timer ends it.
-fn sleep_past_a_deadline(
-    provider_ignores_sigterm: bool,
-) -> (std::process::Output, serde_json::Value) {
+/// a provider that ignores SIGTERM when `provider_ignores_sigterm`. No
+/// signal, no stdin EOF trick: only the launcher's own timer ends it.
+/// Checks the reason `deadline` and that the ladder's SIGTERM ended sleep
+/// (bwrap reports 128 + SIGTERM); returns the receipt.
+fn sleep_past_a_deadline(provider_ignores_sigterm: bool) -> serde_json::Value {
     use std::os::unix::process::CommandExt;
     let dir = TempDir::new("deadline");
     let receipt_path = dir.path("r.json");
@@ -355,14 +354,6 @@ fn sleep_past_a_deadline(
     }
     let out = cmd.output().expect("run cordon");
     let receipt = receipt(&receipt_path);
-    (out, receipt)
-}
-
-#[test]
-fn deadline_ms_stops_the_run_with_reason_deadline() {
-    require_sandbox!();
-    let (out, receipt) = sleep_past_a_deadline(false);
-    // The ladder's SIGTERM ends sleep; bwrap reports 128 + SIGTERM.
     assert_eq!(
         out.status.code(),
         Some(128 + libc::SIGTERM),
@@ -370,6 +361,13 @@ fn deadline_ms_stops_the_run_with_reason_deadline() {
         text(&out.stderr)
     );
     assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
+    receipt
+}
+
+#[test]
+fn deadline_ms_stops_the_run_with_reason_deadline() {
+    require_sandbox!();
+    let receipt = sleep_past_a_deadline(false);
     assert_eq!(receipt["stop"]["gracefulStopAttempted"], true);
     assert_eq!(receipt["stop"]["containmentConfirmed"], true);
 }
@@ -392,15 +390,8 @@ fn a_deadline_out_of_range_is_refused_before_anything_runs() {
 #[test]
 fn a_provider_that_ignores_sigterm_does_not_hand_that_to_the_program() {
     require_sandbox!();
-    let (out, receipt) = sleep_past_a_deadline(true);
     // With SIG_IGN inherited, sleep would shrug off the graceful rung and
-    // die of the forced one (137); the launcher resets it: 128 + SIGTERM.
-    assert_eq!(
-        out.status.code(),
-        Some(128 + libc::SIGTERM),
-        "{}",
-        text(&out.stderr)
-    );
-    assert_eq!(receipt["stop"]["reason"], "deadline", "{receipt}");
+    // die of the forced one (137): sleep_past_a_deadline checks 128 + SIGTERM.
+    let receipt = sleep_past_a_deadline(true);
     assert_eq!(receipt["stop"]["forcedStopAttempted"], false, "{receipt}");
 }

@@ -77,6 +77,37 @@ pub struct NetworkReceipt {
 }
 
 impl NetworkReceipt {
+    /// The receipt of an attempt that has just begun: nothing requested,
+    /// admitted or relayed yet (result "allowed" until a refusal says
+    /// otherwise).
+    pub fn new(
+        id: u64,
+        frontend: Frontend,
+        protocol: StreamProtocol,
+        started_at: String,
+        policy_digest: String,
+        invocation_id: String,
+    ) -> Self {
+        Self {
+            id,
+            frontend,
+            protocol,
+            host: None,
+            host_truncated: false,
+            port: None,
+            pinned_address: None,
+            result: Self::result_for(None),
+            end: None,
+            started_at,
+            duration_ms: 0,
+            bytes_from_client: 0,
+            bytes_to_client: 0,
+            sni_verified: false,
+            policy_digest,
+            invocation_id,
+        }
+    }
+
     /// Records a host as requested, cut to MAX_RECORDED_HOST_BYTES (at a
     /// character boundary) with `host_truncated` set when it was longer.
     pub fn record_host(&mut self, host: &str) {
@@ -128,24 +159,14 @@ mod tests {
     }
 
     fn blank() -> NetworkReceipt {
-        NetworkReceipt {
-            id: 1,
-            frontend: Frontend::Proxy,
-            protocol: StreamProtocol::HttpConnect,
-            host: None,
-            host_truncated: false,
-            port: None,
-            pinned_address: None,
-            result: NetworkReceipt::result_for(None),
-            end: None,
-            started_at: String::new(),
-            duration_ms: 0,
-            bytes_from_client: 0,
-            bytes_to_client: 0,
-            sni_verified: false,
-            policy_digest: String::new(),
-            invocation_id: String::new(),
-        }
+        NetworkReceipt::new(
+            1,
+            Frontend::Proxy,
+            StreamProtocol::HttpConnect,
+            String::new(),
+            String::new(),
+            String::new(),
+        )
     }
 
     #[test]

@@ -70,24 +70,14 @@ pub struct Attempt {
 impl Attempt {
     pub fn begin(ctx: &RunContext, frontend: Frontend, protocol: StreamProtocol) -> Self {
         Self {
-            receipt: NetworkReceipt {
-                id: ctx.receipts.next_id(),
+            receipt: NetworkReceipt::new(
+                ctx.receipts.next_id(),
                 frontend,
                 protocol,
-                host: None,
-                host_truncated: false,
-                port: None,
-                pinned_address: None,
-                result: NetworkReceipt::result_for(None),
-                end: None,
-                started_at: rfc3339(SystemTime::now()),
-                duration_ms: 0,
-                bytes_from_client: 0,
-                bytes_to_client: 0,
-                sni_verified: false,
-                policy_digest: ctx.policy_digest.clone(),
-                invocation_id: ctx.invocation_id.clone(),
-            },
+                rfc3339(SystemTime::now()),
+                ctx.policy_digest.clone(),
+                ctx.invocation_id.clone(),
+            ),
             started: Instant::now(),
             connected: false,
             delivered: Delivered::default(),

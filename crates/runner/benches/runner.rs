@@ -105,7 +105,9 @@ fn spawn_with_bridge(program: &str, args: &[&str]) -> (Child, UnixStream) {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: only the async-signal-safe dup2 runs between fork and exec.
+    // SAFETY: only the async-signal-safe dup2 runs between fork and exec;
+    // `theirs_fd` stays open in the parent until spawn returns (`theirs` is
+    // dropped after it).
     unsafe {
         command.pre_exec(move || {
             if libc::dup2(theirs_fd, 3) == -1 {

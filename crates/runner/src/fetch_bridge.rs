@@ -27,7 +27,7 @@ use serde_json::{json, Value as Json};
 
 use crate::execute::PROTOCOL_VERSION;
 use crate::fetch_frames::request_frame;
-use crate::js_errors::{latched_message, PROTOCOL_FAILURE};
+use crate::js_errors::{refuse_if_latched, PROTOCOL_FAILURE};
 use crate::promised_calls::{Call, Slot, Wire};
 use crate::tool_bridge::{CallMode, ToolBridge};
 
@@ -72,12 +72,7 @@ impl ToolBridge {
         request: Value<'js>,
         body: Option<Value<'js>>,
     ) -> rquickjs::Result<Value<'js>> {
-        if self.latches.should_stop() {
-            return Err(Exception::throw_message(
-                ctx,
-                latched_message(&self.latches),
-            ));
-        }
+        refuse_if_latched(ctx, &self.latches)?;
         let (Some(count), CallMode::Promised(calls)) = (&self.fetch, &self.mode) else {
             return Err(Exception::throw_type(ctx, "fetch is not enabled"));
         };

@@ -1,6 +1,6 @@
 //! Turning JavaScript failures into text, and the texts of latched stops.
 
-use rquickjs::{Coerced, Ctx, FromJs, Value};
+use rquickjs::{Coerced, Ctx, Exception, FromJs, Value};
 
 use crate::latches::Latches;
 
@@ -50,6 +50,15 @@ pub fn is_out_of_memory<'js>(ctx: &Ctx<'js>, thrown: &Value<'js>) -> bool {
             false
         }
     }
+}
+
+/// Refuses a new call (a tool call or a fetch) once a latch has stopped
+/// the execution: nothing is sent, the call throws [`latched_message`].
+pub fn refuse_if_latched(ctx: &Ctx<'_>, latches: &Latches) -> rquickjs::Result<()> {
+    if latches.should_stop() {
+        return Err(Exception::throw_message(ctx, latched_message(latches)));
+    }
+    Ok(())
 }
 
 /// The message thrown into JavaScript once a latch stops the execution.

@@ -24,7 +24,7 @@ use crate::execute_rule::integer_value;
 use crate::fetch_frames::{self, FetchCount};
 use crate::frame_reader::Frame;
 use crate::frame_writer::{FrameWriter, WriteError};
-use crate::js_errors::{is_out_of_memory, latched_message, PROTOCOL_FAILURE};
+use crate::js_errors::{is_out_of_memory, latched_message, refuse_if_latched, PROTOCOL_FAILURE};
 use crate::latches::Latches;
 use crate::mailbox::{Mailbox, Wake};
 use crate::promised_calls::{Call, PromisedCalls, Slot, Wire};
@@ -163,12 +163,7 @@ impl ToolBridge {
         name: &str,
         args: Option<Value<'js>>,
     ) -> rquickjs::Result<Value<'js>> {
-        if self.latches.should_stop() {
-            return Err(Exception::throw_message(
-                ctx,
-                latched_message(&self.latches),
-            ));
-        }
+        refuse_if_latched(ctx, &self.latches)?;
         let Some(args) = Self::argument_object(ctx, args)? else {
             return Err(Exception::throw_type(
                 ctx,
@@ -218,12 +213,7 @@ impl ToolBridge {
         name: &str,
         args: Option<Value<'js>>,
     ) -> rquickjs::Result<Value<'js>> {
-        if self.latches.should_stop() {
-            return Err(Exception::throw_message(
-                ctx,
-                latched_message(&self.latches),
-            ));
-        }
+        refuse_if_latched(ctx, &self.latches)?;
         let (promise, resolve, reject) = ctx.promise()?;
         let refusal = match Self::argument_object(ctx, args)? {
             None => Some(Exception::throw_type(

@@ -15,8 +15,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   let broken = 0;
   for (const d of delays) {
     const dir = L.scratch();
-    const first = `fs.writeFileSync(dir + '/go', '1'); const s = await m.acquire(scope('c1'), actor); out({ acquired: true }); await new Promise(() => {});`;
-    const child = L.start(dir, first);
+    const child = L.start(dir, L.ACQUIRE_AND_HANG);
     // wait for the provider to reach acquire()
     while (!fsn.existsSync(dir + '/go')) { if (child.exitCode !== null) break; await sleep(5); }
     if (mode === 'holder') {
@@ -35,13 +34,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     await new Promise((r) => child.on('exit', r));
     await sleep(300);
     const holdersAfterKill = L.withTag(dir + '/root');
-    const second = `
-      const rec = await m.recover().then((x) => x, (e) => e.code + ' ' + e.message);
-      const s = await m.acquire(scope('c1'), actor).catch((e) => { out({ acquire: e.code + ' ' + e.message }); return null; });
-      const origin = s?.origin;
-      if (s) await s.end();
-      out({ rec, origin });`;
-    const r = L.run(dir, second);
+    const r = L.run(dir, L.RECOVER_AND_REACQUIRE);
     await sleep(500);
     const holders = L.withTag(dir + '/root');
     // Any process still naming this run's agent binary (holder, bwrap, agent) once both providers are gone is leaked.

@@ -14,8 +14,7 @@ const mounts = (dir) => fsn.readFileSync('/proc/self/mountinfo', 'utf8').split('
   let broken = 0;
   for (const d of delays) {
     const dir = L.scratch(false);
-    const first = `fs.writeFileSync(dir + '/go', '1'); const s = await m.acquire(scope('c1'), actor); out({ acquired: true }); await new Promise(() => {});`;
-    const child = L.start(dir, first, { asNobody: false });
+    const child = L.start(dir, L.ACQUIRE_AND_HANG, { asNobody: false });
     while (!fsn.existsSync(dir + '/go')) { if (child.exitCode !== null) break; await sleep(2); }
     if (process.argv[3] === 'bwrap') {
       const until = Date.now() + 10000;
@@ -25,13 +24,7 @@ const mounts = (dir) => fsn.readFileSync('/proc/self/mountinfo', 'utf8').split('
     child.kill('SIGKILL');
     await new Promise((r) => child.on('exit', r));
     await sleep(300);
-    const second = `
-      const rec = await m.recover().then((x) => x, (e) => e.code + ' ' + e.message);
-      const s = await m.acquire(scope('c1'), actor).catch((e) => { out({ acquire: e.code + ' ' + e.message }); return null; });
-      const origin = s?.origin;
-      if (s) await s.end();
-      out({ rec, origin });`;
-    const r = L.run(dir, second, { asNobody: false });
+    const r = L.run(dir, L.RECOVER_AND_REACQUIRE, { asNobody: false });
     await sleep(500);
     const leaked = L.withTag(agent).map((pid) => pid + ' ' + L.cmdline(pid));
     const leftMounts = mounts(dir);

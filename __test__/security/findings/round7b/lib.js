@@ -66,14 +66,21 @@ function script(dir, body, { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20, 
     (async () => { ${body} })().catch((e) => { out({ failed: String(e.stack ?? e), code: e.code }); process.exitCode = 3; });`;
 }
 
-/** Runs body as a provider (sync). Returns {status, signal, stdout, stderr, lines}. */
-function run(dir, body, options = {}) {
+/** The node binary, its arguments and the uid/gid options that run body as a provider. */
+function providerProcess(dir, body, options) {
   const asNobody = options.asNobody ?? true;
   const p = prepare();
   const node = asNobody ? p.node : process.execPath;
   const pkg = asNobody ? p.pkg : ROOT;
   const identity = asNobody ? { uid: NOBODY, gid: NOBODY } : {};
-  const r = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script(dir, body, { ...options, agent: asNobody ? p.agent : undefined })}`],
+  const args = ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script(dir, body, { ...options, agent: asNobody ? p.agent : undefined })}`];
+  return { node, args, identity };
+}
+
+/** Runs body as a provider (sync). Returns {status, signal, stdout, stderr, lines}. */
+function run(dir, body, options = {}) {
+  const { node, args, identity } = providerProcess(dir, body, options);
+  const r = spawnSync(node, args,
     { cwd: '/', encoding: 'utf8', timeout: options.timeoutMs ?? 120_000, env: { PATH: process.env.PATH }, ...identity });
   const lines = (r.stdout || '').split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return l; } });
   return { status: r.status, signal: r.signal, stderr: r.stderr, lines, pid: r.pid };
@@ -81,14 +88,21 @@ function run(dir, body, options = {}) {
 
 /** Starts body as a provider (async child). */
 function start(dir, body, options = {}) {
-  const asNobody = options.asNobody ?? true;
-  const p = prepare();
-  const node = asNobody ? p.node : process.execPath;
-  const pkg = asNobody ? p.pkg : ROOT;
-  const identity = asNobody ? { uid: NOBODY, gid: NOBODY } : {};
-  return spawn(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script(dir, body, { ...options, agent: asNobody ? p.agent : undefined })}`],
-    { cwd: '/', env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'], ...identity });
+  const { node, args, identity } = providerProcess(dir, body, options);
+  return spawn(node, args, { cwd: '/', env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'], ...identity });
 }
+
+// The two halves of a kill during acquire() (R7b-3): a provider that marks
+// `<dir>/go` as it calls acquire() of session c1 and never ends (it is to be
+// SIGKILLed mid-acquire), then a fresh one that recover()s and acquire()s +
+// end()s the same session, printing { rec, origin } (an acquire error first).
+const ACQUIRE_AND_HANG = `fs.writeFileSync(dir + '/go', '1'); const s = await m.acquire(scope('c1'), actor); out({ acquired: true }); await new Promise(() => {});`;
+const RECOVER_AND_REACQUIRE = `
+  const rec = await m.recover().then((x) => x, (e) => e.code + ' ' + e.message);
+  const s = await m.acquire(scope('c1'), actor).catch((e) => { out({ acquire: e.code + ' ' + e.message }); return null; });
+  const origin = s?.origin;
+  if (s) await s.end();
+  out({ rec, origin });`;
 
 /** Pids whose cmdline contains tag. */
 function withTag(tag) {
@@ -110,5 +124,5 @@ function procsOfUids(lo, hi) {
   return res;
 }
 
-module.exports = { prepare, scratch, run, start, withTag, procsOfUids, NOBODY, ROOT };
+module.exports = { prepare, scratch, run, start, withTag, procsOfUids, NOBODY, ROOT, ACQUIRE_AND_HANG, RECOVER_AND_REACQUIRE };
 module.exports.cmdline = (pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 80); } catch { return '(gone)'; } };

@@ -7,6 +7,9 @@ use serde_json::json;
 
 use super::*;
 
+#[path = "../../tests/support/node_audit.rs"]
+mod node_audit;
+
 fn pkcs8() -> Vec<u8> {
     Ed25519KeyPair::generate_pkcs8(&SystemRandom::new())
         .unwrap()
@@ -90,30 +93,13 @@ fn an_openssl_generated_key_signs() {
 fn node_verifies_the_signature_with_crypto_verify_over_canonical_json() {
     let signer = ReceiptSigner::from_file_bytes(&pkcs8()).unwrap();
     let signature = signer.sign(&receipt());
-    let audit = concat!(env!("CARGO_MANIFEST_DIR"), "/../../lib/code-mode/audit.js");
     let script = r#"
-        const crypto = require('node:crypto');
-        const { canonicalJson } = require(process.argv[1]);
-        const [receiptText, signature, publicKey] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+        const [receiptText, signature, publicKey] = input;
         const receipt = JSON.parse(receiptText);
         const check = (r) => crypto.verify(null, Buffer.from(canonicalJson(r)), publicKey, Buffer.from(signature, 'base64'));
         const modified = { ...receipt, invocationId: 'inv-2' };
         process.stdout.write(`${check(receipt)} ${check(modified)}`);
     "#;
-    let input = json!([receipt().to_string(), signature, signer.public_key_pem()]).to_string();
-    let mut child = std::process::Command::new("node")
-        .args(["-e", script, audit])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("node");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "true false");
+    let input = json!([receipt().to_string(), signature, signer.public_key_pem()]);
+    assert_eq!(node_audit::run_with_audit(script, &input), "true false");
 }

@@ -191,19 +191,22 @@ pub fn tenant_of_certificate(der: &[u8]) -> Option<String> {
         .then_some(name)
 }
 
-/// What the accept loop hands each connection to.
-pub trait TlsSessions: Send + Sync + 'static {
-    /// An authenticated stream, what remains of the first-frame bound, and
-    /// the handshake slot it has held since the accept: handed over, never
+/// A connection whose handshake succeeded, as the accept loop hands it on.
+pub struct Authenticated {
+    pub stream: TlsStream<TcpStream>,
+    pub client: ClientIdentity,
+    /// The end of the first-frame bound (it runs from the accept).
+    pub first_frame_by: Instant,
+    /// The handshake slot it has held since the accept: handed over, never
     /// released and taken again (a gap in which another connection could
     /// take it, so the cap would close this one after a good handshake).
-    fn serve(
-        &self,
-        stream: TlsStream<TcpStream>,
-        client: ClientIdentity,
-        deadline: Instant,
-        slot: OwnedSemaphorePermit,
-    );
+    pub slot: OwnedSemaphorePermit,
+}
+
+/// What the accept loop hands each connection to.
+pub trait TlsSessions: Send + Sync + 'static {
+    /// Serves an authenticated connection until it ends.
+    fn serve(&self, connection: Authenticated);
     /// A connection closed before the session (handshake, cap, bound).
     fn closed_in_handshake(&self, _peer: std::net::SocketAddr) {}
 }
@@ -242,7 +245,12 @@ pub async fn serve(
         let sessions = Arc::clone(&sessions);
         tokio::spawn(async move {
             match transport.handshake(tcp, deadline).await {
-                Some((stream, client)) => sessions.serve(stream, client, deadline, permit),
+                Some((stream, client)) => sessions.serve(Authenticated {
+                    stream,
+                    client,
+                    first_frame_by: deadline,
+                    slot: permit,
+                }),
                 None => {
                     drop(permit);
                     sessions.closed_in_handshake(address);

@@ -4,29 +4,29 @@
 //! certificate's CN as tenant, or `token` whose tenant `hello` names).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::OwnedSemaphorePermit;
-use tokio_rustls::server::TlsStream;
+use tokio::net::TcpListener;
 
 use super::auth::AuthMode;
 use super::config_sections::{ClientAuth, Tls};
 use super::peer::{Peer, Transport};
 use super::session_log::SessionRecord;
-use super::tls::{self, ClientCertificates, ClientIdentity, TlsFiles, TlsSessions, TlsTransport};
+use super::tls::{
+    self, Authenticated, ClientCertificates, ClientIdentity, TlsFiles, TlsSessions, TlsTransport,
+};
 use super::{session, Host};
 
 struct HostSessions(Arc<Host>);
 
 impl TlsSessions for HostSessions {
-    fn serve(
-        &self,
-        stream: TlsStream<TcpStream>,
-        client: ClientIdentity,
-        deadline: Instant,
-        slot: OwnedSemaphorePermit,
-    ) {
+    fn serve(&self, connection: Authenticated) {
+        let Authenticated {
+            stream,
+            client,
+            first_frame_by,
+            slot,
+        } = connection;
         let (auth, tenant) = match client {
             ClientIdentity::Certificate { tenant } => (AuthMode::Mtls, tenant),
             // The token in `hello` names the tenant (session::check_hello).
@@ -42,7 +42,7 @@ impl TlsSessions for HostSessions {
             auth,
             tenant,
             address,
-            first_frame_by: Some(deadline),
+            first_frame_by: Some(first_frame_by),
         };
         tokio::spawn(session::serve(
             stream,

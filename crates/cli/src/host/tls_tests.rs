@@ -4,7 +4,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustls_pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::OwnedSemaphorePermit;
 
 use super::*;
 use crate::host::tls_client::connector;
@@ -18,13 +17,13 @@ struct Echo {
 }
 
 impl TlsSessions for Echo {
-    fn serve(
-        &self,
-        mut stream: TlsStream<TcpStream>,
-        client: ClientIdentity,
-        _: Instant,
-        slot: OwnedSemaphorePermit,
-    ) {
+    fn serve(&self, connection: Authenticated) {
+        let Authenticated {
+            mut stream,
+            client,
+            slot,
+            ..
+        } = connection;
         tokio::spawn(async move {
             let _slot = slot;
             let line = match client {
@@ -247,18 +246,12 @@ struct SlotProbe {
 }
 
 impl TlsSessions for SlotProbe {
-    fn serve(
-        &self,
-        _: TlsStream<TcpStream>,
-        _: ClientIdentity,
-        _: Instant,
-        slot: OwnedSemaphorePermit,
-    ) {
+    fn serve(&self, connection: Authenticated) {
         self.free_at_serve
             .lock()
             .unwrap()
             .push(self.slots.available_permits());
-        drop(slot);
+        drop(connection.slot);
     }
 }
 

@@ -180,8 +180,7 @@ impl Drop for HostProcess {
 }
 
 pub fn nix_uid() -> u32 {
-    // SAFETY: getuid(2) cannot fail.
-    unsafe { libc::getuid() }
+    nix::unistd::getuid().as_raw()
 }
 
 pub struct Client {

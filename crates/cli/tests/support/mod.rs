@@ -6,6 +6,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
 pub const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
 pub const SH: &str = "/bin/sh";
 
@@ -91,8 +94,8 @@ pub fn start_until_ready(args: &[&str]) -> (Child, BufReader<std::process::Child
 }
 
 pub fn signal(child: &Child, signal: i32) {
-    // SAFETY: kill(2) on the pid of a child we have not reaped yet.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let signal = Signal::try_from(signal).expect("a signal number");
+    kill(Pid::from_raw(child.id() as i32), signal).expect("kill");
 }
 
 pub fn finish(mut child: Child, mut stdout: impl Read) -> (i32, String) {

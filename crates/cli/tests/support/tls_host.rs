@@ -16,6 +16,9 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde_json::{json, Value};
 
 use super::pki;
+
+#[path = "node_audit.rs"]
+mod node_audit;
 use super::support::CORDON;
 
 pub const HELLO: u8 = 0x01;
@@ -180,30 +183,13 @@ pub fn run_to_exit(tls: &mut Tls, script: &str) -> (Vec<u8>, String) {
 /// Node checks the signature as docs/remote.md tells a provider to:
 /// `crypto.verify(null, canonicalJson(receipt), publicKey, signature)`.
 pub fn node_verifies(exit_text: &str, public_key: &str, tamper: bool) -> bool {
-    let audit = concat!(env!("CARGO_MANIFEST_DIR"), "/../../lib/code-mode/audit.js");
     let script = r#"
-        const crypto = require('node:crypto');
-        const { canonicalJson } = require(process.argv[1]);
-        const [exitText, publicKey, tamper] = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+        const [exitText, publicKey, tamper] = input;
         const exit = JSON.parse(exitText);
         if (tamper) exit.receipt.outcome.exitCode = 1 + exit.receipt.outcome.exitCode;
         const ok = crypto.verify(null, Buffer.from(canonicalJson(exit.receipt)), publicKey, Buffer.from(exit.signature, 'base64'));
         process.stdout.write(String(ok));
     "#;
-    let mut child = Command::new("node")
-        .args(["-e", script, audit])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = json!([exit_text, public_key, tamper]).to_string();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout) == "true"
+    let input = json!([exit_text, public_key, tamper]);
+    node_audit::run_with_audit(script, &input) == "true"
 }

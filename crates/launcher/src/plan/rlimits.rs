@@ -296,7 +296,7 @@ mod tests {
             ..ResourceCeilings::default()
         });
         let mut command = Command::new("/bin/true");
-        // SAFETY: as above.
+        // SAFETY: `apply` only calls setrlimit (async-signal-safe) on a Copy plan.
         unsafe { command.pre_exec(move || apply(&plan)) };
         assert!(command.status().is_err());
     }

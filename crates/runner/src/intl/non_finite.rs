@@ -14,9 +14,9 @@ use super::number_options::Resolved;
 use super::numbers::{currency_name, format_decimal, plain, sign_display};
 use super::{units, unsupported};
 
-/// Formats NaN or ±∞ (`negative`: the value had a minus sign) with `o`:
-/// the style's text for ±1 without digit options, the digit replaced by
-/// the symbol. What ICU4C does differently for a value with no digits:
+/// Formats NaN or ±∞ with `o`: the style's text for ±1 without digit
+/// options, the digit replaced by the symbol. What ICU4C does differently
+/// for a value with no digits:
 /// - NaN has no sign under `exceptZero` (it is not a number above zero);
 /// - the currency spacing (a no-break space between an alphabetic
 ///   currency such as `USD` and a digit) is not there, since the symbol
@@ -26,8 +26,7 @@ pub(super) fn format(
     ctx: &Ctx<'_>,
     locale: &Locale,
     o: &Resolved,
-    non_finite: NonFinite,
-    negative: bool,
+    value: SignedNonFinite,
 ) -> rquickjs::Result<String> {
     let patterns = o.unit_patterns();
     let style = if patterns.is_some() {
@@ -36,20 +35,20 @@ pub(super) fn format(
         o.style.as_str()
     };
     let mut bare = o.without_digits(style);
-    if non_finite == NonFinite::NaN && bare.sign_display == "exceptZero" {
+    if value.non_finite == NonFinite::NaN && bare.sign_display == "exceptZero" {
         "auto".clone_into(&mut bare.sign_display);
     }
     if bare.currency_by_name() {
-        return by_currency_name(ctx, locale, &bare, non_finite, negative);
+        return by_currency_name(ctx, locale, &bare, value);
     }
-    let one = Decimal::from(if negative { -1 } else { 1 });
+    let one = Decimal::from(if value.negative { -1 } else { 1 });
     let mut text = format_decimal(ctx, locale, &bare, one.clone())?;
     let digit = plain(ctx, locale, Decimal::from(1))?;
     if style == "currency" {
         let standard = format_decimal(ctx, locale, &bare.with_narrow_euro(), one)?;
         text = without_currency_spacing(&text, &standard, &digit);
     }
-    let number = text.replacen(&digit, non_finite.symbol(locale), 1);
+    let number = text.replacen(&digit, value.non_finite.symbol(locale), 1);
     Ok(match patterns {
         Some(patterns) => units::wrap(patterns, "other", &number),
         None => number,
@@ -79,8 +78,7 @@ fn by_currency_name(
     ctx: &Ctx<'_>,
     locale: &Locale,
     o: &Resolved,
-    non_finite: NonFinite,
-    negative: bool,
+    value: SignedNonFinite,
 ) -> rquickjs::Result<String> {
     // ICU4X writes the currency's fraction digits, and picks the plural
     // form of the amount written so.
@@ -101,16 +99,16 @@ fn by_currency_name(
     let Some(mut amount) = found else {
         return Err(unsupported(
             ctx,
-            &format!("Intl: NumberFormat of {} with currencyDisplay \"name\" in locale \"{locale}\" (no amount with the currency's digits takes the plural form Node uses) is not supported in Code Mode", non_finite.name()),
+            &format!("Intl: NumberFormat of {} with currencyDisplay \"name\" in locale \"{locale}\" (no amount with the currency's digits takes the plural form Node uses) is not supported in Code Mode", value.non_finite.name()),
         ));
     };
     let digits = plain(ctx, locale, amount.clone())?;
-    if negative {
+    if value.negative {
         amount.set_sign(fixed_decimal::Sign::Negative);
     }
     amount.apply_sign_display(sign_display(ctx, &o.sign_display)?);
     let text = currency_name(ctx, locale, o, &amount)?;
-    Ok(text.replacen(&digits, non_finite.symbol(locale), 1))
+    Ok(text.replacen(&digits, value.non_finite.symbol(locale), 1))
 }
 
 /// `text` without a no-break space beside `digit` where `standard` (the
@@ -139,6 +137,23 @@ fn without_currency_spacing(text: &str, standard: &str, digit: &str) -> String {
 
 /// `locale<TAB>nan=…<TAB>inf=…` (`cldr_table.rs`); `root` has `NaN`, `∞`.
 static TABLE: Table = Table::new(include_str!("number_symbols.txt"));
+
+/// A non-finite value to format: which one, and whether it had a minus sign.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SignedNonFinite {
+    pub non_finite: NonFinite,
+    pub negative: bool,
+}
+
+impl SignedNonFinite {
+    /// `NaN`/`Infinity` with or without a sign, as `intl.js` sends them.
+    pub fn of(value: &str) -> Option<SignedNonFinite> {
+        NonFinite::of(value).map(|non_finite| SignedNonFinite {
+            non_finite,
+            negative: value.starts_with('-'),
+        })
+    }
+}
 
 /// What a non-finite value prints as.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -226,5 +241,15 @@ mod tests {
     fn finite_values_are_not_non_finite() {
         assert_eq!(NonFinite::of("1.5"), None);
         assert_eq!(NonFinite::of("-0"), None);
+        assert_eq!(SignedNonFinite::of("-1.5"), None);
+    }
+
+    #[test]
+    fn the_sign_is_a_leading_minus() {
+        let signed = |value: &str| SignedNonFinite::of(value).map(|s| (s.non_finite, s.negative));
+        assert_eq!(signed("-Infinity"), Some((NonFinite::Infinity, true)));
+        assert_eq!(signed("+Infinity"), Some((NonFinite::Infinity, false)));
+        assert_eq!(signed("NaN"), Some((NonFinite::NaN, false)));
+        assert_eq!(signed("-NaN"), Some((NonFinite::NaN, true)));
     }
 }

@@ -4,7 +4,7 @@
 
 use rquickjs::{Ctx, Object};
 
-use super::non_finite::{self, NonFinite};
+use super::non_finite::{self, SignedNonFinite};
 use super::number_options::read;
 use super::numbers::{format_decimal, parse_exact};
 use super::{parse_locale, unsupported};
@@ -19,8 +19,8 @@ pub fn format(
 ) -> rquickjs::Result<String> {
     let o = read(&options)?;
     let locale = parse_locale(&ctx, &locale)?;
-    if let Some(non_finite) = NonFinite::of(&value) {
-        return non_finite::format(&ctx, &locale, &o, non_finite, value.starts_with('-'));
+    if let Some(non_finite) = SignedNonFinite::of(&value) {
+        return non_finite::format(&ctx, &locale, &o, non_finite);
     }
     let mut decimal = parse_exact(&value).ok_or_else(|| {
         unsupported(

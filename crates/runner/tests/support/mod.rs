@@ -10,6 +10,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 pub mod rng;
@@ -196,9 +198,8 @@ impl Host {
     }
 
     pub fn signal(&self, signal: i32) {
-        // SAFETY: kill only sends a signal to our own child process.
-        let result = unsafe { libc::kill(self.child.id() as i32, signal) };
-        assert_eq!(result, 0, "kill failed");
+        let signal = Signal::try_from(signal).expect("a signal number");
+        kill(Pid::from_raw(self.child.id() as i32), signal).expect("kill failed");
     }
 
     /// Shuts both directions of the host's end, as a host that went away,
