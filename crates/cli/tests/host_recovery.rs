@@ -175,14 +175,8 @@ fn a_second_host_on_the_same_state_dir_refuses_to_start() {
     second["listen"] = json!({"unix": host.dir.path().join("other.sock")});
     let path = host.dir.path().join("second.json");
     std::fs::write(&path, second.to_string()).unwrap();
-    let output = finish_within(
-        std::process::Command::new(support::CORDON)
-            .args(["host", "--config"])
-            .arg(&path)
-            .stderr(std::process::Stdio::piped()),
-    );
-    assert_eq!(output.status.code(), Some(125));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (status, stderr) = start_refused(&path);
+    assert_eq!(status, Some(125));
     assert!(
         stderr.contains("another host uses this stateDir"),
         "{stderr}"

@@ -48,6 +48,16 @@ impl HostProcess {
     /// Starts a host whose configuration is the defaults below merged with
     /// `overrides` (top-level keys replace).
     pub fn start(tag: &str, overrides: Value) -> HostProcess {
+        HostProcess::start_with(tag, overrides, false)
+    }
+
+    /// As [`HostProcess::start`], the host's stderr going to
+    /// [`HostProcess::stderr_text`] instead of the test's.
+    pub fn start_capturing_stderr(tag: &str, overrides: Value) -> HostProcess {
+        HostProcess::start_with(tag, overrides, true)
+    }
+
+    fn start_with(tag: &str, overrides: Value, capture: bool) -> HostProcess {
         let dir = tempfile::Builder::new()
             .prefix(&format!("ch-{tag}-"))
             .tempdir()
@@ -69,7 +79,12 @@ impl HostProcess {
         }
         let path = dir.path().join("host.json");
         std::fs::write(&path, config.to_string()).expect("write config");
-        let child = spawn_host(&path);
+        let stderr = if capture {
+            Stdio::from(std::fs::File::create(dir.path().join("host.stderr")).expect("stderr file"))
+        } else {
+            Stdio::inherit()
+        };
+        let child = spawn_host(&path, stderr);
         let mut host = HostProcess { dir, socket, child };
         host.wait_listening(|socket| socket.exists());
         host
@@ -98,9 +113,29 @@ impl HostProcess {
         let _ = self.child.wait();
     }
 
-    /// A new host on the same configuration and state (after kill_hard).
+    /// SIGTERM, and the host's exit awaited: its graceful stop.
+    pub fn stop(&mut self) {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        let status = self.child.wait().expect("wait for the host");
+        assert!(status.success(), "the host stopped with {status}");
+    }
+
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        // Our own unreaped child: the pid cannot have been reused.
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), signal)
+            .expect("signal the host");
+    }
+
+    /// What the host wrote on stderr (started with
+    /// [`HostProcess::start_capturing_stderr`]).
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("host.stderr")).unwrap_or_default()
+    }
+
+    /// A new host on the same configuration and state (after kill_hard or
+    /// stop).
     pub fn restart(&mut self) {
-        self.child = spawn_host(&self.dir.path().join("host.json"));
+        self.child = spawn_host(&self.dir.path().join("host.json"), Stdio::inherit());
         self.wait_listening(|socket| UnixStream::connect(socket).is_ok());
     }
 
@@ -157,13 +192,13 @@ impl HostProcess {
     }
 }
 
-fn spawn_host(config: &std::path::Path) -> Child {
+fn spawn_host(config: &std::path::Path, stderr: Stdio) -> Child {
     Command::new(CORDON)
         .args(["host", "--config"])
         .arg(config)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .expect("spawn cordon host")
 }
@@ -352,6 +387,19 @@ pub fn running_sleeper(host: &HostProcess, id: &str) -> (Client, u64) {
 pub fn mode(path: &std::path::Path) -> u32 {
     std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(path).unwrap().permissions())
         & 0o7777
+}
+
+/// `cordon host --config CONFIG` expected to refuse to start: its exit
+/// status and stderr.
+pub fn start_refused(config: &std::path::Path) -> (Option<i32>, String) {
+    let output = finish_within(
+        Command::new(CORDON)
+            .args(["host", "--config"])
+            .arg(config)
+            .stderr(Stdio::piped()),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), stderr)
 }
 
 /// Runs a host expected to refuse to start; kills it (and fails) if it
