@@ -21,6 +21,7 @@ mod frame;
 mod launch_bridge;
 mod log_file;
 mod peer;
+mod receipt_index;
 mod receipt_store;
 mod recovery;
 mod relay;
@@ -197,8 +198,8 @@ fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
     })?;
     if swept != recovery::Swept::default() {
         eprintln!(
-            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s)",
-            swept.lost_runs, swept.workspaces, swept.temp_files
+            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s); moved {} receipt(s) of the flat layout into the index",
+            swept.lost_runs, swept.workspaces, swept.temp_files, swept.migrated_receipts
         );
     }
     Ok((lock, (workspaces, receipts, runs)))

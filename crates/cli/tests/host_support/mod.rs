@@ -157,20 +157,31 @@ impl HostProcess {
         )
     }
 
-    /// The receipt the host kept for `invocation_id`, waiting for it.
+    /// The receipt the host kept for `invocation_id` (of any tenant),
+    /// waiting for it.
     pub fn kept_receipt(&self, invocation_id: &str) -> Value {
+        let text =
+            std::fs::read_to_string(self.kept_receipt_file(invocation_id)).expect("read receipt");
+        serde_json::from_str(&text).expect("receipt JSON")
+    }
+
+    /// The file of the receipt kept for `invocation_id`, waiting for it:
+    /// `receipts/<tenant dir>/i-<id>/<name>.json`.
+    pub fn kept_receipt_file(&self, invocation_id: &str) -> PathBuf {
         let dir = self.dir.path().join("state/receipts");
         let until = Instant::now() + Duration::from_secs(20);
         loop {
-            let found = std::fs::read_dir(&dir).ok().and_then(|entries| {
-                entries.flatten().find(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    name.starts_with(&format!("{invocation_id}.")) && name.ends_with(".json")
+            let found = std::fs::read_dir(&dir).ok().and_then(|owners| {
+                owners.flatten().find_map(|owner| {
+                    let run = owner.path().join(format!("i-{invocation_id}"));
+                    std::fs::read_dir(run)
+                        .ok()?
+                        .flatten()
+                        .find(|e| e.file_name().to_string_lossy().ends_with(".json"))
                 })
             });
             if let Some(entry) = found {
-                let text = std::fs::read_to_string(entry.path()).expect("read receipt");
-                return serde_json::from_str(&text).expect("receipt JSON");
+                return entry.path();
             }
             assert!(
                 Instant::now() < until,
@@ -420,4 +431,31 @@ pub fn finish_within(command: &mut std::process::Command) -> std::process::Outpu
         std::thread::sleep(Duration::from_millis(20));
     }
     child.wait_with_output().expect("host output")
+}
+
+/// A client past `welcome`, authenticated by `token`.
+pub fn hello(host: &HostProcess, token: &str) -> Client {
+    let mut client = host.connect();
+    client.send_json(HELLO, &json!({"v": 1, "token": token}));
+    let (kind, _) = client.recv().expect("welcome");
+    assert_eq!(kind, WELCOME);
+    client
+}
+
+/// `receipt-query` of `id` as `token`'s tenant: the receipts answered.
+pub fn query(host: &HostProcess, token: &str, id: &str) -> Vec<Value> {
+    let mut client = hello(host, token);
+    client.send_json(RECEIPT_QUERY, &json!({"invocationId": id}));
+    let answer = client.expect_json(RECEIPTS);
+    assert!(client.recv().is_none(), "the host closes after the answer");
+    answer["receipts"].as_array().expect("receipts").clone()
+}
+
+/// What `tokens` maps a token by.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
