@@ -140,7 +140,7 @@ fn a_symlink_planted_at_the_log_path_is_not_followed_at_sighup_and_lines_stay_in
     assert!(!victim_written(), "the host followed the planted symlink");
     let said = host.stderr_text();
     assert!(
-        said.contains("a symlink at the path is never followed"),
+        said.contains("a symlink at the log's path is never followed"),
         "{said}"
     );
 
@@ -171,6 +171,40 @@ fn a_host_whose_log_path_is_a_planted_symlink_refuses_to_start() {
     std::fs::write(&config, body.to_string()).unwrap();
     let (status, said) = start_refused(&config);
     assert_eq!(status, Some(125));
-    assert!(said.contains("config.logFile"), "{said}");
+    assert!(
+        said.contains("config.logFile") && said.contains("a symlink"),
+        "{said}"
+    );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
+}
+
+#[test]
+fn a_log_file_another_user_planted_at_the_path_is_refused_at_sighup_and_never_written() {
+    if nix_uid() != 0 {
+        let reason = "only root can plant a file of another uid";
+        eprintln!("SKIPPED: {reason}");
+        support::log_skip(module_path!(), reason);
+        return;
+    }
+    let logs = tempfile::tempdir().unwrap();
+    let (log, config) = log_config(logs.path());
+    let host = HostProcess::start_capturing_stderr("host-rotate-owner", config);
+    one_session(&host);
+    eventually("the first line", || session_ids(&log).len() == 1);
+    // Another user's file where the next log goes: the host's lines
+    // there would be that user's to read.
+    std::fs::rename(&log, logs.path().join("host.log.1")).unwrap();
+    std::fs::write(&log, "").unwrap();
+    std::os::unix::fs::chown(&log, Some(65534), Some(65534)).unwrap();
+    host.signal(Signal::SIGHUP);
+    eventually("the reopen's outcome", || {
+        one_session(&host);
+        host.stderr_text().contains("reopen config.logFile") || !session_ids(&log).is_empty()
+    });
+    assert!(
+        session_ids(&log).is_empty(),
+        "the host wrote to uid 65534's file"
+    );
+    let said = host.stderr_text();
+    assert!(said.contains("owned by uid 65534"), "{said}");
 }

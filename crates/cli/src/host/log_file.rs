@@ -23,11 +23,13 @@ const LOG_FILE_MODE: u32 = 0o600;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogFileError {
-    #[error("{path}: {source} (a symlink at the path is never followed)")]
+    #[error("{path}: {source}")]
     Open {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path}: a symlink (a symlink at the log's path is never followed)")]
+    Symlink { path: PathBuf },
     #[error("{path}: not a regular file")]
     NotRegular { path: PathBuf },
     #[error("{path}: owned by uid {owner}, not the host's uid {host}")]
@@ -48,9 +50,15 @@ pub fn open(path: &Path) -> Result<File, LogFileError> {
         .mode(LOG_FILE_MODE)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)
-        .map_err(|source| LogFileError::Open {
-            path: path.to_path_buf(),
-            source,
+        .map_err(|source| match source.raw_os_error() {
+            // O_NOFOLLOW's refusal of a symlink as the last component.
+            Some(nix::libc::ELOOP) => LogFileError::Symlink {
+                path: path.to_path_buf(),
+            },
+            _ => LogFileError::Open {
+                path: path.to_path_buf(),
+                source,
+            },
         })?;
     let meta = file.metadata().map_err(|source| LogFileError::Open {
         path: path.to_path_buf(),
@@ -104,7 +112,7 @@ mod tests {
         std::fs::write(&victim, "victim\n").unwrap();
         let link = dir.path().join("sym.log");
         std::os::unix::fs::symlink(&victim, &link).unwrap();
-        assert!(matches!(open(&link), Err(LogFileError::Open { .. })));
+        assert!(matches!(open(&link), Err(LogFileError::Symlink { .. })));
         let hard = dir.path().join("hard.log");
         std::fs::hard_link(&victim, &hard).unwrap();
         assert!(matches!(open(&hard), Err(LogFileError::Linked { .. })));

@@ -269,6 +269,7 @@ async fn shut_down(host: &Host) -> i32 {
 /// expects of a daemon; it no longer stops the host. A path that cannot be
 /// opened safely leaves the lines going to the old file, and says so.
 fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) -> std::io::Result<()> {
+    use std::io::Write;
     use tokio::signal::unix::{signal, SignalKind};
     // Registered now: from here the default action (termination) is gone.
     let mut hangups = signal(SignalKind::hangup())?;
@@ -276,13 +277,17 @@ fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) -> std::io::Result<()
         while hangups.recv().await.is_some() {
             let log = Arc::clone(&log);
             // File-system work, off the network threads.
-            match tokio::task::spawn_blocking(move || log.reopen()).await {
-                Ok(Err(e)) => eprintln!(
-                    "cordon host: SIGHUP: reopen config.logFile: {e}; the log lines still go to the file opened before"
-                ),
-                Ok(Ok(_)) => {}
-                Err(e) => eprintln!("cordon host: SIGHUP: reopen config.logFile: {e}"),
-            }
+            let failed = match tokio::task::spawn_blocking(move || log.reopen()).await {
+                Ok(Ok(_)) => continue,
+                Ok(Err(e)) => e.to_string(),
+                Err(e) => e.to_string(),
+            };
+            // Not eprintln!: it panics when stderr is gone (a closed
+            // terminal), which would end this task and every later reopen.
+            let _ = writeln!(
+                std::io::stderr(),
+                "cordon host: SIGHUP: reopen config.logFile: {failed}; the log lines still go to the file opened before"
+            );
         }
     });
     Ok(())
