@@ -46,10 +46,13 @@ function defaultPrograms() {
  * `config.listen` says (`{tcp: '127.0.0.1:0'}` with `config.tls`: the port
  * the host chose is in `url`). `config` is merged over a default (the
  * programs above, a state directory in the temp directory). Resolves once
- * the host says it is listening.
+ * the host says it is listening. `binary`: another `cordon` to run (a
+ * benchmark comparing builds); this checkout's by default.
+ * @param {object} [config]
+ * @param {{binary?: string}} [how]
  * @returns {Promise<{socket: string, url: string | null, child: import('node:child_process').ChildProcess, dir: string, output: () => string, stop: () => Promise<void>}>}
  */
-async function startHost(config = {}) {
+async function startHost(config = {}, { binary = CORDON } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-remote-test-'));
   fs.chmodSync(dir, 0o755); // the sandbox uid traverses it to reach uploaded workspaces under stateDir
   const socket = path.join(dir, 'run', 'host.sock');
@@ -61,7 +64,7 @@ async function startHost(config = {}) {
     ...config,
     programs: { ...defaultPrograms(), ...config.programs },
   }));
-  const child = spawn(CORDON, ['host', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binary, ['host', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk) => { output += chunk; });
   child.stderr.on('data', (chunk) => { output += chunk; });

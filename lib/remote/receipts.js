@@ -1,7 +1,7 @@
 'use strict';
 
 // `receipts(invocationId)`: what the host kept for a run of ours, asked on a
-// fresh connection (docs/remote.md § Crash recovery): hello → welcome →
+// fresh connection (docs/remote.md § Receipts kept on the host): hello → welcome →
 // receipt-query → receipts, then the host closes. The answer of a host that
 // was killed mid-run and restarted is a receipt whose outcome is
 // `host-lost`. Bounded by slackMs on the client's clock, like every call.

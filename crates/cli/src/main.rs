@@ -28,7 +28,8 @@ const COMMANDS: &str = "       cordon --version
            (128+N when killed by signal N; 125 cordon error, 126 launch
            failed, 127 invalid program); SIGTERM/SIGINT/SIGHUP stop it gracefully
   host     serve sandboxes to remote providers (docs/remote.md) over a Unix
-           socket; exits 0 after SIGTERM/SIGINT/SIGHUP (its sandboxes stopped),
+           socket; exits 0 after SIGTERM/SIGINT (its sandboxes stopped; SIGHUP
+           reopens its log file),
            2 on a usage error, 125 on an invalid configuration or listener
   doctor   check that this host can run cordon sandboxes; prints each check
            and the exact fix for each failure; exit status 1 if a required

@@ -303,14 +303,8 @@ fn help_lists_host_a_usage_error_exits_2_and_an_invalid_configuration_exits_125(
     let plain_tcp = json!({"listen": {"tcp": "127.0.0.1:7443"},
                            "stateDir": dir.path(), "programs": {}});
     std::fs::write(&config, plain_tcp.to_string()).unwrap();
-    let refused = finish_within(
-        std::process::Command::new(support::CORDON)
-            .args(["host", "--config"])
-            .arg(&config)
-            .stderr(std::process::Stdio::piped()),
-    );
-    assert_eq!(refused.status.code(), Some(125));
-    let stderr = String::from_utf8_lossy(&refused.stderr);
+    let (status, stderr) = start_refused(&config);
+    assert_eq!(status, Some(125));
     assert!(
         stderr.contains("config.listen.tcp") && stderr.contains("plain TCP is refused"),
         "{stderr}"

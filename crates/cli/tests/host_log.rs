@@ -20,14 +20,6 @@ const SCRIPT_MARKER: &str = "SCRIPT_TEXT_MARKER_3c9";
 const FD3_TEXT: &str = "const secret = 'FD3_PROGRAM_TEXT_77'";
 const ENV_VALUE: &str = "ENV_VALUE_SECRET_9b2";
 
-fn sha256_hex(text: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// The log's lines once `count` session lines are there (bounded wait).
 fn lines_after_sessions(path: &std::path::Path, count: usize) -> (String, Vec<Value>) {
     let until = Instant::now() + Duration::from_secs(20);

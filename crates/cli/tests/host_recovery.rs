@@ -49,30 +49,6 @@ fn running(pid: u32) -> bool {
         .is_some_and(|zombie| !zombie)
 }
 
-fn hello(host: &HostProcess, token: &str) -> Client {
-    let mut client = host.connect();
-    client.send_json(HELLO, &json!({"v": 1, "token": token}));
-    let (kind, _) = client.recv().expect("welcome");
-    assert_eq!(kind, WELCOME);
-    client
-}
-
-fn query(host: &HostProcess, token: &str, id: &str) -> Vec<Value> {
-    let mut client = hello(host, token);
-    client.send_json(RECEIPT_QUERY, &json!({"invocationId": id}));
-    let answer = client.expect_json(RECEIPTS);
-    assert!(client.recv().is_none(), "the host closes after the answer");
-    answer["receipts"].as_array().expect("receipts").clone()
-}
-
-fn sha256_hex(text: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn a_run_whose_host_was_killed_gets_a_host_lost_receipt_from_the_next_host_and_its_leftovers_go() {
     require_sandbox!();
@@ -175,14 +151,8 @@ fn a_second_host_on_the_same_state_dir_refuses_to_start() {
     second["listen"] = json!({"unix": host.dir.path().join("other.sock")});
     let path = host.dir.path().join("second.json");
     std::fs::write(&path, second.to_string()).unwrap();
-    let output = finish_within(
-        std::process::Command::new(support::CORDON)
-            .args(["host", "--config"])
-            .arg(&path)
-            .stderr(std::process::Stdio::piped()),
-    );
-    assert_eq!(output.status.code(), Some(125));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (status, stderr) = start_refused(&path);
+    assert_eq!(status, Some(125));
     assert!(
         stderr.contains("another host uses this stateDir"),
         "{stderr}"

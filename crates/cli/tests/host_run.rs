@@ -50,12 +50,11 @@ fn a_session_uploads_runs_relays_fd_3_and_stderr_as_bytes_and_exits_with_the_rec
     let state = host.dir.path().join("state");
     assert_eq!(mode(&state.join("workspaces")), 0o711);
     assert_eq!(mode(&state.join("receipts")), 0o700);
-    let kept = std::fs::read_dir(state.join("receipts"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    assert_eq!(mode(&kept.path()), 0o600);
+    // receipts/<tenant dir>/i-run-1/<file>: 0700, 0700, 0600.
+    let kept = host.kept_receipt_file("run-1");
+    assert_eq!(mode(&kept), 0o600);
+    assert_eq!(mode(kept.parent().unwrap()), 0o700);
+    assert_eq!(mode(kept.parent().unwrap().parent().unwrap()), 0o700);
     assert!(client.recv().is_none(), "the host closes after exit");
 }
 

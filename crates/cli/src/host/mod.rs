@@ -1,8 +1,9 @@
 //! `cordon host --config FILE`: the sandbox host of remote providers
 //! (docs/remote.md). Steps:
 //! 1. read and validate the configuration (plain TCP refused);
-//! 2. block SIGTERM/SIGINT/SIGHUP into the runtime's handler;
-//! 3. prepare `stateDir` (workspaces/, receipts/);
+//! 2. prepare `stateDir` (workspaces/, receipts/, runs/);
+//! 3. open `logFile` and take SIGHUP to reopen it (logrotate), before the
+//!    listener exists: a SIGHUP never kills a host that serves;
 //! 4. place the listener (unix_listener.rs: never reachable half set up);
 //! 5. accept → transport check → `session::serve` per connection;
 //! 6. on SIGTERM/SIGINT: stop accepting, remove the socket, stop every
@@ -18,7 +19,9 @@ mod config_tests;
 mod events;
 mod frame;
 mod launch_bridge;
+mod log_file;
 mod peer;
+mod receipt_index;
 mod receipt_store;
 mod recovery;
 mod relay;
@@ -113,7 +116,7 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-/// Steps 3–6 with an observer (metrics hooks).
+/// Steps 2–6 with an observer (metrics hooks).
 pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     let events = match start_metrics(&config, events).await {
         Ok(events) => events,
@@ -136,6 +139,9 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         Ok(log) => Arc::new(log),
         Err(e) => return fail(exit_status::HOST_ERROR, &format!("config.logFile: {e}")),
     };
+    if let Err(e) = reopen_log_on_hangup(Arc::clone(&log)) {
+        return fail(exit_status::HOST_ERROR, &format!("take SIGHUP: {e}"));
+    }
     let host = Arc::new(Host {
         log,
         admissions: admission::Admissions::new(config.admission),
@@ -173,7 +179,7 @@ type StateLock = nix::fcntl::Flock<std::fs::File>;
 /// `workspaces/`, `receipts/`, `runs/`.
 type StateDirs = (PathBuf, PathBuf, PathBuf);
 
-/// Step 3: `stateDir` locked to this host, its directories made, and what
+/// Step 2: `stateDir` locked to this host, its directories made, and what
 /// a killed predecessor left accounted for (recovery.rs) — all before
 /// anything listens.
 fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
@@ -192,8 +198,8 @@ fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
     })?;
     if swept != recovery::Swept::default() {
         eprintln!(
-            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s); {} entr(y/ies) could not be removed",
-            swept.lost_runs, swept.workspaces, swept.temp_files, swept.left
+            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s); moved {} receipt(s) of the flat layout into the index; {} entr(y/ies) could not be removed",
+            swept.lost_runs, swept.workspaces, swept.temp_files, swept.migrated_receipts, swept.left
         );
     }
     Ok((lock, (workspaces, receipts, runs)))
@@ -259,14 +265,38 @@ async fn shut_down(host: &Host) -> i32 {
     0
 }
 
-/// Resolves at SIGTERM, SIGINT or SIGHUP.
+/// SIGHUP reopens `logFile` (session_log.rs), as logrotate's `postrotate`
+/// expects of a daemon; it no longer stops the host. A path that cannot be
+/// opened safely leaves the lines going to the old file, and says so.
+fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) -> std::io::Result<()> {
+    use std::io::Write;
+    use tokio::signal::unix::{signal, SignalKind};
+    // Registered now: from here the default action (termination) is gone.
+    let mut hangups = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            let log = Arc::clone(&log);
+            // File-system work, off the network threads.
+            let failed = match tokio::task::spawn_blocking(move || log.reopen()).await {
+                Ok(Ok(_)) => continue,
+                Ok(Err(e)) => e.to_string(),
+                Err(e) => e.to_string(),
+            };
+            // Not eprintln!: it panics when stderr is gone (a closed
+            // terminal), which would end this task and every later reopen.
+            let _ = writeln!(
+                std::io::stderr(),
+                "cordon host: SIGHUP: reopen config.logFile: {failed}; the log lines still go to the file opened before"
+            );
+        }
+    });
+    Ok(())
+}
+
+/// Resolves at SIGTERM or SIGINT.
 async fn stop_signal() {
     use tokio::signal::unix::{signal, SignalKind};
-    let kinds = [
-        SignalKind::terminate(),
-        SignalKind::interrupt(),
-        SignalKind::hangup(),
-    ];
+    let kinds = [SignalKind::terminate(), SignalKind::interrupt()];
     let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
     if streams.is_empty() {
         return std::future::pending().await;

@@ -1,6 +1,6 @@
 //! What a host killed mid-run (SIGKILL, a crash, the machine's OOM killer)
 //! leaves behind, and how the next host on the same `stateDir` accounts for
-//! it (docs/remote.md § Crash recovery):
+//! it (docs/remote.md § Receipts kept on the host):
 //! 1. `stateDir/lock` is held (`flock`) for the host's life: a second host
 //!    on the same state refuses to start (the sweep below would take a
 //!    live host's runs for lost ones);
@@ -10,7 +10,9 @@
 //!    previous host never saw end: it gets a receipt whose outcome is
 //!    `host-lost` (no exit status, no end time: nobody observed them), and
 //!    the session directories under `workspaces/` and the half-written
-//!    temp files of `receipts/` and `runs/` are removed.
+//!    temp files of `receipts/` and `runs/` are removed (receipt_index.rs
+//!    writes its temp files at the top of `receipts/` only), and receipts
+//!    of the flat layout are moved into the index.
 //!
 //! The sandboxes themselves do not outlive their host: the launcher arms
 //! `PR_SET_PDEATHSIG(SIGKILL)` in bwrap before exec, bwrap runs with
@@ -26,7 +28,7 @@ use cordon_launcher::host::atomic_file::{self, Durability};
 use nix::fcntl::{Flock, FlockArg};
 use serde_json::{json, Value};
 
-use super::receipt_store;
+use super::{receipt_index, receipt_store};
 
 /// `stateDir/runs` (0700): one marker per run in progress.
 pub fn runs_dir(state_dir: &Path) -> std::io::Result<PathBuf> {
@@ -95,6 +97,7 @@ pub struct Swept {
     /// an upload, under a non-root host, say): left, counted, never fatal —
     /// a host that refused to start over them would never start again.
     pub left: usize,
+    pub migrated_receipts: usize,
 }
 
 /// Step 3. Runs before anything listens, so nothing it removes is in use.
@@ -113,6 +116,7 @@ pub fn sweep(workspaces: &Path, receipts: &Path, runs: &Path) -> std::io::Result
     for dir in [receipts, runs] {
         remove_temp_files(dir, &mut swept)?;
     }
+    swept.migrated_receipts = receipt_index::migrate_flat(receipts)?;
     for entry in std::fs::read_dir(runs)? {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "json") {
@@ -180,7 +184,7 @@ fn settled_after(marker: &Path, receipts: &Path, invocation_id: &str, found: &Va
     let Ok(written) = std::fs::metadata(marker).and_then(|m| m.modified()) else {
         return false;
     };
-    receipt_store::kept_since(receipts, invocation_id, tenant, written)
+    receipt_index::kept_since(receipts, invocation_id, tenant, written)
 }
 
 /// What is known of a run whose host died under it: who asked, when it
@@ -224,6 +228,8 @@ mod tests {
         let runs = runs_dir(state.path()).unwrap();
         std::fs::create_dir_all(ws.join("ws-abc/sub")).unwrap();
         std::fs::write(receipts.join(".r1.1234.json.x.tmp"), "{").unwrap();
+        // A receipt of the flat layout whose run named no tenant: moved
+        // to no-tenant/, where no query reads.
         std::fs::write(receipts.join("kept.0000abcd.json"), "{}").unwrap();
         let marker = Marker::write(&runs, "run-1", &json!({"tenant": "t"})).unwrap();
         std::mem::forget(marker); // the host was killed: nothing dropped it
@@ -234,12 +240,13 @@ mod tests {
                 lost_runs: 1,
                 workspaces: 1,
                 temp_files: 1,
-                left: 0
+                left: 0,
+                migrated_receipts: 1
             }
         );
         assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
-        let kept = receipt_store::find(&receipts, "run-1", "t");
+        let kept = receipt_index::find(&receipts, "run-1", "t");
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0]["outcome"]["status"], "host-lost");
         assert_eq!(kept[0]["outcome"]["exitCode"], Value::Null);
@@ -272,10 +279,10 @@ mod tests {
         let swept = sweep(&ws, &receipts, &runs).unwrap();
         assert_eq!(swept.lost_runs, 1, "only `same` was lost");
         assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
-        let done = receipt_store::find(&receipts, "done", "t");
+        let done = receipt_index::find(&receipts, "done", "t");
         assert_eq!(done.len(), 1);
         assert_eq!(done[0]["n"], 1, "the run's true receipt, alone");
-        let same = receipt_store::find(&receipts, "same", "t");
+        let same = receipt_index::find(&receipts, "same", "t");
         assert_eq!(same.len(), 2);
         assert_eq!(same[0]["outcome"]["status"], "host-lost");
     }

@@ -28,7 +28,7 @@ use super::relay_writer::Outgoing;
 use super::session_log::{Counted, Outcome, SessionRecord};
 use super::spawn_request::{self, SpawnRefusal};
 use super::upload::Workspace;
-use super::{auth, receipt_store, recovery, Host};
+use super::{auth, receipt_index, receipt_store, recovery, Host};
 
 type Frames = Receiver<Result<Frame, FrameError>>;
 
@@ -310,7 +310,7 @@ async fn answer_query<W: AsyncWrite + Unpin>(
         .and_then(|v| v.get("invocationId")?.as_str().map(str::to_string));
     let Some(id) = query else { return };
     let (dir, tenant) = (host.receipts.clone(), who.tenant.clone());
-    let found = tokio::task::spawn_blocking(move || receipt_store::find(&dir, &id, &tenant)).await;
+    let found = tokio::task::spawn_blocking(move || receipt_index::find(&dir, &id, &tenant)).await;
     // Newest first, as many as one control frame holds.
     let mut receipts = Vec::new();
     let mut room = frame::MAX_CONTROL_BYTES - 64;

@@ -1,6 +1,7 @@
 //! The host's structured log (docs/remote.md § Logging): one JSON line per
 //! connection when it ends (`"event": "session"`) and one per run when its
-//! receipt is kept (`"event": "run"`), on stderr or appended to `logFile`.
+//! receipt is kept (`"event": "run"`), on stderr or appended to `logFile`
+//! (reopened at SIGHUP, for logrotate).
 //!
 //! What a line may carry is fixed here, field by field: identities the host
 //! established (tenant, auth, the peer's uid or address), the program's
@@ -10,7 +11,7 @@
 //! quote the request).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,27 +21,44 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::log_file::{self, LogFileError};
+
 /// Where the lines go.
 pub struct SessionLog {
     sink: Mutex<Box<dyn Write + Send>>,
+    /// `logFile`, reopened at each SIGHUP ([`SessionLog::reopen`]).
+    path: Option<PathBuf>,
 }
 
 impl SessionLog {
-    /// `logFile` (appended, created 0600) or stderr.
-    pub fn open(file: Option<&Path>) -> std::io::Result<SessionLog> {
+    /// `logFile` (appended, created 0600, never through a symlink:
+    /// log_file.rs) or stderr.
+    pub fn open(file: Option<&Path>) -> Result<SessionLog, LogFileError> {
         let sink: Box<dyn Write + Send> = match file {
-            Some(path) => Box::new(
-                std::fs::OpenOptions::new()
-                    .append(true)
-                    .create(true)
-                    .mode_0600()
-                    .open(path)?,
-            ),
+            Some(path) => Box::new(log_file::open(path)?),
             None => Box::new(std::io::stderr()),
         };
         Ok(SessionLog {
             sink: Mutex::new(sink),
+            path: file.map(Path::to_path_buf),
         })
+    }
+
+    /// SIGHUP: `logFile` opened afresh at its path (logrotate renamed the
+    /// old one away), and the lines from now on go there. The open happens
+    /// outside the lock and the swap under it, so every line lands whole in
+    /// exactly one of the two files: none lost, none written twice. If the
+    /// path cannot be opened safely the lines keep going to the old file.
+    /// `Ok(false)`: the log is stderr, nothing to reopen.
+    pub fn reopen(&self) -> Result<bool, LogFileError> {
+        let Some(path) = &self.path else {
+            return Ok(false);
+        };
+        let fresh: Box<dyn Write + Send> = Box::new(log_file::open(path)?);
+        if let Ok(mut sink) = self.sink.lock() {
+            *sink = fresh;
+        }
+        Ok(true)
     }
 
     /// One line, written whole (one `write_all` of line and newline).
@@ -54,16 +72,6 @@ impl SessionLog {
             let _ = sink.write_all(text.as_bytes());
             let _ = sink.flush();
         }
-    }
-}
-
-trait Mode0600 {
-    fn mode_0600(&mut self) -> &mut Self;
-}
-
-impl Mode0600 for std::fs::OpenOptions {
-    fn mode_0600(&mut self) -> &mut Self {
-        std::os::unix::fs::OpenOptionsExt::mode(self, 0o600)
     }
 }
 

@@ -48,6 +48,16 @@ impl HostProcess {
     /// Starts a host whose configuration is the defaults below merged with
     /// `overrides` (top-level keys replace).
     pub fn start(tag: &str, overrides: Value) -> HostProcess {
+        HostProcess::start_with(tag, overrides, false)
+    }
+
+    /// As [`HostProcess::start`], the host's stderr going to
+    /// [`HostProcess::stderr_text`] instead of the test's.
+    pub fn start_capturing_stderr(tag: &str, overrides: Value) -> HostProcess {
+        HostProcess::start_with(tag, overrides, true)
+    }
+
+    fn start_with(tag: &str, overrides: Value, capture: bool) -> HostProcess {
         let dir = tempfile::Builder::new()
             .prefix(&format!("ch-{tag}-"))
             .tempdir()
@@ -69,7 +79,12 @@ impl HostProcess {
         }
         let path = dir.path().join("host.json");
         std::fs::write(&path, config.to_string()).expect("write config");
-        let child = spawn_host(&path);
+        let stderr = if capture {
+            Stdio::from(std::fs::File::create(dir.path().join("host.stderr")).expect("stderr file"))
+        } else {
+            Stdio::inherit()
+        };
+        let child = spawn_host(&path, stderr);
         let mut host = HostProcess { dir, socket, child };
         host.wait_listening(|socket| socket.exists());
         host
@@ -98,9 +113,29 @@ impl HostProcess {
         let _ = self.child.wait();
     }
 
-    /// A new host on the same configuration and state (after kill_hard).
+    /// SIGTERM, and the host's exit awaited: its graceful stop.
+    pub fn stop(&mut self) {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        let status = self.child.wait().expect("wait for the host");
+        assert!(status.success(), "the host stopped with {status}");
+    }
+
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        // Our own unreaped child: the pid cannot have been reused.
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), signal)
+            .expect("signal the host");
+    }
+
+    /// What the host wrote on stderr (started with
+    /// [`HostProcess::start_capturing_stderr`]).
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("host.stderr")).unwrap_or_default()
+    }
+
+    /// A new host on the same configuration and state (after kill_hard or
+    /// stop).
     pub fn restart(&mut self) {
-        self.child = spawn_host(&self.dir.path().join("host.json"));
+        self.child = spawn_host(&self.dir.path().join("host.json"), Stdio::inherit());
         self.wait_listening(|socket| UnixStream::connect(socket).is_ok());
     }
 
@@ -122,20 +157,31 @@ impl HostProcess {
         )
     }
 
-    /// The receipt the host kept for `invocation_id`, waiting for it.
+    /// The receipt the host kept for `invocation_id` (of any tenant),
+    /// waiting for it.
     pub fn kept_receipt(&self, invocation_id: &str) -> Value {
+        let text =
+            std::fs::read_to_string(self.kept_receipt_file(invocation_id)).expect("read receipt");
+        serde_json::from_str(&text).expect("receipt JSON")
+    }
+
+    /// The file of the receipt kept for `invocation_id`, waiting for it:
+    /// `receipts/<tenant dir>/i-<id>/<name>.json`.
+    pub fn kept_receipt_file(&self, invocation_id: &str) -> PathBuf {
         let dir = self.dir.path().join("state/receipts");
         let until = Instant::now() + Duration::from_secs(20);
         loop {
-            let found = std::fs::read_dir(&dir).ok().and_then(|entries| {
-                entries.flatten().find(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    name.starts_with(&format!("{invocation_id}.")) && name.ends_with(".json")
+            let found = std::fs::read_dir(&dir).ok().and_then(|owners| {
+                owners.flatten().find_map(|owner| {
+                    let run = owner.path().join(format!("i-{invocation_id}"));
+                    std::fs::read_dir(run)
+                        .ok()?
+                        .flatten()
+                        .find(|e| e.file_name().to_string_lossy().ends_with(".json"))
                 })
             });
             if let Some(entry) = found {
-                let text = std::fs::read_to_string(entry.path()).expect("read receipt");
-                return serde_json::from_str(&text).expect("receipt JSON");
+                return entry.path();
             }
             assert!(
                 Instant::now() < until,
@@ -157,13 +203,13 @@ impl HostProcess {
     }
 }
 
-fn spawn_host(config: &std::path::Path) -> Child {
+fn spawn_host(config: &std::path::Path, stderr: Stdio) -> Child {
     Command::new(CORDON)
         .args(["host", "--config"])
         .arg(config)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .expect("spawn cordon host")
 }
@@ -353,6 +399,19 @@ pub fn mode(path: &std::path::Path) -> u32 {
         & 0o7777
 }
 
+/// `cordon host --config CONFIG` expected to refuse to start: its exit
+/// status and stderr.
+pub fn start_refused(config: &std::path::Path) -> (Option<i32>, String) {
+    let output = finish_within(
+        Command::new(CORDON)
+            .args(["host", "--config"])
+            .arg(config)
+            .stderr(Stdio::piped()),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), stderr)
+}
+
 /// Runs a host expected to refuse to start; kills it (and fails) if it
 /// is still running after 20 s.
 pub fn finish_within(command: &mut std::process::Command) -> std::process::Output {
@@ -371,4 +430,31 @@ pub fn finish_within(command: &mut std::process::Command) -> std::process::Outpu
         std::thread::sleep(Duration::from_millis(20));
     }
     child.wait_with_output().expect("host output")
+}
+
+/// A client past `welcome`, authenticated by `token`.
+pub fn hello(host: &HostProcess, token: &str) -> Client {
+    let mut client = host.connect();
+    client.send_json(HELLO, &json!({"v": 1, "token": token}));
+    let (kind, _) = client.recv().expect("welcome");
+    assert_eq!(kind, WELCOME);
+    client
+}
+
+/// `receipt-query` of `id` as `token`'s tenant: the receipts answered.
+pub fn query(host: &HostProcess, token: &str, id: &str) -> Vec<Value> {
+    let mut client = hello(host, token);
+    client.send_json(RECEIPT_QUERY, &json!({"invocationId": id}));
+    let answer = client.expect_json(RECEIPTS);
+    assert!(client.recv().is_none(), "the host closes after the answer");
+    answer["receipts"].as_array().expect("receipts").clone()
+}
+
+/// What `tokens` maps a token by.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

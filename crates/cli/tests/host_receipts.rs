@@ -1,0 +1,84 @@
+//! The receipts a host keeps (docs/remote.md § Receipts kept on the host):
+//! indexed by tenant and invocation id, each tenant reading only its own,
+//! the same after the host restarts, and a state directory of the flat
+//! layout (hosts before the index) moved into the index at start-up. A
+//! real host child process, real bwrap runs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[macro_use]
+mod support;
+mod host_support;
+
+use host_support::*;
+use serde_json::{json, Value};
+
+/// Three tenants; one's name looks like a path.
+const TENANTS: [(&str, &str); 3] = [
+    ("token-a", "tenant-a"),
+    ("token-b", "tenant-b"),
+    ("token-c", "../ops/tenant-c"),
+];
+
+/// Runs `exit <status>` as `token`'s tenant under `invocation_id`.
+fn run(host: &HostProcess, token: &str, invocation_id: &str, status: u32) -> Value {
+    let mut client = hello(host, token);
+    let started = client.spawn(
+        &["-c", &format!("exit {status}")],
+        json!({"policy": read_only(), "invocationId": invocation_id}),
+    );
+    assert!(started["pid"].is_u64(), "{started}");
+    let (_, _, exit) = client.run_to_exit();
+    assert_eq!(exit["returncode"], status, "{exit}");
+    exit["receipt"].clone()
+}
+
+/// Each tenant's answer for `shared`: its own one receipt, nobody else's.
+fn each_reads_its_own(host: &HostProcess, receipts: &[Value]) {
+    for (i, (token, tenant)) in TENANTS.iter().enumerate() {
+        let found = query(host, token, "shared");
+        assert_eq!(found.len(), 1, "{tenant}: {found:?}");
+        assert_eq!(found[0], receipts[i], "{tenant}");
+        assert_eq!(found[0]["remote"]["tenant"], *tenant);
+        // An id that names a path: never one of the index's directories.
+        for id in ["../shared", "i-shared/..", "./shared"] {
+            assert!(query(host, token, id).is_empty(), "{tenant} {id}");
+        }
+    }
+}
+
+#[test]
+fn each_tenant_reads_only_its_own_receipts_of_a_shared_id_before_and_after_a_restart() {
+    require_sandbox!();
+    let tokens: serde_json::Map<String, Value> = TENANTS
+        .iter()
+        .map(|(token, tenant)| (sha256_hex(token), json!(tenant)))
+        .collect();
+    let mut host = HostProcess::start("host-receipts", json!({"tokens": tokens}));
+    let receipts: Vec<Value> = TENANTS
+        .iter()
+        .enumerate()
+        .map(|(i, (token, _))| run(&host, token, "shared", i as u32 + 1))
+        .collect();
+    each_reads_its_own(&host, &receipts);
+    // The tenant whose name looks like a path wrote nothing outside the
+    // receipts directory.
+    let state = host.dir.path().join("state");
+    let mut top: Vec<String> = std::fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    top.sort();
+    assert_eq!(top, ["lock", "receipts", "runs", "workspaces"]);
+
+    // A receipt of the flat layout, as a host before the index kept it.
+    let flat = json!({"invocationId": "old-1", "outcome": {"status": "exited"},
+                      "remote": {"tenant": "tenant-b"}});
+    std::fs::write(state.join("receipts/old-1.0123abcd.json"), flat.to_string()).unwrap();
+    host.stop();
+    host.restart();
+    each_reads_its_own(&host, &receipts);
+    assert_eq!(query(&host, "token-b", "old-1"), [flat]);
+    assert!(query(&host, "token-a", "old-1").is_empty());
+    assert!(!state.join("receipts/old-1.0123abcd.json").exists());
+}
