@@ -15,6 +15,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const h = require('./harness');
+const { FILE_STORE_SCRIPT } = require('./file-store-script');
 const { background } = require('../sessions-support');
 
 const skip = process.geteuid() === 0 || process.geteuid() === h.NOBODY_UID ? false : 'needs root (to run a provider as uid 65534) or uid 65534';
@@ -54,25 +55,7 @@ function provider(dir, body, options = {}) {
     const fs = require('node:fs'); const crypto = require('node:crypto');
     const dir = ${JSON.stringify(dir)};
     const secret = Buffer.from('0123456789abcdef0123456789abcdef');
-    // A durable store in a JSON file (sqliteSessionStore needs Node >= 22.5 or
-    // better-sqlite3, not in the copied package): what is tested is the holder.
-    const file = dir + '/sessions.json';
-    const load = () => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return {}; } };
-    const save = (all) => fs.writeFileSync(file, JSON.stringify(all));
-    const copy = (r) => JSON.parse(JSON.stringify(r));
-    const store = {
-      async get(key) { return load()[key] ?? null; },
-      async put(r) { const all = load(); all[r.key] = copy(r); save(all); },
-      async delete(key) { const all = load(); delete all[key]; save(all); },
-      async list() { return Object.values(load()); },
-      async claim(key, lease, create, heldByOther) {
-        const all = load(); const found = all[key] ?? null;
-        if (found !== null && heldByOther(found.lease)) return { record: found, created: false, held: true };
-        all[key] = { ...(found ?? create()), lease }; save(all);
-        return { record: copy(all[key]), created: found === null, held: false };
-      },
-      async close() {},
-    };
+    ${FILE_STORE_SCRIPT}
     const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true,
       idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, agentPath: ${JSON.stringify(agentPath())} });
     const scope = (c) => ({ tenant: 'acme', conversation: c });

@@ -19,6 +19,7 @@ const { memorySessionStore } = require('./memory-store');
 const { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, workspacePath, viaHolder } = require('./workspace');
 const { subordinateOwners } = require('./holder');
 const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid } = require('./owner-claims');
+const { sweepOwner } = require('./owner-sweep');
 const { leaseHolder, heldError } = require('./lease');
 const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
 const { auditRecord, emitAudit } = require('./audit');
@@ -163,11 +164,13 @@ class SessionManager {
     if (claim.held) throw heldError(claim.record.lease);
     let record = claim.record;
     if (!claim.created && workspaceLive(record) && confirmOwnerUid(record.ownerUid, record.workspace)) {
+      // What the dead provider's sandboxes left of the owner uid goes first (owner-sweep.js).
+      await sweepOwner(this._deps.killUid, record.ownerUid);
       return this._launch(new Session(this._context, record, 'restarted'));
     }
     if (!claim.created) {
       // The kept workspace is gone (or its uid is another's now): start afresh under this claim.
-      await removeWorkspace(record.workspace, this._deps.removeTree, record.holder);
+      await removeWorkspace(record, this._deps);
       releaseOwnerUid(record.ownerUid, record.workspace);
       record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
     }
@@ -183,7 +186,7 @@ class SessionManager {
       await store.put(record);
     } catch (error) {
       // createWorkspace undoes its own partial work; a workspace it finished is removed here.
-      if (mounted) await removeWorkspace(record.workspace, this._deps.removeTree, record.holder);
+      if (mounted) await removeWorkspace(record, this._deps);
       await store.delete(key).catch(() => {});
       releaseOwnerUid(record.ownerUid, record.workspace);
       throw error;
@@ -283,7 +286,7 @@ class SessionManager {
         report.resumable.push(record.key);
         continue;
       }
-      if ((await removeWorkspace(record.workspace, this._deps.removeTree, record.holder)).removed) {
+      if ((await removeWorkspace(record, this._deps)).removed) {
         releaseOwnerUid(record.ownerUid, record.workspace);
         await this._store.delete(record.key);
       }
