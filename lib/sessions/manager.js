@@ -41,6 +41,15 @@ const DEFAULTS = Object.freeze({
 const HOOKS = ['allow', 'budget', 'audit'];
 const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', 'network', 'agentPath', ...HOOKS, ...Object.keys(DEFAULTS)]);
 
+/** Whether `record`'s owner uid is (now) claimed for its workspace by this provider; false when it is another's or the claims cannot be read. */
+function ownsUid(record) {
+  try {
+    return confirmOwnerUid(record.ownerUid, record.workspace);
+  } catch {
+    return false;
+  }
+}
+
 function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', `sessions: ${message}`);
 }
@@ -170,7 +179,8 @@ class SessionManager {
     }
     if (!claim.created) {
       // The kept workspace is gone (or its uid is another's now): start afresh under this claim.
-      await removeWorkspace(record, this._deps);
+      // Its uid's leftovers are swept only while that uid is still this workspace's (made ours first).
+      await removeWorkspace(record, this._deps, { ownsUid: ownsUid(record) });
       releaseOwnerUid(record.ownerUid, record.workspace);
       record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
     }
@@ -186,7 +196,7 @@ class SessionManager {
       await store.put(record);
     } catch (error) {
       // createWorkspace undoes its own partial work; a workspace it finished is removed here.
-      if (mounted) await removeWorkspace(record, this._deps);
+      if (mounted) await removeWorkspace(record, this._deps, { ownsUid: true }); // claimed by this very call
       await store.delete(key).catch(() => {});
       releaseOwnerUid(record.ownerUid, record.workspace);
       throw error;
@@ -286,7 +296,8 @@ class SessionManager {
         report.resumable.push(record.key);
         continue;
       }
-      if ((await removeWorkspace(record, this._deps)).removed) {
+      // The uid is swept only if its claim still names this workspace (made ours first, so no taker races the sweep).
+      if ((await removeWorkspace(record, this._deps, { ownsUid: ownsUid(record) })).removed) {
         releaseOwnerUid(record.ownerUid, record.workspace);
         await this._store.delete(record.key);
       }

@@ -124,9 +124,11 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
 }
 
 /**
- * Kills what is left of the session's owner uid (owner-sweep.js: the
- * orphans of a provider that died mid-start would otherwise pin the
- * workspace), then unmounts (which frees the whole tree), then removes
+ * Kills what is left of the session's owner uid when `ownsUid` (the caller
+ * holds that uid's claim for this workspace, owner-claims.js: a uid taken
+ * over by another session is never swept; owner-sweep.js: the orphans of
+ * a provider that died mid-start would otherwise pin the workspace), then
+ * unmounts (which frees the whole tree), then removes
  * what is left at the mount point with the launcher's bounded tree
  * removal (tree_removal.rs: iterative, constant descriptors, never follows
  * a link, never leaves the tree's filesystem). What is left is normally an
@@ -137,11 +139,11 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
  * walk runs off the event loop), `deps.killUid(uid)` its uid sweep. Never
  * throws: returns what happened.
  */
-async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps) {
+async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps, { ownsUid }) {
   const report = { removed: false, detail: null };
   const { removeTree } = deps;
   try {
-    await sweepOwner(deps.killUid, ownerUid);
+    if (ownsUid) await sweepOwner(deps.killUid, ownerUid);
     if (holder && !(await stopHolder(holder))) throw new Error(`the workspace holder ${holder.pid} did not end`);
     if (!holder && isMounted(dir)) {
       try {
