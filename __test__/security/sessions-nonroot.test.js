@@ -61,6 +61,8 @@ function provider(dir, body, options = {}) {
     const scope = (c) => ({ tenant: 'acme', conversation: c });
     const out = (value) => process.stdout.write(JSON.stringify(value));
     const codeOf = (promise) => promise.then(() => null, (e) => e.code);
+    // The workspaces under a sessions root (its .owner-claims directory aside: owner-claims.js).
+    const keysIn = (root) => fs.readdirSync(root).filter((name) => name !== '.owner-claims');
     const alive = (pid) => { try { return fs.readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1][0] !== 'Z'; } catch { return false; } };
     (async () => { ${body} })().catch((e) => { out({ failed: String(e.stack ?? e), code: e.code }); });`;
   // As harness.runProvider, but a provider that SIGKILLs itself (options.killed) still answers.
@@ -104,7 +106,7 @@ test('a uid-65534 provider acquires a session, runs commands and file tools in i
     const workspace = s.workspace;
     const receipt = await s.end();
     out({ euid: process.geteuid(), provider: process.pid, ownerUid: s.ownerUid, origin: s.origin, id: id.stdout.toString(), seen: seen.stdout.toString(),
-      read, listed, after, receipt: receipt.workspace, left: fs.readdirSync(dir + '/root'), records: (await store.list()).length, workspace });`);
+      read, listed, after, receipt: receipt.workspace, left: keysIn(dir + '/root'), records: (await store.list()).length, workspace });`);
   assert.equal(v.euid, 65534);
   assert.equal(v.origin, 'created');
   assert.ok(v.ownerUid >= 1342177280 && v.ownerUid < 1342177280 + 65536, `an owner uid of the subordinate range's first half: ${v.ownerUid}`);
@@ -237,7 +239,7 @@ test('a uid-65534 provider killed mid-session leaves a holder the next provider 
   const third = provider(dir, `
     await new Promise((resolve) => setTimeout(resolve, 300));
     const report = await m.recover();
-    out({ report, records: (await store.list()).length, left: fs.readdirSync(dir + '/root'), holderAlive: alive(${first.holder.pid}) });`, { idleTimeoutMs: 200 });
+    out({ report, records: (await store.list()).length, left: keysIn(dir + '/root'), holderAlive: alive(${first.holder.pid}) });`, { idleTimeoutMs: 200 });
   assert.equal(third.report.reaped.length, 1, JSON.stringify(third.report));
   assert.equal(third.records, 0);
   assert.deepEqual(third.left, []);
@@ -250,7 +252,7 @@ test('a uid-65534 provider whose sessions root sits under a directory the owner 
     fs.mkdirSync(dir + '/closed', { mode: 0o700 });
     const closed = cordon.createSessionManager({ secret, root: dir + '/closed/root', store, authorize: () => true, workspaceBytes: 1 << 20, agentPath: ${JSON.stringify(agentPath())} });
     const error = await closed.acquire(scope('closed'), 'u').then(() => null, (e) => e);
-    out({ code: error?.code, message: error?.message, left: fs.readdirSync(dir + '/closed/root'), records: (await store.list()).length });`);
+    out({ code: error?.code, message: error?.message, left: keysIn(dir + '/closed/root'), records: (await store.list()).length });`);
   assert.equal(v.code, 'ERR_CORDON_WORKSPACE_UNUSABLE', v.message);
   assert.match(v.message, /closed/, 'the message names the directory in the way');
   assert.deepEqual(v.left, []);
@@ -310,7 +312,7 @@ test('a uid-65534 provider killed before the new session\'s record names its hol
   const second = provider(dir, `
     const report = await m.recover();
     for (let i = 0; i < 100 && alive(${first.hung.pid}); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    out({ report, records: (await store.list()).length, left: fs.readdirSync(dir + '/root'), holderAlive: alive(${first.hung.pid}) });`);
+    out({ report, records: (await store.list()).length, left: keysIn(dir + '/root'), holderAlive: alive(${first.hung.pid}) });`);
   assert.equal(second.holderAlive, false, 'the holder is gone: it exited unrecorded, or recover() reaped it');
   assert.deepEqual(withTag(`${dir}/root/`), [], 'no holder of this provider\'s workspaces is left');
   assert.equal(second.records, 0);
@@ -382,4 +384,69 @@ test('a command that changes its workspace root\'s mode (chmod 755, 777, 750, 71
   assert.equal(second.origin, 'restarted', 'the kept workspace was resumed, not replaced by an empty one');
   assert.equal(second.kept, '711', 'the files survived the provider');
   assert.equal(second.mode, '711', 'the mode the session chose is its own');
+});
+
+test('a uid-65534 provider\'s owner-uid claims cannot be blocked by another local user who made /tmp/cordon-session-owners-65534 first (round 7, R7-4; round 7b, R7b-4)', { skip: process.geteuid() === 0 ? skip : 'needs root: another user squats the path inside a private mount namespace' }, (t) => {
+  // In a private mount namespace with a fresh /tmp (so no other provider on
+  // the host is disturbed), uid 1 makes the old claims path first, a 0777
+  // directory; the /tmp directories the provider needs are bound back in.
+  const dir = scratch(t);
+  const agent = agentPath();
+  const { node, pkg } = require('./nobody-provider').nobodyProvider();
+  const tmp = os.tmpdir();
+  const needed = [...new Set([node, pkg, agent, dir].filter((p) => p.startsWith(`${tmp}/`)).map((p) => p.slice(tmp.length + 1).split('/')[0]))];
+  const realTmp = fs.mkdtempSync('/run/cordon-squat-');
+  t.after(() => fs.rmSync(realTmp, { recursive: true, force: true }));
+  const script = `
+    const fs = require('node:fs');
+    const dir = ${JSON.stringify(dir)};
+    ${FILE_STORE_SCRIPT}
+    const m = cordon.createSessionManager({ secret: Buffer.from('0123456789abcdef0123456789abcdef'), root: dir + '/root', store,
+      authorize: () => true, workspaceBytes: 1 << 20, agentPath: ${JSON.stringify(agent)} });
+    (async () => {
+      const squat = fs.lstatSync('/tmp/cordon-session-owners-65534');
+      const s = await m.acquire({ tenant: 'acme', conversation: 'squat' }, 'u');
+      const id = (await s.exec(['/usr/bin/id', '-u'])).stdout.trim();
+      const claims = fs.readdirSync(dir + '/root/.owner-claims');
+      const receipt = await s.end();
+      process.stdout.write(JSON.stringify({ squatOwner: squat.uid, id, ownerUid: s.ownerUid, claims, removed: receipt.workspace.removed,
+        claimsAfter: fs.readdirSync(dir + '/root/.owner-claims') }));
+    })().catch((e) => { process.stdout.write(JSON.stringify({ failed: e.code + ': ' + e.message })); process.exitCode = 3; });`;
+  const shell = [
+    'set -e',
+    `mount --bind ${tmp} "$1"`,
+    `mount -t tmpfs -o mode=1777 cordon-squat-tmp ${tmp}`,
+    ...needed.map((name) => `mkdir ${tmp}/${name} && mount --bind "$1/${name}" ${tmp}/${name}`),
+    `setpriv --reuid=1 --regid=1 --clear-groups sh -c 'umask 0; mkdir -m 0777 ${tmp}/cordon-session-owners-65534'`,
+    `exec setpriv --reuid=${h.NOBODY_UID} --regid=${h.NOBODY_UID} --clear-groups "$2" -e "$3"`,
+  ].join('\n');
+  const run = spawnSync('/usr/bin/unshare', ['-m', '--propagation', 'private', 'sh', '-c', shell, 'sh', realTmp, node, `const cordon = require(${JSON.stringify(pkg)});\n${script}`],
+    { cwd: '/', encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH } });
+  assert.equal(run.status, 0, `${run.stdout} ${run.stderr}`);
+  const v = JSON.parse(run.stdout);
+  assert.equal(v.squatOwner, 1, 'the old claims path was another user\'s');
+  assert.equal(v.id, String(v.ownerUid), 'the session ran as its claimed owner uid');
+  assert.deepEqual(v.claims, [String(v.ownerUid)], 'the claim is in the provider\'s own sessions root');
+  assert.equal(v.removed, true);
+  assert.deepEqual(v.claimsAfter, [], 'end() released it');
+});
+
+test('a uid a live holder of a uid-65534 provider already maps is never claimed again through another claims directory', { skip }, (t) => {
+  const dir = scratch(t);
+  const pkg = process.geteuid() === h.NOBODY_UID ? path.join(__dirname, '..', '..') : require('./nobody-provider').nobodyProvider().pkg;
+  const claimsModule = JSON.stringify(path.join(pkg, 'lib', 'sessions'));
+  const v = provider(dir, `
+    const s = await m.acquire(scope('mapped'), 'u');
+    const { mappedByLiveHolder } = require(${claimsModule} + '/holder');
+    const { claimOwnerUid } = require(${claimsModule} + '/owner-claims');
+    // Another claims directory (a provider of this uid on another sessions root), whose only candidate is this session's uid.
+    const other = dir + '/other-claims';
+    const error = (() => { try { return 'claimed ' + claimOwnerUid({ first: s.ownerUid - 1, count: 2 }, '/elsewhere', other, mappedByLiveHolder); } catch (e) { return e.code; } })();
+    const mapped = mappedByLiveHolder(s.ownerUid);
+    await s.end();
+    out({ mapped, error, mappedAfter: mappedByLiveHolder(s.ownerUid), left: fs.readdirSync(other) });`);
+  assert.equal(v.mapped, true, 'the live holder maps the session\'s uid');
+  assert.equal(v.error, 'ERR_CORDON_SESSION_LIMIT', 'that uid was given back, not handed out twice');
+  assert.deepEqual(v.left, [], 'no claim was left in the other directory');
+  assert.equal(v.mappedAfter, false, 'once the holder is gone the uid is free');
 });

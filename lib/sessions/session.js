@@ -202,7 +202,7 @@ class Session {
     // A live session's claim is its own: a claim is taken over only once its provider is gone.
     const workspace = contained ? await removeWorkspace(this._record, this._manager.deps, { ownsUid: true }) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
     if (workspace.removed) {
-      releaseOwnerUid(this.ownerUid, this.workspace);
+      releaseOwnerUid(this.ownerUid, this.workspace, this._manager.options.claimsDir);
       await this._manager.store.delete(this.id).catch(() => {});
     }
     this._manager.forget(this);
