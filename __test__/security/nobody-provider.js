@@ -68,7 +68,7 @@ function copyPackage(into) {
 
 /** Test files and the built executables, beside the copied package. */
 const TEST_TREE = [
-  '__test__/security', '__test__/spawn-support.js', '__test__/remote-support.js', 'scripts/skip-reporter.mjs',
+  '__test__/security', '__test__/spawn-support.js', '__test__/remote-support.js', '__test__/sessions-support.js', 'scripts/skip-reporter.mjs',
 ];
 const EXECUTABLES = ['cordon-runner', 'cordon-egress-relay', 'cordon-exec-agent'];
 
