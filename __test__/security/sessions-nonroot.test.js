@@ -354,6 +354,14 @@ test('a name that is not UTF-8, planted by a command, is listed and removed by t
 
 test('a command that changes its workspace root\'s mode (chmod 755, 777, 750, 711 /workspace) breaks neither the file tools nor the resume after a provider SIGKILL (round 7b, R7b-2)', { skip }, (t) => {
   const dir = scratch(t);
+  // A failure after the first provider's SIGKILL would leave its holder: this test's, by its directory.
+  t.after(() => withTag(`${dir}/root/`).forEach((pid) => {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }));
   const first = provider(dir, `
     const s = await m.acquire(scope('mode'), 'u');
     const seen = [];

@@ -207,7 +207,8 @@ async function oneTry(kind, nobody) {
       await s.end();
       out({ rec, origin, ownerUid: s.ownerUid });`), { cwd: '/', encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH }, ...kind.identity });
     second = { status: run.status, stdout: run.stdout.trim(), stderr: run.stderr.slice(-2000) };
-    if (ownerUid !== null) left = processesOf(ownerUid);
+    // Only a subordinate or reserved owner uid (never 65534 or a host account's): what is left of it is this try's.
+    if (ownerUid !== null && ownerUid > 65535) left = processesOf(ownerUid);
   }
   // Whatever this try left (a failure above, or the bug itself): killed by pid so the next try and test start clean.
   for (const line of left) {
@@ -217,7 +218,15 @@ async function oneTry(kind, nobody) {
       // gone
     }
   }
-  unmountLeft(path.join(dir, 'root')); // a root provider's workspace the second provider did not end
+  // A holder (uid 65534) or a root provider's workspace the second provider did not end: this try's, by its directory.
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (readProc(p, 'cmdline') ?? '').includes(`${dir}/root/`))) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  unmountLeft(path.join(dir, 'root'));
   fs.rmSync(dir, { recursive: true, force: true });
   return { hit: result.hit, ownerUid, second, left };
 }
