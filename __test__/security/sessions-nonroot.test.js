@@ -459,3 +459,17 @@ test('a uid a live holder of a uid-65534 provider already maps is never claimed 
   assert.deepEqual(v.left, [], 'no claim was left in the other directory');
   assert.equal(v.mappedAfter, false, 'once the holder is gone the uid is free');
 });
+
+test('a uid-65534 provider given a claimsDir that is not its own private directory refuses to claim there, naming no path in the message', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    // /usr exists and is root's: not a directory this provider may keep its claims in.
+    const foreign = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true, workspaceBytes: 1 << 20,
+      agentPath: ${JSON.stringify(agentPath())}, claimsDir: '/usr' });
+    const error = await foreign.acquire(scope('foreign'), 'u').then(() => null, (e) => e);
+    out({ code: error?.code, message: error?.message, cause: String(error?.cause?.message ?? ''), left: keysIn(dir + '/root'), records: (await store.list()).length });`);
+  assert.equal(v.code, 'ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', v.message);
+  assert.doesNotMatch(v.message, /\/usr/, 'the path is in error.cause, not the message');
+  assert.equal(v.cause, '/usr');
+  assert.deepEqual(v.left, [], 'no workspace was made');
+});
