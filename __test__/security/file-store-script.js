@@ -4,13 +4,16 @@
 // provider scripts the security suites run as another process (a uid-65534
 // provider, or one they SIGKILL): sqliteSessionStore needs Node >= 22.5 or
 // better-sqlite3, not in the copied package, and what these tests exercise
-// is the workspace, not the store. The script defines `fs` and `dir` before
-// it; this defines `store`.
+// is the workspace, not the store. Crash-safe like a real store (a
+// SIGKILL in the middle of a write once emptied the file, and a holder the
+// lost record named then looked leaked: round 7b, R7b-3). The script defines
+// `fs` and `dir` before it; this defines `store`.
 
 const FILE_STORE_SCRIPT = `
     const file = dir + '/sessions.json';
     const load = () => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return {}; } };
-    const save = (all) => fs.writeFileSync(file, JSON.stringify(all));
+    // Written aside and renamed over: a provider SIGKILLed mid-write must leave the old records, not an empty file.
+    const save = (all) => { fs.writeFileSync(file + '.next', JSON.stringify(all)); fs.renameSync(file + '.next', file); };
     const copy = (r) => JSON.parse(JSON.stringify(r));
     const store = {
       async get(key) { return load()[key] ?? null; },
