@@ -127,6 +127,8 @@ const { createSessionManager, memorySessionStore, sqliteSessionStore } = require
     tree: (dir, maxEntries) => loadBinding().removeTree(dir, maxEntries),
     contents: (dir, maxEntries) => loadBinding().emptyTree(dir, maxEntries),
   }),
+  // The launcher's uid sweep (uid_sweep.rs): a session's orphans, before its workspace is reused or removed.
+  killUid: (uid) => loadBinding().killUidProcesses(uid),
   ownerRange: () => {
     const native = loadBinding();
     return { first: native.WORKSPACE_OWNER_UID_FIRST, count: native.WORKSPACE_OWNER_UIDS };

@@ -129,3 +129,10 @@ test('a stale claim another taker is already taking over (its takeover marker ex
   fs.rmSync(path.join(dir, `9001.takeover-${nonce}`));
   assert.equal(claimOwnerUid({ first: 9000, count: 2 }, '/mine', dir), 9001, 'once that taker is done (here: gave up), the stale claim can be taken');
 });
+
+test('a root provider may not move its owner-uid claims out of /run (claimsDir is for non-root providers)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, (t) => {
+  const { createSessionManager } = require('..');
+  const { root } = place(t);
+  const options = { secret: crypto.randomBytes(32), root, authorize: () => true };
+  assert.throws(() => createSessionManager({ ...options, claimsDir: path.join(os.tmpdir(), 'elsewhere') }), { code: 'ERR_CORDON_INVALID_OPTIONS', message: /claimsDir is for a non-root provider/ });
+});

@@ -114,3 +114,18 @@ test('a workspace left as a plain directory (a planted 5000-level tree, a symlin
   assert.equal(fs.readFileSync(path.join(host, 'keep'), 'utf8'), 'host data', 'no link was followed');
   assert.equal(fs.statSync(path.join(host, 'keep')).nlink, 1);
 });
+
+test('the owner-uid sweep refuses root and the provider\'s own uid, as ERR_CORDON_SESSION_SWEEP_FAILED with the launcher\'s reason', { skip }, async () => {
+  const binding = require('../binding.js');
+  const { sweepOwner } = require('../lib/sessions/owner-sweep');
+  const killUid = (uid) => binding.killUidProcesses(uid);
+  for (const uid of [0, process.geteuid()]) {
+    await assert.rejects(sweepOwner(killUid, uid), (error) => {
+      assert.equal(error.code, 'ERR_CORDON_SESSION_SWEEP_FAILED');
+      assert.match(error.message, /never swept/);
+      return true;
+    });
+  }
+  // A uid with no process: nothing to kill, nothing signalled.
+  assert.equal(await sweepOwner(killUid, 0x6fff_f0e2), 0);
+});

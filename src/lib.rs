@@ -7,6 +7,7 @@ mod chunk_buffer;
 mod live_executions;
 pub mod network_rules;
 pub mod tree_removal_task;
+pub mod uid_sweep_task;
 
 use std::sync::{Arc, RwLock, Weak};
 

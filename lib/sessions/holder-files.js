@@ -1,7 +1,7 @@
 'use strict';
 
 // The file tools of a NON-ROOT provider's session (holder.js): the
-// provider cannot look into the workspace (a 0700 tmpfs of the session's
+// provider cannot look into the workspace (a tmpfs of the session's
 // subordinate uid, in the holder's mount namespace), so each operation is
 // one `cordon-exec-agent session-files` process that joins the holder's
 // namespaces, becomes the owner uid, checks the workspace is the held

@@ -156,6 +156,35 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
   return holder;
 }
 
+/** A uid_map line's count that maps every id: the initial user namespace's (`0 0 4294967295`), not a holder's. */
+const WHOLE_RANGE = 4294967295;
+
+/**
+ * Whether a live process of this provider's uid maps `uid` in a user
+ * namespace of its own: the holder of a live workspace whose claim is in
+ * another claims directory (a provider of the same uid given another
+ * `claimsDir` or sessions root, owner-claims.js). So such providers still
+ * never hand out one owner uid twice while both workspaces live.
+ */
+function mappedByLiveHolder(uid) {
+  const me = process.geteuid();
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let map;
+    try {
+      if (fs.statSync(`/proc/${pid}`).uid !== me) continue;
+      map = fs.readFileSync(`/proc/${pid}/uid_map`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const line of map.split('\n')) {
+      const [, outside, count] = line.trim().split(/\s+/).map(Number);
+      if (count > 0 && count < WHOLE_RANGE && uid >= outside && uid < outside + count) return true;
+    }
+  }
+  return false;
+}
+
 /** Kills the recorded holder (its workspace goes with it) and waits until it is gone. Never throws. */
 async function stopHolder(holder) {
   if (!holderAlive(holder)) return true;
@@ -169,4 +198,4 @@ async function stopHolder(holder) {
   return !holderAlive(holder);
 }
 
-module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners };
+module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners, mappedByLiveHolder };

@@ -110,6 +110,15 @@ export interface SessionManagerOptions {
   policy?: Policy;
   /** The exec agent; default the cordon-exec-agent shipped with cordon. */
   agentPath?: string;
+  /**
+   * A non-root provider's owner-uid claims directory (absolute; made 0700,
+   * must be this uid's own). Every provider of the same uid must give the
+   * same one. Default: `<home>/.cordon/session-owners` (passwd home, when
+   * it is this uid's and no one else may write it), else
+   * `<root>/.owner-claims`. Refused for a root provider (its claims are
+   * host-wide in /run/cordon-session-owners). docs/sessions.md "Owner uids".
+   */
+  claimsDir?: string;
   /** Default 15 min. */
   idleTimeoutMs?: number;
   /** Workspace quota (tmpfs size); default 256 MiB. */

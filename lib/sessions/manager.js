@@ -13,12 +13,14 @@
 // budget).
 
 const fs = require('node:fs');
+const path = require('node:path');
 const { CordonError } = require('../errors');
 const { checkSecret, checkScope, sessionKey } = require('./session-key');
 const { memorySessionStore } = require('./memory-store');
 const { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, workspacePath, viaHolder } = require('./workspace');
-const { subordinateOwners } = require('./holder');
-const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid } = require('./owner-claims');
+const { subordinateOwners, mappedByLiveHolder } = require('./holder');
+const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, defaultClaimsDir } = require('./owner-claims');
+const { sweepOwner } = require('./owner-sweep');
 const { leaseHolder, heldError } = require('./lease');
 const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
 const { auditRecord, emitAudit } = require('./audit');
@@ -38,10 +40,31 @@ const DEFAULTS = Object.freeze({
   maxSessionsPerTenant: 16,
 });
 const HOOKS = ['allow', 'budget', 'audit'];
-const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', 'network', 'agentPath', ...HOOKS, ...Object.keys(DEFAULTS)]);
+const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', 'network', 'agentPath', 'claimsDir', ...HOOKS, ...Object.keys(DEFAULTS)]);
+
+/** Whether `record`'s owner uid is (now) claimed for its workspace by this provider; false when it is another's or the claims cannot be read. */
+function ownsUid(record, claimsDir) {
+  try {
+    return confirmOwnerUid(record.ownerUid, record.workspace, claimsDir);
+  } catch {
+    return false;
+  }
+}
 
 function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', `sessions: ${message}`);
+}
+
+/**
+ * `claimsDir`: where a non-root provider claims owner uids (owner-claims.js;
+ * every provider of its uid must give the same one). A root provider's
+ * claims are host-wide in /run, so it may not move them.
+ */
+function checkClaimsDir(claimsDir) {
+  if (claimsDir === undefined) return undefined;
+  if (process.geteuid() === 0) throw invalid('claimsDir is for a non-root provider: a root provider claims owner uids host-wide in /run/cordon-session-owners');
+  if (typeof claimsDir !== 'string' || !path.isAbsolute(claimsDir) || claimsDir.includes('\0')) throw invalid('claimsDir must be an absolute path');
+  return path.normalize(claimsDir);
 }
 
 function checkOptions(options, deps) {
@@ -60,6 +83,7 @@ function checkOptions(options, deps) {
   out.network = options.network === undefined ? undefined : JSON.parse(JSON.stringify(options.network));
   out.root = options.root;
   out.rootDir = prepareRoot(out.root); // held by a descriptor: workspaces are made through it
+  out.claimsDir = checkClaimsDir(options.claimsDir) ?? defaultClaimsDir(out.rootDir.path);
   out.authorize = options.authorize;
   for (const hook of HOOKS) {
     if (options[hook] !== undefined && typeof options[hook] !== 'function') throw invalid(`${hook} must be a function`);
@@ -162,13 +186,16 @@ class SessionManager {
     const claim = await store.claim(key, this._holder.lease(), () => this._newRecord(key, scope, network, workspace), (lease) => this._holder.heldByOther(lease));
     if (claim.held) throw heldError(claim.record.lease);
     let record = claim.record;
-    if (!claim.created && workspaceLive(record) && confirmOwnerUid(record.ownerUid, record.workspace)) {
+    if (!claim.created && workspaceLive(record) && confirmOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir)) {
+      // What the dead provider's sandboxes left of the owner uid goes first (owner-sweep.js).
+      await sweepOwner(this._deps.killUid, record.ownerUid);
       return this._launch(new Session(this._context, record, 'restarted'));
     }
     if (!claim.created) {
       // The kept workspace is gone (or its uid is another's now): start afresh under this claim.
-      await removeWorkspace(record.workspace, this._deps.removeTree, record.holder);
-      releaseOwnerUid(record.ownerUid, record.workspace);
+      // Its uid's leftovers are swept only while that uid is still this workspace's (made ours first).
+      await removeWorkspace(record, this._deps, { ownsUid: ownsUid(record, this._options.claimsDir) });
+      releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
       record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
     }
     let mounted = false;
@@ -183,9 +210,9 @@ class SessionManager {
       await store.put(record);
     } catch (error) {
       // createWorkspace undoes its own partial work; a workspace it finished is removed here.
-      if (mounted) await removeWorkspace(record.workspace, this._deps.removeTree, record.holder);
+      if (mounted) await removeWorkspace(record, this._deps, { ownsUid: true }); // claimed by this very call
       await store.delete(key).catch(() => {});
-      releaseOwnerUid(record.ownerUid, record.workspace);
+      releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
       throw error;
     }
     return this._launch(new Session(this._context, record, 'created'));
@@ -195,7 +222,8 @@ class SessionManager {
   _newRecord(key, scope, network, workspace) {
     const now = Date.now();
     // A non-root provider's owners: the first half of its subordinate uids (holder.js).
-    const ownerUid = claimOwnerUid(viaHolder() ? subordinateOwners() : this._deps.ownerRange(), workspace);
+    const { claimsDir } = this._options;
+    const ownerUid = viaHolder() ? claimOwnerUid(subordinateOwners(), workspace, claimsDir, mappedByLiveHolder) : claimOwnerUid(this._deps.ownerRange(), workspace, claimsDir);
     return { key, scope, ownerUid, workspace, createdAt: now, lastActiveAt: now, network: network ?? null, holder: null };
   }
 
@@ -283,8 +311,9 @@ class SessionManager {
         report.resumable.push(record.key);
         continue;
       }
-      if ((await removeWorkspace(record.workspace, this._deps.removeTree, record.holder)).removed) {
-        releaseOwnerUid(record.ownerUid, record.workspace);
+      // The uid is swept only if its claim still names this workspace (made ours first, so no taker races the sweep).
+      if ((await removeWorkspace(record, this._deps, { ownsUid: ownsUid(record, this._options.claimsDir) })).removed) {
+        releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
         await this._store.delete(record.key);
       }
       report.reaped.push(record.key);

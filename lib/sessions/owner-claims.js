@@ -35,26 +35,55 @@
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { CordonError } = require('../errors');
 const { bootId, startTime } = require('./lease');
 
 /** Fixed and root-owned: every root provider on the host claims here. */
 const CLAIMS_DIR = '/run/cordon-session-owners';
+/** A non-root provider without a home of its own claims in this directory of its sessions root. */
+const ROOT_CLAIMS_NAME = '.owner-claims';
+
 /**
- * Where this provider claims: a non-root provider's owners are its own
- * subordinate uids (no other user's), so its claims are its own, in a
- * private directory of its uid (claimsDir checks it is).
+ * The provider's home from the password database (never $HOME: every
+ * process of the uid must find the same one), when it is a directory of
+ * this uid that no one else may write; else null ("nobody" has none).
  */
-const defaultClaimsDir = () => (process.geteuid() === 0 ? CLAIMS_DIR : `/tmp/cordon-session-owners-${process.geteuid()}`);
+function ownHome() {
+  try {
+    const home = os.userInfo().homedir;
+    const st = fs.lstatSync(home);
+    return st.isDirectory() && st.uid === process.geteuid() && (st.mode & 0o022) === 0 ? home : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where this provider claims when it was not given `claimsDir`
+ * (docs/sessions.md, "Owner uids"). A non-root provider's owners are its
+ * own subordinate uids (no other user's), so its claims are its own, in a
+ * directory only it can create: its home's `.cordon/session-owners`, which
+ * every provider process of the uid finds, or, with no home, its sessions
+ * root's `.owner-claims` (the root is its own, 0711, checked:
+ * sessions-root.js). Never a fixed name in a world-writable directory,
+ * which any local user could take first and so deny every session (round
+ * 7, R7-4).
+ */
+function defaultClaimsDir(sessionsRoot) {
+  if (process.geteuid() === 0) return CLAIMS_DIR;
+  const home = ownHome();
+  return home === null ? path.join(sessionsRoot, ROOT_CLAIMS_NAME) : path.join(home, '.cordon', 'session-owners');
+}
 /** Random uids tried: with 65535 owners and a few thousand sessions, 64 misses in a row do not happen. */
 const MAX_ATTEMPTS = 64;
 
-function claimsDir(dir = defaultClaimsDir()) {
+function claimsDir(dir) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = fs.lstatSync(dir);
   if (!st.isDirectory() || st.uid !== process.geteuid() || (st.mode & 0o077) !== 0) {
-    throw new CordonError('ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', `${dir} must be a private directory of this provider (mode 0700): refusing to claim owner uids there`);
+    throw new CordonError('ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', `the owner-uid claims directory (claimsDir) must be a private directory of this provider (mode 0700): refusing to claim owner uids there`, { cause: new Error(dir) });
   }
   return dir;
 }
@@ -131,15 +160,21 @@ function takeOver(file, seen, text) {
  * Claims an owner uid of `range` (its first uid excluded: the default
  * owner other code hands out) for `workspace`; returns the uid. A free
  * uid first; a stale claim met on the way is taken over only when no
- * free one turned up.
+ * free one turned up. `inUse(uid)`: a uid claimed here but found in use
+ * elsewhere (a non-root provider's holder of another claims directory:
+ * holder.js) is given back and another one tried.
  */
-function claimOwnerUid(range, workspace, dir = defaultClaimsDir()) {
+function claimOwnerUid(range, workspace, dir, inUse = () => false) {
   const claims = claimsDir(dir);
   const stale = new Map();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     const uid = range.first + 1 + crypto.randomInt(range.count - 1);
     const file = path.join(claims, String(uid));
-    if (create(file, claimText(workspace))) return uid;
+    if (create(file, claimText(workspace))) {
+      if (!inUse(uid)) return uid;
+      fs.rmSync(file, { force: true });
+      continue;
+    }
     const claim = readClaim(file);
     if (isStale(claim)) stale.set(uid, claim);
   }
@@ -150,7 +185,7 @@ function claimOwnerUid(range, workspace, dir = defaultClaimsDir()) {
 }
 
 /** Releases `uid`'s claim if it is `workspace`'s (another workspace's claim is never removed). Never throws. */
-function releaseOwnerUid(uid, workspace, dir = defaultClaimsDir()) {
+function releaseOwnerUid(uid, workspace, dir) {
   const file = path.join(dir, String(uid));
   try {
     if (readClaim(file)?.workspace === workspace) fs.unlinkSync(file);
@@ -164,7 +199,7 @@ function releaseOwnerUid(uid, workspace, dir = defaultClaimsDir()) {
  * stale claim of that workspace becomes this provider's; false when
  * another workspace holds the uid (taken over while nobody held ours).
  */
-function confirmOwnerUid(uid, workspace, dir = defaultClaimsDir()) {
+function confirmOwnerUid(uid, workspace, dir) {
   const file = path.join(claimsDir(dir), String(uid));
   if (create(file, claimText(workspace))) return true;
   const claim = readClaim(file);
@@ -173,4 +208,4 @@ function confirmOwnerUid(uid, workspace, dir = defaultClaimsDir()) {
   return readClaim(file)?.workspace === workspace;
 }
 
-module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, parseClaim, CLAIMS_DIR };
+module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, parseClaim, defaultClaimsDir, CLAIMS_DIR, ROOT_CLAIMS_NAME };

@@ -199,9 +199,10 @@ class Session {
     const result = (await this._sandbox?.stop()) ?? { receipt: {} };
     // No execution: spawnIsolated refused before any process existed, so nothing can still hold the workspace.
     const contained = this._sandbox?.execution === undefined || result.receipt?.stop?.containmentConfirmed === true;
-    const workspace = contained ? await removeWorkspace(this.workspace, this._manager.deps.removeTree, this._record.holder) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
+    // A live session's claim is its own: a claim is taken over only once its provider is gone.
+    const workspace = contained ? await removeWorkspace(this._record, this._manager.deps, { ownsUid: true }) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
     if (workspace.removed) {
-      releaseOwnerUid(this.ownerUid, this.workspace);
+      releaseOwnerUid(this.ownerUid, this.workspace, this._manager.options.claimsDir);
       await this._manager.store.delete(this.id).catch(() => {});
     }
     this._manager.forget(this);

@@ -25,6 +25,7 @@ const { execFileSync } = require('node:child_process');
 const { CordonError } = require('../errors');
 const { openSessionsRoot, makeKeyDir, onDescriptor, undoMount, MOUNT } = require('./sessions-root');
 const { startHolder, stopHolder, holderAlive } = require('./holder');
+const { sweepOwner } = require('./owner-sweep');
 
 /** Fixed location of umount(8) (mount(8): sessions-root.js): never an inherited $PATH. */
 const UMOUNT = '/usr/bin/umount';
@@ -123,19 +124,26 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
 }
 
 /**
- * Unmounts (which frees the whole tree), then removes what is left at the
- * mount point with the launcher's bounded tree removal (tree_removal.rs:
- * iterative, constant descriptors, never follows a link, never leaves the
- * tree's filesystem). What is left is normally an empty directory; it is
- * the whole planted tree when the workspace is not (or no longer) a mount,
- * or when a busy mount could only be detached: its inodes are freed now
- * rather than when the last holder lets go. `removeTree.{tree,contents}(dir)`
- * are the addon's (promises: the walk runs off the event loop). Never throws:
- * returns what happened.
+ * Kills what is left of the session's owner uid when `ownsUid` (the caller
+ * holds that uid's claim for this workspace, owner-claims.js: a uid taken
+ * over by another session is never swept; owner-sweep.js: the orphans of
+ * a provider that died mid-start would otherwise pin the workspace), then
+ * unmounts (which frees the whole tree), then removes
+ * what is left at the mount point with the launcher's bounded tree
+ * removal (tree_removal.rs: iterative, constant descriptors, never follows
+ * a link, never leaves the tree's filesystem). What is left is normally an
+ * empty directory; it is the whole planted tree when the workspace is not
+ * (or no longer) a mount, or when a busy mount could only be detached: its
+ * inodes are freed now rather than when the last holder lets go.
+ * `deps.removeTree.{tree,contents}(dir)` are the addon's (promises: the
+ * walk runs off the event loop), `deps.killUid(uid)` its uid sweep. Never
+ * throws: returns what happened.
  */
-async function removeWorkspace(dir, removeTree, holder = null) {
+async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps, { ownsUid }) {
   const report = { removed: false, detail: null };
+  const { removeTree } = deps;
   try {
+    if (ownsUid) await sweepOwner(deps.killUid, ownerUid);
     if (holder && !(await stopHolder(holder))) throw new Error(`the workspace holder ${holder.pid} did not end`);
     if (!holder && isMounted(dir)) {
       try {

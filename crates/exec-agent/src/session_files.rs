@@ -108,7 +108,9 @@ fn libc_eio() -> i32 {
 }
 
 /// The workspace root: reached no-follow from `/`, and it must be the
-/// holder's tmpfs, U's, mode 0700 (else this is not the session's workspace).
+/// holder's tmpfs, U's (else this is not the session's workspace). Any
+/// mode: U owns the root and its commands may `chmod` it, which opens it to
+/// no one, as only the holder's mount namespace has it (round 7b, R7b-2).
 fn open_root(dir: &str, uid: u32) -> Result<OwnedFd, String> {
     // Ancestors O_PATH (U may only search them: the sessions root is 0711),
     // the workspace itself for reading.
@@ -128,9 +130,9 @@ fn open_root(dir: &str, uid: u32) -> Result<OwnedFd, String> {
     let fs = nix::sys::statfs::fstatfs(&fd).map_err(|e| format!("statfs {dir}: {e}"))?;
     #[allow(clippy::useless_conversion)]
     let is_tmpfs = i64::from(fs.filesystem_type().0) == TMPFS_MAGIC;
-    if !is_tmpfs || st.st_uid != uid || st.st_mode & 0o7777 != 0o700 {
+    if !is_tmpfs || st.st_uid != uid {
         return Err(format!(
-            "{dir} is not the session's workspace (a 0700 tmpfs of uid {uid})"
+            "{dir} is not the session's workspace (a tmpfs of uid {uid})"
         ));
     }
     Ok(fd)

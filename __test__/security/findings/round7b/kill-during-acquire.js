@@ -9,7 +9,8 @@ const L = require('./lib');
 const fsn = require('node:fs');
 const delays = (process.argv[2] || '30,32,34,36,38,40,42,44,46,48,30,32,34,36,38,40,42,44,46,48').split(',').map(Number);
 const mode = process.argv[3] || 'holder';
-const claimsDir = '/tmp/cordon-session-owners-65534';
+// A uid-65534 provider without a home claims in its sessions root (owner-claims.js, sess5).
+const claimsDirOf = (dir) => dir + '/root/.owner-claims';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 (async () => {
   let broken = 0;
@@ -39,7 +40,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     const holders = L.withTag(dir + '/root');
     // Any process still naming this run's agent binary (holder, bwrap, agent) once both providers are gone is leaked.
     const leaked = L.withTag(L.prepare().agent).map((pid) => pid + ' ' + L.cmdline(pid));
-    const leftDirs = fsn.readdirSync(dir + '/root');
+    const leftDirs = fsn.readdirSync(dir + '/root').filter((n) => n !== '.owner-claims');
+    const claimsDir = claimsDirOf(dir);
     let claims = [];
     try { claims = fsn.readdirSync(claimsDir).filter((f) => { try { return fsn.readFileSync(claimsDir + '/' + f, 'utf8').includes(dir); } catch { return false; } }); } catch { /* none */ }
     const bad = holders.length + leftDirs.length + leaked.length > 0; // a stale claim alone is documented ("Orphans")

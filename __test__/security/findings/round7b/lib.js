@@ -8,6 +8,7 @@ const { spawnSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { FILE_STORE_SCRIPT } = require('../../file-store-script');
 
 const ROOT = path.join(__dirname, '..', '..', '..', '..');
 const NOBODY = 65534;
@@ -39,23 +40,7 @@ function script(dir, body, { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20, 
     const fs = require('node:fs');
     const dir = ${JSON.stringify(dir)};
     const secret = Buffer.from('0123456789abcdef0123456789abcdef');
-    const file = dir + '/sessions.json';
-    const load = () => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return {}; } };
-    const save = (all) => fs.writeFileSync(file, JSON.stringify(all));
-    const copy = (r) => JSON.parse(JSON.stringify(r));
-    const store = {
-      async get(key) { return load()[key] ?? null; },
-      async put(r) { const all = load(); all[r.key] = copy(r); save(all); },
-      async delete(key) { const all = load(); delete all[key]; save(all); },
-      async list() { return Object.values(load()); },
-      async claim(key, lease, create, heldByOther) {
-        const all = load(); const found = all[key] ?? null;
-        if (found !== null && heldByOther(found.lease)) return { record: found, created: false, held: true };
-        all[key] = { ...(found ?? create()), lease }; save(all);
-        return { record: copy(all[key]), created: found === null, held: false };
-      },
-      async close() {},
-    };
+    ${FILE_STORE_SCRIPT}
     const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true,
       idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, agentPath: ${JSON.stringify(agent)} ${extra} });
     const scope = (c) => ({ tenant: 'acme', conversation: c });

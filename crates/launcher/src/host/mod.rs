@@ -16,6 +16,7 @@ pub mod step_trace;
 pub mod subordinate_ids;
 pub mod tree_removal;
 pub mod uid_lease;
+pub mod uid_sweep;
 pub mod userns_map;
 pub mod workspace_access;
 pub mod workspace_owner;

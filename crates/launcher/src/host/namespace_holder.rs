@@ -16,9 +16,12 @@
 //!   opens were of the holder);
 //! - its user namespace is not the provider's own;
 //! - the workspace, opened through `/proc/<pid>/root` one no-follow step at
-//!   a time, is a tmpfs, mode 0700, of a uid U of the owner half of this
-//!   provider's subordinate ids: U is the run's identity, and that
-//!   descriptor is what bwrap binds.
+//!   a time, is a tmpfs owned by a uid U (and gid U) of the owner half of
+//!   this provider's subordinate ids: U is the run's identity, and that
+//!   descriptor is what bwrap binds. Its mode is not checked: the holder
+//!   mounts it 0700, but U owns it and its commands may `chmod` it, and
+//!   that opens it to nobody — it exists only in the holder's mount
+//!   namespace, which no other user can enter (round 7b, R7b-2).
 
 use std::fs::File;
 use std::os::fd::OwnedFd;
@@ -61,8 +64,9 @@ pub enum HolderError {
     },
     #[error("the namespace holder {0} shares the provider's user namespace: it holds nothing")]
     NotUnshared(i32),
-    #[error("the workspace {0} in the namespace holder is not a 0700 tmpfs of an owner uid of this provider's subordinate ids")]
-    NotHeldWorkspace(String),
+    /// Names the holder, not the workspace's host path (the message reaches whoever gets the session's errors).
+    #[error("the workspace in the namespace holder {0} is not a tmpfs of an owner uid of this provider's subordinate ids")]
+    NotHeldWorkspace(i32),
 }
 
 /// Checks and opens everything (module doc); nothing is entered yet.
@@ -103,8 +107,7 @@ pub fn open(holder: HolderRef, workspace: &Path) -> Result<HolderEntry, HolderEr
     if userns.metadata().map(|m| m.ino()).ok() == own {
         return Err(HolderError::NotUnshared(pid));
     }
-    let identity = owner_of(&held)
-        .ok_or_else(|| HolderError::NotHeldWorkspace(workspace.display().to_string()))?;
+    let identity = owner_of(&held).ok_or(HolderError::NotHeldWorkspace(pid))?;
     Ok(HolderEntry {
         userns: userns.into(),
         mntns: mntns.into(),
@@ -124,8 +127,8 @@ fn open_below(root: &File, path: &Path) -> std::io::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// The workspace's owner when it is a 0700 tmpfs of an owner uid of this
-/// provider's subordinate ids.
+/// The workspace's owner when it is a tmpfs of an owner uid of this
+/// provider's subordinate ids (any mode: module doc).
 fn owner_of(fd: &OwnedFd) -> Option<Identity> {
     let st = nix::sys::stat::fstat(fd).ok()?;
     let fs = nix::sys::statfs::fstatfs(fd).ok()?;
@@ -133,8 +136,21 @@ fn owner_of(fd: &OwnedFd) -> Option<Identity> {
     let tmpfs = i64::from(fs.filesystem_type().0) == TMPFS_MAGIC;
     let ids = subordinate_ids::for_current_user().ok()?;
     let owned = ids.uids.owners().contains(st.st_uid) && st.st_gid == st.st_uid;
-    (tmpfs && owned && st.st_mode & 0o7777 == 0o700).then_some(Identity {
+    (tmpfs && owned).then_some(Identity {
         uid: st.st_uid,
         gid: st.st_gid,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_workspace_is_named_by_its_holder_not_by_its_host_path() {
+        // The message reaches whoever gets the session's errors (round 7b, R7b-2).
+        let text = HolderError::NotHeldWorkspace(4242).to_string();
+        assert!(text.contains("namespace holder 4242"), "{text}");
+        assert!(!text.contains('/'), "{text}");
+    }
 }
