@@ -14,7 +14,8 @@
 
 const fs = require('node:fs');
 const os = require('node:os');
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn, execFile } = require('node:child_process');
+const { promisify } = require('node:util');
 const { CordonError } = require('../errors');
 const { startTime } = require('./lease');
 
@@ -132,8 +133,10 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
   const reader = lineReader(child);
   try {
     if ((await nextLine(reader)) !== 'unshared') throw new Error('the holder did not say "unshared"');
+    // Asynchronously: each helper may take up to STEP_TIMEOUT_MS, and the
+    // provider's other sessions must not stall on this acquire meanwhile.
     for (const helper of [NEWUIDMAP, NEWGIDMAP]) {
-      execFileSync(helper, [String(child.pid), String(ownerUid), String(ownerUid), '1'], { stdio: 'pipe', timeout: STEP_TIMEOUT_MS, env: {} });
+      await promisify(execFile)(helper, [String(child.pid), String(ownerUid), String(ownerUid), '1'], { timeout: STEP_TIMEOUT_MS, env: {} });
     }
     child.stdin.write('mapped\n');
     if ((await nextLine(reader)) !== 'ready') throw new Error('the holder did not say "ready"');
