@@ -86,7 +86,8 @@ class HolderFiles {
     const holder = this._spec.holder();
     if (!holderAlive(holder)) throw fileError('ERR_CORDON_SESSION_ENDED', 'the session workspace holder is gone');
     const { agentPath, ownerUid, workspace } = this._spec;
-    const args = ['session-files', String(holder.pid), String(ownerUid), workspace, op, rel, ...extra];
+    // The start time too: the helper enters the holder only if /proc/<pid> is still that process.
+    const args = ['session-files', String(holder.pid), String(holder.start), String(ownerUid), workspace, op, rel, ...extra];
     const { status, stdout } = await runHelper(agentPath, args, input, maxOut);
     if (status !== 0) throw helperError(stdout, rel);
     return stdout;

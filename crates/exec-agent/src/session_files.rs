@@ -1,4 +1,4 @@
-//! `cordon-exec-agent session-files <holder-pid> <uid> <dir> <op> <path> [arg]`:
+//! `cordon-exec-agent session-files <holder-pid> <holder-start> <uid> <dir> <op> <path> [arg]`:
 //! one host file operation of a NON-ROOT provider's session (docs/sessions.md,
 //! "Non-root providers"). The workspace is a tmpfs owned by the session's
 //! uid U inside the holder's namespaces (session_holder.rs); the provider
@@ -87,13 +87,34 @@ pub fn kind(mode: u32) -> &'static str {
 }
 
 /// Joins the holder's user and mount namespaces and becomes `uid` (a fresh
-/// process: single-threaded, as setns(CLONE_NEWUSER) requires).
-fn enter(holder: i32, uid: u32) -> nix::Result<()> {
-    let open = |ns: &str| {
-        File::open(format!("/proc/{holder}/ns/{ns}"))
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc_eio())))
+/// process: single-threaded, as setns(CLONE_NEWUSER) requires). The holder
+/// is `/proc/<holder>` opened once: its `stat` must show `start` (field 22,
+/// as the provider recorded it) and its namespaces are opened through that
+/// same descriptor, so a holder that died and whose pid was reused since
+/// the provider checked it is refused (ESRCH), never entered.
+fn enter(holder: i32, start: &str, uid: u32) -> nix::Result<()> {
+    let dir = openat(
+        nix::fcntl::AT_FDCWD,
+        format!("/proc/{holder}").as_str(),
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    let open = |name: &str| {
+        openat(
+            &dir,
+            name,
+            OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
     };
-    let (user, mnt) = (open("user")?, open("mnt")?);
+    let mut stat = String::new();
+    File::from(open("stat")?)
+        .read_to_string(&mut stat)
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc_eio())))?;
+    if started_at(&stat) != Some(start) {
+        return Err(Errno::ESRCH);
+    }
+    let (user, mnt) = (open("ns/user")?, open("ns/mnt")?);
     nix::sched::setns(user.as_fd(), nix::sched::CloneFlags::CLONE_NEWUSER)?;
     nix::sched::setns(mnt.as_fd(), nix::sched::CloneFlags::CLONE_NEWNS)?;
     nix::unistd::setgroups(&[])?;
@@ -101,6 +122,14 @@ fn enter(holder: i32, uid: u32) -> nix::Result<()> {
     nix::unistd::setresgid(gid, gid, gid)?;
     let id = nix::unistd::Uid::from_raw(uid);
     nix::unistd::setresuid(id, id, id)
+}
+
+/// Pure: field 22 of a `/proc/<pid>/stat` line (its start time, in clock
+/// ticks since boot). The command name (field 2) may hold spaces and
+/// parentheses, so fields count from the last `)`.
+fn started_at(stat: &str) -> Option<&str> {
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(19)
 }
 
 fn libc_eio() -> i32 {
@@ -281,9 +310,9 @@ fn remove(root: &OwnedFd, parts: &[&str], recursive: bool, budget: u64) -> Outco
 
 /// Parses, enters the holder, runs one operation, reports; never returns.
 pub fn main(args: &[String]) -> ! {
-    let [holder, uid, dir, op, path, rest @ ..] = args else {
+    let [holder, start, uid, dir, op, path, rest @ ..] = args else {
         usage(
-            "usage: session-files <holder-pid> <uid> <dir> <read|write|list|remove> <path> [arg…]",
+            "usage: session-files <holder-pid> <holder-start> <uid> <dir> <read|write|list|remove> <path> [arg…]",
         )
     };
     let holder: i32 = holder
@@ -299,7 +328,7 @@ pub fn main(args: &[String]) -> ! {
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| usage("a numeric argument is missing"))
     };
-    if let Err(e) = enter(holder, uid) {
+    if let Err(e) = enter(holder, start, uid) {
         usage(&format!("enter the session holder {holder}: {e}"));
     }
     let root = open_root(dir, uid).unwrap_or_else(|e| usage(&e));
@@ -347,6 +376,27 @@ pub fn errno_name(errno: Errno) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stat_line_gives_its_start_time_even_with_parentheses_in_the_name() {
+        let fields: Vec<String> = (3..=52).map(|n| n.to_string()).collect();
+        let line = format!("42 (a) b (c)) {}", fields.join(" "));
+        assert_eq!(started_at(&line), Some("22"));
+        assert_eq!(started_at("garbage"), None);
+    }
+
+    #[test]
+    fn a_holder_whose_start_time_is_not_the_recorded_one_is_never_entered() {
+        // This process stands for a pid reused since the provider checked
+        // its holder: the start time differs, so no namespace is joined.
+        let me = i32::try_from(std::process::id()).unwrap();
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let real = started_at(&stat).unwrap().to_owned();
+        assert_eq!(enter(me, "1", 65534), Err(Errno::ESRCH));
+        assert_ne!(real, "1");
+        // A pid with no process at all.
+        assert!(enter(i32::MAX, &real, 65534).is_err());
+    }
 
     #[test]
     fn a_path_is_relative_segments_without_dots() {
