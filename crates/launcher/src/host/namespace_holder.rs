@@ -153,4 +153,49 @@ mod tests {
         assert!(text.contains("namespace holder 4242"), "{text}");
         assert!(!text.contains('/'), "{text}");
     }
+
+    fn me() -> (i32, u64) {
+        let pid = std::process::id();
+        (
+            i32::try_from(pid).unwrap(),
+            process_start_time(pid).unwrap(),
+        )
+    }
+
+    #[test]
+    fn a_pid_whose_start_time_is_not_the_recorded_one_is_not_the_holder() {
+        // This process stands for a pid reused since the holder was recorded.
+        let (pid, start_time) = me();
+        let wrong = HolderRef {
+            pid,
+            start_time: start_time + 1,
+        };
+        match open(wrong, Path::new("/tmp")) {
+            Err(HolderError::Gone {
+                found, expected, ..
+            }) => {
+                assert_eq!((found, expected), (Some(start_time), start_time + 1))
+            }
+            other => panic!("expected Gone, got {:?}", other.err()),
+        }
+        let dead = HolderRef {
+            pid: i32::MAX,
+            start_time,
+        };
+        assert!(matches!(
+            open(dead, Path::new("/tmp")),
+            Err(HolderError::Gone { .. })
+        ));
+    }
+
+    #[test]
+    fn a_process_in_the_providers_own_user_namespace_holds_nothing() {
+        let (pid, start_time) = me();
+        let found = open(HolderRef { pid, start_time }, Path::new("/tmp"));
+        assert!(
+            matches!(found, Err(HolderError::NotUnshared(p)) if p == pid),
+            "{:?}",
+            found.err()
+        );
+    }
 }
