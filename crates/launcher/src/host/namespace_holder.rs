@@ -143,6 +143,7 @@ fn owner_of(fd: &OwnedFd) -> Option<Identity> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
