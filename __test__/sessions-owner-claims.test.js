@@ -136,3 +136,48 @@ test('a root provider may not move its owner-uid claims out of /run (claimsDir i
   const options = { secret: crypto.randomBytes(32), root, authorize: () => true };
   assert.throws(() => createSessionManager({ ...options, claimsDir: path.join(os.tmpdir(), 'elsewhere') }), { code: 'ERR_CORDON_INVALID_OPTIONS', message: /claimsDir is for a non-root provider/ });
 });
+
+/** A process running as `uid` (a run of a caller's workspace owned by it, as docs/policy.md offers), killed after `t`. */
+function processAs(t, uid) {
+  const child = spawn('/bin/sleep', ['300'], { uid, gid: uid, stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  return child;
+}
+
+/** Whether `child` still runs (not exited, not a zombie). */
+function running(child) {
+  try {
+    return !fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+test('a new session never claims an owner uid something already runs as (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
+  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const busy = processAs(t, first + 1);
+  const { root } = place(t);
+  const sessions = managerFactoryWithOwners({ first, count: 3 })({ secret: crypto.randomBytes(32), root, authorize: () => true });
+  t.after(() => sessions.endAll());
+  for (const conversation of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6']) { // without the check: all six right by chance 1 in 64
+    const session = await sessions.acquire({ tenant: 'acme', conversation }, 'u');
+    assert.equal(session.ownerUid, first + 2, 'the uid with a process is skipped');
+    await session.end();
+  }
+  assert.ok(running(busy), 'and its process is untouched');
+});
+
+test('ending a live session kills no process of its owner uid but its own sandbox\'s (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
+  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const { root } = place(t);
+  const sessions = managerFactoryWithOwners({ first, count: 2 })({ secret: crypto.randomBytes(32), root, authorize: () => true });
+  t.after(() => sessions.endAll());
+  const session = await sessions.acquire({ tenant: 'acme', conversation: 'shared' }, 'u');
+  assert.equal(session.ownerUid, first + 1);
+  // A caller's run on a workspace owned by that uid, started after the claim.
+  const bystander = processAs(t, first + 1);
+  const receipt = await session.end();
+  assert.equal(receipt.workspace.removed, true, receipt.workspace.detail);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.ok(running(bystander), 'the bystander of the same uid survived the end of the session');
+});

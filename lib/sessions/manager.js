@@ -20,7 +20,7 @@ const { memorySessionStore } = require('./memory-store');
 const { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, workspacePath, viaHolder } = require('./workspace');
 const { subordinateOwners, mappedByLiveHolder } = require('./holder');
 const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, defaultClaimsDir } = require('./owner-claims');
-const { sweepOwner } = require('./owner-sweep');
+const { sweepOwner, uidHasProcesses } = require('./owner-sweep');
 const { leaseHolder, heldError } = require('./lease');
 const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
 const { auditRecord, emitAudit } = require('./audit');
@@ -194,7 +194,7 @@ class SessionManager {
     if (!claim.created) {
       // The kept workspace is gone (or its uid is another's now): start afresh under this claim.
       // Its uid's leftovers are swept only while that uid is still this workspace's (made ours first).
-      await removeWorkspace(record, this._deps, { ownsUid: ownsUid(record, this._options.claimsDir) });
+      await removeWorkspace(record, this._deps, { sweep: ownsUid(record, this._options.claimsDir) });
       releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
       record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
     }
@@ -210,7 +210,8 @@ class SessionManager {
       await store.put(record);
     } catch (error) {
       // createWorkspace undoes its own partial work; a workspace it finished is removed here.
-      if (mounted) await removeWorkspace(record, this._deps, { ownsUid: true }); // claimed by this very call
+      // Claimed by this very call, and no sandbox ran on it: nothing of its uid to sweep.
+      if (mounted) await removeWorkspace(record, this._deps, { sweep: false });
       await store.delete(key).catch(() => {});
       releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
       throw error;
@@ -223,7 +224,10 @@ class SessionManager {
     const now = Date.now();
     // A non-root provider's owners: the first half of its subordinate uids (holder.js).
     const { claimsDir } = this._options;
-    const ownerUid = viaHolder() ? claimOwnerUid(subordinateOwners(), workspace, claimsDir, mappedByLiveHolder) : claimOwnerUid(this._deps.ownerRange(), workspace, claimsDir);
+    // Never a uid something already runs as (a run of a caller's workspace owned by it: R8-1).
+    const ownerUid = viaHolder()
+      ? claimOwnerUid(subordinateOwners(), workspace, claimsDir, (uid) => mappedByLiveHolder(uid) || uidHasProcesses(uid))
+      : claimOwnerUid(this._deps.ownerRange(), workspace, claimsDir, uidHasProcesses);
     return { key, scope, ownerUid, workspace, createdAt: now, lastActiveAt: now, network: network ?? null, holder: null };
   }
 
@@ -312,7 +316,7 @@ class SessionManager {
         continue;
       }
       // The uid is swept only if its claim still names this workspace (made ours first, so no taker races the sweep).
-      if ((await removeWorkspace(record, this._deps, { ownsUid: ownsUid(record, this._options.claimsDir) })).removed) {
+      if ((await removeWorkspace(record, this._deps, { sweep: ownsUid(record, this._options.claimsDir) })).removed) {
         releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
         await this._store.delete(record.key);
       }

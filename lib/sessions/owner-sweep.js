@@ -8,11 +8,39 @@
 // outer bwrap with it, and bwrap's namespace init, which arms its own
 // parent-death signal only after the outer bwrap released it, blocks
 // forever, holding the session's mount namespace (round 7b, R7b-3;
-// crates/launcher/src/host/uid_sweep.rs). Before a session's workspace is
-// reused (a restarted sandbox) or removed, every process of U is killed
-// (pidfds, so a recycled pid of another uid is never signalled).
+// crates/launcher/src/host/uid_sweep.rs). Before a dead provider's session
+// workspace is reused (a restarted sandbox) or removed (recover()'s reap, a
+// kept workspace replaced), every process of U is killed (pidfds, so a
+// recycled pid of another uid is never signalled). Only then: a live
+// provider's own session ends with its sandbox confirmed contained, so it
+// has nothing to sweep, and a sweep there would kill a run of a caller's
+// workspace that shares the uid (round 8, R8-1).
 
+const fs = require('node:fs');
 const { CordonError } = require('../errors');
+
+/**
+ * Whether any host process runs as `uid` (real uid, from /proc/<pid>/status,
+ * readable whatever the process's dumpable flag). A new session claims only
+ * a uid nothing runs as: the workspace-owner range is also the one
+ * docs/policy.md offers for a caller's own workspaces, and a run of such a
+ * workspace must never share a session's uid (round 8, R8-1).
+ */
+function uidHasProcesses(uid) {
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let status;
+    try {
+      status = fs.readFileSync(`/proc/${entry}/status`, 'latin1');
+    } catch {
+      continue; // exited while we looked
+    }
+    const line = /^Uid:\s+(\d+)/m.exec(status);
+    // A zombie holds nothing: its parent has yet to reap it.
+    if (line && Number(line[1]) === uid && !/^State:\s+Z/m.test(status)) return true;
+  }
+  return false;
+}
 
 /** Kills every process of `ownerUid` with the addon's `killUid` and resolves with how many; rejects with ERR_CORDON_SESSION_SWEEP_FAILED. */
 async function sweepOwner(killUid, ownerUid) {
@@ -24,4 +52,4 @@ async function sweepOwner(killUid, ownerUid) {
   }
 }
 
-module.exports = { sweepOwner };
+module.exports = { sweepOwner, uidHasProcesses };

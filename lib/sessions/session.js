@@ -199,8 +199,10 @@ class Session {
     const result = (await this._sandbox?.stop()) ?? { receipt: {} };
     // No execution: spawnIsolated refused before any process existed, so nothing can still hold the workspace.
     const contained = this._sandbox?.execution === undefined || result.receipt?.stop?.containmentConfirmed === true;
-    // A live session's claim is its own: a claim is taken over only once its provider is gone.
-    const workspace = contained ? await removeWorkspace(this._record, this._manager.deps, { ownsUid: true }) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
+    // This provider's own sandbox, confirmed contained: nothing of the owner uid is left to
+    // sweep (a restarted session's dead provider's leftovers were swept at the restart), and a
+    // sweep here would kill a caller's run that shares the uid (round 8, R8-1).
+    const workspace = contained ? await removeWorkspace(this._record, this._manager.deps, { sweep: false }) : { removed: false, detail: 'kept: the sandbox was not confirmed contained' };
     if (workspace.removed) {
       releaseOwnerUid(this.ownerUid, this.workspace, this._manager.options.claimsDir);
       await this._manager.store.delete(this.id).catch(() => {});

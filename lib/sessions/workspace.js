@@ -124,8 +124,8 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
 }
 
 /**
- * Kills what is left of the session's owner uid when `ownsUid` (the caller
- * holds that uid's claim for this workspace, owner-claims.js: a uid taken
+ * Kills what is left of the session's owner uid when `sweep` (a dead
+ * provider's workspace whose uid's claim the caller holds for it, owner-claims.js: a uid taken
  * over by another session is never swept; owner-sweep.js: the orphans of
  * a provider that died mid-start would otherwise pin the workspace), then
  * unmounts (which frees the whole tree), then removes
@@ -139,11 +139,11 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
  * walk runs off the event loop), `deps.killUid(uid)` its uid sweep. Never
  * throws: returns what happened.
  */
-async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps, { ownsUid }) {
+async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps, { sweep }) {
   const report = { removed: false, detail: null };
   const { removeTree } = deps;
   try {
-    if (ownsUid) await sweepOwner(deps.killUid, ownerUid);
+    if (sweep) await sweepOwner(deps.killUid, ownerUid);
     if (holder && !(await stopHolder(holder))) throw new Error(`the workspace holder ${holder.pid} did not end`);
     if (!holder && isMounted(dir)) {
       try {
