@@ -37,11 +37,18 @@ async function attempt(chmod) {
     if (info.failed) throw new Error(JSON.stringify(info));
     const holder = L.withTag(`${dir}/root`).find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('session-holder'));
     const inside = `/proc/${holder}/root${info.workspace}`;
+    // A process of the session (its warm sandbox's agent runs as U between commands).
+    const sessionPid = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {
+      try { return Number(/Uid:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))[1]) === info.ownerUid; } catch { return false; }
+    });
     const result = {
       chmod: chmod || '(none)',
       readAsOtherNobodyProcess: as(L.NOBODY, ['/bin/cat', `${inside}/secret.txt`]),
       writeAsOtherNobodyProcess: as(L.NOBODY, ['/bin/sh', '-c', `echo planted-by-another-process > ${inside}/planted.txt && echo written`]),
       readAsUid1: as(1, ['/bin/cat', `${inside}/secret.txt`]),
+      // Ptrace-read access (cwd link) and permission to signal (kill -0) a process of the session.
+      sessionProcessAsOtherNobodyProcess: as(L.NOBODY, ['/bin/sh', '-c', `readlink /proc/${sessionPid}/cwd && kill -0 ${sessionPid} && echo may-signal`]),
+      sessionProcessAsUid1: as(1, ['/bin/sh', '-c', `readlink /proc/${sessionPid}/cwd && kill -0 ${sessionPid} && echo may-signal`]),
       // Whatever the mode: the provider's uid owns the holder's user namespace, so any of its
       // processes joins it and becomes U there (as the provider's own file helper does).
       nsenterReadAsOtherNobodyProcess: as(L.NOBODY, ['/usr/bin/nsenter', '-t', String(holder), '-U', '-m', '-S', String(info.ownerUid), '-G', String(info.ownerUid),
