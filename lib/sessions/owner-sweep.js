@@ -36,8 +36,10 @@ function uidHasProcesses(uid) {
       continue; // exited while we looked
     }
     const line = /^Uid:\s+(\d+)/m.exec(status);
-    // A zombie holds nothing: its parent has yet to reap it.
-    if (line && Number(line[1]) === uid && !/^State:\s+Z/m.test(status)) return true;
+    // A zombie holds nothing (its parent has yet to reap it), unless only its leader
+    // exited and other threads run on (uid_sweep.rs, R8-4).
+    const zombie = /^State:\s+Z/m.test(status) && Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1) <= 1;
+    if (line && Number(line[1]) === uid && !zombie) return true;
   }
   return false;
 }

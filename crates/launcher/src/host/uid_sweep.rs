@@ -48,7 +48,9 @@ pub enum UidSweepError {
 }
 
 /// Pure over `/proc/<pid>/status`: the real uid is `uid` and the process is
-/// not a zombie (a zombie runs nothing and holds no namespace).
+/// not a zombie (a zombie runs nothing and holds no namespace). A leader
+/// that exited while other threads of its group run shows `Z` too, with
+/// `Threads:` above 1: that process is alive and is swept (round 8, R8-4).
 pub fn is_live_process_of(status: &str, uid: u32) -> bool {
     let field = |name: &str| {
         status
@@ -58,7 +60,8 @@ pub fn is_live_process_of(status: &str, uid: u32) -> bool {
             .unwrap_or("")
     };
     let real_uid = field("Uid:").split_whitespace().next();
-    let zombie = field("State:").starts_with('Z');
+    let threads: u32 = field("Threads:").parse().unwrap_or(1);
+    let zombie = field("State:").starts_with('Z') && threads <= 1;
     real_uid == Some(uid.to_string().as_str()) && !zombie
 }
 
@@ -164,6 +167,11 @@ mod tests {
             1_342_220_575
         ));
         assert!(!is_live_process_of("Name:\tx\n", 1));
+        // A leader gone with its threads still running is alive (R8-4).
+        let leader_gone = format!("{}Threads:\t2\n", status("1342220575", "Z (zombie)"));
+        assert!(is_live_process_of(&leader_gone, 1_342_220_575));
+        let last_gone = format!("{}Threads:\t1\n", status("1342220575", "Z (zombie)"));
+        assert!(!is_live_process_of(&last_gone, 1_342_220_575));
     }
 
     #[test]
