@@ -110,7 +110,12 @@ test('a claim whose provider is alive, and one of the first format (no provider 
   t.after(() => live.kill('SIGKILL'));
   const start = fs.readFileSync(`/proc/${live.pid}/stat`, 'utf8').split(') ')[1].split(' ')[19];
   fs.writeFileSync(path.join(dir, '7001'), `${JSON.stringify({ workspace: '/live', pid: live.pid, start, boot, nonce: crypto.randomUUID() })}\n`);
-  assert.throws(() => claimOwnerUid({ first: 7000, count: 2 }, '/mine', dir), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  assert.throws(() => claimOwnerUid({ first: 7000, count: 2 }, '/mine', dir), (error) => {
+    assert.equal(error.code, 'ERR_CORDON_SESSION_LIMIT');
+    assert.ok(!error.message.includes(dir), 'the claims directory, a host path, is not in the message (R8-5)');
+    assert.ok(error.cause.message.includes(dir), 'it is in the cause');
+    return true;
+  });
   fs.writeFileSync(path.join(dir, '8001'), '/legacy\n');
   assert.throws(() => claimOwnerUid({ first: 8000, count: 2 }, '/mine', dir), { code: 'ERR_CORDON_SESSION_LIMIT' });
   // The same claim with a start time the pid does not have (a recycled pid) is stale.

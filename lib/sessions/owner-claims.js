@@ -181,7 +181,8 @@ function claimOwnerUid(range, workspace, dir, inUse = () => false) {
   for (const [uid, claim] of stale) {
     if (takeOver(path.join(claims, String(uid)), claim, claimText(workspace))) return uid;
   }
-  throw new CordonError('ERR_CORDON_SESSION_LIMIT', `no unclaimed workspace owner uid after ${MAX_ATTEMPTS} tries (${claims}; claims of live providers are never taken over)`);
+  // The claims directory is a host path: it goes to `cause`, for the provider's logs (round 8, R8-5).
+  throw new CordonError('ERR_CORDON_SESSION_LIMIT', `no unclaimed workspace owner uid after ${MAX_ATTEMPTS} tries (claims of live providers are never taken over, nor uids in use)`, { cause: new Error(`claims directory: ${claims}`) });
 }
 
 /** Releases `uid`'s claim if it is `workspace`'s (another workspace's claim is never removed). Never throws. */
