@@ -479,6 +479,28 @@ test('a uid-65534 provider given a claimsDir that is not its own private directo
   assert.deepEqual(v.left, [], 'no workspace was made');
 });
 
+// Not registered in the non-root pass: making a directory of another user (uid 1) needs root.
+if (!h.NONROOT_PASS) test('a uid-65534 provider refuses a claimsDir of its own under a directory of another user, who could move its claims away (round 8, R8-6)', { skip }, (t) => {
+  const dir = scratch(t);
+  // Another user's directory (uid 1), holding a private claims directory of the provider's.
+  const parent = path.join(dir, 'theirs');
+  fs.mkdirSync(path.join(parent, 'claims'), { recursive: true });
+  fs.chmodSync(parent, 0o755);
+  fs.chmodSync(path.join(parent, 'claims'), 0o700);
+  fs.chownSync(parent, 1, 1);
+  fs.chownSync(path.join(parent, 'claims'), h.NOBODY_UID, h.NOBODY_UID);
+  const v = provider(dir, `
+    const m2 = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true, workspaceBytes: 1 << 20,
+      agentPath: ${JSON.stringify(agentPath())}, claimsDir: ${JSON.stringify(path.join(parent, 'claims'))} });
+    const error = await m2.acquire(scope('under-theirs'), 'u').then(() => null, (e) => e);
+    out({ code: error?.code, message: error?.message, cause: String(error?.cause?.message ?? ''), left: keysIn(dir + '/root'), claims: fs.readdirSync(${JSON.stringify(path.join(parent, 'claims'))}) });`);
+  assert.equal(v.code, 'ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', v.message);
+  assert.doesNotMatch(v.message, /theirs/, 'the path is in error.cause, not the message');
+  assert.match(v.cause, /theirs is owned by uid 1/);
+  assert.deepEqual(v.left, [], 'no workspace was made');
+  assert.deepEqual(v.claims, [], 'nothing was claimed there');
+});
+
 // A session's network for a uid-65534 provider (docs/sessions.md,
 // "Network"): deny by default; with an allowlist, the launcher's mediated
 // engine, whose proxy variables reach every command. The upstreams are

@@ -39,6 +39,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { CordonError } = require('../errors');
 const { bootId, startTime } = require('./lease');
+const { untrustedAncestor } = require('./sessions-root');
 
 /** Fixed and root-owned: every root provider on the host claims here. */
 const CLAIMS_DIR = '/run/cordon-session-owners';
@@ -79,7 +80,34 @@ function defaultClaimsDir(sessionsRoot) {
 /** Random uids tried: with 65535 owners and a few thousand sessions, 64 misses in a row do not happen. */
 const MAX_ATTEMPTS = 64;
 
+/**
+ * Why an existing directory above `dir` could let another user move the
+ * claims away (its owner is neither root nor this provider, it is writable
+ * by others, or a link), or null — as the sessions root's ancestors are
+ * checked (round 8, R8-6).
+ */
+function untrustedClaimsAncestor(dir) {
+  let here = '/';
+  for (const name of ['', ...path.dirname(dir).split('/').filter(Boolean)]) {
+    here = path.join(here, name);
+    let st;
+    try {
+      st = fs.lstatSync(here);
+    } catch {
+      return null; // missing from here on: made below, by this provider
+    }
+    if (st.isSymbolicLink()) return `${here} is a symbolic link`;
+    const why = untrustedAncestor(st, process.geteuid());
+    if (why !== null) return `${here} ${why}`;
+  }
+  return null;
+}
+
 function claimsDir(dir) {
+  const ancestor = untrustedClaimsAncestor(dir);
+  if (ancestor !== null) {
+    throw new CordonError('ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', 'the owner-uid claims directory (claimsDir) lies under a directory another user may change: refusing to claim owner uids there', { cause: new Error(`${dir}: its ancestor ${ancestor}`) });
+  }
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = fs.lstatSync(dir);
   if (!st.isDirectory() || st.uid !== process.geteuid() || (st.mode & 0o077) !== 0) {
