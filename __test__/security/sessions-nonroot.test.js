@@ -457,9 +457,13 @@ test('a uid a live holder of a uid-65534 provider already maps is never claimed 
     const other = dir + '/other-claims';
     const error = (() => { try { return 'claimed ' + claimOwnerUid({ first: s.ownerUid - 1, count: 2 }, '/elsewhere', other, mappedByLiveHolder); } catch (e) { return e.code; } })();
     const mapped = mappedByLiveHolder(s.ownerUid);
+    // A sweep's check leaves the workspace's own holder out (R8-2): then nothing else maps the uid.
+    const ownHolder = (await store.list())[0].holder.pid;
+    const mappedByOthers = mappedByLiveHolder(s.ownerUid, ownHolder);
     await s.end();
-    out({ mapped, error, mappedAfter: mappedByLiveHolder(s.ownerUid), left: fs.readdirSync(other) });`);
+    out({ mapped, mappedByOthers, error, mappedAfter: mappedByLiveHolder(s.ownerUid), left: fs.readdirSync(other) });`);
   assert.equal(v.mapped, true, 'the live holder maps the session\'s uid');
+  assert.equal(v.mappedByOthers, false, 'no holder but its own');
   assert.equal(v.error, 'ERR_CORDON_SESSION_LIMIT', 'that uid was given back, not handed out twice');
   assert.deepEqual(v.left, [], 'no claim was left in the other directory');
   assert.equal(v.mappedAfter, false, 'once the holder is gone the uid is free');

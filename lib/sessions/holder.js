@@ -168,11 +168,13 @@ const WHOLE_RANGE = 4294967295;
  * another claims directory (a provider of the same uid given another
  * `claimsDir` or sessions root, owner-claims.js). So such providers still
  * never hand out one owner uid twice while both workspaces live.
+ * `exceptPid`: a workspace's own holder, not counted (a sweep's check,
+ * manager.js).
  */
-function mappedByLiveHolder(uid) {
+function mappedByLiveHolder(uid, exceptPid = null) {
   const me = process.geteuid();
   for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
+    if (!/^\d+$/.test(pid) || Number(pid) === exceptPid) continue;
     let map;
     try {
       if (fs.statSync(`/proc/${pid}`).uid !== me) continue;

@@ -42,9 +42,17 @@ const DEFAULTS = Object.freeze({
 const HOOKS = ['allow', 'budget', 'audit'];
 const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', 'network', 'agentPath', 'claimsDir', ...HOOKS, ...Object.keys(DEFAULTS)]);
 
-/** Whether `record`'s owner uid is (now) claimed for its workspace by this provider; false when it is another's or the claims cannot be read. */
+/**
+ * Whether `record`'s owner uid is (now) claimed for its workspace by this
+ * provider, and so may be swept; false when it is another's or the claims
+ * cannot be read. A non-root provider's claim in its own directory does not
+ * see a provider of its uid on another sessions root: a live holder other
+ * than the record's own that maps the uid means another workspace has it,
+ * and sweeping it would kill that session (round 8, R8-2).
+ */
 function ownsUid(record, claimsDir) {
   try {
+    if (viaHolder() && mappedByLiveHolder(record.ownerUid, record.holder?.pid ?? null)) return false;
     return confirmOwnerUid(record.ownerUid, record.workspace, claimsDir);
   } catch {
     return false;
@@ -186,7 +194,7 @@ class SessionManager {
     const claim = await store.claim(key, this._holder.lease(), () => this._newRecord(key, scope, network, workspace), (lease) => this._holder.heldByOther(lease));
     if (claim.held) throw heldError(claim.record.lease);
     let record = claim.record;
-    if (!claim.created && workspaceLive(record) && confirmOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir)) {
+    if (!claim.created && workspaceLive(record) && ownsUid(record, this._options.claimsDir)) {
       // What the dead provider's sandboxes left of the owner uid goes first (owner-sweep.js).
       await sweepOwner(this._deps.killUid, record.ownerUid);
       return this._launch(new Session(this._context, record, 'restarted'));
