@@ -92,8 +92,10 @@ pub fn open(holder: HolderRef, workspace: &Path) -> Result<HolderEntry, HolderEr
     let userns = open_proc("ns/user")?;
     let mntns = open_proc("ns/mnt")?;
     let root = open_proc("root")?;
+    // Named as the workspace, not by its host path: the message reaches
+    // whoever gets the session's errors (round 8, R8-8).
     let held = open_below(&root, workspace).map_err(|source| HolderError::Open {
-        what: format!("root{}", workspace.display()),
+        what: "the workspace".to_string(),
         pid,
         source,
     })?;
@@ -146,6 +148,17 @@ fn owner_of(fd: &OwnedFd) -> Option<Identity> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workspace_that_cannot_be_opened_is_not_named_by_its_host_path() {
+        let (pid, start_time) = me();
+        // This process's root has no such path: the open fails, and says so without it.
+        let missing = Path::new("/var/tmp/cordon-no-such-session-key/ws");
+        let err = open(HolderRef { pid, start_time }, missing).err().unwrap();
+        let text = err.to_string();
+        assert!(matches!(err, HolderError::Open { .. }), "{text}");
+        assert!(!text.contains("cordon-no-such-session-key"), "{text}");
+    }
 
     #[test]
     fn a_refused_workspace_is_named_by_its_holder_not_by_its_host_path() {
