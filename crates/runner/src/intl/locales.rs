@@ -10,6 +10,7 @@
 
 use icu_list::provider::{ListAndV1, ListFormatterPatterns};
 use icu_locale::{DataLocale, Locale};
+use icu_provider::buf::AsDeserializingBufferProvider;
 use icu_provider::{DataIdentifierBorrowed, DataProvider, DataRequest};
 use rquickjs::Ctx;
 
@@ -35,7 +36,7 @@ fn has_data(locale: &Locale) -> bool {
         ),
         ..Default::default()
     };
-    match DataProvider::<ListAndV1>::load(&icu_list::provider::Baked, request) {
+    match DataProvider::<ListAndV1>::load(&super::data::provider().as_deserializing(), request) {
         Ok(response) => !response
             .metadata
             .locale

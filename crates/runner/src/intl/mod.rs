@@ -12,6 +12,7 @@
 mod cldr_table;
 mod collation;
 mod compact;
+mod data;
 mod date_fields;
 mod date_refusals;
 mod dates;
