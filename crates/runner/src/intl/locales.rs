@@ -1,7 +1,7 @@
 //! Which locales `Intl` accepts, and their canonical tags.
 //!
-//! Every language ICU4X's compiled data covers ships (the data is one set;
-//! a per-locale cut would need a custom data build). A language is covered
+//! Every language ICU4X's compiled data covers ships (all of them are in
+//! the blob, data.rs). A language is covered
 //! when its list patterns resolve to data of its own rather than the root
 //! locale's: every CLDR language has its own word for "and", so that test
 //! cannot mistake a deduplicated entry for a missing one. Anything else —
