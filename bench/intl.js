@@ -9,7 +9,10 @@
 //   localeCompare     ms to sort 5000 names with a.localeCompare(b), inside a run
 //   idle RSS          VmRSS of a pooled runner waiting for `execute`
 //   binary size       KiB on disk
-// Without the variable only this checkout's runner is measured.
+// Without the variable only this checkout's runner is measured. A third
+// runner, e.g. the previous ICU4X build (compiled data linked in, before the
+// blob), joins the same interleaved rounds with
+// CORDON_BENCH_PREVIOUS_RUNNER=/path/to/cordon-runner.
 
 const fs = require('node:fs');
 const { createCodeMode, createPool, readOnly, runnerPath } = require('..');
@@ -22,11 +25,17 @@ const SORT_PROGRAM = `const names = Array.from({ length: 5000 }, (_, i) => ['ZoÃ
   const started = Date.now(); names.sort((a, b) => a.localeCompare(b)); return Date.now() - started;`;
 
 function runners() {
-  const baseline = process.env.CORDON_BENCH_BASELINE_RUNNER;
-  const current = { name: 'ICU4X Intl (this checkout)', path: runnerPath };
-  if (!baseline) return [current];
-  if (!fs.existsSync(baseline)) throw new Error(`CORDON_BENCH_BASELINE_RUNNER: no file at ${baseline}`);
-  return [{ name: 'hand-written Intl (baseline)', path: baseline }, current];
+  const given = (variable, name) => {
+    const path = process.env[variable];
+    if (!path) return [];
+    if (!fs.existsSync(path)) throw new Error(`${variable}: no file at ${path}`);
+    return [{ name, path }];
+  };
+  return [
+    ...given('CORDON_BENCH_BASELINE_RUNNER', 'hand-written Intl (baseline)'),
+    ...given('CORDON_BENCH_PREVIOUS_RUNNER', 'ICU4X Intl (previous build)'),
+    { name: 'ICU4X Intl (this checkout)', path: runnerPath },
+  ];
 }
 
 async function timeRun(mode, code) {
@@ -36,14 +45,14 @@ async function timeRun(mode, code) {
   return nowMs() - started;
 }
 
-/** VmRSS (KiB) of `count` idle pooled runners of `path`. */
-async function idleRss(path, count) {
+/** `read(pid)` of `count` idle pooled runners of `path`; by default VmRSS (KiB). */
+async function idleRss(path, count, read = (pid) => statusKiB(pid, 'VmRSS')) {
   const pool = createPool({ command: [path], policy: readOnly() }, { size: count });
   try {
     while (pool.stats().idle < count) await sleep(5);
     await sleep(300); // every runner has reached its blocking read of fd 3
     const taken = Array.from({ length: count }, () => pool.take());
-    const rss = taken.map((execution) => statusKiB(sandboxTree(execution.pid).at(-1), 'VmRSS'));
+    const rss = taken.map((execution) => read(sandboxTree(execution.pid).at(-1)));
     await Promise.all(taken.map((execution) => execution.stop()));
     return rss;
   } finally {
@@ -81,4 +90,4 @@ async function intl({ iterations, warmup, rssRounds }) {
   ];
 }
 
-module.exports = { intl };
+module.exports = { intl, idleRss };

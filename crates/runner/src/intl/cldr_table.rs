@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use icu_locale::{LanguageIdentifier, Locale, LocaleExpander};
+use icu_locale::{LanguageIdentifier, Locale};
 
 pub struct Table {
     text: &'static str,
@@ -43,7 +43,10 @@ impl Table {
     pub fn cldr_id(&self, locale: &Locale) -> Option<String> {
         let id = &locale.id;
         let mut maximal = id.clone();
-        let expander = LocaleExpander::new_common();
+        // Without likely subtags no CLDR id can be chosen. They are in the
+        // blob with the fallback data every constructor needs, so a blob
+        // without them has already failed the constructor that led here.
+        let expander = super::data::expander().ok()?;
         expander.maximize(&mut maximal);
         let language_only = LanguageIdentifier::from((id.language, None, None));
         let mut default_script = language_only.clone();

@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 
 use icu_collator::options::{AlternateHandling, CaseLevel, CollatorOptions, Strength};
-use icu_collator::{Collator, CollatorBorrowed, CollatorPreferences};
+use icu_collator::{Collator, CollatorPreferences};
 use rquickjs::Ctx;
 
 use super::{parse_locale, unsupported};
@@ -19,7 +19,7 @@ use super::{parse_locale, unsupported};
 const MAX_COLLATORS: usize = 256;
 
 thread_local! {
-    static COLLATORS: RefCell<Vec<(String, CollatorBorrowed<'static>)>> = const { RefCell::new(Vec::new()) };
+    static COLLATORS: RefCell<Vec<(String, Collator)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The handle of the collator for these options, built on first use.
@@ -52,7 +52,7 @@ pub fn collator(
 /// -1, 0 or 1: `left` against `right` by the collator `handle`.
 pub fn compare(ctx: Ctx<'_>, handle: u32, left: String, right: String) -> rquickjs::Result<i32> {
     COLLATORS.with(|collators| match collators.borrow().get(handle as usize) {
-        Some((_, collator)) => Ok(collator.compare(&left, &right) as i32),
+        Some((_, collator)) => Ok(collator.as_borrowed().compare(&left, &right) as i32),
         None => Err(unsupported(&ctx, "Intl.Collator: unknown collator")),
     })
 }
@@ -62,7 +62,7 @@ fn build(
     locale: &str,
     sensitivity: &str,
     ignore_punctuation: bool,
-) -> rquickjs::Result<CollatorBorrowed<'static>> {
+) -> rquickjs::Result<Collator> {
     let mut options = CollatorOptions::default();
     let (strength, case_level) = match sensitivity {
         "base" => (Strength::Primary, CaseLevel::Off),
@@ -82,10 +82,12 @@ fn build(
         options.alternate_handling = Some(AlternateHandling::Shifted);
     }
     let prefs = CollatorPreferences::from(&parse_locale(ctx, locale)?);
-    Collator::try_new(prefs, options).map_err(|error| {
-        unsupported(
-            ctx,
-            &format!("Intl.Collator: no collation data for {locale}: {error}"),
-        )
-    })
+    Collator::try_new_with_buffer_provider(super::data::provider(), prefs, options).map_err(
+        |error| {
+            unsupported(
+                ctx,
+                &format!("Intl.Collator: no collation data for {locale}: {error}"),
+            )
+        },
+    )
 }

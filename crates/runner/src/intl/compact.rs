@@ -24,9 +24,17 @@ pub(super) fn number(
     let mut options = CompactDecimalFormatterOptions::default();
     options.grouping_strategy = decimal_options.grouping_strategy;
     let formatter = if o.compact_display == "long" {
-        CompactDecimalFormatter::try_new_long(locale.into(), options)
+        CompactDecimalFormatter::try_new_long_with_buffer_provider(
+            super::data::provider(),
+            locale.into(),
+            options,
+        )
     } else {
-        CompactDecimalFormatter::try_new_short(locale.into(), options)
+        CompactDecimalFormatter::try_new_short_with_buffer_provider(
+            super::data::provider(),
+            locale.into(),
+            options,
+        )
     };
     Ok(formatter
         .map_err(|e| load_error(ctx, "compact notation", e))?

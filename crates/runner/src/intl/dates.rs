@@ -11,6 +11,7 @@ use icu_datetime::parts as date_parts;
 use icu_datetime::pattern::{DateTimePattern, FixedCalendarDateTimeNames};
 use icu_datetime::FixedCalendarDateTimeFormatter;
 use icu_locale::Locale;
+use icu_provider::buf::AsDeserializingBufferProvider;
 use icu_time::zone::{IanaParser, UtcOffset};
 use icu_time::{DateTime, Time, ZonedDateTime};
 use rquickjs::{Ctx, Object};
@@ -152,7 +153,8 @@ fn format_fields(
     fields: CompositeFieldSet,
     input: &Zoned,
 ) -> rquickjs::Result<(Vec<Run>, String)> {
-    let formatter = FixedCalendarDateTimeFormatter::<Gregorian, CompositeFieldSet>::try_new(
+    let formatter = FixedCalendarDateTimeFormatter::<Gregorian, CompositeFieldSet>::try_new_with_buffer_provider(
+        super::data::provider(),
         locale.into(),
         fields,
     )
@@ -183,11 +185,13 @@ fn format_pattern(
         )
     };
     let pattern = DateTimePattern::try_from_pattern_str(pattern).map_err(|e| failed(&e))?;
-    let mut names =
-        FixedCalendarDateTimeNames::<Gregorian, CompositeFieldSet>::try_new(locale.into())
-            .map_err(|e| failed(&e))?;
+    let mut names = FixedCalendarDateTimeNames::<Gregorian, CompositeFieldSet>::try_new_unstable(
+        &super::data::provider().as_deserializing(),
+        locale.into(),
+    )
+    .map_err(|e| failed(&e))?;
     let formatter = names
-        .include_for_pattern(&pattern)
+        .load_for_pattern(&super::data::provider().as_deserializing(), &pattern)
         .map_err(|e| failed(&e))?;
     let formatted = formatter.format(input);
     Collector::try_runs(&formatted).map_err(|e| failed(&e))
@@ -314,7 +318,11 @@ fn zoned(ctx: &Ctx<'_>, zone: &str, epoch_ms: f64) -> rquickjs::Result<Zoned> {
     )
     .map_err(|_| invalid())?;
     let offset = UtcOffset::try_from_seconds(local.offset().seconds()).map_err(|_| invalid())?;
-    let id = IanaParser::new().parse(if zone == "UTC" { "Etc/UTC" } else { zone });
+    let parser = IanaParser::try_new_with_buffer_provider(super::data::provider())
+        .map_err(|e| unsupported(ctx, &format!("Intl.DateTimeFormat: no time zone data: {e}")))?;
+    let id = parser
+        .as_borrowed()
+        .parse(if zone == "UTC" { "Etc/UTC" } else { zone });
     let info = id
         .with_offset(Some(offset))
         .at_date_time(DateTime { date, time });

@@ -30,9 +30,17 @@ pub fn format(
     let prefs = (&parse_locale(&ctx, &locale)?).into();
     let options = ListFormatterOptions::default().with_length(length);
     let formatter = match kind.as_str() {
-        "conjunction" => ListFormatter::try_new_and(prefs, options),
-        "disjunction" => ListFormatter::try_new_or(prefs, options),
-        "unit" => ListFormatter::try_new_unit(prefs, options),
+        "conjunction" => {
+            ListFormatter::try_new_and_with_buffer_provider(super::data::provider(), prefs, options)
+        }
+        "disjunction" => {
+            ListFormatter::try_new_or_with_buffer_provider(super::data::provider(), prefs, options)
+        }
+        "unit" => ListFormatter::try_new_unit_with_buffer_provider(
+            super::data::provider(),
+            prefs,
+            options,
+        ),
         other => {
             return Err(unsupported(
                 &ctx,

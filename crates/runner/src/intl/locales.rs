@@ -1,7 +1,7 @@
 //! Which locales `Intl` accepts, and their canonical tags.
 //!
-//! Every language ICU4X's compiled data covers ships (the data is one set;
-//! a per-locale cut would need a custom data build). A language is covered
+//! Every language ICU4X's compiled data covers ships (all of them are in
+//! the blob, data.rs). A language is covered
 //! when its list patterns resolve to data of its own rather than the root
 //! locale's: every CLDR language has its own word for "and", so that test
 //! cannot mistake a deduplicated entry for a missing one. Anything else —
@@ -10,6 +10,7 @@
 
 use icu_list::provider::{ListAndV1, ListFormatterPatterns};
 use icu_locale::{DataLocale, Locale};
+use icu_provider::buf::AsDeserializingBufferProvider;
 use icu_provider::{DataIdentifierBorrowed, DataProvider, DataRequest};
 use rquickjs::Ctx;
 
@@ -35,7 +36,7 @@ fn has_data(locale: &Locale) -> bool {
         ),
         ..Default::default()
     };
-    match DataProvider::<ListAndV1>::load(&icu_list::provider::Baked, request) {
+    match DataProvider::<ListAndV1>::load(&super::data::provider().as_deserializing(), request) {
         Ok(response) => !response
             .metadata
             .locale

@@ -1,6 +1,6 @@
-//! `Intl` and the `toLocale*` methods from ICU4X and its compiled CLDR data
-//! (docs/code-mode.md, "Intl"); time zones from the IANA database compiled
-//! into `jiff`.
+//! `Intl` and the `toLocale*` methods from ICU4X and its CLDR data (a blob
+//! compiled in, data.rs; docs/code-mode.md, "Intl"); time zones from the
+//! IANA database compiled into `jiff`.
 //!
 //! The ECMA-402 surface (constructors, option reading and validation,
 //! `resolvedOptions`) is JavaScript (`intl.js`), run once with the native
@@ -12,6 +12,7 @@
 mod cldr_table;
 mod collation;
 mod compact;
+mod data;
 mod date_fields;
 mod date_refusals;
 mod dates;

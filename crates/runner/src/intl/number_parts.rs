@@ -43,8 +43,12 @@ pub fn format_to_parts(
     let parsed = parse_locale(&ctx, &locale)?;
     let mut options = DecimalFormatterOptions::default();
     options.grouping_strategy = Some(grouping(&ctx, &o.use_grouping)?);
-    let formatter = DecimalFormatter::try_new((&parsed).into(), options)
-        .map_err(|e| refuse(&format!("(no decimal data: {e})")))?;
+    let formatter = DecimalFormatter::try_new_with_buffer_provider(
+        super::data::provider(),
+        (&parsed).into(),
+        options,
+    )
+    .map_err(|e| refuse(&format!("(no decimal data: {e})")))?;
     let core = match NonFinite::of(&value) {
         Some(NonFinite::NaN) => single("nan", NonFinite::NaN.symbol(&parsed)),
         Some(NonFinite::Infinity) => single("infinity", NonFinite::Infinity.symbol(&parsed)),
@@ -201,8 +205,12 @@ mod tests {
     #[test]
     fn parts_join_to_the_formatted_number() {
         let locale = Locale::try_from_str("de").expect("locale");
-        let formatter =
-            DecimalFormatter::try_new((&locale).into(), Default::default()).expect("data");
+        let formatter = DecimalFormatter::try_new_with_buffer_provider(
+            crate::intl::data::provider(),
+            (&locale).into(),
+            Default::default(),
+        )
+        .expect("data");
         let decimal = Decimal::try_from_str("1234567.5").expect("decimal");
         let parts = digits(&formatter, &decimal);
         assert_eq!(parts.joined(), "1.234.567,5");

@@ -13,6 +13,7 @@ use icu_experimental::dimension::currency::options::{CurrencyFormatterOptions, C
 use icu_experimental::dimension::currency::CurrencyType;
 use icu_experimental::dimension::percent::formatter::PercentFormatter;
 use icu_locale::Locale;
+use icu_provider::buf::AsDeserializingBufferProvider;
 use rquickjs::Ctx;
 use writeable::Writeable;
 
@@ -82,8 +83,12 @@ pub(super) fn grouping(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<GroupingSt
 }
 
 pub(super) fn plain(ctx: &Ctx<'_>, locale: &Locale, decimal: Decimal) -> rquickjs::Result<String> {
-    let formatter = DecimalFormatter::try_new(locale.into(), DecimalFormatterOptions::default())
-        .map_err(|e| load_error(ctx, "decimal", e))?;
+    let formatter = DecimalFormatter::try_new_with_buffer_provider(
+        super::data::provider(),
+        locale.into(),
+        DecimalFormatterOptions::default(),
+    )
+    .map_err(|e| load_error(ctx, "decimal", e))?;
     Ok(formatter.format(&decimal).write_to_string().into_owned())
 }
 
@@ -103,11 +108,15 @@ pub(super) fn format_decimal(
     decimal_options.grouping_strategy = Some(grouping(ctx, &o.use_grouping)?);
     match (o.style.as_str(), compact) {
         ("currency", _) => currency(ctx, locale, o, &decimal),
-        ("decimal", false) => Ok(DecimalFormatter::try_new(locale.into(), decimal_options)
-            .map_err(|e| load_error(ctx, "decimal", e))?
-            .format(&decimal)
-            .write_to_string()
-            .into_owned()),
+        ("decimal", false) => Ok(DecimalFormatter::try_new_with_buffer_provider(
+            super::data::provider(),
+            locale.into(),
+            decimal_options,
+        )
+        .map_err(|e| load_error(ctx, "decimal", e))?
+        .format(&decimal)
+        .write_to_string()
+        .into_owned()),
         ("decimal", true) => compact::number(ctx, locale, o, decimal_options, &decimal),
         ("unit", true) => {
             // ICU4C picks the unit's plural form before the compact
@@ -118,9 +127,14 @@ pub(super) fn format_decimal(
             Ok(units::wrap(&o.unit_patterns, category, &number))
         }
         ("percent", false) | ("unit", false) if o.style == "percent" || o.unit_percent => {
-            let numbers = DecimalFormatter::try_new(locale.into(), decimal_options)
-                .map_err(|e| load_error(ctx, "decimal", e))?;
-            let formatter = PercentFormatter::try_new_with_decimal_formatter(
+            let numbers = DecimalFormatter::try_new_with_buffer_provider(
+                super::data::provider(),
+                locale.into(),
+                decimal_options,
+            )
+            .map_err(|e| load_error(ctx, "decimal", e))?;
+            let formatter = PercentFormatter::try_new_with_decimal_formatter_unstable(
+                &super::data::provider().as_deserializing(),
                 locale.into(),
                 numbers,
                 Default::default(),
@@ -129,11 +143,15 @@ pub(super) fn format_decimal(
             Ok(formatter.format(&decimal).write_to_string().into_owned())
         }
         ("unit", false) => {
-            let number = DecimalFormatter::try_new(locale.into(), decimal_options)
-                .map_err(|e| load_error(ctx, "decimal", e))?
-                .format(&decimal)
-                .write_to_string()
-                .into_owned();
+            let number = DecimalFormatter::try_new_with_buffer_provider(
+                super::data::provider(),
+                locale.into(),
+                decimal_options,
+            )
+            .map_err(|e| load_error(ctx, "decimal", e))?
+            .format(&decimal)
+            .write_to_string()
+            .into_owned();
             let category = units::category(ctx, locale, &decimal)?;
             Ok(units::wrap(&o.unit_patterns, category, &number))
         }
@@ -218,32 +236,81 @@ fn currency_formatted(
     let text = if o.notation == "compact" {
         let long = o.compact_display == "long";
         let formatter = match (display, long) {
-            ("symbol", false) => {
-                CurrencyFormatter::try_new_compact_symbol(prefs, currency, options)
-            }
+            ("symbol", false) => CurrencyFormatter::try_new_compact_symbol_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+                options,
+            ),
             ("narrowSymbol", false) => {
-                CurrencyFormatter::try_new_compact_symbol_narrow(prefs, currency, options)
+                CurrencyFormatter::try_new_compact_symbol_narrow_with_buffer_provider(
+                    super::data::provider(),
+                    prefs,
+                    currency,
+                    options,
+                )
             }
-            ("code", false) => CurrencyFormatter::try_new_compact_code(prefs, currency, options),
+            ("code", false) => CurrencyFormatter::try_new_compact_code_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+                options,
+            ),
             ("symbol", true) => {
-                CurrencyFormatter::try_new_compact_long_symbol(prefs, currency, options)
+                CurrencyFormatter::try_new_compact_long_symbol_with_buffer_provider(
+                    super::data::provider(),
+                    prefs,
+                    currency,
+                    options,
+                )
             }
             ("narrowSymbol", true) => {
-                CurrencyFormatter::try_new_compact_long_symbol_narrow(prefs, currency, options)
+                CurrencyFormatter::try_new_compact_long_symbol_narrow_with_buffer_provider(
+                    super::data::provider(),
+                    prefs,
+                    currency,
+                    options,
+                )
             }
-            ("code", true) => {
-                CurrencyFormatter::try_new_compact_long_code(prefs, currency, options)
-            }
-            _ => CurrencyFormatter::try_new_compact_long_name(prefs, currency),
+            ("code", true) => CurrencyFormatter::try_new_compact_long_code_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+                options,
+            ),
+            _ => CurrencyFormatter::try_new_compact_long_name_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+            ),
         }
         .map_err(|e| load_error(ctx, code, e))?;
         written(&formatter, decimal)
     } else {
         let formatter = match display {
-            "symbol" => CurrencyFormatter::try_new_symbol(prefs, currency, options),
-            "narrowSymbol" => CurrencyFormatter::try_new_symbol_narrow(prefs, currency, options),
-            "code" => CurrencyFormatter::try_new_code(prefs, currency, options),
-            _ => CurrencyFormatter::try_new_name(prefs, currency),
+            "symbol" => CurrencyFormatter::try_new_symbol_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+                options,
+            ),
+            "narrowSymbol" => CurrencyFormatter::try_new_symbol_narrow_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+                options,
+            ),
+            "code" => CurrencyFormatter::try_new_code_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+                options,
+            ),
+            _ => CurrencyFormatter::try_new_name_with_buffer_provider(
+                super::data::provider(),
+                prefs,
+                currency,
+            ),
         }
         .map_err(|e| load_error(ctx, code, e))?;
         written(&formatter, decimal)

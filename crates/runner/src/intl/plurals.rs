@@ -11,8 +11,12 @@ use super::{parse_locale, plural_name, unsupported};
 fn rules(ctx: &Ctx<'_>, locale: &str, kind: &str) -> rquickjs::Result<PluralRules> {
     let prefs = (&parse_locale(ctx, locale)?).into();
     let rules = match kind {
-        "cardinal" => PluralRules::try_new_cardinal(prefs),
-        "ordinal" => PluralRules::try_new_ordinal(prefs),
+        "cardinal" => {
+            PluralRules::try_new_cardinal_with_buffer_provider(super::data::provider(), prefs)
+        }
+        "ordinal" => {
+            PluralRules::try_new_ordinal_with_buffer_provider(super::data::provider(), prefs)
+        }
         other => {
             return Err(unsupported(
                 ctx,

@@ -28,12 +28,14 @@ pub(super) fn category(
     locale: &Locale,
     decimal: &Decimal,
 ) -> rquickjs::Result<&'static str> {
-    let rules = PluralRules::try_new_cardinal(locale.into()).map_err(|e| {
-        unsupported(
-            ctx,
-            &format!("Intl.NumberFormat: no plural rules for {locale}: {e}"),
-        )
-    })?;
+    let rules =
+        PluralRules::try_new_cardinal_with_buffer_provider(super::data::provider(), locale.into())
+            .map_err(|e| {
+                unsupported(
+                    ctx,
+                    &format!("Intl.NumberFormat: no plural rules for {locale}: {e}"),
+                )
+            })?;
     Ok(plural_name(rules.category_for(decimal)))
 }
 
