@@ -16,6 +16,8 @@ const { sqliteSessionStore } = require('..');
 const binding = require('../binding.js');
 const { claimOwnerUid, CLAIMS_DIR } = require('../lib/sessions/owner-claims');
 const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, workspaceOf, providerPlace, startHolder, exited } = require('./sessions-support');
+const { uidHasProcesses } = require('../lib/sessions/owner-sweep');
+const { eventually } = require('./spawn-support');
 
 const skip = sessionsSkipReason();
 
@@ -185,4 +187,49 @@ test('ending a live session kills no process of its owner uid but its own sandbo
   assert.equal(receipt.workspace.removed, true, receipt.workspace.detail);
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.ok(running(bystander), 'the bystander of the same uid survived the end of the session');
+});
+
+test('only a uid of the session owner range (its first uid excluded) is a session owner (round 8, R8-7)', () => {
+  const { isSessionOwner } = require('../lib/sessions/owner-claims');
+  const range = { first: binding.WORKSPACE_OWNER_UID_FIRST, count: binding.WORKSPACE_OWNER_UIDS };
+  assert.equal(isSessionOwner(range.first + 1, range), true);
+  assert.equal(isSessionOwner(range.first + range.count - 1, range), true);
+  for (const uid of [0, 1000, 65534, range.first, range.first + range.count, 0x6fff_f0e3, -1, 1.5, '1879048193', null]) {
+    assert.equal(isSessionOwner(uid, range), false, `${uid} is not a session owner`);
+  }
+});
+
+test('a stored record naming a host account\'s uid is never swept: recover() leaves that account\'s process, the record and the claims alone and audits it; acquire refuses it (round 8, R8-7)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
+  const { createSessionManager, memorySessionStore } = require('..');
+  const { sessionKey } = require('../lib/sessions/session-key');
+  // A uid outside every cordon range that nothing runs as (it stands for a host account's).
+  const hostUid = [0x6fff_f0e3, 0x6fff_f0e4, 0x6fff_f0e5].find((uid) => !uidHasProcesses(uid));
+  const victim = processAs(t, hostUid);
+  const claim = path.join(CLAIMS_DIR, String(hostUid));
+  t.after(() => fs.rmSync(claim, { force: true }));
+  const { root } = place(t);
+  const store = memorySessionStore();
+  const audits = [];
+  const secret = crypto.randomBytes(32);
+  const sessions = createSessionManager({ secret, root, store, authorize: () => true, audit: (record) => audits.push(record) });
+  t.after(() => sessions.endAll());
+  const scope = { tenant: 'acme', conversation: 'planted' };
+  const key = sessionKey(secret, scope);
+  const longAgo = Date.now() - 24 * 3600_000;
+  // A corrupt (or planted) record: past its idle time, so recover() would reap it and sweep its uid.
+  await store.put({ key, scope, ownerUid: hostUid, workspace: workspaceOf(root, key), createdAt: longAgo, lastActiveAt: longAgo, network: null, holder: null, lease: null });
+  assert.ok(await eventually(() => uidHasProcesses(hostUid), 10_000), 'the host account\'s process runs');
+
+  const report = await sessions.recover();
+  assert.ok(running(victim), 'the host account\'s process was not swept');
+  assert.deepEqual(report, { resumable: [], reaped: [] }, 'neither resumed nor reaped');
+  assert.equal(fs.existsSync(claim), false, 'no claim was made for that uid');
+  assert.equal((await store.list()).length, 1, 'the record is left for its operator');
+  const audited = audits.find((a) => a.operation === 'recover');
+  assert.equal(audited?.error, 'ERR_CORDON_SESSION_RECORD_INVALID', JSON.stringify(audits));
+  assert.doesNotMatch(audited.denial, new RegExp(String(hostUid)), 'the uid is in error.cause, not the message');
+
+  await assert.rejects(sessions.acquire(scope, 'u'), { code: 'ERR_CORDON_SESSION_RECORD_INVALID' });
+  assert.ok(running(victim), 'nor by acquire');
+  assert.equal(fs.existsSync(claim), false);
 });

@@ -36,8 +36,10 @@ impl Task for KillUid {
     }
 }
 
-/// Kills every process whose real uid is `uid` (never root or this
-/// process's own uid) and resolves with how many it signalled once none is
+/// Kills every process whose real uid is `uid` — a session owner uid of this
+/// provider only (root's workspace-owner range, or the owner half of a
+/// non-root provider's subordinate uids, each but its first: never root,
+/// this process's own uid or a host account's, round 8 R8-7) — and resolves with how many it signalled once none is
 /// left; rejects with a message starting `ERR_CORDON_SESSION_SWEEP_FAILED:`.
 #[napi]
 pub fn kill_uid_processes(uid: u32) -> AsyncTask<KillUid> {

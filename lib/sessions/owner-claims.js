@@ -224,11 +224,28 @@ function releaseOwnerUid(uid, workspace, dir) {
 }
 
 /**
+ * Pure: whether `uid` is one a session of `range` may own (claimOwnerUid
+ * draws them: the range without its first uid). A store record naming any
+ * other uid (a host account's) is never confirmed, swept or resumed
+ * (round 8, R8-7; the launcher's sweep refuses it too: uid_sweep.rs).
+ */
+function isSessionOwner(uid, range) {
+  return Number.isSafeInteger(uid) && uid > range.first && uid < range.first + range.count;
+}
+
+function notAnOwner(uid) {
+  return new CordonError('ERR_CORDON_SESSION_RECORD_INVALID', 'the stored session names an owner uid outside this provider\'s session owner range: refusing to claim, sweep or resume it', { cause: new Error(`ownerUid: ${uid}`) });
+}
+
+/**
  * Re-asserts `uid` for `workspace` (a restarted provider resuming it): a
  * stale claim of that workspace becomes this provider's; false when
  * another workspace holds the uid (taken over while nobody held ours).
+ * A uid outside `range` (the provider's session owners) is refused
+ * (ERR_CORDON_SESSION_RECORD_INVALID): no claim is made for it.
  */
-function confirmOwnerUid(uid, workspace, dir) {
+function confirmOwnerUid(uid, workspace, dir, range) {
+  if (!isSessionOwner(uid, range)) throw notAnOwner(uid);
   const file = path.join(claimsDir(dir), String(uid));
   if (create(file, claimText(workspace))) return true;
   const claim = readClaim(file);
@@ -237,4 +254,4 @@ function confirmOwnerUid(uid, workspace, dir) {
   return readClaim(file)?.workspace === workspace;
 }
 
-module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, parseClaim, defaultClaimsDir, CLAIMS_DIR, ROOT_CLAIMS_NAME };
+module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, isSessionOwner, notAnOwner, parseClaim, defaultClaimsDir, CLAIMS_DIR, ROOT_CLAIMS_NAME };

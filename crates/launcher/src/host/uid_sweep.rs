@@ -23,11 +23,17 @@
 //! never signalled. SIGKILL each process of the uid that is not a zombie,
 //! wait for them to exit, scan again; done when a scan finds none, failed
 //! when the deadline passes first.
+//!
+//! Only a session owner uid is ever swept ([`session_owners`]): the store
+//! record that names the uid is trusted with a path, not with the power to
+//! kill a host account's processes (round 8, R8-7).
 
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use crate::host::pidfd;
+use crate::host::process_identity::{SANDBOX_UID, WORKSPACE_UIDS};
+use crate::host::subordinate_ids::{self, IdRange};
 
 /// How long one round waits for each killed process to exit.
 const EXIT_WAIT: Duration = Duration::from_millis(200);
@@ -36,6 +42,12 @@ const EXIT_WAIT: Duration = Duration::from_millis(200);
 pub enum UidSweepError {
     #[error("refusing to sweep uid {0}: root and this process's own uid are never swept")]
     Refused(u32),
+    #[error("refusing to sweep uid {uid}: not a session owner uid of this provider (those are {first}..={last})")]
+    NotAnOwner { uid: u32, first: u32, last: u32 },
+    #[error(
+        "refusing to sweep uid {0}: this provider has no subordinate ids, so no session owner uids"
+    )]
+    NoOwners(u32),
     #[error("list /proc: {0}")]
     ListProc(std::io::Error),
     #[error("{alive} process(es) of uid {uid} still alive after {waited_ms} ms (a kill was refused: {refused})")]
@@ -45,6 +57,45 @@ pub enum UidSweepError {
         waited_ms: u128,
         refused: String,
     },
+}
+
+/// The uids a session of this provider may own (lib/sessions claims them:
+/// owner-claims.js): the workspace-owner range of a root provider
+/// (process_identity.rs), or the owner half of a non-root provider's
+/// subordinate uids (subordinate_ids.rs), each without its first uid (the
+/// default workspace owner other runs use). `None`: a non-root provider
+/// without subordinate ids, which has no session owners at all.
+pub fn session_owners() -> Option<IdRange> {
+    let owners = if nix::unistd::geteuid().is_root() {
+        IdRange {
+            first: SANDBOX_UID,
+            count: WORKSPACE_UIDS,
+        }
+    } else {
+        subordinate_ids::for_current_user().ok()?.uids.owners()
+    };
+    sessions_of(owners)
+}
+
+/// Pure: `owners` without its first uid; `None` when nothing is left.
+fn sessions_of(owners: IdRange) -> Option<IdRange> {
+    (owners.count > 1).then(|| IdRange {
+        first: owners.first + 1,
+        count: owners.count - 1,
+    })
+}
+
+/// Pure: `Ok` when `uid` is one of `owners` (the range guard of [`kill_uid`]).
+pub fn check_owner(uid: u32, owners: Option<IdRange>) -> Result<(), UidSweepError> {
+    match owners {
+        None => Err(UidSweepError::NoOwners(uid)),
+        Some(range) if range.contains(uid) => Ok(()),
+        Some(range) => Err(UidSweepError::NotAnOwner {
+            uid,
+            first: range.first,
+            last: range.first + range.count.saturating_sub(1),
+        }),
+    }
 }
 
 /// Pure over `/proc/<pid>/status`: the real uid is `uid` and the process is
@@ -95,14 +146,16 @@ fn scan(uid: u32) -> Result<Vec<OwnedFd>, UidSweepError> {
     Ok(found)
 }
 
-/// Kills every process of `uid` and waits until none is left, or fails
-/// once `deadline` has passed. Returns how many processes it signalled.
+/// Kills every process of `uid` (a session owner uid of this provider:
+/// [`session_owners`], else refused) and waits until none is left, or
+/// fails once `deadline` has passed. Returns how many processes it signalled.
 pub fn kill_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
     // SAFETY: geteuid/getuid cannot fail and touch no memory.
     let (euid, ruid) = unsafe { (libc::geteuid(), libc::getuid()) };
     if uid == 0 || uid == euid || uid == ruid {
         return Err(UidSweepError::Refused(uid));
     }
+    check_owner(uid, session_owners())?;
     let started = Instant::now();
     let mut signalled = 0u32;
     loop {
@@ -175,6 +228,71 @@ mod tests {
     }
 
     #[test]
+    fn only_a_session_owner_uid_passes_the_range_guard() {
+        let owners = sessions_of(IdRange {
+            first: SANDBOX_UID,
+            count: WORKSPACE_UIDS,
+        });
+        assert_eq!(
+            owners,
+            Some(IdRange {
+                first: SANDBOX_UID + 1,
+                count: WORKSPACE_UIDS - 1
+            })
+        );
+        assert!(check_owner(SANDBOX_UID + 1, owners).is_ok());
+        assert!(check_owner(SANDBOX_UID + WORKSPACE_UIDS - 1, owners).is_ok());
+        // The default owner, the per-run range, a host account and nobody are not.
+        for uid in [
+            SANDBOX_UID,
+            SANDBOX_UID + WORKSPACE_UIDS,
+            1000,
+            65534,
+            0x6fff_f0e1,
+        ] {
+            assert!(
+                matches!(check_owner(uid, owners), Err(UidSweepError::NotAnOwner { uid: u, .. }) if u == uid),
+                "{uid} is refused"
+            );
+        }
+        // A non-root provider's owner half of nobody:1342177280:131072.
+        let sub = sessions_of(
+            IdRange {
+                first: 1_342_177_280,
+                count: 131_072,
+            }
+            .owners(),
+        );
+        assert!(check_owner(1_342_177_281, sub).is_ok());
+        assert!(check_owner(1_342_177_280 + 65_535, sub).is_ok());
+        assert!(
+            check_owner(1_342_177_280 + 65_536, sub).is_err(),
+            "a per-run uid"
+        );
+        assert!(check_owner(1_342_177_280, sub).is_err());
+        // Too small a range has no session owners; nothing passes without one.
+        assert_eq!(sessions_of(IdRange { first: 5, count: 1 }), None);
+        assert!(matches!(
+            check_owner(6, None),
+            Err(UidSweepError::NoOwners(6))
+        ));
+    }
+
+    #[test]
+    fn a_uid_outside_the_owner_range_is_refused_before_anything_is_signalled() {
+        // SAFETY: cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // a non-root provider's range depends on /etc/subuid
+        }
+        for uid in [1000, 65534, SANDBOX_UID, SANDBOX_UID + WORKSPACE_UIDS] {
+            assert!(matches!(
+                kill_uid(uid, Duration::ZERO),
+                Err(UidSweepError::NotAnOwner { .. })
+            ));
+        }
+    }
+
+    #[test]
     fn root_and_the_callers_own_uid_are_never_swept() {
         assert!(matches!(
             kill_uid(0, Duration::ZERO),
@@ -195,7 +313,11 @@ mod tests {
         if unsafe { libc::geteuid() } != 0 {
             return; // only root can start a process as another uid here
         }
-        let uid = 0x6fff_f0e1; // in no range cordon or a host account uses
+        // A session owner uid near the top of the range, where random claims
+        // rarely land, that nothing runs as now (checked: the sweep kills all of it).
+        let uid = (SANDBOX_UID + WORKSPACE_UIDS - 64..SANDBOX_UID + WORKSPACE_UIDS)
+            .find(|&u| scan(u).unwrap().is_empty())
+            .expect("an unused owner uid");
         let mut child = std::process::Command::new("/bin/sleep")
             .arg("600")
             .uid(uid)
