@@ -233,3 +233,17 @@ test('a stored record naming a host account\'s uid is never swept: recover() lea
   assert.ok(running(victim), 'nor by acquire');
   assert.equal(fs.existsSync(claim), false);
 });
+
+test('only a session holder\'s uid_map (exactly its owner uid, mapped to itself) holds a uid, not a wider mapping that covers it (round 8, R8-5)', () => {
+  const { mapsAsHolder } = require('../lib/sessions/holder');
+  const uid = 1342180000;
+  assert.equal(mapsAsHolder(`${' '.repeat(6)}${uid} ${uid}          1\n`, uid), true, 'a holder\'s line');
+  assert.equal(mapsAsHolder(`${uid} ${uid} 1\n`, uid + 1), false, 'another holder\'s uid');
+  // Rootless Podman's pause process: the provider's uid as root, then its whole subordinate range.
+  assert.equal(mapsAsHolder(`         0       65534          1\n         1  1342177280      65536\n`, uid), false);
+  assert.equal(mapsAsHolder(`0 1342177280 65536\n`, uid), false);
+  assert.equal(mapsAsHolder(`${uid} ${uid} 2\n`, uid), false, 'two uids: not a holder\'s');
+  assert.equal(mapsAsHolder(`0 ${uid} 1\n`, uid), false, 'mapped as another inside uid');
+  assert.equal(mapsAsHolder('         0          0 4294967295\n', uid), false, 'the initial namespace');
+  assert.equal(mapsAsHolder('', uid), false);
+});

@@ -13,10 +13,11 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const h = require('./harness');
 const { FILE_STORE_SCRIPT } = require('./file-store-script');
 const { background } = require('../sessions-support');
+const { eventually } = require('../spawn-support');
 
 const skip = process.geteuid() === 0 || process.geteuid() === h.NOBODY_UID ? false : 'needs root (to run a provider as uid 65534) or uid 65534';
 
@@ -48,8 +49,8 @@ function agentPath() {
   return agentCopy;
 }
 
-/** Runs `body` (a script: `m` is a manager over `<dir>/root`, `store` a file store in `dir`) as a uid-65534 provider; returns what it prints. */
-function provider(dir, body, options = {}) {
+/** The command that runs `body` (a script: `m` is a manager over `<dir>/root`, `store` a file store in `dir`) as a uid-65534 provider. */
+function providerCommand(dir, body, options = {}) {
   const { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20 } = options;
   const script = `
     const fs = require('node:fs'); const crypto = require('node:crypto');
@@ -65,14 +66,20 @@ function provider(dir, body, options = {}) {
     const keysIn = (root) => fs.readdirSync(root).filter((name) => name !== '.owner-claims');
     const alive = (pid) => { try { return fs.readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1][0] !== 'Z'; } catch { return false; } };
     (async () => { ${body} })().catch((e) => { out({ failed: String(e.stack ?? e), code: e.code }); });`;
-  // As harness.runProvider, but a provider that SIGKILLs itself (options.killed) still answers.
   const switchUid = process.geteuid() !== h.NOBODY_UID;
   const { node, pkg } = switchUid ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
   const identity = switchUid ? { uid: h.NOBODY_UID, gid: h.NOBODY_UID, env: { PATH: process.env.PATH } } : {};
+  return { node, args: ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], identity };
+}
+
+/** Runs `body` as a uid-65534 provider (providerCommand); returns what it prints. */
+function provider(dir, body, options = {}) {
+  const { node, args, identity } = providerCommand(dir, body, options);
+  // As harness.runProvider, but a provider that SIGKILLs itself (options.killed) still answers.
   // options.inheritFd: a descriptor the provider process inherits as fd 40, not close-on-exec, as from a
   // supervisor (Node passes such a one to its children; it happens to mark a low fd 3 close-on-exec).
   const stdio = options.inheritFd === undefined ? undefined : ['pipe', 'pipe', 'pipe', ...Array(37).fill('ignore'), options.inheritFd];
-  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, stdio, ...identity });
+  const run = spawnSync(node, args, { cwd: '/', encoding: 'utf8', timeout: 60_000, stdio, ...identity });
   const ended = options.killed ? run.signal === 'SIGKILL' : run.status === 0;
   assert.ok(ended, `provider ended ${run.status ?? run.signal}: ${run.stderr}`);
   const value = JSON.parse(run.stdout);
@@ -467,6 +474,39 @@ test('a uid a live holder of a uid-65534 provider already maps is never claimed 
   assert.equal(v.error, 'ERR_CORDON_SESSION_LIMIT', 'that uid was given back, not handed out twice');
   assert.deepEqual(v.left, [], 'no claim was left in the other directory');
   assert.equal(v.mappedAfter, false, 'once the holder is gone the uid is free');
+});
+
+/** The first subordinate uid of uid 65534 (/etc/subuid), or null. */
+function nobodySubuidFirst() {
+  const line = fs.readFileSync('/etc/subuid', 'utf8').split('\n').find((l) => /^(nobody|65534):\d+:\d+$/.test(l.trim()));
+  return line === undefined ? null : Number(line.split(':')[1]);
+}
+
+test('a user namespace of the provider\'s uid that maps the whole owner range (rootless Podman\'s pause process) denies no session (round 8, R8-5)', { skip }, async (t) => {
+  const dir = scratch(t);
+  const first = nobodySubuidFirst();
+  assert.notEqual(first, null, 'uid 65534 has subordinate ids (the suite needs them)');
+  // Another process of uid 65534 (a rootless container, a "nobody" daemon) in a user namespace of its own.
+  const identity = process.geteuid() === h.NOBODY_UID ? {} : { uid: h.NOBODY_UID, gid: h.NOBODY_UID };
+  const other = spawn('/usr/bin/unshare', ['--user', '/bin/sleep', '300'], { ...identity, stdio: 'ignore' });
+  const exited = new Promise((resolve) => other.once('exit', resolve));
+  t.after(async () => {
+    other.kill('SIGKILL');
+    await exited;
+  });
+  const cmdline = () => { try { return fs.readFileSync(`/proc/${other.pid}/cmdline`, 'utf8'); } catch { return ''; } };
+  assert.ok(await eventually(() => cmdline().startsWith('/bin/sleep'), 30_000), 'the namespace is made');
+  const map = spawnSync('/usr/bin/newuidmap', [String(other.pid), '0', String(first), '65536'], { ...identity, encoding: 'utf8' });
+  assert.equal(map.status, 0, map.stderr);
+  assert.deepEqual(fs.readFileSync(`/proc/${other.pid}/uid_map`, 'utf8').trim().split(/\s+/), ['0', String(first), '65536'], 'every owner uid is mapped');
+  const v = provider(dir, `
+    const s = await m.acquire(scope('wide'), 'u');
+    const id = (await s.exec(['/usr/bin/id', '-u'])).stdout.toString().trim();
+    const receipt = await s.end();
+    out({ ownerUid: s.ownerUid, id, removed: receipt.workspace.removed });`);
+  assert.ok(v.ownerUid > first && v.ownerUid < first + 65536, `an owner uid the wide mapping covers: ${v.ownerUid}`);
+  assert.equal(v.id, String(v.ownerUid), 'the session ran as it');
+  assert.equal(v.removed, true);
 });
 
 test('a uid-65534 provider given a claimsDir that is not its own private directory refuses to claim there, naming no path in the message', { skip }, (t) => {

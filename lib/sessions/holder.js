@@ -159,17 +159,29 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
   return holder;
 }
 
-/** A uid_map line's count that maps every id: the initial user namespace's (`0 0 4294967295`), not a holder's. */
-const WHOLE_RANGE = 4294967295;
+/**
+ * Pure: whether a `uid_map` (as read from the initial user namespace) is a
+ * session holder's for `uid`: a holder maps exactly its owner uid to
+ * itself (`U U 1`: startHolder's newuidmap). A wider mapping that merely
+ * covers U — rootless Podman's pause process maps the whole subordinate
+ * range (`0 <first> 65536`), as may any process of the provider's uid —
+ * is no session's and does not make U taken (round 8, R8-5).
+ */
+function mapsAsHolder(map, uid) {
+  return map.split('\n').some((line) => {
+    const [inside, outside, count] = line.trim().split(/\s+/).map(Number);
+    return inside === uid && outside === uid && count === 1;
+  });
+}
 
 /**
- * Whether a live process of this provider's uid maps `uid` in a user
- * namespace of its own: the holder of a live workspace whose claim is in
- * another claims directory (a provider of the same uid given another
+ * Whether a live process of this provider's uid holds `uid` as a session
+ * holder does (mapsAsHolder): the holder of a live workspace whose claim
+ * is in another claims directory (a provider of the same uid given another
  * `claimsDir` or sessions root, owner-claims.js). So such providers still
- * never hand out one owner uid twice while both workspaces live.
- * `exceptPid`: a workspace's own holder, not counted (a sweep's check,
- * manager.js).
+ * never hand out one owner uid twice while both workspaces live, nor sweep
+ * the other's (R8-2). `exceptPid`: a workspace's own holder, not counted
+ * (a sweep's check, manager.js).
  */
 function mappedByLiveHolder(uid, exceptPid = null) {
   const me = process.geteuid();
@@ -182,10 +194,7 @@ function mappedByLiveHolder(uid, exceptPid = null) {
     } catch {
       continue; // gone meanwhile
     }
-    for (const line of map.split('\n')) {
-      const [, outside, count] = line.trim().split(/\s+/).map(Number);
-      if (count > 0 && count < WHOLE_RANGE && uid >= outside && uid < outside + count) return true;
-    }
+    if (mapsAsHolder(map, uid)) return true;
   }
   return false;
 }
@@ -203,4 +212,4 @@ async function stopHolder(holder) {
   return !holderAlive(holder);
 }
 
-module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners, mappedByLiveHolder };
+module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners, mappedByLiveHolder, mapsAsHolder };
