@@ -87,6 +87,32 @@ function provider(dir, body, options = {}) {
   return value;
 }
 
+/**
+ * Starts `body` as a uid-65534 provider that runs on while the test goes
+ * on (killed after `t`); `say(value)` in the body prints one JSON line,
+ * collected in the returned child's `said`.
+ */
+function providerInBackground(t, dir, body) {
+  const { node, args, identity } = providerCommand(dir, `const say = (value) => process.stdout.write(JSON.stringify(value) + '\\n'); ${body}`);
+  const child = spawn(node, args, { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], ...identity });
+  child.said = [];
+  child.stderrText = '';
+  let buffer = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    buffer += chunk;
+    const lines = buffer.split('\n');
+    buffer = lines.pop();
+    for (const line of lines) child.said.push(JSON.parse(line));
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { child.stderrText += chunk; });
+  child.exited = new Promise((resolve) => child.once('exit', resolve));
+  t.after(async () => {
+    child.kill('SIGKILL');
+    await child.exited;
+  });
+  return child;
+}
+
 /** Pids of processes whose command line holds `tag`. */
 function withTag(tag) {
   return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
@@ -507,6 +533,52 @@ test('a user namespace of the provider\'s uid that maps the whole owner range (r
   assert.ok(v.ownerUid > first && v.ownerUid < first + 65536, `an owner uid the wide mapping covers: ${v.ownerUid}`);
   assert.equal(v.id, String(v.ownerUid), 'the session ran as it');
   assert.equal(v.removed, true);
+});
+
+test('a second uid-65534 provider on another sessions root, whose dead session\'s record and claim name the uid of a live session of the first, never sweeps that session in recover() (round 8, R8-2)', { skip }, async (t) => {
+  const dirA = scratch(t);
+  const dirB = scratch(t);
+  const tag = `nr-cross-${process.pid}`;
+  // B: a session, then the provider is SIGKILLed and its holder dies too (a reboot, an OOM kill).
+  const b = provider(dirB, `
+    const s = await m.acquire(scope('b'), 'u');
+    const [record] = await store.list();
+    out({ uid: s.ownerUid, holder: record.holder });
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  process.kill(b.holder.pid, 'SIGKILL');
+  assert.ok(await eventually(() => !fs.existsSync(`/proc/${b.holder.pid}`) || !withTag(dirB).includes(String(b.holder.pid)), 30_000), 'B\'s holder is gone');
+  // A: a live session with a command running in it, until told to check it.
+  const go = path.join(dirA, 'go');
+  const a = providerInBackground(t, dirA, `
+    const s = await m.acquire(scope('a'), 'u');
+    await s.exec({ shell: 'bash', script: ${JSON.stringify(background(tag))} });
+    say({ uid: s.ownerUid });
+    while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = await s.exec(['/bin/echo', 'alive']).then((r) => r.stdout.toString().trim(), (e) => e.code);
+    await s.end().catch(() => {});
+    say({ after });`);
+  assert.ok(await eventually(() => a.said.length > 0 || a.exitCode !== null, 60_000), `A started: ${a.stderrText}`);
+  const uidA = a.said[0]?.uid;
+  assert.ok(uidA, `A's session: ${a.stderrText}`);
+  // The command's processes (A's provider names the tag in its own script).
+  const command = () => withTag(tag).filter((pid) => Number(pid) !== a.pid);
+  assert.equal(command().length, 1, 'A\'s command runs');
+  // The collision (one draw in 65535 per claim per such record): B's record and claim name A's uid.
+  const claims = path.join(dirB, 'root', '.owner-claims');
+  fs.renameSync(path.join(claims, String(b.uid)), path.join(claims, String(uidA)));
+  const storeFile = path.join(dirB, 'sessions.json');
+  const records = JSON.parse(fs.readFileSync(storeFile, 'utf8'));
+  for (const record of Object.values(records)) record.ownerUid = uidA;
+  fs.writeFileSync(storeFile, JSON.stringify(records));
+  // B restarts and recovers: it reaps its own dead session, and must leave A's uid alone.
+  const recovered = provider(dirB, 'out({ report: await m.recover(), left: keysIn(dir + \'/root\') });');
+  assert.equal(recovered.report.reaped.length, 1, JSON.stringify(recovered.report));
+  assert.deepEqual(recovered.left, [], 'B\'s dead workspace is reaped');
+  assert.equal(command().length, 1, 'A\'s command survived B\'s recover()');
+  fs.writeFileSync(go, '');
+  assert.ok(await eventually(() => a.said.length > 1, 60_000), `A answered: ${a.stderrText}`);
+  assert.equal(a.said[1].after, 'alive', 'A\'s session still runs commands');
 });
 
 test('a uid-65534 provider given a claimsDir that is not its own private directory refuses to claim there, naming no path in the message', { skip }, (t) => {
