@@ -247,3 +247,22 @@ test('only a session holder\'s uid_map (exactly its owner uid, mapped to itself)
   assert.equal(mapsAsHolder('         0          0 4294967295\n', uid), false, 'the initial namespace');
   assert.equal(mapsAsHolder('', uid), false);
 });
+
+test('a stale claim of a uid something still runs as (the dead provider\'s orphan) is not taken over: no new session shares the uid with it (round 8, R8-8)', { skip: process.geteuid() !== 0 && 'needs root to run a process as another uid' }, async (t) => {
+  const dir = claimsDirFor(t);
+  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const uid = first + 1;
+  const file = path.join(dir, String(uid));
+  const staleText = `${JSON.stringify({ workspace: '/dead', pid: deadPid(), start: '1', boot: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), nonce: crypto.randomUUID() })}\n`;
+  fs.writeFileSync(file, staleText);
+  const orphan = processAs(t, uid);
+  assert.ok(await eventually(() => uidHasProcesses(uid), 10_000), 'the orphan runs as the uid');
+  assert.throws(() => claimOwnerUid({ first, count: 2 }, '/new', dir, uidHasProcesses), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  assert.equal(fs.readFileSync(file, 'utf8'), staleText, 'the stale claim is left as it was');
+  assert.ok(running(orphan));
+  // Once nothing runs as it, the stale claim is taken over as before.
+  orphan.kill('SIGKILL');
+  assert.ok(await eventually(() => !uidHasProcesses(uid), 10_000));
+  assert.equal(claimOwnerUid({ first, count: 2 }, '/new', dir, uidHasProcesses), uid);
+  assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).workspace, '/new');
+});

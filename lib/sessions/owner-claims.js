@@ -188,9 +188,10 @@ function takeOver(file, seen, text) {
  * Claims an owner uid of `range` (its first uid excluded: the default
  * owner other code hands out) for `workspace`; returns the uid. A free
  * uid first; a stale claim met on the way is taken over only when no
- * free one turned up. `inUse(uid)`: a uid claimed here but found in use
- * elsewhere (a non-root provider's holder of another claims directory:
- * holder.js) is given back and another one tried.
+ * free one turned up. `inUse(uid)`: a uid claimed here (free or taken
+ * over) but found in use elsewhere (a process runs as it; a non-root
+ * provider's holder of another claims directory: holder.js) is given back
+ * and another one tried.
  */
 function claimOwnerUid(range, workspace, dir, inUse = () => false) {
   const claims = claimsDir(dir);
@@ -206,8 +207,12 @@ function claimOwnerUid(range, workspace, dir, inUse = () => false) {
     const claim = readClaim(file);
     if (isStale(claim)) stale.set(uid, claim);
   }
+  // A taken-over uid passes the same check as a free one: the dead provider's
+  // orphans (or another directory's holder) may still run as it, and a new
+  // session never shares its uid with a process (round 8, R8-8; R8-1).
+  // Checked before the takeover, so the stale claim stays its workspace's.
   for (const [uid, claim] of stale) {
-    if (takeOver(path.join(claims, String(uid)), claim, claimText(workspace))) return uid;
+    if (!inUse(uid) && takeOver(path.join(claims, String(uid)), claim, claimText(workspace))) return uid;
   }
   // The claims directory is a host path: it goes to `cause`, for the provider's logs (round 8, R8-5).
   throw new CordonError('ERR_CORDON_SESSION_LIMIT', `no unclaimed workspace owner uid after ${MAX_ATTEMPTS} tries (claims of live providers are never taken over, nor uids in use)`, { cause: new Error(`claims directory: ${claims}`) });

@@ -146,6 +146,14 @@ fn scan(uid: u32) -> Result<Vec<OwnedFd>, UidSweepError> {
     Ok(found)
 }
 
+/// Pure: until when one round waits for the processes it killed: one
+/// window for the whole round, not one per process (N processes that do
+/// not exit cost EXIT_WAIT, not N × EXIT_WAIT), and never past the
+/// sweep's deadline (round 8, R8-8).
+fn round_end(now: Instant, started: Instant, deadline: Duration) -> Instant {
+    (now + EXIT_WAIT).min(started + deadline)
+}
+
 /// Kills every process of `uid` (a session owner uid of this provider:
 /// [`session_owners`], else refused) and waits until none is left, or
 /// fails once `deadline` has passed. Returns how many processes it signalled.
@@ -170,8 +178,9 @@ pub fn kill_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
                 Err(e) => refused = e.to_string(),
             }
         }
+        let round_end = round_end(Instant::now(), started, deadline);
         for fd in &found {
-            pidfd::wait_exit(fd, EXIT_WAIT);
+            pidfd::wait_exit(fd, round_end.saturating_duration_since(Instant::now()));
         }
         if started.elapsed() >= deadline {
             let alive = scan(uid)?.len();
@@ -290,6 +299,17 @@ mod tests {
                 Err(UidSweepError::NotAnOwner { .. })
             ));
         }
+    }
+
+    #[test]
+    fn a_round_waits_one_window_at_most_and_never_past_the_deadline() {
+        let started = Instant::now();
+        let deadline = Duration::from_secs(5);
+        assert_eq!(round_end(started, started, deadline), started + EXIT_WAIT);
+        let late = started + Duration::from_millis(4_900);
+        assert_eq!(round_end(late, started, deadline), started + deadline);
+        let past = started + Duration::from_secs(6);
+        assert_eq!(round_end(past, started, deadline), started + deadline);
     }
 
     #[test]
