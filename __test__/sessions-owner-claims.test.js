@@ -35,13 +35,21 @@ function claimsDirFor(t) {
   return dir;
 }
 
-test('an orphan owner claim — its provider SIGKILLed mid-session, its store never reopened — is taken over: a provider on another store gets that uid, and resuming the orphan afterwards never shares it', { skip }, async (t) => {
-  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
-  const uid = first + 1;
+/** The first uid of a random two-uid slice of the owner range: a manager over it has exactly `first + 1` to give. */
+const randomSlice = () => binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+
+/** A provider process (fixtures/session-holder.js) holding one session on a random slice's uid, over a fresh place. */
+async function holderOnSlice(t, conversation) {
+  const first = randomSlice();
   const a = place(t);
-  const secretA = crypto.randomBytes(32).toString('hex');
-  const holder = await startHolder(t, [a.root, a.dbFile, secretA, 'orphan', String(first)]);
-  assert.equal(holder.ownerUid, uid);
+  const secret = crypto.randomBytes(32).toString('hex');
+  const holder = await startHolder(t, [a.root, a.dbFile, secret, conversation, String(first)]);
+  assert.equal(holder.ownerUid, first + 1);
+  return { first, uid: first + 1, a, secret, holder };
+}
+
+test('an orphan owner claim — its provider SIGKILLed mid-session, its store never reopened — is taken over: a provider on another store gets that uid, and resuming the orphan afterwards never shares it', { skip }, async (t) => {
+  const { first, uid, a, secret: secretA, holder } = await holderOnSlice(t, 'orphan');
   const narrow = managerFactoryWithOwners({ first, count: 2 });
   const b = place(t);
   const storeB = sqliteSessionStore(b.dbFile);
@@ -161,7 +169,7 @@ function running(child) {
 }
 
 test('a new session never claims an owner uid something already runs as (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
-  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const first = randomSlice();
   const busy = processAs(t, first + 1);
   const { root } = place(t);
   const sessions = managerFactoryWithOwners({ first, count: 3 })({ secret: crypto.randomBytes(32), root, authorize: () => true });
@@ -175,7 +183,7 @@ test('a new session never claims an owner uid something already runs as (round 8
 });
 
 test('ending a live session kills no process of its owner uid but its own sandbox\'s (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
-  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const first = randomSlice();
   const { root } = place(t);
   const sessions = managerFactoryWithOwners({ first, count: 2 })({ secret: crypto.randomBytes(32), root, authorize: () => true });
   t.after(() => sessions.endAll());
@@ -250,7 +258,7 @@ test('only a session holder\'s uid_map (exactly its owner uid, mapped to itself)
 
 test('a stale claim of a uid something still runs as (the dead provider\'s orphan) is not taken over: no new session shares the uid with it (round 8, R8-8)', { skip: process.geteuid() !== 0 && 'needs root to run a process as another uid' }, async (t) => {
   const dir = claimsDirFor(t);
-  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const first = randomSlice();
   const uid = first + 1;
   const file = path.join(dir, String(uid));
   const staleText = `${JSON.stringify({ workspace: '/dead', pid: deadPid(), start: '1', boot: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), nonce: crypto.randomUUID() })}\n`;
@@ -265,4 +273,48 @@ test('a stale claim of a uid something still runs as (the dead provider\'s orpha
   assert.ok(await eventually(() => !uidHasProcesses(uid), 10_000));
   assert.equal(claimOwnerUid({ first, count: 2 }, '/new', dir, uidHasProcesses), uid);
   assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).workspace, '/new');
+});
+
+test('after a provider crash, a caller\'s run on a workspace owned by the dead session\'s uid is refused until recover() has released the uid, so the reap\'s sweep never kills it (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
+  const { spawnIsolated, workspaceWrite } = require('..');
+  const { runToEnd } = require('./spawn-support');
+  // A provider with a session on `uid`, then killed: its claim and workspace outlive it.
+  const { first, uid, a, secret, holder } = await holderOnSlice(t, 'crash');
+  holder.child.kill('SIGKILL');
+  await exited(holder.child);
+  // A caller's workspace owned by that uid, as docs/policy.md offers the range.
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-claimed-owner-'));
+  t.after(() => fs.rmSync(parent, { recursive: true, force: true }));
+  fs.chmodSync(parent, 0o711);
+  const ws = path.join(parent, 'ws');
+  fs.mkdirSync(ws, { mode: 0o700 });
+  fs.chownSync(ws, uid, uid);
+  let side = null;
+  let refused = null;
+  try {
+    side = spawnIsolated(['/bin/sleep', '120'], { policy: workspaceWrite(), workspace: ws });
+  } catch (error) {
+    refused = error;
+  }
+  t.after(async () => {
+    if (side === null) return;
+    await side.stop().catch(() => {});
+    await side.wait().catch(() => {});
+  });
+  // The restarted provider reaps the dead session (idle past 1 ms), sweeping every process of its uid.
+  const store = sqliteSessionStore(a.dbFile);
+  const sessions = managerFactoryWithOwners({ first, count: 2 })({ secret: Buffer.from(secret, 'hex'), root: a.root, store, authorize: () => true, idleTimeoutMs: 1 });
+  t.after(async () => { await sessions.endAll(); await store.close(); });
+  assert.ok(await eventually(() => fs.existsSync(path.join(CLAIMS_DIR, String(uid))), 1000), 'the dead provider\'s claim is there');
+  const report = await sessions.recover();
+  assert.deepEqual(report.reaped, [holder.key]);
+  const sideAfter = side === null ? null : await Promise.race([side.wait().then((r) => r.receipt.outcome), eventually(() => false, 2000).then(() => 'still running')]);
+  assert.equal(refused?.code, 'ERR_CORDON_WORKSPACE_UNUSABLE', `the run was started as the session's uid; after recover(): ${JSON.stringify(sideAfter)}`);
+  assert.match(refused.message, /owned by uid \d+, which an agent session holds/);
+  assert.doesNotMatch(refused.message, new RegExp(a.root), 'the session\'s workspace is not named');
+  // The reap released the claim: the uid is the caller's workspace's again.
+  const after = spawnIsolated(['/bin/true'], { policy: workspaceWrite(), workspace: ws });
+  const head = await after.observed();
+  assert.equal(head.confinement.planned.uid, uid);
+  assert.equal((await runToEnd(after)).result.returncode, 0);
 });

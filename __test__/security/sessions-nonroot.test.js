@@ -581,6 +581,40 @@ test('a second uid-65534 provider on another sessions root, whose dead session\'
   assert.equal(a.said[1].after, 'alive', 'A\'s session still runs commands');
 });
 
+// Not registered in the non-root pass: a workspace owned by the session's uid is made by root.
+if (!h.NONROOT_PASS) test('a uid-65534 provider\'s run on a caller workspace owned by the uid a live session holder maps is refused, and allowed once the session ended (round 8, R8-1)', { skip }, async (t) => {
+  const dir = scratch(t);
+  const side = path.join(dir, 'side');
+  const go = path.join(dir, 'go');
+  const p = providerInBackground(t, dir, `
+    const s = await m.acquire(scope('owner'), 'u');
+    say({ uid: s.ownerUid });
+    while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 50));
+    const attempt = async () => {
+      try {
+        const run = cordon.spawnIsolated(['/bin/true'], { policy: cordon.workspaceWrite(), workspace: ${JSON.stringify(side)} });
+        const uid = (await run.observed()).confinement.planned.uid;
+        return { uid, returncode: (await run.wait()).returncode };
+      } catch (e) {
+        return { code: e.code, message: e.message };
+      }
+    };
+    const during = await attempt();
+    await s.end();
+    say({ during, after: await attempt() });`);
+  assert.ok(await eventually(() => p.said.length > 0 || p.exitCode !== null, 60_000), `the provider started: ${p.stderrText}`);
+  const { uid } = p.said[0] ?? {};
+  assert.ok(uid, `a session: ${p.stderrText}`);
+  fs.mkdirSync(side, { mode: 0o700 });
+  fs.chownSync(side, uid, uid);
+  fs.writeFileSync(go, '');
+  assert.ok(await eventually(() => p.said.length > 1 || p.exitCode !== null, 60_000), `the provider answered: ${p.stderrText}`);
+  const { during, after } = p.said[1];
+  assert.equal(during.code, 'ERR_CORDON_WORKSPACE_UNUSABLE', JSON.stringify(during));
+  assert.match(during.message, /which an agent session holds/);
+  assert.deepEqual(after, { uid, returncode: 0 }, 'the uid is the workspace\'s once no session holds it');
+});
+
 test('a uid-65534 provider given a claimsDir that is not its own private directory refuses to claim there, naming no path in the message', { skip }, (t) => {
   const dir = scratch(t);
   const v = provider(dir, `

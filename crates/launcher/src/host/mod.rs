@@ -12,6 +12,7 @@ pub mod pidfd;
 pub mod process_identity;
 pub mod reserved_id_nss;
 pub mod runtime_layout;
+pub mod session_owner_claims;
 pub mod step_trace;
 pub mod subordinate_ids;
 pub mod tree_removal;
