@@ -188,10 +188,10 @@ function takeOver(file, seen, text) {
  * Claims an owner uid of `range` (its first uid excluded: the default
  * owner other code hands out) for `workspace`; returns the uid. A free
  * uid first; a stale claim met on the way is taken over only when no
- * free one turned up. `inUse(uid)`: a uid claimed here (free or taken
- * over) but found in use elsewhere (a process runs as it; a non-root
- * provider's holder of another claims directory: holder.js) is given back
- * and another one tried.
+ * free one turned up. `inUse(uid)` (a process runs as it; a non-root
+ * provider's holder of another claims directory maps it: holder.js): a
+ * free uid claimed here but found in use is given back and another one
+ * tried, and a stale claim of a uid in use is not taken over.
  */
 function claimOwnerUid(range, workspace, dir, inUse = () => false) {
   const claims = claimsDir(dir);
