@@ -104,6 +104,8 @@ function providerInBackground(t, dir, body) {
     buffer = lines.pop();
     for (const line of lines) child.said.push(JSON.parse(line));
   });
+  // A failing body prints {failed} without a newline (providerCommand): kept too.
+  child.stdout.on('end', () => buffer && child.said.push(JSON.parse(buffer)));
   child.stderr.setEncoding('utf8').on('data', (chunk) => { child.stderrText += chunk; });
   child.exited = new Promise((resolve) => child.once('exit', resolve));
   t.after(async () => {
@@ -613,6 +615,38 @@ if (!h.NONROOT_PASS) test('a uid-65534 provider\'s run on a caller workspace own
   assert.equal(during.code, 'ERR_CORDON_WORKSPACE_UNUSABLE', JSON.stringify(during));
   assert.match(during.message, /which an agent session holds/);
   assert.deepEqual(after, { uid, returncode: 0 }, 'the uid is the workspace\'s once no session holds it');
+});
+
+// Not registered in the non-root pass: a workspace owned by the session's uid is made by root.
+if (!h.NONROOT_PASS) test('after a uid-65534 provider and its session holder died, recover() sweeps only the session\'s namespaces: a caller\'s run on a workspace of the session\'s uid, started meanwhile, survives (round 8, R8-1)', { skip }, async (t) => {
+  const dir = scratch(t);
+  const dead = provider(dir, `
+    const s = await m.acquire(scope('dead'), 'u');
+    const [record] = await store.list();
+    out({ uid: s.ownerUid, holder: record.holder });
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  assert.ok(dead.holder.userns > 0, 'the record names the holder\'s user namespace');
+  process.kill(dead.holder.pid, 'SIGKILL'); // a reboot, an OOM kill
+  const gone = (pid) => { try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] === 'Z'; } catch { return true; } };
+  assert.ok(await eventually(() => gone(dead.holder.pid), 30_000), 'the holder is gone');
+  // Meanwhile a caller's run on a workspace of that uid (docs/policy.md's subordinate owners), by another provider process.
+  const side = path.join(dir, 'side');
+  fs.mkdirSync(side, { mode: 0o700 });
+  fs.chownSync(side, dead.uid, dead.uid);
+  const tag = `nr-side-${process.pid}`;
+  const caller = providerInBackground(t, scratch(t), `
+    const run = cordon.spawnIsolated(['/bin/bash', '-c', 'exec -a ${tag} sleep 300'], { policy: cordon.workspaceWrite(), workspace: ${JSON.stringify(side)} });
+    say({ uid: (await run.observed()).confinement.planned.uid });
+    say({ outcome: (await run.wait()).receipt.outcome });`);
+  assert.ok(await eventually(() => caller.said.length > 0 || caller.exitCode !== null, 60_000), `the run started: ${caller.stderrText}`);
+  assert.equal(caller.said[0]?.uid, dead.uid, `the run is the session's uid: ${JSON.stringify(caller.said)} ${caller.stderrText}`);
+  const running = () => withTag(tag).filter((pid) => Number(pid) !== caller.pid);
+  assert.ok(await eventually(() => running().length > 0, 30_000), 'its command runs');
+  const recovered = provider(dir, 'out({ report: await m.recover() });');
+  assert.equal(recovered.report.reaped.length, 1, JSON.stringify(recovered.report));
+  assert.ok(running().length > 0, `the caller's run survived recover(): ${JSON.stringify(caller.said)}`);
+  assert.equal(caller.said.length, 1, 'and has not ended');
 });
 
 test('a uid-65534 provider given a claimsDir that is not its own private directory refuses to claim there, naming no path in the message', { skip }, (t) => {

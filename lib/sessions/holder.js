@@ -55,6 +55,15 @@ function subordinateOwners() {
   return { first: uids.first, count: Math.floor(Math.min(uids.count, gids.count) / 2) };
 }
 
+/** The inode of `pid`'s user namespace, or null when it cannot be read. */
+function userNamespaceOf(pid) {
+  try {
+    return fs.statSync(`/proc/${pid}/ns/user`).ino;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads one line (a step word) from the holder's stdout, bounded in time. */
 function nextLine(reader) {
   return new Promise((resolve, reject) => {
@@ -144,7 +153,9 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
     child.kill('SIGKILL');
     throw unavailable(`the session holder could not mount a ${quotaBytes}-byte workspace at ${dir}: ${String(error.stderr ?? error.message).trim()}`, error);
   }
-  const holder = { pid: child.pid, start: startTime(child.pid) };
+  // Its user namespace too: after a dead provider, only processes in it (or in a
+  // sandbox's below it) are the session's to sweep (owner-sweep.js; round 8, R8-1).
+  const holder = { pid: child.pid, start: startTime(child.pid), userns: userNamespaceOf(child.pid) };
   try {
     await persist(holder);
   } catch (error) {
@@ -190,6 +201,9 @@ function mappedByLiveHolder(uid, exceptPid = null) {
     let map;
     try {
       if (fs.statSync(`/proc/${pid}`).uid !== me) continue;
+      // A zombie (a dead holder not yet reaped) still shows its map, and holds nothing.
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(') ') + 2).startsWith('Z')) continue;
       map = fs.readFileSync(`/proc/${pid}/uid_map`, 'utf8');
     } catch {
       continue; // gone meanwhile

@@ -224,7 +224,7 @@ class SessionManager {
     const range = ownerRange(this._deps);
     if (!claim.created && workspaceLive(record) && ownsUid(record, this._options.claimsDir, range)) {
       // What the dead provider's sandboxes left of the owner uid goes first (owner-sweep.js).
-      await sweepOwner(this._deps.killUid, record.ownerUid);
+      await sweepOwner(this._deps.killUid, record.ownerUid, record.holder?.userns);
       return this._launch(new Session(this._context, record, 'restarted'));
     }
     if (!claim.created) {

@@ -18,6 +18,7 @@ pub mod subordinate_ids;
 pub mod tree_removal;
 pub mod uid_lease;
 pub mod uid_sweep;
+pub mod userns_chain;
 pub mod userns_map;
 pub mod workspace_access;
 pub mod workspace_owner;

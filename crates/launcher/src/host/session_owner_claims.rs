@@ -71,8 +71,14 @@ fn mapped_by_live_holder(uid: u32) -> bool {
     entries.flatten().any(|entry| {
         let path = entry.path();
         let ours = std::fs::metadata(&path).is_ok_and(|m| m.uid() == me);
-        ours && std::fs::read_to_string(path.join("uid_map"))
-            .is_ok_and(|map| maps_as_holder(&map, uid))
+        // A zombie (a dead holder not yet reaped) still shows its map, and holds nothing.
+        let zombie = std::fs::read_to_string(path.join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z'))
+        });
+        ours && !zombie
+            && std::fs::read_to_string(path.join("uid_map"))
+                .is_ok_and(|map| maps_as_holder(&map, uid))
     })
 }
 

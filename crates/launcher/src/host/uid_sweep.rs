@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 use crate::host::pidfd;
 use crate::host::process_identity::{SANDBOX_UID, WORKSPACE_UIDS};
 use crate::host::subordinate_ids::{self, IdRange};
+use crate::host::userns_chain;
 
 /// How long one round waits for each killed process to exit.
 const EXIT_WAIT: Duration = Duration::from_millis(200);
@@ -116,8 +117,10 @@ pub fn is_live_process_of(status: &str, uid: u32) -> bool {
     real_uid == Some(uid.to_string().as_str()) && !zombie
 }
 
-/// One scan: a pidfd of every live process of `uid` (this process excluded).
-fn scan(uid: u32) -> Result<Vec<OwnedFd>, UidSweepError> {
+/// One scan: a pidfd of every live process of `uid` (this process
+/// excluded), and with `within`, only of those whose user namespace is
+/// that one or lies below it (userns_chain.rs).
+fn scan(uid: u32, within: Option<u64>) -> Result<Vec<OwnedFd>, UidSweepError> {
     let me = std::process::id();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").map_err(UidSweepError::ListProc)? {
@@ -139,7 +142,8 @@ fn scan(uid: u32) -> Result<Vec<OwnedFd>, UidSweepError> {
         let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
             continue;
         };
-        if is_live_process_of(&status, uid) {
+        let ours = within.is_none_or(|ns| userns_chain::within(pid, ns));
+        if is_live_process_of(&status, uid) && ours {
             found.push(fd);
         }
     }
@@ -156,8 +160,11 @@ fn round_end(now: Instant, started: Instant, deadline: Duration) -> Instant {
 
 /// Kills every process of `uid` (a session owner uid of this provider:
 /// [`session_owners`], else refused) and waits until none is left, or
-/// fails once `deadline` has passed. Returns how many processes it signalled.
-pub fn kill_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
+/// fails once `deadline` has passed. Returns how many processes it
+/// signalled. `within`: a non-root session holder's user namespace (its
+/// inode): only processes in it or below it are the session's, and a
+/// process of the uid elsewhere is left alone (round 8, R8-1).
+pub fn kill_uid(uid: u32, within: Option<u64>, deadline: Duration) -> Result<u32, UidSweepError> {
     // SAFETY: geteuid/getuid cannot fail and touch no memory.
     let (euid, ruid) = unsafe { (libc::geteuid(), libc::getuid()) };
     if uid == 0 || uid == euid || uid == ruid {
@@ -167,7 +174,7 @@ pub fn kill_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
     let started = Instant::now();
     let mut signalled = 0u32;
     loop {
-        let found = scan(uid)?;
+        let found = scan(uid, within)?;
         if found.is_empty() {
             return Ok(signalled);
         }
@@ -183,7 +190,7 @@ pub fn kill_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
             pidfd::wait_exit(fd, round_end.saturating_duration_since(Instant::now()));
         }
         if started.elapsed() >= deadline {
-            let alive = scan(uid)?.len();
+            let alive = scan(uid, within)?.len();
             if alive == 0 {
                 return Ok(signalled);
             }
@@ -295,7 +302,7 @@ mod tests {
         }
         for uid in [1000, 65534, SANDBOX_UID, SANDBOX_UID + WORKSPACE_UIDS] {
             assert!(matches!(
-                kill_uid(uid, Duration::ZERO),
+                kill_uid(uid, None, Duration::ZERO),
                 Err(UidSweepError::NotAnOwner { .. })
             ));
         }
@@ -315,13 +322,13 @@ mod tests {
     #[test]
     fn root_and_the_callers_own_uid_are_never_swept() {
         assert!(matches!(
-            kill_uid(0, Duration::ZERO),
+            kill_uid(0, None, Duration::ZERO),
             Err(UidSweepError::Refused(0))
         ));
         // SAFETY: cannot fail.
         let me = unsafe { libc::geteuid() };
         assert!(matches!(
-            kill_uid(me, Duration::ZERO),
+            kill_uid(me, None, Duration::ZERO),
             Err(UidSweepError::Refused(_))
         ));
     }
@@ -336,7 +343,7 @@ mod tests {
         // A session owner uid near the top of the range, where random claims
         // rarely land, that nothing runs as now (checked: the sweep kills all of it).
         let uid = (SANDBOX_UID + WORKSPACE_UIDS - 64..SANDBOX_UID + WORKSPACE_UIDS)
-            .find(|&u| scan(u).unwrap().is_empty())
+            .find(|&u| scan(u, None).unwrap().is_empty())
             .expect("an unused owner uid");
         let mut child = std::process::Command::new("/bin/sleep")
             .arg("600")
@@ -344,17 +351,43 @@ mod tests {
             .gid(uid)
             .spawn()
             .expect("spawn sleep as another uid");
+        // Scoped to a user namespace it is not in (a holder's of another
+        // session, here a fresh one of ours): it is left alone.
+        let mut other = std::process::Command::new("/usr/bin/unshare")
+            .args(["--user", "/bin/sleep", "60"])
+            .spawn()
+            .expect("unshare");
+        let mine = userns_chain::inode_of(std::process::id()).unwrap();
+        let elsewhere = (0..1000)
+            .find_map(|_| {
+                let ino = userns_chain::inode_of(other.id()).filter(|&ino| ino != mine);
+                if ino.is_none() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                ino
+            })
+            .expect("a nested user namespace");
+        let scoped = kill_uid(uid, Some(elsewhere), Duration::from_secs(30));
+        other.kill().unwrap();
+        let _ = other.wait();
+        assert_eq!(
+            scoped.unwrap(),
+            0,
+            "nothing of the uid is in that namespace"
+        );
+        assert_eq!(scan(uid, None).unwrap().len(), 1, "the process still runs");
+        // Scoped to ours (the initial one, where it runs): it is the sweep's.
         // Reaped by a thread, as an orphan's reaper (init) would: the sweep waits for the exit.
         let pid = child.id();
         let reaper = std::thread::spawn(move || child.wait().expect("wait"));
-        assert!(kill_uid(uid, Duration::from_secs(30)).unwrap() >= 1);
+        assert!(kill_uid(uid, Some(mine), Duration::from_secs(30)).unwrap() >= 1);
         let status = reaper.join().unwrap();
         assert_eq!(
             std::os::unix::process::ExitStatusExt::signal(&status),
             Some(libc::SIGKILL)
         );
         assert!(
-            scan(uid).unwrap().is_empty(),
+            scan(uid, None).unwrap().is_empty(),
             "pid {pid} of uid {uid} is gone"
         );
     }
