@@ -128,7 +128,7 @@ const { createSessionManager, memorySessionStore, sqliteSessionStore } = require
     contents: (dir, maxEntries) => loadBinding().emptyTree(dir, maxEntries),
   }),
   // The launcher's uid sweep (uid_sweep.rs): a session's orphans, before its workspace is reused or removed.
-  killUid: (uid) => loadBinding().killUidProcesses(uid),
+  killUid: (uid, userns) => loadBinding().killUidProcesses(uid, userns),
   ownerRange: () => {
     const native = loadBinding();
     return { first: native.WORKSPACE_OWNER_UID_FIRST, count: native.WORKSPACE_OWNER_UIDS };

@@ -16,6 +16,8 @@ const { sqliteSessionStore } = require('..');
 const binding = require('../binding.js');
 const { claimOwnerUid, CLAIMS_DIR } = require('../lib/sessions/owner-claims');
 const { managerFactoryWithOwners, sessionsSkipReason, mountedAt, workspaceOf, providerPlace, startHolder, exited } = require('./sessions-support');
+const { uidHasProcesses } = require('../lib/sessions/owner-sweep');
+const { eventually } = require('./spawn-support');
 
 const skip = sessionsSkipReason();
 
@@ -33,13 +35,21 @@ function claimsDirFor(t) {
   return dir;
 }
 
-test('an orphan owner claim — its provider SIGKILLed mid-session, its store never reopened — is taken over: a provider on another store gets that uid, and resuming the orphan afterwards never shares it', { skip }, async (t) => {
-  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
-  const uid = first + 1;
+/** The first uid of a random two-uid slice of the owner range: a manager over it has exactly `first + 1` to give. */
+const randomSlice = () => binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+
+/** A provider process (fixtures/session-holder.js) holding one session on a random slice's uid, over a fresh place. */
+async function holderOnSlice(t, conversation) {
+  const first = randomSlice();
   const a = place(t);
-  const secretA = crypto.randomBytes(32).toString('hex');
-  const holder = await startHolder(t, [a.root, a.dbFile, secretA, 'orphan', String(first)]);
-  assert.equal(holder.ownerUid, uid);
+  const secret = crypto.randomBytes(32).toString('hex');
+  const holder = await startHolder(t, [a.root, a.dbFile, secret, conversation, String(first)]);
+  assert.equal(holder.ownerUid, first + 1);
+  return { first, uid: first + 1, a, secret, holder };
+}
+
+test('an orphan owner claim — its provider SIGKILLed mid-session, its store never reopened — is taken over: a provider on another store gets that uid, and resuming the orphan afterwards never shares it', { skip }, async (t) => {
+  const { first, uid, a, secret: secretA, holder } = await holderOnSlice(t, 'orphan');
   const narrow = managerFactoryWithOwners({ first, count: 2 });
   const b = place(t);
   const storeB = sqliteSessionStore(b.dbFile);
@@ -159,7 +169,7 @@ function running(child) {
 }
 
 test('a new session never claims an owner uid something already runs as (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
-  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const first = randomSlice();
   const busy = processAs(t, first + 1);
   const { root } = place(t);
   const sessions = managerFactoryWithOwners({ first, count: 3 })({ secret: crypto.randomBytes(32), root, authorize: () => true });
@@ -173,7 +183,7 @@ test('a new session never claims an owner uid something already runs as (round 8
 });
 
 test('ending a live session kills no process of its owner uid but its own sandbox\'s (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
-  const first = binding.WORKSPACE_OWNER_UID_FIRST + 1000 + crypto.randomInt(binding.WORKSPACE_OWNER_UIDS - 2000);
+  const first = randomSlice();
   const { root } = place(t);
   const sessions = managerFactoryWithOwners({ first, count: 2 })({ secret: crypto.randomBytes(32), root, authorize: () => true });
   t.after(() => sessions.endAll());
@@ -185,4 +195,126 @@ test('ending a live session kills no process of its owner uid but its own sandbo
   assert.equal(receipt.workspace.removed, true, receipt.workspace.detail);
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.ok(running(bystander), 'the bystander of the same uid survived the end of the session');
+});
+
+test('only a uid of the session owner range (its first uid excluded) is a session owner (round 8, R8-7)', () => {
+  const { isSessionOwner } = require('../lib/sessions/owner-claims');
+  const range = { first: binding.WORKSPACE_OWNER_UID_FIRST, count: binding.WORKSPACE_OWNER_UIDS };
+  assert.equal(isSessionOwner(range.first + 1, range), true);
+  assert.equal(isSessionOwner(range.first + range.count - 1, range), true);
+  for (const uid of [0, 1000, 65534, range.first, range.first + range.count, 0x6fff_f0e3, -1, 1.5, '1879048193', null]) {
+    assert.equal(isSessionOwner(uid, range), false, `${uid} is not a session owner`);
+  }
+});
+
+test('a stored record naming a host account\'s uid is never swept: recover() leaves that account\'s process, the record and the claims alone and audits it; acquire refuses it (round 8, R8-7)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
+  const { createSessionManager, memorySessionStore } = require('..');
+  const { sessionKey } = require('../lib/sessions/session-key');
+  // A uid outside every cordon range that nothing runs as (it stands for a host account's).
+  const hostUid = [0x6fff_f0e3, 0x6fff_f0e4, 0x6fff_f0e5].find((uid) => !uidHasProcesses(uid));
+  const victim = processAs(t, hostUid);
+  const claim = path.join(CLAIMS_DIR, String(hostUid));
+  t.after(() => fs.rmSync(claim, { force: true }));
+  const { root } = place(t);
+  const store = memorySessionStore();
+  const audits = [];
+  const secret = crypto.randomBytes(32);
+  const sessions = createSessionManager({ secret, root, store, authorize: () => true, audit: (record) => audits.push(record) });
+  t.after(() => sessions.endAll());
+  const scope = { tenant: 'acme', conversation: 'planted' };
+  const key = sessionKey(secret, scope);
+  const longAgo = Date.now() - 24 * 3600_000;
+  // A corrupt (or planted) record: past its idle time, so recover() would reap it and sweep its uid.
+  await store.put({ key, scope, ownerUid: hostUid, workspace: workspaceOf(root, key), createdAt: longAgo, lastActiveAt: longAgo, network: null, holder: null, lease: null });
+  assert.ok(await eventually(() => uidHasProcesses(hostUid), 10_000), 'the host account\'s process runs');
+
+  const report = await sessions.recover();
+  assert.ok(running(victim), 'the host account\'s process was not swept');
+  assert.deepEqual(report, { resumable: [], reaped: [] }, 'neither resumed nor reaped');
+  assert.equal(fs.existsSync(claim), false, 'no claim was made for that uid');
+  assert.equal((await store.list()).length, 1, 'the record is left for its operator');
+  const audited = audits.find((a) => a.operation === 'recover');
+  assert.equal(audited?.error, 'ERR_CORDON_SESSION_RECORD_INVALID', JSON.stringify(audits));
+  assert.doesNotMatch(audited.denial, new RegExp(String(hostUid)), 'the uid is in error.cause, not the message');
+
+  await assert.rejects(sessions.acquire(scope, 'u'), { code: 'ERR_CORDON_SESSION_RECORD_INVALID' });
+  assert.ok(running(victim), 'nor by acquire');
+  assert.equal(fs.existsSync(claim), false);
+});
+
+test('only a session holder\'s uid_map (exactly its owner uid, mapped to itself) holds a uid, not a wider mapping that covers it (round 8, R8-5)', () => {
+  const { mapsAsHolder } = require('../lib/sessions/holder');
+  const uid = 1342180000;
+  assert.equal(mapsAsHolder(`${' '.repeat(6)}${uid} ${uid}          1\n`, uid), true, 'a holder\'s line');
+  assert.equal(mapsAsHolder(`${uid} ${uid} 1\n`, uid + 1), false, 'another holder\'s uid');
+  // Rootless Podman's pause process: the provider's uid as root, then its whole subordinate range.
+  assert.equal(mapsAsHolder(`         0       65534          1\n         1  1342177280      65536\n`, uid), false);
+  assert.equal(mapsAsHolder(`0 1342177280 65536\n`, uid), false);
+  assert.equal(mapsAsHolder(`${uid} ${uid} 2\n`, uid), false, 'two uids: not a holder\'s');
+  assert.equal(mapsAsHolder(`0 ${uid} 1\n`, uid), false, 'mapped as another inside uid');
+  assert.equal(mapsAsHolder('         0          0 4294967295\n', uid), false, 'the initial namespace');
+  assert.equal(mapsAsHolder('', uid), false);
+});
+
+test('a stale claim of a uid something still runs as (the dead provider\'s orphan) is not taken over: no new session shares the uid with it (round 8, R8-8)', { skip: process.geteuid() !== 0 && 'needs root to run a process as another uid' }, async (t) => {
+  const dir = claimsDirFor(t);
+  const first = randomSlice();
+  const uid = first + 1;
+  const file = path.join(dir, String(uid));
+  const staleText = `${JSON.stringify({ workspace: '/dead', pid: deadPid(), start: '1', boot: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), nonce: crypto.randomUUID() })}\n`;
+  fs.writeFileSync(file, staleText);
+  const orphan = processAs(t, uid);
+  assert.ok(await eventually(() => uidHasProcesses(uid), 10_000), 'the orphan runs as the uid');
+  assert.throws(() => claimOwnerUid({ first, count: 2 }, '/new', dir, uidHasProcesses), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  assert.equal(fs.readFileSync(file, 'utf8'), staleText, 'the stale claim is left as it was');
+  assert.ok(running(orphan));
+  // Once nothing runs as it, the stale claim is taken over as before.
+  orphan.kill('SIGKILL');
+  assert.ok(await eventually(() => !uidHasProcesses(uid), 10_000));
+  assert.equal(claimOwnerUid({ first, count: 2 }, '/new', dir, uidHasProcesses), uid);
+  assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).workspace, '/new');
+});
+
+test('after a provider crash, a caller\'s run on a workspace owned by the dead session\'s uid is refused until recover() has released the uid, so the reap\'s sweep never kills it (round 8, R8-1)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
+  const { spawnIsolated, workspaceWrite } = require('..');
+  const { runToEnd } = require('./spawn-support');
+  // A provider with a session on `uid`, then killed: its claim and workspace outlive it.
+  const { first, uid, a, secret, holder } = await holderOnSlice(t, 'crash');
+  holder.child.kill('SIGKILL');
+  await exited(holder.child);
+  // A caller's workspace owned by that uid, as docs/policy.md offers the range.
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-claimed-owner-'));
+  t.after(() => fs.rmSync(parent, { recursive: true, force: true }));
+  fs.chmodSync(parent, 0o711);
+  const ws = path.join(parent, 'ws');
+  fs.mkdirSync(ws, { mode: 0o700 });
+  fs.chownSync(ws, uid, uid);
+  let side = null;
+  let refused = null;
+  try {
+    side = spawnIsolated(['/bin/sleep', '120'], { policy: workspaceWrite(), workspace: ws });
+  } catch (error) {
+    refused = error;
+  }
+  t.after(async () => {
+    if (side === null) return;
+    await side.stop().catch(() => {});
+    await side.wait().catch(() => {});
+  });
+  // The restarted provider reaps the dead session (idle past 1 ms), sweeping every process of its uid.
+  const store = sqliteSessionStore(a.dbFile);
+  const sessions = managerFactoryWithOwners({ first, count: 2 })({ secret: Buffer.from(secret, 'hex'), root: a.root, store, authorize: () => true, idleTimeoutMs: 1 });
+  t.after(async () => { await sessions.endAll(); await store.close(); });
+  assert.ok(await eventually(() => fs.existsSync(path.join(CLAIMS_DIR, String(uid))), 1000), 'the dead provider\'s claim is there');
+  const report = await sessions.recover();
+  assert.deepEqual(report.reaped, [holder.key]);
+  const sideAfter = side === null ? null : await Promise.race([side.wait().then((r) => r.receipt.outcome), eventually(() => false, 2000).then(() => 'still running')]);
+  assert.equal(refused?.code, 'ERR_CORDON_WORKSPACE_UNUSABLE', `the run was started as the session's uid; after recover(): ${JSON.stringify(sideAfter)}`);
+  assert.match(refused.message, /owned by uid \d+, which an agent session holds/);
+  assert.doesNotMatch(refused.message, new RegExp(a.root), 'the session\'s workspace is not named');
+  // The reap released the claim: the uid is the caller's workspace's again.
+  const after = spawnIsolated(['/bin/true'], { policy: workspaceWrite(), workspace: ws });
+  const head = await after.observed();
+  assert.equal(head.confinement.planned.uid, uid);
+  assert.equal((await runToEnd(after)).result.returncode, 0);
 });

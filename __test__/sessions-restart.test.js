@@ -115,9 +115,9 @@ test('a workspace left as a plain directory (a planted 5000-level tree, a symlin
   assert.equal(fs.statSync(path.join(host, 'keep')).nlink, 1);
 });
 
-test('the owner-uid sweep refuses root and the provider\'s own uid, as ERR_CORDON_SESSION_SWEEP_FAILED with the launcher\'s reason', { skip }, async () => {
+test('the owner-uid sweep refuses root, the provider\'s own uid and every uid outside the session owner range, as ERR_CORDON_SESSION_SWEEP_FAILED with the launcher\'s reason', { skip }, async () => {
   const binding = require('../binding.js');
-  const { sweepOwner } = require('../lib/sessions/owner-sweep');
+  const { sweepOwner, uidHasProcesses } = require('../lib/sessions/owner-sweep');
   const killUid = (uid) => binding.killUidProcesses(uid);
   for (const uid of [0, process.geteuid()]) {
     await assert.rejects(sweepOwner(killUid, uid), (error) => {
@@ -126,6 +126,16 @@ test('the owner-uid sweep refuses root and the provider\'s own uid, as ERR_CORDO
       return true;
     });
   }
-  // A uid with no process: nothing to kill, nothing signalled.
-  assert.equal(await sweepOwner(killUid, 0x6fff_f0e2), 0);
+  // A host account's uid, the default workspace owner, a per-run uid: not a session's (round 8, R8-7).
+  const first = binding.WORKSPACE_OWNER_UID_FIRST;
+  for (const uid of [1000, 0x6fff_f0e2, first, first + binding.WORKSPACE_OWNER_UIDS]) {
+    await assert.rejects(sweepOwner(killUid, uid), (error) => {
+      assert.equal(error.code, 'ERR_CORDON_SESSION_SWEEP_FAILED');
+      assert.match(error.message, /not a session owner uid of this provider/);
+      return true;
+    });
+  }
+  // An owner uid with no process: nothing to kill, nothing signalled.
+  const unused = [first + binding.WORKSPACE_OWNER_UIDS - 1, first + binding.WORKSPACE_OWNER_UIDS - 2].find((uid) => !uidHasProcesses(uid));
+  assert.equal(await sweepOwner(killUid, unused), 0);
 });

@@ -72,7 +72,7 @@ function managerFactoryWithOwners(range) {
     workspaceWrite: cordon.workspaceWrite,
     agentPath: require('../lib/platform-package').nativeExecutable('cordon-exec-agent'),
     removeTree: { tree: (dir, n) => binding.removeTree(dir, n), contents: (dir, n) => binding.emptyTree(dir, n) },
-    killUid: (uid) => binding.killUidProcesses(uid),
+    killUid: (uid, userns) => binding.killUidProcesses(uid, userns),
     ownerRange: () => range,
   }).createSessionManager;
 }

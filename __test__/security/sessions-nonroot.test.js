@@ -13,10 +13,11 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const h = require('./harness');
 const { FILE_STORE_SCRIPT } = require('./file-store-script');
 const { background } = require('../sessions-support');
+const { eventually } = require('../spawn-support');
 
 const skip = process.geteuid() === 0 || process.geteuid() === h.NOBODY_UID ? false : 'needs root (to run a provider as uid 65534) or uid 65534';
 
@@ -48,8 +49,8 @@ function agentPath() {
   return agentCopy;
 }
 
-/** Runs `body` (a script: `m` is a manager over `<dir>/root`, `store` a file store in `dir`) as a uid-65534 provider; returns what it prints. */
-function provider(dir, body, options = {}) {
+/** The command that runs `body` (a script: `m` is a manager over `<dir>/root`, `store` a file store in `dir`) as a uid-65534 provider. */
+function providerCommand(dir, body, options = {}) {
   const { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20 } = options;
   const script = `
     const fs = require('node:fs'); const crypto = require('node:crypto');
@@ -65,19 +66,53 @@ function provider(dir, body, options = {}) {
     const keysIn = (root) => fs.readdirSync(root).filter((name) => name !== '.owner-claims');
     const alive = (pid) => { try { return fs.readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1][0] !== 'Z'; } catch { return false; } };
     (async () => { ${body} })().catch((e) => { out({ failed: String(e.stack ?? e), code: e.code }); });`;
-  // As harness.runProvider, but a provider that SIGKILLs itself (options.killed) still answers.
   const switchUid = process.geteuid() !== h.NOBODY_UID;
   const { node, pkg } = switchUid ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
   const identity = switchUid ? { uid: h.NOBODY_UID, gid: h.NOBODY_UID, env: { PATH: process.env.PATH } } : {};
+  return { node, args: ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], identity };
+}
+
+/** Runs `body` as a uid-65534 provider (providerCommand); returns what it prints. */
+function provider(dir, body, options = {}) {
+  const { node, args, identity } = providerCommand(dir, body, options);
+  // As harness.runProvider, but a provider that SIGKILLs itself (options.killed) still answers.
   // options.inheritFd: a descriptor the provider process inherits as fd 40, not close-on-exec, as from a
   // supervisor (Node passes such a one to its children; it happens to mark a low fd 3 close-on-exec).
   const stdio = options.inheritFd === undefined ? undefined : ['pipe', 'pipe', 'pipe', ...Array(37).fill('ignore'), options.inheritFd];
-  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, stdio, ...identity });
+  const run = spawnSync(node, args, { cwd: '/', encoding: 'utf8', timeout: 60_000, stdio, ...identity });
   const ended = options.killed ? run.signal === 'SIGKILL' : run.status === 0;
   assert.ok(ended, `provider ended ${run.status ?? run.signal}: ${run.stderr}`);
   const value = JSON.parse(run.stdout);
   assert.equal(value.failed, undefined, value.failed);
   return value;
+}
+
+/**
+ * Starts `body` as a uid-65534 provider that runs on while the test goes
+ * on (killed after `t`); `say(value)` in the body prints one JSON line,
+ * collected in the returned child's `said`.
+ */
+function providerInBackground(t, dir, body) {
+  const { node, args, identity } = providerCommand(dir, `const say = (value) => process.stdout.write(JSON.stringify(value) + '\\n'); ${body}`);
+  const child = spawn(node, args, { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], ...identity });
+  child.said = [];
+  child.stderrText = '';
+  let buffer = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    buffer += chunk;
+    const lines = buffer.split('\n');
+    buffer = lines.pop();
+    for (const line of lines) child.said.push(JSON.parse(line));
+  });
+  // A failing body prints {failed} without a newline (providerCommand): kept too.
+  child.stdout.on('end', () => buffer && child.said.push(JSON.parse(buffer)));
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { child.stderrText += chunk; });
+  child.exited = new Promise((resolve) => child.once('exit', resolve));
+  t.after(async () => {
+    child.kill('SIGKILL');
+    await child.exited;
+  });
+  return child;
 }
 
 /** Pids of processes whose command line holds `tag`. */
@@ -467,6 +502,151 @@ test('a uid a live holder of a uid-65534 provider already maps is never claimed 
   assert.equal(v.error, 'ERR_CORDON_SESSION_LIMIT', 'that uid was given back, not handed out twice');
   assert.deepEqual(v.left, [], 'no claim was left in the other directory');
   assert.equal(v.mappedAfter, false, 'once the holder is gone the uid is free');
+});
+
+/** The first subordinate uid of uid 65534 (/etc/subuid), or null. */
+function nobodySubuidFirst() {
+  const line = fs.readFileSync('/etc/subuid', 'utf8').split('\n').find((l) => /^(nobody|65534):\d+:\d+$/.test(l.trim()));
+  return line === undefined ? null : Number(line.split(':')[1]);
+}
+
+test('a user namespace of the provider\'s uid that maps the whole owner range (rootless Podman\'s pause process) denies no session (round 8, R8-5)', { skip }, async (t) => {
+  const dir = scratch(t);
+  const first = nobodySubuidFirst();
+  assert.notEqual(first, null, 'uid 65534 has subordinate ids (the suite needs them)');
+  // Another process of uid 65534 (a rootless container, a "nobody" daemon) in a user namespace of its own.
+  const identity = process.geteuid() === h.NOBODY_UID ? {} : { uid: h.NOBODY_UID, gid: h.NOBODY_UID };
+  const other = spawn('/usr/bin/unshare', ['--user', '/bin/sleep', '300'], { ...identity, stdio: 'ignore' });
+  const exited = new Promise((resolve) => other.once('exit', resolve));
+  t.after(async () => {
+    other.kill('SIGKILL');
+    await exited;
+  });
+  const cmdline = () => { try { return fs.readFileSync(`/proc/${other.pid}/cmdline`, 'utf8'); } catch { return ''; } };
+  assert.ok(await eventually(() => cmdline().startsWith('/bin/sleep'), 30_000), 'the namespace is made');
+  const map = spawnSync('/usr/bin/newuidmap', [String(other.pid), '0', String(first), '65536'], { ...identity, encoding: 'utf8' });
+  assert.equal(map.status, 0, map.stderr);
+  assert.deepEqual(fs.readFileSync(`/proc/${other.pid}/uid_map`, 'utf8').trim().split(/\s+/), ['0', String(first), '65536'], 'every owner uid is mapped');
+  const v = provider(dir, `
+    const s = await m.acquire(scope('wide'), 'u');
+    const id = (await s.exec(['/usr/bin/id', '-u'])).stdout.toString().trim();
+    const receipt = await s.end();
+    out({ ownerUid: s.ownerUid, id, removed: receipt.workspace.removed });`);
+  assert.ok(v.ownerUid > first && v.ownerUid < first + 65536, `an owner uid the wide mapping covers: ${v.ownerUid}`);
+  assert.equal(v.id, String(v.ownerUid), 'the session ran as it');
+  assert.equal(v.removed, true);
+});
+
+test('a second uid-65534 provider on another sessions root, whose dead session\'s record and claim name the uid of a live session of the first, never sweeps that session in recover() (round 8, R8-2)', { skip }, async (t) => {
+  const dirA = scratch(t);
+  const dirB = scratch(t);
+  const tag = `nr-cross-${process.pid}`;
+  // B: a session, then the provider is SIGKILLed and its holder dies too (a reboot, an OOM kill).
+  const b = provider(dirB, `
+    const s = await m.acquire(scope('b'), 'u');
+    const [record] = await store.list();
+    out({ uid: s.ownerUid, holder: record.holder });
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  process.kill(b.holder.pid, 'SIGKILL');
+  assert.ok(await eventually(() => !fs.existsSync(`/proc/${b.holder.pid}`) || !withTag(dirB).includes(String(b.holder.pid)), 30_000), 'B\'s holder is gone');
+  // A: a live session with a command running in it, until told to check it.
+  const go = path.join(dirA, 'go');
+  const a = providerInBackground(t, dirA, `
+    const s = await m.acquire(scope('a'), 'u');
+    await s.exec({ shell: 'bash', script: ${JSON.stringify(background(tag))} });
+    say({ uid: s.ownerUid });
+    while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = await s.exec(['/bin/echo', 'alive']).then((r) => r.stdout.toString().trim(), (e) => e.code);
+    await s.end().catch(() => {});
+    say({ after });`);
+  assert.ok(await eventually(() => a.said.length > 0 || a.exitCode !== null, 60_000), `A started: ${a.stderrText}`);
+  const uidA = a.said[0]?.uid;
+  assert.ok(uidA, `A's session: ${a.stderrText}`);
+  // The command's processes (A's provider names the tag in its own script).
+  const command = () => withTag(tag).filter((pid) => Number(pid) !== a.pid);
+  assert.equal(command().length, 1, 'A\'s command runs');
+  // The collision (one draw in 65535 per claim per such record): B's record and claim name A's uid.
+  const claims = path.join(dirB, 'root', '.owner-claims');
+  fs.renameSync(path.join(claims, String(b.uid)), path.join(claims, String(uidA)));
+  const storeFile = path.join(dirB, 'sessions.json');
+  const records = JSON.parse(fs.readFileSync(storeFile, 'utf8'));
+  for (const record of Object.values(records)) record.ownerUid = uidA;
+  fs.writeFileSync(storeFile, JSON.stringify(records));
+  // B restarts and recovers: it reaps its own dead session, and must leave A's uid alone.
+  const recovered = provider(dirB, 'out({ report: await m.recover(), left: keysIn(dir + \'/root\') });');
+  assert.equal(recovered.report.reaped.length, 1, JSON.stringify(recovered.report));
+  assert.deepEqual(recovered.left, [], 'B\'s dead workspace is reaped');
+  assert.equal(command().length, 1, 'A\'s command survived B\'s recover()');
+  fs.writeFileSync(go, '');
+  assert.ok(await eventually(() => a.said.length > 1, 60_000), `A answered: ${a.stderrText}`);
+  assert.equal(a.said[1].after, 'alive', 'A\'s session still runs commands');
+});
+
+// Not registered in the non-root pass: a workspace owned by the session's uid is made by root.
+if (!h.NONROOT_PASS) test('a uid-65534 provider\'s run on a caller workspace owned by the uid a live session holder maps is refused, and allowed once the session ended (round 8, R8-1)', { skip }, async (t) => {
+  const dir = scratch(t);
+  const side = path.join(dir, 'side');
+  const go = path.join(dir, 'go');
+  const p = providerInBackground(t, dir, `
+    const s = await m.acquire(scope('owner'), 'u');
+    say({ uid: s.ownerUid });
+    while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 50));
+    const attempt = async () => {
+      try {
+        const run = cordon.spawnIsolated(['/bin/true'], { policy: cordon.workspaceWrite(), workspace: ${JSON.stringify(side)} });
+        const uid = (await run.observed()).confinement.planned.uid;
+        return { uid, returncode: (await run.wait()).returncode };
+      } catch (e) {
+        return { code: e.code, message: e.message };
+      }
+    };
+    const during = await attempt();
+    await s.end();
+    say({ during, after: await attempt() });`);
+  assert.ok(await eventually(() => p.said.length > 0 || p.exitCode !== null, 60_000), `the provider started: ${p.stderrText}`);
+  const { uid } = p.said[0] ?? {};
+  assert.ok(uid, `a session: ${p.stderrText}`);
+  fs.mkdirSync(side, { mode: 0o700 });
+  fs.chownSync(side, uid, uid);
+  fs.writeFileSync(go, '');
+  assert.ok(await eventually(() => p.said.length > 1 || p.exitCode !== null, 60_000), `the provider answered: ${p.stderrText}`);
+  const { during, after } = p.said[1];
+  assert.equal(during.code, 'ERR_CORDON_WORKSPACE_UNUSABLE', JSON.stringify(during));
+  assert.match(during.message, /which an agent session holds/);
+  assert.deepEqual(after, { uid, returncode: 0 }, 'the uid is the workspace\'s once no session holds it');
+});
+
+// Not registered in the non-root pass: a workspace owned by the session's uid is made by root.
+if (!h.NONROOT_PASS) test('after a uid-65534 provider and its session holder died, recover() sweeps only the session\'s namespaces: a caller\'s run on a workspace of the session\'s uid, started meanwhile, survives (round 8, R8-1)', { skip }, async (t) => {
+  const dir = scratch(t);
+  const dead = provider(dir, `
+    const s = await m.acquire(scope('dead'), 'u');
+    const [record] = await store.list();
+    out({ uid: s.ownerUid, holder: record.holder });
+    await new Promise((resolve) => process.stdout.write('', resolve));
+    process.kill(process.pid, 'SIGKILL');`, { killed: true });
+  assert.ok(dead.holder.userns > 0, 'the record names the holder\'s user namespace');
+  process.kill(dead.holder.pid, 'SIGKILL'); // a reboot, an OOM kill
+  const gone = (pid) => { try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] === 'Z'; } catch { return true; } };
+  assert.ok(await eventually(() => gone(dead.holder.pid), 30_000), 'the holder is gone');
+  // Meanwhile a caller's run on a workspace of that uid (docs/policy.md's subordinate owners), by another provider process.
+  const side = path.join(dir, 'side');
+  fs.mkdirSync(side, { mode: 0o700 });
+  fs.chownSync(side, dead.uid, dead.uid);
+  const tag = `nr-side-${process.pid}`;
+  const caller = providerInBackground(t, scratch(t), `
+    const run = cordon.spawnIsolated(['/bin/bash', '-c', 'exec -a ${tag} sleep 300'], { policy: cordon.workspaceWrite(), workspace: ${JSON.stringify(side)} });
+    say({ uid: (await run.observed()).confinement.planned.uid });
+    say({ outcome: (await run.wait()).receipt.outcome });`);
+  assert.ok(await eventually(() => caller.said.length > 0 || caller.exitCode !== null, 60_000), `the run started: ${caller.stderrText}`);
+  assert.equal(caller.said[0]?.uid, dead.uid, `the run is the session's uid: ${JSON.stringify(caller.said)} ${caller.stderrText}`);
+  const running = () => withTag(tag).filter((pid) => Number(pid) !== caller.pid);
+  assert.ok(await eventually(() => running().length > 0, 30_000), 'its command runs');
+  const recovered = provider(dir, 'out({ report: await m.recover() });');
+  assert.equal(recovered.report.reaped.length, 1, JSON.stringify(recovered.report));
+  assert.ok(running().length > 0, `the caller's run survived recover(): ${JSON.stringify(caller.said)}`);
+  assert.equal(caller.said.length, 1, 'and has not ended');
 });
 
 test('a uid-65534 provider given a claimsDir that is not its own private directory refuses to claim there, naming no path in the message', { skip }, (t) => {

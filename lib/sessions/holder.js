@@ -55,6 +55,15 @@ function subordinateOwners() {
   return { first: uids.first, count: Math.floor(Math.min(uids.count, gids.count) / 2) };
 }
 
+/** The inode of `pid`'s user namespace, or null when it cannot be read. */
+function userNamespaceOf(pid) {
+  try {
+    return fs.statSync(`/proc/${pid}/ns/user`).ino;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads one line (a step word) from the holder's stdout, bounded in time. */
 function nextLine(reader) {
   return new Promise((resolve, reject) => {
@@ -144,7 +153,9 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
     child.kill('SIGKILL');
     throw unavailable(`the session holder could not mount a ${quotaBytes}-byte workspace at ${dir}: ${String(error.stderr ?? error.message).trim()}`, error);
   }
-  const holder = { pid: child.pid, start: startTime(child.pid) };
+  // Its user namespace too: after a dead provider, only processes in it (or in a
+  // sandbox's below it) are the session's to sweep (owner-sweep.js; round 8, R8-1).
+  const holder = { pid: child.pid, start: startTime(child.pid), userns: userNamespaceOf(child.pid) };
   try {
     await persist(holder);
   } catch (error) {
@@ -159,17 +170,29 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
   return holder;
 }
 
-/** A uid_map line's count that maps every id: the initial user namespace's (`0 0 4294967295`), not a holder's. */
-const WHOLE_RANGE = 4294967295;
+/**
+ * Pure: whether a `uid_map` (as read from the initial user namespace) is a
+ * session holder's for `uid`: a holder maps exactly its owner uid to
+ * itself (`U U 1`: startHolder's newuidmap). A wider mapping that merely
+ * covers U — rootless Podman's pause process maps the whole subordinate
+ * range (`0 <first> 65536`), as may any process of the provider's uid —
+ * is no session's and does not make U taken (round 8, R8-5).
+ */
+function mapsAsHolder(map, uid) {
+  return map.split('\n').some((line) => {
+    const [inside, outside, count] = line.trim().split(/\s+/).map(Number);
+    return inside === uid && outside === uid && count === 1;
+  });
+}
 
 /**
- * Whether a live process of this provider's uid maps `uid` in a user
- * namespace of its own: the holder of a live workspace whose claim is in
- * another claims directory (a provider of the same uid given another
+ * Whether a live process of this provider's uid holds `uid` as a session
+ * holder does (mapsAsHolder): the holder of a live workspace whose claim
+ * is in another claims directory (a provider of the same uid given another
  * `claimsDir` or sessions root, owner-claims.js). So such providers still
- * never hand out one owner uid twice while both workspaces live.
- * `exceptPid`: a workspace's own holder, not counted (a sweep's check,
- * manager.js).
+ * never hand out one owner uid twice while both workspaces live, nor sweep
+ * the other's (R8-2). `exceptPid`: a workspace's own holder, not counted
+ * (a sweep's check, manager.js).
  */
 function mappedByLiveHolder(uid, exceptPid = null) {
   const me = process.geteuid();
@@ -178,14 +201,14 @@ function mappedByLiveHolder(uid, exceptPid = null) {
     let map;
     try {
       if (fs.statSync(`/proc/${pid}`).uid !== me) continue;
+      // A zombie (a dead holder not yet reaped) still shows its map, and holds nothing.
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(') ') + 2).startsWith('Z')) continue;
       map = fs.readFileSync(`/proc/${pid}/uid_map`, 'utf8');
     } catch {
       continue; // gone meanwhile
     }
-    for (const line of map.split('\n')) {
-      const [, outside, count] = line.trim().split(/\s+/).map(Number);
-      if (count > 0 && count < WHOLE_RANGE && uid >= outside && uid < outside + count) return true;
-    }
+    if (mapsAsHolder(map, uid)) return true;
   }
   return false;
 }
@@ -203,4 +226,4 @@ async function stopHolder(holder) {
   return !holderAlive(holder);
 }
 
-module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners, mappedByLiveHolder };
+module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners, mappedByLiveHolder, mapsAsHolder };

@@ -28,7 +28,8 @@ export interface SessionAuditRecord {
   session: string;
   scope: SessionScope;
   actor: string;
-  operation: 'acquire' | 'end' | SessionOperationKind;
+  /** 'recover': a stored record recover() refused (`error`: ERR_CORDON_SESSION_RECORD_INVALID). */
+  operation: 'acquire' | 'end' | 'recover' | SessionOperationKind;
   command?: string;
   commandTruncated?: boolean;
   path: string | null;

@@ -12,7 +12,7 @@ const { sqliteSessionStore } = require('./sqlite-store');
 /**
  * @param {{spawnIsolated: Function, workspaceWrite: Function, agentPath: string,
  *   removeTree: {tree: (dir: string, maxEntries?: number) => Promise<void>, contents: (dir: string, maxEntries?: number) => Promise<void>},
- *   killUid: (uid: number) => Promise<number>,
+ *   killUid: (uid: number, userns?: number) => Promise<number>,
  *   ownerRange: () => {first: number, count: number}}} deps
  */
 function bindSessions(deps) {

@@ -19,7 +19,7 @@ const { checkSecret, checkScope, sessionKey } = require('./session-key');
 const { memorySessionStore } = require('./memory-store');
 const { prepareRoot, createWorkspace, removeWorkspace, workspaceLive, workspacePath, viaHolder } = require('./workspace');
 const { subordinateOwners, mappedByLiveHolder } = require('./holder');
-const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, defaultClaimsDir } = require('./owner-claims');
+const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, isSessionOwner, notAnOwner, defaultClaimsDir } = require('./owner-claims');
 const { sweepOwner, uidHasProcesses } = require('./owner-sweep');
 const { leaseHolder, heldError } = require('./lease');
 const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
@@ -50,10 +50,33 @@ const OPTION_KEYS = new Set(['secret', 'root', 'store', 'authorize', 'policy', '
  * than the record's own that maps the uid means another workspace has it,
  * and sweeping it would kill that session (round 8, R8-2).
  */
-function ownsUid(record, claimsDir) {
+function ownsUid(record, claimsDir, range) {
   try {
     if (viaHolder() && mappedByLiveHolder(record.ownerUid, record.holder?.pid ?? null)) return false;
-    return confirmOwnerUid(record.ownerUid, record.workspace, claimsDir);
+    return confirmOwnerUid(record.ownerUid, record.workspace, claimsDir, range);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The uids this provider's sessions may own: a root provider's
+ * workspace-owner range, a non-root provider's owner half of its
+ * subordinate uids (holder.js).
+ */
+function ownerRange(deps) {
+  return viaHolder() ? subordinateOwners() : deps.ownerRange();
+}
+
+/**
+ * Whether a stored record's owner uid is one of this provider's session
+ * owners; a record naming another (a host account's uid: a corrupt or
+ * planted store) is neither swept, claimed, resumed nor removed (round 8,
+ * R8-7). Without a range (no subordinate ids) nothing is.
+ */
+function validOwner(record, deps) {
+  try {
+    return isSessionOwner(record.ownerUid, ownerRange(deps));
   } catch {
     return false;
   }
@@ -194,15 +217,20 @@ class SessionManager {
     const claim = await store.claim(key, this._holder.lease(), () => this._newRecord(key, scope, network, workspace), (lease) => this._holder.heldByOther(lease));
     if (claim.held) throw heldError(claim.record.lease);
     let record = claim.record;
-    if (!claim.created && workspaceLive(record) && ownsUid(record, this._options.claimsDir)) {
+    if (!claim.created && !validOwner(record, this._deps)) {
+      // Not a crash and not a guess: the record is left as it is, for its operator (audited by acquire).
+      throw notAnOwner(record.ownerUid);
+    }
+    const range = ownerRange(this._deps);
+    if (!claim.created && workspaceLive(record) && ownsUid(record, this._options.claimsDir, range)) {
       // What the dead provider's sandboxes left of the owner uid goes first (owner-sweep.js).
-      await sweepOwner(this._deps.killUid, record.ownerUid);
+      await sweepOwner(this._deps.killUid, record.ownerUid, record.holder?.userns);
       return this._launch(new Session(this._context, record, 'restarted'));
     }
     if (!claim.created) {
       // The kept workspace is gone (or its uid is another's now): start afresh under this claim.
       // Its uid's leftovers are swept only while that uid is still this workspace's (made ours first).
-      await removeWorkspace(record, this._deps, { sweep: ownsUid(record, this._options.claimsDir) });
+      await removeWorkspace(record, this._deps, { sweep: ownsUid(record, this._options.claimsDir, range) });
       releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
       record = { ...this._newRecord(key, scope, network, workspace), lease: record.lease };
     }
@@ -233,9 +261,8 @@ class SessionManager {
     // A non-root provider's owners: the first half of its subordinate uids (holder.js).
     const { claimsDir } = this._options;
     // Never a uid something already runs as (a run of a caller's workspace owned by it: R8-1).
-    const ownerUid = viaHolder()
-      ? claimOwnerUid(subordinateOwners(), workspace, claimsDir, (uid) => mappedByLiveHolder(uid) || uidHasProcesses(uid))
-      : claimOwnerUid(this._deps.ownerRange(), workspace, claimsDir, uidHasProcesses);
+    const inUse = viaHolder() ? (uid) => mappedByLiveHolder(uid) || uidHasProcesses(uid) : uidHasProcesses;
+    const ownerUid = claimOwnerUid(ownerRange(this._deps), workspace, claimsDir, inUse);
     return { key, scope, ownerUid, workspace, createdAt: now, lastActiveAt: now, network: network ?? null, holder: null };
   }
 
@@ -318,13 +345,19 @@ class SessionManager {
     const report = { resumable: [], reaped: [] };
     for (const record of await this._store.list()) {
       if (this._live.has(record.key) || this._holder.heldByOther(record.lease)) continue; // another live provider's
+      if (!validOwner(record, this._deps)) {
+        // Neither resumable nor reaped: left untouched for its operator, and said so (R8-7).
+        const error = notAnOwner(record.ownerUid);
+        this._audit({ session: record.key, scope: record.scope, actor: null, operation: 'recover', error: error.code, denial: error.message });
+        continue;
+      }
       const fresh = Date.now() - record.lastActiveAt < this._options.idleTimeoutMs;
       if (fresh && workspaceLive(record)) {
         report.resumable.push(record.key);
         continue;
       }
       // The uid is swept only if its claim still names this workspace (made ours first, so no taker races the sweep).
-      if ((await removeWorkspace(record, this._deps, { sweep: ownsUid(record, this._options.claimsDir) })).removed) {
+      if ((await removeWorkspace(record, this._deps, { sweep: ownsUid(record, this._options.claimsDir, ownerRange(this._deps)) })).removed) {
         releaseOwnerUid(record.ownerUid, record.workspace, this._options.claimsDir);
         await this._store.delete(record.key);
       }

@@ -188,9 +188,10 @@ function takeOver(file, seen, text) {
  * Claims an owner uid of `range` (its first uid excluded: the default
  * owner other code hands out) for `workspace`; returns the uid. A free
  * uid first; a stale claim met on the way is taken over only when no
- * free one turned up. `inUse(uid)`: a uid claimed here but found in use
- * elsewhere (a non-root provider's holder of another claims directory:
- * holder.js) is given back and another one tried.
+ * free one turned up. `inUse(uid)` (a process runs as it; a non-root
+ * provider's holder of another claims directory maps it: holder.js): a
+ * free uid claimed here but found in use is given back and another one
+ * tried, and a stale claim of a uid in use is not taken over.
  */
 function claimOwnerUid(range, workspace, dir, inUse = () => false) {
   const claims = claimsDir(dir);
@@ -206,8 +207,12 @@ function claimOwnerUid(range, workspace, dir, inUse = () => false) {
     const claim = readClaim(file);
     if (isStale(claim)) stale.set(uid, claim);
   }
+  // A taken-over uid passes the same check as a free one: the dead provider's
+  // orphans (or another directory's holder) may still run as it, and a new
+  // session never shares its uid with a process (round 8, R8-8; R8-1).
+  // Checked before the takeover, so the stale claim stays its workspace's.
   for (const [uid, claim] of stale) {
-    if (takeOver(path.join(claims, String(uid)), claim, claimText(workspace))) return uid;
+    if (!inUse(uid) && takeOver(path.join(claims, String(uid)), claim, claimText(workspace))) return uid;
   }
   // The claims directory is a host path: it goes to `cause`, for the provider's logs (round 8, R8-5).
   throw new CordonError('ERR_CORDON_SESSION_LIMIT', `no unclaimed workspace owner uid after ${MAX_ATTEMPTS} tries (claims of live providers are never taken over, nor uids in use)`, { cause: new Error(`claims directory: ${claims}`) });
@@ -224,11 +229,28 @@ function releaseOwnerUid(uid, workspace, dir) {
 }
 
 /**
+ * Pure: whether `uid` is one a session of `range` may own (claimOwnerUid
+ * draws them: the range without its first uid). A store record naming any
+ * other uid (a host account's) is never confirmed, swept or resumed
+ * (round 8, R8-7; the launcher's sweep refuses it too: uid_sweep.rs).
+ */
+function isSessionOwner(uid, range) {
+  return Number.isSafeInteger(uid) && uid > range.first && uid < range.first + range.count;
+}
+
+function notAnOwner(uid) {
+  return new CordonError('ERR_CORDON_SESSION_RECORD_INVALID', 'the stored session names an owner uid outside this provider\'s session owner range: refusing to claim, sweep or resume it', { cause: new Error(`ownerUid: ${uid}`) });
+}
+
+/**
  * Re-asserts `uid` for `workspace` (a restarted provider resuming it): a
  * stale claim of that workspace becomes this provider's; false when
  * another workspace holds the uid (taken over while nobody held ours).
+ * A uid outside `range` (the provider's session owners) is refused
+ * (ERR_CORDON_SESSION_RECORD_INVALID): no claim is made for it.
  */
-function confirmOwnerUid(uid, workspace, dir) {
+function confirmOwnerUid(uid, workspace, dir, range) {
+  if (!isSessionOwner(uid, range)) throw notAnOwner(uid);
   const file = path.join(claimsDir(dir), String(uid));
   if (create(file, claimText(workspace))) return true;
   const claim = readClaim(file);
@@ -237,4 +259,4 @@ function confirmOwnerUid(uid, workspace, dir) {
   return readClaim(file)?.workspace === workspace;
 }
 
-module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, parseClaim, defaultClaimsDir, CLAIMS_DIR, ROOT_CLAIMS_NAME };
+module.exports = { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, isSessionOwner, notAnOwner, parseClaim, defaultClaimsDir, CLAIMS_DIR, ROOT_CLAIMS_NAME };

@@ -44,10 +44,17 @@ function uidHasProcesses(uid) {
   return false;
 }
 
-/** Kills every process of `ownerUid` with the addon's `killUid` and resolves with how many; rejects with ERR_CORDON_SESSION_SWEEP_FAILED. */
-async function sweepOwner(killUid, ownerUid) {
+/**
+ * Kills every process of `ownerUid` with the addon's `killUid` and resolves
+ * with how many; rejects with ERR_CORDON_SESSION_SWEEP_FAILED. `userns`: a
+ * non-root session holder's user namespace (holder.js): then only processes
+ * in it or below it (the session's sandboxes) are killed, and a process of
+ * the uid elsewhere — a caller's run on a workspace of that uid, started
+ * once the holder was gone — is left alone (round 8, R8-1).
+ */
+async function sweepOwner(killUid, ownerUid, userns = null) {
   try {
-    return await killUid(ownerUid);
+    return await killUid(ownerUid, userns ?? undefined);
   } catch (cause) {
     const message = String(cause?.message ?? cause).replace(/^ERR_CORDON_SESSION_SWEEP_FAILED: /, '');
     throw new CordonError('ERR_CORDON_SESSION_SWEEP_FAILED', `the session's leftover processes could not be stopped: ${message}`, { cause });

@@ -136,14 +136,14 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
  * (or no longer) a mount, or when a busy mount could only be detached: its
  * inodes are freed now rather than when the last holder lets go.
  * `deps.removeTree.{tree,contents}(dir)` are the addon's (promises: the
- * walk runs off the event loop), `deps.killUid(uid)` its uid sweep. Never
+ * walk runs off the event loop), `deps.killUid(uid, userns)` its uid sweep. Never
  * throws: returns what happened.
  */
 async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps, { sweep }) {
   const report = { removed: false, detail: null };
   const { removeTree } = deps;
   try {
-    if (sweep) await sweepOwner(deps.killUid, ownerUid);
+    if (sweep) await sweepOwner(deps.killUid, ownerUid, holder?.userns);
     if (holder && !(await stopHolder(holder))) throw new Error(`the workspace holder ${holder.pid} did not end`);
     if (!holder && isMounted(dir)) {
       try {

@@ -100,7 +100,10 @@ impl LaunchError {
             LaunchError::Identity(
                 RunIdentityError::Unavailable { .. } | RunIdentityError::Userns(_),
             ) => ErrorCode::IdentityUnavailable,
-            LaunchError::WorkspaceAccess(_) => ErrorCode::WorkspaceUnusable,
+            LaunchError::WorkspaceAccess(_)
+            | LaunchError::Identity(RunIdentityError::HeldBySession { .. }) => {
+                ErrorCode::WorkspaceUnusable
+            }
             LaunchError::Holder(HolderError::ProviderIsRoot | HolderError::NoWorkspace) => {
                 ErrorCode::InvalidOptions
             }

@@ -23,11 +23,18 @@
 //! never signalled. SIGKILL each process of the uid that is not a zombie,
 //! wait for them to exit, scan again; done when a scan finds none, failed
 //! when the deadline passes first.
+//!
+//! Only a session owner uid is ever swept ([`session_owners`]): the store
+//! record that names the uid is trusted with a path, not with the power to
+//! kill a host account's processes (round 8, R8-7).
 
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use crate::host::pidfd;
+use crate::host::process_identity::{SANDBOX_UID, WORKSPACE_UIDS};
+use crate::host::subordinate_ids::{self, IdRange};
+use crate::host::userns_chain;
 
 /// How long one round waits for each killed process to exit.
 const EXIT_WAIT: Duration = Duration::from_millis(200);
@@ -36,6 +43,12 @@ const EXIT_WAIT: Duration = Duration::from_millis(200);
 pub enum UidSweepError {
     #[error("refusing to sweep uid {0}: root and this process's own uid are never swept")]
     Refused(u32),
+    #[error("refusing to sweep uid {uid}: not a session owner uid of this provider (those are {first}..={last})")]
+    NotAnOwner { uid: u32, first: u32, last: u32 },
+    #[error(
+        "refusing to sweep uid {0}: this provider has no subordinate ids, so no session owner uids"
+    )]
+    NoOwners(u32),
     #[error("list /proc: {0}")]
     ListProc(std::io::Error),
     #[error("{alive} process(es) of uid {uid} still alive after {waited_ms} ms (a kill was refused: {refused})")]
@@ -45,6 +58,45 @@ pub enum UidSweepError {
         waited_ms: u128,
         refused: String,
     },
+}
+
+/// The uids a session of this provider may own (lib/sessions claims them:
+/// owner-claims.js): the workspace-owner range of a root provider
+/// (process_identity.rs), or the owner half of a non-root provider's
+/// subordinate uids (subordinate_ids.rs), each without its first uid (the
+/// default workspace owner other runs use). `None`: a non-root provider
+/// without subordinate ids, which has no session owners at all.
+pub fn session_owners() -> Option<IdRange> {
+    let owners = if nix::unistd::geteuid().is_root() {
+        IdRange {
+            first: SANDBOX_UID,
+            count: WORKSPACE_UIDS,
+        }
+    } else {
+        subordinate_ids::for_current_user().ok()?.uids.owners()
+    };
+    sessions_of(owners)
+}
+
+/// Pure: `owners` without its first uid; `None` when nothing is left.
+fn sessions_of(owners: IdRange) -> Option<IdRange> {
+    (owners.count > 1).then(|| IdRange {
+        first: owners.first + 1,
+        count: owners.count - 1,
+    })
+}
+
+/// Pure: `Ok` when `uid` is one of `owners` (the range guard of [`kill_uid`]).
+pub fn check_owner(uid: u32, owners: Option<IdRange>) -> Result<(), UidSweepError> {
+    match owners {
+        None => Err(UidSweepError::NoOwners(uid)),
+        Some(range) if range.contains(uid) => Ok(()),
+        Some(range) => Err(UidSweepError::NotAnOwner {
+            uid,
+            first: range.first,
+            last: range.first + range.count.saturating_sub(1),
+        }),
+    }
 }
 
 /// Pure over `/proc/<pid>/status`: the real uid is `uid` and the process is
@@ -65,8 +117,10 @@ pub fn is_live_process_of(status: &str, uid: u32) -> bool {
     real_uid == Some(uid.to_string().as_str()) && !zombie
 }
 
-/// One scan: a pidfd of every live process of `uid` (this process excluded).
-fn scan(uid: u32) -> Result<Vec<OwnedFd>, UidSweepError> {
+/// One scan: a pidfd of every live process of `uid` (this process
+/// excluded), and with `within`, only of those whose user namespace is
+/// that one or lies below it (userns_chain.rs).
+fn scan(uid: u32, within: Option<u64>) -> Result<Vec<OwnedFd>, UidSweepError> {
     let me = std::process::id();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").map_err(UidSweepError::ListProc)? {
@@ -88,25 +142,39 @@ fn scan(uid: u32) -> Result<Vec<OwnedFd>, UidSweepError> {
         let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
             continue;
         };
-        if is_live_process_of(&status, uid) {
+        let ours = within.is_none_or(|ns| userns_chain::within(pid, ns));
+        if is_live_process_of(&status, uid) && ours {
             found.push(fd);
         }
     }
     Ok(found)
 }
 
-/// Kills every process of `uid` and waits until none is left, or fails
-/// once `deadline` has passed. Returns how many processes it signalled.
-pub fn kill_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
+/// Pure: until when one round waits for the processes it killed: one
+/// window for the whole round, not one per process (N processes that do
+/// not exit cost EXIT_WAIT, not N × EXIT_WAIT), and never past the
+/// sweep's deadline (round 8, R8-8).
+fn round_end(now: Instant, started: Instant, deadline: Duration) -> Instant {
+    (now + EXIT_WAIT).min(started + deadline)
+}
+
+/// Kills every process of `uid` (a session owner uid of this provider:
+/// [`session_owners`], else refused) and waits until none is left, or
+/// fails once `deadline` has passed. Returns how many processes it
+/// signalled. `within`: a non-root session holder's user namespace (its
+/// inode): only processes in it or below it are the session's, and a
+/// process of the uid elsewhere is left alone (round 8, R8-1).
+pub fn kill_uid(uid: u32, within: Option<u64>, deadline: Duration) -> Result<u32, UidSweepError> {
     // SAFETY: geteuid/getuid cannot fail and touch no memory.
     let (euid, ruid) = unsafe { (libc::geteuid(), libc::getuid()) };
     if uid == 0 || uid == euid || uid == ruid {
         return Err(UidSweepError::Refused(uid));
     }
+    check_owner(uid, session_owners())?;
     let started = Instant::now();
     let mut signalled = 0u32;
     loop {
-        let found = scan(uid)?;
+        let found = scan(uid, within)?;
         if found.is_empty() {
             return Ok(signalled);
         }
@@ -117,11 +185,12 @@ pub fn kill_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
                 Err(e) => refused = e.to_string(),
             }
         }
+        let round_end = round_end(Instant::now(), started, deadline);
         for fd in &found {
-            pidfd::wait_exit(fd, EXIT_WAIT);
+            pidfd::wait_exit(fd, round_end.saturating_duration_since(Instant::now()));
         }
         if started.elapsed() >= deadline {
-            let alive = scan(uid)?.len();
+            let alive = scan(uid, within)?.len();
             if alive == 0 {
                 return Ok(signalled);
             }
@@ -175,15 +244,91 @@ mod tests {
     }
 
     #[test]
+    fn only_a_session_owner_uid_passes_the_range_guard() {
+        let owners = sessions_of(IdRange {
+            first: SANDBOX_UID,
+            count: WORKSPACE_UIDS,
+        });
+        assert_eq!(
+            owners,
+            Some(IdRange {
+                first: SANDBOX_UID + 1,
+                count: WORKSPACE_UIDS - 1
+            })
+        );
+        assert!(check_owner(SANDBOX_UID + 1, owners).is_ok());
+        assert!(check_owner(SANDBOX_UID + WORKSPACE_UIDS - 1, owners).is_ok());
+        // The default owner, the per-run range, a host account and nobody are not.
+        for uid in [
+            SANDBOX_UID,
+            SANDBOX_UID + WORKSPACE_UIDS,
+            1000,
+            65534,
+            0x6fff_f0e1,
+        ] {
+            assert!(
+                matches!(check_owner(uid, owners), Err(UidSweepError::NotAnOwner { uid: u, .. }) if u == uid),
+                "{uid} is refused"
+            );
+        }
+        // A non-root provider's owner half of nobody:1342177280:131072.
+        let sub = sessions_of(
+            IdRange {
+                first: 1_342_177_280,
+                count: 131_072,
+            }
+            .owners(),
+        );
+        assert!(check_owner(1_342_177_281, sub).is_ok());
+        assert!(check_owner(1_342_177_280 + 65_535, sub).is_ok());
+        assert!(
+            check_owner(1_342_177_280 + 65_536, sub).is_err(),
+            "a per-run uid"
+        );
+        assert!(check_owner(1_342_177_280, sub).is_err());
+        // Too small a range has no session owners; nothing passes without one.
+        assert_eq!(sessions_of(IdRange { first: 5, count: 1 }), None);
+        assert!(matches!(
+            check_owner(6, None),
+            Err(UidSweepError::NoOwners(6))
+        ));
+    }
+
+    #[test]
+    fn a_uid_outside_the_owner_range_is_refused_before_anything_is_signalled() {
+        // SAFETY: cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // a non-root provider's range depends on /etc/subuid
+        }
+        for uid in [1000, 65534, SANDBOX_UID, SANDBOX_UID + WORKSPACE_UIDS] {
+            assert!(matches!(
+                kill_uid(uid, None, Duration::ZERO),
+                Err(UidSweepError::NotAnOwner { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn a_round_waits_one_window_at_most_and_never_past_the_deadline() {
+        let started = Instant::now();
+        let deadline = Duration::from_secs(5);
+        assert_eq!(round_end(started, started, deadline), started + EXIT_WAIT);
+        let late = started + Duration::from_millis(4_900);
+        assert_eq!(round_end(late, started, deadline), started + deadline);
+        let past = started + Duration::from_secs(6);
+        assert_eq!(round_end(past, started, deadline), started + deadline);
+    }
+
+    #[test]
     fn root_and_the_callers_own_uid_are_never_swept() {
         assert!(matches!(
-            kill_uid(0, Duration::ZERO),
+            kill_uid(0, None, Duration::ZERO),
             Err(UidSweepError::Refused(0))
         ));
         // SAFETY: cannot fail.
         let me = unsafe { libc::geteuid() };
         assert!(matches!(
-            kill_uid(me, Duration::ZERO),
+            kill_uid(me, None, Duration::ZERO),
             Err(UidSweepError::Refused(_))
         ));
     }
@@ -195,24 +340,54 @@ mod tests {
         if unsafe { libc::geteuid() } != 0 {
             return; // only root can start a process as another uid here
         }
-        let uid = 0x6fff_f0e1; // in no range cordon or a host account uses
+        // A session owner uid near the top of the range, where random claims
+        // rarely land, that nothing runs as now (checked: the sweep kills all of it).
+        let uid = (SANDBOX_UID + WORKSPACE_UIDS - 64..SANDBOX_UID + WORKSPACE_UIDS)
+            .find(|&u| scan(u, None).unwrap().is_empty())
+            .expect("an unused owner uid");
         let mut child = std::process::Command::new("/bin/sleep")
             .arg("600")
             .uid(uid)
             .gid(uid)
             .spawn()
             .expect("spawn sleep as another uid");
+        // Scoped to a user namespace it is not in (a holder's of another
+        // session, here a fresh one of ours): it is left alone.
+        let mut other = std::process::Command::new("/usr/bin/unshare")
+            .args(["--user", "/bin/sleep", "60"])
+            .spawn()
+            .expect("unshare");
+        let mine = userns_chain::inode_of(std::process::id()).unwrap();
+        let elsewhere = (0..1000)
+            .find_map(|_| {
+                let ino = userns_chain::inode_of(other.id()).filter(|&ino| ino != mine);
+                if ino.is_none() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                ino
+            })
+            .expect("a nested user namespace");
+        let scoped = kill_uid(uid, Some(elsewhere), Duration::from_secs(30));
+        other.kill().unwrap();
+        let _ = other.wait();
+        assert_eq!(
+            scoped.unwrap(),
+            0,
+            "nothing of the uid is in that namespace"
+        );
+        assert_eq!(scan(uid, None).unwrap().len(), 1, "the process still runs");
+        // Scoped to ours (the initial one, where it runs): it is the sweep's.
         // Reaped by a thread, as an orphan's reaper (init) would: the sweep waits for the exit.
         let pid = child.id();
         let reaper = std::thread::spawn(move || child.wait().expect("wait"));
-        assert!(kill_uid(uid, Duration::from_secs(30)).unwrap() >= 1);
+        assert!(kill_uid(uid, Some(mine), Duration::from_secs(30)).unwrap() >= 1);
         let status = reaper.join().unwrap();
         assert_eq!(
             std::os::unix::process::ExitStatusExt::signal(&status),
             Some(libc::SIGKILL)
         );
         assert!(
-            scan(uid).unwrap().is_empty(),
+            scan(uid, None).unwrap().is_empty(),
             "pid {pid} of uid {uid} is gone"
         );
     }

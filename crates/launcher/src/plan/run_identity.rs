@@ -30,6 +30,7 @@ use serde::Serialize;
 use crate::host::process_identity::{
     Identity, RUN_UIDS, RUN_UID_FIRST, SANDBOX_UID, WORKSPACE_UIDS,
 };
+use crate::host::session_owner_claims;
 use crate::host::subordinate_ids::{self, Missing, SubordinateIds};
 use crate::host::uid_lease::{UidLease, UidLeaseError};
 use crate::host::userns_map::{self, UsernsMapError};
@@ -133,6 +134,12 @@ pub enum RunIdentityError {
     },
     #[error("enter the sandbox's subordinate ids: {0}")]
     Userns(#[from] UsernsMapError),
+    #[error(
+        "the workspace is owned by uid {uid}, which an agent session holds: a run as that uid \
+         would share it with the session, whose sweep after a dead provider kills every \
+         process of it. Give the workspace an owner uid no session holds (docs/policy.md)"
+    )]
+    HeldBySession { uid: u32 },
 }
 
 /// Whether `id` lies in the workspace-owner range.
@@ -200,7 +207,16 @@ pub fn resolve(
         lease: None,
         userns: None,
     };
-    Ok(match choose(&facts) {
+    let choice = choose(&facts);
+    // Never a session's uid for a caller's workspace (session_owner_claims.rs, round 8 R8-1).
+    if let (Choice::WorkspaceOwner(id) | Choice::SubordinateOwner(id), Some(ws)) =
+        (&choice, workspace)
+    {
+        if session_owner_claims::held_by_another_session(provider_is_root, id.uid, ws) {
+            return Err(RunIdentityError::HeldBySession { uid: id.uid });
+        }
+    }
+    Ok(match choice {
         Choice::SharedWithProvider => fixed(None, UidAllocation::SharedWithProvider),
         Choice::WorkspaceOwner(id) => fixed(Some(id), UidAllocation::WorkspaceOwner),
         Choice::PerRun => {
