@@ -10,31 +10,13 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const net = require('node:net');
 const { spawnIsolated, readOnly } = require('..');
 const { eventually } = require('./spawn-support');
+const { loopbackServer: server } = require('./network-servers');
 
 const PYTHON = '/usr/bin/python3';
 const STOP = { graceMs: 500, forceMs: 500 };
 const SLACK_MS = 3000;
-
-/** A loopback server: 'push' writes until the socket takes no more, 'silent' never writes. */
-async function server(kind) {
-  const open = new Set();
-  const srv = net.createServer((socket) => {
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    socket.on('error', () => {});
-    if (kind === 'push') {
-      const block = Buffer.alloc(65536);
-      const pump = () => { while (socket.write(block)); };
-      socket.on('drain', pump);
-      pump();
-    }
-  });
-  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  return { port: srv.address().port, open, close: () => { for (const s of open) s.destroy(); srv.close(); } };
-}
 
 test('a stop settles within the ladder\'s bound with streams in the handshake, stalled full both ways, and half-closed', async () => {
   const [push, silent] = [await server('push'), await server('silent')];

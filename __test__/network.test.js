@@ -16,7 +16,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { spawnIsolated, readOnly } = require('..');
-const { runToEnd, eventually, ownControlRoots, pidsWithMarker } = require('./spawn-support');
+const { runToEnd, eventually, ownControlRoots, ownPidsWithMarker } = require('./spawn-support');
 
 const PYTHON = '/usr/bin/python3';
 const CURL = '/usr/bin/curl';
@@ -409,7 +409,7 @@ test('200 mediated runs with a stream each leak no descriptors, threads, sockets
     const threadsSettle = await eventually(() => count('/proc/self/task') <= before.threads, 10_000);
     assert.ok(threadsSettle, `threads: ${before.threads} before, ${count('/proc/self/task')} after`);
     assert.equal(after.roots, before.roots, 'control roots (and their engine sockets) are gone');
-    assert.deepEqual(pidsWithMarker('/.cordon/egress-relay'), [], 'no relay outlives its run');
+    assert.deepEqual(ownPidsWithMarker('/.cordon/egress-relay'), [], 'no relay outlives its run');
     assert.equal(echo.stats.connections, 200);
   } finally {
     await echo.close();

@@ -55,6 +55,32 @@ function pidsWithMarker(marker) {
   return found;
 }
 
+/** Parent pid of `pid`, or 0 once it is gone. */
+function parentOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * pidsWithMarker limited to this process's descendants: what its own runs
+ * left, not other test files' sandboxes running at the same time. (A
+ * sandbox's processes live in its bwrap's pid namespace, whose init is a
+ * child of the launcher's process: none outlives it, so none is reparented
+ * away from this process.)
+ */
+function ownPidsWithMarker(marker) {
+  return pidsWithMarker(marker).filter((pid) => {
+    for (let p = parentOf(pid); p > 1; p = parentOf(p)) {
+      if (p === process.pid) return true;
+    }
+    return false;
+  });
+}
+
 /** Polls `predicate` every 20 ms until true or `timeoutMs` passed. */
 async function eventually(predicate, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -105,6 +131,6 @@ async function firstLine(stream) {
 }
 
 module.exports = {
-  cordon, fixture, collect, runToEnd, jsonLines, pidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots, ownControlRootsOf,
+  cordon, fixture, collect, runToEnd, jsonLines, pidsWithMarker, ownPidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots, ownControlRootsOf,
   firstLine,
 };

@@ -274,28 +274,38 @@ async function costSample(port, runs, n, idleMs, push = false) {
  * reused, so an RSS delta here would read ~0 whatever the engine held.
  */
 async function stalledCost({ stalled, iterations, idleMs }) {
-  const rows = [];
+  const rss = [];
+  const fds = [];
   for (const n of stalled) {
-    const perStream = [];
+    const samples = [];
     for (let i = 0; i < iterations; i += 1) {
-      const script = `require(${JSON.stringify(__filename)}).stalledSample(${n}, ${idleMs}).then((v) => console.log(v))`;
+      const script = `require(${JSON.stringify(__filename)}).stalledSample(${n}, ${idleMs}).then((v) => console.log(JSON.stringify(v)))`;
       const out = await new Promise((resolve, reject) => {
         execFile(process.execPath, ['-e', script], (error, stdout, stderr) => (error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout)));
       });
-      perStream.push(Number(out.trim()));
+      samples.push(JSON.parse(out.trim()));
     }
-    rows.push([`1 run x ${n} streams full both ways`, perStream]);
+    const name = `1 run x ${n} streams full both ways`;
+    rss.push([name, samples.map((v) => v.rssKiB)]);
+    fds.push([name, samples.map((v) => v.fds)]);
   }
-  return sectionRows('8 engine RSS per stalled stream', 'KiB', rows);
+  return [
+    ...sectionRows('8 engine RSS per stalled stream', 'KiB', rss),
+    ...sectionRows('8 engine fds per stalled stream', 'fds', fds),
+  ];
 }
 
-/** In a fresh process: (RSS with `n` streams full both ways − RSS with an idle run) / n, in KiB. */
+/**
+ * In a fresh process, per stream, with `n` streams full both ways against
+ * an idle run: provider RSS (KiB) and descriptors (the relay's pipe, where
+ * a direction is spliced, is two more per stalled direction).
+ */
 async function stalledSample(n, idleMs) {
   const { child, port } = await startHolder(true);
   try {
     const base = await costSample(port, 1, 0, idleMs);
     const full = await costSample(port, 1, n, idleMs, true);
-    return (full.rssKiB - base.rssKiB) / n;
+    return { rssKiB: (full.rssKiB - base.rssKiB) / n, fds: (full.fds - base.fds) / n };
   } finally {
     child.kill();
   }

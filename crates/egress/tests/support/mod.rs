@@ -347,3 +347,37 @@ pub fn recv_with_fd(socket: BorrowedFd<'_>, max: usize) -> (Vec<u8>, Option<Owne
     // nothing else in the process knows its number.
     (buf, fd.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }))
 }
+
+/// What the relay does with the proxy port's listener: hands it to the
+/// engine (one marker byte carrying it) and waits for the answer, which
+/// must be "accepted".
+pub fn serve_listener(run: &Run, listener: &TcpListener) {
+    use cordon_egress::proxy_listener::{LISTENER_ACCEPTED, LISTENER_MARKER};
+    use nix::sys::socket::{sendmsg, ControlMessage};
+    use std::os::fd::AsRawFd;
+    let mut channel = UnixStream::connect(run.engine.socket_path()).unwrap();
+    sendmsg::<()>(
+        channel.as_raw_fd(),
+        &[std::io::IoSlice::new(&[LISTENER_MARKER])],
+        &[ControlMessage::ScmRights(&[listener.as_raw_fd()])],
+        MsgFlags::empty(),
+        None,
+    )
+    .unwrap();
+    let mut answer = [0u8; 1];
+    channel.read_exact(&mut answer).unwrap();
+    assert_eq!(answer[0], LISTENER_ACCEPTED);
+}
+
+/// A program's CONNECT to `target` through the proxy port; returns once
+/// the `200` came.
+pub fn tcp_tunnel(proxy_port: u16, target: &str) -> TcpStream {
+    let mut program = TcpStream::connect(("127.0.0.1", proxy_port)).unwrap();
+    program
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(program, "CONNECT {target} HTTP/1.1\r\n\r\n").unwrap();
+    let head = read_tcp_head(&mut program);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    program
+}
