@@ -17,9 +17,11 @@ mod config_sections;
 #[cfg(test)]
 mod config_tests;
 mod events;
+mod failure_lines;
 mod frame;
 mod launch_bridge;
 mod log_file;
+mod log_writer;
 mod peer;
 mod receipt_index;
 mod receipt_store;
@@ -55,6 +57,10 @@ pub const SYNOPSIS: &str = "cordon host --config FILE\n       cordon host --prob
 
 /// How long a stopping host waits for its sessions' sandboxes to settle.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(30);
+/// How long a stopping host waits for its log lines to be written.
+const LOG_CLOSE_BOUND: Duration = Duration::from_secs(10);
+/// How often suppressed `handshake-failed` lines are summarized.
+const FAILURE_SUMMARY_EVERY: Duration = Duration::from_secs(60);
 /// Runtime worker threads: sessions are I/O bound; the launcher has its own.
 const WORKER_THREADS: usize = 2;
 
@@ -135,10 +141,15 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         Ok(prepared) => prepared,
         Err(e) => return fail(exit_status::HOST_ERROR, &e),
     };
-    let log = match session_log::SessionLog::open(config.log_file.as_deref()) {
+    let bound = session_log::FailureBound {
+        burst: config.handshake.failure_log_burst,
+        per_minute: config.handshake.failure_log_per_minute,
+    };
+    let log = match session_log::SessionLog::open(config.log_file.as_deref(), bound) {
         Ok(log) => Arc::new(log),
         Err(e) => return fail(exit_status::HOST_ERROR, &format!("config.logFile: {e}")),
     };
+    summarize_failures_periodically(Arc::clone(&log));
     if let Err(e) = reopen_log_on_hangup(Arc::clone(&log)) {
         return fail(exit_status::HOST_ERROR, &format!("take SIGHUP: {e}"));
     }
@@ -157,7 +168,8 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     let socket_path = match host.config.listen.clone() {
         Listen::Unix(path) => path,
         Listen::Tcp(address) => {
-            let status = serve_tls(&address, host).await;
+            let status = serve_tls(&address, Arc::clone(&host)).await;
+            close_log(&host).await;
             drop(state_lock);
             return status;
         }
@@ -170,8 +182,28 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     unix_listener::serve(&placed, Arc::clone(&host), stop_signal()).await;
     drop(placed);
     let status = shut_down(&host).await;
+    close_log(&host).await;
     drop(state_lock);
     status
+}
+
+/// The log's queued lines written (bounded), off the runtime's workers.
+async fn close_log(host: &Host) {
+    let log = Arc::clone(&host.log);
+    let _ = tokio::task::spawn_blocking(move || log.close(LOG_CLOSE_BOUND)).await;
+}
+
+/// Every [`FAILURE_SUMMARY_EVERY`], the count of `handshake-failed` lines
+/// held back (failure_lines.rs), if any: a flood that stops is still said.
+fn summarize_failures_periodically(log: Arc<session_log::SessionLog>) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(FAILURE_SUMMARY_EVERY);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            log.summarize_failures();
+        }
+    });
 }
 
 /// Held for the host's life (recovery.rs).
@@ -276,18 +308,21 @@ fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) -> std::io::Result<()
     tokio::spawn(async move {
         while hangups.recv().await.is_some() {
             let log = Arc::clone(&log);
-            // File-system work, off the network threads.
-            let failed = match tokio::task::spawn_blocking(move || log.reopen()).await {
-                Ok(Ok(_)) => continue,
-                Ok(Err(e)) => e.to_string(),
-                Err(e) => e.to_string(),
-            };
-            // Not eprintln!: it panics when stderr is gone (a closed
-            // terminal), which would end this task and every later reopen.
-            let _ = writeln!(
-                std::io::stderr(),
-                "cordon host: SIGHUP: reopen config.logFile: {failed}; the log lines still go to the file opened before"
-            );
+            // File-system work (and a stderr that may block), off the
+            // network threads.
+            let _ = tokio::task::spawn_blocking(move || {
+                let failed = match log.reopen() {
+                    Ok(_) => return,
+                    Err(e) => e.to_string(),
+                };
+                // Not eprintln!: it panics when stderr is gone (a closed
+                // terminal).
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "cordon host: SIGHUP: reopen config.logFile: {failed}; the log lines still go to the file opened before"
+                );
+            })
+            .await;
         }
     });
     Ok(())

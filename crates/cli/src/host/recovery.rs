@@ -62,6 +62,24 @@ pub struct Marker {
 }
 
 impl Marker {
+    /// [`Marker::write`] on the blocking pool (it fsyncs): never on a
+    /// runtime worker.
+    pub async fn write_off_runtime(
+        runs: PathBuf,
+        invocation_id: String,
+        remote: Value,
+    ) -> std::io::Result<Marker> {
+        tokio::task::spawn_blocking(move || Marker::write(&runs, &invocation_id, &remote))
+            .await
+            .map_err(std::io::Error::other)?
+    }
+
+    /// Removes the marker now (on this thread).
+    pub fn remove(mut self) {
+        let path = std::mem::take(&mut self.path);
+        let _ = std::fs::remove_file(path);
+    }
+
     /// `remote` is the receipt's `remote` section as it will be.
     pub fn write(runs: &Path, invocation_id: &str, remote: &Value) -> std::io::Result<Marker> {
         let suffix = cordon_launcher::host::process_identity::random_hex(4)?;
@@ -82,8 +100,21 @@ impl Marker {
 }
 
 impl Drop for Marker {
+    /// On the host's runtime the unlink goes to the blocking pool (a drop
+    /// on a refused launch must not stall the worker it runs on).
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let path = std::mem::take(&mut self.path);
+        if path.as_os_str().is_empty() {
+            return; // removed already
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || std::fs::remove_file(path));
+            }
+            Err(_) => {
+                let _ = std::fs::remove_file(path);
+            }
+        }
     }
 }
 

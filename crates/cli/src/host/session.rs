@@ -62,6 +62,10 @@ where
     };
     let Some(who) = who else {
         host.events.handshake_failed();
+        // The line is queued before the connection closes: a client that
+        // sees the close knows its failure is accounted (counted or
+        // written), which the rate-limit test relies on.
+        drop(record);
         return;
     };
     record.tenant = Some(who.tenant.clone());
@@ -228,21 +232,25 @@ async fn prepare<W: AsyncWrite + Unpin>(
         "ws-{}",
         cordon_launcher::host::process_identity::random_hex(12).ok()?
     );
-    let mut workspace =
-        match Workspace::create(&host.workspaces, &name, host.config.ceilings.upload_bytes) {
-            Ok(ws) => ws,
-            Err(e) => {
-                refuse(
-                    record,
-                    writer,
-                    "ERR_CORDON_SPAWN_FAILED",
-                    &e.to_string(),
-                    None,
-                )
-                .await;
-                return None;
-            }
-        };
+    // A mkdir: on the blocking pool, as every file-system call of a session.
+    let (parent, limit) = (host.workspaces.clone(), host.config.ceilings.upload_bytes);
+    let created = tokio::task::spawn_blocking(move || Workspace::create(&parent, &name, limit))
+        .await
+        .ok()?;
+    let mut workspace = match created {
+        Ok(ws) => ws,
+        Err(e) => {
+            refuse(
+                record,
+                writer,
+                "ERR_CORDON_SPAWN_FAILED",
+                &e.to_string(),
+                None,
+            )
+            .await;
+            return None;
+        }
+    };
     loop {
         let frame = frames.recv().await?.ok()?;
         match frame.kind {
@@ -387,8 +395,16 @@ async fn run<W: AsyncWrite + Unpin + Send + 'static>(
         who,
         clamped: &running.clamped,
     };
-    let mut exit = receipt_store::settle(relayed.outcome, &running.invocation_id, &remote);
-    drop(running.marker);
+    let mut exit = receipt_store::settle(relayed.outcome, &remote);
+    // Kept (fsynced) before `exit` says anything, and only then the marker
+    // goes; both on the blocking pool.
+    receipt_store::keep_then_release(
+        host.receipts.clone(),
+        running.invocation_id.clone(),
+        exit.receipt.take(),
+        running.marker,
+    )
+    .await;
     record.runs += 1;
     record.outcome = Outcome::Ran;
     let program = spawn.get("program").and_then(Value::as_str).unwrap_or("");
@@ -445,14 +461,17 @@ async fn launch(
         clamped: &clamped,
     }
     .section();
-    let marker = recovery::Marker::write(&host.runs, &invocation_id, &section).map_err(|e| {
-        let message = format!("record the run in stateDir/runs: {e}");
-        (
-            Refusal::LaunchFailed,
-            "ERR_CORDON_SPAWN_FAILED".into(),
-            message,
-        )
-    })?;
+    let marker =
+        recovery::Marker::write_off_runtime(host.runs.clone(), invocation_id.clone(), section)
+            .await
+            .map_err(|e| {
+                let message = format!("record the run in stateDir/runs: {e}");
+                (
+                    Refusal::LaunchFailed,
+                    "ERR_CORDON_SPAWN_FAILED".into(),
+                    message,
+                )
+            })?;
     let launched = launch_bridge::launch(spawn.request).await.map_err(|e| {
         let code = match &e {
             launch_bridge::BridgeError::Launch(e) => e.code().as_str(),
