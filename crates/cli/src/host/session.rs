@@ -27,7 +27,7 @@ use super::relay::{self, Relay};
 use super::relay_writer::Outgoing;
 use super::session_log::{Counted, Outcome, SessionRecord};
 use super::spawn_request::{self, SpawnRefusal};
-use super::upload::Workspace;
+use super::upload::{UploadError, Workspace};
 use super::{auth, receipt_index, receipt_store, recovery, Host};
 
 type Frames = Receiver<Result<Frame, FrameError>>;
@@ -232,25 +232,8 @@ async fn prepare<W: AsyncWrite + Unpin>(
         "ws-{}",
         cordon_launcher::host::process_identity::random_hex(12).ok()?
     );
-    // A mkdir: on the blocking pool, as every file-system call of a session.
-    let (parent, limit) = (host.workspaces.clone(), host.config.ceilings.upload_bytes);
-    let created = tokio::task::spawn_blocking(move || Workspace::create(&parent, &name, limit))
-        .await
-        .ok()?;
-    let mut workspace = match created {
-        Ok(ws) => ws,
-        Err(e) => {
-            refuse(
-                record,
-                writer,
-                "ERR_CORDON_SPAWN_FAILED",
-                &e.to_string(),
-                None,
-            )
-            .await;
-            return None;
-        }
-    };
+    // Made at the first upload, on the blocking pool (upload.rs).
+    let mut workspace = Workspace::new(&host.workspaces, &name, host.config.ceilings.upload_bytes);
     loop {
         let frame = frames.recv().await?.ok()?;
         match frame.kind {
@@ -262,16 +245,21 @@ async fn prepare<W: AsyncWrite + Unpin>(
                 // workspace and its drop removes it.
                 let payload = frame.payload;
                 let added = tokio::task::spawn_blocking(move || {
-                    let added = serde_json::from_slice::<Value>(&payload)
-                        .map_err(|e| e.to_string())
-                        .and_then(|v| workspace.add(&v).map_err(|e| e.to_string()));
+                    let added = match serde_json::from_slice::<Value>(&payload) {
+                        Ok(v) => workspace.add(&v),
+                        Err(e) => Err(UploadError::Invalid(e.to_string())),
+                    };
                     (workspace, added)
                 })
                 .await
                 .ok()?;
                 workspace = added.0;
-                if let Err(message) = added.1 {
-                    refuse(record, writer, "ERR_CORDON_INVALID_OPTIONS", &message, None).await;
+                if let Err(e) = added.1 {
+                    let code = match e {
+                        UploadError::Workspace(_) => "ERR_CORDON_SPAWN_FAILED",
+                        _ => "ERR_CORDON_INVALID_OPTIONS",
+                    };
+                    refuse(record, writer, code, &e.to_string(), None).await;
                     return None;
                 }
             }
