@@ -30,6 +30,8 @@ const DEFAULT_FAILURE_LOG_PER_MINUTE: u64 = 60;
 /// Ping period and pong bound (ms), docs/remote.md § Liveness.
 const DEFAULT_PING_MS: u64 = 10_000;
 const DEFAULT_PONG_MS: u64 = 30_000;
+/// How long a write to a client may make no progress (write_stall.rs).
+const DEFAULT_WRITE_STALL_MS: u64 = 10_000;
 /// Upload phase bound (ms): from `welcome` to `spawn`.
 const DEFAULT_UPLOAD_PHASE_MS: u64 = 30_000;
 
@@ -66,6 +68,7 @@ pub struct Handshake {
 pub struct Liveness {
     pub ping_interval_ms: u64,
     pub pong_timeout_ms: u64,
+    pub write_stall_ms: u64,
 }
 
 /// `tls` as configured; its behaviour belongs to the TLS transport.
@@ -183,11 +186,12 @@ impl Handshake {
 impl Liveness {
     pub fn parse(value: Option<&Value>) -> Result<Liveness, FieldError> {
         let empty = Value::Object(Default::default());
-        const KEYS: &[&str] = &["pingIntervalMs", "pongTimeoutMs"];
+        const KEYS: &[&str] = &["pingIntervalMs", "pongTimeoutMs", "writeStallMs"];
         let r = ObjectReader::new("config.liveness", value.unwrap_or(&empty), KEYS)?;
         Ok(Liveness {
             ping_interval_ms: positive(&r, "pingIntervalMs", DEFAULT_PING_MS)?,
             pong_timeout_ms: positive(&r, "pongTimeoutMs", DEFAULT_PONG_MS)?,
+            write_stall_ms: positive(&r, "writeStallMs", DEFAULT_WRITE_STALL_MS)?,
         })
     }
 }

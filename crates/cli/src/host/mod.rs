@@ -33,6 +33,7 @@ mod session_log;
 mod spawn_request;
 mod unix_listener;
 mod upload;
+mod write_stall;
 // TLS transport, metrics, receipt signing and probe (rtls).
 pub mod metrics;
 mod probe;

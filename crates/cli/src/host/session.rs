@@ -28,6 +28,7 @@ use super::relay_writer::Outgoing;
 use super::session_log::{Counted, Outcome, SessionRecord};
 use super::spawn_request::{self, SpawnRefusal};
 use super::upload::{UploadError, Workspace};
+use super::write_stall::StallBounded;
 use super::{auth, receipt_index, receipt_store, recovery, Host};
 
 type Frames = Receiver<Result<Frame, FrameError>>;
@@ -50,7 +51,11 @@ where
         return;
     };
     let stream = Counted::new(stream, Arc::clone(&record.bytes));
-    let (mut reader, mut writer) = tokio::io::split(stream);
+    let (mut reader, writer) = tokio::io::split(stream);
+    // Every write of the session: a client that takes nothing for the
+    // bound is gone (write_stall.rs).
+    let stall = Duration::from_millis(host.config.liveness.write_stall_ms);
+    let mut writer = StallBounded::new(writer, stall);
     let mut bound = Duration::from_millis(host.config.handshake.first_frame_ms);
     if let Some(by) = peer.first_frame_by {
         bound = bound.min(by.saturating_duration_since(Instant::now()));
