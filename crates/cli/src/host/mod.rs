@@ -77,6 +77,10 @@ pub struct Host {
     pub runs: PathBuf,
     /// The receipt signing key (`signingKey`), if any.
     pub signer: Option<signing::ReceiptSigner>,
+    /// `true` until the receipts of the flat layout are moved into the
+    /// index (after an upgrade; [`move_flat_receipts`]): queries then read
+    /// both (receipt_index.rs).
+    pub flat_move: std::sync::atomic::AtomicBool,
     /// The per-session log lines (session_log.rs).
     pub log: Arc<session_log::SessionLog>,
     /// `true` once the host is stopping: every relay stops its sandbox.
@@ -163,6 +167,7 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         receipts,
         runs,
         shutdown: watch::Sender::new(false),
+        flat_move: std::sync::atomic::AtomicBool::new(true),
         signer,
         config,
     });
@@ -180,12 +185,41 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         Err(e) => return fail(exit_status::HOST_ERROR, &e.to_string()),
     };
     eprintln!("cordon host: listening on {}", socket_path.display());
+    move_flat_receipts(Arc::clone(&host));
     unix_listener::serve(&placed, Arc::clone(&host), stop_signal()).await;
     drop(placed);
     let status = shut_down(&host).await;
     close_log(&host).await;
     drop(state_lock);
     status
+}
+
+/// After an upgrade, the receipts of the flat layout moved into the index
+/// (receipt_index.rs) once the host listens, on the blocking pool: the
+/// first start of an upgraded host no longer waits for one rename per
+/// receipt kept (7.7 s for 40 000, docs/remote.md § Receipt lookup).
+/// Queries read the flat files of their id until it is done.
+fn move_flat_receipts(host: Arc<Host>) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    tokio::task::spawn_blocking(move || {
+        let moved = receipt_index::migrate_flat(&host.receipts);
+        if moved.is_ok() {
+            host.flat_move.store(false, Ordering::Release);
+        }
+        // Not eprintln!: it panics when stderr is gone.
+        let _ = match moved {
+            Ok(0) => Ok(()),
+            Ok(n) => writeln!(
+                std::io::stderr(),
+                "cordon host: moved {n} receipt(s) of the flat layout into the index"
+            ),
+            Err(e) => writeln!(
+                std::io::stderr(),
+                "cordon host: move the receipts of the flat layout into the index: {e}; queries keep reading them where they are until a restart moves them"
+            ),
+        };
+    });
 }
 
 /// The log's queued lines written (bounded), off the runtime's workers.
@@ -231,7 +265,7 @@ fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
     })?;
     if swept != recovery::Swept::default() {
         eprintln!(
-            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s); moved {} receipt(s) of the flat layout into the index; {} entr(y/ies) could not be removed",
+            "cordon host: recovered {} run(s) a previous host lost (receipts kept, outcome host-lost); removed {} workspace(s), {} unfinished file(s); moved {} receipt(s) of the flat layout into the index (before the lost runs were accounted); {} entr(y/ies) could not be removed",
             swept.lost_runs, swept.workspaces, swept.temp_files, swept.migrated_receipts, swept.left
         );
     }
@@ -276,6 +310,7 @@ async fn serve_tls(address: &str, host: Arc<Host>) -> i32 {
         Ok(local) => eprintln!("cordon host: listening on tls://{local}"),
         Err(e) => return fail(exit_status::HOST_ERROR, &format!("bound address: {e}")),
     }
+    move_flat_receipts(Arc::clone(&host));
     tls_listener::serve(listener, transport, Arc::clone(&host), stop_signal()).await;
     shut_down(&host).await
 }

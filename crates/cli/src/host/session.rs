@@ -311,7 +311,13 @@ async fn answer_query<W: AsyncWrite + Unpin>(
         .and_then(|v| v.get("invocationId")?.as_str().map(str::to_string));
     let Some(id) = query else { return };
     let (dir, tenant) = (host.receipts.clone(), who.tenant.clone());
-    let found = tokio::task::spawn_blocking(move || receipt_index::find(&dir, &id, &tenant)).await;
+    // After an upgrade, until the flat layout is moved (mod.rs).
+    let moving = host.flat_move.load(std::sync::atomic::Ordering::Acquire);
+    let found = tokio::task::spawn_blocking(move || match moving {
+        true => receipt_index::find_during_move(&dir, &id, &tenant),
+        false => receipt_index::find(&dir, &id, &tenant),
+    })
+    .await;
     // Newest first, as many as one control frame holds.
     let mut receipts = Vec::new();
     let mut room = frame::MAX_CONTROL_BYTES - 64;

@@ -154,6 +154,14 @@ impl HostProcess {
         self.wait_listening(|socket| UnixStream::connect(socket).is_ok());
     }
 
+    /// [`HostProcess::restart`], the new host's stderr going to
+    /// [`HostProcess::stderr_text`] (the file started afresh).
+    pub fn restart_capturing_stderr(&mut self) {
+        let file = std::fs::File::create(self.dir.path().join("host.stderr")).expect("stderr file");
+        self.child = spawn_host(&self.dir.path().join("host.json"), Stdio::from(file));
+        self.wait_listening(|socket| UnixStream::connect(socket).is_ok());
+    }
+
     pub fn connect(&self) -> Client {
         let stream = UnixStream::connect(&self.socket).expect("connect");
         stream.set_read_timeout(Some(FRAME_WAIT)).expect("timeout");
