@@ -180,13 +180,15 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
             return status;
         }
     };
+    // Before the socket exists (stop_signal).
+    let stop = stop_signal();
     let placed = match unix_listener::place(&socket_path) {
         Ok(placed) => placed,
         Err(e) => return fail(exit_status::HOST_ERROR, &e.to_string()),
     };
     eprintln!("cordon host: listening on {}", socket_path.display());
     move_flat_receipts(Arc::clone(&host));
-    unix_listener::serve(&placed, Arc::clone(&host), stop_signal()).await;
+    unix_listener::serve(&placed, Arc::clone(&host), stop).await;
     drop(placed);
     let status = shut_down(&host).await;
     close_log(&host).await;
@@ -302,6 +304,8 @@ async fn serve_tls(address: &str, host: Arc<Host>) -> i32 {
         );
     };
     let tokens = !host.config.tokens.is_empty();
+    // Before the port is bound (stop_signal).
+    let stop = stop_signal();
     let (listener, transport) = match tls_listener::bind(address, &tls, tokens).await {
         Ok(bound) => bound,
         Err(e) => return fail(exit_status::HOST_ERROR, &e),
@@ -311,7 +315,7 @@ async fn serve_tls(address: &str, host: Arc<Host>) -> i32 {
         Err(e) => return fail(exit_status::HOST_ERROR, &format!("bound address: {e}")),
     }
     move_flat_receipts(Arc::clone(&host));
-    tls_listener::serve(listener, transport, Arc::clone(&host), stop_signal()).await;
+    tls_listener::serve(listener, transport, Arc::clone(&host), stop).await;
     shut_down(&host).await
 }
 
@@ -364,16 +368,22 @@ fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) -> std::io::Result<()
     Ok(())
 }
 
-/// Resolves at SIGTERM or SIGINT.
-async fn stop_signal() {
+/// Resolves at SIGTERM or SIGINT. The handlers are installed by this call,
+/// not when the future is first polled: the listener's socket appears
+/// before its accept loop polls it, and a SIGTERM in between would
+/// otherwise end the host by the default action (socket left, sandboxes
+/// not stopped through their ladder).
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
     let kinds = [SignalKind::terminate(), SignalKind::interrupt()];
     let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
-    if streams.is_empty() {
-        return std::future::pending().await;
+    async move {
+        if streams.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+        let _ = futures_select_all(waits.collect()).await;
     }
-    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
-    let _ = futures_select_all(waits.collect()).await;
 }
 
 /// The first of several futures (without a futures crate dependency).
