@@ -15,6 +15,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const k8s = require('./deploy-k8s-support');
+const { parseContainerfile } = require('./containerfile');
 
 /** The Kubernetes versions deploy/k8s supports: README.md § Versions says why 1.33 is the floor. */
 const SUPPORTED_VERSIONS = ['1.33', '1.34', '1.35', '1.36', '1.37'];
@@ -247,4 +248,111 @@ test('README.md documents each syscall the profile adds to the default and appli
   const applied = [...order.matchAll(/kubectl apply -f deploy\/k8s\/([a-z-]+\.yaml)/g)].map((m) => m[1]);
   assert.deepEqual([...applied].sort(), k8s.manifestFiles().map((f) => path.basename(f)));
   assert.equal(applied[0], 'namespace.yaml');
+});
+
+// deploy/k8s/Containerfile: not built here (no container runtime, no base
+// images); parsed offline (./containerfile.js) and held to the manifests.
+const CONTAINERFILE = path.join(k8s.K8S, 'Containerfile');
+const ROOT = path.join(k8s.K8S, '..', '..');
+const containerfile = (text = fs.readFileSync(CONTAINERFILE, 'utf8')) => parseContainerfile(text);
+const of = (stage, keyword) => stage.instructions.filter((i) => i.keyword === keyword);
+
+/** What the image must hold, checked against `stages`; throws the first mismatch. */
+function checkImage(stages) {
+  assert.equal(stages.length, 2, 'a build stage and the runtime');
+  const [build, runtime] = stages;
+  // Build: the workspace's own toolchain version, on the runtime's Debian.
+  const rustVersion = /^rust-version = "([\d.]+)"$/m.exec(fs.readFileSync(path.join(ROOT, 'Cargo.toml'), 'utf8'))[1];
+  assert.equal(build.image, `docker.io/library/rust:${rustVersion}-bookworm`);
+  assert.equal(runtime.image, 'docker.io/library/debian:12-slim');
+  assert.equal(runtime.name, null);
+  // Every COPY from the build context names something in the repository.
+  for (const copy of stages.flatMap((s) => of(s, 'COPY')).filter((c) => !c.flags.from)) {
+    for (const source of copy.sources) {
+      assert.ok(fs.existsSync(path.join(ROOT, source)), `line ${copy.line}: COPY ${source}: not in the repository`);
+    }
+  }
+  // What the build stage builds: cargo's --release outputs of the named packages' binaries.
+  const cargo = of(build, 'RUN').map((r) => r.command).find((c) => /^cargo build /.test(c));
+  assert.ok(cargo, 'the build stage runs cargo build');
+  assert.match(cargo, /--release --locked/);
+  const packages = [...cargo.matchAll(/-p (\S+)/g)].map((m) => m[1]);
+  const built = new Set(packages.flatMap((name) => {
+    const manifest = fs.readdirSync(path.join(ROOT, 'crates')).map((d) => path.join(ROOT, 'crates', d, 'Cargo.toml'))
+      .find((file) => fs.existsSync(file) && new RegExp(`^name = "${name}"$`, 'm').test(fs.readFileSync(file, 'utf8')));
+    assert.ok(manifest, `cargo -p ${name}: no such package`);
+    return [...fs.readFileSync(manifest, 'utf8').matchAll(/\[\[bin\]\]\s*name = "([^"]+)"/g)].map((m) => `/src/target/release/${m[1]}`);
+  }));
+  assert.equal(of(build, 'WORKDIR')[0]?.rest, '/src');
+  const installed = {};
+  for (const copy of of(runtime, 'COPY')) {
+    assert.equal(copy.flags.from, 'build', `line ${copy.line}: the runtime copies only from the build stage`);
+    assert.deepEqual(copy.sources.filter((s) => !built.has(s)), [], `line ${copy.line}: not built by ${cargo}`);
+    installed[copy.destination] = copy.sources[0];
+  }
+  // The programs the manifests run are in the image.
+  const container = hostContainer();
+  const config = hostConfig();
+  assert.ok(installed[container.command[0]], `${container.command[0]} (the container's command) is not copied in`);
+  assert.equal(installed[container.command[0]], '/src/target/release/cordon');
+  for (const [name, program] of Object.entries(config.programs)) {
+    assert.equal(installed[program], `/src/target/release/${name}`, `host.json program ${name}`);
+  }
+  // bubblewrap and uidmap from Debian; bwrap where host.json says; the
+  // helpers' file capabilities; the subordinate range README.md names.
+  const setup = of(runtime, 'RUN').map((r) => r.command).join('\n');
+  assert.match(setup, /apt-get install -y --no-install-recommends [^&]*\bbubblewrap\b/);
+  assert.match(setup, /apt-get install -y --no-install-recommends [^&]*\buidmap\b/);
+  assert.equal(config.bwrapPath, '/usr/bin/bwrap', 'Debian\'s bubblewrap path');
+  assert.match(setup, /test ! -u \/usr\/bin\/bwrap/);
+  assert.match(setup, /setcap cap_setuid=ep \/usr\/bin\/newuidmap/);
+  assert.match(setup, /setcap cap_setgid=ep \/usr\/bin\/newgidmap/);
+  const readme = fs.readFileSync(path.join(k8s.K8S, 'README.md'), 'utf8');
+  const range = /`\/etc\/subuid` and `\/etc\/subgid` both\s+hold `([\d:]+)`/.exec(readme)[1];
+  assert.match(setup, new RegExp(`echo '${range}' > /etc/subuid`));
+  assert.match(setup, new RegExp(`echo '${range}' > /etc/subgid`));
+  assert.match(setup, new RegExp(`install -d -o 65532 -g 65532 -m 0700 ${config.stateDir}\\b`));
+  // Non-root, the pod's user; the container's command; the probe.
+  const context = podSpec().securityContext;
+  assert.deepEqual(of(runtime, 'USER').map((u) => u.rest), [`${context.runAsUser}:${context.runAsGroup}`]);
+  assert.notEqual(context.runAsUser, 0);
+  const entrypoint = of(runtime, 'ENTRYPOINT');
+  const cmd = of(runtime, 'CMD');
+  assert.equal(entrypoint.length, 1);
+  assert.equal(entrypoint[0].form, 'exec');
+  assert.deepEqual([...entrypoint[0].command, ...cmd[0].command], container.command);
+  const health = of(runtime, 'HEALTHCHECK');
+  assert.equal(health.length, 1);
+  assert.deepEqual(health[0].command, container.livenessProbe.exec.command);
+  assert.deepEqual(of(runtime, 'EXPOSE').flatMap((e) => e.ports).sort(), container.ports.map((p) => p.containerPort).sort());
+  // The image name and version the Deployment pulls, and the build command that tags it.
+  const labels = Object.assign({}, ...of(runtime, 'LABEL').map((l) => l.labels));
+  const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+  assert.equal(labels['org.opencontainers.image.version'], version);
+  assert.equal(container.image, `${labels['org.opencontainers.image.title']}:${version}`);
+}
+
+test('deploy/k8s/Containerfile, parsed offline: its COPY sources exist, and its programs, user, command, probe and image name match the manifests', option, () => {
+  checkImage(containerfile());
+  const text = fs.readFileSync(CONTAINERFILE, 'utf8');
+  assert.match(text, new RegExp(`podman build -f deploy/k8s/Containerfile -t ${hostContainer().image.replace(/\./g, '\\.')} \\.\\n`));
+});
+
+test('the Containerfile check fails a missing COPY source, a program not copied, a root user, another command and a parse error', option, () => {
+  const text = fs.readFileSync(CONTAINERFILE, 'utf8');
+  const broken = (from, to, expected) => {
+    assert.ok(text.includes(from), from);
+    assert.throws(() => checkImage(containerfile(text.replace(from, to))), expected);
+  };
+  broken('COPY crates ./crates', 'COPY crate ./crates', /COPY crate: not in the repository/);
+  broken('/usr/local/lib/cordon/cordon-runner\n', '/usr/local/lib/cordon/runner\n', /host.json program cordon-runner/);
+  broken('USER 65532:65532', 'USER 0:0', assert.AssertionError);
+  broken('CMD ["--config", "/etc/cordon/host.json"]', 'CMD ["--config", "/etc/host.json"]', assert.AssertionError);
+  broken('-p cordon-runner', '-p cordon-runnr', /no such package/);
+  broken('debian:12-slim', 'debian:12', assert.AssertionError);
+  broken('org.opencontainers.image.version="0.1.0"', 'org.opencontainers.image.version="0.2.0"', assert.AssertionError);
+  assert.throws(() => containerfile(text.replace('EXPOSE 7443', 'EXPOSES 7443')), /unknown instruction EXPOSES/);
+  assert.throws(() => containerfile(`${text.trimEnd()} \\\n`), /continued past the end/);
+  assert.throws(() => containerfile(text.replace('ENTRYPOINT ["/usr/local/bin/cordon", "host"]', 'ENTRYPOINT ["/usr/local/bin/cordon", host]')), /not a JSON array/);
+  assert.throws(() => containerfile(text.replace('COPY --from=build', 'COPY --form=build')), /--form is not known/);
 });

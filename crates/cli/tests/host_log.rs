@@ -134,3 +134,64 @@ fn the_log_has_a_line_per_session_and_run_and_never_a_token_program_text_or_env_
     assert_eq!(refusal["refused"], "ERR_CORDON_INVALID_OPTIONS");
     assert_eq!(refusal["runs"], 0);
 }
+
+/// Failed handshakes in a loop (docs/remote.md § Logging): the host writes
+/// at most the bucket's burst of `handshake-failed` lines (plus what it
+/// refilled meanwhile, one a minute here) and says how many it held back;
+/// written plus held back is every failure, each counted once.
+#[test]
+fn handshake_failures_in_a_loop_write_at_most_the_bound_and_a_suppressed_count() {
+    const BURST: u64 = 5;
+    const FAILURES: u64 = 60;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("host.log");
+    let handshake = json!({"failureLogBurst": BURST, "failureLogPerMinute": 1});
+    let mut host = HostProcess::start(
+        "host-log-rate",
+        json!({"logFile": log, "handshake": handshake}),
+    );
+    let began = Instant::now();
+    for _ in 0..FAILURES {
+        let mut bad = host.connect();
+        bad.send_json(SPAWN, &json!({}));
+        // Closed silently, once its line is counted or queued.
+        assert!(bad.recv().is_none());
+    }
+    // A successful session still gets its line: the bound is on failures.
+    drop(host.session());
+    let until = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains(r#""outcome":"closed""#)
+    {
+        assert!(
+            Instant::now() < until,
+            "no line for the session that closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let elapsed_minutes = began.elapsed().as_secs() / 60;
+    // SIGTERM: the host says what it held back and writes its queue.
+    host.stop();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let written = lines
+        .iter()
+        .filter(|l| l["event"] == "session" && l["outcome"] == "handshake-failed")
+        .count() as u64;
+    let suppressed: u64 = lines
+        .iter()
+        .filter(|l| l["event"] == "handshake-failed-suppressed")
+        .map(|l| l["lines"].as_u64().unwrap())
+        .sum();
+    // The refill is one line a minute: at most that many more than the burst.
+    assert!(
+        written <= BURST + elapsed_minutes + 1,
+        "{written} lines:\n{text}"
+    );
+    assert!(written >= BURST, "{text}");
+    assert_eq!(written + suppressed, FAILURES, "{text}");
+}

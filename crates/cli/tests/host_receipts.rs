@@ -82,3 +82,54 @@ fn each_tenant_reads_only_its_own_receipts_of_a_shared_id_before_and_after_a_res
     assert!(query(&host, "token-a", "old-1").is_empty());
     assert!(!state.join("receipts/old-1.0123abcd.json").exists());
 }
+
+/// The first start of a host upgraded from the flat layout does not wait
+/// for the move (docs/remote.md § Receipts kept on the host): the host
+/// says it listens before it says it moved them, and a query made at any
+/// time — before, during or after the move — answers the flat receipts to
+/// their tenant only.
+#[test]
+fn an_upgraded_host_listens_before_it_moves_the_flat_layout_and_answers_it_meanwhile() {
+    let mut host = HostProcess::start("host-flat-move", json!({}));
+    host.stop();
+    let receipts = host.dir.path().join("state/receipts");
+    let tenant = format!("uid:{}", nix_uid());
+    const COUNT: usize = 2000;
+    for i in 0..COUNT {
+        let owner = if i % 2 == 0 {
+            tenant.as_str()
+        } else {
+            "someone-else"
+        };
+        let receipt = json!({"invocationId": format!("old-{}", i / 2), "n": i,
+                             "remote": {"tenant": owner}});
+        std::fs::write(
+            receipts.join(format!("old-{}.{i:08x}.json", i / 2)),
+            receipt.to_string(),
+        )
+        .unwrap();
+    }
+    host.restart_capturing_stderr();
+    // Whenever this runs relative to the move, the answer is the same.
+    let first = query(&host, "any", "old-7");
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0]["n"], 14);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let moved = format!("moved {} receipt(s) of the flat layout", COUNT);
+    while !host.stderr_text().contains(&moved) {
+        assert!(std::time::Instant::now() < until, "{}", host.stderr_text());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let text = host.stderr_text();
+    let listening = text.find("listening on").expect("listening line");
+    assert!(listening < text.find(&moved).unwrap(), "{text}");
+    assert!(
+        !text.contains("recovered"),
+        "no sweep line: nothing was lost\n{text}"
+    );
+    assert_eq!(query(&host, "any", "old-7"), first);
+    assert!(std::fs::read_dir(&receipts)
+        .unwrap()
+        .flatten()
+        .all(|e| !e.file_name().to_string_lossy().ends_with(".json")));
+}

@@ -200,6 +200,49 @@ fn a_client_that_stops_reading_while_the_sandbox_floods_fd_3_costs_the_host_flat
     assert_eq!(exit["receipt"]["stop"]["reason"], "stop");
 }
 
+/// A sandbox running `yes` on `fd` (3: fd 3, 2: stderr), and a client that
+/// grants that stream credit far past the socket's buffers and reads
+/// nothing from here on. Returns the client and the sandbox's pid.
+fn flooding_unread(host: &HostProcess, fd: u8, id: &str) -> (Client, u64) {
+    let (mut client, _) = host.session();
+    let started = client.spawn(
+        &["-c", &format!("exec /usr/bin/yes flood >&{fd}")],
+        json!({"policy": read_only(), "invocationId": id}),
+    );
+    let pid = started["pid"].as_u64().expect("pid");
+    client.credit(if fd == 3 { 0 } else { 1 }, 1 << 30);
+    (client, pid)
+}
+
+#[test]
+fn a_client_that_grants_credit_but_stops_reading_is_a_disconnect_at_the_write_stall_bound() {
+    require_sandbox!();
+    // Pings and the whole-write bound far away (10 minutes): only the
+    // stall bound can end this run while the test waits.
+    let liveness =
+        json!({"pingIntervalMs": 600_000, "pongTimeoutMs": 600_000, "writeStallMs": 500});
+    let host = HostProcess::start("host-stall", json!({"liveness": liveness}));
+    let before = host.rss_kb();
+    // The host's writes block on the full socket and make no progress.
+    let (mut client, pid) = flooding_unread(&host, 3, "stall-1");
+    assert!(
+        gone_within(pid, Duration::from_secs(30)),
+        "sandbox {pid} still running: a client that reads nothing was not cut at writeStallMs"
+    );
+    let receipt = host.kept_receipt("stall-1");
+    assert_eq!(receipt["stop"]["reason"], "disconnect", "{receipt}");
+    assert_eq!(receipt["stop"]["containmentConfirmed"], true);
+    let after = host.rss_kb();
+    eprintln!("host RSS, client stopped reading: {before} kB -> {after} kB");
+    // Unbounded buffering of `yes` grows by hundreds of MiB/s; 16 MiB is noise.
+    assert!(
+        after < before + 16 * 1024,
+        "host RSS grew from {before} kB to {after} kB"
+    );
+    // The host closed the connection: what it had written, then the end.
+    let _ = client.read_to_close();
+}
+
 #[test]
 fn a_client_that_sends_past_its_window_is_closed_and_its_sandbox_stopped() {
     require_sandbox!();
@@ -297,17 +340,11 @@ fn a_client_slow_to_take_one_stream_still_has_its_stop_obeyed_at_once_not_at_the
     require_sandbox!();
     // The write bound is long: a relay that waits on its write to the client
     // before reading the client's next frame obeys `stop` only after it.
-    let liveness = json!({"pingIntervalMs": 60_000, "pongTimeoutMs": 60_000});
+    let liveness =
+        json!({"pingIntervalMs": 60_000, "pongTimeoutMs": 60_000, "writeStallMs": 60_000});
     let host = HostProcess::start("host-slow", json!({"liveness": liveness}));
-    let (mut client, _) = host.session();
-    let started = client.spawn(
-        &["-c", "exec /usr/bin/yes flood >&2"],
-        json!({"policy": read_only(), "invocationId": "slow-1"}),
-    );
-    let pid = started["pid"].as_u64().expect("pid");
-    // Credit far past the socket's buffers, and nothing read: the host's
-    // writes of stderr block on the full socket.
-    client.credit(1, 1 << 30);
+    // The host's writes of stderr block on the full socket.
+    let (mut client, pid) = flooding_unread(&host, 2, "slow-1");
     std::thread::sleep(Duration::from_millis(1500));
     client.send_json(STOP, &json!({}));
     assert!(

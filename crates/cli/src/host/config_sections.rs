@@ -23,9 +23,15 @@ const DEFAULT_RETRY_AFTER_MS: u64 = 1000;
 const DEFAULT_HANDSHAKES: u64 = 32;
 /// The protocol's first-frame bound (ms): configurable down, never up.
 pub const MAX_FIRST_FRAME_MS: u64 = 5000;
+/// `handshake-failed` log lines: a burst, then so many a minute
+/// (failure_lines.rs).
+const DEFAULT_FAILURE_LOG_BURST: u64 = 20;
+const DEFAULT_FAILURE_LOG_PER_MINUTE: u64 = 60;
 /// Ping period and pong bound (ms), docs/remote.md § Liveness.
 const DEFAULT_PING_MS: u64 = 10_000;
 const DEFAULT_PONG_MS: u64 = 30_000;
+/// How long a write to a client may make no progress (write_stall.rs).
+const DEFAULT_WRITE_STALL_MS: u64 = 10_000;
 /// Upload phase bound (ms): from `welcome` to `spawn`.
 const DEFAULT_UPLOAD_PHASE_MS: u64 = 30_000;
 
@@ -54,12 +60,15 @@ pub struct Handshake {
     pub max_concurrent: u64,
     pub first_frame_ms: u64,
     pub upload_phase_ms: u64,
+    pub failure_log_burst: u64,
+    pub failure_log_per_minute: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Liveness {
     pub ping_interval_ms: u64,
     pub pong_timeout_ms: u64,
+    pub write_stall_ms: u64,
 }
 
 /// `tls` as configured; its behaviour belongs to the TLS transport.
@@ -145,7 +154,13 @@ impl Admission {
 impl Handshake {
     pub fn parse(value: Option<&Value>) -> Result<Handshake, FieldError> {
         let empty = Value::Object(Default::default());
-        const KEYS: &[&str] = &["maxConcurrent", "firstFrameMs", "uploadPhaseMs"];
+        const KEYS: &[&str] = &[
+            "maxConcurrent",
+            "firstFrameMs",
+            "uploadPhaseMs",
+            "failureLogBurst",
+            "failureLogPerMinute",
+        ];
         let r = ObjectReader::new("config.handshake", value.unwrap_or(&empty), KEYS)?;
         let first_frame_ms = positive(&r, "firstFrameMs", MAX_FIRST_FRAME_MS)?;
         if first_frame_ms > MAX_FIRST_FRAME_MS {
@@ -158,6 +173,12 @@ impl Handshake {
             max_concurrent: positive(&r, "maxConcurrent", DEFAULT_HANDSHAKES)?,
             first_frame_ms,
             upload_phase_ms: positive(&r, "uploadPhaseMs", DEFAULT_UPLOAD_PHASE_MS)?,
+            failure_log_burst: positive(&r, "failureLogBurst", DEFAULT_FAILURE_LOG_BURST)?,
+            failure_log_per_minute: positive(
+                &r,
+                "failureLogPerMinute",
+                DEFAULT_FAILURE_LOG_PER_MINUTE,
+            )?,
         })
     }
 }
@@ -165,11 +186,12 @@ impl Handshake {
 impl Liveness {
     pub fn parse(value: Option<&Value>) -> Result<Liveness, FieldError> {
         let empty = Value::Object(Default::default());
-        const KEYS: &[&str] = &["pingIntervalMs", "pongTimeoutMs"];
+        const KEYS: &[&str] = &["pingIntervalMs", "pongTimeoutMs", "writeStallMs"];
         let r = ObjectReader::new("config.liveness", value.unwrap_or(&empty), KEYS)?;
         Ok(Liveness {
             ping_interval_ms: positive(&r, "pingIntervalMs", DEFAULT_PING_MS)?,
             pong_timeout_ms: positive(&r, "pongTimeoutMs", DEFAULT_PONG_MS)?,
+            write_stall_ms: positive(&r, "writeStallMs", DEFAULT_WRITE_STALL_MS)?,
         })
     }
 }

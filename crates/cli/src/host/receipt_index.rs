@@ -24,7 +24,9 @@
 //!   what a crash leaves is a `.tmp` the start-up sweep removes.
 //! - Newest first without reading a file: names begin with the time.
 //! - A host upgraded from the flat layout (`receipts/<id>.<8 hex>.json`)
-//!   moves those files into place at start-up ([`migrate_flat`]).
+//!   moves those files into place once it listens ([`migrate_flat`], off
+//!   the start path); until the move is done a query also reads the flat
+//!   files of its id ([`find_during_move`]).
 
 use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
@@ -164,20 +166,65 @@ pub fn find(receipts: &Path, invocation_id: &str, tenant: &str) -> Vec<Value> {
     let Some(run) = run_dir(receipts, Some(tenant), invocation_id) else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(&run) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| is_receipt_name(name))
-        .collect();
+    let mut names = receipt_names(&run);
     names.sort_unstable_by(|a, b| b.cmp(a));
     names
         .iter()
         .filter_map(|name| read_receipt(&run.join(name)))
         .filter(|receipt| owner(receipt) == Some(tenant))
         .take(MAX_FOUND)
+        .collect()
+}
+
+/// [`find`] while receipts of the flat layout may remain (the move after
+/// an upgrade is in progress): the flat files of this id are read first,
+/// then the index (so a receipt renamed between the two reads is seen
+/// twice, never missed; the duplicate is dropped), and all of them ordered
+/// by time — the index's by their names, the flat ones by their
+/// modification time, which is what the move names them by. Lists the
+/// whole top directory: only while the move runs.
+pub fn find_during_move(receipts: &Path, invocation_id: &str, tenant: &str) -> Vec<Value> {
+    let Some(run) = run_dir(receipts, Some(tenant), invocation_id) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(u128, Value)> = Vec::new();
+    for entry in std::fs::read_dir(receipts).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if flat_name_id(&name) != Some(invocation_id) {
+            continue;
+        }
+        let modified = entry.metadata().and_then(|m| m.modified());
+        if let (Ok(at), Some(receipt)) = (modified, read_receipt(&entry.path())) {
+            let ns = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            found.push((ns, receipt));
+        }
+    }
+    for name in receipt_names(&run) {
+        let ns = name.split('.').next().and_then(|t| t.parse::<u128>().ok());
+        if let (Some(ns), Some(receipt)) = (ns, read_receipt(&run.join(&name))) {
+            found.push((ns, receipt));
+        }
+    }
+    found.retain(|(_, receipt)| owner(receipt) == Some(tenant));
+    found.sort_by_key(|(ns, _)| std::cmp::Reverse(*ns));
+    let mut answer: Vec<Value> = Vec::new();
+    for (_, receipt) in found {
+        if answer.len() < MAX_FOUND && !answer.contains(&receipt) {
+            answer.push(receipt);
+        }
+    }
+    answer
+}
+
+/// The kept receipts' file names in `run` (none if it does not exist).
+fn receipt_names(run: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(run) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| is_receipt_name(name))
         .collect()
 }
 
@@ -213,8 +260,9 @@ fn read_receipt(path: &Path) -> Option<Value> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
-/// Start-up: each receipt of the flat layout (`receipts/<id>.<8 hex>.json`,
-/// hosts before the index) renamed into its tenant's directory, named by
+/// After an upgrade (run once the host listens, mod.rs): each receipt of
+/// the flat layout (`receipts/<id>.<8 hex>.json`, hosts before the index)
+/// renamed into its tenant's directory, named by
 /// its modification time (the order the flat layout answered in). A file
 /// that does not parse stays where it is (never served, as before).
 /// Returns how many moved; each rename is atomic, so a crash half-way

@@ -86,20 +86,54 @@ fn at_most_sixteen_are_answered_the_newest() {
     assert_eq!(found[15]["n"], 4);
 }
 
+/// A receipt of the flat layout: `name` in `receipts/`, of `tenant`,
+/// modified at `secs` after the epoch.
+fn flat(receipts: &Path, name: &str, tenant: &str, n: u32, secs: u64) {
+    let path = receipts.join(name);
+    std::fs::write(&path, receipt(tenant, n).to_string()).unwrap();
+    let at = UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+}
+
+#[test]
+fn during_the_move_a_query_reads_the_flat_files_of_its_id_too_once_each_and_its_tenants_only() {
+    let (_dir, receipts) = state();
+    flat(&receipts, "a.b.0123abcd.json", "a", 1, 1_000);
+    flat(&receipts, "a.b.4567abcd.json", "a", 2, 2_000);
+    flat(&receipts, "a.b.89abcdef.json", "b", 3, 3_000);
+    flat(&receipts, "a.bc.0123abcd.json", "a", 4, 4_000);
+    // One kept by this host after the upgrade: in the index, newer.
+    keep(&receipts, "a.b", &receipt("a", 5)).unwrap();
+    let ns = |found: Vec<Value>| -> Vec<u64> {
+        found.iter().map(|r| r["n"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(ns(find(&receipts, "a.b", "a")), [5], "the index alone");
+    assert_eq!(ns(find_during_move(&receipts, "a.b", "a")), [5, 2, 1]);
+    assert_eq!(ns(find_during_move(&receipts, "a.b", "b")), [3]);
+    assert!(find_during_move(&receipts, "../a.b", "a").is_empty());
+    // A receipt seen in both places (renamed between the two reads) once.
+    let moved = run_dir(&receipts, Some("a"), "a.b").unwrap();
+    std::fs::copy(
+        receipts.join("a.b.0123abcd.json"),
+        moved.join("00000000000000000001.00000000.json"),
+    )
+    .unwrap();
+    assert_eq!(ns(find_during_move(&receipts, "a.b", "a")), [5, 2, 1]);
+    // Moved: the index alone answers the same.
+    std::fs::remove_file(moved.join("00000000000000000001.00000000.json")).unwrap();
+    migrate_flat(&receipts).unwrap();
+    assert_eq!(ns(find(&receipts, "a.b", "a")), [5, 2, 1]);
+}
+
 #[test]
 fn receipts_of_the_flat_layout_are_moved_into_the_index_in_their_order() {
     let (_dir, receipts) = state();
-    let old = |name: &str, n: u32, secs: u64| {
-        let path = receipts.join(name);
-        std::fs::write(&path, receipt("a", n).to_string()).unwrap();
-        let at = UNIX_EPOCH + std::time::Duration::from_secs(secs);
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(at)
-            .unwrap();
-    };
+    let old = |name: &str, n: u32, secs: u64| flat(&receipts, name, "a", n, secs);
     old("a.b.0123abcd.json", 1, 1_000);
     old("a.b.4567abcd.json", 2, 2_000);
     old("a.89abcdef.json", 3, 1_500);

@@ -11,9 +11,9 @@ use cordon_launcher::events::{Completion, LaunchFailure};
 use serde_json::{json, Value};
 
 use super::peer::Peer;
-use super::receipt_index;
 use super::session::TenantAuth;
 use super::Host;
+use super::{receipt_index, recovery};
 
 /// Who and what the `remote` section records.
 pub struct Remote<'a> {
@@ -41,6 +41,8 @@ impl Remote<'_> {
 pub struct Exit {
     pub frame: Value,
     pub stop_reason: Option<String>,
+    /// The receipt to keep ([`keep_then_release`]) before `exit` is sent.
+    pub receipt: Option<Value>,
 }
 
 /// `stateDir/receipts` (0700).
@@ -53,11 +55,7 @@ pub fn receipts_dir(state_dir: &Path) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-pub fn settle(
-    outcome: Result<Completion, LaunchFailure>,
-    invocation_id: &str,
-    remote: &Remote,
-) -> Exit {
+pub fn settle(outcome: Result<Completion, LaunchFailure>, remote: &Remote) -> Exit {
     let section = remote.section();
     let decorate = |mut receipt: Value| {
         if let Value::Object(map) = &mut receipt {
@@ -91,10 +89,41 @@ pub fn settle(
         .and_then(|r| r.pointer("/stop/reason"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    if let Some(receipt) = &receipt {
-        keep(&remote.host.receipts, invocation_id, receipt);
+    Exit {
+        frame,
+        stop_reason,
+        receipt,
     }
-    Exit { frame, stop_reason }
+}
+
+/// Keeps the run's receipt (fsyncs: on the blocking pool, never on a
+/// runtime worker), then drops `marker` (recovery.rs): in that order, so a
+/// host killed in between leaves a marker whose receipt is found kept, and
+/// never a run with neither. Returns once both are done: the caller sends
+/// `exit` after, so a client never holds a receipt the host did not keep.
+pub async fn keep_then_release(
+    dir: PathBuf,
+    invocation_id: String,
+    receipt: Option<Value>,
+    marker: recovery::Marker,
+) {
+    let kept = tokio::task::spawn_blocking(move || {
+        if let Some(receipt) = &receipt {
+            keep(&dir, &invocation_id, receipt);
+        }
+        marker.remove();
+    })
+    .await;
+    if let Err(e) = kept {
+        let _ = writeln_stderr(&format!("keep a receipt: the task failed: {e}"));
+    }
+}
+
+/// A line on stderr from a blocking-pool thread (never panics, as
+/// `eprintln!` does when stderr is gone).
+fn writeln_stderr(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    writeln!(std::io::stderr(), "cordon host: {text}")
 }
 
 /// As lib/isolated-execution.js reads them: the receipt's array, or none.
@@ -109,9 +138,9 @@ fn network_receipts(receipt: &Value) -> Value {
 /// client still gets its `exit`.
 pub fn keep(dir: &Path, invocation_id: &str, receipt: &Value) {
     if let Err(e) = receipt_index::keep(dir, invocation_id, receipt) {
-        eprintln!(
-            "cordon host: keep the receipt of {invocation_id} in {}: {e}",
+        let _ = writeln_stderr(&format!(
+            "keep the receipt of {invocation_id} in {}: {e}",
             dir.display()
-        );
+        ));
     }
 }

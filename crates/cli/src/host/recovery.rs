@@ -11,8 +11,11 @@
 //!    `host-lost` (no exit status, no end time: nobody observed them), and
 //!    the session directories under `workspaces/` and the half-written
 //!    temp files of `receipts/` and `runs/` are removed (receipt_index.rs
-//!    writes its temp files at the top of `receipts/` only), and receipts
-//!    of the flat layout are moved into the index.
+//!    writes its temp files at the top of `receipts/` only). Receipts of the
+//!    flat layout are moved into the index here only when markers are left
+//!    (a lost run's own receipt may be among them); otherwise the host
+//!    moves them after its listener is up (mod.rs), and queries read them
+//!    where they are meanwhile (receipt_index.rs).
 //!
 //! The sandboxes themselves do not outlive their host: the launcher arms
 //! `PR_SET_PDEATHSIG(SIGKILL)` in bwrap before exec, bwrap runs with
@@ -62,6 +65,24 @@ pub struct Marker {
 }
 
 impl Marker {
+    /// [`Marker::write`] on the blocking pool (it fsyncs): never on a
+    /// runtime worker.
+    pub async fn write_off_runtime(
+        runs: PathBuf,
+        invocation_id: String,
+        remote: Value,
+    ) -> std::io::Result<Marker> {
+        tokio::task::spawn_blocking(move || Marker::write(&runs, &invocation_id, &remote))
+            .await
+            .map_err(std::io::Error::other)?
+    }
+
+    /// Removes the marker now (on this thread).
+    pub fn remove(mut self) {
+        let path = std::mem::take(&mut self.path);
+        let _ = std::fs::remove_file(path);
+    }
+
     /// `remote` is the receipt's `remote` section as it will be.
     pub fn write(runs: &Path, invocation_id: &str, remote: &Value) -> std::io::Result<Marker> {
         let suffix = cordon_launcher::host::process_identity::random_hex(4)?;
@@ -82,8 +103,21 @@ impl Marker {
 }
 
 impl Drop for Marker {
+    /// On the host's runtime the unlink goes to the blocking pool (a drop
+    /// on a refused launch must not stall the worker it runs on).
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let path = std::mem::take(&mut self.path);
+        if path.as_os_str().is_empty() {
+            return; // removed already
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || std::fs::remove_file(path));
+            }
+            Err(_) => {
+                let _ = std::fs::remove_file(path);
+            }
+        }
     }
 }
 
@@ -116,16 +150,27 @@ pub fn sweep(workspaces: &Path, receipts: &Path, runs: &Path) -> std::io::Result
     for dir in [receipts, runs] {
         remove_temp_files(dir, &mut swept)?;
     }
-    swept.migrated_receipts = receipt_index::migrate_flat(receipts)?;
+    let mut markers = Vec::new();
     for entry in std::fs::read_dir(runs)? {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "json") {
-            if lose(&path, receipts) {
-                swept.lost_runs += 1;
-            }
-            if std::fs::remove_file(&path).is_err() {
-                swept.left += 1;
-            }
+            markers.push(path);
+        }
+    }
+    if !markers.is_empty() {
+        // A lost run's own receipt may be in the flat layout (kept by a
+        // host of the earlier version that died before removing the
+        // marker): `settled_after` reads the index, so the move comes
+        // first here. Without markers it is off the start path
+        // (mod.rs: after the listener is up).
+        swept.migrated_receipts = receipt_index::migrate_flat(receipts)?;
+    }
+    for path in markers {
+        if lose(&path, receipts) {
+            swept.lost_runs += 1;
+        }
+        if std::fs::remove_file(&path).is_err() {
+            swept.left += 1;
         }
     }
     Ok(swept)

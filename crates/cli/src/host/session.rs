@@ -27,7 +27,8 @@ use super::relay::{self, Relay};
 use super::relay_writer::Outgoing;
 use super::session_log::{Counted, Outcome, SessionRecord};
 use super::spawn_request::{self, SpawnRefusal};
-use super::upload::Workspace;
+use super::upload::{UploadError, Workspace};
+use super::write_stall::StallBounded;
 use super::{auth, receipt_index, receipt_store, recovery, Host};
 
 type Frames = Receiver<Result<Frame, FrameError>>;
@@ -50,7 +51,11 @@ where
         return;
     };
     let stream = Counted::new(stream, Arc::clone(&record.bytes));
-    let (mut reader, mut writer) = tokio::io::split(stream);
+    let (mut reader, writer) = tokio::io::split(stream);
+    // Every write of the session: a client that takes nothing for the
+    // bound is gone (write_stall.rs).
+    let stall = Duration::from_millis(host.config.liveness.write_stall_ms);
+    let mut writer = StallBounded::new(writer, stall);
     let mut bound = Duration::from_millis(host.config.handshake.first_frame_ms);
     if let Some(by) = peer.first_frame_by {
         bound = bound.min(by.saturating_duration_since(Instant::now()));
@@ -62,6 +67,10 @@ where
     };
     let Some(who) = who else {
         host.events.handshake_failed();
+        // The line is queued before the connection closes: a client that
+        // sees the close knows its failure is accounted (counted or
+        // written), which the rate-limit test relies on.
+        drop(record);
         return;
     };
     record.tenant = Some(who.tenant.clone());
@@ -228,21 +237,8 @@ async fn prepare<W: AsyncWrite + Unpin>(
         "ws-{}",
         cordon_launcher::host::process_identity::random_hex(12).ok()?
     );
-    let mut workspace =
-        match Workspace::create(&host.workspaces, &name, host.config.ceilings.upload_bytes) {
-            Ok(ws) => ws,
-            Err(e) => {
-                refuse(
-                    record,
-                    writer,
-                    "ERR_CORDON_SPAWN_FAILED",
-                    &e.to_string(),
-                    None,
-                )
-                .await;
-                return None;
-            }
-        };
+    // Made at the first upload, on the blocking pool (upload.rs).
+    let mut workspace = Workspace::new(&host.workspaces, &name, host.config.ceilings.upload_bytes);
     loop {
         let frame = frames.recv().await?.ok()?;
         match frame.kind {
@@ -254,16 +250,21 @@ async fn prepare<W: AsyncWrite + Unpin>(
                 // workspace and its drop removes it.
                 let payload = frame.payload;
                 let added = tokio::task::spawn_blocking(move || {
-                    let added = serde_json::from_slice::<Value>(&payload)
-                        .map_err(|e| e.to_string())
-                        .and_then(|v| workspace.add(&v).map_err(|e| e.to_string()));
+                    let added = match serde_json::from_slice::<Value>(&payload) {
+                        Ok(v) => workspace.add(&v),
+                        Err(e) => Err(UploadError::Invalid(e.to_string())),
+                    };
                     (workspace, added)
                 })
                 .await
                 .ok()?;
                 workspace = added.0;
-                if let Err(message) = added.1 {
-                    refuse(record, writer, "ERR_CORDON_INVALID_OPTIONS", &message, None).await;
+                if let Err(e) = added.1 {
+                    let code = match e {
+                        UploadError::Workspace(_) => "ERR_CORDON_SPAWN_FAILED",
+                        _ => "ERR_CORDON_INVALID_OPTIONS",
+                    };
+                    refuse(record, writer, code, &e.to_string(), None).await;
                     return None;
                 }
             }
@@ -310,7 +311,13 @@ async fn answer_query<W: AsyncWrite + Unpin>(
         .and_then(|v| v.get("invocationId")?.as_str().map(str::to_string));
     let Some(id) = query else { return };
     let (dir, tenant) = (host.receipts.clone(), who.tenant.clone());
-    let found = tokio::task::spawn_blocking(move || receipt_index::find(&dir, &id, &tenant)).await;
+    // After an upgrade, until the flat layout is moved (mod.rs).
+    let moving = host.flat_move.load(std::sync::atomic::Ordering::Acquire);
+    let found = tokio::task::spawn_blocking(move || match moving {
+        true => receipt_index::find_during_move(&dir, &id, &tenant),
+        false => receipt_index::find(&dir, &id, &tenant),
+    })
+    .await;
     // Newest first, as many as one control frame holds.
     let mut receipts = Vec::new();
     let mut room = frame::MAX_CONTROL_BYTES - 64;
@@ -387,8 +394,16 @@ async fn run<W: AsyncWrite + Unpin + Send + 'static>(
         who,
         clamped: &running.clamped,
     };
-    let mut exit = receipt_store::settle(relayed.outcome, &running.invocation_id, &remote);
-    drop(running.marker);
+    let mut exit = receipt_store::settle(relayed.outcome, &remote);
+    // Kept (fsynced) before `exit` says anything, and only then the marker
+    // goes; both on the blocking pool.
+    receipt_store::keep_then_release(
+        host.receipts.clone(),
+        running.invocation_id.clone(),
+        exit.receipt.take(),
+        running.marker,
+    )
+    .await;
     record.runs += 1;
     record.outcome = Outcome::Ran;
     let program = spawn.get("program").and_then(Value::as_str).unwrap_or("");
@@ -445,14 +460,17 @@ async fn launch(
         clamped: &clamped,
     }
     .section();
-    let marker = recovery::Marker::write(&host.runs, &invocation_id, &section).map_err(|e| {
-        let message = format!("record the run in stateDir/runs: {e}");
-        (
-            Refusal::LaunchFailed,
-            "ERR_CORDON_SPAWN_FAILED".into(),
-            message,
-        )
-    })?;
+    let marker =
+        recovery::Marker::write_off_runtime(host.runs.clone(), invocation_id.clone(), section)
+            .await
+            .map_err(|e| {
+                let message = format!("record the run in stateDir/runs: {e}");
+                (
+                    Refusal::LaunchFailed,
+                    "ERR_CORDON_SPAWN_FAILED".into(),
+                    message,
+                )
+            })?;
     let launched = launch_bridge::launch(spawn.request).await.map_err(|e| {
         let code = match &e {
             launch_bridge::BridgeError::Launch(e) => e.code().as_str(),

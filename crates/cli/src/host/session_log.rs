@@ -1,7 +1,9 @@
 //! The host's structured log (docs/remote.md § Logging): one JSON line per
 //! connection when it ends (`"event": "session"`) and one per run when its
 //! receipt is kept (`"event": "run"`), on stderr or appended to `logFile`
-//! (reopened at SIGHUP, for logrotate).
+//! (reopened at SIGHUP, for logrotate). The lines are written on a thread
+//! of their own (log_writer.rs), and `handshake-failed` ones within a
+//! bound (failure_lines.rs).
 //!
 //! What a line may carry is fixed here, field by field: identities the host
 //! established (tenant, auth, the peer's uid or address), the program's
@@ -16,39 +18,60 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::failure_lines::{FailureLines, Verdict};
 use super::log_file::{self, LogFileError};
+use super::log_writer::{LogWriter, Sink};
 
 /// Where the lines go.
 pub struct SessionLog {
-    sink: Mutex<Box<dyn Write + Send>>,
+    /// The file or stderr, written by the writer thread only (and swapped
+    /// at SIGHUP).
+    sink: Sink,
+    writer: LogWriter,
     /// `logFile`, reopened at each SIGHUP ([`SessionLog::reopen`]).
     path: Option<PathBuf>,
+    /// The bound on `handshake-failed` lines (failure_lines.rs).
+    failures: FailureLines,
+}
+
+/// `handshake.failureLogBurst` / `failureLogPerMinute` (failure_lines.rs).
+#[derive(Debug, Clone, Copy)]
+pub struct FailureBound {
+    pub burst: u64,
+    pub per_minute: u64,
 }
 
 impl SessionLog {
     /// `logFile` (appended, created 0600, never through a symlink:
-    /// log_file.rs) or stderr.
-    pub fn open(file: Option<&Path>) -> Result<SessionLog, LogFileError> {
+    /// log_file.rs) or stderr, and the writer thread (log_writer.rs).
+    pub fn open(file: Option<&Path>, failures: FailureBound) -> Result<SessionLog, String> {
         let sink: Box<dyn Write + Send> = match file {
-            Some(path) => Box::new(log_file::open(path)?),
+            Some(path) => Box::new(log_file::open(path).map_err(|e| e.to_string())?),
             None => Box::new(std::io::stderr()),
         };
+        let sink: Sink = Arc::new(Mutex::new(sink));
+        let writer = LogWriter::start(Arc::clone(&sink))
+            .map_err(|e| format!("start the log's writer thread: {e}"))?;
         Ok(SessionLog {
-            sink: Mutex::new(sink),
+            sink,
+            writer,
             path: file.map(Path::to_path_buf),
+            failures: FailureLines::new(failures.burst, failures.per_minute),
         })
     }
 
     /// SIGHUP: `logFile` opened afresh at its path (logrotate renamed the
     /// old one away), and the lines from now on go there. The open happens
-    /// outside the lock and the swap under it, so every line lands whole in
-    /// exactly one of the two files: none lost, none written twice. If the
-    /// path cannot be opened safely the lines keep going to the old file.
+    /// outside the lock and the swap under it (the writer thread writes
+    /// each line under it), so every line lands whole in exactly one of the
+    /// two files: none lost, none written twice. If the path cannot be
+    /// opened safely the lines keep going to the old file. Blocking (it
+    /// waits for a line being written): call it off the runtime's workers.
     /// `Ok(false)`: the log is stderr, nothing to reopen.
     pub fn reopen(&self) -> Result<bool, LogFileError> {
         let Some(path) = &self.path else {
@@ -61,17 +84,44 @@ impl SessionLog {
         Ok(true)
     }
 
-    /// One line, written whole (one `write_all` of line and newline).
+    /// One line, queued whole for the writer thread: never blocks.
     pub fn line(&self, mut fields: Value) {
         fields["ts"] = json!(cordon_egress::timestamp::rfc3339(
             std::time::SystemTime::now()
         ));
         let mut text = fields.to_string();
         text.push('\n');
-        if let Ok(mut sink) = self.sink.lock() {
-            let _ = sink.write_all(text.as_bytes());
-            let _ = sink.flush();
+        self.writer.push(text);
+    }
+
+    /// A `handshake-failed` session line, within the bound.
+    fn failure_line(&self, fields: Value) {
+        match self.failures.admit(Instant::now()) {
+            Verdict::Suppress => {}
+            Verdict::Write { suppressed_before } => {
+                self.suppressed_line(suppressed_before);
+                self.line(fields);
+            }
         }
+    }
+
+    /// Says how many `handshake-failed` lines were held back since the
+    /// last time (nothing when none): periodically and at the host's stop.
+    pub fn summarize_failures(&self) {
+        self.suppressed_line(self.failures.take_suppressed());
+    }
+
+    fn suppressed_line(&self, count: u64) {
+        if count > 0 {
+            self.line(json!({"event": "handshake-failed-suppressed", "lines": count}));
+        }
+    }
+
+    /// The host stops: the suppressed count said, the queued lines written
+    /// (within `bound`). Blocking: call it off the runtime's workers.
+    pub fn close(&self, bound: Duration) {
+        self.summarize_failures();
+        self.writer.close(bound);
     }
 }
 
@@ -214,7 +264,7 @@ impl SessionRecord {
 
 impl Drop for SessionRecord {
     fn drop(&mut self) {
-        self.log.line(json!({
+        let line = json!({
             "event": "session",
             "session": self.id,
             "transport": self.transport,
@@ -227,6 +277,11 @@ impl Drop for SessionRecord {
             "bytesIn": self.bytes.read.load(Ordering::Relaxed),
             "bytesOut": self.bytes.written.load(Ordering::Relaxed),
             "durationMs": self.began.elapsed().as_millis() as u64,
-        }));
+        });
+        if self.outcome == Outcome::HandshakeFailed {
+            self.log.failure_line(line);
+        } else {
+            self.log.line(line);
+        }
     }
 }

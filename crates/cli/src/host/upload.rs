@@ -4,7 +4,8 @@
 //! (`O_NOFOLLOW`, `O_EXCL`), so an upload can neither escape nor overwrite.
 //! The directory is readable (not writable) by the sandbox's uid: files
 //! 0644/0755, directories 0755, under `stateDir/workspaces` (0711).
-//! Removed when the session ends.
+//! Made at the first upload (a session that uploads nothing costs no file
+//! system work) and removed when the session ends.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -27,6 +28,10 @@ const MAX_DEPTH: usize = 32;
 pub enum UploadError {
     #[error("upload: {0}")]
     Invalid(String),
+    /// The session's directory could not be made: the host's failure, not
+    /// the upload's.
+    #[error("the session's workspace could not be made: {}", describe(.0))]
+    Workspace(std::io::Error),
     #[error("upload: the session's uploads exceed the host's uploadBytes ceiling ({0} bytes)")]
     TooLarge(u64),
     /// `path` is the upload's own relative path, never the host's: the
@@ -47,6 +52,8 @@ pub struct Workspace {
     /// Files and directories created so far (MAX_ENTRIES).
     entries: usize,
     limit: u64,
+    /// The directory exists (made at the first upload).
+    made: bool,
 }
 
 /// An OS error in words that name nothing of the host (std's Display adds
@@ -103,19 +110,29 @@ fn relative(text: &str) -> Result<PathBuf, UploadError> {
 }
 
 impl Workspace {
-    pub fn create(parent: &Path, name: &str, limit: u64) -> Result<Workspace, UploadError> {
-        let dir = parent.join(name);
-        std::fs::DirBuilder::new()
-            .mode(0o755)
-            .create(&dir)
-            .map_err(io(Path::new("(the session's workspace)")))?;
-        Ok(Workspace {
-            dir,
+    /// A workspace at `parent/name`, not made yet: no file system work
+    /// (the session's async task calls this).
+    pub fn new(parent: &Path, name: &str, limit: u64) -> Workspace {
+        Workspace {
+            dir: parent.join(name),
             bytes: 0,
             files: 0,
             entries: 0,
             limit,
-        })
+            made: false,
+        }
+    }
+
+    /// The directory, made once.
+    fn make(&mut self) -> Result<(), UploadError> {
+        if !self.made {
+            std::fs::DirBuilder::new()
+                .mode(0o755)
+                .create(&self.dir)
+                .map_err(UploadError::Workspace)?;
+            self.made = true;
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -146,6 +163,7 @@ impl Workspace {
             return Err(UploadError::TooLarge(self.limit));
         }
         self.files += 1;
+        self.make()?;
         self.write(&rel, mode, &data)
     }
 
@@ -193,7 +211,9 @@ impl Workspace {
     }
 
     pub fn remove(&self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.made {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -205,6 +225,9 @@ impl Drop for Workspace {
     /// Up to MAX_ENTRIES entries to unlink: on the host's runtime that goes
     /// to a blocking thread, so no session's end stalls the others' I/O.
     fn drop(&mut self) {
+        if !self.made {
+            return;
+        }
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 let dir = std::mem::take(&mut self.dir);
@@ -230,9 +253,23 @@ mod tests {
     }
 
     #[test]
+    fn the_directory_is_made_at_the_first_upload_only_and_a_failure_to_make_it_is_the_hosts() {
+        let tmp = tempfile::tempdir().unwrap();
+        drop(Workspace::new(tmp.path(), "ws", 8));
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+        // A parent that does not exist: the mkdir fails, not the upload.
+        let mut ws = Workspace::new(&tmp.path().join("gone"), "ws", 8);
+        let failed = ws.add(&json!({"path": "a", "data": ""}));
+        assert!(
+            matches!(failed, Err(UploadError::Workspace(_))),
+            "{failed:?}"
+        );
+    }
+
+    #[test]
     fn uploads_are_written_bounded_and_never_overwrite() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut ws = Workspace::create(tmp.path(), "ws", 8).unwrap();
+        let mut ws = Workspace::new(tmp.path(), "ws", 8);
         ws.add(&json!({"path": "d/a.txt", "data": "aGVsbG8="}))
             .unwrap();
         assert_eq!(
@@ -248,7 +285,7 @@ mod tests {
     #[test]
     fn directories_count_with_files_against_the_entry_bound_and_paths_are_shallow() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut ws = Workspace::create(tmp.path(), "ws", u64::MAX).unwrap();
+        let mut ws = Workspace::new(tmp.path(), "ws", u64::MAX);
         let deep = vec!["d"; MAX_DEPTH + 1].join("/");
         assert!(matches!(
             ws.add(&json!({"path": deep, "data": ""})),
@@ -276,7 +313,7 @@ mod tests {
     #[test]
     fn a_refusal_names_the_uploads_path_and_nothing_of_the_hosts() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut ws = Workspace::create(tmp.path(), "ws-secret", 1 << 20).unwrap();
+        let mut ws = Workspace::new(tmp.path(), "ws-secret", 1 << 20);
         ws.add(&json!({"path": "a/b", "data": ""})).unwrap();
         let long = "n".repeat(300);
         for (path, why) in [

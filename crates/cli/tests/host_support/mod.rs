@@ -36,6 +36,13 @@ pub const RECEIPTS: u8 = 0x41;
 /// How long a test waits for any one frame before failing (never hangs).
 const FRAME_WAIT: Duration = Duration::from_secs(20);
 
+/// Where a started host's stderr goes.
+enum Stderr {
+    Inherit,
+    Capture,
+    To(Stdio),
+}
+
 pub struct HostProcess {
     /// Short (a socket path is at most 107 bytes) and 0755: the sandbox's
     /// uid traverses it to the uploaded workspace.
@@ -48,16 +55,22 @@ impl HostProcess {
     /// Starts a host whose configuration is the defaults below merged with
     /// `overrides` (top-level keys replace).
     pub fn start(tag: &str, overrides: Value) -> HostProcess {
-        HostProcess::start_with(tag, overrides, false)
+        HostProcess::start_with(tag, overrides, Stderr::Inherit)
+    }
+
+    /// As [`HostProcess::start`], the host's stderr being `stderr` (a pipe
+    /// the test holds, say).
+    pub fn start_with_stderr(tag: &str, overrides: Value, stderr: Stdio) -> HostProcess {
+        HostProcess::start_with(tag, overrides, Stderr::To(stderr))
     }
 
     /// As [`HostProcess::start`], the host's stderr going to
     /// [`HostProcess::stderr_text`] instead of the test's.
     pub fn start_capturing_stderr(tag: &str, overrides: Value) -> HostProcess {
-        HostProcess::start_with(tag, overrides, true)
+        HostProcess::start_with(tag, overrides, Stderr::Capture)
     }
 
-    fn start_with(tag: &str, overrides: Value, capture: bool) -> HostProcess {
+    fn start_with(tag: &str, overrides: Value, stderr: Stderr) -> HostProcess {
         let dir = tempfile::Builder::new()
             .prefix(&format!("ch-{tag}-"))
             .tempdir()
@@ -79,10 +92,12 @@ impl HostProcess {
         }
         let path = dir.path().join("host.json");
         std::fs::write(&path, config.to_string()).expect("write config");
-        let stderr = if capture {
-            Stdio::from(std::fs::File::create(dir.path().join("host.stderr")).expect("stderr file"))
-        } else {
-            Stdio::inherit()
+        let stderr = match stderr {
+            Stderr::Capture => Stdio::from(
+                std::fs::File::create(dir.path().join("host.stderr")).expect("stderr file"),
+            ),
+            Stderr::Inherit => Stdio::inherit(),
+            Stderr::To(stdio) => stdio,
         };
         let child = spawn_host(&path, stderr);
         let mut host = HostProcess { dir, socket, child };
@@ -136,6 +151,14 @@ impl HostProcess {
     /// stop).
     pub fn restart(&mut self) {
         self.child = spawn_host(&self.dir.path().join("host.json"), Stdio::inherit());
+        self.wait_listening(|socket| UnixStream::connect(socket).is_ok());
+    }
+
+    /// [`HostProcess::restart`], the new host's stderr going to
+    /// [`HostProcess::stderr_text`] (the file started afresh).
+    pub fn restart_capturing_stderr(&mut self) {
+        let file = std::fs::File::create(self.dir.path().join("host.stderr")).expect("stderr file");
+        self.child = spawn_host(&self.dir.path().join("host.json"), Stdio::from(file));
         self.wait_listening(|socket| UnixStream::connect(socket).is_ok());
     }
 
