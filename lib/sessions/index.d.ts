@@ -121,7 +121,7 @@ export interface SessionManagerOptions {
   claimsDir?: string;
   /** Default 15 min. */
   idleTimeoutMs?: number;
-  /** Workspace quota (tmpfs size); default 256 MiB. */
+  /** Workspace quota (tmpfs size); default half the policy's memory ceiling, at most 256 MiB; more than half is refused (ERR_CORDON_INVALID_OPTIONS). */
   workspaceBytes?: number;
   /** Concurrent commands per session; default 8. */
   maxCommands?: number;
