@@ -173,6 +173,8 @@ export interface SessionDirEntry {
 }
 
 export interface SessionCommandReceipt {
+  /** The command's number in the session (1 = first). */
+  seq: number;
   argvSha256: string;
   exitCode: number | null;
   signal: string | null;
@@ -190,7 +192,14 @@ export interface SessionReceipt {
   failure: { code: string; message: string } | null;
   workspace: { removed: boolean; detail: string | null; ownerUid: number };
   sandbox: { returncode: number | null; signal: string | null; receiptDigest: string | null; receipt: Receipt | Record<string, never> };
+  /** The first 64 and the last 64 commands (all of them up to 128). */
   commands: SessionCommandReceipt[];
+  /** Every command the session started. */
+  commandCount: number;
+  /** Commands between the first and last 64, not listed. */
+  commandsOmitted: number;
+  /** sha256 chain over every command's line (JSON) in the order they settled, from sha256(""). */
+  commandsDigest: string;
 }
 
 export interface Session {

@@ -11,6 +11,7 @@
 
 const { CordonError } = require('../errors');
 const { SessionSandbox } = require('./session-sandbox');
+const { CommandLog } = require('./command-log');
 const { commandSpec } = require('./command-spec');
 const { removeWorkspace, inodesFor } = require('./workspace');
 const { releaseOwnerUid } = require('./owner-claims');
@@ -220,7 +221,7 @@ class Session {
       failure: this._failure === null ? null : { code: this._failure.code, message: this._failure.message },
       workspace: Object.freeze({ removed: workspace.removed, detail: workspace.detail ?? null, ownerUid: this.ownerUid }),
       sandbox: Object.freeze({ returncode: result.returncode ?? null, signal: result.signal ?? null, receiptDigest: receiptDigest(result.receipt), receipt: result.receipt ?? {} }),
-      commands: Object.freeze((this._sandbox?.history ?? []).map((c) => c.receiptEntry())),
+      ...(this._sandbox?.log ?? new CommandLog()).receiptPart(),
     });
   }
 
