@@ -167,7 +167,9 @@ export interface SessionBackgroundCommand {
 }
 
 export interface SessionDirEntry {
-  name: string;
+  /** null when the name is not valid UTF-8: then nameHex holds its bytes (no path of the file tools names it). */
+  name: string | null;
+  nameHex?: string;
   type: 'file' | 'directory' | 'symlink' | 'fifo' | 'socket' | 'device' | 'other';
   size: number;
 }
