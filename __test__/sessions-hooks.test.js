@@ -72,6 +72,30 @@ test('a sink that throws or rejects never fails the operation it records', { ski
   }
 });
 
+test('the audit redacts the shell forms of a credential (header, URL userinfo, curl -u, mysql -p, sshpass -p, --token) and leaves look-alikes alone (round 9, R9-8)', () => {
+  const secret = 'Hunter2Hunter2';
+  const audited = (script) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv: ['bash', '-c', script] }).command;
+  const redacted = {
+    [`curl -s -H "Authorization: Bearer ${secret}" http://api.internal/`]: 'bash -c curl -s -H "Authorization: Bearer [REDACTED]" http://api.internal/',
+    [`git clone https://deploy:${secret}@git.internal/repo.git`]: 'bash -c git clone https://deploy:[REDACTED]@git.internal/repo.git',
+    [`curl -u admin:${secret} http://api.internal/`]: 'bash -c curl -u admin:[REDACTED] http://api.internal/',
+    [`mysql -u root -p${secret} -e 'select 1'`]: "bash -c mysql -u root -p[REDACTED] -e 'select 1'",
+    [`sshpass -p ${secret} ssh ops@db`]: 'bash -c sshpass -p [REDACTED] ssh ops@db',
+    [`curl -H 'X-Api-Key: ${secret}' x`]: "bash -c curl -H 'X-Api-Key: [REDACTED]' x",
+    [`curl --user=admin:${secret} x; curl -uadmin:${secret} y`]: 'bash -c curl --user=admin:[REDACTED] x; curl -uadmin:[REDACTED] y',
+    [`http -a u:${secret} x`]: 'bash -c http -a u:[REDACTED] x',
+    [`cd x && sshpass -p${secret} ssh h`]: 'bash -c cd x && sshpass -p[REDACTED] ssh h',
+    [`ls\nmysqldump -p'${secret}' db`]: "bash -c ls\nmysqldump -p'[REDACTED]' db",
+    [`deploy --token ${secret} now`]: 'bash -c deploy --token [REDACTED] now',
+  };
+  for (const [script, expected] of Object.entries(redacted)) assert.equal(audited(script), expected);
+  // Controls: the same flags and shapes with nothing secret are left as they were.
+  for (const script of ['docker run -u 1000:1000 img', 'mysql -u root -p mydb', 'git log -p', 'mkdir -p a/b', 'ssh -p 22 host', 'echo http://host:8080/path',
+    'curl https://example.com:443/x?a=b', 'grep -r "error: x" .', 'docker login --password-stdin < f', 'echo a:b@c']) {
+    assert.equal(audited(script), `bash -c ${script}`);
+  }
+});
+
 test('audit redaction of 384 KiB adversarial commands stays linear (each under 1 s) and happens before the cut', () => {
   const secret = `${'A1'.repeat(20)}`;
   const base = (argv) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv });
