@@ -676,3 +676,22 @@ test('a uid-65534 provider\'s session without a network option has none: no prox
   assert.equal(v.connections, 0);
   assert.deepEqual(v.receipts, []);
 });
+
+test('a uid-65534 provider\'s session tells the caller when its network stream budget is spent (round 9, R9-12)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `${UPSTREAMS} try {
+    const web = await upstream(null);
+    const base = cordon.workspaceWrite();
+    const small = cordon.createSessionManager({ secret, root: dir + '/small', authorize: () => true, workspaceBytes: 1 << 20, agentPath: ${JSON.stringify(agentPath())},
+      policy: { ...base, resources: { ...base.resources, networkStreams: 4 } } });
+    const s = await small.acquire(scope('spent'), 'u', { network: { allow: [{ host: 'localhost', port: web.port, allowPrivateAddresses: true }] } });
+    const url = 'http://localhost:' + web.port + '/';
+    const first = await s.exec(['curl', '-s', '-m', '10', url]);
+    const spend = await s.exec({ shell: 'bash', script: 'for i in 1 2 3 4 5 6; do curl -s -m 10 -o /dev/null ' + url + '; done; curl -s -m 10 ' + url + '; echo " rc=$?"' });
+    await s.end();
+    out({ first: [first.stdout, first.notice ?? null], spend: [spend.stdout, spend.notice ?? null] });
+    } finally { await closeUpstreams(); }`);
+  assert.deepEqual(v.first, ['hello /', null]);
+  assert.equal(v.spend[0], ' rc=7\n');
+  assert.match(v.spend[1], /network budget is spent \(networkStreams: 4 connections per session/);
+});

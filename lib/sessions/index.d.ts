@@ -158,6 +158,8 @@ export interface SessionExecResult {
   durationMs: number;
   /** Every byte the command wrote, kept or not. */
   outputBytes: number;
+  /** Present once the session's network stream budget is spent: says so (docs/sessions.md, Network). */
+  notice?: string;
 }
 
 export interface SessionBackgroundCommand {
