@@ -118,6 +118,37 @@ test('a command that fills the workspace hits the quota (ENOSPC), the host is un
   assert.equal((await session.exec({ shell: 'bash', script: 'echo fits > small; cat small' })).stdout, 'fits\n');
 });
 
+test('with the defaults, filling the workspace ends in ENOSPC, not an OOM kill; a command OOM-killed next leaves the agent serving, the session and its files alive (round 9, R9-3)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('fill-default'), 'u');
+  await session.writeFile('notes.md', 'the conversation so far\n');
+  // 10 MB files until the workspace refuses one: what a model downloading a data set does.
+  const fill = await session.exec({ shell: 'bash', script: 'i=0; while head -c 10000000 /dev/zero > part$i 2>/dev/null; do i=$((i+1)); done; echo "$i"; df -B1 --output=size /workspace | tail -1' }, { timeoutMs: 120_000 });
+  assert.equal(fill.signal, null, `the fill was not killed: ${fill.stderr}`);
+  const [parts, size] = fill.stdout.trim().split('\n').map(Number);
+  assert.ok(parts >= 10 && size <= 128 << 20, `stopped by the quota, at most half the preset's 256 MiB memory ceiling: ${fill.stdout}`);
+  // Anonymous memory past the ceiling with the workspace full: the OOM killer takes the command.
+  const hog = await session.exec({ shell: 'bash', script: 'x=$(head -c 300000000 /dev/zero | tr "\\0" a); echo ${#x}' }, { timeoutMs: 120_000 });
+  assert.equal(hog.signal, 'SIGKILL', `the hog was OOM-killed: ${hog.exitCode} ${hog.stderr}`);
+  assert.equal((await session.exec(['echo', 'next'])).stdout, 'next\n', 'the agent serves the next command');
+  assert.equal(String(await session.readFile('notes.md')), 'the conversation so far\n');
+  const receipt = await session.end();
+  assert.equal(receipt.endReason, 'end');
+  assert.equal(receipt.failure, null);
+});
+
+test('a workspace larger than half the sandbox memory ceiling is refused when the manager is created (round 9, R9-3)', { skip }, async (t) => {
+  const root = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'cordon-sessions-quota-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const { createSessionManager, workspaceWrite } = require('..');
+  const base = { secret: crypto.randomBytes(32), root, authorize: () => true };
+  assert.throws(() => createSessionManager({ ...base, workspaceBytes: (128 << 20) + 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS', message: /more than half the sandbox's memory ceiling/ });
+  const policy = workspaceWrite();
+  const larger = { ...policy, resources: { ...policy.resources, memoryBytes: 1 << 30 } };
+  assert.throws(() => createSessionManager({ ...base, policy: larger, workspaceBytes: (512 << 20) + 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS' });
+  assert.equal(createSessionManager({ ...base, policy: larger, workspaceBytes: 512 << 20 }).size, 0, 'half a raised ceiling is accepted');
+});
+
 test('a command that kills the exec agent ends the session with ERR_CORDON_SESSION_AGENT_FAILED and a receipt', { skip }, async (t) => {
   const { manager } = managerFor(t);
   const session = await manager.acquire(scope('kill-agent'), 'u');

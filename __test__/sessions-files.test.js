@@ -134,6 +134,21 @@ test('a name that is not UTF-8, planted by a command, is listed by list() and re
   assert.deepEqual((await session.list('')).map((e) => e.name), []);
 });
 
+test('list() gives a name that is not valid UTF-8 as name null and its bytes in hex, never as the name of another file (round 9, R9-7)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('lossy'), 'u');
+  // The bytes 0xff (not UTF-8) and ef bf bd (U+FFFD, which a lossy decoding makes of 0xff).
+  await session.exec({ shell: 'bash', script: 'printf "file 0" > "$(printf "\\377")"; printf "file 1" > "$(printf "\\357\\277\\275")"' });
+  const listed = await session.list('');
+  assert.deepEqual(listed.map((e) => [e.name, e.nameHex, e.type, e.size]), [['\ufffd', undefined, 'file', 6], [null, 'ff', 'file', 6]]);
+  assert.equal(String(await session.readFile('\ufffd')), 'file 1', 'the listed name reaches its own file');
+  await assert.rejects(session.readFile(listed[1].name), (error) => typeof error.code === 'string');
+  const viaBytes = await session.exec({ shell: 'bash', script: `cat "$(printf '${listed[1].nameHex.replace(/../g, '\\x$&')}')"` });
+  assert.equal(viaBytes.stdout, 'file 0', 'the hex names the other file for a command');
+  await session.remove('\ufffd');
+  assert.deepEqual((await session.list('')).map((e) => e.nameHex), ['ff'], 'removing the listed name removed that file, not the other');
+});
+
 test('a command that opens its workspace to everyone (chmod 777 /workspace) still shares nothing with another local user (round 7b, R7b-5)', { skip }, async (t) => {
   const { manager } = managerFor(t);
   const session = await manager.acquire(scope('opened'), 'u');

@@ -7,6 +7,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const { sessionsSkipReason, managerFor, marker, pidsWithMarker, scope } = require('./sessions-support');
 const { auditRecord } = require('../lib/sessions/audit');
@@ -31,7 +32,8 @@ test('an operation the allow hook refuses spawns and opens nothing, is refused w
   assert.deepEqual(pidsWithMarker(tag), [], 'nothing was spawned');
   await assert.rejects(session.writeFile('private/x', 'data'), { code: 'ERR_CORDON_SESSION_POLICY_DENIED' });
   assert.equal((await session.exec(['/bin/echo', 'fine'])).stdout, 'fine\n');
-  assert.deepEqual(session._session._sandbox.history.map((c) => c.argv[0]), ['/bin/echo'], 'the agent was only ever asked to run the allowed command');
+  const echoed = crypto.createHash('sha256').update(JSON.stringify(['/bin/echo', 'fine'])).digest('hex');
+  assert.deepEqual((await session.end()).commands.map((c) => c.argvSha256), [echoed], 'the agent was only ever asked to run the allowed command');
   const denials = records.filter((r) => r.denial !== null);
   assert.deepEqual(denials.map((r) => [r.operation, r.actor]), [['exec', 'alice'], ['writeFile', 'alice']]);
   assert.match(denials[0].denial, /ERR_CORDON_SESSION_POLICY_DENIED: .*no network tools/);
@@ -67,6 +69,30 @@ test('a sink that throws or rejects never fails the operation it records', { ski
     assert.equal((await session.exec(['/bin/echo', 'ok'])).stdout, 'ok\n');
     await session.writeFile('f', 'x');
     assert.equal((await session.end()).workspace.removed, true);
+  }
+});
+
+test('the audit redacts the shell forms of a credential (header, URL userinfo, curl -u, mysql -p, sshpass -p, --token) and leaves look-alikes alone (round 9, R9-8)', () => {
+  const secret = 'Hunter2Hunter2';
+  const audited = (script) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv: ['bash', '-c', script] }).command;
+  const redacted = {
+    [`curl -s -H "Authorization: Bearer ${secret}" http://api.internal/`]: 'bash -c curl -s -H "Authorization: Bearer [REDACTED]" http://api.internal/',
+    [`git clone https://deploy:${secret}@git.internal/repo.git`]: 'bash -c git clone https://deploy:[REDACTED]@git.internal/repo.git',
+    [`curl -u admin:${secret} http://api.internal/`]: 'bash -c curl -u admin:[REDACTED] http://api.internal/',
+    [`mysql -u root -p${secret} -e 'select 1'`]: "bash -c mysql -u root -p[REDACTED] -e 'select 1'",
+    [`sshpass -p ${secret} ssh ops@db`]: 'bash -c sshpass -p [REDACTED] ssh ops@db',
+    [`curl -H 'X-Api-Key: ${secret}' x`]: "bash -c curl -H 'X-Api-Key: [REDACTED]' x",
+    [`curl --user=admin:${secret} x; curl -uadmin:${secret} y`]: 'bash -c curl --user=admin:[REDACTED] x; curl -uadmin:[REDACTED] y',
+    [`http -a u:${secret} x`]: 'bash -c http -a u:[REDACTED] x',
+    [`cd x && sshpass -p${secret} ssh h`]: 'bash -c cd x && sshpass -p[REDACTED] ssh h',
+    [`ls\nmysqldump -p'${secret}' db`]: "bash -c ls\nmysqldump -p'[REDACTED]' db",
+    [`deploy --token ${secret} now`]: 'bash -c deploy --token [REDACTED] now',
+  };
+  for (const [script, expected] of Object.entries(redacted)) assert.equal(audited(script), expected);
+  // Controls: the same flags and shapes with nothing secret are left as they were.
+  for (const script of ['docker run -u 1000:1000 img', 'mysql -u root -p mydb', 'git log -p', 'mkdir -p a/b', 'ssh -p 22 host', 'echo http://host:8080/path',
+    'curl https://example.com:443/x?a=b', 'grep -r "error: x" .', 'docker login --password-stdin < f', 'echo a:b@c']) {
+    assert.equal(audited(script), `bash -c ${script}`);
   }
 });
 

@@ -141,6 +141,37 @@ test('end() stops the sandbox, unmounts and removes the workspace, forgets the r
   assert.equal(manager.size, 0);
 });
 
+test('the end receipt lists the first and last 64 commands, counts all and digests all: its memory is bounded whatever the session length (round 9, R9-6)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('many-commands'), 'u');
+  const total = 200;
+  for (let i = 1; i <= total; i += 1) assert.equal((await session.exec(['/bin/echo', String(i)])).exitCode, 0);
+  const log = session._session._sandbox.log;
+  assert.equal(log._head.length + log._tail.length, 128, 'only the listed commands are held');
+  assert.ok([...log._head, ...log._tail].every((slot) => slot.command === null), 'a settled command is dropped, only its line kept');
+  const receipt = await session.end();
+  assert.equal(receipt.commandCount, total);
+  assert.equal(receipt.commandsOmitted, total - 128);
+  assert.equal(receipt.commands.length, 128);
+  const argvDigest = (i) => crypto.createHash('sha256').update(JSON.stringify(['/bin/echo', String(i)])).digest('hex');
+  const listed = [...Array.from({ length: 64 }, (_, k) => k + 1), ...Array.from({ length: 64 }, (_, k) => total - 63 + k)];
+  assert.deepEqual(receipt.commands.map((c) => c.seq), listed);
+  assert.deepEqual(receipt.commands.map((c) => c.argvSha256), listed.map(argvDigest));
+  assert.ok(receipt.commands.every((c) => c.exitCode === 0 && c.settled === true));
+  assert.match(receipt.commandsDigest, /^[0-9a-f]{64}$/);
+});
+
+test('the commands digest chains every command line in the order they settled: a short session recomputes it from its receipt', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('digest'), 'u');
+  for (const word of ['a', 'b', 'c']) await session.exec(['/bin/echo', word]);
+  const receipt = await session.end();
+  assert.equal(receipt.commandsOmitted, 0);
+  let digest = crypto.createHash('sha256').digest('hex');
+  for (const line of receipt.commands) digest = crypto.createHash('sha256').update(digest).update(JSON.stringify(line)).digest('hex');
+  assert.equal(receipt.commandsDigest, digest);
+});
+
 test('an idle session is torn down after idleTimeoutMs, leaving no workspace or process', { skip }, async (t) => {
   const { manager } = managerFor(t, { idleTimeoutMs: 400 });
   const session = await manager.acquire(scope('idle'), 'u');

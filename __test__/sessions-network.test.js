@@ -77,3 +77,41 @@ test('each session gets its own allowlist: one reaches its destination, a sessio
   await assert.rejects(manager.acquire(scope('net-open'), 'u', { network: { allow: [{ host: 'localhost', port: port === 1 ? 2 : port - 1, allowPrivateAddresses: true }] } }), { code: 'ERR_CORDON_SESSION_NETWORK_CONFLICT' });
   await assert.rejects(manager.acquire(scope('net-closed'), 'u', { network }), { code: 'ERR_CORDON_SESSION_NETWORK_CONFLICT' });
 });
+
+test('a session\'s network quotas are per session and 16x the per-run ones: 300 requests in one turn, then more in the next, all answered (round 9, R9-12)', { skip }, async (t) => {
+  const server = http.createServer((req, res) => res.end('hello\n'));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { port } = server.address();
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('budget'), 'u', { network: { allow: [{ host: 'localhost', port, allowPrivateAddresses: true }] } });
+  const burst = await session.exec({ shell: 'bash', script: `ok=0; for i in $(seq 1 300); do curl -s -m 10 -o /dev/null -w '%{http_code}' http://localhost:${port}/ | grep -q 200 && ok=$((ok+1)); done; echo $ok` }, { timeoutMs: 600_000 });
+  assert.equal(burst.stdout, '300\n', 'past the per-run 256 streams');
+  const later = await session.exec(['curl', '-s', '-m', '10', `http://localhost:${port}/`]);
+  assert.equal(later.stdout, 'hello\n', later.stderr);
+  assert.equal(later.notice, undefined, 'the budget is not spent');
+  const receipt = await session.end();
+  assert.equal(receipt.sandbox.receipt.networkReceipts.filter((r) => r.result === 'allowed').length, 301);
+});
+
+test('once a session\'s stream budget is spent, every later exec result (and the model\'s bash tool result) says so instead of leaving a bare curl exit 7 (round 9, R9-12)', { skip }, async (t) => {
+  const server = http.createServer((req, res) => res.end('hello\n'));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { port } = server.address();
+  const base = require('..').workspaceWrite();
+  const { manager } = managerFor(t, { policy: { ...base, resources: { ...base.resources, networkStreams: 10 } } });
+  const session = await manager.acquire(scope('spent'), 'u', { network: { allow: [{ host: 'localhost', port, allowPrivateAddresses: true }] } });
+  const url = `http://localhost:${port}/`;
+  const first = await session.exec(['curl', '-s', '-m', '10', url]);
+  assert.equal(first.stdout, 'hello\n', first.stderr);
+  assert.equal(first.notice, undefined);
+  const spend = await session.exec({ shell: 'bash', script: `for i in $(seq 1 12); do curl -s -m 10 -o /dev/null ${url}; done; echo done` }, { timeoutMs: 300_000 });
+  assert.match(spend.notice, /network budget is spent \(networkStreams: 10 connections per session/);
+  const { sessionToolSpecs } = require('../lib/adapters/session-tools');
+  const bash = sessionToolSpecs(session).find((spec) => spec.name === 'bash');
+  const told = await bash.run({ command: `curl -s -m 10 ${url}; echo "exit $?"` });
+  assert.equal(told.stdout, 'exit 7\n');
+  assert.match(told.notice, /network budget is spent/, 'the model is told why');
+  assert.equal((await session.exec(['/bin/true'])).notice, spend.notice, 'sticky: the run\'s quota never comes back');
+});

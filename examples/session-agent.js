@@ -50,7 +50,7 @@ async function main() {
     console.log('model:', result.text);
   } finally {
     const receipt = await session.end();
-    console.log(`session ended: ${receipt.commands.length} command(s), workspace removed: ${receipt.workspace.removed}`);
+    console.log(`session ended: ${receipt.commandCount} command(s), workspace removed: ${receipt.workspace.removed}`);
     fs.rmSync(root, { recursive: true, force: true });
   }
 }

@@ -392,6 +392,23 @@ test('a name that is not UTF-8, planted by a command, is listed and removed by t
   assert.deepEqual(v.left, []);
 });
 
+test('a uid-65534 provider lists a name that is not valid UTF-8 as name null with its bytes in hex, never as the name of another file (round 9, R9-7)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('lossy'), 'u');
+    // The bytes 0xff (not UTF-8) and ef bf bd (U+FFFD, which a lossy decoding makes of 0xff).
+    await s.exec({ shell: 'bash', script: 'printf "file 0" > "$(printf "\\\\377")"; printf "file 1" > "$(printf "\\\\357\\\\277\\\\275")"' });
+    const listed = (await s.list('')).map((e) => [e.name, e.nameHex ?? null, e.type, e.size]);
+    const read = String(await s.readFile('\\ufffd'));
+    await s.remove('\\ufffd');
+    const left = (await s.list('')).map((e) => [e.name, e.nameHex ?? null]);
+    await s.end();
+    out({ listed, read, left });`);
+  assert.deepEqual(v.listed, [['\ufffd', null, 'file', 6], [null, 'ff', 'file', 6]]);
+  assert.equal(v.read, 'file 1', 'the listed name reaches its own file');
+  assert.deepEqual(v.left, [[null, 'ff']], 'removing the listed name removed that file, not the other');
+});
+
 test('a command that changes its workspace root\'s mode (chmod 755, 777, 750, 711 /workspace) breaks neither the file tools nor the resume after a provider SIGKILL (round 7b, R7b-2)', { skip }, (t) => {
   const dir = scratch(t);
   // A failure after the first provider's SIGKILL would leave its holder: this test's, by its directory.
@@ -838,4 +855,23 @@ test('a uid-65534 provider\'s session without a network option has none: no prox
   assert.equal(socket, 'refused 1', `the seccomp filter refuses AF_INET with EPERM: ${v.stderr}`);
   assert.equal(v.connections, 0);
   assert.deepEqual(v.receipts, []);
+});
+
+test('a uid-65534 provider\'s session tells the caller when its network stream budget is spent (round 9, R9-12)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `${UPSTREAMS} try {
+    const web = await upstream(null);
+    const base = cordon.workspaceWrite();
+    const small = cordon.createSessionManager({ secret, root: dir + '/small', authorize: () => true, workspaceBytes: 1 << 20, agentPath: ${JSON.stringify(agentPath())},
+      policy: { ...base, resources: { ...base.resources, networkStreams: 4 } } });
+    const s = await small.acquire(scope('spent'), 'u', { network: { allow: [{ host: 'localhost', port: web.port, allowPrivateAddresses: true }] } });
+    const url = 'http://localhost:' + web.port + '/';
+    const first = await s.exec(['curl', '-s', '-m', '10', url]);
+    const spend = await s.exec({ shell: 'bash', script: 'for i in 1 2 3 4 5 6; do curl -s -m 10 -o /dev/null ' + url + '; done; curl -s -m 10 ' + url + '; echo " rc=$?"' });
+    await s.end();
+    out({ first: [first.stdout, first.notice ?? null], spend: [spend.stdout, spend.notice ?? null] });
+    } finally { await closeUpstreams(); }`);
+  assert.deepEqual(v.first, ['hello /', null]);
+  assert.equal(v.spend[0], ' rc=7\n');
+  assert.match(v.spend[1], /network budget is spent \(networkStreams: 4 connections per session/);
 });

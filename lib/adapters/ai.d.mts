@@ -25,7 +25,7 @@ export declare function codeModeTool(codeMode: CodeMode, options?: CodeModeToolO
 import type { Session } from '../../index.js';
 
 export type SessionToolOutput =
-  | { ok: true; exitCode: number | null; signal: string | null; stdout: string; stderr: string; truncated: boolean; timedOut: boolean }
+  | { ok: true; exitCode: number | null; signal: string | null; stdout: string; stderr: string; truncated: boolean; timedOut: boolean; notice?: string }
   | { ok: true; content: string; bytes: number; encoding?: 'base64' }
   | { ok: true; bytes: number }
   | { ok: false; error: { code: string; message: string } };

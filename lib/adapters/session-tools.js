@@ -77,7 +77,8 @@ function runners(session, options) {
   return Object.freeze({
     bash: ({ command, cwd }) => settle('bash', async () => {
       const r = await session.exec({ shell: 'bash', script: command }, { cwd, timeoutMs: options.timeoutMs });
-      return { ok: true, exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timedOut: r.timedOut };
+      const result = { ok: true, exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timedOut: r.timedOut };
+      return r.notice === undefined ? result : { ...result, notice: r.notice };
     }),
     readFile: ({ path }) => settle('readFile', async () => {
       const bytes = await session.readFile(path, { maxBytes: options.maxReadBytes });

@@ -3,12 +3,14 @@
 // One audit record per session operation (acquire, exec, start, readFile,
 // writeFile, list, remove, end, and every denial): actor, scope, operation,
 // the command (redacted, then cut) or path, exit, duration, bytes, the
-// sandbox receipt's digest, and why it was denied. Redaction is Code Mode's
-// single linear scan (code-mode/redact-source.js) and runs before the cut,
+// sandbox receipt's digest, and why it was denied. Redaction is the shell
+// credential forms (redact-command.js), then Code Mode's single linear scan
+// (code-mode/redact-source.js), both linear and before the cut,
 // so a secret straddling the cut leaves no prefix. A sink that throws or
 // rejects is ignored: auditing never fails the operation it records.
 
 const { redactSource, truncateUtf8 } = require('../code-mode/redact-source');
+const { redactShellCredentials } = require('./redact-command');
 
 /** Command text kept per record, after redaction (bytes). */
 const AUDIT_COMMAND_BYTES = 4096;
@@ -26,9 +28,9 @@ function describeActor(actor) {
   return truncateUtf8(json, AUDIT_ACTOR_BYTES).text;
 }
 
-/** The argv as one line, redacted, then cut. */
+/** The argv as one line, redacted (shell credential forms, then as source), then cut. */
 function auditCommand(argv) {
-  const text = argv.join(' ');
+  const text = redactShellCredentials(argv.join(' '));
   const cut = truncateUtf8(redactSource(text, { maxOutputChars: AUDIT_COMMAND_BYTES }), AUDIT_COMMAND_BYTES);
   return { command: cut.text, commandTruncated: cut.truncated };
 }

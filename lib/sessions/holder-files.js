@@ -13,7 +13,7 @@
 const { spawn } = require('node:child_process');
 const { CordonError } = require('../errors');
 const { checkRelativePath } = require('./relative-path');
-const { mapError, DEFAULT_READ_BYTES, MAX_FILE_BYTES } = require('./files');
+const { mapError, sortListing, DEFAULT_READ_BYTES, MAX_FILE_BYTES } = require('./files');
 const { holderAlive } = require('./holder');
 
 /** How long one file operation may take (ms) before the helper is killed. */
@@ -107,7 +107,7 @@ class HolderFiles {
 
   async list(path = '') {
     const answer = JSON.parse((await this._op('list', path, [], null, 16 << 20)).toString('utf8'));
-    const out = answer.entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const out = sortListing(answer.entries);
     return Object.assign(out, { truncated: answer.truncated === true });
   }
 

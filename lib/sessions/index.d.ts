@@ -122,7 +122,7 @@ export interface SessionManagerOptions {
   claimsDir?: string;
   /** Default 15 min. */
   idleTimeoutMs?: number;
-  /** Workspace quota (tmpfs size); default 256 MiB. */
+  /** Workspace quota (tmpfs size); default half the policy's memory ceiling, at most 256 MiB; more than half is refused (ERR_CORDON_INVALID_OPTIONS). */
   workspaceBytes?: number;
   /** Concurrent commands per session; default 8. */
   maxCommands?: number;
@@ -159,6 +159,8 @@ export interface SessionExecResult {
   durationMs: number;
   /** Every byte the command wrote, kept or not. */
   outputBytes: number;
+  /** Present once the session's network stream budget is spent: says so (docs/sessions.md, Network). */
+  notice?: string;
 }
 
 export interface SessionBackgroundCommand {
@@ -168,12 +170,16 @@ export interface SessionBackgroundCommand {
 }
 
 export interface SessionDirEntry {
-  name: string;
+  /** null when the name is not valid UTF-8: then nameHex holds its bytes (no path of the file tools names it). */
+  name: string | null;
+  nameHex?: string;
   type: 'file' | 'directory' | 'symlink' | 'fifo' | 'socket' | 'device' | 'other';
   size: number;
 }
 
 export interface SessionCommandReceipt {
+  /** The command's number in the session (1 = first). */
+  seq: number;
   argvSha256: string;
   exitCode: number | null;
   signal: string | null;
@@ -191,7 +197,14 @@ export interface SessionReceipt {
   failure: { code: string; message: string } | null;
   workspace: { removed: boolean; detail: string | null; ownerUid: number };
   sandbox: { returncode: number | null; signal: string | null; receiptDigest: string | null; receipt: Receipt | Record<string, never> };
+  /** The first 64 and the last 64 commands (all of them up to 128). */
   commands: SessionCommandReceipt[];
+  /** Every command the session started. */
+  commandCount: number;
+  /** Commands between the first and last 64, not listed. */
+  commandsOmitted: number;
+  /** sha256 chain over every command's line (JSON) in the order they settled, from sha256(""). */
+  commandsDigest: string;
 }
 
 export interface Session {

@@ -29,8 +29,8 @@ const { sessionPolicy, canonicalNetwork, checkAcquireOptions } = require('./netw
 const DEFAULTS = Object.freeze({
   /** A conversation idle this long (ms) is torn down. */
   idleTimeoutMs: 15 * 60 * 1000,
-  /** Workspace quota (bytes): the tmpfs size. */
-  workspaceBytes: 256 << 20,
+  /** Workspace quota (bytes): the tmpfs size; at most half the policy's memory ceiling (workspaceQuota). */
+  workspaceBytes: undefined,
   maxCommands: DEFAULT_MAX_COMMANDS,
   /** stdout + stderr retained per command (bytes). */
   outputBytes: 1 << 20,
@@ -98,6 +98,29 @@ function checkClaimsDir(claimsDir) {
   return path.normalize(claimsDir);
 }
 
+/** The workspace tmpfs's ceiling when the caller gives none (bytes); half the memory ceiling if less. */
+const MAX_DEFAULT_WORKSPACE_BYTES = 256 << 20;
+
+/**
+ * The workspace quota against the sandbox's memory ceiling. A session's
+ * workspace is a tmpfs whose pages are charged to the sandbox's memory
+ * cgroup and cannot be reclaimed: a workspace as large as the ceiling fills
+ * into an OOM kill of whatever runs, not ENOSPC (round 9, R9-3). As for a
+ * plain run's tmpfs mounts (docs/security.md), it gets at most half the
+ * ceiling: the default is half (at most 256 MiB), a larger one is refused.
+ */
+function workspaceQuota(requested, policy, deps) {
+  const given = policy?.resources?.memoryBytes;
+  // Not a valid ceiling: the launcher refuses the policy at the first start; judge by the preset's until then.
+  const memoryBytes = Number.isSafeInteger(given) && given > 0 ? given : deps.workspaceWrite().resources.memoryBytes;
+  const most = Math.floor(memoryBytes / 2);
+  if (requested === undefined) return Math.min(MAX_DEFAULT_WORKSPACE_BYTES, most);
+  if (requested > most) {
+    throw invalid(`workspaceBytes ${requested} is more than half the sandbox's memory ceiling (policy.resources.memoryBytes ${memoryBytes}): a full workspace would leave its commands no memory (its pages count against the ceiling); give at most ${most} or raise the ceiling`);
+  }
+  return requested;
+}
+
 function checkOptions(options, deps) {
   if (options === null || typeof options !== 'object') throw invalid('options must be an object');
   for (const key of Object.keys(options)) if (!OPTION_KEYS.has(key)) throw invalid(`unknown option "${key}"; known: ${[...OPTION_KEYS].join(', ')}`);
@@ -111,6 +134,7 @@ function checkOptions(options, deps) {
   out.secret = checkSecret(options.secret);
   out.basePolicy = options.policy ?? deps.workspaceWrite();
   out.policy = sessionPolicy(out.basePolicy, options.network);
+  out.workspaceBytes = workspaceQuota(options.workspaceBytes, out.basePolicy, deps);
   out.network = options.network === undefined ? undefined : JSON.parse(JSON.stringify(options.network));
   out.root = options.root;
   out.rootDir = prepareRoot(out.root); // held by a descriptor: workspaces are made through it

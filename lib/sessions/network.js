@@ -8,6 +8,7 @@
 
 const net = require('node:net');
 const { CordonError } = require('../errors');
+const { withSessionQuotas } = require('./network-budget');
 
 const NETWORK_KEYS = new Set(['allow']);
 const DESTINATION_KEYS = new Set(['host', 'port', 'requireTlsSni', 'allowPrivateAddresses']);
@@ -45,7 +46,8 @@ function sessionPolicy(policy, network) {
   for (const key of Object.keys(network)) if (!NETWORK_KEYS.has(key)) throw invalid(`unknown key "${key}"`);
   if (!Array.isArray(network.allow) || network.allow.length === 0) throw invalid('allow must be a non-empty array (leave network out for none)');
   const allow = network.allow.map(checkDestination);
-  return { ...JSON.parse(JSON.stringify(policy)), network: { mode: 'mediated', allow } };
+  // One sandbox serves the whole conversation: per-session quotas, not per-run ones (network-budget.js).
+  return withSessionQuotas({ ...JSON.parse(JSON.stringify(policy)), network: { mode: 'mediated', allow } });
 }
 
 /** The canonical form of a network option (checked): equal allowlists compare equal. */

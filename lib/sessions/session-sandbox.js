@@ -12,6 +12,7 @@ const os = require('node:os');
 const { CordonError } = require('../errors');
 const { KIND, encodeFrame, AgentFrameDecoder, MAX_CHUNK_BYTES } = require('./agent-frames');
 const { SessionCommand } = require('./command');
+const { CommandLog } = require('./command-log');
 
 /** How long the agent has to say READY (ms): a static binary starts in milliseconds. */
 const READY_TIMEOUT_MS = 10_000;
@@ -42,7 +43,8 @@ class SessionSandbox {
     this._stopping = false;
     this._stderrTail = Buffer.alloc(0);
     this._decoder = new AgentFrameDecoder((frame) => this._onFrame(frame));
-    this.history = [];
+    /** The commands for the session receipt, bounded (command-log.js). */
+    this.log = new CommandLog();
   }
 
   /** Spawns the sandbox and resolves once the agent said READY. */
@@ -156,7 +158,7 @@ class SessionSandbox {
     const command = new SessionCommand({ id: this._nextId, ...spec });
     this._nextId += 1;
     this._commands.set(command.id, command);
-    this.history.push(command);
+    this.log.add(command);
     const started = new Promise((resolve) => {
       command.onStarted = resolve;
     });

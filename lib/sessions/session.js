@@ -11,6 +11,7 @@
 
 const { CordonError } = require('../errors');
 const { SessionSandbox } = require('./session-sandbox');
+const { CommandLog } = require('./command-log');
 const { commandSpec } = require('./command-spec');
 const { removeWorkspace, inodesFor } = require('./workspace');
 const { releaseOwnerUid } = require('./owner-claims');
@@ -19,6 +20,7 @@ const { WorkspaceFiles } = require('./files');
 const { HolderFiles } = require('./holder-files');
 const { auditRecord, emitAudit } = require('./audit');
 const { sessionPolicy } = require('./network');
+const { proxyListening, spentNotice } = require('./network-budget');
 
 /** touch() writes the record to the store at most this often (ms). */
 const STORE_TOUCH_MS = 1000;
@@ -50,6 +52,8 @@ class Session {
     /** The per-session allowlist given at creation (null: the manager's network). */
     this.network = record.network ?? null;
     this._sandbox = null;
+    /** Once the session's network stream budget is spent: what every later exec result says (network-budget.js). */
+    this._networkNotice = null;
     this._foreground = 0;
     this._idleTimer = null;
     this._lastActiveAt = 0;
@@ -69,10 +73,11 @@ class Session {
   /** Starts the warm sandbox (create, or a new one over a kept workspace after a restart). */
   async _startSandbox() {
     const { deps, options } = this._manager;
+    this._policy = this.network === null ? options.policy : sessionPolicy(options.basePolicy, this.network);
     this._sandbox = new SessionSandbox({
       spawnIsolated: deps.spawnIsolated,
       agentPath: options.agentPath,
-      policy: this.network === null ? options.policy : sessionPolicy(options.basePolicy, this.network),
+      policy: this._policy,
       workspace: this.workspace,
       holder: this._record.holder ? { pid: this._record.holder.pid, startTime: Number(this._record.holder.start) } : undefined,
       maxCommands: options.maxCommands,
@@ -157,15 +162,30 @@ class Session {
     return running;
   }
 
-  /** exec: `{exitCode, signal, stdout, stderr, truncated, timedOut, durationMs, outputBytes}`. */
+  /** exec: `{exitCode, signal, stdout, stderr, truncated, timedOut, durationMs, outputBytes}`, and `notice` once the network budget is spent. */
   async exec(actor, command, options = {}) {
     const spec = commandSpec(command, options, { timeoutMs: this._manager.options.timeoutMs });
     this._foreground += 1;
     try {
-      return await this._operate(actor, { kind: 'exec', argv: spec.argv, cwd: spec.cwd }, async () => (await this._launch(spec)).done);
+      const result = await this._operate(actor, { kind: 'exec', argv: spec.argv, cwd: spec.cwd }, async () => (await this._launch(spec)).done);
+      const notice = await this._networkSpent();
+      return notice === null ? result : Object.freeze({ ...result, notice });
     } finally {
       this._foreground -= 1;
     }
+  }
+
+  /**
+   * The notice once the sandbox's stream budget is spent (its proxy stopped
+   * listening), else null; checked after each exec of a session with a
+   * network, and sticky: the run's quota never comes back.
+   */
+  async _networkSpent() {
+    if (this._networkNotice !== null || this._policy?.network?.mode !== 'mediated') return this._networkNotice;
+    const pid = (await this._sandbox.execution.observed())?.confinement?.observed?.pid;
+    if (!Number.isSafeInteger(pid) || this._sandbox.failure !== null) return null;
+    if ((await proxyListening(pid)) === false && this._sandbox.failure === null) this._networkNotice = spentNotice(this._policy.resources.networkStreams);
+    return this._networkNotice;
   }
 
   /** start: `{pid, wait(), kill(signal?)}`; output bounded like exec's. */
@@ -220,7 +240,7 @@ class Session {
       failure: this._failure === null ? null : { code: this._failure.code, message: this._failure.message },
       workspace: Object.freeze({ removed: workspace.removed, detail: workspace.detail ?? null, ownerUid: this.ownerUid }),
       sandbox: Object.freeze({ returncode: result.returncode ?? null, signal: result.signal ?? null, receiptDigest: receiptDigest(result.receipt), receipt: result.receipt ?? {} }),
-      commands: Object.freeze((this._sandbox?.history ?? []).map((c) => c.receiptEntry())),
+      ...(this._sandbox?.log ?? new CommandLog()).receiptPart(),
     });
   }
 

@@ -273,17 +273,23 @@ fn list(root: &OwnedFd, parts: &[&str]) -> Outcome {
         if raw == c"." || raw == c".." {
             continue;
         }
-        // Stat'ed by its bytes: a name not valid UTF-8 is listed (shown
-        // lossily), not hidden (round 7, R7-3).
-        let name = raw.to_string_lossy().into_owned();
         if out.len() >= MAX_LIST_ENTRIES {
             truncated = true;
             break;
         }
+        // Stat'ed by its bytes: a name not valid UTF-8 is listed, not hidden
+        // (round 7, R7-3), as `name: null` and its bytes in hex: decoded
+        // lossily, two names could be listed as one that the file tools then
+        // resolve to only one of them (round 9, R9-7; files.js listedName).
         if let Ok(st) = stat_at(&dir, raw) {
-            out.push(
-                serde_json::json!({"name": name, "type": kind(st.st_mode), "size": st.st_size}),
-            );
+            let (size, what) = (st.st_size, kind(st.st_mode));
+            out.push(match raw.to_str() {
+                Ok(name) => serde_json::json!({"name": name, "type": what, "size": size}),
+                Err(_) => {
+                    let hex: String = raw.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+                    serde_json::json!({"name": null, "nameHex": hex, "type": what, "size": size})
+                }
+            });
         }
     }
     let body = serde_json::json!({"entries": out, "truncated": truncated});

@@ -1,0 +1,234 @@
+'use strict';
+
+// The shell forms of a credential in a session command, redacted for the
+// audit record before Code Mode's source redaction runs over it (audit.js).
+// That one reads model-written code (`password: "…"`, `API_TOKEN=…`, long
+// tokens in strings) and kept the usual ways a shell command carries a
+// credential in clear (round 9, R9-8):
+// - an HTTP header of a secret name: `-H "Authorization: Bearer X"` (the
+//   scheme word is kept, the credential redacted), `X-Api-Key: X`;
+// - URL userinfo: `https://user:X@host` (the password after the first `:`);
+// - by program: `curl -u user:X` (`--user`, `-U`, `--proxy-user`, `-uuser:X`,
+//   `--user=user:X`), httpie/xh `-a`/`--auth user:X`, `mysql -pX` (and the
+//   other MySQL/MariaDB clients), `sshpass -p X` / `-pX`;
+// - any `--<secret name> X` with its value as the next word (`--token X`,
+//   `--password X`).
+// Hygiene for logs, not a boundary (docs/code-mode.md). Like the source
+// redaction it uses no regular expression that can backtrack: two left-to-
+// right scans, each index visited a bounded number of times, so a hostile
+// command costs linear time (bench/audit-redaction.js).
+
+const { isSecretKey, REDACTED } = require('../code-mode/redact');
+
+/** A header or flag name longer than this is data, not a name: never looked up. */
+const MAX_NAME_CHARS = 64;
+/** The shortest secret key fragment (`token`, code-mode/redact.js): a shorter name is never looked up. */
+const MIN_NAME_CHARS = 5;
+/** An auth scheme (`Bearer`, `Basic`, `Token`, …) is a short alphabetic word. */
+const MAX_SCHEME_CHARS = 16;
+
+const MYSQL_CLIENTS = new Set(['mysql', 'mysqldump', 'mysqladmin', 'mysqlimport', 'mysqlshow', 'mysqlcheck', 'mysqlpump', 'mariadb', 'mariadb-dump', 'mariadb-admin']);
+/** Flags whose next word (or `=` value) is `user:password`, by program. */
+const USER_PASS_FLAGS = new Map([
+  ['curl', new Set(['-u', '--user', '-U', '--proxy-user'])],
+  ['http', new Set(['-a', '--auth'])],
+  ['https', new Set(['-a', '--auth'])],
+  ['xh', new Set(['-a', '--auth'])],
+]);
+/** Words that only prefix the real program of a command. */
+const WRAPPERS = new Set(['sudo', 'env', 'exec', 'command', 'time', 'nohup', 'nice', 'xargs', 'timeout', 'then', 'do', 'else', '!']);
+/** Shells: after their `-c` (`-lc`, `-ec`, …) comes a command (how a session runs `{shell, script}`). */
+const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh']);
+/** Words that end a command: the next word names a program again. */
+const SEPARATORS = new Set([';', '&&', '||', '|', '&', '(', ')', '{', '}']);
+
+const isSpace = (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+const isQuote = (c) => c === 0x22 || c === 0x27 || c === 0x60;
+const isLetter = (c) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+const isNameChar = (c) => isLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f; // header names: A-Z a-z 0-9 - _
+/** Where a URL's authority ends (or cannot be userinfo). */
+const endsAuthority = (c) => isSpace(c) || isQuote(c) || c === 0x2f || c === 0x3f || c === 0x23 || c === 0x40;
+const endsValue = (c) => isSpace(c) || isQuote(c);
+
+/** The end of the run of value characters from `i`. */
+function valueEnd(text, i) {
+  let j = i;
+  while (j < text.length && !endsValue(text.charCodeAt(j))) j += 1;
+  return j;
+}
+
+/**
+ * Pass 1, over characters: URL userinfo and secret headers. Pushes
+ * `[start, end)` ranges to redact, in increasing order.
+ */
+function scanCharacters(text, ranges) {
+  let nameStart = 0; // start of the run of header-name characters ending at i
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x3a) { // ':'
+      if (!isNameChar(c)) nameStart = i + 1;
+      i += 1;
+      continue;
+    }
+    if (text.charCodeAt(i + 1) === 0x2f && text.charCodeAt(i + 2) === 0x2f) { // "://": userinfo?
+      let j = i + 3;
+      let colon = -1;
+      while (j < text.length && !endsAuthority(text.charCodeAt(j))) {
+        if (colon < 0 && text.charCodeAt(j) === 0x3a) colon = j;
+        j += 1;
+      }
+      if (text.charCodeAt(j) === 0x40 && colon >= 0 && colon + 1 < j) ranges.push([colon + 1, j]);
+      nameStart = j;
+      i = j;
+      continue;
+    }
+    const name = i - nameStart <= MAX_NAME_CHARS && i - nameStart >= MIN_NAME_CHARS ? text.slice(nameStart, i) : '';
+    nameStart = i + 1;
+    if (name === '' || !isSecretKey(name)) {
+      i += 1;
+      continue;
+    }
+    // `Name: [scheme] credential`: the scheme (a short word followed by another) is kept.
+    let k = i + 1;
+    while (k < text.length && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x09)) k += 1;
+    let end = valueEnd(text, k);
+    let m = end;
+    while (m < text.length && text.charCodeAt(m) === 0x20) m += 1;
+    const scheme = end - k <= MAX_SCHEME_CHARS && m > end && m < text.length && !endsValue(text.charCodeAt(m));
+    let isWord = scheme;
+    for (let s = k; isWord && s < end; s += 1) isWord = isLetter(text.charCodeAt(s));
+    if (isWord) {
+      k = m;
+      end = valueEnd(text, k);
+    }
+    if (end > k) ranges.push([k, end]);
+    nameStart = end;
+    i = Math.max(end, i + 1);
+  }
+}
+
+/** `[start, end)` of a word without the quotes (and closing `;`/`)`) around its value. */
+function unquoted(text, start, end) {
+  let s = start;
+  let e = end;
+  while (s < e && isQuote(text.charCodeAt(s))) s += 1;
+  while (e > s && (isQuote(text.charCodeAt(e - 1)) || text.charCodeAt(e - 1) === 0x3b || text.charCodeAt(e - 1) === 0x29)) e -= 1;
+  return [s, e];
+}
+
+/** The password of `user:password` in text[start, end), if any. */
+function afterColon(text, start, end) {
+  for (let colon = start; colon + 1 < end; colon += 1) if (text.charCodeAt(colon) === 0x3a) return [colon + 1, end];
+  return null;
+}
+
+/** The program text[start, end) names: without the quotes, `(`, `$(` and `;` around it, and without its directory. */
+function programOf(text, start, end) {
+  let s = start;
+  while (s < end && '"\'`($'.includes(text[s])) s += 1;
+  const [, e] = unquoted(text, s, end);
+  const bare = text.slice(s, e);
+  return bare.slice(bare.lastIndexOf('/') + 1);
+}
+
+const isAssignment = (word) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word);
+
+/** What a flag word asks of the next word (`'next'`, `'afterColon'`) or the range it redacts itself. */
+function judgeFlag(text, program, start, end) {
+  const word = text.slice(start, Math.min(end, start + MAX_NAME_CHARS + 3));
+  const userPass = USER_PASS_FLAGS.get(program);
+  if (userPass !== undefined) {
+    if (userPass.has(word)) return { pending: 'afterColon' };
+    const eq = word.indexOf('=');
+    if (word.startsWith('--') && eq > 0 && userPass.has(word.slice(0, eq))) return { range: afterColon(text, start + eq + 1, unquoted(text, start, end)[1]) };
+    const short = [...userPass].find((flag) => flag.length === 2 && word.startsWith(flag) && word.length > 2);
+    if (short !== undefined) return { range: afterColon(text, start + 2, unquoted(text, start, end)[1]) };
+  }
+  if ((MYSQL_CLIENTS.has(program) || program === 'sshpass') && word.startsWith('-p') && end - start > 2) return { range: unquoted(text, start + 2, end) };
+  if (program === 'sshpass' && word === '-p') return { pending: 'next' };
+  if (word.startsWith('--') && !word.includes('=') && end - start <= MAX_NAME_CHARS) {
+    const name = word.slice(2).toLowerCase();
+    if (isSecretKey(name) && !/(file|stdin|env)$/.test(name)) return { pending: 'next' };
+  }
+  return {};
+}
+
+/**
+ * Pass 2, over words (runs of non-space): the program of each command and
+ * its credential flags. Pushes ranges in increasing order.
+ */
+function scanWords(text, ranges) {
+  let commandStart = true;
+  let program = '';
+  let pending = null;
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (isSpace(c)) {
+      if (c === 0x0a) {
+        commandStart = true;
+        pending = null;
+      }
+      i += 1;
+      continue;
+    }
+    const start = i;
+    while (i < text.length && !isSpace(text.charCodeAt(i))) i += 1;
+    const end = i;
+    const short = end - start <= MAX_NAME_CHARS ? text.slice(start, end) : null;
+    if (short !== null && SEPARATORS.has(short)) {
+      commandStart = true;
+      pending = null;
+      continue;
+    }
+    if (pending !== null) {
+      const range = pending === 'next' ? unquoted(text, start, end) : afterColon(text, ...unquoted(text, start, end));
+      if (range !== null && range[1] > range[0]) ranges.push(range);
+      pending = null;
+    } else if (commandStart) {
+      const word = short ?? '';
+      if (!isAssignment(word) && !WRAPPERS.has(word) && !word.startsWith('-')) {
+        program = programOf(text, start, end);
+        commandStart = false;
+      }
+    } else if (SHELLS.has(program) && short !== null && /^-[a-z]*c$/.test(short)) {
+      commandStart = true;
+    } else {
+      const verdict = judgeFlag(text, program, start, end);
+      if (verdict.range && verdict.range[1] > verdict.range[0]) ranges.push(verdict.range);
+      pending = verdict.pending ?? null;
+    }
+    const last = text.charCodeAt(end - 1);
+    if (last === 0x3b || last === 0x7c || last === 0x26) commandStart = true; // `true;` `a|` `a&`
+  }
+}
+
+/** The command with each credential form replaced by [REDACTED]. */
+function redactShellCredentials(text) {
+  const byChar = [];
+  const byWord = [];
+  scanCharacters(text, byChar);
+  scanWords(text, byWord);
+  if (byChar.length === 0 && byWord.length === 0) return text;
+  // Two sorted lists merged; a range overlapping the previous one extends it.
+  const merged = [];
+  let a = 0;
+  let b = 0;
+  while (a < byChar.length || b < byWord.length) {
+    const next = b >= byWord.length || (a < byChar.length && byChar[a][0] <= byWord[b][0]) ? byChar[a++] : byWord[b++];
+    const top = merged.at(-1);
+    if (top !== undefined && next[0] <= top[1]) top[1] = Math.max(top[1], next[1]);
+    else merged.push([next[0], next[1]]);
+  }
+  const parts = [];
+  let copied = 0;
+  for (const [start, end] of merged) {
+    parts.push(text.slice(copied, start), REDACTED);
+    copied = end;
+  }
+  parts.push(text.slice(copied));
+  return parts.join('');
+}
+
+module.exports = { redactShellCredentials };
