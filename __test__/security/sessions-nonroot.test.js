@@ -50,14 +50,25 @@ function agentPath() {
 
 /** Runs `body` (a script: `m` is a manager over `<dir>/root`, `store` a file store in `dir`) as a uid-65534 provider; returns what it prints. */
 function provider(dir, body, options = {}) {
-  const { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20 } = options;
+  const { program, args, spawnOptions } = providerCommand(dir, body, options);
+  const run = spawnSync(program, args, { ...spawnOptions, encoding: 'utf8', timeout: 60_000 });
+  const ended = options.killed ? run.signal === 'SIGKILL' : run.status === 0;
+  assert.ok(ended, `provider ended ${run.status ?? run.signal}: ${run.stderr}`);
+  const value = JSON.parse(run.stdout);
+  assert.equal(value.failed, undefined, value.failed);
+  return value;
+}
+
+/** The program, arguments and spawn options of provider(dir, body, options). */
+function providerCommand(dir, body, options) {
+  const { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20, maxFileOperations = 8 } = options;
   const script = `
     const fs = require('node:fs'); const crypto = require('node:crypto');
     const dir = ${JSON.stringify(dir)};
     const secret = Buffer.from('0123456789abcdef0123456789abcdef');
     ${FILE_STORE_SCRIPT}
     const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true,
-      idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, agentPath: ${JSON.stringify(agentPath())} });
+      idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, maxFileOperations: ${maxFileOperations}, agentPath: ${JSON.stringify(agentPath())} });
     const scope = (c) => ({ tenant: 'acme', conversation: c });
     const out = (value) => process.stdout.write(JSON.stringify(value));
     const codeOf = (promise) => promise.then(() => null, (e) => e.code);
@@ -72,12 +83,10 @@ function provider(dir, body, options = {}) {
   // options.inheritFd: a descriptor the provider process inherits as fd 40, not close-on-exec, as from a
   // supervisor (Node passes such a one to its children; it happens to mark a low fd 3 close-on-exec).
   const stdio = options.inheritFd === undefined ? undefined : ['pipe', 'pipe', 'pipe', ...Array(37).fill('ignore'), options.inheritFd];
-  const run = spawnSync(node, ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], { cwd: '/', encoding: 'utf8', timeout: 60_000, stdio, ...identity });
-  const ended = options.killed ? run.signal === 'SIGKILL' : run.status === 0;
-  assert.ok(ended, `provider ended ${run.status ?? run.signal}: ${run.stderr}`);
-  const value = JSON.parse(run.stdout);
-  assert.equal(value.failed, undefined, value.failed);
-  return value;
+  // options.nofile: the provider's RLIMIT_NOFILE (soft and hard), set by prlimit(1) on its exec.
+  const argv = [node, '-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`];
+  const [program, ...args] = options.nofile === undefined ? argv : ['/usr/bin/prlimit', `--nofile=${options.nofile}:${options.nofile}`, ...argv];
+  return { program, args, spawnOptions: { cwd: '/', stdio, ...identity } };
 }
 
 /** Pids of processes whose command line holds `tag`. */
@@ -658,4 +667,73 @@ test('a uid-65534 provider\'s session without a network option has none: no prox
   assert.equal(socket, 'refused 1', `the seccomp filter refuses AF_INET with EPERM: ${v.stderr}`);
   assert.equal(v.connections, 0);
   assert.deepEqual(v.receipts, []);
+});
+
+test('a uid-65534 provider whose file helper cannot be spawned (EMFILE) lives: those operations reject with a code, and its sessions still work (round 9, R9-1)', { skip }, (t) => {
+  const dir = scratch(t);
+  // RLIMIT_NOFILE 512 and the per-session bound (R9-2) lifted: each helper holds 3 provider
+  // descriptors, so 400 concurrent reads of one session run the provider out of them.
+  const v = provider(dir, `
+    const a = await m.acquire(scope('flood'), 'u');
+    const b = await m.acquire(scope('other'), 'u');
+    await a.writeFile('f', 'x');
+    await b.writeFile('g', 'y');
+    const codes = {};
+    const note = (c) => { codes[c] = (codes[c] ?? 0) + 1; };
+    await Promise.all(Array.from({ length: 400 }, () => a.readFile('f').then(() => note('ok'), (e) => note(String(e.code)))));
+    const after = String(await a.readFile('f'));
+    const other = String(await b.readFile('g'));
+    const echo = (await b.exec(['echo', 'alive'])).stdout.toString().trim();
+    await a.end(); await b.end();
+    out({ codes, after, other, echo });`, { nofile: 512, maxFileOperations: 1000 });
+  assert.ok((v.codes.ok ?? 0) < 400, `the flood reached the descriptor limit: ${JSON.stringify(v.codes)}`);
+  for (const code of Object.keys(v.codes).filter((c) => c !== 'ok')) assert.match(code, /^ERR_CORDON_SESSION_/, JSON.stringify(v.codes));
+  assert.deepEqual([v.after, v.other, v.echo], ['x', 'y', 'alive']);
+});
+
+test('a uid-65534 provider\'s file helpers carry nothing of the session in argv: another process scanning /proc/<pid>/cmdline sees neither the path nor the workspace (round 9, R9-5)', { skip, timeout: 120_000 }, async (t) => {
+  const dir = scratch(t);
+  const stop = path.join(dir, 'stop');
+  // The provider reads and writes the file until the scanner (this process) has seen enough
+  // helpers. Its name is put together in the script: the provider's own argv never holds it.
+  const { program, args, spawnOptions } = providerCommand(dir, `
+    const s = await m.acquire(scope('argv'), 'u');
+    const name = ['customer', '4711', 'medical.pdf'].join('-');
+    await s.writeFile(name, 'x');
+    const deadline = Date.now() + 90_000;
+    while (!fs.existsSync(${JSON.stringify(stop)}) && Date.now() < deadline) {
+      await s.readFile(name);
+      await s.writeFile(name, 'x');
+    }
+    await s.end();
+    out({ workspace: s.workspace });`, {});
+  const child = require('node:child_process').spawn(program, args, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  t.after(() => child.kill('SIGKILL'));
+  const helpers = [];
+  let running = true;
+  exited.then(() => { running = false; });
+  while (running && helpers.length < 20) {
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      let cmdline;
+      try {
+        cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (cmdline.includes('session-files') || cmdline.includes('customer-4711')) helpers.push(cmdline.split('\0').join(' ').trim());
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  fs.writeFileSync(stop, '');
+  assert.equal(await exited, 0);
+  const { workspace } = JSON.parse(stdout);
+  assert.ok(helpers.length >= 20, `the scan saw the helpers run: ${helpers.length}`);
+  for (const cmdline of helpers) {
+    assert.doesNotMatch(cmdline, /customer-4711/, cmdline);
+    assert.ok(!cmdline.includes(workspace) && !cmdline.includes(dir), cmdline);
+    assert.match(cmdline, /cordon-exec-agent session-files$/, cmdline);
+  }
 });
