@@ -671,6 +671,16 @@ test('a uid-65534 provider\'s session without a network option has none: no prox
 
 test('a uid-65534 provider whose file helper cannot be spawned (EMFILE) lives: those operations reject with a code, and its sessions still work (round 9, R9-1)', { skip }, (t) => {
   const dir = scratch(t);
+  // A provider that died (the failure this test catches) leaves its sessions' holders: they name `dir`.
+  t.after(() => {
+    for (const pid of withTag(dir)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  });
   // RLIMIT_NOFILE 512 and the per-session bound (R9-2) lifted: each helper holds 3 provider
   // descriptors, so 400 concurrent reads of one session run the provider out of them.
   const v = provider(dir, `
