@@ -51,14 +51,14 @@ function agentPath() {
 
 /** The command that runs `body` (a script: `m` is a manager over `<dir>/root`, `store` a file store in `dir`) as a uid-65534 provider. */
 function providerCommand(dir, body, options = {}) {
-  const { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20 } = options;
+  const { idleTimeoutMs = 600_000, workspaceBytes = 1 << 20, maxFileOperations = 8 } = options;
   const script = `
     const fs = require('node:fs'); const crypto = require('node:crypto');
     const dir = ${JSON.stringify(dir)};
     const secret = Buffer.from('0123456789abcdef0123456789abcdef');
     ${FILE_STORE_SCRIPT}
     const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true,
-      idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, agentPath: ${JSON.stringify(agentPath())} });
+      idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, maxFileOperations: ${maxFileOperations}, agentPath: ${JSON.stringify(agentPath())} });
     const scope = (c) => ({ tenant: 'acme', conversation: c });
     const out = (value) => process.stdout.write(JSON.stringify(value));
     const codeOf = (promise) => promise.then(() => null, (e) => e.code);
@@ -69,7 +69,10 @@ function providerCommand(dir, body, options = {}) {
   const switchUid = process.geteuid() !== h.NOBODY_UID;
   const { node, pkg } = switchUid ? require('./nobody-provider').nobodyProvider() : { node: process.execPath, pkg: path.join(__dirname, '..', '..') };
   const identity = switchUid ? { uid: h.NOBODY_UID, gid: h.NOBODY_UID, env: { PATH: process.env.PATH } } : {};
-  return { node, args: ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`], identity };
+  const args = ['-e', `const cordon = require(${JSON.stringify(pkg)});\n${script}`];
+  // options.nofile: the provider's RLIMIT_NOFILE (soft and hard), set by prlimit(1) on its exec.
+  if (options.nofile === undefined) return { node, args, identity };
+  return { node: '/usr/bin/prlimit', args: [`--nofile=${options.nofile}:${options.nofile}`, node, ...args], identity };
 }
 
 /** Runs `body` as a uid-65534 provider (providerCommand); returns what it prints. */
@@ -874,4 +877,83 @@ test('a uid-65534 provider\'s session tells the caller when its network stream b
   assert.deepEqual(v.first, ['hello /', null]);
   assert.equal(v.spend[0], ' rc=7\n');
   assert.match(v.spend[1], /network budget is spent \(networkStreams: 4 connections per session/);
+});
+
+test('a uid-65534 provider whose file helper cannot be spawned (EMFILE) lives: those operations reject with a code, and its sessions still work (round 9, R9-1)', { skip }, (t) => {
+  const dir = scratch(t);
+  // A provider that died (the failure this test catches) leaves its sessions' holders: they name `dir`.
+  t.after(() => {
+    for (const pid of withTag(dir)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  });
+  // RLIMIT_NOFILE 512 and the per-session bound (R9-2) lifted: each helper holds 3 provider
+  // descriptors, so 400 concurrent reads of one session run the provider out of them.
+  const v = provider(dir, `
+    const a = await m.acquire(scope('flood'), 'u');
+    const b = await m.acquire(scope('other'), 'u');
+    await a.writeFile('f', 'x');
+    await b.writeFile('g', 'y');
+    const codes = {};
+    const note = (c) => { codes[c] = (codes[c] ?? 0) + 1; };
+    await Promise.all(Array.from({ length: 400 }, () => a.readFile('f').then(() => note('ok'), (e) => note(String(e.code)))));
+    const after = String(await a.readFile('f'));
+    const other = String(await b.readFile('g'));
+    const echo = (await b.exec(['echo', 'alive'])).stdout.toString().trim();
+    await a.end(); await b.end();
+    out({ codes, after, other, echo });`, { nofile: 512, maxFileOperations: 1000 });
+  assert.ok((v.codes.ok ?? 0) < 400, `the flood reached the descriptor limit: ${JSON.stringify(v.codes)}`);
+  for (const code of Object.keys(v.codes).filter((c) => c !== 'ok')) assert.match(code, /^ERR_CORDON_SESSION_/, JSON.stringify(v.codes));
+  assert.deepEqual([v.after, v.other, v.echo], ['x', 'y', 'alive']);
+});
+
+test('a uid-65534 provider\'s file helpers carry nothing of the session in argv: another process scanning /proc/<pid>/cmdline sees neither the path nor the workspace (round 9, R9-5)', { skip, timeout: 120_000 }, async (t) => {
+  const dir = scratch(t);
+  const stop = path.join(dir, 'stop');
+  // The provider reads and writes the file until the scanner (this process) has seen enough
+  // helpers. Its name is put together in the script: the provider's own argv never holds it.
+  const { node, args, identity } = providerCommand(dir, `
+    const s = await m.acquire(scope('argv'), 'u');
+    const name = ['customer', '4711', 'medical.pdf'].join('-');
+    await s.writeFile(name, 'x');
+    const deadline = Date.now() + 90_000;
+    while (!fs.existsSync(${JSON.stringify(stop)}) && Date.now() < deadline) {
+      await s.readFile(name);
+      await s.writeFile(name, 'x');
+    }
+    await s.end();
+    out({ workspace: s.workspace });`, {});
+  const child = spawn(node, args, { cwd: '/', ...identity, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  t.after(() => child.kill('SIGKILL'));
+  const helpers = [];
+  let running = true;
+  exited.then(() => { running = false; });
+  while (running && helpers.length < 20) {
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      let cmdline;
+      try {
+        cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (cmdline.includes('session-files') || cmdline.includes('customer-4711')) helpers.push(cmdline.split('\0').join(' ').trim());
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  fs.writeFileSync(stop, '');
+  assert.equal(await exited, 0);
+  const { workspace } = JSON.parse(stdout);
+  assert.ok(helpers.length >= 20, `the scan saw the helpers run: ${helpers.length}`);
+  for (const cmdline of helpers) {
+    assert.doesNotMatch(cmdline, /customer-4711/, cmdline);
+    assert.ok(!cmdline.includes(workspace) && !cmdline.includes(dir), cmdline);
+    assert.match(cmdline, /cordon-exec-agent session-files$/, cmdline);
+  }
 });

@@ -23,10 +23,24 @@ function fileError(code, message, cause) {
   return new CordonError(code, message, cause === undefined ? {} : { cause });
 }
 
-/** Runs the helper; resolves with {status, stdout} (stdout bounded by `maxOut` bytes). */
-function runHelper(agentPath, args, input, maxOut) {
+/**
+ * The argv of every helper: the same for every operation of every session.
+ * The request (holder, uid, workspace, op, path) goes on stdin: argv is
+ * world-readable in /proc/<pid>/cmdline, and the workspace (its key) and
+ * the path tell any local user which session touches which file (round 9, R9-5).
+ */
+const HELPER_ARGS = Object.freeze(['session-files']);
+
+/** Runs the helper on `request`; resolves with {status, stdout} (stdout bounded by `maxOut` bytes). */
+function runHelper(agentPath, request, input, maxOut) {
   return new Promise((resolve, reject) => {
-    const child = spawn(agentPath, args, { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', env: {}, timeout: OPERATION_TIMEOUT_MS, killSignal: 'SIGKILL' });
+    const child = spawn(agentPath, HELPER_ARGS, { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', env: {}, timeout: OPERATION_TIMEOUT_MS, killSignal: 'SIGKILL' });
+    // First, before the pipes are touched: a spawn that fails (EMFILE, EAGAIN)
+    // emits 'error' on the next tick and has no pipes at all. Unheard, that
+    // event kills the provider, every session of it (round 9, R9-1). Its
+    // message names the helper's host path: that goes to `cause` only.
+    child.on('error', (error) => reject(fileError('ERR_CORDON_SESSION_FILE_FAILED', `the session file helper could not run (${error.code ?? 'error'})`, error)));
+    if (!child.stdin || !child.stdout || !child.stderr) return; // none when the spawn failed
     const chunks = [];
     let size = 0;
     let stderr = '';
@@ -38,8 +52,6 @@ function runHelper(agentPath, args, input, maxOut) {
     child.stderr.on('data', (chunk) => {
       stderr = (stderr + chunk).slice(-1024);
     });
-    // A spawn failure's message names the helper's host path: it goes to `cause` too.
-    child.on('error', (error) => reject(fileError('ERR_CORDON_SESSION_FILE_FAILED', `the session file helper could not run (${error.code ?? 'error'})`, error)));
     child.on('close', (status, signal) => {
       if (signal !== null || status === 2) {
         // The helper's words name host paths (the sessions root, the key): the
@@ -49,6 +61,8 @@ function runHelper(agentPath, args, input, maxOut) {
       } else resolve({ status, stdout: Buffer.concat(chunks) });
     });
     child.stdin.on('error', () => {}); // a helper that refused before reading
+    // The request: one line, a JSON array of strings (no raw newline), then a write's bytes.
+    child.stdin.write(`${JSON.stringify(request)}\n`);
     child.stdin.end(input);
   });
 }
@@ -87,8 +101,8 @@ class HolderFiles {
     if (!holderAlive(holder)) throw fileError('ERR_CORDON_SESSION_ENDED', 'the session workspace holder is gone');
     const { agentPath, ownerUid, workspace } = this._spec;
     // The start time too: the helper enters the holder only if /proc/<pid> is still that process.
-    const args = ['session-files', String(holder.pid), String(holder.start), String(ownerUid), workspace, op, rel, ...extra];
-    const { status, stdout } = await runHelper(agentPath, args, input, maxOut);
+    const request = [String(holder.pid), String(holder.start), String(ownerUid), workspace, op, rel, ...extra];
+    const { status, stdout } = await runHelper(agentPath, request, input, maxOut);
     if (status !== 0) throw helperError(stdout, rel);
     return stdout;
   }
@@ -121,4 +135,4 @@ class HolderFiles {
   }
 }
 
-module.exports = { HolderFiles };
+module.exports = { HolderFiles, HELPER_ARGS };

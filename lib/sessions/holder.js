@@ -90,6 +90,13 @@ function lineReader(child) {
       wait(null, reader.ended);
     }
   };
+  // First, before the pipes are touched: a spawn that fails (EMFILE, EAGAIN)
+  // has none, and its 'error' event, unheard, would kill the provider (round 9, R9-1).
+  child.on('error', (error) => {
+    reader.ended = error;
+    reader.flush();
+  });
+  if (!child.stdin || !child.stdout || !child.stderr) return reader; // none when the spawn failed
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr = (stderr + chunk).slice(-1024);
@@ -106,10 +113,6 @@ function lineReader(child) {
       reader.ended = new Error(`the holder exited (${signal ?? `status ${code}`}): ${stderr.trim()}`);
       reader.flush();
     });
-  });
-  child.on('error', (error) => {
-    reader.ended = error;
-    reader.flush();
   });
   return reader;
 }

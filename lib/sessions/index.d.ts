@@ -126,6 +126,8 @@ export interface SessionManagerOptions {
   workspaceBytes?: number;
   /** Concurrent commands per session; default 8. */
   maxCommands?: number;
+  /** Concurrent file operations (readFile, writeFile, list, remove) per session; past it ERR_CORDON_SESSION_BUSY; default 8. */
+  maxFileOperations?: number;
   /** stdout + stderr kept per command; default 1 MiB. */
   outputBytes?: number;
   /** Per-command timeout unless exec gives one; default 120 s. */
@@ -230,6 +232,7 @@ export interface Session {
 export interface SessionManager {
   acquire(scope: SessionScope, actor: unknown, options?: SessionAcquireOptions): Promise<Session>;
   recover(): Promise<{ resumable: string[]; reaped: string[] }>;
+  /** Closes the manager (later acquires: ERR_CORDON_SESSION_MANAGER_CLOSED), waits for acquires in flight, ends every live session. */
   endAll(): Promise<SessionReceipt[]>;
   readonly size: number;
 }

@@ -22,7 +22,7 @@ const { subordinateOwners, mappedByLiveHolder } = require('./holder');
 const { claimOwnerUid, releaseOwnerUid, confirmOwnerUid, isSessionOwner, notAnOwner, defaultClaimsDir } = require('./owner-claims');
 const { sweepOwner, uidHasProcesses } = require('./owner-sweep');
 const { leaseHolder, heldError } = require('./lease');
-const { Session, SessionView, DEFAULT_MAX_COMMANDS } = require('./session');
+const { Session, SessionView, DEFAULT_MAX_COMMANDS, DEFAULT_MAX_FILE_OPERATIONS } = require('./session');
 const { auditRecord, emitAudit } = require('./audit');
 const { sessionPolicy, canonicalNetwork, checkAcquireOptions } = require('./network');
 
@@ -32,6 +32,7 @@ const DEFAULTS = Object.freeze({
   /** Workspace quota (bytes): the tmpfs size; at most half the policy's memory ceiling (workspaceQuota). */
   workspaceBytes: undefined,
   maxCommands: DEFAULT_MAX_COMMANDS,
+  maxFileOperations: DEFAULT_MAX_FILE_OPERATIONS,
   /** stdout + stderr retained per command (bytes). */
   outputBytes: 1 << 20,
   /** Per-command timeout (ms) unless the call gives one. */
@@ -80,6 +81,10 @@ function validOwner(record, deps) {
   } catch {
     return false;
   }
+}
+
+function closedError() {
+  return new CordonError('ERR_CORDON_SESSION_MANAGER_CLOSED', 'the session manager was closed by endAll(): it opens no session any more');
 }
 
 function invalid(message) {
@@ -165,6 +170,18 @@ async function decide(hook, args, code, what) {
   throw new CordonError(code, `${what}${reason}`);
 }
 
+/**
+ * A failure of acquire that is not already coded (a system call's: EMFILE
+ * opening an owner claim) → ERR_CORDON_SESSION_OPEN_FAILED naming its code
+ * and call; its message, which names host paths (/run/cordon-session-
+ * owners/<uid>, the sessions root), stays in `cause` (round 9, R9-2).
+ */
+function coded(error) {
+  if (typeof error?.code === 'string' && error.code.startsWith('ERR_CORDON_')) return error;
+  const what = typeof error?.syscall === 'string' ? `${error.code} (${error.syscall})` : (error?.code ?? 'an unexpected error');
+  return new CordonError('ERR_CORDON_SESSION_OPEN_FAILED', `the session could not be opened: ${what}`, { cause: error });
+}
+
 /** The live sessions of one provider process over one store. */
 class SessionManager {
   constructor(deps, options) {
@@ -175,6 +192,8 @@ class SessionManager {
     this._deps = deps;
     this._live = new Map();
     this._pending = new Map();
+    /** Set by endAll(): no acquire opens or hands out a session after it. */
+    this._closed = false;
     /** Tenants of sessions admitted but not yet live (counted by the tenant bound). */
     this._starting = [];
     const checked = this._options;
@@ -314,6 +333,7 @@ class SessionManager {
       if (this._live.get(key) === current) this._live.delete(key);
       return this._find(key, scope, actor, network);
     }
+    if (this._closed) throw closedError();
     if (!this._pending.has(key)) {
       this._pending.set(key, this._open(key, scope, actor, network).finally(() => this._pending.delete(key)));
     }
@@ -348,7 +368,9 @@ class SessionManager {
     }
     let found;
     try {
-      found = await this._find(key, checkedScope, actor, network);
+      found = await this._find(key, checkedScope, actor, network).catch((error) => { throw coded(error); });
+      // One that found its session while endAll() ran: endAll ends that session, this acquire gets none.
+      if (this._closed) throw closedError();
       this._checkNetwork(found.session, network);
     } catch (error) {
       const denied = /DENIED|LIMIT|BUDGET|NETWORK_CONFLICT|HELD/.test(error.code ?? '');
@@ -390,8 +412,18 @@ class SessionManager {
     return report;
   }
 
-  /** Ends every live session here (workspaces removed); resolves with their receipts. */
+  /**
+   * Closes the manager: every later acquire is refused
+   * (ERR_CORDON_SESSION_MANAGER_CLOSED); the sessions acquires in flight
+   * are opening are waited for, then every live session is ended
+   * (workspaces removed). Resolves with their receipts. Before, acquires in
+   * flight completed after it, live: a provider exiting then left their
+   * mounts and uid claims (round 9, R9-11).
+   */
   async endAll() {
+    this._closed = true;
+    // No new opening can start now (_find): these are all there will be.
+    await Promise.allSettled([...this._pending.values()]);
     return Promise.all([...this._live.values()].map((s) => s.end('end')));
   }
 }

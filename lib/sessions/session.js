@@ -26,6 +26,8 @@ const { proxyListening, spentNotice } = require('./network-budget');
 const STORE_TOUCH_MS = 1000;
 /** Commands one session runs at once unless configured (ERR_CORDON_SESSION_BUSY past it). */
 const DEFAULT_MAX_COMMANDS = 8;
+/** File operations one session runs at once unless configured (ERR_CORDON_SESSION_BUSY past it). */
+const DEFAULT_MAX_FILE_OPERATIONS = 8;
 
 /** What an operation's result tells the audit record. */
 function auditFacts(result) {
@@ -55,6 +57,8 @@ class Session {
     /** Once the session's network stream budget is spent: what every later exec result says (network-budget.js). */
     this._networkNotice = null;
     this._foreground = 0;
+    /** File operations in flight (bounded by maxFileOperations). */
+    this._fileOperations = 0;
     this._idleTimer = null;
     this._lastActiveAt = 0;
     /** When the record was last written by touch() (ms since the epoch). */
@@ -200,9 +204,27 @@ class Session {
     });
   }
 
-  /** A file operation of files.js (no link followed, regular files only). */
+  /**
+   * A file operation of files.js (no link followed, regular files only).
+   * At most `maxFileOperations` at once, like commands: each holds provider
+   * descriptors (a non-root provider's, a process too), so an unbounded
+   * flood of one session took the provider to EMFILE for every session
+   * (round 9, R9-2). Past the bound it is refused, not queued: a queue
+   * would keep each waiting writeFile's bytes (up to 64 MiB) in the provider.
+   */
   file(actor, kind, path, ...rest) {
-    return this._operate(actor, { kind, path: String(path) }, () => this._files[kind](path, ...rest));
+    return this._operate(actor, { kind, path: String(path) }, async () => {
+      const { maxFileOperations } = this._manager.options;
+      if (this._fileOperations >= maxFileOperations) {
+        throw new CordonError('ERR_CORDON_SESSION_BUSY', `the session already runs ${maxFileOperations} file operations (maxFileOperations)`);
+      }
+      this._fileOperations += 1;
+      try {
+        return await this._files[kind](path, ...rest);
+      } finally {
+        this._fileOperations -= 1;
+      }
+    });
   }
 
   /** Ends the session (idempotent, never throws); resolves with the session receipt. */
@@ -287,4 +309,4 @@ class SessionView {
   end() { return this._session.end('end', this._actor); }
 }
 
-module.exports = { Session, SessionView, DEFAULT_MAX_COMMANDS };
+module.exports = { Session, SessionView, DEFAULT_MAX_COMMANDS, DEFAULT_MAX_FILE_OPERATIONS };

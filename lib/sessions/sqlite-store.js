@@ -6,7 +6,37 @@
 // it needs a C compiler). Both are synchronous: each statement is one short
 // local transaction, and WAL journaling keeps a crash from tearing a write.
 
+const fs = require('node:fs');
 const { CordonError } = require('../errors');
+
+/**
+ * The database and its -wal/-shm are the provider's alone (0600): they name
+ * every session's tenant, conversation, allowlist and workspace, and the
+ * documented setup puts them in a 0711 directory any local user can open
+ * them by name in (round 9, R9-10). The database is created 0600 before
+ * SQLite opens it (SQLite makes -wal and -shm with the database's mode); an
+ * existing one (and its -wal/-shm) that group or others may read is made
+ * 0600: what it held was exposed, it must not stay so.
+ */
+function makePrivate(file) {
+  for (const [name, create] of [[file, true], [`${file}-wal`, false], [`${file}-shm`, false]]) {
+    let fd;
+    try {
+      fd = fs.openSync(name, fs.constants.O_RDONLY | fs.constants.O_CLOEXEC | (create ? fs.constants.O_CREAT : 0), 0o600);
+    } catch (cause) {
+      if (!create && cause.code === 'ENOENT') continue;
+      throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `sqliteSessionStore: cannot open ${name} (${cause.code ?? cause.message})`, { cause });
+    }
+    try {
+      const { mode } = fs.fstatSync(fd);
+      if ((mode & 0o077) !== 0) fs.fchmodSync(fd, mode & 0o700);
+    } catch (cause) {
+      throw new CordonError('ERR_CORDON_INVALID_OPTIONS', `sqliteSessionStore: ${name} may be read by other users and cannot be made 0600 (${cause.code ?? cause.message}): chmod 600 it`, { cause });
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}
 
 /** A SQLite binding: node:sqlite's DatabaseSync if present, else better-sqlite3. */
 function openDatabase(file) {
@@ -35,6 +65,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS cordon_sessions (
  */
 function sqliteSessionStore(file) {
   if (typeof file !== 'string' || file.length === 0) throw new CordonError('ERR_CORDON_INVALID_OPTIONS', 'sqliteSessionStore(file): file must be a path');
+  // ":memory:" and "" are SQLite's names for a database without a file.
+  if (file !== ':memory:') makePrivate(file);
   const db = openDatabase(file);
   db.exec('PRAGMA journal_mode = WAL');
   // Two providers on one file: a claim waits for the other's transaction (bounded) instead of failing SQLITE_BUSY.

@@ -1,4 +1,7 @@
-//! `cordon-exec-agent session-files <holder-pid> <holder-start> <uid> <dir> <op> <path> [arg]`:
+//! `cordon-exec-agent session-files`, its request `[<holder-pid>, <holder-start>, <uid>, <dir>,
+//! <op>, <path>, arg…]` one JSON line on stdin (before a write's bytes), never
+//! argv: /proc/<pid>/cmdline is world-readable, and the workspace (its key)
+//! and the path name what a session reads and writes (round 9, R9-5):
 //! one host file operation of a NON-ROOT provider's session (docs/sessions.md,
 //! "Non-root providers"). The workspace is a tmpfs owned by the session's
 //! uid U inside the holder's namespaces (session_holder.rs); the provider
@@ -18,7 +21,7 @@
 //! the holder could not be entered (message on stderr).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 
 use nix::errno::Errno;
@@ -31,6 +34,9 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Entries `list` returns at most: files.js's MAX_LIST_ENTRIES.
 const MAX_LIST_ENTRIES: usize = 10_000;
 const TMPFS_MAGIC: i64 = 0x0102_1994;
+/// Longest request line (bytes): a workspace path, a relative path (each
+/// segment at most NAME_MAX) and a few numbers fit many times over.
+const MAX_REQUEST_BYTES: u64 = 64 << 10;
 
 const DIR: OFlag = OFlag::O_RDONLY
     .union(OFlag::O_DIRECTORY)
@@ -314,11 +320,31 @@ fn remove(root: &OwnedFd, parts: &[&str], recursive: bool, budget: u64) -> Outco
     Ok(format!(r#"{{"removed":"{what}"}}"#).into_bytes())
 }
 
-/// Parses, enters the holder, runs one operation, reports; never returns.
+/// The request line: a JSON array of strings ended by a newline, at most
+/// MAX_REQUEST_BYTES; what follows it on `input` is left there (a write's bytes).
+pub fn read_request(input: &mut impl BufRead) -> Result<Vec<String>, String> {
+    let mut line = Vec::new();
+    input
+        .take(MAX_REQUEST_BYTES + 1)
+        .read_until(b'\n', &mut line)
+        .map_err(|e| format!("read the request: {e}"))?;
+    if line.pop() != Some(b'\n') {
+        return Err("the request line is missing, unterminated or too long".into());
+    }
+    serde_json::from_slice(&line)
+        .map_err(|e| format!("the request is not a JSON array of strings: {e}"))
+}
+
+/// Reads the request, enters the holder, runs one operation, reports; never returns.
 pub fn main(args: &[String]) -> ! {
-    let [holder, start, uid, dir, op, path, rest @ ..] = args else {
+    if !args.is_empty() {
+        usage("takes no arguments: the request comes on stdin");
+    }
+    // The lock is dropped at once: write() reads the rest of stdin through its own.
+    let args = read_request(&mut std::io::stdin().lock()).unwrap_or_else(|e| usage(&e));
+    let [holder, start, uid, dir, op, path, rest @ ..] = args.as_slice() else {
         usage(
-            "usage: session-files <holder-pid> <holder-start> <uid> <dir> <read|write|list|remove> <path> [arg…]",
+            "usage: session-files, request on stdin: [holder-pid, holder-start, uid, dir, read|write|list|remove, path, arg…]",
         )
     };
     let holder: i32 = holder
@@ -402,6 +428,20 @@ mod tests {
         assert_ne!(real, "1");
         // A pid with no process at all.
         assert!(enter(i32::MAX, &real, 65534).is_err());
+    }
+
+    #[test]
+    fn a_request_is_one_json_line_and_what_follows_stays_for_the_write() {
+        let mut input: &[u8] = b"[\"1\",\"2\",\"3\",\"/d\",\"write\",\"a\\nb\"]\nBYTES";
+        let request = read_request(&mut input).unwrap();
+        assert_eq!(request, ["1", "2", "3", "/d", "write", "a\nb"]);
+        assert_eq!(input, b"BYTES");
+        let mut unterminated: &[u8] = b"[\"1\"]";
+        assert!(read_request(&mut unterminated).is_err());
+        let mut not_strings: &[u8] = b"[1, 2]\n";
+        assert!(read_request(&mut not_strings).is_err());
+        let long = format!("[\"{}\"]\n", "a".repeat(70_000));
+        assert!(read_request(&mut long.as_bytes()).is_err());
     }
 
     #[test]
