@@ -21,6 +21,13 @@ const DEFAULT_MAX_SESSIONS: u64 = 64;
 const DEFAULT_RETRY_AFTER_MS: u64 = 1000;
 /// Default connections between accept and `spawn` at once.
 const DEFAULT_HANDSHAKES: u64 = 32;
+/// Default handshake slots one source (IP, IPv6 /64, uid) takes on a busy
+/// pool (handshake_slots.rs).
+const DEFAULT_HANDSHAKES_PER_SOURCE: u64 = 4;
+/// Default bound from the TCP accept to the first byte of the TLS
+/// ClientHello (ms): a client sends it at once; an idle connection holds
+/// its slot this long, not the whole first-frame bound (R9-4).
+const DEFAULT_FIRST_BYTE_MS: u64 = 1000;
 /// The protocol's first-frame bound (ms): configurable down, never up.
 pub const MAX_FIRST_FRAME_MS: u64 = 5000;
 /// Ping period and pong bound (ms), docs/remote.md § Liveness.
@@ -52,6 +59,8 @@ pub struct Admission {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handshake {
     pub max_concurrent: u64,
+    pub per_source: u64,
+    pub first_byte_ms: u64,
     pub first_frame_ms: u64,
     pub upload_phase_ms: u64,
 }
@@ -145,7 +154,13 @@ impl Admission {
 impl Handshake {
     pub fn parse(value: Option<&Value>) -> Result<Handshake, FieldError> {
         let empty = Value::Object(Default::default());
-        const KEYS: &[&str] = &["maxConcurrent", "firstFrameMs", "uploadPhaseMs"];
+        const KEYS: &[&str] = &[
+            "maxConcurrent",
+            "perSource",
+            "firstByteMs",
+            "firstFrameMs",
+            "uploadPhaseMs",
+        ];
         let r = ObjectReader::new("config.handshake", value.unwrap_or(&empty), KEYS)?;
         let first_frame_ms = positive(&r, "firstFrameMs", MAX_FIRST_FRAME_MS)?;
         if first_frame_ms > MAX_FIRST_FRAME_MS {
@@ -154,8 +169,17 @@ impl Handshake {
                 format!("is at most {MAX_FIRST_FRAME_MS} (the protocol's bound)"),
             ));
         }
+        let first_byte_ms = positive(&r, "firstByteMs", DEFAULT_FIRST_BYTE_MS.min(first_frame_ms))?;
+        if first_byte_ms > first_frame_ms {
+            return Err(FieldError::new(
+                "config.handshake.firstByteMs",
+                "is at most firstFrameMs (the whole handshake's bound)",
+            ));
+        }
         Ok(Handshake {
             max_concurrent: positive(&r, "maxConcurrent", DEFAULT_HANDSHAKES)?,
+            per_source: positive(&r, "perSource", DEFAULT_HANDSHAKES_PER_SOURCE)?,
+            first_byte_ms,
             first_frame_ms,
             upload_phase_ms: positive(&r, "uploadPhaseMs", DEFAULT_UPLOAD_PHASE_MS)?,
         })

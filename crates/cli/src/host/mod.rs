@@ -18,6 +18,7 @@ mod config_sections;
 mod config_tests;
 mod events;
 mod frame;
+pub mod handshake_slots;
 mod launch_bridge;
 mod log_file;
 mod peer;
@@ -44,7 +45,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 pub use config::{Config, Listen};
 pub use events::{HostEvents, NoEvents};
@@ -62,7 +63,7 @@ const WORKER_THREADS: usize = 2;
 pub struct Host {
     pub config: Config,
     pub admissions: admission::Admissions,
-    pub handshakes: Arc<Semaphore>,
+    pub handshakes: Arc<handshake_slots::HandshakeSlots>,
     pub events: Arc<dyn HostEvents>,
     pub workspaces: PathBuf,
     pub receipts: PathBuf,
@@ -145,7 +146,10 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     let host = Arc::new(Host {
         log,
         admissions: admission::Admissions::new(config.admission),
-        handshakes: Arc::new(Semaphore::new(config.handshake.max_concurrent as usize)),
+        handshakes: Arc::new(handshake_slots::HandshakeSlots::new(
+            usize::try_from(config.handshake.max_concurrent).unwrap_or(usize::MAX),
+            usize::try_from(config.handshake.per_source).unwrap_or(usize::MAX),
+        )),
         events,
         workspaces,
         receipts,
