@@ -30,6 +30,12 @@ const DEFAULT_HANDSHAKES_PER_SOURCE: u64 = 4;
 const DEFAULT_FIRST_BYTE_MS: u64 = 1000;
 /// The protocol's first-frame bound (ms): configurable down, never up.
 pub const MAX_FIRST_FRAME_MS: u64 = 5000;
+/// Default receipt retention (receipt_retention.rs): 30 days, 10 000 per
+/// tenant (~110 MiB at the ~11 KiB a receipt takes on disk), checked every
+/// 10 minutes (R9-9: without a bound every run grew the disk for good).
+const DEFAULT_RECEIPT_MAX_AGE_SECONDS: u64 = 30 * 24 * 3600;
+const DEFAULT_RECEIPTS_PER_TENANT: u64 = 10_000;
+const DEFAULT_RECEIPT_PRUNE_SECONDS: u64 = 600;
 /// Ping period and pong bound (ms), docs/remote.md § Liveness.
 const DEFAULT_PING_MS: u64 = 10_000;
 const DEFAULT_PONG_MS: u64 = 30_000;
@@ -69,6 +75,14 @@ pub struct Handshake {
 pub struct Liveness {
     pub ping_interval_ms: u64,
     pub pong_timeout_ms: u64,
+}
+
+/// `receipts`: how long and how many of a tenant's receipts the host keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub max_age_seconds: u64,
+    pub max_per_tenant: u64,
+    pub prune_interval_seconds: u64,
 }
 
 /// `tls` as configured; its behaviour belongs to the TLS transport.
@@ -194,6 +208,23 @@ impl Liveness {
         Ok(Liveness {
             ping_interval_ms: positive(&r, "pingIntervalMs", DEFAULT_PING_MS)?,
             pong_timeout_ms: positive(&r, "pongTimeoutMs", DEFAULT_PONG_MS)?,
+        })
+    }
+}
+
+impl Retention {
+    pub fn parse(value: Option<&Value>) -> Result<Retention, FieldError> {
+        let empty = Value::Object(Default::default());
+        const KEYS: &[&str] = &["maxAgeSeconds", "maxPerTenant", "pruneIntervalSeconds"];
+        let r = ObjectReader::new("config.receipts", value.unwrap_or(&empty), KEYS)?;
+        Ok(Retention {
+            max_age_seconds: positive(&r, "maxAgeSeconds", DEFAULT_RECEIPT_MAX_AGE_SECONDS)?,
+            max_per_tenant: positive(&r, "maxPerTenant", DEFAULT_RECEIPTS_PER_TENANT)?,
+            prune_interval_seconds: positive(
+                &r,
+                "pruneIntervalSeconds",
+                DEFAULT_RECEIPT_PRUNE_SECONDS,
+            )?,
         })
     }
 }

@@ -1,7 +1,8 @@
 //! `cordon host --config FILE`: the sandbox host of remote providers
 //! (docs/remote.md). Steps:
 //! 1. read and validate the configuration (plain TCP refused);
-//! 2. prepare `stateDir` (workspaces/, receipts/, runs/);
+//! 2. prepare `stateDir` (workspaces/, receipts/, runs/), receipts past
+//!    their retention removed (then every `receipts.pruneIntervalSeconds`);
 //! 3. open `logFile` and take SIGHUP to reopen it (logrotate), before the
 //!    listener exists: a SIGHUP never kills a host that serves;
 //! 4. place the listener (unix_listener.rs: never reachable half set up);
@@ -23,6 +24,7 @@ mod launch_bridge;
 mod log_file;
 mod peer;
 mod receipt_index;
+mod receipt_retention;
 mod receipt_store;
 mod recovery;
 mod relay;
@@ -158,6 +160,7 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         signer,
         config,
     });
+    receipt_retention::start(Arc::from(host.receipts.as_path()), host.config.receipts);
     let socket_path = match host.config.listen.clone() {
         Listen::Unix(path) => path,
         Listen::Tcp(address) => {
@@ -206,6 +209,11 @@ fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
             swept.lost_runs, swept.workspaces, swept.temp_files, swept.migrated_receipts, swept.left
         );
     }
+    // Before anything listens; later passes run on a blocking thread.
+    receipt_retention::report(
+        &receipts,
+        receipt_retention::prune(&receipts, &config.receipts, std::time::SystemTime::now()),
+    );
     Ok((lock, (workspaces, receipts, runs)))
 }
 
