@@ -102,7 +102,7 @@ fn receipts_past_the_per_tenant_count_or_the_age_are_pruned_and_answer_as_unknow
     require_sandbox!();
     let tokens = json!({sha256_hex("token-a"): "tenant-a", sha256_hex("token-b"): "tenant-b"});
     let retention = json!({"maxPerTenant": 2, "pruneIntervalSeconds": 1});
-    let mut host = HostProcess::start(
+    let mut host = HostProcess::start_capturing_stderr(
         "host-retention",
         json!({"tokens": tokens, "receipts": retention}),
     );
@@ -126,6 +126,12 @@ fn receipts_past_the_per_tenant_count_or_the_age_are_pruned_and_answer_as_unknow
     assert!(
         !tenant_a.join("i-r1").exists(),
         "the emptied id's directory goes"
+    );
+    assert!(
+        host.stderr_text()
+            .contains("removed 1 receipt(s) past config.receipts"),
+        "{}",
+        host.stderr_text()
     );
 
     // At start-up, before anything listens: a receipt older than
