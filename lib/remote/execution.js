@@ -201,7 +201,7 @@ class RemoteExecution {
       this._settleError(remoteError('ERR_CORDON_REMOTE_UNREACHABLE', `cannot connect to the host at ${this._target.label}${why}`));
     } else if (this._phase === 'handshake') {
       this._settleError(remoteError('ERR_CORDON_REMOTE_HANDSHAKE_FAILED',
-        `the host at ${this._target.label} closed the connection before welcome: your credentials (uid, certificate or token) were not accepted, or it is not a cordon host${why}`));
+        `the host at ${this._target.label} closed the connection before welcome: it did not accept your credentials (uid, certificate or token), it was at its handshake limit (busy, or another client holding connections open), or it is not a cordon host${why}`));
     } else {
       this._settleError(remoteError('ERR_CORDON_REMOTE_DISCONNECTED', `the connection to the host at ${this._target.label} was lost before the run's exit${why}; the host stops the sandbox (stop reason "disconnect")`));
     }

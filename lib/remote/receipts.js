@@ -38,7 +38,7 @@ function fetchReceipts(target, invocationId, slackMs) {
     const fail = (code, message) => settle(new CordonError(code, message));
     const timer = setTimeout(() => fail('ERR_CORDON_REMOTE_TIMEOUT', `the host at ${target.label} did not answer a receipt query within ${slackMs} ms`), slackMs);
     socket.on('error', () => {}); // the close below settles
-    socket.on('close', () => fail('ERR_CORDON_REMOTE_DISCONNECTED', `the host at ${target.label} closed the connection before answering (refused credentials close silently)`));
+    socket.on('close', () => fail('ERR_CORDON_REMOTE_DISCONNECTED', `the host at ${target.label} closed the connection before answering (refused credentials and a host at its handshake limit both close silently)`));
     socket.on('data', (chunk) => {
       let frames;
       try {

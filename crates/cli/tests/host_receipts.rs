@@ -133,3 +133,72 @@ fn an_upgraded_host_listens_before_it_moves_the_flat_layout_and_answers_it_meanw
         .flatten()
         .all(|e| !e.file_name().to_string_lossy().ends_with(".json")));
 }
+
+/// The receipt files under `state/receipts`, at any depth.
+fn receipt_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(receipt_files(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn receipts_past_the_per_tenant_count_or_the_age_are_pruned_and_answer_as_unknown_ids() {
+    require_sandbox!();
+    let tokens = json!({sha256_hex("token-a"): "tenant-a", sha256_hex("token-b"): "tenant-b"});
+    let retention = json!({"maxPerTenant": 2, "pruneIntervalSeconds": 1});
+    let mut host = HostProcess::start_capturing_stderr(
+        "host-retention",
+        json!({"tokens": tokens, "receipts": retention}),
+    );
+    let a: Vec<Value> = (1..=3)
+        .map(|i| run(&host, "token-a", &format!("r{i}"), i))
+        .collect();
+    let b = run(&host, "token-b", "r1", 7);
+    let receipts = host.dir.path().join("state/receipts");
+    // The periodic pass (every second, off the network threads): tenant a
+    // keeps its newest two, tenant b its only one.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !query(&host, "token-a", "r1").is_empty() {
+        assert!(std::time::Instant::now() < until, "r1 was never pruned");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(query(&host, "token-a", "r2"), [a[1].clone()]);
+    assert_eq!(query(&host, "token-a", "r3"), [a[2].clone()]);
+    assert_eq!(query(&host, "token-b", "r1"), [b]);
+    assert_eq!(receipt_files(&receipts).len(), 3);
+    let tenant_a = receipts.join(format!("t-{}", sha256_hex("tenant-a")));
+    assert!(
+        !tenant_a.join("i-r1").exists(),
+        "the emptied id's directory goes"
+    );
+    assert!(
+        host.stderr_text()
+            .contains("removed 1 receipt(s) past config.receipts"),
+        "{}",
+        host.stderr_text()
+    );
+
+    // At start-up, before anything listens: a receipt older than
+    // maxAgeSeconds (30 days by default) as a host long ago kept it.
+    host.stop();
+    let old = tenant_a.join("i-old");
+    std::fs::create_dir(&old).unwrap();
+    let planted = old.join("01000000000000000000.0123abcd.json");
+    let receipt = json!({"invocationId": "old", "remote": {"tenant": "tenant-a"}});
+    std::fs::write(&planted, receipt.to_string()).unwrap();
+    host.restart();
+    assert!(!planted.exists(), "pruned at start-up");
+    assert_eq!(
+        query(&host, "token-a", "old"),
+        query(&host, "token-a", "never-run")
+    );
+    assert!(query(&host, "token-a", "old").is_empty());
+    assert_eq!(query(&host, "token-a", "r3"), [a[2].clone()]);
+}

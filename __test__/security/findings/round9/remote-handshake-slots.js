@@ -7,6 +7,11 @@
 // its credentials. Re-opening 32 connections every 5 s keeps the host unusable.
 //   node remote-handshake-slots.js          attack for ~12 s while a legit client runs once a second
 //   node remote-handshake-slots.js control  the same legit client with no idle connections
+//   node remote-handshake-slots.js same-address  the attacker on the legit client's own
+//     address (127.0.0.1): after the fix (a share per source) still VULNERABLE by design —
+//     the host cannot tell two peers behind one address apart (docs/remote.md § Handshake
+//     slots). By default the attacker connects from 127.0.0.2 (loopback), the client from
+//     127.0.0.1.
 // Starts its own `cordon host` (mutual TLS on 127.0.0.1, certificates from openssl) and
 // removes it and its directory at the end. VULNERABLE when the legit runs failed.
 const fs = require('node:fs');
@@ -35,6 +40,7 @@ async function freePort() {
 
 async function main() {
   const control = process.argv[2] === 'control';
+  const attackerAddress = process.argv[2] === 'same-address' ? '127.0.0.1' : '127.0.0.2';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'r9-slots-'));
   certificates(dir);
   fs.mkdirSync(path.join(dir, 'state'), { mode: 0o700 });
@@ -56,7 +62,7 @@ async function main() {
     };
     console.log('legit run before:', await legit());
     // the attacker: 32 plain TCP connections, nothing sent, re-opened as the host drops them
-    const open = () => { const s = net.connect(port, '127.0.0.1'); s.on('error', () => {}); s.on('close', () => { if (attacking) idle.push(open()); }); return s; };
+    const open = () => { const s = net.connect({ port, host: '127.0.0.1', localAddress: attackerAddress }); s.on('error', () => {}); s.on('close', () => { if (attacking) idle.push(open()); }); return s; };
     if (attacking) for (let i = 0; i < 32; i++) idle.push(open());
     await new Promise((r) => setTimeout(r, 300));
     const results = [];

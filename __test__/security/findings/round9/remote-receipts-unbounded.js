@@ -6,6 +6,9 @@
 // loop with fresh ids grows the host's disk by a fixed amount per run, without end.
 //   node remote-receipts-unbounded.js [N]   N runs (default 200) of one tenant; prints bytes per run
 //   node remote-receipts-unbounded.js 0     control: no run, no growth (the measure is not noise)
+//   node remote-receipts-unbounded.js N MAX  with `receipts: {maxPerTenant: MAX,
+//     pruneIntervalSeconds: 1}` (the retention added for R9-9; default 10000 per tenant):
+//     waits up to 30 s for the count to fall to MAX
 // VULNERABLE when N runs left N receipt files (the host kept all of them).
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -32,6 +35,8 @@ async function main() {
     tokens: { [crypto.createHash('sha256').update(token).digest('hex')]: 'tenant-a' },
     programs: { true: '/bin/true' }, admission: { maxSessions: 8, perTenant: 4, retryAfterMs: 100 },
   };
+  const max = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+  if (max !== undefined) config.receipts = { maxPerTenant: max, pruneIntervalSeconds: 1 };
   fs.writeFileSync(path.join(dir, 'host.json'), JSON.stringify(config));
   const host = spawn(path.join(pkg, 'target/release/cordon'), ['host', '--config', path.join(dir, 'host.json')], { stdio: ['ignore', 'ignore', 'pipe'] });
   try {
@@ -48,7 +53,11 @@ async function main() {
         await r.wait();
       }));
     }
-    const after = usage(receipts);
+    let after = usage(receipts);
+    for (let waited = 0; max !== undefined && after.files - before.files > max && waited < 30_000; waited += 200) {
+      await new Promise((r) => setTimeout(r, 200));
+      after = usage(receipts);
+    }
     const files = after.files - before.files;
     console.log(`${n} runs of one tenant: receipts/ ${before.kb} -> ${after.kb} KiB, ${files} receipt files kept${n ? ` (${((after.kb - before.kb) / n).toFixed(1)} KiB of disk per run)` : ''}`);
     if (n === 0) console.log(after.kb === before.kb ? 'control ok' : 'control FAILED');

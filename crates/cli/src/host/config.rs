@@ -12,7 +12,7 @@ use cordon_launcher::request::policy::{ExtraMount, Policy};
 use cordon_launcher::request::strict_json::{as_array, as_str, as_u64, FieldError, ObjectReader};
 use serde_json::{json, Value};
 
-pub use super::config_sections::{Admission, Ceilings, Handshake, Liveness, Tls};
+pub use super::config_sections::{Admission, Ceilings, Handshake, Liveness, Retention, Tls};
 
 /// Largest configuration file read (bytes).
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -35,6 +35,7 @@ const KEYS: &[&str] = &[
     "admission",
     "handshake",
     "liveness",
+    "receipts",
 ];
 
 /// Where the host listens.
@@ -70,6 +71,8 @@ pub struct Config {
     pub admission: Admission,
     pub handshake: Handshake,
     pub liveness: Liveness,
+    /// How long and how many receipts are kept (receipt_retention.rs).
+    pub receipts: Retention,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,6 +152,7 @@ impl Config {
             admission: Admission::parse(top.optional("admission"))?,
             handshake: Handshake::parse(top.optional("handshake"))?,
             liveness: Liveness::parse(top.optional("liveness"))?,
+            receipts: Retention::parse(top.optional("receipts"))?,
         })
     }
 }

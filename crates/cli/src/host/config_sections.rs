@@ -21,12 +21,25 @@ const DEFAULT_MAX_SESSIONS: u64 = 64;
 const DEFAULT_RETRY_AFTER_MS: u64 = 1000;
 /// Default connections between accept and `spawn` at once.
 const DEFAULT_HANDSHAKES: u64 = 32;
+/// Default handshake slots one source (IP, IPv6 /64, uid) takes on a busy
+/// pool (handshake_slots.rs).
+const DEFAULT_HANDSHAKES_PER_SOURCE: u64 = 4;
+/// Default bound from the TCP accept to the first byte of the TLS
+/// ClientHello (ms): a client sends it at once; an idle connection holds
+/// its slot this long, not the whole first-frame bound (R9-4).
+const DEFAULT_FIRST_BYTE_MS: u64 = 1000;
 /// The protocol's first-frame bound (ms): configurable down, never up.
 pub const MAX_FIRST_FRAME_MS: u64 = 5000;
 /// `handshake-failed` log lines: a burst, then so many a minute
 /// (failure_lines.rs).
 const DEFAULT_FAILURE_LOG_BURST: u64 = 20;
 const DEFAULT_FAILURE_LOG_PER_MINUTE: u64 = 60;
+/// Default receipt retention (receipt_retention.rs): 30 days, 10 000 per
+/// tenant (~110 MiB at the ~11 KiB a receipt takes on disk), checked every
+/// 10 minutes (R9-9: without a bound every run grew the disk for good).
+const DEFAULT_RECEIPT_MAX_AGE_SECONDS: u64 = 30 * 24 * 3600;
+const DEFAULT_RECEIPTS_PER_TENANT: u64 = 10_000;
+const DEFAULT_RECEIPT_PRUNE_SECONDS: u64 = 600;
 /// Ping period and pong bound (ms), docs/remote.md § Liveness.
 const DEFAULT_PING_MS: u64 = 10_000;
 const DEFAULT_PONG_MS: u64 = 30_000;
@@ -58,6 +71,8 @@ pub struct Admission {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handshake {
     pub max_concurrent: u64,
+    pub per_source: u64,
+    pub first_byte_ms: u64,
     pub first_frame_ms: u64,
     pub upload_phase_ms: u64,
     pub failure_log_burst: u64,
@@ -69,6 +84,14 @@ pub struct Liveness {
     pub ping_interval_ms: u64,
     pub pong_timeout_ms: u64,
     pub write_stall_ms: u64,
+}
+
+/// `receipts`: how long and how many of a tenant's receipts the host keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub max_age_seconds: u64,
+    pub max_per_tenant: u64,
+    pub prune_interval_seconds: u64,
 }
 
 /// `tls` as configured; its behaviour belongs to the TLS transport.
@@ -156,6 +179,8 @@ impl Handshake {
         let empty = Value::Object(Default::default());
         const KEYS: &[&str] = &[
             "maxConcurrent",
+            "perSource",
+            "firstByteMs",
             "firstFrameMs",
             "uploadPhaseMs",
             "failureLogBurst",
@@ -169,8 +194,17 @@ impl Handshake {
                 format!("is at most {MAX_FIRST_FRAME_MS} (the protocol's bound)"),
             ));
         }
+        let first_byte_ms = positive(&r, "firstByteMs", DEFAULT_FIRST_BYTE_MS.min(first_frame_ms))?;
+        if first_byte_ms > first_frame_ms {
+            return Err(FieldError::new(
+                "config.handshake.firstByteMs",
+                "is at most firstFrameMs (the whole handshake's bound)",
+            ));
+        }
         Ok(Handshake {
             max_concurrent: positive(&r, "maxConcurrent", DEFAULT_HANDSHAKES)?,
+            per_source: positive(&r, "perSource", DEFAULT_HANDSHAKES_PER_SOURCE)?,
+            first_byte_ms,
             first_frame_ms,
             upload_phase_ms: positive(&r, "uploadPhaseMs", DEFAULT_UPLOAD_PHASE_MS)?,
             failure_log_burst: positive(&r, "failureLogBurst", DEFAULT_FAILURE_LOG_BURST)?,
@@ -192,6 +226,23 @@ impl Liveness {
             ping_interval_ms: positive(&r, "pingIntervalMs", DEFAULT_PING_MS)?,
             pong_timeout_ms: positive(&r, "pongTimeoutMs", DEFAULT_PONG_MS)?,
             write_stall_ms: positive(&r, "writeStallMs", DEFAULT_WRITE_STALL_MS)?,
+        })
+    }
+}
+
+impl Retention {
+    pub fn parse(value: Option<&Value>) -> Result<Retention, FieldError> {
+        let empty = Value::Object(Default::default());
+        const KEYS: &[&str] = &["maxAgeSeconds", "maxPerTenant", "pruneIntervalSeconds"];
+        let r = ObjectReader::new("config.receipts", value.unwrap_or(&empty), KEYS)?;
+        Ok(Retention {
+            max_age_seconds: positive(&r, "maxAgeSeconds", DEFAULT_RECEIPT_MAX_AGE_SECONDS)?,
+            max_per_tenant: positive(&r, "maxPerTenant", DEFAULT_RECEIPTS_PER_TENANT)?,
+            prune_interval_seconds: positive(
+                &r,
+                "pruneIntervalSeconds",
+                DEFAULT_RECEIPT_PRUNE_SECONDS,
+            )?,
         })
     }
 }

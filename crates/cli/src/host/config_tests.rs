@@ -33,6 +33,14 @@ fn a_minimal_configuration_gets_the_documented_defaults() {
     assert_eq!(config.liveness.pong_timeout_ms, 30_000);
     assert_eq!(config.ceilings.deadline_ms, 300_000);
     assert_eq!(config.admission.max_sessions, 64);
+    assert_eq!(config.handshake.per_source, 4);
+    assert_eq!(config.handshake.first_byte_ms, 1000);
+    assert_eq!(config.receipts.max_age_seconds, 30 * 24 * 3600);
+    assert_eq!(config.receipts.max_per_tenant, 10_000);
+    assert_eq!(config.receipts.prune_interval_seconds, 600);
+    // A first-frame bound under 1 s bounds the first byte too.
+    let short = Config::from_json(&with("handshake", json!({"firstFrameMs": 500}))).unwrap();
+    assert_eq!(short.handshake.first_byte_ms, 500);
     assert!(config.allow_uids.is_empty() && config.tokens.is_empty());
 }
 
@@ -61,6 +69,14 @@ fn unknown_keys_relative_paths_and_bounds_past_the_protocol_are_refused() {
     assert!(refusal(programs).contains("config.programs.sh"));
     let token = with("tokens", json!({"not-a-digest": "t"}));
     assert!(refusal(token).contains("sha256"));
+    let byte = with(
+        "handshake",
+        json!({"firstFrameMs": 2000, "firstByteMs": 3000}),
+    );
+    assert!(refusal(byte).contains("config.handshake.firstByteMs"));
+    let keep = with("receipts", json!({"maxPerTenant": 0}));
+    assert!(refusal(keep).contains("config.receipts.maxPerTenant"));
+    assert!(refusal(with("receipts", json!({"forever": true}))).contains("forever"));
     let zero = with("admission", json!({"maxSessions": 0}));
     assert!(refusal(zero).contains("config.admission.maxSessions"));
 }

@@ -1,7 +1,8 @@
 //! `cordon host --config FILE`: the sandbox host of remote providers
 //! (docs/remote.md). Steps:
 //! 1. read and validate the configuration (plain TCP refused);
-//! 2. prepare `stateDir` (workspaces/, receipts/, runs/);
+//! 2. prepare `stateDir` (workspaces/, receipts/, runs/), receipts past
+//!    their retention removed (then every `receipts.pruneIntervalSeconds`);
 //! 3. open `logFile` and take SIGHUP to reopen it (logrotate), before the
 //!    listener exists: a SIGHUP never kills a host that serves;
 //! 4. place the listener (unix_listener.rs: never reachable half set up);
@@ -19,11 +20,13 @@ mod config_tests;
 mod events;
 mod failure_lines;
 mod frame;
+pub mod handshake_slots;
 mod launch_bridge;
 mod log_file;
 mod log_writer;
 mod peer;
 mod receipt_index;
+mod receipt_retention;
 mod receipt_store;
 mod recovery;
 mod relay;
@@ -47,7 +50,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 pub use config::{Config, Listen};
 pub use events::{HostEvents, NoEvents};
@@ -69,7 +72,7 @@ const WORKER_THREADS: usize = 2;
 pub struct Host {
     pub config: Config,
     pub admissions: admission::Admissions,
-    pub handshakes: Arc<Semaphore>,
+    pub handshakes: Arc<handshake_slots::HandshakeSlots>,
     pub events: Arc<dyn HostEvents>,
     pub workspaces: PathBuf,
     pub receipts: PathBuf,
@@ -161,7 +164,10 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
     let host = Arc::new(Host {
         log,
         admissions: admission::Admissions::new(config.admission),
-        handshakes: Arc::new(Semaphore::new(config.handshake.max_concurrent as usize)),
+        handshakes: Arc::new(handshake_slots::HandshakeSlots::new(
+            usize::try_from(config.handshake.max_concurrent).unwrap_or(usize::MAX),
+            usize::try_from(config.handshake.per_source).unwrap_or(usize::MAX),
+        )),
         events,
         workspaces,
         receipts,
@@ -171,6 +177,7 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         signer,
         config,
     });
+    receipt_retention::start(Arc::from(host.receipts.as_path()), host.config.receipts);
     let socket_path = match host.config.listen.clone() {
         Listen::Unix(path) => path,
         Listen::Tcp(address) => {
@@ -271,6 +278,11 @@ fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
             swept.lost_runs, swept.workspaces, swept.temp_files, swept.migrated_receipts, swept.left
         );
     }
+    // Before anything listens; later passes run on a blocking thread.
+    receipt_retention::report(
+        &receipts,
+        receipt_retention::prune(&receipts, &config.receipts, std::time::SystemTime::now()),
+    );
     Ok((lock, (workspaces, receipts, runs)))
 }
 

@@ -44,7 +44,7 @@ const MAX_RECEIPT_BYTES: u64 = super::frame::MAX_CONTROL_BYTES as u64;
 /// The launcher's bound on an invocation id (launch_request.rs).
 const MAX_INVOCATION_ID_BYTES: usize = 128;
 /// The directory of receipts whose run named no tenant.
-const NO_TENANT: &str = "no-tenant";
+pub(super) const NO_TENANT: &str = "no-tenant";
 
 /// `t-<sha256 hex>`: a fixed-length name whatever the tenant's bytes.
 fn tenant_dir(tenant: &str) -> String {
@@ -78,6 +78,14 @@ fn receipt_name(at: SystemTime) -> std::io::Result<String> {
     let nanos = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let suffix = cordon_launcher::host::process_identity::random_hex(4)?;
     Ok(format!("{nanos:020}.{suffix}.json"))
+}
+
+/// The time (unix ns) a kept receipt's file name records; `None` for any
+/// other name.
+pub(super) fn receipt_time(name: &str) -> Option<u128> {
+    is_receipt_name(name)
+        .then(|| name.split('.').next()?.parse().ok())
+        .flatten()
 }
 
 /// Whether `name` is a kept receipt's file name (not a temp file, not
@@ -145,7 +153,6 @@ pub fn keep(receipts: &Path, invocation_id: &str, receipt: &Value) -> std::io::R
             "an invocation id outside [A-Za-z0-9._:-]{1,128}",
         )
     })?;
-    make_run_dir(receipts, &run, DirSync::Each)?;
     let mut temp = tempfile::Builder::new()
         .prefix(".")
         .suffix(".tmp")
@@ -153,10 +160,24 @@ pub fn keep(receipts: &Path, invocation_id: &str, receipt: &Value) -> std::io::R
         .tempfile_in(receipts)?;
     temp.write_all(receipt.to_string().as_bytes())?;
     temp.as_file().sync_all()?;
-    let path = run.join(receipt_name(SystemTime::now())?);
-    temp.persist_noclobber(&path).map_err(|e| e.error)?;
-    sync_dir(&run)?;
-    Ok(path)
+    let mut tries = 0;
+    loop {
+        make_run_dir(receipts, &run, DirSync::Each)?;
+        let path = run.join(receipt_name(SystemTime::now())?);
+        match temp.persist_noclobber(&path) {
+            Ok(_) => {
+                sync_dir(&run)?;
+                return Ok(path);
+            }
+            // Retention (receipt_retention.rs) removes a directory it
+            // emptied: made again, once more.
+            Err(e) if e.error.kind() == std::io::ErrorKind::NotFound && tries < 3 => {
+                tries += 1;
+                temp = e.file;
+            }
+            Err(e) => return Err(e.error),
+        }
+    }
 }
 
 /// The receipts kept for `invocation_id` of `tenant`, newest first, at
@@ -242,13 +263,7 @@ pub fn kept_since(receipts: &Path, invocation_id: &str, tenant: &str, since: Sys
     entries
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| is_receipt_name(name))
-        .filter(|name| {
-            name.split('.')
-                .next()
-                .and_then(|ns| ns.parse::<u128>().ok())
-                .is_some_and(|ns| ns >= since)
-        })
+        .filter(|name| receipt_time(name).is_some_and(|ns| ns >= since))
         .any(|name| read_receipt(&run.join(name)).is_some_and(|r| owner(&r) == Some(tenant)))
 }
 

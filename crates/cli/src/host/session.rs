@@ -2,7 +2,8 @@
 //! uploads, `spawn` (admission, validation, clamps, launch), the relay and
 //! `exit`. Every transport ends here: an accepted stream and its [`Peer`].
 //! Steps, each bounded:
-//! 1. a handshake slot (the concurrency cap) or a silent close;
+//! 1. a handshake slot (the concurrency cap, the source's share), taken
+//!    by the transport at the accept, or a silent close;
 //! 2. `hello` within the first-frame bound, its token checked — any
 //!    failure is a silent close (authentication never says why);
 //! 3. `welcome`; `upload`* then `spawn` within the upload-phase bound;
@@ -16,11 +17,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::Receiver;
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::timeout;
 
 use super::events::Refusal;
 use super::frame::{self, Frame, FrameError, Kind};
+use super::handshake_slots::HandshakeSlot;
 use super::launch_bridge;
 use super::peer::Peer;
 use super::relay::{self, Relay};
@@ -33,10 +34,9 @@ use super::{auth, receipt_index, receipt_store, recovery, Host};
 
 type Frames = Receiver<Result<Frame, FrameError>>;
 
-/// Serves one accepted connection to its end. `slot`: the handshake slot
-/// the transport already holds for it (TLS, since the accept), else one is
-/// taken here.
-pub async fn serve<S>(stream: S, peer: Peer, host: Arc<Host>, slot: Option<OwnedSemaphorePermit>)
+/// Serves one accepted connection to its end. `permit`: the handshake slot
+/// the transport took for it at the accept (handshake_slots.rs).
+pub async fn serve<S>(stream: S, peer: Peer, host: Arc<Host>, permit: HandshakeSlot)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -45,11 +45,6 @@ where
         peer.transport.as_str(),
         peer.address.clone(),
     );
-    let Some(permit) = slot.or_else(|| Arc::clone(&host.handshakes).try_acquire_owned().ok())
-    else {
-        host.events.handshake_failed();
-        return;
-    };
     let stream = Counted::new(stream, Arc::clone(&record.bytes));
     let (mut reader, writer) = tokio::io::split(stream);
     // Every write of the session: a client that takes nothing for the

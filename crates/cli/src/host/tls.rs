@@ -4,8 +4,11 @@
 //! tenant is its subject **common name** (CN). With `clientAuth: "none"`
 //! (allowed only when the host has tokens) no certificate is asked for and
 //! the `hello` token names the tenant. Per connection:
-//! 1. a handshake slot (the host's concurrency cap) or an immediate close;
-//! 2. the TLS handshake within the first-frame bound (5 s from the accept);
+//! 1. a handshake slot (the host's concurrency cap and the source's share
+//!    of it: handshake_slots.rs) or an immediate close;
+//! 2. the first byte of the ClientHello within `handshake.firstByteMs`
+//!    (1 s), then the TLS handshake within the first-frame bound (5 s from
+//!    the accept);
 //! 3. the tenant from the verified certificate (no usable CN → close);
 //! 4. the stream, the rest of the bound and the slot go to the session.
 //!
@@ -22,8 +25,9 @@ use rustls::{RootCertStore, ServerConfig};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::server::TlsStream;
+
+use super::handshake_slots::{HandshakeSlot, HandshakeSlots, Source};
 
 /// A tenant name longer than this is refused (it is echoed in receipts).
 const MAX_TENANT_BYTES: usize = 128;
@@ -163,9 +167,19 @@ impl TlsTransport {
     pub async fn handshake(
         &self,
         tcp: TcpStream,
-        deadline: Instant,
+        bounds: Bounds,
     ) -> Option<(TlsStream<TcpStream>, ClientIdentity)> {
-        let bound = deadline.saturating_duration_since(Instant::now());
+        // A client sends its ClientHello at once: a socket silent past the
+        // first-byte bound gives its slot back early (R9-4). `peek` leaves
+        // the byte for rustls; 0 is an end of stream.
+        let mut first = [0u8; 1];
+        let silent_until = bounds.first_byte_by.min(bounds.deadline);
+        let wait = silent_until.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(wait, tcp.peek(&mut first)).await {
+            Ok(Ok(1..)) => {}
+            _ => return None,
+        }
+        let bound = bounds.deadline.saturating_duration_since(Instant::now());
         let stream = tokio::time::timeout(bound, self.acceptor.accept(tcp))
             .await
             .ok()?
@@ -191,6 +205,21 @@ pub fn tenant_of_certificate(der: &[u8]) -> Option<String> {
         .then_some(name)
 }
 
+/// When an accepted connection must have sent its first byte, and when
+/// its whole handshake must be done.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub first_byte_by: Instant,
+    pub deadline: Instant,
+}
+
+/// The bounds of the accept loop, as durations from each accept.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub first_byte: Duration,
+    pub first_frame: Duration,
+}
+
 /// A connection whose handshake succeeded, as the accept loop hands it on.
 pub struct Authenticated {
     pub stream: TlsStream<TcpStream>,
@@ -200,7 +229,7 @@ pub struct Authenticated {
     /// The handshake slot it has held since the accept: handed over, never
     /// released and taken again (a gap in which another connection could
     /// take it, so the cap would close this one after a good handshake).
-    pub slot: OwnedSemaphorePermit,
+    pub slot: HandshakeSlot,
 }
 
 /// What the accept loop hands each connection to.
@@ -215,8 +244,8 @@ pub trait TlsSessions: Send + Sync + 'static {
 pub async fn serve(
     listener: TcpListener,
     transport: Arc<TlsTransport>,
-    handshakes: Arc<Semaphore>,
-    first_frame: Duration,
+    handshakes: Arc<HandshakeSlots>,
+    timing: Timing,
     sessions: Arc<dyn TlsSessions>,
     stop: impl std::future::Future<Output = ()>,
 ) {
@@ -235,20 +264,25 @@ pub async fn serve(
         // delayed ACK (~40 ms a round trip, measured by bench/remote.js).
         // A socket that refuses the option still works, only slower.
         let _ = tcp.set_nodelay(true);
-        let deadline = Instant::now() + first_frame;
-        // The handshake holds a slot; past the cap the socket is dropped.
-        let Ok(permit) = Arc::clone(&handshakes).try_acquire_owned() else {
+        let now = Instant::now();
+        let bounds = Bounds {
+            first_byte_by: now + timing.first_byte,
+            deadline: now + timing.first_frame,
+        };
+        // The handshake holds a slot; past the cap (or the source's share
+        // of it) the socket is dropped.
+        let Some(permit) = handshakes.try_take(Source::of_ip(address.ip())) else {
             sessions.closed_in_handshake(address);
             continue;
         };
         let transport = Arc::clone(&transport);
         let sessions = Arc::clone(&sessions);
         tokio::spawn(async move {
-            match transport.handshake(tcp, deadline).await {
+            match transport.handshake(tcp, bounds).await {
                 Some((stream, client)) => sessions.serve(Authenticated {
                     stream,
                     client,
-                    first_frame_by: deadline,
+                    first_frame_by: bounds.deadline,
                     slot: permit,
                 }),
                 None => {

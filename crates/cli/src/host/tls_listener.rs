@@ -44,12 +44,7 @@ impl TlsSessions for HostSessions {
             address,
             first_frame_by: Some(first_frame_by),
         };
-        tokio::spawn(session::serve(
-            stream,
-            peer,
-            Arc::clone(&self.0),
-            Some(slot),
-        ));
+        tokio::spawn(session::serve(stream, peer, Arc::clone(&self.0), slot));
     }
 
     fn closed_in_handshake(&self, peer: std::net::SocketAddr) {
@@ -92,12 +87,15 @@ pub async fn serve(
     host: Arc<Host>,
     stop: impl std::future::Future<Output = ()>,
 ) {
-    let first_frame = Duration::from_millis(host.config.handshake.first_frame_ms);
+    let timing = tls::Timing {
+        first_byte: Duration::from_millis(host.config.handshake.first_byte_ms),
+        first_frame: Duration::from_millis(host.config.handshake.first_frame_ms),
+    };
     tls::serve(
         listener,
         Arc::new(transport),
         Arc::clone(&host.handshakes),
-        first_frame,
+        timing,
         Arc::new(HostSessions(host)),
         stop,
     )

@@ -63,6 +63,15 @@ async fn listen(
     permits: usize,
     first_frame: Duration,
 ) -> (u16, Arc<Echo>) {
+    let timing = Timing {
+        first_byte: first_frame,
+        first_frame,
+    };
+    listen_with(transport, permits, timing).await
+}
+
+/// As [`listen`], with both bounds given.
+async fn listen_with(transport: TlsTransport, permits: usize, timing: Timing) -> (u16, Arc<Echo>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let echo = Arc::new(Echo {
@@ -71,8 +80,8 @@ async fn listen(
     tokio::spawn(serve(
         listener,
         Arc::new(transport),
-        Arc::new(Semaphore::new(permits)),
-        first_frame,
+        Arc::new(HandshakeSlots::new(permits, permits)),
+        timing,
         Arc::clone(&echo) as Arc<dyn TlsSessions>,
         std::future::pending(),
     ));
@@ -215,6 +224,31 @@ async fn a_silent_client_is_closed_at_the_first_frame_bound_and_frees_its_slot()
 }
 
 #[tokio::test]
+async fn a_client_silent_past_the_first_byte_bound_is_closed_long_before_the_first_frame_bound() {
+    let pki = pki::generate();
+    let timing = Timing {
+        first_byte: Duration::from_millis(300),
+        // Longer than the test's wait below: only the first-byte bound can
+        // close the silent connection in time (R9-4).
+        first_frame: Duration::from_secs(120),
+    };
+    let transport = TlsTransport::new(&files(&pki, ClientCertificates::Required, false)).unwrap();
+    let (port, echo) = listen_with(transport, 1, timing).await;
+    let mut silent = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut buf = Vec::new();
+    let n = tokio::time::timeout(Duration::from_secs(60), silent.read_to_end(&mut buf)).await;
+    assert!(
+        matches!(n, Ok(Ok(0)) | Ok(Err(_))),
+        "closed at the first-byte bound: {n:?}"
+    );
+    assert_eq!(echo.closed.load(Ordering::SeqCst), 1);
+    // A client that sends its ClientHello at once: the peeked byte is
+    // still there for the handshake, and the freed slot is taken.
+    let got = exchange(port, &pki.ca, Some((&pki.client.cert, &pki.client.key))).await;
+    assert_eq!(got, "tenant:acme\nping");
+}
+
+#[tokio::test]
 async fn without_client_certificates_the_transport_needs_tokens_and_asks_for_no_certificate() {
     let pki = pki::generate();
     let refused = TlsTransport::new(&files(&pki, ClientCertificates::None, false)).err();
@@ -241,7 +275,7 @@ fn mutual_tls_without_a_client_ca_is_refused_at_start_up() {
 
 /// Records the free handshake slots at the moment a session is handed over.
 struct SlotProbe {
-    slots: Arc<Semaphore>,
+    slots: Arc<HandshakeSlots>,
     free_at_serve: std::sync::Mutex<Vec<usize>>,
 }
 
@@ -250,7 +284,7 @@ impl TlsSessions for SlotProbe {
         self.free_at_serve
             .lock()
             .unwrap()
-            .push(self.slots.available_permits());
+            .push(self.slots.available());
         drop(connection.slot);
     }
 }
@@ -261,7 +295,7 @@ async fn the_handshake_slot_is_handed_to_the_session_never_released_between() {
     let transport = TlsTransport::new(&files(&pki, ClientCertificates::Required, false)).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let slots = Arc::new(Semaphore::new(1));
+    let slots = Arc::new(HandshakeSlots::new(1, 1));
     let probe = Arc::new(SlotProbe {
         slots: Arc::clone(&slots),
         free_at_serve: std::sync::Mutex::default(),
@@ -272,7 +306,10 @@ async fn the_handshake_slot_is_handed_to_the_session_never_released_between() {
         Arc::clone(&slots),
         // Generous: a handshake past the bound would leave free_at_serve empty
         // on a loaded machine, which is not what this test is about.
-        Duration::from_secs(10),
+        Timing {
+            first_byte: Duration::from_secs(10),
+            first_frame: Duration::from_secs(10),
+        },
         Arc::clone(&probe) as Arc<dyn TlsSessions>,
         std::future::pending(),
     ));
@@ -285,5 +322,5 @@ async fn the_handshake_slot_is_handed_to_the_session_never_released_between() {
         vec![0],
         "one session served, with no slot free ([] means the handshake never reached serve)"
     );
-    assert_eq!(slots.available_permits(), 1, "the session released it");
+    assert_eq!(slots.available(), 1, "the session released it");
 }

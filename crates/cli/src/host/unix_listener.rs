@@ -9,7 +9,9 @@
 //! 4. the private directory is removed.
 //!
 //! On accept: the peer's uid is checked before a byte is read; a uid not
-//! allowed is closed at once (silently).
+//! allowed is closed at once (silently), and so is an allowed uid past its
+//! share of the handshake slots (handshake_slots.rs: one uid's idle
+//! connections cannot close the others out, R9-4).
 
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ use std::sync::Arc;
 use tokio::net::UnixListener;
 
 use super::auth::{self, AuthMode};
+use super::handshake_slots::Source;
 use super::peer::{Peer, Transport};
 use super::session_log::SessionRecord;
 use super::{session, Host};
@@ -113,6 +116,12 @@ impl Drop for PlacedSocket {
     }
 }
 
+/// A peer closed at the accept: counted and logged as a failed handshake.
+fn refuse(host: &Host, address: String) {
+    host.events.handshake_failed();
+    drop(SessionRecord::new(Arc::clone(&host.log), "unix", address));
+}
+
 /// Accepts until `stop` resolves; each allowed peer is served on its task.
 pub async fn serve(
     placed: &PlacedSocket,
@@ -140,10 +149,13 @@ pub async fn serve(
             None => format!("uid:{uid}"),
         };
         if !auth::uid_allowed(&host.config.allow_uids, host_uid, uid) {
-            host.events.handshake_failed();
-            drop(SessionRecord::new(Arc::clone(&host.log), "unix", address));
+            refuse(&host, address);
             continue; // dropped: closed without a byte
         }
+        let Some(slot) = host.handshakes.try_take(Source::Uid(uid)) else {
+            refuse(&host, address);
+            continue;
+        };
         let peer = Peer {
             transport: Transport::Unix,
             auth: AuthMode::PeerCred,
@@ -151,6 +163,6 @@ pub async fn serve(
             address,
             first_frame_by: None,
         };
-        tokio::spawn(session::serve(stream, peer, Arc::clone(&host), None));
+        tokio::spawn(session::serve(stream, peer, Arc::clone(&host), slot));
     }
 }
