@@ -47,7 +47,9 @@ async function main() {
       const procs = Math.ceil(n / nofile);
       const script = `for i in $(seq 1 ${procs}); do perl /workspace/hold.pl ${Math.ceil(n / procs)} & sleep 0.2; done; wait`;
       s.start({ shell: 'bash', script }).catch(() => {});
-      const r = await s.exec({ shell: 'bash', script: 'for i in $(seq 1 600); do [ "$(grep -c " 0A " /proc/net/tcp)" -ge ' + Math.floor(n * 0.9) + ' ] && break; sleep 0.5; done; echo "listening sockets: $(grep -c " 0A " /proc/net/tcp); table bytes: $(wc -c < /proc/net/tcp)"' }, { timeoutMs: 600_000 });
+      // Until the count stops growing (the sandbox's memory ceiling or nofile × nproc ends it before N).
+      const wait = 'last=-1; for i in $(seq 1 600); do n=$(grep -c " 0A " /proc/net/tcp); [ "$n" -ge ' + n + ' ] && break; [ "$n" -eq "$last" ] && [ "$n" -gt 1 ] && break; last=$n; sleep 2; done; echo "listening sockets: $(grep -c " 0A " /proc/net/tcp); table bytes: $(wc -c < /proc/net/tcp)"';
+      const r = await s.exec({ shell: 'bash', script: wait }, { timeoutMs: 600_000 });
       console.log(r.stdout.trim());
     }
     const h = monitorEventLoopDelay({ resolution: 5 });
