@@ -89,9 +89,20 @@ test('the audit redacts the shell forms of a credential (header, URL userinfo, c
     [`deploy --token ${secret} now`]: 'bash -c deploy --token [REDACTED] now',
   };
   for (const [script, expected] of Object.entries(redacted)) assert.equal(audited(script), expected);
+  // Round 10 (R10-4): -u at the end of a cluster of curl's value-less flags, more CLI credential flags.
+  const round10 = {
+    [`curl -su admin:${secret} http://api.internal/`]: 'bash -c curl -su admin:[REDACTED] http://api.internal/',
+    [`curl -fsSLu admin:${secret} x; curl -fsSuadmin:${secret} y`]: 'bash -c curl -fsSLu admin:[REDACTED] x; curl -fsSuadmin:[REDACTED] y',
+    [`redis-cli -h cache -a ${secret} ping`]: 'bash -c redis-cli -h cache -a [REDACTED] ping',
+    [`docker login -u me -p ${secret} registry.internal`]: 'bash -c docker login -u me -p [REDACTED] registry.internal',
+    [`podman login -p${secret} r`]: 'bash -c podman login -p[REDACTED] r',
+    [`curl --oauth2-bearer ${secret} http://api.internal/`]: 'bash -c curl --oauth2-bearer [REDACTED] http://api.internal/',
+  };
+  for (const [script, expected] of Object.entries(round10)) assert.equal(audited(script), expected);
   // Controls: the same flags and shapes with nothing secret are left as they were.
   for (const script of ['docker run -u 1000:1000 img', 'mysql -u root -p mydb', 'git log -p', 'mkdir -p a/b', 'ssh -p 22 host', 'echo http://host:8080/path',
-    'curl https://example.com:443/x?a=b', 'grep -r "error: x" .', 'docker login --password-stdin < f', 'echo a:b@c']) {
+    'curl https://example.com:443/x?a=b', 'grep -r "error: x" .', 'docker login --password-stdin < f', 'echo a:b@c',
+    'docker run -p 8080:80 img', 'podman run -p 1:2 img', 'curl -sSL http://x/', 'curl -o out http://x/', 'redis-cli -h cache ping']) {
     assert.equal(audited(script), `bash -c ${script}`);
   }
 });

@@ -164,11 +164,19 @@ test('the end receipt lists the first and last 64 commands, counts all and diges
 test('the commands digest chains every command line in the order they settled: a short session recomputes it from its receipt', { skip }, async (t) => {
   const { manager } = managerFor(t);
   const session = await manager.acquire(scope('digest'), 'u');
+  // A background command that settles after the later ones (round 10, R10-3).
+  // It waits for a file the host writes only after the others settled.
+  const background = await session.start({ shell: 'bash', script: 'until [ -e go ]; do sleep 0.05; done' });
   for (const word of ['a', 'b', 'c']) await session.exec(['/bin/echo', word]);
+  await session.writeFile('go', '');
+  await background.wait();
   const receipt = await session.end();
   assert.equal(receipt.commandsOmitted, 0);
+  assert.deepEqual(receipt.commands.map((line) => line.seq), [1, 2, 3, 4]);
+  const bySettling = [...receipt.commands].sort((a, b) => a.settledOrder - b.settledOrder);
+  assert.deepEqual(bySettling.map((line) => line.seq), [2, 3, 4, 1]);
   let digest = crypto.createHash('sha256').digest('hex');
-  for (const line of receipt.commands) digest = crypto.createHash('sha256').update(digest).update(JSON.stringify(line)).digest('hex');
+  for (const line of bySettling) digest = crypto.createHash('sha256').update(digest).update(JSON.stringify(line)).digest('hex');
   assert.equal(receipt.commandsDigest, digest);
 });
 

@@ -25,19 +25,25 @@ class CommandLog {
     this._head = [];
     this._tail = [];
     this.count = 0;
+    this.settledCount = 0;
     this.digest = EMPTY_DIGEST;
   }
 
   /** Records a started command (a SessionCommand); its line is folded into the digest when it settles. */
   add(command) {
     this.count += 1;
-    const slot = { seq: this.count, command, line: null };
+    const slot = { seq: this.count, settledOrder: undefined, command, line: null };
     if (this._head.length < this._headSize) this._head.push(slot);
     else {
       this._tail.push(slot);
       if (this._tail.length > this._tailSize) this._tail.shift();
     }
     const settle = () => {
+      // The order the digest folds the lines in, on the line itself: a
+      // command started in the background may settle after later ones, and
+      // `seq` alone would not let a reader recompute the chain (round 10, R10-3).
+      this.settledCount += 1;
+      slot.settledOrder = this.settledCount;
       slot.line = this._line(slot);
       slot.command = null;
       this.digest = crypto.createHash('sha256').update(this.digest).update(JSON.stringify(slot.line)).digest('hex');
@@ -46,7 +52,8 @@ class CommandLog {
   }
 
   _line(slot) {
-    return Object.freeze({ seq: slot.seq, ...(slot.line ?? slot.command.receiptEntry()) });
+    const order = slot.settledOrder === undefined ? {} : { settledOrder: slot.settledOrder };
+    return Object.freeze({ seq: slot.seq, ...order, ...(slot.line ?? slot.command.receiptEntry()) });
   }
 
   /** What the receipt says: `{commands, commandCount, commandsOmitted, commandsDigest}`. */

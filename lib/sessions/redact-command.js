@@ -12,7 +12,10 @@
 //   `--user=user:X`), httpie/xh `-a`/`--auth user:X`, `mysql -pX` (and the
 //   other MySQL/MariaDB clients), `sshpass -p X` / `-pX`;
 // - any `--<secret name> X` with its value as the next word (`--token X`,
-//   `--password X`).
+//   `--password X`);
+// - round 10 (R10-4): curl's `-u` at the end of a cluster of value-less
+//   short flags (`-su user:X`, `-fsSLu user:X`), `curl --oauth2-bearer X`,
+//   `redis-cli -a X`, and `<docker|podman|…> login -p X`.
 // Hygiene for logs, not a boundary (docs/code-mode.md). Like the source
 // redaction it uses no regular expression that can backtrack: two left-to-
 // right scans, each index visited a bounded number of times, so a hostile
@@ -35,6 +38,15 @@ const USER_PASS_FLAGS = new Map([
   ['https', new Set(['-a', '--auth'])],
   ['xh', new Set(['-a', '--auth'])],
 ]);
+/** curl's short flags that take no value: a cluster of them may end in `u` (`-su user:X`, `-fsSLu user:X`; round 10, R10-4). */
+const CURL_NO_VALUE_FLAGS = new Set('fsSLkvigInqGNjJRZl0123456#:'.split(''));
+/** Flags whose next word is a secret, by program (round 10, R10-4). */
+const SECRET_VALUE_FLAGS = new Map([
+  ['redis-cli', new Set(['-a', '--pass', '--askpass'])],
+  ['curl', new Set(['--oauth2-bearer'])],
+]);
+/** Container and registry clients: `<program> login -p X` (`-pX`) is a password (round 10, R10-4), `docker run -p 80:80` is not. */
+const LOGIN_CLIENTS = new Set(['docker', 'podman', 'nerdctl', 'buildah', 'skopeo', 'helm', 'oras', 'crane']);
 /** Words that only prefix the real program of a command. */
 const WRAPPERS = new Set(['sudo', 'env', 'exec', 'command', 'time', 'nohup', 'nice', 'xargs', 'timeout', 'then', 'do', 'else', '!']);
 /** Shells: after their `-c` (`-lc`, `-ec`, …) comes a command (how a session runs `{shell, script}`). */
@@ -135,8 +147,22 @@ function programOf(text, start, end) {
 const isAssignment = (word) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word);
 
 /** What a flag word asks of the next word (`'next'`, `'afterColon'`) or the range it redacts itself. */
-function judgeFlag(text, program, start, end) {
+function judgeFlag(text, program, subcommand, start, end) {
   const word = text.slice(start, Math.min(end, start + MAX_NAME_CHARS + 3));
+  if (SECRET_VALUE_FLAGS.get(program)?.has(word)) return { pending: 'next' };
+  if (LOGIN_CLIENTS.has(program) && subcommand === 'login' && word.startsWith('-p') && !word.startsWith('--')) {
+    return word === '-p' ? { pending: 'next' } : { range: unquoted(text, start + 2, end) };
+  }
+  if (program === 'curl' && word.length > 2 && word[0] === '-' && word[1] !== '-') {
+    // A cluster of value-less short flags ending in -u/-U: its value is the
+    // rest of the word, or the next word.
+    let k = 1;
+    while (k < word.length && CURL_NO_VALUE_FLAGS.has(word[k])) k += 1;
+    if (k > 1 && (word[k] === 'u' || word[k] === 'U')) {
+      if (k + 1 === word.length && end - start === word.length) return { pending: 'afterColon' };
+      return { range: afterColon(text, start + k + 1, unquoted(text, start, end)[1]) };
+    }
+  }
   const userPass = USER_PASS_FLAGS.get(program);
   if (userPass !== undefined) {
     if (userPass.has(word)) return { pending: 'afterColon' };
@@ -161,6 +187,7 @@ function judgeFlag(text, program, start, end) {
 function scanWords(text, ranges) {
   let commandStart = true;
   let program = '';
+  let subcommand = null; // the first word after the program that is not a flag
   let pending = null;
   let i = 0;
   while (i < text.length) {
@@ -190,12 +217,14 @@ function scanWords(text, ranges) {
       const word = short ?? '';
       if (!isAssignment(word) && !WRAPPERS.has(word) && !word.startsWith('-')) {
         program = programOf(text, start, end);
+        subcommand = null;
         commandStart = false;
       }
     } else if (SHELLS.has(program) && short !== null && /^-[a-z]*c$/.test(short)) {
       commandStart = true;
     } else {
-      const verdict = judgeFlag(text, program, start, end);
+      if (subcommand === null && short !== null && !short.startsWith('-')) subcommand = short;
+      const verdict = judgeFlag(text, program, subcommand, start, end);
       if (verdict.range && verdict.range[1] > verdict.range[0]) ranges.push(verdict.range);
       pending = verdict.pending ?? null;
     }
