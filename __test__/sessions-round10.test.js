@@ -29,7 +29,7 @@ for port in ${JSON.stringify(ports)}:
 print('ready', flush=True)
 time.sleep(300)
 `;
-  const child = spawn('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec python3 -c "$0"', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec /usr/bin/python3 -c "$0"', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => child.kill('SIGKILL'));
   let out = '';
   child.stdout.on('data', (chunk) => { out += chunk; });
