@@ -1,17 +1,12 @@
 // fetch, Request, Response and Headers: the WHATWG-shaped subset of the
 // fetch extension (docs/runner.md, "fetch"). The host performs every
 // request; `native` (fetch_bridge.rs) has send(request, bodyArrayBuffer)
-// → [id, promise of {ok, response|error}], abort(id) and `enabled`.
-// Evaluated once per extension-mode world, in strict mode.
+// → [id, promise of {ok, response|error}] and abort(id). Evaluated once per
+// world whose host confirmed the fetch extension, in strict mode (without
+// it, fetch_disabled.js defines the refusing `fetch`).
 (function (native) {
   'use strict';
   const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
-  const HOW_TO_ENABLE = 'fetch is not available: this host did not enable network access for the program '
-    + '(a cordon provider enables it with createCodeMode({ network: { allow: ["api.example.com:443"] } }))';
-  if (!native.enabled) {
-    define('fetch', function fetch() { return Promise.reject(new TypeError(HOW_TO_ENABLE)); });
-    return;
-  }
 
   const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   const NORMALIZED_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'];

@@ -33,6 +33,8 @@ use crate::tool_bridge::{CallMode, ToolBridge};
 
 /// The JavaScript half: `(native) => void`, defining the four globals.
 const SCRIPT: &str = include_str!("fetch.js");
+/// Without the extension: `() => void`, defining only the refusing `fetch`.
+const DISABLED_SCRIPT: &str = include_str!("fetch_disabled.js");
 
 impl ToolBridge {
     /// Runs `fetch.js`: with the extension confirmed the globals perform
@@ -40,8 +42,18 @@ impl ToolBridge {
     /// `fetch` exists, rejecting with a `TypeError` that says how a host
     /// enables it.
     pub fn install_fetch<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
+        let mut options = rquickjs::context::EvalOptions::default();
+        options.strict = true;
+        options.filename = Some("<fetch>".to_owned());
+        // Most worlds do not have the extension: they compile only the
+        // refusal. QuickJS compiles a whole script at once (no lazy function
+        // bodies), and fetch.js took ~0.8 ms of every extension-mode run's
+        // `execute` → `ready` (docs/performance.md, "The pooled path").
+        if self.fetch.is_none() {
+            let script: Function = ctx.eval_with_options(DISABLED_SCRIPT, options)?;
+            return script.call(());
+        }
         let native = Object::new(ctx.clone())?;
-        native.set("enabled", self.fetch.is_some())?;
         let this = Rc::clone(self);
         native.set(
             "send",
@@ -57,9 +69,6 @@ impl ToolBridge {
             "abort",
             Function::new(ctx.clone(), move |id: u64| this.fetch_abort(id))?,
         )?;
-        let mut options = rquickjs::context::EvalOptions::default();
-        options.strict = true;
-        options.filename = Some("<fetch>".to_owned());
         let script: Function = ctx.eval_with_options(SCRIPT, options)?;
         script.call((native,))
     }

@@ -209,6 +209,20 @@ fn without_the_fetch_extension_fetch_says_how_to_enable_it_and_v1_has_none() {
             .contains("createCodeMode({ network: { allow: ["),
         "{terminal}"
     );
+    // The refusing `fetch` is shaped like the real one, and alone.
+    let mut host = Host::spawn(&[]);
+    host.execute_ext(
+        "const d = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
+         return [fetch.name, fetch.length, d.writable, d.enumerable, d.configurable,
+                 typeof Request, typeof Response, typeof Headers];",
+        &[],
+        limits(),
+        json!({"console": {"maxLogBytes": 1024}}),
+    );
+    assert_eq!(
+        finish(host)["result"],
+        json!(["fetch", 0, true, false, true, "undefined", "undefined", "undefined"])
+    );
     let mut host = Host::spawn(&[]);
     host.execute(
         "return [typeof fetch, typeof Request, typeof Response, typeof Headers];",
