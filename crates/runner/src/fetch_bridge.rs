@@ -18,10 +18,12 @@
 //!      is dropped, an outstanding one gets `{"id":N,"type":"fetch.abort"}`
 //!      and keeps its slot until the host's `fetch.result`.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use base64::Engine;
 use rquickjs::function::Opt;
+use rquickjs::object::{Accessor, Property};
 use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
 use serde_json::{json, Value as Json};
 
@@ -35,6 +37,15 @@ use crate::tool_bridge::{CallMode, ToolBridge};
 const SCRIPT: &str = include_str!("fetch.js");
 /// Without the extension: `() => void`, defining only the refusing `fetch`.
 const DISABLED_SCRIPT: &str = include_str!("fetch_disabled.js");
+/// The globals `fetch.js` defines.
+const GLOBAL_NAMES: [&str; 4] = ["fetch", "Request", "Response", "Headers"];
+
+fn script_options() -> rquickjs::context::EvalOptions {
+    let mut options = rquickjs::context::EvalOptions::default();
+    options.strict = true;
+    options.filename = Some("<fetch>".to_owned());
+    options
+}
 
 impl ToolBridge {
     /// Runs `fetch.js`: with the extension confirmed the globals perform
@@ -42,17 +53,42 @@ impl ToolBridge {
     /// `fetch` exists, rejecting with a `TypeError` that says how a host
     /// enables it.
     pub fn install_fetch<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
-        let mut options = rquickjs::context::EvalOptions::default();
-        options.strict = true;
-        options.filename = Some("<fetch>".to_owned());
         // Most worlds do not have the extension: they compile only the
         // refusal. QuickJS compiles a whole script at once (no lazy function
         // bodies), and fetch.js took ~0.8 ms of every extension-mode run's
         // `execute` → `ready` (docs/performance.md, "The pooled path").
         if self.fetch.is_none() {
-            let script: Function = ctx.eval_with_options(DISABLED_SCRIPT, options)?;
+            let script: Function = ctx.eval_with_options(DISABLED_SCRIPT, script_options())?;
             return script.call(());
         }
+        // With it, the four names are announced (accessors) and fetch.js is
+        // compiled on the first read of any of them, as timers.rs does.
+        let built = Rc::new(Cell::new(false));
+        for name in GLOBAL_NAMES {
+            let this = Rc::clone(self);
+            let built = Rc::clone(&built);
+            let get = move |ctx: Ctx<'js>| -> rquickjs::Result<Value<'js>> {
+                if !built.get() {
+                    // Marked only once it ran: a build stopped by an interrupt
+                    // or out of memory leaves the accessors to try again.
+                    this.run_fetch_script(&ctx)?;
+                    built.set(true);
+                }
+                // The script defined every name still announced as data.
+                ctx.globals().get(name)
+            };
+            let set = move |ctx: Ctx<'js>, value: Value<'js>| -> rquickjs::Result<()> {
+                ctx.globals()
+                    .prop(name, Property::from(value).writable().configurable())
+            };
+            ctx.globals()
+                .prop(name, Accessor::new(get, set).configurable())?;
+        }
+        Ok(())
+    }
+
+    /// Runs `fetch.js` with this bridge's native half behind it.
+    fn run_fetch_script<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
         let native = Object::new(ctx.clone())?;
         let this = Rc::clone(self);
         native.set(
@@ -69,7 +105,7 @@ impl ToolBridge {
             "abort",
             Function::new(ctx.clone(), move |id: u64| this.fetch_abort(id))?,
         )?;
-        let script: Function = ctx.eval_with_options(SCRIPT, options)?;
+        let script: Function = ctx.eval_with_options(SCRIPT, script_options())?;
         script.call((native,))
     }
 

@@ -80,7 +80,13 @@
     clearInterval(handle) { clear(handle); },
     clearImmediate(handle) { clear(handle); },
   };
-  for (const [name, fn] of Object.entries(timerFunctions)) define(globalThis, name, fn);
+  // The globals are announced lazily (accessors, timers.rs): one the code
+  // assigned before this ran (a data property) is left as it is.
+  const publish = (name, value) => {
+    const current = Object.getOwnPropertyDescriptor(globalThis, name);
+    if (!current || current.get) define(globalThis, name, value);
+  };
+  for (const [name, fn] of Object.entries(timerFunctions)) publish(name, fn);
 
   // ---- Event and EventTarget (the subset AbortSignal needs, with Node's names) ----
   const kStop = Symbol('stop');
@@ -221,7 +227,7 @@
 
   for (const [name, value] of Object.entries({ Event, EventTarget, AbortSignal, AbortController })) {
     Object.defineProperty(value.prototype, Symbol.toStringTag, { value: name, configurable: true });
-    define(globalThis, name, value);
+    publish(name, value);
   }
   return fire;
 })

@@ -229,3 +229,25 @@ fn the_web_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
         json!(["function", "function", "mine", "function", false, false, "12,345.5"])
     );
 }
+
+#[test]
+fn the_timer_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
+    let mut host = Host::spawn(&[]);
+    host.execute_ext(
+        "const before = Object.getOwnPropertyDescriptor(globalThis, 'setTimeout');
+         globalThis.clearTimeout = 'mine';
+         const controller = typeof AbortController;
+         const after = Object.getOwnPropertyDescriptor(globalThis, 'setTimeout');
+         return [typeof before.get, controller, clearTimeout, typeof after.value, after.enumerable];",
+        &[],
+        json!({"maxToolCalls": 8, "maxResultBytes": 1024, "timeoutMs": 5000}),
+        json!({"timers": {"maxLive": 10}}),
+    );
+    let terminal = host.terminal();
+    let ended = host.end();
+    assert_eq!(ended.code, Some(0), "stderr: {}", ended.stderr);
+    assert_eq!(
+        terminal["result"],
+        json!(["function", "function", "mine", "function", false])
+    );
+}

@@ -254,3 +254,22 @@ fn headers_request_and_response_follow_whatwg_for_local_use() {
                "getBody": "Request with GET/HEAD method cannot have body."})
     );
 }
+
+#[test]
+fn the_fetch_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
+    // fetch.js is compiled on the first read of one of its four names (an
+    // accessor until then); a name the code assigned first keeps its value.
+    let host = start(
+        "const before = Object.getOwnPropertyDescriptor(globalThis, 'Headers');
+         globalThis.fetch = 'mine';
+         const request = typeof Request;
+         const after = Object.getOwnPropertyDescriptor(globalThis, 'Headers');
+         return [typeof before.get, request, fetch, typeof after.value, after.enumerable,
+                 new Headers({a: '1'}).get('a')];",
+        4,
+    );
+    assert_eq!(
+        finish(host)["result"],
+        json!(["function", "function", "mine", "function", false, "1"])
+    );
+}
