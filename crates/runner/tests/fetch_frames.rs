@@ -221,7 +221,16 @@ fn without_the_fetch_extension_fetch_says_how_to_enable_it_and_v1_has_none() {
     );
     assert_eq!(
         finish(host)["result"],
-        json!(["fetch", 0, true, false, true, "undefined", "undefined", "undefined"])
+        json!([
+            "fetch",
+            0,
+            true,
+            false,
+            true,
+            "undefined",
+            "undefined",
+            "undefined"
+        ])
     );
     let mut host = Host::spawn(&[]);
     host.execute(
