@@ -80,3 +80,12 @@ test('bench/compare.js --smoke prints every row for two builds, and bench/timeli
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('bench/runner-ready.py times every frame for each runner given', async () => {
+  const runner = require('../lib/platform-package').nativeExecutable('cordon-runner');
+  const { stdout } = await promisify(execFile)('python3', [path.join(__dirname, '..', 'bench', 'runner-ready.py'), '--runs', '1', '--idle-ms', '10', runner, runner], { timeout: 60000 });
+  for (const frame of ['v1', 'ext', 'ext+fetch']) {
+    const rows = stdout.split('\n').filter((line) => line.includes(`| ${frame} |`));
+    assert.equal(rows.length, 2, `two "${frame}" rows:\n${stdout}`);
+  }
+});

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""How long a warm cordon-runner takes from `execute` to its first frame.
+
+    python3 bench/runner-ready.py [--runs 15] [--idle-ms 300] RUNNER [RUNNER ...]
+
+Each sample starts a runner on a bare socketpair (no sandbox), lets it idle
+--idle-ms (a pooled runner waits idle for its take: its world is built
+before `execute`, docs/runner.md), then writes the execute frame Code Mode
+sends and times until the first byte of `ready` is read. Three frames:
+  v1         no `extensions` (a host written for the reference runner)
+  ext        the extensions createCodeMode asks for (concurrentToolCalls,
+             console, timers)
+  ext+fetch  the same plus fetch (createCodeMode with `network`)
+The runners given are sampled alternately (A, B, A, B, ...), so a load drift
+hits each alike; printed: the median and minimum per runner and frame, ms.
+docs/performance.md › "Change: the runner compiles fetch.js only when a
+program uses it" quotes it.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import time
+
+ARGS = ["--timeout-ms", "5000", "--max-calls", "50", "--max-result-bytes", "524288",
+        "--memory-bytes", "67108864", "--max-frame-bytes", "1114112", "--max-log-bytes", "65536"]
+EXTENSIONS = {"concurrentToolCalls": {"maxOutstanding": 8}, "console": {"maxLogBytes": 65536},
+              "timers": {"maxLive": 1000}}
+FRAMES = {
+    "v1": None,
+    "ext": EXTENSIONS,
+    "ext+fetch": dict(EXTENSIONS, fetch={"maxRequests": 4}),
+}
+
+
+def frame(extensions):
+    execute = {"version": "code-bridge-v1", "type": "execute", "executionId": "bench",
+               "code": "return 1", "tools": [],
+               "limits": {"maxToolCalls": 50, "maxResultBytes": 524288, "timeoutMs": 5000}}
+    if extensions is not None:
+        execute["extensions"] = extensions
+    return json.dumps(execute).encode() + b"\n"
+
+
+def sample(runner, payload, idle_s):
+    ours, theirs = socket.socketpair()
+    child = subprocess.Popen([runner, *ARGS], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, close_fds=False,
+                             preexec_fn=lambda: os.dup2(theirs.fileno(), 3))
+    theirs.close()
+    time.sleep(idle_s)
+    start = time.perf_counter()
+    ours.sendall(payload)
+    first = ours.recv(65536)
+    elapsed = (time.perf_counter() - start) * 1e3
+    ours.close()
+    child.wait()
+    if not first.startswith(b"{"):
+        raise SystemExit(f"{runner}: no frame back")
+    return elapsed
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--idle-ms", type=float, default=300)
+    parser.add_argument("runners", nargs="+")
+    options = parser.parse_args()
+    print("| runner | frame | n | median ms | min ms |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for name, extensions in FRAMES.items():
+        payload = frame(extensions)
+        # By position: the same binary may be given twice (an A/A run).
+        samples = [[] for _ in options.runners]
+        for _ in range(options.runs):
+            for at, runner in enumerate(options.runners):
+                samples[at].append(sample(runner, payload, options.idle_ms / 1000))
+        for at, values in enumerate(samples):
+            label = f"{chr(ord('A') + at)} {options.runners[at]}"
+            print(f"| {label} | {name} | {len(values)} | {statistics.median(values):.3f} | {min(values):.3f} |")
+
+
+if __name__ == "__main__":
+    main()
