@@ -4,7 +4,9 @@
 //   1. one markdown fence around the whole program (```js, ```ts, ```typescript,
 //      ```javascript or a bare ```) is removed; the opening line becomes an empty
 //      line so line numbers in errors still match the model's text
-//   2. TypeScript types are stripped (strip-types.js, off the event loop), every
+//   2. a small program V8 parses as JavaScript, with nothing stripping would
+//      change, is sent as it is (plain-javascript.js: no worker round trip);
+//      any other has its TypeScript types stripped (strip-types.js, off the event loop), every
 //      line and column kept; constructs that need real transpilation (enum,
 //      namespace, parameter properties, `<T>x` assertions) fail here with a
 //      `source` error naming the construct and the position
@@ -19,6 +21,7 @@
 // The audit keeps the model's text as written, not this prepared one.
 
 const { stripTypes } = require('./strip-types');
+const { isPlainJavaScript } = require('./plain-javascript');
 const { failed } = require('./outcome');
 
 const FENCE_LANGUAGES = new Set(['', 'js', 'javascript', 'ts', 'typescript', 'mjs', 'jsx', 'tsx']);
@@ -71,6 +74,7 @@ const MODULE_HELP = 'this program runs as a script (the body of an async functio
  */
 async function prepareSource(code, options = {}) {
   const unfenced = unfence(code);
+  if (isPlainJavaScript(unfenced)) return { code: unfenced };
   const stripped = await stripTypes(unfenced, options);
   if (stripped.code !== undefined) return { code: stripped.code };
   const { error } = stripped;
