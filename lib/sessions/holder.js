@@ -138,12 +138,16 @@ function holderAlive(holder) {
  * a holder that exits on EOF. Fails closed (the holder killed) otherwise.
  */
 async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persist }) {
-  const args = ['session-holder', String(ownerUid), dir, String(quotaBytes), String(inodes)];
   // detached: its own session and process group, so a signal to the
   // provider's group (Ctrl-C) does not take the workspace with it.
-  const child = spawn(agentPath, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: '/', env: {} });
+  // Its argv is the subcommand alone: the request, which names the workspace,
+  // goes on stdin, as session-files' (/proc/<pid>/cmdline is world-readable; R9-5).
+  const child = spawn(agentPath, ['session-holder'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: '/', env: {} });
   const reader = lineReader(child);
   try {
+    // No 'error' of the pipe reaches the provider: a holder that is gone surfaces as the exit the reader reports.
+    child.stdin?.on('error', () => {});
+    child.stdin?.write(`${JSON.stringify([String(ownerUid), dir, String(quotaBytes), String(inodes)])}\n`);
     if ((await nextLine(reader)) !== 'unshared') throw new Error('the holder did not say "unshared"');
     // Asynchronously: each helper may take up to STEP_TIMEOUT_MS, and the
     // provider's other sessions must not stall on this acquire meanwhile.
