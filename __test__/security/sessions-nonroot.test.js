@@ -647,6 +647,11 @@ if (!h.NONROOT_PASS) test('after a uid-65534 provider and its session holder die
     await new Promise((resolve) => process.stdout.write('', resolve));
     process.kill(process.pid, 'SIGKILL');`, { killed: true });
   assert.ok(dead.holder.userns > 0, 'the record names the holder\'s user namespace');
+  // By its NS_GET_ID (a decimal string) and this boot, which the sweep matches (round 10, R10-1);
+  // no id on a kernel without NS_GET_ID (before 6.18), and then the sweep kills nothing.
+  if (require('../../binding.js').userNamespaceId(process.pid) !== null) assert.match(dead.holder.nsId, /^[1-9]\d*$/, 'the record names the holder\'s user namespace by id');
+  else assert.equal(dead.holder.nsId, null);
+  assert.equal(dead.holder.bootId, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
   process.kill(dead.holder.pid, 'SIGKILL'); // a reboot, an OOM kill
   const gone = (pid) => { try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] === 'Z'; } catch { return true; } };
   assert.ok(await eventually(() => gone(dead.holder.pid), 30_000), 'the holder is gone');
