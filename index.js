@@ -128,7 +128,9 @@ const { createSessionManager, memorySessionStore, sqliteSessionStore } = require
     contents: (dir, maxEntries) => loadBinding().emptyTree(dir, maxEntries),
   }),
   // The launcher's uid sweep (uid_sweep.rs): a session's orphans, before its workspace is reused or removed.
-  killUid: (uid, userns) => loadBinding().killUidProcesses(uid, userns),
+  // nsId: a non-root holder's user namespace (NS_GET_ID, a decimal string), which scopes the sweep.
+  killUid: (uid, nsId) => loadBinding().killUidProcesses(uid, nsId),
+  namespaceId: (pid) => loadBinding().userNamespaceId(pid),
   ownerRange: () => {
     const native = loadBinding();
     return { first: native.WORKSPACE_OWNER_UID_FIRST, count: native.WORKSPACE_OWNER_UIDS };

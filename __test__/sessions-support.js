@@ -72,7 +72,8 @@ function managerFactoryWithOwners(range) {
     workspaceWrite: cordon.workspaceWrite,
     agentPath: require('../lib/platform-package').nativeExecutable('cordon-exec-agent'),
     removeTree: { tree: (dir, n) => binding.removeTree(dir, n), contents: (dir, n) => binding.emptyTree(dir, n) },
-    killUid: (uid, userns) => binding.killUidProcesses(uid, userns),
+    killUid: (uid, nsId) => binding.killUidProcesses(uid, nsId),
+    namespaceId: (pid) => binding.userNamespaceId(pid),
     ownerRange: () => range,
   }).createSessionManager;
 }

@@ -208,6 +208,18 @@ function processesWith(marker) {
   return pidsWhere((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker));
 }
 
+/**
+ * Live session holders (`cordon-exec-agent session-holder`) whose workspace
+ * tmpfs is mounted under `prefix`: their argv names no path (the request
+ * comes on stdin, round 10), their mount table does. A zombie has neither.
+ */
+function sessionHolders(prefix) {
+  return pidsWhere((pid) => {
+    if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] !== 'session-holder') return false;
+    return fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').some((line) => (line.split(' ')[4] ?? '').startsWith(prefix));
+  });
+}
+
 /** Host processes of a reserved sandbox uid (all sandboxes, when the host is root). */
 function sandboxUidProcesses() {
   return pidsWhere((pid) => {
@@ -390,6 +402,7 @@ module.exports = {
   runProvider,
   sandboxUidProcesses,
   sandboxUidSentinel,
+  sessionHolders,
   skipReason,
   warmUp,
   zombieChildren,

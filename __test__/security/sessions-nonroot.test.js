@@ -157,7 +157,7 @@ test('a uid-65534 provider acquires a session, runs commands and file tools in i
   assert.deepEqual(v.left, [], 'no workspace directory left');
   assert.equal(v.records, 0);
   assert.deepEqual(withTag(tag), [], 'the background command is gone');
-  assert.deepEqual(withTag(v.workspace), [], 'no holder of that workspace is left');
+  assert.deepEqual(h.sessionHolders(v.workspace), [], 'no holder of that workspace is left');
 });
 
 test('a uid-65534 provider\'s workspace is bounded: the sandbox gets ENOSPC for bytes and for inodes, and the provider\'s disk is untouched', { skip }, (t) => {
@@ -295,7 +295,7 @@ test('a uid-65534 provider whose sessions root sits under a directory the owner 
   assert.match(v.message, /closed/, 'the message names the directory in the way');
   assert.deepEqual(v.left, []);
   assert.equal(v.records, 0);
-  assert.deepEqual(withTag(`${dir}/closed/root/`), [], 'the holder was killed');
+  assert.deepEqual(h.sessionHolders(`${dir}/closed/root/`), [], 'the holder was killed');
 });
 
 test('a uid-65534 provider killed after its holder mounted the workspace but before recording it leaves no holder behind', { skip }, async (t) => {
@@ -343,7 +343,7 @@ test('a uid-65534 provider killed before the new session\'s record names its hol
   t.after(() => {
     // Only the holder this test's provider started: its pid, holding this test's directory.
     try {
-      if (fs.readFileSync(`/proc/${first.hung.pid}/cmdline`, 'utf8').includes(`${dir}/root/`)) process.kill(first.hung.pid, 'SIGKILL');
+      if (h.sessionHolders(`${dir}/root/`).includes(first.hung.pid)) process.kill(first.hung.pid, 'SIGKILL');
     } catch {
       // gone
     }
@@ -353,7 +353,7 @@ test('a uid-65534 provider killed before the new session\'s record names its hol
     for (let i = 0; i < 100 && alive(${first.hung.pid}); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     out({ report, records: (await store.list()).length, left: keysIn(dir + '/root'), holderAlive: alive(${first.hung.pid}) });`);
   assert.equal(second.holderAlive, false, 'the holder is gone: it exited unrecorded, or recover() reaped it');
-  assert.deepEqual(withTag(`${dir}/root/`), [], 'no holder of this provider\'s workspaces is left');
+  assert.deepEqual(h.sessionHolders(`${dir}/root/`), [], 'no holder of this provider\'s workspaces is left');
   assert.equal(second.records, 0);
   assert.deepEqual(second.left, []);
 });
@@ -415,7 +415,7 @@ test('a uid-65534 provider lists a name that is not valid UTF-8 as name null wit
 test('a command that changes its workspace root\'s mode (chmod 755, 777, 750, 711 /workspace) breaks neither the file tools nor the resume after a provider SIGKILL (round 7b, R7b-2)', { skip }, (t) => {
   const dir = scratch(t);
   // A failure after the first provider's SIGKILL would leave its holder: this test's, by its directory.
-  t.after(() => withTag(`${dir}/root/`).forEach((pid) => {
+  t.after(() => h.sessionHolders(`${dir}/root/`).forEach((pid) => {
     try {
       process.kill(Number(pid), 'SIGKILL');
     } catch {
@@ -569,7 +569,7 @@ test('a second uid-65534 provider on another sessions root, whose dead session\'
     await new Promise((resolve) => process.stdout.write('', resolve));
     process.kill(process.pid, 'SIGKILL');`, { killed: true });
   process.kill(b.holder.pid, 'SIGKILL');
-  assert.ok(await eventually(() => !fs.existsSync(`/proc/${b.holder.pid}`) || !withTag(dirB).includes(String(b.holder.pid)), 30_000), 'B\'s holder is gone');
+  assert.ok(await eventually(() => !fs.existsSync(`/proc/${b.holder.pid}`) || !h.sessionHolders(dirB).includes(b.holder.pid), 30_000), 'B\'s holder is gone');
   // A: a live session with a command running in it, until told to check it.
   const go = path.join(dirA, 'go');
   const a = providerInBackground(t, dirA, `
@@ -647,6 +647,11 @@ if (!h.NONROOT_PASS) test('after a uid-65534 provider and its session holder die
     await new Promise((resolve) => process.stdout.write('', resolve));
     process.kill(process.pid, 'SIGKILL');`, { killed: true });
   assert.ok(dead.holder.userns > 0, 'the record names the holder\'s user namespace');
+  // By its NS_GET_ID (a decimal string) and this boot, which the sweep matches (round 10, R10-1);
+  // no id on a kernel without NS_GET_ID (before 6.18), and then the sweep kills nothing.
+  if (require('../../binding.js').userNamespaceId(process.pid) !== null) assert.match(dead.holder.nsId, /^[1-9]\d*$/, 'the record names the holder\'s user namespace by id');
+  else assert.equal(dead.holder.nsId, null);
+  assert.equal(dead.holder.bootId, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
   process.kill(dead.holder.pid, 'SIGKILL'); // a reboot, an OOM kill
   const gone = (pid) => { try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] === 'Z'; } catch { return true; } };
   assert.ok(await eventually(() => gone(dead.holder.pid), 30_000), 'the holder is gone');
@@ -883,7 +888,7 @@ test('a uid-65534 provider whose file helper cannot be spawned (EMFILE) lives: t
   const dir = scratch(t);
   // A provider that died (the failure this test catches) leaves its sessions' holders: they name `dir`.
   t.after(() => {
-    for (const pid of withTag(dir)) {
+    for (const pid of h.sessionHolders(dir)) {
       try {
         process.kill(Number(pid), 'SIGKILL');
       } catch {
@@ -911,7 +916,7 @@ test('a uid-65534 provider whose file helper cannot be spawned (EMFILE) lives: t
   assert.deepEqual([v.after, v.other, v.echo], ['x', 'y', 'alive']);
 });
 
-test('a uid-65534 provider\'s file helpers carry nothing of the session in argv: another process scanning /proc/<pid>/cmdline sees neither the path nor the workspace (round 9, R9-5)', { skip, timeout: 120_000 }, async (t) => {
+test('a uid-65534 provider\'s file helpers and session holder carry nothing of the session in argv: another process scanning /proc/<pid>/cmdline sees neither the path nor the workspace (round 9, R9-5; the holder: round 10)', { skip, timeout: 120_000 }, async (t) => {
   const dir = scratch(t);
   const stop = path.join(dir, 'stop');
   // The provider reads and writes the file until the scanner (this process) has seen enough
@@ -933,9 +938,11 @@ test('a uid-65534 provider\'s file helpers carry nothing of the session in argv:
   const exited = new Promise((resolve) => child.on('exit', resolve));
   t.after(() => child.kill('SIGKILL'));
   const helpers = [];
+  // The holder lives as long as the session: its argv, the whole time (holder.js).
+  const holders = [];
   let running = true;
   exited.then(() => { running = false; });
-  while (running && helpers.length < 20) {
+  while (running && (helpers.length < 20 || holders.length === 0)) {
     for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
       let cmdline;
       try {
@@ -943,7 +950,16 @@ test('a uid-65534 provider\'s file helpers carry nothing of the session in argv:
       } catch {
         continue;
       }
-      if (cmdline.includes('session-files') || cmdline.includes('customer-4711')) helpers.push(cmdline.split('\0').join(' ').trim());
+      // This provider's children only: the host is shared (another provider's script may name them).
+      let parent;
+      try {
+        parent = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      } catch {
+        continue;
+      }
+      const argv = cmdline.split('\0');
+      if (cmdline.includes('customer-4711') || (parent === child.pid && argv[1] === 'session-files')) helpers.push(argv.join(' ').trim());
+      if (parent === child.pid && argv[1] === 'session-holder') holders.push(argv.join(' ').trim());
     }
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -955,5 +971,10 @@ test('a uid-65534 provider\'s file helpers carry nothing of the session in argv:
     assert.doesNotMatch(cmdline, /customer-4711/, cmdline);
     assert.ok(!cmdline.includes(workspace) && !cmdline.includes(dir), cmdline);
     assert.match(cmdline, /cordon-exec-agent session-files$/, cmdline);
+  }
+  assert.ok(holders.length > 0, 'the scan saw the session holder');
+  for (const cmdline of holders) {
+    assert.ok(!cmdline.includes(workspace) && !cmdline.includes(dir), cmdline);
+    assert.match(cmdline, /cordon-exec-agent session-holder$/, cmdline);
   }
 });

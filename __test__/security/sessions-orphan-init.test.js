@@ -219,7 +219,7 @@ async function oneTry(kind, nobody) {
     }
   }
   // A holder (uid 65534) or a root provider's workspace the second provider did not end: this try's, by its directory.
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (readProc(p, 'cmdline') ?? '').includes(`${dir}/root/`))) {
+  for (const pid of h.sessionHolders(`${dir}/root/`)) {
     try {
       process.kill(Number(pid), 'SIGKILL');
     } catch {

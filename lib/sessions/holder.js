@@ -55,13 +55,18 @@ function subordinateOwners() {
   return { first: uids.first, count: Math.floor(Math.min(uids.count, gids.count) / 2) };
 }
 
-/** The inode of `pid`'s user namespace, or null when it cannot be read. */
+/** The inode of `pid`'s user namespace, or null when it cannot be read: for diagnostics, never an identity (R10-1). */
 function userNamespaceOf(pid) {
   try {
     return fs.statSync(`/proc/${pid}/ns/user`).ino;
   } catch {
     return null;
   }
+}
+
+/** This boot's id: the kernel's namespace ids restart at boot, so a recorded one is only meaningful with it. */
+function bootId() {
+  return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 }
 
 /** Reads one line (a step word) from the holder's stdout, bounded in time. */
@@ -132,18 +137,23 @@ function holderAlive(holder) {
 
 /**
  * Starts the holder for `dir` (an empty directory of this provider) and
- * resolves with `{pid, start}` once the tmpfs is mounted in it and
- * `persist(holder)` (the caller's durable record of it) resolved: only
- * then is the holder told to `keep`; a provider killed before that leaves
- * a holder that exits on EOF. Fails closed (the holder killed) otherwise.
+ * resolves with `{pid, start, userns, nsId, bootId}` once the tmpfs is
+ * mounted in it and `persist(holder)` (the caller's durable record of it)
+ * resolved: only then is the holder told to `keep`; a provider killed
+ * before that leaves a holder that exits on EOF. Fails closed (the holder
+ * killed) otherwise. `namespaceId(pid)`: the addon's userNamespaceId.
  */
-async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persist }) {
-  const args = ['session-holder', String(ownerUid), dir, String(quotaBytes), String(inodes)];
+async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persist, namespaceId }) {
   // detached: its own session and process group, so a signal to the
   // provider's group (Ctrl-C) does not take the workspace with it.
-  const child = spawn(agentPath, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: '/', env: {} });
+  // Its argv is the subcommand alone: the request, which names the workspace,
+  // goes on stdin, as session-files' (/proc/<pid>/cmdline is world-readable; R9-5).
+  const child = spawn(agentPath, ['session-holder'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, cwd: '/', env: {} });
   const reader = lineReader(child);
   try {
+    // No 'error' of the pipe reaches the provider: a holder that is gone surfaces as the exit the reader reports.
+    child.stdin?.on('error', () => {});
+    child.stdin?.write(`${JSON.stringify([String(ownerUid), dir, String(quotaBytes), String(inodes)])}\n`);
     if ((await nextLine(reader)) !== 'unshared') throw new Error('the holder did not say "unshared"');
     // Asynchronously: each helper may take up to STEP_TIMEOUT_MS, and the
     // provider's other sessions must not stall on this acquire meanwhile.
@@ -158,7 +168,9 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
   }
   // Its user namespace too: after a dead provider, only processes in it (or in a
   // sandbox's below it) are the session's to sweep (owner-sweep.js; round 8, R8-1).
-  const holder = { pid: child.pid, start: startTime(child.pid), userns: userNamespaceOf(child.pid) };
+  // Named by NS_GET_ID and this boot, never by its inode, which the kernel hands
+  // out again (round 10, R10-1); null on a kernel without NS_GET_ID (sweepScope).
+  const holder = { pid: child.pid, start: startTime(child.pid), userns: userNamespaceOf(child.pid), nsId: namespaceId(child.pid), bootId: bootId() };
   try {
     await persist(holder);
   } catch (error) {
@@ -229,4 +241,4 @@ async function stopHolder(holder) {
   return !holderAlive(holder);
 }
 
-module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners, mappedByLiveHolder, mapsAsHolder };
+module.exports = { startHolder, stopHolder, holderAlive, subordinateOwners, mappedByLiveHolder, mapsAsHolder, bootId };

@@ -12,7 +12,8 @@ const { sqliteSessionStore } = require('./sqlite-store');
 /**
  * @param {{spawnIsolated: Function, workspaceWrite: Function, agentPath: string,
  *   removeTree: {tree: (dir: string, maxEntries?: number) => Promise<void>, contents: (dir: string, maxEntries?: number) => Promise<void>},
- *   killUid: (uid: number, userns?: number) => Promise<number>,
+ *   killUid: (uid: number, nsId?: string) => Promise<number>,
+ *   namespaceId: (pid: number) => string | null,
  *   ownerRange: () => {first: number, count: number}}} deps
  */
 function bindSessions(deps) {

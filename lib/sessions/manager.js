@@ -267,7 +267,7 @@ class SessionManager {
     const range = ownerRange(this._deps);
     if (!claim.created && workspaceLive(record) && ownsUid(record, this._options.claimsDir, range)) {
       // What the dead provider's sandboxes left of the owner uid goes first (owner-sweep.js).
-      await sweepOwner(this._deps.killUid, record.ownerUid, record.holder?.userns);
+      await sweepOwner(this._deps.killUid, record.ownerUid, record.holder);
       return this._launch(new Session(this._context, record, 'restarted'));
     }
     if (!claim.created) {
@@ -284,7 +284,7 @@ class SessionManager {
         record.holder = holder;
         await store.put(record);
       };
-      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath, persist });
+      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath, persist, namespaceId: this._deps.namespaceId });
       mounted = true;
       await store.put(record);
     } catch (error) {

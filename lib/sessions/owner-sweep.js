@@ -18,6 +18,7 @@
 
 const fs = require('node:fs');
 const { CordonError } = require('../errors');
+const { bootId } = require('./holder');
 
 /**
  * Whether any host process runs as `uid` (real uid, from /proc/<pid>/status,
@@ -45,20 +46,50 @@ function uidHasProcesses(uid) {
 }
 
 /**
- * Kills every process of `ownerUid` with the addon's `killUid` and resolves
- * with how many; rejects with ERR_CORDON_SESSION_SWEEP_FAILED. `userns`: a
- * non-root session holder's user namespace (holder.js): then only processes
- * in it or below it (the session's sandboxes) are killed, and a process of
- * the uid elsewhere — a caller's run on a workspace of that uid, started
- * once the holder was gone — is left alone (round 8, R8-1).
+ * Pure: what a sweep of a record's owner uid may kill, from its `holder`
+ * (holder.js) — `{nsId}`: the processes of the uid in that user namespace
+ * or below it (a non-root provider's session; the id is NS_GET_ID's,
+ * unique within a boot); `{nsId: undefined}`: every process of the uid (a
+ * root provider's session: no holder, the uid guarded by the launcher's
+ * claims); `{skip}`: nothing, and why. A non-root provider never sweeps
+ * its uid whole: a caller's run of that uid may be running once the
+ * holder is dead (round 8, R8-1), and a namespace inode in the record
+ * names whatever namespace has that number now (round 10, R10-1). So it
+ * sweeps nothing for a record without an id (one made by an earlier
+ * version, or on a kernel without NS_GET_ID, or before its holder was
+ * recorded, when no sandbox had run) or from another boot (whose ids
+ * restart, and of whose processes none survived).
  */
-async function sweepOwner(killUid, ownerUid, userns = null) {
+function sweepScope(holder, { nonRoot, bootId }) {
+  if (!nonRoot) return { nsId: undefined };
+  if (typeof holder?.nsId !== 'string' || typeof holder.bootId !== 'string') return { skip: 'no-namespace-id' };
+  if (holder.bootId !== bootId) return { skip: 'another-boot' };
+  return { nsId: holder.nsId };
+}
+
+/** sweepScope for this provider, now. */
+function scopeOf(holder) {
+  const nonRoot = process.geteuid() !== 0;
+  return sweepScope(holder, { nonRoot, bootId: nonRoot ? bootId() : null });
+}
+
+/**
+ * Kills the processes of `ownerUid` a session whose holder is `holder`
+ * left (sweepScope) with the addon's `killUid` and resolves with how many;
+ * rejects with ERR_CORDON_SESSION_SWEEP_FAILED. Within a non-root holder's
+ * namespace, a process of the uid elsewhere — a caller's run on a
+ * workspace of that uid, started once the holder was gone — is left
+ * alone (round 8, R8-1).
+ */
+async function sweepOwner(killUid, ownerUid, holder = null) {
   try {
-    return await killUid(ownerUid, userns ?? undefined);
+    const scope = scopeOf(holder);
+    if (scope.skip !== undefined) return 0;
+    return await killUid(ownerUid, scope.nsId);
   } catch (cause) {
     const message = String(cause?.message ?? cause).replace(/^ERR_CORDON_SESSION_SWEEP_FAILED: /, '');
     throw new CordonError('ERR_CORDON_SESSION_SWEEP_FAILED', `the session's leftover processes could not be stopped: ${message}`, { cause });
   }
 }
 
-module.exports = { sweepOwner, uidHasProcesses };
+module.exports = { sweepOwner, sweepScope, uidHasProcesses };

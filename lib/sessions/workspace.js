@@ -71,12 +71,12 @@ function workspacePath(rootPath, key, holder = viaHolder()) {
 
 /**
  * Creates the workspace `<root>/<key>` and resolves with its holder
- * (`{pid, start}`, a non-root provider: holder.js) or null (root: a tmpfs
+ * (`{pid, start, userns, nsId, bootId}`, a non-root provider: holder.js) or null (root: a tmpfs
  * mounted on the host). `persist(holder)` records the holder durably
  * before it is told to stay (holder.js). Fails closed: nothing left when
  * the quota cannot be applied.
  */
-async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, persist }) {
+async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, persist, namespaceId }) {
   if (!viaHolder()) {
     mountWorkspace({ root, key, ownerUid, quotaBytes });
     return null;
@@ -84,7 +84,7 @@ async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, per
   const dir = path.join(root.path, key);
   fs.closeSync(makeKeyDir(root, key));
   try {
-    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes), persist });
+    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes), persist, namespaceId });
   } catch (error) {
     fs.rmdirSync(`/proc/self/fd/${root.fd}/${key}`);
     throw error;
@@ -136,14 +136,14 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
  * (or no longer) a mount, or when a busy mount could only be detached: its
  * inodes are freed now rather than when the last holder lets go.
  * `deps.removeTree.{tree,contents}(dir)` are the addon's (promises: the
- * walk runs off the event loop), `deps.killUid(uid, userns)` its uid sweep. Never
+ * walk runs off the event loop), `deps.killUid(uid, nsId)` its uid sweep. Never
  * throws: returns what happened.
  */
 async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps, { sweep }) {
   const report = { removed: false, detail: null };
   const { removeTree } = deps;
   try {
-    if (sweep) await sweepOwner(deps.killUid, ownerUid, holder?.userns);
+    if (sweep) await sweepOwner(deps.killUid, ownerUid, holder);
     if (holder && !(await stopHolder(holder))) throw new Error(`the workspace holder ${holder.pid} did not end`);
     if (!holder && isMounted(dir)) {
       try {

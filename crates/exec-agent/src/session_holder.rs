@@ -1,4 +1,7 @@
-//! `cordon-exec-agent session-holder <uid> <dir> <bytes> <inodes>`: the
+//! `cordon-exec-agent session-holder`, its request `[<uid>, <dir>, <bytes>,
+//! <inodes>]` one JSON line on stdin, never argv: /proc/<pid>/cmdline is
+//! world-readable for the holder's whole life, and `<dir>` names the
+//! session's workspace (its key; as session-files since round 9, R9-5): the
 //! per-session *holder* of a NON-ROOT provider (docs/sessions.md,
 //! "Non-root providers"). It owns the session workspace: a tmpfs bounded by
 //! `size=<bytes>,nr_inodes=<inodes>`, mode 0700, owned by the session owner
@@ -8,6 +11,7 @@
 //! and the file helper (`session-files`) runs there as U.
 //!
 //! Steps, with the provider on the other end of stdin/stdout:
+//! 0. read the request line;
 //! 1. `unshare(CLONE_NEWUSER)`, then say `unshared` on stdout;
 //! 2. the provider maps U (newuidmap/newgidmap, from outside: only it may
 //!    use its subordinate range) and writes `mapped` on stdin;
@@ -48,10 +52,13 @@ pub struct HolderSpec {
     pub inodes: u64,
 }
 
-/// Pure: the arguments after `session-holder` → the spec, or why not.
+/// Pure: the request's fields → the spec, or why not.
 pub fn parse(args: &[String]) -> Result<HolderSpec, String> {
     let [uid, dir, bytes, inodes] = args else {
-        return Err("usage: cordon-exec-agent session-holder <uid> <dir> <bytes> <inodes>".into());
+        return Err(
+            "usage: cordon-exec-agent session-holder, request on stdin: [uid, dir, bytes, inodes]"
+                .into(),
+        );
     };
     let number = |what: &str, text: &str| {
         text.parse::<u64>()
@@ -87,6 +94,8 @@ fn fail(status: i32, message: String) -> ! {
 }
 
 /// One line from the provider, trimmed; `None` at EOF or on an error.
+/// Through the shared, buffered stdin: what the request's read buffered
+/// past its line is read here.
 fn read_word() -> Option<String> {
     let mut line = String::new();
     match std::io::stdin().lock().read_line(&mut line) {
@@ -103,9 +112,17 @@ fn say(word: &str) {
     }
 }
 
-/// Steps 1–4 of the module doc; never returns.
+/// Steps 0–4 of the module doc; never returns.
 pub fn main(args: &[String]) -> ! {
-    let spec = parse(args).unwrap_or_else(|e| fail(USAGE, e));
+    if !args.is_empty() {
+        fail(
+            USAGE,
+            "takes no arguments: the request comes on stdin".into(),
+        );
+    }
+    let request = crate::session_files::read_request(&mut std::io::stdin().lock())
+        .unwrap_or_else(|e| fail(USAGE, e));
+    let spec = parse(&request).unwrap_or_else(|e| fail(USAGE, e));
     if let Err(e) = unshare(CloneFlags::CLONE_NEWUSER) {
         fail(UNSHARE_USER, format!("unshare(CLONE_NEWUSER): {e}"));
     }
@@ -173,5 +190,17 @@ mod tests {
         assert!(parse(&args(&["0", "/a", "1", "1"])).is_err());
         assert!(parse(&args(&["1", "/a", "1"])).is_err());
         assert!(parse(&args(&["1", "/a", "1,uid=0", "1"])).is_err());
+    }
+
+    #[test]
+    fn the_request_is_one_json_line_and_the_step_words_follow_it() {
+        // As the provider writes it (holder.js): the request, later `mapped`.
+        let mut input: &[u8] = b"[\"1342177281\",\"/tmp/s/k\",\"1048576\",\"64\"]\nmapped\n";
+        let request = crate::session_files::read_request(&mut input).unwrap();
+        assert_eq!(parse(&request).unwrap().dir, "/tmp/s/k");
+        assert_eq!(input, b"mapped\n", "what follows stays for read_word");
+        // The old argv form on stdin is no request.
+        let mut words: &[u8] = b"1342177281 /tmp/s/k 1048576 64\n";
+        assert!(crate::session_files::read_request(&mut words).is_err());
     }
 }

@@ -16,6 +16,10 @@
 //   node userns-inode-reuse.js           the victim's namespace is created after the holder's is freed
 //   node userns-inode-reuse.js control   the victim's namespace is created while the holder lives
 // Prints VULNERABLE when the sweep scoped to the dead holder's namespace killed the victim.
+//
+// Fixed (R10-1): the record names the namespace by NS_GET_ID (never reused within a
+// boot) with the boot id, and the addon's sweep takes that id (a decimal string),
+// not the inode: the probe records what holder.js records now and sweeps with it.
 const path = require('node:path');
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
@@ -52,7 +56,9 @@ async function main() {
   try {
     const holder = await inFreshUserns();
     spawned.push(holder.child);
-    const recorded = holder.ino; // what the session record keeps as holder.userns
+    const recorded = holder.ino; // the record's holder.userns: diagnostics only now
+    const recordedId = binding.userNamespaceId(holder.child.pid); // the record's holder.nsId
+    if (recordedId === null) { console.log('inconclusive: this kernel has no NS_GET_ID (records carry no id; a dead holder\'s sweep kills nothing)'); return; }
     let victim;
     if (control) victim = await inFreshUserns(); // created while the holder's namespace still exists
     await stop(holder.child); // the holder is gone (killed, or a reboot), no orphan pins its namespace
@@ -69,10 +75,10 @@ async function main() {
     }
     spawned.push(victim.child);
     console.log(`holder's userns (recorded) ${recorded}; victim (uid ${U}, pid ${victim.child.pid}) userns ${victim.ino}`);
-    const killed = await binding.killUidProcesses(U, recorded);
+    const killed = await binding.killUidProcesses(U, recordedId);
     await sleep(200);
     const alive = victim.child.exitCode === null && victim.child.signalCode === null;
-    console.log(`killUidProcesses(${U}, ${recorded}) signalled ${killed}; victim ${alive ? 'alive' : `killed (${victim.child.signalCode})`}`);
+    console.log(`killUidProcesses(${U}, '${recordedId}') signalled ${killed}; victim (id ${binding.userNamespaceId(victim.child.pid)}) ${alive ? 'alive' : `killed (${victim.child.signalCode})`}`);
     if (control) console.log(alive ? 'control ok: a namespace that is not the holder\'s is left alone' : 'control FAILED');
     else console.log(alive ? 'held' : 'VULNERABLE: the sweep scoped to a dead holder\'s userns killed a process of the uid in a new namespace that reused its inode number');
   } finally {

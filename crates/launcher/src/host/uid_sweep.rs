@@ -118,8 +118,8 @@ pub fn is_live_process_of(status: &str, uid: u32) -> bool {
 }
 
 /// One scan: a pidfd of every live process of `uid` (this process
-/// excluded), and with `within`, only of those whose user namespace is
-/// that one or lies below it (userns_chain.rs).
+/// excluded), and with `within` (a user namespace's `NS_GET_ID`), only of
+/// those whose user namespace is that one or lies below it (userns_chain.rs).
 fn scan(uid: u32, within: Option<u64>) -> Result<Vec<OwnedFd>, UidSweepError> {
     let me = std::process::id();
     let mut found = Vec::new();
@@ -162,8 +162,9 @@ fn round_end(now: Instant, started: Instant, deadline: Duration) -> Instant {
 /// [`session_owners`], else refused) and waits until none is left, or
 /// fails once `deadline` has passed. Returns how many processes it
 /// signalled. `within`: a non-root session holder's user namespace (its
-/// inode): only processes in it or below it are the session's, and a
-/// process of the uid elsewhere is left alone (round 8, R8-1).
+/// `NS_GET_ID`, never its inode, which the kernel reuses: round 10, R10-1):
+/// only processes in it or below it are the session's, and a process of
+/// the uid elsewhere is left alone (round 8, R8-1).
 pub fn kill_uid(uid: u32, within: Option<u64>, deadline: Duration) -> Result<u32, UidSweepError> {
     // SAFETY: geteuid/getuid cannot fail and touch no memory.
     let (euid, ruid) = unsafe { (libc::geteuid(), libc::getuid()) };
@@ -357,14 +358,20 @@ mod tests {
             .args(["--user", "/bin/sleep", "60"])
             .spawn()
             .expect("unshare");
-        let mine = userns_chain::inode_of(std::process::id()).unwrap();
+        let userns_chain::NsId::Id(mine) = userns_chain::id_of(std::process::id()) else {
+            other.kill().unwrap();
+            let _ = other.wait();
+            child.kill().unwrap();
+            let _ = child.wait();
+            return; // a kernel without NS_GET_ID: no scoped sweep to test
+        };
         let elsewhere = (0..1000)
-            .find_map(|_| {
-                let ino = userns_chain::inode_of(other.id()).filter(|&ino| ino != mine);
-                if ino.is_none() {
+            .find_map(|_| match userns_chain::id_of(other.id()) {
+                userns_chain::NsId::Id(id) if id != mine => Some(id),
+                _ => {
                     std::thread::sleep(Duration::from_millis(10));
+                    None
                 }
-                ino
             })
             .expect("a nested user namespace");
         let scoped = kill_uid(uid, Some(elsewhere), Duration::from_secs(30));
