@@ -66,6 +66,12 @@ export interface IsolatedOptions {
   invocationId?: string;
   /** Host directory mounted at /workspace. Default: a fresh empty directory. */
   workspace?: string;
+  /**
+   * `workspace` is a tmpfs of this many bytes whose pages count against the sandbox's memory (a
+   * session's): /tmp and /dev/shm shrink so that the three together leave a quarter of the memory
+   * ceiling to the processes. At most half the ceiling (else ERR_CORDON_INVALID_OPTIONS).
+   */
+  workspaceTmpfsBytes?: number;
   /** The runner's entire environment (default: empty). Names must be in policy.environment.allow. */
   env?: Record<string, string>;
   /**

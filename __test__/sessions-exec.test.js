@@ -137,6 +137,46 @@ test('with the defaults, filling the workspace ends in ENOSPC, not an OOM kill; 
   assert.equal(receipt.failure, null);
 });
 
+test('filling /workspace, /tmp and /dev/shm together ends in ENOSPC on each: the agent serves the next command and the files are kept (round 9, R9-3, the triple fill)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('fill-three'), 'u');
+  await session.writeFile('notes.md', 'the conversation so far\n');
+  // 10 MB files into each tmpfs until it refuses one; with the defaults the three reached the whole 256 MiB ceiling.
+  const script = 'for d in /workspace /tmp /dev/shm; do i=0; while head -c 10000000 /dev/zero > $d/part$i 2>/dev/null; do i=$((i+1)); done; echo "$d $i $(df -B1 --output=used $d | tail -1)"; done';
+  const fill = await session.exec({ shell: 'bash', script }, { timeoutMs: 120_000 });
+  assert.equal(fill.signal, null, `the fill was not killed: ${fill.stdout} ${fill.stderr}`);
+  assert.equal(fill.exitCode, 0, fill.stderr);
+  t.diagnostic(fill.stdout.trim().replaceAll('\n', '; '));
+  const used = Object.fromEntries(fill.stdout.trim().split('\n').map((line) => line.split(' ')).map(([mount, , bytes]) => [mount, Number(bytes)]));
+  assert.deepEqual(Object.keys(used), ['/workspace', '/tmp', '/dev/shm'], fill.stdout);
+  const total = used['/workspace'] + used['/tmp'] + used['/dev/shm'];
+  assert.ok(total <= 192 << 20, `the three together leave a quarter of the 256 MiB ceiling to the agent and a command: ${fill.stdout}`);
+  assert.equal((await session.exec(['echo', 'ok'])).stdout, 'ok\n', 'the agent serves the next command');
+  assert.equal(String(await session.readFile('notes.md')), 'the conversation so far\n', 'a file written before the fill is kept');
+  const receipt = await session.end();
+  assert.equal(receipt.endReason, 'end');
+  assert.equal(receipt.failure, null);
+});
+
+test('launch option workspaceTmpfsBytes shrinks /tmp to fit a charged workspace; a plain run keeps its sizes; a charge over half the ceiling is refused (round 9, R9-3)', { skip }, async (t) => {
+  const { spawnIsolated, readOnly } = require('..');
+  const { runToEnd } = require('./spawn-support');
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'cordon-charged-'));
+  fs.chmodSync(dir, 0o755);
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const sizes = async (extra) => {
+    const { result, stderr } = await runToEnd(spawnIsolated(['/bin/sh', '-c', 'df -B1 --output=size /tmp /dev/shm | tail -2 >&2'], { policy: readOnly(), workspace: dir, ...extra }));
+    assert.equal(result.returncode, 0, stderr);
+    return { inside: stderr.trim().split('\n').map(Number), planned: result.receipt.confinement.planned.temp.sizeBytes };
+  };
+  // Half the preset's 256 MiB ceiling for /tmp and /dev/shm (docs/security.md), as before.
+  assert.deepEqual(await sizes({}), { inside: [112 << 20, 16 << 20], planned: 112 << 20 });
+  // A session's 128 MiB workspace: the three leave 64 MiB, a quarter of the ceiling.
+  assert.deepEqual(await sizes({ workspaceTmpfsBytes: 128 << 20 }), { inside: [48 << 20, 16 << 20], planned: 48 << 20 });
+  assert.throws(() => spawnIsolated(['/bin/true'], { policy: readOnly(), workspace: dir, workspaceTmpfsBytes: (128 << 20) + 1 }), { code: 'ERR_CORDON_INVALID_OPTIONS', message: /more than half the sandbox's memory ceiling/ });
+  assert.throws(() => spawnIsolated(['/bin/true'], { policy: readOnly(), workspaceTmpfsBytes: 1 << 20 }), { code: 'ERR_CORDON_INVALID_OPTIONS', message: /needs options.workspace/ });
+});
+
 test('a workspace larger than half the sandbox memory ceiling is refused when the manager is created (round 9, R9-3)', { skip }, async (t) => {
   const root = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'cordon-sessions-quota-'));
   t.after(() => fs.rmSync(root, { recursive: true, force: true }));

@@ -48,6 +48,23 @@ test('readFile past maxBytes is refused with ERR_CORDON_SESSION_FILE_TOO_LARGE',
   assert.equal((await session.readFile('five-k', { maxBytes: 5000 })).length, 5000);
 });
 
+test('the file tools reach what the session\'s commands locked away: a mode-000 file, a 000 directory, a 0500 directory (the provider\'s file permissions; the non-root helper keeps the same three, sessions-nonroot.test.js)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('locked'), 'u');
+  await session.exec({ shell: 'bash', script: 'echo secret > f; chmod 000 f; mkdir d; echo in > d/g; chmod 000 d; mkdir ro; echo x > ro/h; chmod 500 ro' });
+  const codeOf = (promise) => promise.then(() => null, (error) => error.code);
+  const codes = {
+    readMode000: await codeOf(session.readFile('f')),
+    readIn000Dir: await codeOf(session.readFile('d/g')),
+    list000Dir: await codeOf(session.list('d')),
+    writeIn500Dir: await codeOf(session.writeFile('ro/new', 'x')),
+    removeIn500Dir: await codeOf(session.remove('ro/h')),
+    remove000Tree: await codeOf(session.remove('d', { recursive: true })),
+  };
+  assert.deepEqual(codes, { readMode000: null, readIn000Dir: null, list000Dir: null, writeIn500Dir: null, removeIn500Dir: null, remove000Tree: null });
+  assert.equal(String(await session.readFile('f')), 'secret\n');
+});
+
 test('symlinks, FIFOs, sockets and hard links a sandbox plants never make the host tools leave the workspace or block', { skip }, async (t) => {
   const { manager } = managerFor(t);
   const session = await manager.acquire(scope('planted'), 'u');

@@ -978,3 +978,54 @@ test('a uid-65534 provider\'s file helpers and session holder carry nothing of t
     assert.match(cmdline, /cordon-exec-agent session-holder$/, cmdline);
   }
 });
+
+test('the file helper of a uid-65534 provider keeps only the file-permission capabilities of the root path (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER) as the owner uid, with no_new_privs, and answers as the root path does', { skip }, (t) => {
+  const dir = scratch(t);
+  // The exec agent the provider runs its helpers from (providerCommand's agentPath, or the package's own).
+  const helperPath = agentPath() ?? require('../../lib/platform-package').nativeExecutable('cordon-exec-agent');
+  const v = provider(dir, `
+    const { spawn } = require('node:child_process');
+    const s = await m.acquire(scope('caps'), 'u');
+    await s.exec({ shell: 'bash', script: 'echo secret > f; chmod 000 f; mkdir d; echo in > d/g; chmod 000 d; mkdir ro; echo x > ro/h; chmod 500 ro' });
+    // A write whose bytes come only later: the helper enters the holder, becomes the owner
+    // uid, opens the workspace and waits on stdin, where its sets are read.
+    const [{ holder }] = await store.list();
+    const helper = spawn(${JSON.stringify(helperPath)}, ['session-files'], { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', env: {} });
+    const helperExit = new Promise((resolve) => helper.once('exit', resolve));
+    let helperErr = '';
+    helper.stderr.on('data', (chunk) => { helperErr += chunk; });
+    let exited = false;
+    helperExit.then(() => { exited = true; });
+    helper.stdin.write(JSON.stringify([String(holder.pid), String(holder.start), String(s.ownerUid), s.workspace, 'write', 'probe.txt']) + '\\n');
+    const status = () => { try { return fs.readFileSync('/proc/' + helper.pid + '/status', 'utf8'); } catch { return ''; } };
+    const field = (text, name) => (new RegExp('^' + name + ':\\\\s+(\\\\S+)', 'm').exec(text) ?? [])[1];
+    let seen = '';
+    // As U and asleep: the one blocking read left is that of the write's bytes, after the drop.
+    const waiting = () => field(seen, 'Uid') === String(s.ownerUid) && field(seen, 'State') === 'S';
+    for (let i = 0; i < 600 && !exited && !waiting(); i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      seen = status();
+    }
+    helper.stdin.end('written');
+    const exit = await helperExit;
+    const sets = Object.fromEntries(['Uid', 'CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs'].map((name) => [name, field(seen, name)]));
+    // What the root path answers in the same situation (sessions-files.test.js): all of these succeed.
+    const codes = {
+      readMode000: await codeOf(s.readFile('f')),
+      readIn000Dir: await codeOf(s.readFile('d/g')),
+      list000Dir: await codeOf(s.list('d')),
+      writeIn500Dir: await codeOf(s.writeFile('ro/new', 'x')),
+      removeIn500Dir: await codeOf(s.remove('ro/h')),
+      remove000Tree: await codeOf(s.remove('d', { recursive: true })),
+    };
+    const read = (await s.readFile('f')).toString();
+    const probe = (await s.readFile('probe.txt')).toString();
+    await s.end();
+    out({ ownerUid: s.ownerUid, sets, exit, helperErr, codes, read, probe });`);
+  assert.equal(v.sets.Uid, String(v.ownerUid), `the helper was seen as the owner uid: ${JSON.stringify(v.sets)} ${v.exit} ${v.helperErr}`);
+  assert.deepEqual(v.sets, { Uid: String(v.ownerUid), CapInh: '0000000000000000', CapPrm: '000000000000000e', CapEff: '000000000000000e', CapBnd: '000000000000000e', CapAmb: '0000000000000000', NoNewPrivs: '1' });
+  assert.equal(v.exit, 0, v.helperErr);
+  assert.equal(v.probe, 'written');
+  assert.deepEqual(v.codes, { readMode000: null, readIn000Dir: null, list000Dir: null, writeIn500Dir: null, removeIn500Dir: null, remove000Tree: null });
+  assert.equal(v.read, 'secret\n');
+});

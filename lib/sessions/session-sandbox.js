@@ -33,7 +33,7 @@ function agentFailed(message, cause) {
 class SessionSandbox {
   /**
    * @param {{spawnIsolated: Function, agentPath: string, policy: object, workspace: string,
-   *   maxCommands: number, onFailure: (error: Error) => void}} spec
+   *   workspaceBytes: number, maxCommands: number, onFailure: (error: Error) => void}} spec
    */
   constructor(spec) {
     this._spec = spec;
@@ -49,9 +49,12 @@ class SessionSandbox {
 
   /** Spawns the sandbox and resolves once the agent said READY. */
   async start() {
-    const { spawnIsolated, agentPath, policy, workspace, holder } = this._spec;
+    const { spawnIsolated, agentPath, policy, workspace, workspaceBytes, holder } = this._spec;
     // A non-root provider's sandbox starts inside the workspace holder's namespaces (holder.js).
-    this.execution = spawnIsolated([agentPath], { policy, workspace, stop: SANDBOX_STOP, namespaceHolder: holder });
+    // The workspace tmpfs counts against the sandbox's memory: the launcher shrinks /tmp and
+    // /dev/shm so that the three full leave the agent and a command a quarter of the ceiling.
+    const options = { policy, workspace, workspaceTmpfsBytes: workspaceBytes, stop: SANDBOX_STOP, namespaceHolder: holder };
+    this.execution = spawnIsolated([agentPath], options);
     const ready = new Promise((resolve, reject) => {
       this._ready = { resolve, reject };
     });

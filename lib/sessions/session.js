@@ -83,6 +83,7 @@ class Session {
       agentPath: options.agentPath,
       policy: this._policy,
       workspace: this.workspace,
+      workspaceBytes: options.workspaceBytes,
       holder: this._record.holder ? { pid: this._record.holder.pid, startTime: Number(this._record.holder.start) } : undefined,
       maxCommands: options.maxCommands,
       onFailure: (error) => {

@@ -21,13 +21,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { constants: C } = fs;
-const { execFileSync } = require('node:child_process');
 const { CordonError } = require('../errors');
+const { onDescriptor, UMOUNT } = require('./mount-tool');
 
 const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_CLOEXEC;
-const MOUNT = '/usr/bin/mount';
-const UMOUNT = '/usr/bin/umount';
-const MOUNT_TIMEOUT_MS = 10_000;
 const ROOT_MODE = 0o711;
 
 const at = (fd, name) => `/proc/self/fd/${fd}/${name}`;
@@ -122,16 +119,11 @@ function makeKeyDir(root, key) {
   return fd;
 }
 
-/** mount(8) or umount(8) on the directory `fd` holds, as the child's fd 3: no path is resolved again. */
-function onDescriptor(program, args, fd) {
-  execFileSync(program, ['-c', ...args, '/proc/self/fd/3'], { stdio: ['ignore', 'pipe', 'pipe', fd], timeout: MOUNT_TIMEOUT_MS, env: {} });
-}
-
 /**
  * Detaches the mount at `<root>/<key>[/<inner>]` (reached through the held
- * root, no-follow) and removes the mount point (and `<key>`). Never throws.
+ * root, no-follow) and removes the mount point (and `<key>`). Never rejects.
  */
-function undoMount(root, key, inner = null) {
+async function undoMount(root, key, inner = null) {
   try {
     const keyFd = fs.openSync(at(root.fd, key), DIR_FLAGS);
     try {
@@ -145,7 +137,7 @@ function undoMount(root, key, inner = null) {
       }
       if (fd !== null) {
         try {
-          if (fs.fstatSync(fd).dev !== root.dev) onDescriptor(UMOUNT, ['-l'], fd);
+          if (fs.fstatSync(fd).dev !== root.dev) await onDescriptor(UMOUNT, ['-l'], fd);
         } finally {
           if (fd !== keyFd) fs.closeSync(fd);
         }
@@ -166,4 +158,4 @@ function undoMount(root, key, inner = null) {
   }
 }
 
-module.exports = { openSessionsRoot, checkRootPath, makeKeyDir, onDescriptor, undoMount, untrustedAncestor, MOUNT };
+module.exports = { openSessionsRoot, checkRootPath, makeKeyDir, undoMount, untrustedAncestor };

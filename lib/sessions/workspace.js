@@ -21,18 +21,14 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
 const { CordonError } = require('../errors');
-const { openSessionsRoot, makeKeyDir, onDescriptor, undoMount, MOUNT } = require('./sessions-root');
+const { openSessionsRoot, makeKeyDir, undoMount } = require('./sessions-root');
+const { runMountTool, onDescriptor, MOUNT, UMOUNT } = require('./mount-tool');
 const { startHolder, stopHolder, holderAlive } = require('./holder');
 const { sweepOwner } = require('./owner-sweep');
 
-/** Fixed location of umount(8) (mount(8): sessions-root.js): never an inherited $PATH. */
-const UMOUNT = '/usr/bin/umount';
 /** Inodes per MiB of quota: a session cannot exhaust inodes before bytes by much. */
 const INODES_PER_MIB = 256;
-/** Wait for mount(8)/umount(8) (ms): they are local and quick, never unbounded. */
-const MOUNT_TIMEOUT_MS = 10_000;
 
 function quotaUnavailable(message, cause) {
   return new CordonError('ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', message, cause === undefined ? {} : { cause });
@@ -78,7 +74,7 @@ function workspacePath(rootPath, key, holder = viaHolder()) {
  */
 async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, persist, namespaceId }) {
   if (!viaHolder()) {
-    mountWorkspace({ root, key, ownerUid, quotaBytes });
+    await mountWorkspace({ root, key, ownerUid, quotaBytes });
     return null;
   }
   const dir = path.join(root.path, key);
@@ -99,9 +95,10 @@ function workspaceLive(record) {
 /**
  * Mounts the workspace `<root>/<key>` through the held root (mkdirat,
  * mount on the new directory's descriptor); fails closed (nothing left,
- * the mount undone) when the quota cannot be applied. Root only.
+ * the mount undone) when the quota cannot be applied. Root only. mount(8)
+ * runs off the event loop (mount-tool.js).
  */
-function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
+async function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
   const dir = workspacePath(root.path, key, false);
   const keyFd = makeKeyDir(root, key);
   let mountFd = null;
@@ -112,10 +109,10 @@ function mountWorkspace({ root, key, ownerUid, quotaBytes }) {
     fs.mkdirSync(`/proc/self/fd/${keyFd}/${MOUNT_DIR}`, { mode: 0o700 });
     mountFd = fs.openSync(`/proc/self/fd/${keyFd}/${MOUNT_DIR}`, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW | fs.constants.O_CLOEXEC);
     fs.fchownSync(keyFd, ownerUid, ownerUid);
-    onDescriptor(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session'], mountFd);
+    await onDescriptor(MOUNT, ['-t', 'tmpfs', '-o', options, 'cordon-session'], mountFd);
     if (!isMounted(dir)) throw new Error(`mount(8) reported success but ${dir} is not a mount point`);
   } catch (cause) {
-    undoMount(root, key, MOUNT_DIR);
+    await undoMount(root, key, MOUNT_DIR);
     throw quotaUnavailable(`mount a ${quotaBytes}-byte tmpfs at ${dir}: ${String(cause.stderr ?? cause.message).trim()}`, cause);
   } finally {
     if (mountFd !== null) fs.closeSync(mountFd);
@@ -147,10 +144,10 @@ async function removeWorkspace({ workspace: dir, holder = null, ownerUid }, deps
     if (holder && !(await stopHolder(holder))) throw new Error(`the workspace holder ${holder.pid} did not end`);
     if (!holder && isMounted(dir)) {
       try {
-        execFileSync(UMOUNT, [dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
+        await runMountTool(UMOUNT, [dir]);
       } catch (error) {
         await removeTree.contents(dir);
-        execFileSync(UMOUNT, ['-l', dir], { stdio: 'pipe', timeout: MOUNT_TIMEOUT_MS, env: {} });
+        await runMountTool(UMOUNT, ['-l', dir]);
         report.detail = `emptied, then unmounted lazily: ${String(error.stderr ?? error.message).trim()}`;
       }
     }

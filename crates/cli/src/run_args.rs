@@ -240,6 +240,7 @@ pub fn launch_options(
         // Used only by a mediated policy.
         network_relay_path: relay.map(text),
         namespace_holder: None,
+        workspace_tmpfs_bytes: None,
     }
 }
 

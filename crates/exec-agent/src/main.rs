@@ -8,6 +8,7 @@
 mod command;
 mod frame;
 mod inherited_fds;
+mod owner_capabilities;
 mod session_files;
 mod session_holder;
 mod tree_removal;

@@ -93,7 +93,8 @@ pub fn kind(mode: u32) -> &'static str {
 }
 
 /// Joins the holder's user and mount namespaces and becomes `uid` (a fresh
-/// process: single-threaded, as setns(CLONE_NEWUSER) requires). The holder
+/// process: single-threaded, as setns(CLONE_NEWUSER) requires), keeping
+/// only the file-permission capabilities the root path has. The holder
 /// is `/proc/<holder>` opened once: its `stat` must show `start` (field 22,
 /// as the provider recorded it) and its namespaces are opened through that
 /// same descriptor, so a holder that died and whose pid was reused since
@@ -127,7 +128,13 @@ fn enter(holder: i32, start: &str, uid: u32) -> nix::Result<()> {
     let gid = nix::unistd::Gid::from_raw(uid);
     nix::unistd::setresgid(gid, gid, gid)?;
     let id = nix::unistd::Uid::from_raw(uid);
-    nix::unistd::setresuid(id, id, id)
+    nix::unistd::setresuid(id, id, id)?;
+    // The switch to U left every capability of the holder's namespace in
+    // place (its uid was never 0 there): keep only the root path's file
+    // permissions, before the workspace is touched (owner_capabilities.rs).
+    crate::owner_capabilities::keep_only(crate::owner_capabilities::mask(
+        &crate::owner_capabilities::KEPT,
+    ))
 }
 
 /// Pure: field 22 of a `/proc/<pid>/stat` line (its start time, in clock

@@ -93,6 +93,9 @@ impl LaunchError {
             LaunchError::Confinement(ConfinementError::CgroupRequired { .. }) => {
                 ErrorCode::ConfinementUnavailable
             }
+            LaunchError::Confinement(ConfinementError::ChargedTmpfsTooLarge { .. }) => {
+                ErrorCode::InvalidOptions
+            }
             LaunchError::Confinement(
                 ConfinementError::Seccomp(_) | ConfinementError::CgroupPlan(_),
             ) => ErrorCode::SpawnFailed,
@@ -341,10 +344,11 @@ fn plan_confinement(
     // after the run, and as a host directory it was unbounded memory.
     let default_writable = request.workspace.is_none()
         && request.policy.workspace == crate::request::policy::Access::Write;
-    let workspace = if default_writable {
-        confinement::WorkspaceMount::Tmpfs
-    } else {
-        confinement::WorkspaceMount::NotTmpfs
+    let workspace = match request.workspace_tmpfs_bytes {
+        // A caller's tmpfs charged to the sandbox: /tmp and /dev/shm make room.
+        Some(charged) => confinement::WorkspaceMount::ChargedTmpfs(charged),
+        None if default_writable => confinement::WorkspaceMount::Tmpfs,
+        None => confinement::WorkspaceMount::NotTmpfs,
     };
     Ok(confinement::plan(
         &request.policy.resources,

@@ -41,6 +41,7 @@ fn request(policy: Policy) -> LaunchRequest {
         bwrap_path: None,
         network_relay_path: None,
         namespace_holder: None,
+        workspace_tmpfs_bytes: None,
     }
 }
 

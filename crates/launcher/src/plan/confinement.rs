@@ -36,6 +36,11 @@ const DEV_SHM_MEMORY_DIVISOR: u64 = 16;
 /// at most 256 MiB and 1/8 of the memory ceiling.
 pub const DEFAULT_WORKSPACE_BYTES: u64 = 256 << 20;
 const WORKSPACE_MEMORY_DIVISOR: u64 = 8;
+/// When the caller's workspace is a tmpfs charged to the sandbox (a
+/// session's, `options.workspaceTmpfsBytes`), the share of the memory
+/// ceiling no tmpfs may take: what the processes (a session's exec agent
+/// and the command it runs next) keep when every tmpfs is full.
+const CHARGED_RESERVE_DIVISOR: u64 = 4;
 
 /// RLIMIT_NPROC when a cgroup bounds each sandbox: the processes of one
 /// host uid (a run's own, or shared by runs on one reserved owner's
@@ -77,6 +82,13 @@ pub enum ConfinementError {
     CgroupRequired { detail: String },
     #[error("plan the cgroup: {0}")]
     CgroupPlan(#[from] cgroup::CgroupError),
+    #[error(
+        "options.workspaceTmpfsBytes {charged} is more than half the sandbox's memory ceiling \
+         ({memory} bytes): full, the workspace would leave its processes no memory; give at \
+         most {most} or raise policy.resources.memoryBytes",
+        most = memory / 2
+    )]
+    ChargedTmpfsTooLarge { charged: u64, memory: u64 },
 }
 
 /// The host's cgroup hierarchy, detected once per process.
@@ -190,7 +202,7 @@ pub fn plan(
             (None, Some(detail.clone()))
         }
     };
-    let sizes = tmpfs_sizes(ceilings.address_space_bytes, workspace);
+    let sizes = tmpfs_sizes(ceilings.address_space_bytes, workspace)?;
     Ok(ConfinementPlan {
         seccomp_program: seccomp_program.to_vec(),
         rlimits,
@@ -209,6 +221,11 @@ pub enum WorkspaceMount {
     Tmpfs,
     /// A bind (a caller's directory, or the empty read-only default), or none.
     NotTmpfs,
+    /// A caller's directory that is a tmpfs of this many bytes whose pages
+    /// count against the sandbox's memory (a session's workspace): `/tmp`
+    /// and `/dev/shm` shrink so that the three together leave
+    /// [`CHARGED_RESERVE_DIVISOR`]'s share of the ceiling to the processes.
+    ChargedTmpfs(u64),
 }
 
 /// The sizes of a sandbox's writable tmpfs mounts.
@@ -219,17 +236,36 @@ pub struct TmpfsSizes {
     pub workspace: Option<u64>,
 }
 
-/// Pure: memory ceiling → tmpfs sizes that together stay within half of it.
-pub fn tmpfs_sizes(memory_bytes: u64, workspace: WorkspaceMount) -> TmpfsSizes {
+/// Pure: memory ceiling → tmpfs sizes that together stay within half of it
+/// (the launcher's own mounts). With a charged caller tmpfs of at most half
+/// the ceiling, `/tmp` and `/dev/shm` are never larger than without it, and
+/// all three together stay within the ceiling less its reserve share; a
+/// larger charge cannot fit and is refused.
+pub fn tmpfs_sizes(
+    memory_bytes: u64,
+    workspace: WorkspaceMount,
+) -> Result<TmpfsSizes, ConfinementError> {
     let dev_shm = DEV_SHM_BYTES.min(memory_bytes / DEV_SHM_MEMORY_DIVISOR);
-    let workspace = (workspace == WorkspaceMount::Tmpfs)
+    let own_workspace = (workspace == WorkspaceMount::Tmpfs)
         .then(|| DEFAULT_WORKSPACE_BYTES.min(memory_bytes / WORKSPACE_MEMORY_DIVISOR));
-    let rest = (memory_bytes / 2).saturating_sub(dev_shm + workspace.unwrap_or(0));
-    TmpfsSizes {
-        temp: DEFAULT_TEMP_BYTES.min(rest),
-        dev_shm,
-        workspace,
+    let rest = (memory_bytes / 2).saturating_sub(dev_shm + own_workspace.unwrap_or(0));
+    let mut temp = DEFAULT_TEMP_BYTES.min(rest);
+    if let WorkspaceMount::ChargedTmpfs(charged) = workspace {
+        if charged > memory_bytes / 2 {
+            return Err(ConfinementError::ChargedTmpfsTooLarge {
+                charged,
+                memory: memory_bytes,
+            });
+        }
+        // At least a quarter of the ceiling, so more than /dev/shm's 1/16.
+        let budget = memory_bytes - memory_bytes / CHARGED_RESERVE_DIVISOR - charged;
+        temp = temp.min(budget - dev_shm);
     }
+    Ok(TmpfsSizes {
+        temp,
+        dev_shm,
+        workspace: own_workspace,
+    })
 }
 
 /// What the run's cgroup reported at teardown (for the receipt).
@@ -369,22 +405,84 @@ mod tests {
     fn writable_tmpfs_mounts_together_stay_within_half_the_memory_ceiling() {
         for workspace in [WorkspaceMount::Tmpfs, WorkspaceMount::NotTmpfs] {
             for memory in [1u64, 4096, 64 << 20, 300 << 20, 1 << 30, 64 << 30] {
-                let s = tmpfs_sizes(memory, workspace);
+                let s = tmpfs_sizes(memory, workspace).unwrap();
                 let total = s.temp + s.dev_shm + s.workspace.unwrap_or(0);
                 assert!(total <= memory / 2, "{memory}: {s:?}");
             }
         }
-        let default = tmpfs_sizes(1 << 30, WorkspaceMount::Tmpfs);
+        let default = tmpfs_sizes(1 << 30, WorkspaceMount::Tmpfs).unwrap();
         assert_eq!(
             (default.temp, default.dev_shm, default.workspace),
             (256 << 20, 64 << 20, Some(128 << 20))
         );
-        let small = tmpfs_sizes(256 << 20, WorkspaceMount::NotTmpfs);
+        let small = tmpfs_sizes(256 << 20, WorkspaceMount::NotTmpfs).unwrap();
         assert_eq!(
             (small.temp, small.dev_shm, small.workspace),
             (112 << 20, 16 << 20, None),
             "no workspace share is reserved when /workspace is not a tmpfs"
         );
+    }
+
+    #[test]
+    fn a_charged_caller_tmpfs_shrinks_temp_so_that_every_tmpfs_leaves_a_quarter_to_processes() {
+        // A session's defaults: a 128 MiB workspace under the 256 MiB
+        // preset ceiling; /tmp 112 MiB and /dev/shm 16 MiB filled the rest.
+        let session = tmpfs_sizes(256 << 20, WorkspaceMount::ChargedTmpfs(128 << 20)).unwrap();
+        assert_eq!(
+            (session.temp, session.dev_shm, session.workspace),
+            (48 << 20, 16 << 20, None)
+        );
+        for memory in [
+            64u64,
+            4096,
+            64 << 20,
+            256 << 20,
+            300 << 20,
+            1 << 30,
+            64 << 30,
+        ] {
+            let plain = tmpfs_sizes(memory, WorkspaceMount::NotTmpfs).unwrap();
+            for charged in [0, 1, memory / 8, memory / 4, memory / 2] {
+                let s = tmpfs_sizes(memory, WorkspaceMount::ChargedTmpfs(charged)).unwrap();
+                let total = s.temp + s.dev_shm + charged;
+                assert!(total <= memory - memory / 4, "{memory}/{charged}: {s:?}");
+                assert!(s.temp <= plain.temp && s.dev_shm == plain.dev_shm);
+                assert_eq!(
+                    s.workspace, None,
+                    "the caller's tmpfs is not mounted by bwrap"
+                );
+            }
+        }
+        let small = tmpfs_sizes(1 << 30, WorkspaceMount::ChargedTmpfs(64 << 20)).unwrap();
+        assert_eq!(
+            small,
+            tmpfs_sizes(1 << 30, WorkspaceMount::NotTmpfs).unwrap(),
+            "a small charge within the reserve changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_charged_caller_tmpfs_over_half_the_ceiling_is_refused_with_invalid_options() {
+        let refused =
+            tmpfs_sizes(256 << 20, WorkspaceMount::ChargedTmpfs((128 << 20) + 1)).unwrap_err();
+        assert!(matches!(
+            refused,
+            ConfinementError::ChargedTmpfsTooLarge { charged, memory: 268435456 }
+                if charged == (128 << 20) + 1
+        ));
+        assert!(refused.to_string().contains("give at most 134217728"));
+        let resources = Resources::default();
+        let planned = plan(
+            &resources,
+            WorkspaceMount::ChargedTmpfs(1 << 30),
+            "r5",
+            &v1(),
+            b"",
+        );
+        assert!(matches!(
+            planned,
+            Err(ConfinementError::ChargedTmpfsTooLarge { .. })
+        ));
     }
 
     #[test]

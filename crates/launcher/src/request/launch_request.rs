@@ -60,6 +60,10 @@ pub struct LaunchRequest {
     /// Run inside this holder's user and mount namespaces (a non-root
     /// provider's session; host/namespace_holder.rs).
     pub namespace_holder: Option<HolderRef>,
+    /// The caller's workspace is a tmpfs of this many bytes whose pages
+    /// count against the sandbox's memory (a session's): the launcher's own
+    /// tmpfs mounts make room for it (plan/confinement.rs).
+    pub workspace_tmpfs_bytes: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +99,7 @@ const KEYS: &[&str] = &[
     "bwrapPath",
     "networkRelayPath",
     "namespaceHolder",
+    "workspaceTmpfsBytes",
 ];
 const HOLDER_KEYS: &[&str] = &["pid", "startTime"];
 const STOP_KEYS: &[&str] = &["graceMs", "forceMs"];
@@ -124,6 +129,9 @@ pub struct LaunchOptions {
     pub bwrap_path: Option<String>,
     pub network_relay_path: Option<String>,
     pub namespace_holder: Option<HolderRef>,
+    /// Bytes of the caller's workspace tmpfs charged to the sandbox; needs
+    /// `workspace`.
+    pub workspace_tmpfs_bytes: Option<u64>,
 }
 
 /// A namespace holder as the caller names it (option `namespaceHolder`):
@@ -176,6 +184,7 @@ impl LaunchRequest {
         let bwrap_path = top.optional_str("bwrapPath")?.map(String::from);
         let network_relay_path = top.optional_str("networkRelayPath")?.map(String::from);
         let namespace_holder = holder_field(top.optional("namespaceHolder"))?;
+        let workspace_tmpfs_bytes = top.optional_u64("workspaceTmpfsBytes")?;
         let checked = LaunchOptions {
             command,
             invocation_id,
@@ -187,6 +196,7 @@ impl LaunchRequest {
             bwrap_path,
             network_relay_path,
             namespace_holder,
+            workspace_tmpfs_bytes,
         }
         .check()?;
         let policy_value = top.optional("policy").ok_or_else(|| {
@@ -219,6 +229,7 @@ pub struct CheckedOptions {
     bwrap_path: Option<PathBuf>,
     network_relay_path: Option<PathBuf>,
     namespace_holder: Option<HolderRef>,
+    workspace_tmpfs_bytes: Option<u64>,
 }
 
 impl LaunchOptions {
@@ -235,6 +246,13 @@ impl LaunchOptions {
         let env = check_env("options.env", self.env)?;
         let stop = check_stop(self.grace_ms, self.force_ms)?;
         let deadline_ms = self.deadline_ms.map(check_deadline).transpose()?;
+        if self.workspace_tmpfs_bytes.is_some() && workspace.is_none() {
+            return Err(FieldError::new(
+                "options.workspaceTmpfsBytes",
+                "needs options.workspace: it sizes the caller's workspace tmpfs",
+            )
+            .into());
+        }
         let path = |field: &str, value: Option<String>| {
             value
                 .map(|p| normalized_absolute(&p).map_err(|r| FieldError::new(field, r)))
@@ -252,6 +270,7 @@ impl LaunchOptions {
             bwrap_path: path("options.bwrapPath", self.bwrap_path)?,
             network_relay_path: path("options.networkRelayPath", self.network_relay_path)?,
             namespace_holder: self.namespace_holder,
+            workspace_tmpfs_bytes: self.workspace_tmpfs_bytes,
         })
     }
 }
@@ -291,6 +310,7 @@ impl CheckedOptions {
             bwrap_path: self.bwrap_path,
             network_relay_path: self.network_relay_path,
             namespace_holder: self.namespace_holder,
+            workspace_tmpfs_bytes: self.workspace_tmpfs_bytes,
         })
     }
 }
@@ -635,6 +655,40 @@ mod tests {
                 e.to_string().contains("options.namespaceHolder"),
                 "{bad}: {e}"
             );
+        }
+    }
+
+    #[test]
+    fn workspace_tmpfs_bytes_sizes_a_given_workspace_only() {
+        let with = |workspace: Option<&str>, bytes: Value| {
+            let mut doc: Value = serde_json::from_str(&options(
+                serde_json::json!({}),
+                serde_json::json!(["/bin/sh"]),
+            ))
+            .unwrap();
+            if let Some(w) = workspace {
+                doc["workspace"] = w.into();
+            }
+            doc["workspaceTmpfsBytes"] = bytes;
+            LaunchRequest::from_json_text(&doc.to_string())
+        };
+        let dir = std::env::temp_dir();
+        let dir = dir.to_str().unwrap();
+        let ok = with(Some(dir), serde_json::json!(1 << 20)).unwrap();
+        assert_eq!(ok.workspace_tmpfs_bytes, Some(1 << 20));
+        let alone = with(None, serde_json::json!(1 << 20)).unwrap_err();
+        assert_eq!(alone.code(), ErrorCode::InvalidOptions);
+        assert!(
+            alone.to_string().contains("needs options.workspace"),
+            "{alone}"
+        );
+        for bad in [
+            serde_json::json!(-1),
+            serde_json::json!("1"),
+            serde_json::json!(1.5),
+        ] {
+            let e = with(Some(dir), bad.clone()).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidOptions, "{bad}: {e}");
         }
     }
 }
