@@ -669,3 +669,73 @@ for (const ending of ['exit', 'sleep']) {
     assert.ok(result.networkReceipts.length > 0 && result.networkReceipts.every((r) => r.result !== 'allowed'));
   });
 }
+
+// R11-8 (round 11): connections a program opened to the engine socket were
+// each held by the provider even when they never sent a byte — the refused
+// ones too, for the whole handshake deadline — so a run's idle connections
+// were bounded only by networkStreams (4096 for a session), held at once:
+// one session took a provider to EMFILE. Now the concurrent-stream quota
+// bounds them from accept, and a refused one is closed at once.
+test('500 idle engine-socket connections hold at most networkConcurrentStreams provider descriptors; refusals are counted; a request afterwards is served', async () => {
+  const fs = require('node:fs');
+  const w = await world();
+  const fds = () => fs.readdirSync('/proc/self/fd').length;
+  let peak = 0;
+  const sampler = setInterval(() => { peak = Math.max(peak, fds()); }, 5);
+  try {
+    const code = `
+p = '/.cordon/egress/engine.sock'
+idle = []
+for i in range(500):
+    u = socket.socket(socket.AF_UNIX); u.connect(p); idle.append(u)
+show('opened', len(idle))
+def ended(u):
+    try: return u.recv(1, socket.MSG_DONTWAIT) == b''
+    except BlockingIOError: return False
+    except OSError: return True
+for i in range(600):
+    closed = sum(1 for u in idle if ended(u))
+    if closed >= 468: break
+    time.sleep(0.1)
+show('closed', 'at least 468' if closed >= 468 else closed)
+for u in idle: u.close()
+def direct(data):
+    u = socket.socket(socket.AF_UNIX); u.settimeout(3); u.connect(p)
+    try:
+        u.sendall(data); out = b''
+        while not out.endswith(b'A'):
+            c = u.recv(300)
+            if not c: break
+            out += c
+        return out
+    except OSError as e: return b''
+    finally: u.close()
+req = b'CONNECT 127.0.0.1:@PA@ HTTP/1.1\\r\\n\\r\\n' + ${GET}
+for i in range(100):
+    got = status(direct(req))
+    if got == '200 - body=A': break
+    time.sleep(0.2)
+show('direct after', got)
+show('proxy after', status(raw(req)))
+`;
+    await new Promise((r) => setTimeout(r, 200));
+    const base = fds();
+    peak = base;
+    const { lines, receipts } = await py(w, code, { openFiles: 1024, networkStreams: 4096 });
+    clearInterval(sampler);
+    // 32 slots, the run's own pipes and sockets, the test's servers: not 500.
+    assert.ok(peak - base <= 32 + 40, `provider descriptors ${base} → peak ${peak}`);
+    assert.equal(lines.opened, '500');
+    assert.equal(lines.closed, 'at least 468', 'past the 32 slots, each connection is closed');
+    assert.equal(lines['direct after'], '200 - body=A');
+    assert.equal(lines['proxy after'], '200 - body=A');
+    const tally = {};
+    for (const r of receipts) tally[`${r.protocol}/${r.result}`] = (tally[`${r.protocol}/${r.result}`] ?? 0) + 1;
+    assert.ok(tally['UNKNOWN/quota-concurrent-streams'] >= 400, JSON.stringify(tally));
+    assert.ok(tally['HTTP_CONNECT/allowed'] >= 2, JSON.stringify(tally));
+    w.decoysUntouched();
+  } finally {
+    clearInterval(sampler);
+    await w.close();
+  }
+});

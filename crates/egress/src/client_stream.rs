@@ -88,24 +88,6 @@ pub fn release_connection(unix: SandboxStream<UnixStream>) {
     drop(unix);
 }
 
-/// A client refused before its request was read (a stream quota at
-/// accept): a handed-over socket gets a FIN after what it sent is drained,
-/// so the program reads an end rather than a reset; the rest is closed.
-pub async fn close_refused(unix: SandboxStream<UnixStream>) {
-    let Ok((ClientStream::Passed(passed), _)) = take(unix).await else {
-        return;
-    };
-    let Ok(stream) = passed.stream() else { return };
-    let _ = nix::sys::socket::shutdown(stream.as_raw_fd(), nix::sys::socket::Shutdown::Write);
-    let mut sink = [0u8; 4096];
-    for _ in 0..16 {
-        match recv(stream.as_raw_fd(), &mut sink, MsgFlags::MSG_DONTWAIT) {
-            Ok(n) if n > 0 => {}
-            _ => break,
-        }
-    }
-}
-
 enum FirstMessage {
     Bytes(Vec<u8>),
     Handoff(PassedTcp),

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{UnixDatagram, UnixListener, UnixStream};
+use tokio::net::{UnixDatagram, UnixListener};
 use tokio::runtime::Handle;
 
 use crate::admission::Allowlist;
@@ -31,7 +31,7 @@ use crate::receipt_log::ReceiptLog;
 use crate::refusal::Refusal;
 use crate::resolver::Resolve;
 use crate::sandbox_socket::{SandboxListener, SandboxStream};
-use crate::stream_attempt::{until_cancelled, Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
+use crate::stream_attempt::{Attempt, RunContext, MAX_CONCURRENT_RESOLVES};
 
 /// Default upstream connect deadline (the 5 s).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -221,22 +221,6 @@ fn bind_private(path: &Path) -> Result<std::os::unix::net::UnixListener, EngineE
     Ok(listener)
 }
 
-/// Ends a connection refused at accept in a task of its own, bounded by
-/// the handshake deadline and the stop (the relay's message may not have
-/// arrived yet: it sends right after connecting).
-fn refuse_at_accept(ctx: &Arc<RunContext>, client: SandboxStream<UnixStream>) {
-    let Some(alive) = ctx.tasks.guard() else {
-        crate::client_stream::release_connection(client);
-        return;
-    };
-    let ctx = Arc::clone(ctx);
-    tokio::spawn(async move {
-        let _alive = alive;
-        let close = crate::client_stream::close_refused(client);
-        let _ = until_cancelled(&ctx, tokio::time::timeout(ctx.handshake_timeout, close)).await;
-    });
-}
-
 /// The relay's connection is the first the engine socket ever gets (the
 /// relay sends before it execs the program): it is served before any other.
 async fn take_proxy_listener(ctx: &Arc<RunContext>, listener: &UnixListener, port: u16) {
@@ -286,7 +270,14 @@ async fn accept_loop(
             Err(refusal) => {
                 Attempt::begin(&ctx, Frontend::Proxy, StreamProtocol::Unknown)
                     .refuse(&ctx, refusal);
-                refuse_at_accept(&ctx, client);
+                // Closed now, not when its first message comes (it may
+                // never come): a refused connection holds nothing of the
+                // provider, so the slots bound the connections held (R11-8:
+                // each refused one was held up to the handshake deadline,
+                // and idle ones then piled up to `networkStreams`). The
+                // close drains its queue: a socket handed over on it is
+                // neutralised (the program sees a reset, not a FIN).
+                crate::client_stream::release_connection(client);
                 if refusal == Refusal::QuotaStreams {
                     // Spent for good: stop listening, so later connects are
                     // refused by the kernel at no cost to the provider.

@@ -362,3 +362,61 @@ fn two_runs_cannot_use_each_others_destinations() {
     a.stop(0);
     b.stop(1);
 }
+
+/// Whether the engine has closed its end of `s` (EOF or reset, seen
+/// without waiting).
+fn ended(s: &UnixStream) -> bool {
+    let mut byte = [0u8; 1];
+    match nix::sys::socket::recv(
+        std::os::fd::AsRawFd::as_raw_fd(s),
+        &mut byte,
+        nix::sys::socket::MsgFlags::MSG_DONTWAIT | nix::sys::socket::MsgFlags::MSG_PEEK,
+    ) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e != nix::errno::Errno::EAGAIN,
+    }
+}
+
+// Round 11, R11-8: a connection refused at accept (the concurrent-stream
+// quota) waited for its first message up to the handshake deadline, so idle
+// connections held a provider descriptor each past any concurrent bound.
+#[test]
+fn engine_socket_connections_past_the_concurrent_quota_are_closed_at_accept_while_idle_ones_hold_their_slots(
+) {
+    let echo = Echo::start(1);
+    let quotas = Quotas {
+        max_concurrent_streams: 2,
+        ..Quotas::default()
+    };
+    let mut run = start(vec![private("echo.test", echo.port())], quotas, false);
+    let idle = [proxy(&run), proxy(&run)];
+    wait_until(|| run.engine.open_streams() == 2);
+    assert_eq!(run.engine.open_streams(), 2);
+    let mut refused: Vec<UnixStream> = (0..20).map(|_| proxy(&run)).collect();
+    for s in &mut refused {
+        assert_closed(s); // blocks until the engine closes it
+    }
+    // Closed at accept, not at the deadline: the idle ones, accepted first
+    // and ended only by that deadline, are still open.
+    assert!(
+        idle.iter().all(|s| !ended(s)),
+        "the refused connections were closed at the handshake deadline, not at accept"
+    );
+    assert_eq!(run.engine.open_streams(), 2, "refusals hold no slot");
+    // The idle ones end at the handshake deadline, freeing their slots.
+    for mut s in idle {
+        assert_closed(&mut s);
+    }
+    wait_until(|| run.engine.open_streams() == 0);
+    let (mut s, head) = connect_via_http(&run, &format!("echo.test:{}", echo.port()));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    echo_round_trip(&mut s, b"after the flood");
+    drop(s);
+    let receipts = run.engine.finish().receipts;
+    let count = |result: &str| receipts.iter().filter(|r| r.result == result).count();
+    assert_eq!(count("quota-concurrent-streams"), 20);
+    assert_eq!(count("protocol-error"), 2, "idle ones end at the deadline");
+    assert_eq!(count("allowed"), 1);
+    echo.stop(0);
+}
