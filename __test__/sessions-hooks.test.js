@@ -72,6 +72,25 @@ test('a sink that throws or rejects never fails the operation it records', { ski
   }
 });
 
+test('a file tool\'s path is cut to 4 KiB in its audit record, like a command: an 8 MiB path makes no 8 MiB record (round 11, R11-4)', { skip }, async (t) => {
+  const records = [];
+  const { manager } = managerFor(t, { audit: (r) => records.push(r) });
+  const session = await manager.acquire(scope('longpath'), 'u');
+  const big = `${'é'.repeat(8 << 19)}`; // 8 MiB of UTF-8, 2-byte characters: the cut must not split one
+  for (const op of ['readFile', 'writeFile', 'list', 'remove']) {
+    const n = records.length;
+    await assert.rejects(op === 'writeFile' ? session.writeFile(big, 'y') : session[op](big), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' });
+    const record = records.slice(n).find((r) => r.operation === op);
+    assert.equal(record.error, 'ERR_CORDON_SESSION_PATH_REFUSED');
+    assert.equal(record.pathTruncated, true);
+    assert.equal(record.path, 'é'.repeat(2048), `${op}: the first 4 KiB of the path, whole characters`);
+    assert.ok(JSON.stringify(record).length < 8192, `${op}: record of ${JSON.stringify(record).length} bytes`);
+  }
+  await session.writeFile('short.txt', 'x');
+  const short = records.filter((r) => r.operation === 'writeFile').pop();
+  assert.deepEqual([short.path, short.pathTruncated], ['short.txt', undefined], 'a path within the bound is kept whole, unflagged');
+});
+
 test('the audit redacts the shell forms of a credential (header, URL userinfo, curl -u, mysql -p, sshpass -p, --token) and leaves look-alikes alone (round 9, R9-8)', () => {
   const secret = 'Hunter2Hunter2';
   const audited = (script) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv: ['bash', '-c', script] }).command;

@@ -32,7 +32,9 @@ export interface SessionAuditRecord {
   operation: 'acquire' | 'end' | 'recover' | SessionOperationKind;
   command?: string;
   commandTruncated?: boolean;
+  /** cut to 4 KiB (UTF-8); `pathTruncated` then true. */
   path: string | null;
+  pathTruncated?: boolean;
   origin: 'created' | 'resumed' | 'restarted' | null;
   exitCode: number | null;
   signal: string | null;
