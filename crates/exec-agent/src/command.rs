@@ -33,6 +33,10 @@ pub const MAX_COMMANDS: usize = 64;
 const DRAIN_MS: u64 = 100;
 /// Poll period of a pump (ms): how soon it notices the command exited.
 const PUMP_POLL_MS: u16 = 20;
+/// After each read discarded past the cap: at most one pipe-full (64 KiB)
+/// per stream per pause, ~12 MB/s, so output past the cap still drains (a
+/// long build log ends) while `yes` sits blocked on its pipe almost always.
+const DISCARD_PAUSE: Duration = Duration::from_millis(5);
 
 /// An `EXEC` frame's JSON payload.
 #[derive(Debug, Deserialize)]
@@ -287,7 +291,10 @@ fn supervise(
         for (slot, ready) in open.iter_mut().zip(readable) {
             if let (Some((pipe, kind)), true) = (slot.as_mut(), ready) {
                 match pipe.read(&mut buf) {
-                    Ok(n) if n > 0 && !cap.forward(n) => {}
+                    // Past the cap: discarded, then a pause, so a flooding
+                    // command spends its time blocked on a full pipe instead
+                    // of spinning with the agent on the machine's cores.
+                    Ok(n) if n > 0 && !cap.forward(n) => thread::sleep(DISCARD_PAUSE),
                     Ok(n) if n > 0 && out.send(*kind, id, &buf[..n]).is_ok() => {}
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     _ => *slot = None,
