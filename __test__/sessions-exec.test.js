@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { sessionsSkipReason, managerFor, marker, pidsWithMarker, scope } = require('./sessions-support');
 const { eventually } = require('./spawn-support');
+const { MAX_CHUNK_BYTES } = require('../lib/sessions/agent-frames');
 
 const skip = sessionsSkipReason();
 
@@ -69,9 +70,30 @@ test('a command that floods stdout and stderr is capped on both together before 
   assert.equal(result.exitCode, 0);
   assert.equal(result.truncated, true);
   assert.equal(result.stdout.length + result.stderr.length, 64 * 1024, 'exactly the cap is kept, across both streams');
-  assert.equal(result.outputBytes, 6_000_000, 'everything was seen and counted');
+  // R11-5: the agent sends nothing past the chunk that crossed the cap.
+  assert.ok(result.outputBytes > 64 * 1024 && result.outputBytes <= 64 * 1024 + MAX_CHUNK_BYTES, `the host received ${result.outputBytes} bytes`);
   const small = await session.exec(['/bin/echo', 'ok']);
   assert.deepEqual([small.stdout, small.truncated], ['ok\n', false]);
+});
+
+test('output past the cap never reaches the provider: background `yes` floods for seconds, the host receives at most the cap plus one chunk (R11-5)', { skip }, async (t) => {
+  const { manager } = managerFor(t);
+  const session = await manager.acquire(scope('yes'), 'u');
+  const cap = 1 << 20;
+  // Before the fix the agent forwarded ~3 GB in 5 s, decoded and dropped on the provider's CPU.
+  const floods = await Promise.all([1, 2].map(() => session.start({ shell: 'bash', script: 'timeout 3 yes; true' })));
+  const results = await Promise.all(floods.map((flood) => flood.wait()));
+  for (const result of results) {
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.truncated, true);
+    assert.equal(result.stdout.length, cap, 'exactly the cap is kept');
+    assert.match(result.stdout, /^(y\n)+$/);
+    assert.ok(result.outputBytes > cap && result.outputBytes <= cap + MAX_CHUNK_BYTES, `the host received ${result.outputBytes} bytes`);
+  }
+  const exact = await session.exec({ shell: 'bash', script: `head -c ${cap} /dev/zero | tr "\\0" x` });
+  assert.deepEqual([exact.stdout.length, exact.truncated, exact.outputBytes], [cap, false, cap], 'output of exactly the cap is whole and not truncated');
+  const oneMore = await session.exec({ shell: 'bash', script: `head -c ${cap} /dev/zero | tr "\\0" x; sleep 0.2; echo -n y` });
+  assert.deepEqual([oneMore.stdout.length, oneMore.truncated, oneMore.outputBytes], [cap, true, cap + 1], 'one byte past the cap, sent after the cap was reached, still marks it truncated');
 });
 
 test('start() runs a command in the background: its (Unix socket) server is reachable from the next command, and kill() ends it', { skip }, async (t) => {

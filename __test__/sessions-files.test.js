@@ -166,6 +166,29 @@ test('list() gives a name that is not valid UTF-8 as name null and its bytes in 
   assert.deepEqual((await session.list('')).map((e) => e.nameHex), ['ff'], 'removing the listed name removed that file, not the other');
 });
 
+test('a path with a lone UTF-16 surrogate is refused with ERR_CORDON_SESSION_PATH_REFUSED by every file tool, never aliased to the file named U+FFFD (round 11, R11-7)', { skip }, async (t) => {
+  const records = [];
+  const { manager } = managerFor(t, { audit: (r) => records.push(r) });
+  const session = await manager.acquire(scope('surrogate'), 'u');
+  await session.exec({ shell: 'bash', script: 'printf "the U+FFFD file" > "$(printf "\\357\\277\\275")"' });
+  assert.equal(String(await session.readFile('\ufffd')), 'the U+FFFD file', 'control: U+FFFD names that file');
+  // What JSON.parse gives for a tool input {"path": "\ud800"}.
+  const lone = JSON.parse('"\\ud800"');
+  const lonePaths = [lone, `${lone}x`, `d/${lone}`, `\udc00`];
+  for (const p of lonePaths) {
+    await assert.rejects(session.readFile(p), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' }, JSON.stringify(p));
+    await assert.rejects(session.writeFile(p, 'over'), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' }, JSON.stringify(p));
+    await assert.rejects(session.list(p), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' }, JSON.stringify(p));
+    await assert.rejects(session.remove(p), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' }, JSON.stringify(p));
+  }
+  await assert.rejects(session.exec(['/bin/true'], { cwd: lone }), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' });
+  assert.deepEqual((await session.list('')).map((e) => e.name), ['\ufffd'], 'no "\\ufffdx" was created, the U+FFFD file was not removed');
+  assert.equal(String(await session.readFile('\ufffd')), 'the U+FFFD file', 'nor overwritten');
+  const refused = records.filter((r) => typeof r.path === 'string' && !r.path.isWellFormed());
+  assert.equal(refused.length, lonePaths.length * 4);
+  assert.ok(refused.every((r) => r.error === 'ERR_CORDON_SESSION_PATH_REFUSED'), 'each audit record says the path was refused');
+});
+
 test('a command that opens its workspace to everyone (chmod 777 /workspace) still shares nothing with another local user (round 7b, R7b-5)', { skip }, async (t) => {
   const { manager } = managerFor(t);
   const session = await manager.acquire(scope('opened'), 'u');

@@ -72,6 +72,25 @@ test('a sink that throws or rejects never fails the operation it records', { ski
   }
 });
 
+test('a file tool\'s path is cut to 4 KiB in its audit record, like a command: an 8 MiB path makes no 8 MiB record (round 11, R11-4)', { skip }, async (t) => {
+  const records = [];
+  const { manager } = managerFor(t, { audit: (r) => records.push(r) });
+  const session = await manager.acquire(scope('longpath'), 'u');
+  const big = `${'é'.repeat(8 << 19)}`; // 8 MiB of UTF-8, 2-byte characters: the cut must not split one
+  for (const op of ['readFile', 'writeFile', 'list', 'remove']) {
+    const n = records.length;
+    await assert.rejects(op === 'writeFile' ? session.writeFile(big, 'y') : session[op](big), { code: 'ERR_CORDON_SESSION_PATH_REFUSED' });
+    const record = records.slice(n).find((r) => r.operation === op);
+    assert.equal(record.error, 'ERR_CORDON_SESSION_PATH_REFUSED');
+    assert.equal(record.pathTruncated, true);
+    assert.equal(record.path, 'é'.repeat(2048), `${op}: the first 4 KiB of the path, whole characters`);
+    assert.ok(JSON.stringify(record).length < 8192, `${op}: record of ${JSON.stringify(record).length} bytes`);
+  }
+  await session.writeFile('short.txt', 'x');
+  const short = records.filter((r) => r.operation === 'writeFile').pop();
+  assert.deepEqual([short.path, short.pathTruncated], ['short.txt', undefined], 'a path within the bound is kept whole, unflagged');
+});
+
 test('the audit redacts the shell forms of a credential (header, URL userinfo, curl -u, mysql -p, sshpass -p, --token) and leaves look-alikes alone (round 9, R9-8)', () => {
   const secret = 'Hunter2Hunter2';
   const audited = (script) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv: ['bash', '-c', script] }).command;
@@ -107,6 +126,40 @@ test('the audit redacts the shell forms of a credential (header, URL userinfo, c
   }
 });
 
+test('a session\'s audit redacts a credential under a quoted key, as a quoted keyword argument, in an auth tuple, and for ldapsearch -w, openssl -pass pass:, smbclient -U user% (round 11, R11-3)', { skip }, async (t) => {
+  const records = [];
+  const { manager } = managerFor(t, { audit: (r) => records.push(r) });
+  const session = await manager.acquire(scope('redact11'), 'u');
+  const S = 'Hunter2pass';
+  const forms = {
+    [`curl -d '{"password":"${S}"}' https://api.example/login`]: `curl -d '{"password":"[REDACTED]"}' https://api.example/login`,
+    [`curl -d '{"password": "${S}"}' https://api.example/login`]: `curl -d '{"password": "[REDACTED]"}' https://api.example/login`,
+    [`curl -d "{\\"password\\":\\"${S}\\"}" x`]: `curl -d "{\\"password\\":\\"[REDACTED]\\"}" x`,
+    [`python3 -c 'client.login(user="ada", password="${S}")'`]: `python3 -c 'client.login(user="ada", password="[REDACTED]")'`,
+    [`python3 -c "cfg = {'password': '${S}'}"`]: `python3 -c "cfg = {'password': '[REDACTED]'}"`,
+    [`python3 -c 'requests.get(u, auth=("ada", "${S}"))'`]: `python3 -c 'requests.get(u, auth=("ada", "[REDACTED]"))'`,
+    [`echo '{"api_key": "correct horse ${S}", "user": "ada"}'`]: `echo '{"api_key": "[REDACTED]", "user": "ada"}'`,
+    [`echo '{"Authorization": "Bearer ${S}"}'`]: `echo '{"Authorization": "Bearer [REDACTED]"}'`,
+    [`ldapsearch -D cn=admin -w ${S}`]: 'ldapsearch -D cn=admin -w [REDACTED]',
+    [`ldapsearch -w${S} x`]: 'ldapsearch -w[REDACTED] x',
+    [`openssl enc -aes256 -pass pass:${S} -in a`]: 'openssl enc -aes256 -pass pass:[REDACTED] -in a',
+    [`openssl enc -k ${S}`]: 'openssl enc -k [REDACTED]',
+    [`smbclient -U ada%${S} //h/share`]: 'smbclient -U ada%[REDACTED] //h/share',
+    [`smbclient -Uada%${S} x`]: 'smbclient -Uada%[REDACTED] x',
+    [`smbclient --user=ada%${S} x`]: 'smbclient --user=ada%[REDACTED] x',
+  };
+  for (const [script, expected] of Object.entries(forms)) {
+    await session.exec({ shell: 'bash', script: `true || ${script}` });
+    assert.equal(records.at(-1).command, `/bin/bash -c true || ${expected}`);
+  }
+  // Look-alikes with nothing secret are left as they were.
+  for (const script of ['openssl enc -pass env:VAR -passin file:/p -passout stdin', 'smbclient -U ada //h/s', 'echo x="y"', 'git commit -m "auth: fix"',
+    'python3 -c "requests.get(u, auth=None)"', 'ldapsearch -x -W -b dc=x', 'echo \'{"user": "ada", "passwordless": true}\'']) {
+    await session.exec({ shell: 'bash', script: `true || ${script}` });
+    assert.equal(records.at(-1).command, `/bin/bash -c true || ${script}`);
+  }
+});
+
 test('audit redaction of 384 KiB adversarial commands stays linear (each under 1 s) and happens before the cut', () => {
   const secret = `${'A1'.repeat(20)}`;
   const base = (argv) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv });
@@ -125,6 +178,11 @@ test('audit redaction of 384 KiB adversarial commands stays linear (each under 1
     quotes: `password="${'"\\'.repeat(KIB384 / 2)}`,
     token: `echo "${'a1'.repeat(KIB384 / 2)}`,
     keys: 'apiKey=apiKey='.repeat(KIB384 / 14),
+    // Round 11 (R11-3): quoted keys and values never closed, auth tuples never finished.
+    quotedKeys: '{"password":"'.repeat(KIB384 / 13),
+    escapedKeys: '\\"token\\":\\"'.repeat(KIB384 / 14),
+    authTuples: 'auth=("a", auth=(\''.repeat(KIB384 / 17),
+    smb: 'smbclient -U '.repeat(KIB384 / 13),
   };
   for (const [name, script] of Object.entries(shapes)) {
     const started = performance.now();

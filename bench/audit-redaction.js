@@ -32,6 +32,12 @@ const SHAPES = {
   'shell -c chains': (n) => fill('bash -c ', n),
   'password= chain (source pass)': (n) => fill('password=', n),
   'unclosed quotes (source pass)': (n) => `password="${fill('"\\', n)}`,
+  // Round 11 (R11-3): quoted keys and values, auth tuples, Samba and openssl forms.
+  'quoted keys never closed': (n) => fill('{"password":"', n),
+  'escaped quoted keys': (n) => fill('\\"token\\":\\"', n),
+  'auth tuples never finished': (n) => fill('auth=("a", auth=(\'', n),
+  'smbclient -U words': (n) => `smbclient ${fill('-U a ', n)}`,
+  'openssl -pass words': (n) => `openssl ${fill('-pass pass: ', n)}`,
 };
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

@@ -412,6 +412,27 @@ test('a uid-65534 provider lists a name that is not valid UTF-8 as name null wit
   assert.deepEqual(v.left, [[null, 'ff']], 'removing the listed name removed that file, not the other');
 });
 
+test('a uid-65534 provider refuses a path with a lone UTF-16 surrogate with ERR_CORDON_SESSION_PATH_REFUSED (not FILE_FAILED), as the root provider does, touching nothing (round 11, R11-7)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('surrogate'), 'u');
+    await s.exec({ shell: 'bash', script: 'printf "the U+FFFD file" > "$(printf "\\\\357\\\\277\\\\275")"' });
+    const control = String(await s.readFile('\\ufffd'));
+    const lone = JSON.parse('"\\\\ud800"');
+    const codes = [];
+    for (const p of [lone, lone + 'x', 'd/' + lone]) {
+      codes.push(await codeOf(s.readFile(p)), await codeOf(s.writeFile(p, 'over')), await codeOf(s.list(p)), await codeOf(s.remove(p)));
+    }
+    const names = (await s.list('')).map((e) => e.name);
+    const after = String(await s.readFile('\\ufffd'));
+    await s.end();
+    out({ control, codes, names, after });`);
+  assert.equal(v.control, 'the U+FFFD file');
+  assert.deepEqual(v.codes, Array(12).fill('ERR_CORDON_SESSION_PATH_REFUSED'));
+  assert.deepEqual(v.names, ['\ufffd'], 'nothing created or removed');
+  assert.equal(v.after, 'the U+FFFD file', 'nothing overwritten');
+});
+
 test('a command that changes its workspace root\'s mode (chmod 755, 777, 750, 711 /workspace) breaks neither the file tools nor the resume after a provider SIGKILL (round 7b, R7b-2)', { skip }, (t) => {
   const dir = scratch(t);
   // A failure after the first provider's SIGKILL would leave its holder: this test's, by its directory.

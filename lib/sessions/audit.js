@@ -2,7 +2,7 @@
 
 // One audit record per session operation (acquire, exec, start, readFile,
 // writeFile, list, remove, end, and every denial): actor, scope, operation,
-// the command (redacted, then cut) or path, exit, duration, bytes, the
+// the command (redacted, then cut) or path (cut), exit, duration, bytes, the
 // sandbox receipt's digest, and why it was denied. Redaction is the shell
 // credential forms (redact-command.js), then Code Mode's single linear scan
 // (code-mode/redact-source.js), both linear and before the cut,
@@ -14,6 +14,8 @@ const { redactShellCredentials } = require('./redact-command');
 
 /** Command text kept per record, after redaction (bytes). */
 const AUDIT_COMMAND_BYTES = 4096;
+/** A file tool's path kept per record (bytes): PATH_MAX, the longest path accepted (R11-4). */
+const AUDIT_PATH_BYTES = 4096;
 /** Actor description kept per record (bytes of JSON). */
 const AUDIT_ACTOR_BYTES = 256;
 
@@ -35,6 +37,13 @@ function auditCommand(argv) {
   return { command: cut.text, commandTruncated: cut.truncated };
 }
 
+/** The path cut like a command: a refused 8 MiB path made an 8 MiB record (R11-4). */
+function auditPath(path) {
+  if (path === undefined || path === null) return { path: null };
+  const cut = truncateUtf8(String(path), AUDIT_PATH_BYTES);
+  return cut.truncated ? { path: cut.text, pathTruncated: true } : { path: cut.text };
+}
+
 /** @param {object} fields the operation's facts; unknown fields are dropped. */
 function auditRecord(fields) {
   const record = {
@@ -45,7 +54,7 @@ function auditRecord(fields) {
     actor: describeActor(fields.actor),
     operation: fields.operation,
     ...(fields.argv === undefined ? {} : auditCommand(fields.argv)),
-    path: fields.path ?? null,
+    ...auditPath(fields.path),
     origin: fields.origin ?? null,
     exitCode: fields.exitCode ?? null,
     signal: fields.signal ?? null,
@@ -69,4 +78,4 @@ function emitAudit(sink, record) {
   }
 }
 
-module.exports = { auditRecord, emitAudit, AUDIT_COMMAND_BYTES };
+module.exports = { auditRecord, emitAudit, AUDIT_COMMAND_BYTES, AUDIT_PATH_BYTES };

@@ -38,10 +38,16 @@ class SessionCommand {
     this.done.catch(() => {});
   }
 
-  /** Retains what fits under the cap, then hands the whole chunk to the caller's callback. */
+  /**
+   * Retains what fits under the cap, then hands the whole chunk to the
+   * caller's callback. Once the cap was crossed a chunk is only counted: the
+   * agent sends nothing past the chunk that crossed it (R11-5), and one that
+   * does anyway (it is untrusted) gets no copy and no callback.
+   */
   output(stream, chunk) {
     if (this.settled) return;
     this._seen += chunk.length;
+    if (this.truncated) return;
     const room = this._outputBytes - this._retained;
     const kept = chunk.length <= room ? chunk : chunk.subarray(0, Math.max(0, room));
     if (kept.length < chunk.length) this.truncated = true;

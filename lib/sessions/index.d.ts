@@ -32,7 +32,9 @@ export interface SessionAuditRecord {
   operation: 'acquire' | 'end' | 'recover' | SessionOperationKind;
   command?: string;
   commandTruncated?: boolean;
+  /** cut to 4 KiB (UTF-8); `pathTruncated` then true. */
   path: string | null;
+  pathTruncated?: boolean;
   origin: 'created' | 'resumed' | 'restarted' | null;
   exitCode: number | null;
   signal: string | null;
@@ -159,7 +161,7 @@ export interface SessionExecResult {
   truncated: boolean;
   timedOut: boolean;
   durationMs: number;
-  /** Every byte the command wrote, kept or not. */
+  /** The bytes of output the host received: all the command wrote up to the cap, then at most one 32 KiB chunk more (the agent forwards nothing past it; round 11, R11-5). */
   outputBytes: number;
   /** Present once the session's network stream budget is spent: says so (docs/sessions.md, Network). */
   notice?: string;

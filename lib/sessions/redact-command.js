@@ -15,7 +15,15 @@
 //   `--password X`);
 // - round 10 (R10-4): curl's `-u` at the end of a cluster of value-less
 //   short flags (`-su user:X`, `-fsSLu user:X`), `curl --oauth2-bearer X`,
-//   `redis-cli -a X`, and `<docker|podman|…> login -p X`.
+//   `redis-cli -a X`, and `<docker|podman|…> login -p X`;
+// - round 11 (R11-3): a secret key in quotes, as JSON and Python write it
+//   (`{"password":"X"}`, `{'password': 'X'}`, `\"password\":\"X\"`), a
+//   keyword argument with a quoted value (`password="X"`), the second element
+//   of an `auth=("user", "X")` tuple, `ldapsearch -w X` (the OpenLDAP
+//   clients), `openssl … -pass pass:X` (`-passin`, `-passout`; `env:`,
+//   `file:`, `fd:` and `stdin` name no secret and are kept), `openssl enc -k
+//   X`, and `smbclient -U user%X` (the Samba clients, `-Uuser%X`,
+//   `--user=user%X`).
 // Hygiene for logs, not a boundary (docs/code-mode.md). Like the source
 // redaction it uses no regular expression that can backtrack: two left-to-
 // right scans, each index visited a bounded number of times, so a hostile
@@ -40,10 +48,20 @@ const USER_PASS_FLAGS = new Map([
 ]);
 /** curl's short flags that take no value: a cluster of them may end in `u` (`-su user:X`, `-fsSLu user:X`; round 10, R10-4). */
 const CURL_NO_VALUE_FLAGS = new Set('fsSLkvigInqGNjJRZl0123456#:'.split(''));
+/** The OpenLDAP clients: `-w X` (`-wX`) is the bind password (round 11, R11-3). */
+const LDAP_CLIENTS = new Set(['ldapsearch', 'ldapadd', 'ldapmodify', 'ldapdelete', 'ldapmodrdn', 'ldapcompare', 'ldapwhoami', 'ldappasswd', 'ldapexop', 'ldapurl']);
+/** openssl's pass phrase arguments: `pass:X` is a secret, `env:`/`file:`/`fd:`/`stdin` name where one is (round 11, R11-3). */
+const OPENSSL_PASS_FLAGS = new Set(['-pass', '-passin', '-passout']);
+/** The Samba clients: `-U user%X` (`-Uuser%X`, `--user=user%X`) carries the password after `%` (round 11, R11-3). */
+const SAMBA_CLIENTS = new Set(['smbclient', 'rpcclient', 'smbcacls', 'smbcquotas', 'smbget', 'smbtree', 'smbpasswd']);
+/** Auth schemes kept before a quoted credential (`"Authorization": "Bearer X"`); any other first word is part of the secret. */
+const AUTH_SCHEMES = new Set(['bearer', 'basic', 'token', 'digest', 'negotiate', 'bot', 'apikey']);
 /** Flags whose next word is a secret, by program (round 10, R10-4). */
 const SECRET_VALUE_FLAGS = new Map([
   ['redis-cli', new Set(['-a', '--pass', '--askpass'])],
   ['curl', new Set(['--oauth2-bearer'])],
+  ['openssl', new Set(['-k'])],
+  ...[...LDAP_CLIENTS].map((client) => [client, new Set(['-w'])]),
 ]);
 /** Container and registry clients: `<program> login -p X` (`-pX`) is a password (round 10, R10-4), `docker run -p 80:80` is not. */
 const LOGIN_CLIENTS = new Set(['docker', 'podman', 'nerdctl', 'buildah', 'skopeo', 'helm', 'oras', 'crane']);
@@ -70,20 +88,74 @@ function valueEnd(text, i) {
 }
 
 /**
- * Pass 1, over characters: URL userinfo and secret headers. Pushes
+ * The end of a quoted value opened before `k` by `close`: the closing quote,
+ * or the text's end. A value opened by a shell-escaped quote (`\"`) ends at
+ * the next backslash; in any other, a backslash escapes the next character.
+ */
+function quotedEnd(text, k, close, escaped) {
+  let j = k;
+  while (j < text.length) {
+    const d = text.charCodeAt(j);
+    if (d === 0x5c) {
+      if (escaped) return j;
+      j += 2;
+      continue;
+    }
+    if (d === close) return j;
+    j += 1;
+  }
+  return text.length;
+}
+
+const skipBlanks = (text, j) => {
+  let k = j;
+  while (k < text.length && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x09)) k += 1;
+  return k;
+};
+
+/** `[start, end)` of the password in `("user", "X")` (or `[…]`) from `at`, or null: Python's `auth=` tuple. */
+function authTuple(text, at) {
+  let j = skipBlanks(text, at);
+  if (text.charCodeAt(j) !== 0x28 && text.charCodeAt(j) !== 0x5b) return null; // ( [
+  j = skipBlanks(text, j + 1);
+  const q1 = text.charCodeAt(j);
+  if (q1 !== 0x22 && q1 !== 0x27) return null;
+  j = quotedEnd(text, j + 1, q1, false);
+  if (j >= text.length) return null;
+  j = skipBlanks(text, j + 1);
+  if (text.charCodeAt(j) !== 0x2c) return null; // ,
+  j = skipBlanks(text, j + 1);
+  const q2 = text.charCodeAt(j);
+  if (q2 !== 0x22 && q2 !== 0x27) return null;
+  const end = quotedEnd(text, j + 1, q2, false);
+  return end > j + 1 ? [j + 1, end] : null;
+}
+
+/**
+ * Pass 1, over characters: URL userinfo, secret headers and secret keys
+ * (bare or quoted) before `:`, and before `=` with a quoted value. Pushes
  * `[start, end)` ranges to redact, in increasing order.
  */
 function scanCharacters(text, ranges) {
   let nameStart = 0; // start of the run of header-name characters ending at i
+  // The last quoted key: its name [keyStart, keyEnd) and the index just past its closing quote.
+  let keyStart = -1;
+  let keyEnd = -1;
+  let keyAfter = -1;
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
-    if (c !== 0x3a) { // ':'
-      if (!isNameChar(c)) nameStart = i + 1;
+    if (c !== 0x3a && c !== 0x3d) { // ':' '='
+      if (!isNameChar(c)) {
+        if ((c === 0x22 || c === 0x27) && i > nameStart) [keyStart, keyEnd, keyAfter] = [nameStart, i, i + 1];
+        else if (c === 0x5c && i > nameStart && (text.charCodeAt(i + 1) === 0x22 || text.charCodeAt(i + 1) === 0x27)) [keyStart, keyEnd, keyAfter] = [nameStart, i, i + 2];
+        nameStart = i + 1;
+      }
       i += 1;
       continue;
     }
-    if (text.charCodeAt(i + 1) === 0x2f && text.charCodeAt(i + 2) === 0x2f) { // "://": userinfo?
+    const isColon = c === 0x3a;
+    if (isColon && text.charCodeAt(i + 1) === 0x2f && text.charCodeAt(i + 2) === 0x2f) { // "://": userinfo?
       let j = i + 3;
       let colon = -1;
       while (j < text.length && !endsAuthority(text.charCodeAt(j))) {
@@ -95,25 +167,48 @@ function scanCharacters(text, ranges) {
       i = j;
       continue;
     }
-    const name = i - nameStart <= MAX_NAME_CHARS && i - nameStart >= MIN_NAME_CHARS ? text.slice(nameStart, i) : '';
+    // The key: the name run ending here, or a quoted one closed just before (`"password":`).
+    const quotedKey = i === nameStart && keyAfter === i;
+    const [from, to] = quotedKey ? [keyStart, keyEnd] : [nameStart, i];
     nameStart = i + 1;
+    if (!isColon && to - from <= MAX_NAME_CHARS && text.slice(from, to).toLowerCase().endsWith('auth')) {
+      const tuple = authTuple(text, i + 1);
+      if (tuple !== null) {
+        ranges.push(tuple);
+        nameStart = tuple[1];
+        i = tuple[1];
+        continue;
+      }
+    }
+    const name = to - from <= MAX_NAME_CHARS && to - from >= MIN_NAME_CHARS ? text.slice(from, to) : '';
     if (name === '' || !isSecretKey(name)) {
       i += 1;
       continue;
     }
-    // `Name: [scheme] credential`: the scheme (a short word followed by another) is kept.
-    let k = i + 1;
-    while (k < text.length && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x09)) k += 1;
+    let k = skipBlanks(text, i + 1);
+    // A quoted value (`"X"`, `'X'`, shell-escaped `\"X\"`) runs to its closing quote.
+    let close = -1;
+    const escaped = text.charCodeAt(k) === 0x5c && (text.charCodeAt(k + 1) === 0x22 || text.charCodeAt(k + 1) === 0x27);
+    if (escaped) close = text.charCodeAt(k + 1);
+    else if (text.charCodeAt(k) === 0x22 || text.charCodeAt(k) === 0x27) close = text.charCodeAt(k);
+    // `name=value` unquoted is the source redaction's form (KEY=value); a
+    // quoted key's unquoted value is JSON's number, boolean or null.
+    if (close < 0 && (!isColon || quotedKey)) {
+      i += 1;
+      continue;
+    }
+    if (close >= 0) k += escaped ? 2 : 1;
+    const valueTo = (at) => (close < 0 ? valueEnd(text, at) : quotedEnd(text, at, close, escaped));
+    // `Name: [scheme] credential`: the scheme (a short word followed by another) is kept;
+    // in quotes only a known one (`"Bearer X"`), else a passphrase would keep its first word.
     let end = valueEnd(text, k);
     let m = end;
     while (m < text.length && text.charCodeAt(m) === 0x20) m += 1;
     const scheme = end - k <= MAX_SCHEME_CHARS && m > end && m < text.length && !endsValue(text.charCodeAt(m));
-    let isWord = scheme;
+    let isWord = scheme && (close < 0 || AUTH_SCHEMES.has(text.slice(k, end).toLowerCase()));
     for (let s = k; isWord && s < end; s += 1) isWord = isLetter(text.charCodeAt(s));
-    if (isWord) {
-      k = m;
-      end = valueEnd(text, k);
-    }
+    if (isWord) k = m;
+    end = valueTo(k);
     if (end > k) ranges.push([k, end]);
     nameStart = end;
     i = Math.max(end, i + 1);
@@ -129,10 +224,19 @@ function unquoted(text, start, end) {
   return [s, e];
 }
 
-/** The password of `user:password` in text[start, end), if any. */
-function afterColon(text, start, end) {
-  for (let colon = start; colon + 1 < end; colon += 1) if (text.charCodeAt(colon) === 0x3a) return [colon + 1, end];
+/** What follows the first `sep` (default `:`) in text[start, end): the password of `user:password`, if any. */
+function afterColon(text, start, end, sep = 0x3a) {
+  for (let colon = start; colon + 1 < end; colon += 1) if (text.charCodeAt(colon) === sep) return [colon + 1, end];
   return null;
+}
+
+/** What a pending flag redacts of the next word text[start, end): all of it, after `:`, after `%`, or after openssl's `pass:`. */
+function pendingRange(text, pending, start, end) {
+  const [s, e] = unquoted(text, start, end);
+  if (pending === 'next') return [s, e];
+  if (pending === 'afterColon') return afterColon(text, s, e);
+  if (pending === 'afterPercent') return afterColon(text, s, e, 0x25);
+  return text.startsWith('pass:', s) ? [s + 5, e] : null; // 'opensslPass'
 }
 
 /** The program text[start, end) names: without the quotes, `(`, `$(` and `;` around it, and without its directory. */
@@ -162,6 +266,13 @@ function judgeFlag(text, program, subcommand, start, end) {
       if (k + 1 === word.length && end - start === word.length) return { pending: 'afterColon' };
       return { range: afterColon(text, start + k + 1, unquoted(text, start, end)[1]) };
     }
+  }
+  if (program === 'openssl' && OPENSSL_PASS_FLAGS.has(word)) return { pending: 'opensslPass' };
+  if (LDAP_CLIENTS.has(program) && word.startsWith('-w') && end - start > 2) return { range: unquoted(text, start + 2, end) };
+  if (SAMBA_CLIENTS.has(program)) {
+    if (word === '-U' || word === '--user') return { pending: 'afterPercent' };
+    if (word.startsWith('--user=')) return { range: afterColon(text, start + 7, unquoted(text, start, end)[1], 0x25) };
+    if (word.startsWith('-U')) return { range: afterColon(text, start + 2, unquoted(text, start, end)[1], 0x25) };
   }
   const userPass = USER_PASS_FLAGS.get(program);
   if (userPass !== undefined) {
@@ -210,7 +321,7 @@ function scanWords(text, ranges) {
       continue;
     }
     if (pending !== null) {
-      const range = pending === 'next' ? unquoted(text, start, end) : afterColon(text, ...unquoted(text, start, end));
+      const range = pendingRange(text, pending, start, end);
       if (range !== null && range[1] > range[0]) ranges.push(range);
       pending = null;
     } else if (commandStart) {

@@ -165,7 +165,8 @@ class SessionSandbox {
     const started = new Promise((resolve) => {
       command.onStarted = resolve;
     });
-    const request = { argv: spec.argv, cwd: spec.cwd, env: spec.env, stdin: spec.stdin !== undefined };
+    // outputBytes: the agent forwards no output past it (R11-5), see command.rs.
+    const request = { argv: spec.argv, cwd: spec.cwd, env: spec.env, stdin: spec.stdin !== undefined, outputBytes: spec.outputBytes };
     this._send(KIND.EXEC, command.id, Buffer.from(JSON.stringify(request), 'utf8'));
     if (spec.stdin !== undefined) this._feedStdin(command, spec.stdin.stream);
     command.armTimeout(spec.timeoutMs, () => this.kill(command, 9));

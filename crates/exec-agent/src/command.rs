@@ -33,6 +33,10 @@ pub const MAX_COMMANDS: usize = 64;
 const DRAIN_MS: u64 = 100;
 /// Poll period of a pump (ms): how soon it notices the command exited.
 const PUMP_POLL_MS: u16 = 20;
+/// After each read discarded past the cap: at most one pipe-full (64 KiB)
+/// per stream per pause, ~12 MB/s, so output past the cap still drains (a
+/// long build log ends) while `yes` sits blocked on its pipe almost always.
+const DISCARD_PAUSE: Duration = Duration::from_millis(5);
 
 /// An `EXEC` frame's JSON payload.
 #[derive(Debug, Deserialize)]
@@ -43,6 +47,12 @@ pub struct ExecRequest {
     pub env: Vec<(String, String)>,
     /// `STDIN` chunks follow (an empty one closes); else stdin is /dev/null.
     pub stdin: bool,
+    /// The host's cap on this command's output, stdout and stderr together
+    /// (bytes). Past it the agent still reads the pipes (so the command is
+    /// never blocked on a full pipe) but sends nothing more (round 11, R11-5:
+    /// the host decoded and dropped gigabytes a second on its own CPU).
+    #[serde(rename = "outputBytes")]
+    pub output_bytes: u64,
 }
 
 struct Running {
@@ -184,8 +194,9 @@ pub fn start(table: &Table, out: &Out, id: u32, payload: &[u8]) -> io::Result<()
         (File::from(OwnedFd::from(stderr)), frame::STDERR),
     ];
     let (table, out) = (table.clone(), out.clone());
+    let cap = OutputCap::new(request.output_bytes);
     thread::spawn(move || {
-        let status = supervise(&mut child, pipes, id, &out);
+        let status = supervise(&mut child, pipes, id, &out, cap);
         table.with(|m| m.remove(&id));
         let payload = match status {
             Ok(s) => match (s.code(), s.signal()) {
@@ -220,6 +231,32 @@ fn spawn_stdin_writer(mut pipe: ChildStdin, id: u32, out: &Out) -> Sender<Vec<u8
     sender
 }
 
+/// What is still forwarded of a command's output. Chunks are forwarded
+/// while at most `limit` bytes were sent; the chunk that crosses the limit
+/// is sent whole (at most `MAX_CHUNK_BYTES`), so the host sees more than its
+/// cap and marks the result `truncated`; everything after it is read and
+/// discarded here, inside the sandbox, on the sandbox's own CPU budget.
+/// The host receives at most `limit + MAX_CHUNK_BYTES` bytes per command.
+struct OutputCap {
+    limit: u64,
+    sent: u64,
+}
+
+impl OutputCap {
+    fn new(limit: u64) -> Self {
+        OutputCap { limit, sent: 0 }
+    }
+
+    /// Whether a chunk of `len` bytes is forwarded; counts it if so.
+    fn forward(&mut self, len: usize) -> bool {
+        if self.sent > self.limit {
+            return false;
+        }
+        self.sent = self.sent.saturating_add(len as u64);
+        true
+    }
+}
+
 /// One thread per command (a thread costs ~10 syscalls to create; a warm
 /// exec is short): both pipes pumped by one `poll`, the exit noticed by a
 /// non-blocking wait at every wake-up (at least every `PUMP_POLL_MS`),
@@ -229,6 +266,7 @@ fn supervise(
     pipes: [(File, u8); 2],
     id: u32,
     out: &Out,
+    mut cap: OutputCap,
 ) -> io::Result<ExitStatus> {
     let mut open = pipes.map(Some);
     let mut buf = vec![0u8; frame::MAX_CHUNK_BYTES];
@@ -253,6 +291,10 @@ fn supervise(
         for (slot, ready) in open.iter_mut().zip(readable) {
             if let (Some((pipe, kind)), true) = (slot.as_mut(), ready) {
                 match pipe.read(&mut buf) {
+                    // Past the cap: discarded, then a pause, so a flooding
+                    // command spends its time blocked on a full pipe instead
+                    // of spinning with the agent on the machine's cores.
+                    Ok(n) if n > 0 && !cap.forward(n) => thread::sleep(DISCARD_PAUSE),
                     Ok(n) if n > 0 && out.send(*kind, id, &buf[..n]).is_ok() => {}
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     _ => *slot = None,
@@ -287,4 +329,29 @@ fn wait_readable(open: &[Option<(File, u8)>; 2]) -> Result<Option<[bool; 2]>, Er
         }
     }
     Ok(Some(readable))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_is_forwarded_until_past_the_cap_then_discarded() {
+        let mut cap = OutputCap::new(10);
+        assert!(cap.forward(6));
+        assert!(cap.forward(4), "exactly at the cap: still forwarded");
+        assert!(
+            cap.forward(3),
+            "the chunk that crosses the cap tells the host it was exceeded"
+        );
+        assert!(!cap.forward(1));
+        assert!(!cap.forward(frame::MAX_CHUNK_BYTES));
+    }
+
+    #[test]
+    fn a_zero_cap_forwards_one_chunk_so_the_host_knows_output_was_cut() {
+        let mut cap = OutputCap::new(0);
+        assert!(cap.forward(5));
+        assert!(!cap.forward(5));
+    }
 }
