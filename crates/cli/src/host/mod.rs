@@ -18,6 +18,7 @@ mod config_sections;
 #[cfg(test)]
 mod config_tests;
 mod events;
+mod exit_bound;
 mod failure_lines;
 mod frame;
 pub mod handshake_slots;
