@@ -13,6 +13,13 @@ const DEFAULT_DEADLINE_MS: u64 = 300_000;
 /// launcher allows 10 minutes each, which let a client stretch a clamped
 /// deadline (or a disconnect) by 20 minutes (round 6, R6-2).
 const DEFAULT_STOP_MS: u64 = 5000;
+/// Default ceilings on `openFiles` (4 × the per-run default of 256, far
+/// below a host's own `RLIMIT_NOFILE`: a request above the host's hard
+/// limit failed its launch after `started`, R11-10), `cpuSeconds` (the
+/// default deadline's 300 s) and `fileSizeBytes` (1 GiB).
+const DEFAULT_OPEN_FILES: u64 = 1024;
+const DEFAULT_CPU_SECONDS: u64 = 300;
+const DEFAULT_FILE_SIZE_BYTES: u64 = 1 << 30;
 /// Default bytes of uploads per session.
 const DEFAULT_UPLOAD_BYTES: u64 = 16 << 20;
 /// Default concurrent sandboxes per host.
@@ -49,13 +56,22 @@ const DEFAULT_WRITE_STALL_MS: u64 = 10_000;
 const DEFAULT_UPLOAD_PHASE_MS: u64 = 30_000;
 
 /// The host's ceilings: a request above one is clamped to it (`deadlineMs`,
-/// `memoryBytes`, `processes`, each of `stop.graceMs`/`stop.forceMs` by
+/// `memoryBytes`, `processes`, `openFiles`, `cpuSeconds`, `fileSizeBytes`,
+/// the four network quotas, each of `stop.graceMs`/`stop.forceMs` by
 /// `stopMs`) or refused (`uploadBytes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ceilings {
     pub deadline_ms: u64,
     pub memory_bytes: u64,
     pub processes: u64,
+    pub open_files: u64,
+    pub cpu_seconds: u64,
+    pub file_size_bytes: u64,
+    /// `networkStreams`, `networkConcurrentStreams`, `networkBytesOut`,
+    /// `networkBytesIn` (QUOTA_KEYS' order); defaults: the engine's per-run
+    /// defaults. Unclamped, a tenant's run held the host's descriptors and
+    /// grew its `exit` past the protocol's frame bound (R11-9).
+    pub network: [u64; 4],
     pub upload_bytes: u64,
     pub stop_ms: u64,
 }
@@ -122,6 +138,18 @@ fn positive(reader: &ObjectReader, key: &str, default: u64) -> Result<u64, Field
     }
 }
 
+/// The engine's per-run network quotas, in `QUOTA_KEYS`' order: what a run
+/// without them gets, and the host's default ceilings on them.
+pub fn network_defaults() -> [u64; 4] {
+    let d = cordon_launcher::request::network_policy::quotas([None; 4]);
+    [
+        d.max_streams,
+        d.max_concurrent_streams,
+        d.max_bytes_out,
+        d.max_bytes_in,
+    ]
+}
+
 impl Ceilings {
     pub fn parse(value: Option<&Value>) -> Result<Ceilings, FieldError> {
         let empty = Value::Object(Default::default());
@@ -129,11 +157,24 @@ impl Ceilings {
             "deadlineMs",
             "memoryBytes",
             "processes",
+            "openFiles",
+            "cpuSeconds",
+            "fileSizeBytes",
+            "networkStreams",
+            "networkConcurrentStreams",
+            "networkBytesOut",
+            "networkBytesIn",
             "uploadBytes",
             "stopMs",
         ];
         let r = ObjectReader::new("config.ceilings", value.unwrap_or(&empty), KEYS)?;
+        use cordon_launcher::request::network_policy::QUOTA_KEYS;
         use cordon_launcher::request::presets::{MEMORY_BYTES, PROCESSES};
+        let defaults = network_defaults();
+        let mut network = [0; 4];
+        for (i, key) in QUOTA_KEYS.iter().enumerate() {
+            network[i] = positive(&r, key, defaults[i])?;
+        }
         let deadline_ms = positive(&r, "deadlineMs", DEFAULT_DEADLINE_MS)?;
         if deadline_ms > cordon_launcher::request::launch_request::MAX_DEADLINE_MS {
             return Err(FieldError::new(
@@ -145,6 +186,10 @@ impl Ceilings {
             deadline_ms,
             memory_bytes: positive(&r, "memoryBytes", MEMORY_BYTES)?,
             processes: positive(&r, "processes", PROCESSES)?,
+            open_files: positive(&r, "openFiles", DEFAULT_OPEN_FILES)?,
+            cpu_seconds: positive(&r, "cpuSeconds", DEFAULT_CPU_SECONDS)?,
+            file_size_bytes: positive(&r, "fileSizeBytes", DEFAULT_FILE_SIZE_BYTES)?,
+            network,
             upload_bytes: positive(&r, "uploadBytes", DEFAULT_UPLOAD_BYTES)?,
             stop_ms: positive(&r, "stopMs", DEFAULT_STOP_MS)?
                 .min(cordon_launcher::request::launch_request::MAX_STOP_WINDOW_MS),

@@ -32,6 +32,10 @@ fn a_minimal_configuration_gets_the_documented_defaults() {
     assert_eq!(config.liveness.ping_interval_ms, 10_000);
     assert_eq!(config.liveness.pong_timeout_ms, 30_000);
     assert_eq!(config.ceilings.deadline_ms, 300_000);
+    assert_eq!(config.ceilings.open_files, 1024);
+    assert_eq!(config.ceilings.cpu_seconds, 300);
+    assert_eq!(config.ceilings.file_size_bytes, 1 << 30);
+    assert_eq!(config.ceilings.network, [256, 32, 64 << 20, 1 << 30]);
     assert_eq!(config.admission.max_sessions, 64);
     assert_eq!(config.handshake.per_source, 4);
     assert_eq!(config.handshake.first_byte_ms, 1000);

@@ -18,9 +18,11 @@ mod config_sections;
 #[cfg(test)]
 mod config_tests;
 mod events;
+mod exit_bound;
 mod failure_lines;
 mod frame;
 pub mod handshake_slots;
+mod kept_argv;
 mod launch_bridge;
 mod log_file;
 mod log_writer;

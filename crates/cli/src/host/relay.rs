@@ -155,12 +155,14 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Relay<W> {
                     Some(Event::Finished(done)) => {
                         finished = true;
                         outcome = Some(done);
+                        self.end_streams(&mut st).await;
                     }
                     Some(event) => self.on_event(&mut st, event).await,
                     // The launcher always sends Finished; fail closed.
                     None => {
                         finished = true;
                         outcome = Some(Err(lost_events()));
+                        self.end_streams(&mut st).await;
                     }
                 },
                 frame = self.frames.recv(), if st.client_present => match frame {
@@ -181,6 +183,17 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Relay<W> {
                     self.handle.stop(StopReason::Signal);
                 }
             }
+        }
+    }
+
+    /// Nothing follows `Finished`: a stream it left open (a launch that
+    /// failed after `started` never opened either) ends here, once what it
+    /// holds is sent. Left open, the relay waited the pong bound for an end
+    /// that never came, then dropped the client without `exit` (R11-10).
+    async fn end_streams(&mut self, st: &mut State) {
+        for i in 0..st.out.len() {
+            st.out[i].ended = true;
+            self.flush(st, i).await;
         }
     }
 

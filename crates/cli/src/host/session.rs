@@ -20,6 +20,7 @@ use tokio::sync::mpsc::Receiver;
 use tokio::time::timeout;
 
 use super::events::Refusal;
+use super::exit_bound;
 use super::frame::{self, Frame, FrameError, Kind};
 use super::handshake_slots::HandshakeSlot;
 use super::launch_bridge;
@@ -188,6 +189,13 @@ fn welcome_fields(host: &Host, peer: &Peer, who: &TenantAuth) -> Value {
             "deadlineMs": c.deadline_ms,
             "memoryBytes": c.memory_bytes,
             "processes": c.processes,
+            "openFiles": c.open_files,
+            "cpuSeconds": c.cpu_seconds,
+            "fileSizeBytes": c.file_size_bytes,
+            "networkStreams": c.network[0],
+            "networkConcurrentStreams": c.network[1],
+            "networkBytesOut": c.network[2],
+            "networkBytesIn": c.network[3],
             "uploadBytes": c.upload_bytes,
             "stopMs": c.stop_ms,
         },
@@ -399,6 +407,7 @@ async fn run<W: AsyncWrite + Unpin + Send + 'static>(
         running.marker,
     )
     .await;
+    exit_bound::fit(&mut exit.frame, exit_bound::EXIT_BUDGET);
     record.runs += 1;
     record.outcome = Outcome::Ran;
     let program = spawn.get("program").and_then(Value::as_str).unwrap_or("");

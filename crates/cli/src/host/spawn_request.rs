@@ -180,5 +180,35 @@ fn clamp(request: &mut LaunchRequest, config: &Config) -> Map<String, Value> {
         Some(applied.processes),
         ceilings.processes,
     );
+    let limits = [
+        (
+            "openFiles",
+            &mut resources.open_files,
+            applied.open_files,
+            ceilings.open_files,
+        ),
+        (
+            "cpuSeconds",
+            &mut resources.cpu_seconds,
+            applied.cpu_seconds,
+            ceilings.cpu_seconds,
+        ),
+        (
+            "fileSizeBytes",
+            &mut resources.file_size_bytes,
+            applied.file_size_bytes,
+            ceilings.file_size_bytes,
+        ),
+    ];
+    for (field, value, default, ceiling) in limits {
+        apply(field, value, Some(default), ceiling);
+    }
+    // Every run has the engine's quotas (a run without mediation never uses
+    // them): an absent one counts as the engine's default.
+    let defaults = super::config_sections::network_defaults();
+    let keys = cordon_launcher::request::network_policy::QUOTA_KEYS;
+    for (i, value) in resources.network_quotas.iter_mut().enumerate() {
+        apply(keys[i], value, Some(defaults[i]), ceilings.network[i]);
+    }
     clamped
 }
