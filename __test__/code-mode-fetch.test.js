@@ -338,3 +338,27 @@ async function waitFor(condition, ms = 3000) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test('header names and methods are checked by the host, not trusted to the runner: a program that unmakes the runner\'s lower-casing cannot send a second Host or a forbidden method', async (t) => {
+  // Found by a white-box review: the host dropped the headers it owns by exact, lower-case name.
+  const seen = [];
+  const server = await loopbackServer((req, res) => { seen.push(req.rawHeaders); res.end('ok'); });
+  t.after(server.close);
+  const mode = codeMode({ network: allowOnly(server) });
+  const base = `http://127.0.0.1:${server.port}`;
+  const fronted = await mode.run(`
+    const lower = String.prototype.toLowerCase;
+    String.prototype.toLowerCase = function () { const s = String(this); return ['Host', 'Transfer-Encoding'].includes(s) ? s : lower.call(s); };
+    await fetch('${base}/', {method: 'POST', headers: {Host: 'internal.other-vhost', 'Transfer-Encoding': 'chunked'}, body: 'x'});
+    return 'sent';`);
+  assert.equal(fronted.ok, false, JSON.stringify(fronted.result));
+  assert.equal(fronted.error.code, 'BAD_FRAME', JSON.stringify(fronted.error));
+  const method = await mode.run(`
+    const includes = Array.prototype.includes;
+    Array.prototype.includes = function (value, ...rest) { return value === 'TRACE' ? false : includes.call(this, value, ...rest); };
+    await fetch('${base}/', {method: 'TRACE'});
+    return 'sent';`);
+  assert.equal(method.ok, false, JSON.stringify(method.result));
+  assert.equal(method.error.code, 'BAD_FRAME', JSON.stringify(method.error));
+  assert.deepEqual(seen, [], 'nothing reached the upstream');
+});

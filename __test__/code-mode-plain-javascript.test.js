@@ -26,6 +26,12 @@ const TYPESCRIPT = [
   'let x: number = 1; return x;',
   'const f = (x) => x; return f<number>(2);',
   'return tag<string>`x`;',
+  // Found by a white-box review: a comment or a line break after the type arguments.
+  'const f = (x) => x; return f<number>/**/(41) + 1;',
+  'const f = (x) => x; return f<number>//c\n(41);',
+  'const t = (s) => s; return t<string>/**/`x`;',
+  'const a = 1, b = 2, c = 3; const r = a<b>\nc; return r;',
+  'const f = (x) => x; return f<number>\v(41);',
   'return (value as string).length;',
   'interface A { x: number }\nreturn 1;',
   'enum Color { Red }\nreturn Color.Red;',

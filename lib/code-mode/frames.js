@@ -11,6 +11,8 @@ const VERSION = 'code-bridge-v1';
 const RUNNER_FRAME_TYPES = new Set(['ready', 'tool.call', 'console', 'fetch.request', 'fetch.abort', 'execution.result']);
 /** The fetch extension's request shape (docs/runner.md "fetch"): bounds a runner cannot exceed. */
 const FETCH_METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
+const FETCH_HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]{1,256}$/;
+const FORBIDDEN_FETCH_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 const FETCH_REDIRECTS = new Set(['follow', 'manual', 'error']);
 const MAX_FETCH_URL_CHARS = 64 * 1024;
 const MAX_FETCH_HEADERS = 1024;
@@ -115,12 +117,19 @@ function validateFetchRequest(frame) {
   const { request } = frame;
   if (!isObject(request)) throw new FrameError('BAD_FRAME', 'fetch.request request is not an object');
   if (typeof request.method !== 'string' || !FETCH_METHOD.test(request.method)) throw new FrameError('BAD_FRAME', 'fetch.request method is not an HTTP token');
+  // The runner refuses these (as WHATWG fetch does); the host does not rely on it.
+  if (FORBIDDEN_FETCH_METHODS.has(request.method.toUpperCase())) throw new FrameError('BAD_FRAME', `fetch.request method ${request.method} is forbidden`);
   if (typeof request.url !== 'string' || request.url.length > MAX_FETCH_URL_CHARS) throw new FrameError('BAD_FRAME', `fetch.request url is not a string of at most ${MAX_FETCH_URL_CHARS} characters`);
   if (!FETCH_REDIRECTS.has(request.redirect)) throw new FrameError('BAD_FRAME', 'fetch.request redirect is not follow, manual or error');
   const { headers } = request;
-  const pair = (entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && typeof entry[1] === 'string' && !/[\0\r\n]/.test(entry[0] + entry[1]);
+  // Names must be what the runner's Headers makes them, lower-case tokens: the host drops and
+  // replaces headers it owns (host, content-length, transfer-encoding, …, authorization on a
+  // cross-origin redirect) by exact name, and a program in the sandbox can make the runner send
+  // anything (it can replace String.prototype.toLowerCase), so the host checks, not trusts.
+  const pair = (entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && typeof entry[1] === 'string'
+    && FETCH_HEADER_NAME.test(entry[0]) && !/[\0\r\n]/.test(entry[1]);
   if (!Array.isArray(headers) || headers.length > MAX_FETCH_HEADERS || !headers.every(pair)) {
-    throw new FrameError('BAD_FRAME', `fetch.request headers are not at most ${MAX_FETCH_HEADERS} [name, value] string pairs without CR, LF or NUL`);
+    throw new FrameError('BAD_FRAME', `fetch.request headers are not at most ${MAX_FETCH_HEADERS} [name, value] string pairs with lower-case token names and values without CR, LF or NUL`);
   }
   if (request.body !== undefined && (typeof request.body !== 'string' || !BASE64.test(request.body))) throw new FrameError('BAD_FRAME', 'fetch.request body is not base64');
 }

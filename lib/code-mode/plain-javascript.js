@@ -15,10 +15,12 @@
 //     event loop;
 //   - no `@` anywhere: decorators must reach the stripper's refusal even on
 //     a V8 that parses them;
-//   - no `>` other than an arrow's `=>` followed (after white space) by `(`
-//     or a backtick: a TypeScript call with explicit type arguments,
-//     `parse<Order>(text)` or tag<T>`…`, is also valid JavaScript with
-//     another meaning (two comparisons), so it must be stripped;
+//   - no `>` other than an arrow's `=>` followed (after white space on the
+//     same line) by `(`, a backtick, a `/` (a comment may hide the `(`) or
+//     a line break: a TypeScript call with explicit type arguments,
+//     `parse<Order>(text)` or tag<T>`…`, and an instantiation expression
+//     ending a line (`a<b>` then a new line), are also valid JavaScript
+//     with another meaning (comparisons), so they must be stripped;
 //   - V8 parses it as the body of an async function, as the runner runs it
 //     (the AsyncFunction constructor: the text must be a whole function body,
 //     so a program cannot close the wrapper; the function is never called).
@@ -29,7 +31,8 @@
 // type`) is a JavaScript syntax error, so it never passes the last check.
 
 const MAX_LENGTH = 16 * 1024;
-const TYPE_ARGUMENTS_CALL = /(?<!=)>\s*[(`]/;
+// After the `>`: white space but line terminators, then `(`, a backtick, `/`, a line terminator or the end.
+const TYPE_ARGUMENTS_CALL = /(?<!=)>[^\S\n\r\u2028\u2029]*(?:[(`/\n\r\u2028\u2029]|$)/;
 const AsyncFunction = (async () => {}).constructor;
 
 /**

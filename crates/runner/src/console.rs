@@ -108,10 +108,10 @@ impl Console {
                 sink.write(level, &text);
             }
         })?;
-        native.set("write", write)?;
+        native.prop("write", write)?;
         let origin = Instant::now();
         let now = Function::new(ctx.clone(), move || origin.elapsed().as_secs_f64() * 1000.0)?;
-        native.set("now", now)?;
+        native.prop("now", now)?;
         let options = |file: &str| {
             let mut options = EvalOptions::default();
             options.strict = true;

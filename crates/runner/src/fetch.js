@@ -1,19 +1,13 @@
 // fetch, Request, Response and Headers: the WHATWG-shaped subset of the
 // fetch extension (docs/runner.md, "fetch"). The host performs every
 // request; `native` (fetch_bridge.rs) has send(request, bodyArrayBuffer)
-// → [id, promise of {ok, response|error}] and abort(id). Evaluated at most
-// once per world whose host confirmed the fetch extension, on the first read
-// of one of the four names, in strict mode (without the extension,
-// fetch_disabled.js defines the refusing `fetch`).
+// → [id, promise of {ok, response|error}] and abort(id). Evaluated once per
+// world whose host confirmed the fetch extension, before the program runs, in
+// strict mode (without the extension, fetch_disabled.js defines the refusing
+// `fetch`).
 (function (native) {
   'use strict';
-  // The four names are announced lazily (accessors, fetch_bridge.rs): one
-  // the code assigned before this ran (a data property) is left as it is.
-  const define = (name, value) => {
-    const current = Object.getOwnPropertyDescriptor(globalThis, name);
-    if (current && !current.get) return;
-    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
-  };
+  const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 
   const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   const NORMALIZED_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'];

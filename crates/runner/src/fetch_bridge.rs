@@ -18,12 +18,10 @@
 //!      is dropped, an outstanding one gets `{"id":N,"type":"fetch.abort"}`
 //!      and keeps its slot until the host's `fetch.result`.
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use base64::Engine;
 use rquickjs::function::Opt;
-use rquickjs::object::{Accessor, Property};
 use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
 use serde_json::{json, Value as Json};
 
@@ -37,8 +35,6 @@ use crate::tool_bridge::{CallMode, ToolBridge};
 const SCRIPT: &str = include_str!("fetch.js");
 /// Without the extension: `() => void`, defining only the refusing `fetch`.
 const DISABLED_SCRIPT: &str = include_str!("fetch_disabled.js");
-/// The globals `fetch.js` defines.
-const GLOBAL_NAMES: [&str; 4] = ["fetch", "Request", "Response", "Headers"];
 
 fn script_options() -> rquickjs::context::EvalOptions {
     let mut options = rquickjs::context::EvalOptions::default();
@@ -61,37 +57,20 @@ impl ToolBridge {
             let script: Function = ctx.eval_with_options(DISABLED_SCRIPT, script_options())?;
             return script.call(());
         }
-        // With it, the four names are announced (accessors) and fetch.js is
-        // compiled on the first read of any of them, as timers.rs does.
-        let built = Rc::new(Cell::new(false));
-        for name in GLOBAL_NAMES {
-            let this = Rc::clone(self);
-            let built = Rc::clone(&built);
-            let get = move |ctx: Ctx<'js>| -> rquickjs::Result<Value<'js>> {
-                if !built.get() {
-                    // Marked only once it ran: a build stopped by an interrupt
-                    // or out of memory leaves the accessors to try again.
-                    this.run_fetch_script(&ctx)?;
-                    built.set(true);
-                }
-                // The script defined every name still announced as data.
-                ctx.globals().get(name)
-            };
-            let set = move |ctx: Ctx<'js>, value: Value<'js>| -> rquickjs::Result<()> {
-                ctx.globals()
-                    .prop(name, Property::from(value).writable().configurable())
-            };
-            ctx.globals()
-                .prop(name, Accessor::new(get, set).configurable())?;
-        }
-        Ok(())
+        // With it, fetch.js runs now, before the program: built lazily (on
+        // the program's first read) it ran over intrinsics the program may
+        // have replaced by then (Object.defineProperty, a setter on
+        // Object.prototype catching `native`), as a white-box review found.
+        self.run_fetch_script(ctx)
     }
 
-    /// Runs `fetch.js` with this bridge's native half behind it.
+    /// Runs `fetch.js` with this bridge's native half behind it. `native`'s
+    /// members are defined, not assigned: an assignment would run a setter
+    /// the program put on `Object.prototype` and hand it `native`.
     fn run_fetch_script<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
         let native = Object::new(ctx.clone())?;
         let this = Rc::clone(self);
-        native.set(
+        native.prop(
             "send",
             Function::new(
                 ctx.clone(),
@@ -101,7 +80,7 @@ impl ToolBridge {
             )?,
         )?;
         let this = Rc::clone(self);
-        native.set(
+        native.prop(
             "abort",
             Function::new(ctx.clone(), move |id: u64| this.fetch_abort(id))?,
         )?;

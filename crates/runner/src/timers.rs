@@ -109,19 +109,19 @@ impl Timers {
     fn build<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
         let native = Object::new(ctx.clone())?;
         let this = Rc::clone(self);
-        native.set(
+        native.prop(
             "schedule",
             Function::new(ctx.clone(), move |ctx, id, delay| {
                 this.schedule(&ctx, id, delay)
             })?,
         )?;
         let this = Rc::clone(self);
-        native.set(
+        native.prop(
             "cancel",
             Function::new(ctx.clone(), move |id: u64| this.cancel(id))?,
         )?;
         let this = Rc::clone(self);
-        native.set(
+        native.prop(
             "setRef",
             Function::new(ctx.clone(), move |id: u64, refed: bool| {
                 if let Some(entry) = this.by_id.borrow_mut().get_mut(&id) {
@@ -130,7 +130,7 @@ impl Timers {
             })?,
         )?;
         let this = Rc::clone(self);
-        native.set(
+        native.prop(
             "reportError",
             Function::new(ctx.clone(), move |ctx: Ctx<'js>, error: Value<'js>| {
                 this.report(&ctx, &error);

@@ -148,11 +148,11 @@ fn publishers<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<(Function<'js>, Function<
 /// native helpers.
 fn build(ctx: Ctx<'_>) -> rquickjs::Result<()> {
     let native = Object::new(ctx.clone())?;
-    native.set("utf8Encode", Function::new(ctx.clone(), utf8_encode)?)?;
-    native.set("utf8Decode", Function::new(ctx.clone(), utf8_decode)?)?;
-    native.set("randomBytes", Function::new(ctx.clone(), random_bytes)?)?;
-    native.set("urlParse", Function::new(ctx.clone(), url_parse)?)?;
-    native.set("urlSet", Function::new(ctx.clone(), url_set)?)?;
+    native.prop("utf8Encode", Function::new(ctx.clone(), utf8_encode)?)?;
+    native.prop("utf8Decode", Function::new(ctx.clone(), utf8_decode)?)?;
+    native.prop("randomBytes", Function::new(ctx.clone(), random_bytes)?)?;
+    native.prop("urlParse", Function::new(ctx.clone(), url_parse)?)?;
+    native.prop("urlSet", Function::new(ctx.clone(), url_set)?)?;
     let (publish, define) = publishers(&ctx)?;
     let script: Function = ctx.eval_with_options(SCRIPT, script_options("<web-globals>"))?;
     script.call((native, publish, define))

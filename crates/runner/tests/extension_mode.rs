@@ -230,15 +230,11 @@ fn the_web_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
     );
 }
 
-#[test]
-fn the_timer_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
+/// Runs `code` in a world with the timers extension; its terminal frame.
+fn run_with_timers(code: &str) -> Value {
     let mut host = Host::spawn(&[]);
     host.execute_ext(
-        "const before = Object.getOwnPropertyDescriptor(globalThis, 'setTimeout');
-         globalThis.clearTimeout = 'mine';
-         const controller = typeof AbortController;
-         const after = Object.getOwnPropertyDescriptor(globalThis, 'setTimeout');
-         return [typeof before.get, controller, clearTimeout, typeof after.value, after.enumerable];",
+        code,
         &[],
         json!({"maxToolCalls": 8, "maxResultBytes": 1024, "timeoutMs": 5000}),
         json!({"timers": {"maxLive": 10}}),
@@ -246,8 +242,38 @@ fn the_timer_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
     let terminal = host.terminal();
     let ended = host.end();
     assert_eq!(ended.code, Some(0), "stderr: {}", ended.stderr);
+    terminal
+}
+
+#[test]
+fn the_timer_globals_are_built_on_first_use_and_an_earlier_assignment_wins() {
+    let terminal = run_with_timers(
+        "const before = Object.getOwnPropertyDescriptor(globalThis, 'setTimeout');
+         globalThis.clearTimeout = 'mine';
+         const controller = typeof AbortController;
+         const after = Object.getOwnPropertyDescriptor(globalThis, 'setTimeout');
+         return [typeof before.get, controller, clearTimeout, typeof after.value, after.enumerable];",
+    );
     assert_eq!(
         terminal["result"],
         json!(["function", "function", "mine", "function", false])
+    );
+}
+
+#[test]
+fn a_setter_on_object_prototype_never_receives_a_lazy_scripts_native_half() {
+    // The timers and web globals are built on first read, after the program
+    // ran: their native objects are defined, so a setter the program put on
+    // Object.prototype never runs and never sees them.
+    let terminal = run_with_timers(
+        "for (const name of ['schedule', 'cancel', 'setRef', 'reportError', 'utf8Encode', 'utf8Decode',
+                             'randomBytes', 'urlParse', 'urlSet', 'collator', 'compare', 'unitPatterns'])
+           Object.defineProperty(Object.prototype, name, {set(f) { globalThis.N = name; }, configurable: true});
+         const t = typeof setTimeout, e = typeof TextEncoder, i = (1234.5).toLocaleString('de-DE');
+         return [t, e, i, typeof globalThis.N];",
+    );
+    assert_eq!(
+        terminal["result"],
+        json!(["function", "function", "1.234,5", "undefined"])
     );
 }

@@ -39,45 +39,45 @@ pub(crate) const DATE_TIME_FORMAT_SCRIPT: &str = include_str!("datetime_format.j
 /// The native helpers `intl.js` receives; bound to no global.
 pub fn natives<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let native = Object::new(ctx.clone())?;
-    native.set(
+    native.prop(
         "canonicalLocale",
         Function::new(ctx.clone(), locales::canonical)?,
     )?;
-    native.set(
+    native.prop(
         "localeSupported",
         Function::new(ctx.clone(), locales::supported)?,
     )?;
-    native.set("collator", Function::new(ctx.clone(), collation::collator)?)?;
-    native.set("compare", Function::new(ctx.clone(), collation::compare)?)?;
-    native.set(
+    native.prop("collator", Function::new(ctx.clone(), collation::collator)?)?;
+    native.prop("compare", Function::new(ctx.clone(), collation::compare)?)?;
+    native.prop(
         "formatNumber",
         Function::new(ctx.clone(), number_format::format)?,
     )?;
-    native.set(
+    native.prop(
         "formatNumberToParts",
         Function::new(ctx.clone(), number_parts::format_to_parts)?,
     )?;
-    native.set("unitPatterns", Function::new(ctx.clone(), units::patterns)?)?;
-    native.set("pluralSelect", Function::new(ctx.clone(), plurals::select)?)?;
-    native.set(
+    native.prop("unitPatterns", Function::new(ctx.clone(), units::patterns)?)?;
+    native.prop("pluralSelect", Function::new(ctx.clone(), plurals::select)?)?;
+    native.prop(
         "pluralCategories",
         Function::new(ctx.clone(), plurals::categories)?,
     )?;
-    native.set("formatList", Function::new(ctx.clone(), lists::format)?)?;
-    native.set(
+    native.prop("formatList", Function::new(ctx.clone(), lists::format)?)?;
+    native.prop(
         "formatRelative",
         Function::new(ctx.clone(), relative::format)?,
     )?;
-    native.set("formatDate", Function::new(ctx.clone(), dates::format)?)?;
-    native.set(
+    native.prop("formatDate", Function::new(ctx.clone(), dates::format)?)?;
+    native.prop(
         "formatDateToParts",
         Function::new(ctx.clone(), dates::format_to_parts)?,
     )?;
-    native.set(
+    native.prop(
         "dateShapeRefused",
         Function::new(ctx.clone(), date_refusals::refused)?,
     )?;
-    native.set(
+    native.prop(
         "resolveTimeZone",
         Function::new(ctx.clone(), dates::resolve_time_zone)?,
     )?;
