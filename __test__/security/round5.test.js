@@ -178,29 +178,42 @@ print('READY', flush=True)
 time.sleep(0.3)
 os._exit(0)`,
     },
-    'a connection to the engine socket refused at accept (stream quota spent) carrying descriptors': {
-      // The round's path: the program spends its stream quota on fd 4, then
-      // connects to the engine socket directly and sends the lingering pair;
-      // the engine refuses the connection at accept (quota-streams) and closes
-      // it while the program runs on (until stop()).
+    'a connection to the engine socket refused at accept (concurrent-stream quota full) carrying descriptors': {
+      // The round's path: the program connects to the engine socket
+      // directly and sends the lingering pair on a connection the engine
+      // refuses at accept and closes while the program runs on (until
+      // stop()). The round spent the stream quota; since R11-8 the engine
+      // shuts a refused connection down the moment it accepts it, and a
+      // spent quota also closes the listener, so the program's one try
+      // usually came too late (EPIPE, nothing queued: CI failed on that).
+      // Here one idle connection fills the concurrent-stream quota of 1, so
+      // the listener stays open and the program tries again on a new
+      // connection until a pair is queued before the engine's shutdown.
       stop: true,
-      resources: { networkStreams: 4 },
+      resources: { networkConcurrentStreams: 1 },
       code: `${PRELUDE}
-for i in range(4):
-    CH.send(b'junk'); CH.recv(8)
+u0 = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+u0.connect('/.cordon/egress/engine.sock'); KEEP.append(u0)
+time.sleep(0.2)
 snd, rcv = linger_pair()
-u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-u.connect('/.cordon/egress/engine.sock')
-try:
-    socket.send_fds(u, [b'x'], [snd.fileno(), rcv.fileno()])
-except OSError as e:
+last = None
+for attempt in range(2000):
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    u.connect('/.cordon/egress/engine.sock')
+    try:
+        socket.send_fds(u, [b'x'], [snd.fileno(), rcv.fileno()])
+        break
+    except OSError as e:
+        last = e; u.close()
+else:
     # Our own last copy of the pair must not linger in our own close.
     snd.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
-    raise Exception('the connection was closed before the pair was queued: %r' % e)
+    raise Exception('every connection was closed before the pair was queued: %r' % last)
+print('QUEUED after', attempt + 1, 'connections', flush=True)
 snd.close(); rcv.close(); KEEP.append(u)
 time.sleep(1)
 hold()`,
-      receipts: (receipts) => receipts.some((r) => r.result === 'quota-streams'),
+      receipts: (receipts) => receipts.some((r) => r.result === 'quota-concurrent-streams'),
     },
   };
   for (const [what, p] of Object.entries(paths)) {
