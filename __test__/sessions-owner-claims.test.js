@@ -318,3 +318,42 @@ test('after a provider crash, a caller\'s run on a workspace owned by the dead s
   assert.equal(head.confinement.planned.uid, uid);
   assert.equal((await runToEnd(after)).result.returncode, 0);
 });
+
+test('a session claim made while a caller\'s run of that uid starts is seen by one of them: the run is refused before anything of its sandbox runs, or its process is there for the claim\'s own check (round 8, R8-1\'s race)', { skip: skip || (process.geteuid() !== 0 && 'needs a root provider') }, async (t) => {
+  const { spawnIsolated, workspaceWrite } = require('..');
+  // The uid was free when the run was planned; the claim (another
+  // provider's session, here written by hand) comes right after
+  // spawnIsolated() returned, while bwrap waits for its cgroup join and
+  // options. Without the launcher's second look the run started as the
+  // session's uid every time.
+  const uid = randomSlice() + 1;
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-claim-race-'));
+  t.after(() => fs.rmSync(parent, { recursive: true, force: true }));
+  fs.chmodSync(parent, 0o711);
+  const ws = path.join(parent, 'ws');
+  fs.mkdirSync(ws, { mode: 0o700 });
+  fs.chownSync(ws, uid, uid);
+  fs.mkdirSync(CLAIMS_DIR, { recursive: true, mode: 0o700 });
+  const claim = path.join(CLAIMS_DIR, String(uid));
+  t.after(() => fs.rmSync(claim, { force: true }));
+  const outcomes = [];
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    const run = spawnIsolated(['/bin/sh', '-c', 'echo ran >&2'], { policy: workspaceWrite(), workspace: ws });
+    fs.writeFileSync(claim, `${JSON.stringify({ workspace: path.join(parent, 'elsewhere') })}\n`, { flag: 'wx', mode: 0o600 });
+    // What the claiming session checks next (owner-claims.js): a process of the uid.
+    const seenByClaim = uidHasProcesses(uid);
+    let stderr = '';
+    run.stderr.on('data', (d) => { stderr += d; });
+    run.protocol.resume();
+    const outcome = await run.wait().then(() => 'ran', (error) => error.code);
+    outcomes.push({ outcome, seenByClaim, stderr });
+    fs.rmSync(claim);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const summary = JSON.stringify(outcomes);
+  for (const o of outcomes) {
+    if (o.outcome === 'ran') assert.ok(o.seenByClaim, `a run started that the claim's check did not see: ${summary}`);
+    else assert.deepEqual([o.outcome, o.stderr], ['ERR_CORDON_WORKSPACE_UNUSABLE', ''], summary);
+  }
+  assert.ok(outcomes.some((o) => o.outcome === 'ERR_CORDON_WORKSPACE_UNUSABLE'), `no run saw the claim made while it started: ${summary}`);
+});

@@ -659,6 +659,47 @@ if (!h.NONROOT_PASS) test('a uid-65534 provider\'s run on a caller workspace own
 });
 
 // Not registered in the non-root pass: a workspace owned by the session's uid is made by root.
+if (!h.NONROOT_PASS) test('a caller\'s run of a uid that starts after a uid-65534 provider\'s session claimed it and before its holder maps it is seen by the session, which gives the uid up: never both (round 8, R8-1\'s race)', { skip }, async (t) => {
+  // The session's claim looked for processes of the uid before the run
+  // existed; the run's launcher looked for a holder's map of it (and again
+  // once its bwrap ran as it) before the map existed. Here the run starts
+  // in exactly that gap (a store whose claim() waits for it), so only the
+  // holder's look after its map can see it. Without it the session opened
+  // on the uid the run was running as.
+  const dir = scratch(t);
+  const side = path.join(dir, 'side');
+  const go = path.join(dir, 'go');
+  const p = providerInBackground(t, dir, `
+    let run = null;
+    const racing = { ...store, async claim(...args) {
+      const claimed = await store.claim(...args);
+      say({ uid: claimed.record.ownerUid });
+      while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 20));
+      run = cordon.spawnIsolated(['/bin/sleep', '60'], { policy: cordon.workspaceWrite(), workspace: ${JSON.stringify(side)} });
+      await run.observed();
+      return claimed;
+    } };
+    const m2 = cordon.createSessionManager({ secret, root: dir + '/root', store: racing, authorize: () => true, workspaceBytes: 1 << 20, agentPath: ${JSON.stringify(agentPath() ?? null)} ?? undefined });
+    const acquired = await m2.acquire(scope('race'), 'u').then((s) => ({ uid: s.ownerUid }), (e) => ({ code: e.code, message: e.message }));
+    const ran = (await run.observed()).confinement.planned.uid;
+    await run.stop();
+    await run.wait().catch(() => {});
+    await m2.endAll();
+    say({ acquired, ran });`);
+  assert.ok(await eventually(() => p.said.length > 0 || p.exitCode !== null, 60_000), `the provider claimed: ${p.stderrText}`);
+  const { uid } = p.said[0] ?? {};
+  assert.ok(uid, `a claimed uid: ${JSON.stringify(p.said)} ${p.stderrText}`);
+  fs.mkdirSync(side, { mode: 0o700 });
+  fs.chownSync(side, uid, uid);
+  fs.writeFileSync(go, '');
+  assert.ok(await eventually(() => p.said.length > 1 || p.exitCode !== null, 60_000), `the provider answered: ${JSON.stringify(p.said)} ${p.stderrText}`);
+  const { acquired, ran } = p.said[1];
+  assert.equal(ran, uid, 'the run started as the claimed uid (the race was set)');
+  assert.equal(acquired.code, 'ERR_CORDON_SESSION_QUOTA_UNAVAILABLE', `the session opened on the uid a run was running as: ${JSON.stringify(acquired)}`);
+  assert.match(acquired.message, /a process runs as the owner uid/);
+});
+
+// Not registered in the non-root pass: a workspace owned by the session's uid is made by root.
 if (!h.NONROOT_PASS) test('after a uid-65534 provider and its session holder died, recover() sweeps only the session\'s namespaces: a caller\'s run on a workspace of the session\'s uid, started meanwhile, survives (round 8, R8-1)', { skip }, async (t) => {
   const dir = scratch(t);
   const dead = provider(dir, `

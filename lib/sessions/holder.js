@@ -141,9 +141,10 @@ function holderAlive(holder) {
  * mounted in it and `persist(holder)` (the caller's durable record of it)
  * resolved: only then is the holder told to `keep`; a provider killed
  * before that leaves a holder that exits on EOF. Fails closed (the holder
- * killed) otherwise. `namespaceId(pid)`: the addon's userNamespaceId.
+ * killed) otherwise. `namespaceId(pid)`: the addon's userNamespaceId;
+ * `uidInUse(uid)`: whether a process runs as the uid.
  */
-async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persist, namespaceId }) {
+async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persist, namespaceId, uidInUse = () => false }) {
   // detached: its own session and process group, so a signal to the
   // provider's group (Ctrl-C) does not take the workspace with it.
   // Its argv is the subcommand alone: the request, which names the workspace,
@@ -160,6 +161,13 @@ async function startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes, persi
     for (const helper of [NEWUIDMAP, NEWGIDMAP]) {
       await promisify(execFile)(helper, [String(child.pid), String(ownerUid), String(ownerUid), '1'], { timeout: STEP_TIMEOUT_MS, env: {} });
     }
+    // Mapped: from now on the launcher refuses a caller's run of this uid
+    // (session_owner_claims.rs). A run that chose it a moment before, when
+    // the claim's own check found nothing running as it, re-reads the maps
+    // once its bwrap runs as the uid; this looks for processes of the uid
+    // once the map is there. Each side writes, then reads: one of them sees
+    // the other (round 8, R8-1's race; the holder itself runs as the provider).
+    if (uidInUse(ownerUid)) throw new Error(`a process runs as the owner uid ${ownerUid} (a run chose it while this session claimed it): try again`);
     child.stdin.write('mapped\n');
     if ((await nextLine(reader)) !== 'ready') throw new Error('the holder did not say "ready"');
   } catch (error) {

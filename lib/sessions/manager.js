@@ -284,7 +284,7 @@ class SessionManager {
         record.holder = holder;
         await store.put(record);
       };
-      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath, persist, namespaceId: this._deps.namespaceId });
+      record.holder = await createWorkspace({ root, key, ownerUid: record.ownerUid, quotaBytes: this._options.workspaceBytes, agentPath: this._options.agentPath, persist, namespaceId: this._deps.namespaceId, uidInUse: uidHasProcesses });
       mounted = true;
       await store.put(record);
     } catch (error) {

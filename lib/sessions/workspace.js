@@ -69,10 +69,11 @@ function workspacePath(rootPath, key, holder = viaHolder()) {
  * Creates the workspace `<root>/<key>` and resolves with its holder
  * (`{pid, start, userns, nsId, bootId}`, a non-root provider: holder.js) or null (root: a tmpfs
  * mounted on the host). `persist(holder)` records the holder durably
- * before it is told to stay (holder.js). Fails closed: nothing left when
+ * before it is told to stay (holder.js); `uidInUse(uid)`: whether a process
+ * runs as the uid (owner-sweep.js). Fails closed: nothing left when
  * the quota cannot be applied.
  */
-async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, persist, namespaceId }) {
+async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, persist, namespaceId, uidInUse }) {
   if (!viaHolder()) {
     await mountWorkspace({ root, key, ownerUid, quotaBytes });
     return null;
@@ -80,7 +81,7 @@ async function createWorkspace({ root, key, ownerUid, quotaBytes, agentPath, per
   const dir = path.join(root.path, key);
   fs.closeSync(makeKeyDir(root, key));
   try {
-    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes), persist, namespaceId });
+    return await startHolder({ agentPath, dir, ownerUid, quotaBytes, inodes: inodesFor(quotaBytes), persist, namespaceId, uidInUse });
   } catch (error) {
     fs.rmdirSync(`/proc/self/fd/${root.fd}/${key}`);
     throw error;

@@ -272,6 +272,7 @@ pub fn start(
         egress,
         uid_lease: run_identity.lease.take(),
         userns: run_identity.userns.take(),
+        claim_recheck: run_identity.claim_recheck.take(),
         mntns,
         host_binds,
     };
@@ -304,6 +305,7 @@ fn holder_identity(entry: &HolderEntry) -> run_identity::RunIdentity {
         allocation: run_identity::UidAllocation::SubordinateOwner,
         lease: None,
         userns: entry.userns.try_clone().ok(),
+        claim_recheck: None,
     }
 }
 

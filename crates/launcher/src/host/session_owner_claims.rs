@@ -17,7 +17,7 @@
 //!   holder's session is not seen (docs/sessions.md says so).
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Where every root provider on the host claims session owner uids.
 pub const CLAIMS_DIR: &str = "/run/cordon-session-owners";
@@ -49,6 +49,42 @@ pub fn held_by_another_session(provider_is_root: bool, uid: u32, workspace: &Pat
         held_by_root_claim(Path::new(CLAIMS_DIR), uid, workspace)
     } else {
         mapped_by_live_holder(uid)
+    }
+}
+
+/// The check of [`held_by_another_session`] made again once the run's
+/// bwrap exists as the uid, before it gets its options (nothing of the
+/// sandbox has run yet). The check at planning alone left a window: a
+/// session of another provider could claim the uid after it and look for
+/// processes of the uid before the run's bwrap existed, and both went on
+/// (round 8, R8-1's race). The session side writes its claim (or its
+/// holder's map) and then looks for processes of the uid; the run's side
+/// makes its process and then looks for the claim (or map) again. Each
+/// writes before it reads, so at least one of them sees the other: the
+/// session gives the uid back, or the run is refused here.
+#[derive(Debug, Clone)]
+pub struct ClaimRecheck {
+    provider_is_root: bool,
+    uid: u32,
+    workspace: PathBuf,
+}
+
+impl ClaimRecheck {
+    pub fn new(provider_is_root: bool, uid: u32, workspace: &Path) -> Self {
+        Self {
+            provider_is_root,
+            uid,
+            workspace: workspace.to_path_buf(),
+        }
+    }
+
+    pub fn uid(&self) -> u32 {
+        self.uid
+    }
+
+    /// Whether a session holds the uid now.
+    pub fn held(&self) -> bool {
+        held_by_another_session(self.provider_is_root, self.uid, &self.workspace)
     }
 }
 

@@ -105,6 +105,10 @@ pub struct RunIdentity {
     pub allocation: UidAllocation,
     pub lease: Option<UidLease>,
     pub userns: Option<OwnedFd>,
+    /// A caller's workspace owner uid, checked against the sessions'
+    /// claims at planning: checked again once bwrap exists as it
+    /// (session_owner_claims.rs).
+    pub claim_recheck: Option<session_owner_claims::ClaimRecheck>,
 }
 
 impl RunIdentity {
@@ -206,17 +210,21 @@ pub fn resolve(
         allocation,
         lease: None,
         userns: None,
+        claim_recheck: None,
     };
     let choice = choose(&facts);
     // Never a session's uid for a caller's workspace (session_owner_claims.rs, round 8 R8-1).
+    let mut claim_recheck = None;
     if let (Choice::WorkspaceOwner(id) | Choice::SubordinateOwner(id), Some(ws)) =
         (&choice, workspace)
     {
-        if session_owner_claims::held_by_another_session(provider_is_root, id.uid, ws) {
+        let recheck = session_owner_claims::ClaimRecheck::new(provider_is_root, id.uid, ws);
+        if recheck.held() {
             return Err(RunIdentityError::HeldBySession { uid: id.uid });
         }
+        claim_recheck = Some(recheck);
     }
-    Ok(match choice {
+    let mut resolved = match choice {
         Choice::SharedWithProvider => fixed(None, UidAllocation::SharedWithProvider),
         Choice::WorkspaceOwner(id) => fixed(Some(id), UidAllocation::WorkspaceOwner),
         Choice::PerRun => {
@@ -254,7 +262,9 @@ pub fn resolve(
                 fix: subordinate_ids::fix_commands(&missing),
             });
         }
-    })
+    };
+    resolved.claim_recheck = claim_recheck;
+    Ok(resolved)
 }
 
 #[cfg(test)]

@@ -83,6 +83,9 @@ pub struct Prepared {
     /// The run's user namespace of subordinate ids (a non-root provider),
     /// entered by the forked child; closed once bwrap is spawned.
     pub userns: Option<OwnedFd>,
+    /// The sessions' claim on the run's uid, looked at again before bwrap
+    /// gets its options (session_owner_claims.rs).
+    pub claim_recheck: Option<crate::host::session_owner_claims::ClaimRecheck>,
     /// A namespace holder's mount namespace, joined right after `userns`
     /// (a non-root session: host/namespace_holder.rs).
     pub mntns: Option<OwnedFd>,
@@ -296,6 +299,7 @@ impl Run {
         } = spawned;
         let release = teardown::release_bwrap(
             self.p.cgroup.as_deref(),
+            self.p.claim_recheck.as_ref(),
             &mut child,
             options,
             &self.p.invocation_id,

@@ -13,6 +13,14 @@ pub enum RunError {
     Spawn(#[from] SpawnError),
     #[error("cannot move bwrap into the run's cgroup: {0}")]
     JoinCgroup(CgroupError),
+    /// A session claimed the run's workspace owner uid between the run's
+    /// planning and its bwrap's start (session_owner_claims.rs).
+    #[error(
+        "the workspace is owned by uid {uid}, which an agent session claimed while this run \
+         started: a run as that uid would share it with the session. Give the workspace an \
+         owner uid no session holds (docs/policy.md)"
+    )]
+    HeldBySession { uid: u32 },
     #[error("cannot send bwrap its options: {0}")]
     SendOptions(std::io::Error),
     #[error("cannot start the stream pumps: {0}")]
@@ -40,6 +48,7 @@ impl RunError {
             | RunError::InfoMalformed(_)
             | RunError::WaitBwrap(_)
             | RunError::SandboxSetup { .. } => ErrorCode::SpawnFailed,
+            RunError::HeldBySession { .. } => ErrorCode::WorkspaceUnusable,
         }
     }
 }

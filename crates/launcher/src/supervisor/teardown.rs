@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::run_error::RunError;
 use super::Prepared;
+use crate::host::session_owner_claims::ClaimRecheck;
 use crate::host::step_trace;
 use crate::plan::cgroup::ExecutionCgroup;
 use crate::plan::confinement::CgroupOutcome;
@@ -23,21 +24,40 @@ use crate::run::spawn::OptionsFeed;
 /// On failure bwrap is killed (it is still waiting: nothing of the sandbox
 /// exists yet) and the error explains the failed run. A stop during the
 /// join kills bwrap: the send then fails with EPIPE and the stop explains
-/// the outcome.
+/// the outcome. A run on a caller's workspace whose owner uid a session
+/// claimed meanwhile is refused here, bwrap killed before anything of the
+/// sandbox ran (session_owner_claims.rs: bwrap already exists as the uid,
+/// so a later claim's own check sees it).
 pub fn release_bwrap(
     cgroup: Option<&ExecutionCgroup>,
+    claim_recheck: Option<&ClaimRecheck>,
     child: &mut Child,
     options: OptionsFeed,
     invocation_id: &str,
 ) -> Result<(), RunError> {
     step_trace::stamp(invocation_id, "join.start");
-    let released = cgroup
+    let ready = cgroup
         .map_or(Ok(()), |cgroup| cgroup.add_pid(child.id()))
         .map_err(RunError::JoinCgroup)
         .and_then(|()| {
             step_trace::stamp(invocation_id, "join.done");
-            options.send().map_err(RunError::SendOptions)
+            match claim_recheck.filter(|recheck| recheck.held()) {
+                Some(recheck) => Err(RunError::HeldBySession { uid: recheck.uid() }),
+                None => Ok(()),
+            }
         });
+    let released = match ready {
+        Ok(()) => options.send().map_err(RunError::SendOptions),
+        Err(e) => {
+            // Killed before the options' socket closes: bwrap reads an
+            // empty option list at EOF and would go on without any of
+            // them (no namespaces but its own, no binds, no seccomp)
+            // until the kill landed.
+            let _ = child.kill();
+            drop(options);
+            Err(e)
+        }
+    };
     step_trace::stamp(invocation_id, "options.sent");
     if released.is_err() {
         let _ = child.kill();
