@@ -27,5 +27,7 @@ const { createCodeMode } = require('../../../..');
     out[k] = { ok: res.ok, result: res.result, error: res.error && (res.error.kind + '/' + res.error.code + ' ' + (res.error.message||'')).slice(0, 160), upstream: seen.slice(before) };
   }
   console.log(JSON.stringify(out, null, 1));
+  const reached = Object.entries(out).filter(([, v]) => v.upstream.length);
+  console.log(out.control_plain_TRACE.upstream.length ? 'control failed' : reached.length ? 'FINDING: ' + reached.map(([k]) => k).join(', ') + ' reached the upstream' : 'held');
   await mode.close(); server.close();
 })().catch((e) => { console.error(e); process.exit(1); });

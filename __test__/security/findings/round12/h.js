@@ -1,5 +1,5 @@
 'use strict';
-// shared helper for round-12 probes: a session manager on a fresh root, cleaned at the end
+// shared helper for round-12 probes (round 11's h.js): a session manager on a fresh root, cleaned at the end
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');

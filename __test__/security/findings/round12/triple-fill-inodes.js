@@ -39,6 +39,7 @@ async function scenario(sessions, label, inodes) {
 }
 withManager({}, async (sessions) => {
   console.log(`uid ${process.getuid()}`);
+  if (process.env.R12_ONLY) { await scenario(sessions, process.env.R12_ONLY, process.env.R12_ONLY === 'probe'); return; }
   const c = await scenario(sessions, 'control-data-only', false);
   const p = await scenario(sessions, 'probe-inodes-then-data', true);
   const ok = (o) => o.kept === 'precious' && o.next && o.next.every((l) => / exit 0 /.test(l));
