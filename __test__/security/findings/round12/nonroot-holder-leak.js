@@ -7,7 +7,9 @@
 // R12_PKG=/tmp/r12pkg: cp the package without target/ but with target/release/{cordon,cordon-*}, chmod -R a+rX);
 // the parent (root) lists session-holder processes 3 s after that provider exited, then SIGKILLs what it found.
 // Control: 'plain' (exec true, end). Probe: 'tmp-inodes' (12 s of empty files in /tmp, end).
-// Usage (root): node nonroot-holder-leak.js [scenario…]   (default: every scenario; R12_ROOT=1: root provider)
+// Usage (root): node nonroot-holder-leak.js [scenario…]   (default: every scenario; R12_ROOT=1: root provider;
+// R12_MEM=2147483648: the session policy's memoryBytes — with a root provider and 2 GiB the same probe leaves the
+// workspace tmpfs mounted on the host and its owner claim, both removed by this script's cleanup)
 const { spawnSync, execFileSync } = require('node:child_process');
 const path = require('node:path');
 const shmem = () => Number(require('node:fs').readFileSync('/proc/meminfo', 'utf8').match(/Shmem:\s+(\d+)/)[1]);
@@ -15,7 +17,10 @@ const holders = () => { try { return execFileSync('pgrep', ['-u', '65534', '-f',
 if (process.argv[2] === 'child') {
   const { withManager } = require('./h.js');
   const scen = process.argv[3];
-  withManager({}, async (sessions) => {
+  const { workspaceWrite } = require('../../../..');
+  const w = workspaceWrite();
+  const opts = process.env.R12_MEM ? { policy: { ...w, resources: { ...(w.resources || {}), memoryBytes: Number(process.env.R12_MEM) } } } : {};
+  withManager(opts, async (sessions) => {
     const s = await sessions.acquire({ tenant: 't', conversation: scen }, { tenant: 't' });
     if (scen === 'fill-tmp') await s.exec({ shell: 'bash', script: 'dd if=/dev/zero of=/tmp/fill bs=1M 2>/dev/null; true' }, { timeoutMs: 60000 });
     if (scen === 'fill-ws') await s.exec({ shell: 'bash', script: 'dd if=/dev/zero of=/workspace/fill bs=1M 2>/dev/null; true' }, { timeoutMs: 60000 });
@@ -41,7 +46,7 @@ if (process.argv[2] === 'child') {
   for (const scen of (process.argv[2] ? process.argv.slice(2) : ['plain', 'write', 'fill-three', 'tmp-inodes', 'ws-then-tmp-inodes'])) {
     const h0 = holders();
     const claims0 = (() => { try { return require('node:fs').readdirSync('/run/cordon-session-owners').length; } catch { return 0; } })();
-    const r = process.env.R12_ROOT ? spawnSync(process.execPath, [__filename, 'child', scen], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 120000 }) : spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, me, 'child', scen], { cwd: '/tmp', stdio: ['ignore', 'pipe', 'inherit'], timeout: 120000 });
+    const r = process.env.R12_ROOT ? spawnSync(process.execPath, [__filename, 'child', scen], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 120000, env: process.env }) : spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, me, 'child', scen], { cwd: '/tmp', stdio: ['ignore', 'pipe', 'inherit'], timeout: 120000 });
     process.stdout.write(r.stdout);
     spawnSync('sleep', ['3']);
     const h1 = holders().filter((p) => !h0.includes(p));
@@ -50,10 +55,24 @@ if (process.argv[2] === 'child') {
       console.log(`  holder ${p}: workspace tmpfs in its mount namespace: ${m || 'none found'}`);
     }
     console.log(`  Shmem now ${shmem()} kB; root claims in /run/cordon-session-owners ${claims0} → ${(() => { try { return require('node:fs').readdirSync('/run/cordon-session-owners').length; } catch { return 0; } })()}; tmpfs mounts named r12- left: ${require('node:fs').readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes('/r12-')).length}`);
-    leaked[scen] = h1.length;
+    const mleft = require('node:fs').readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes('/r12-')).length;
+    const cl = (() => { try { return require('node:fs').readdirSync('/run/cordon-session-owners').length; } catch { return 0; } })() - claims0;
+    leaked[scen] = h1.length + mleft + Math.max(0, cl);
     console.log(`${scen}: session-holder processes left after the provider exited: ${h1.length} ${h1.join(' ')}`);
   }
   const all = holders().filter((p) => !before.includes(p));
-  console.log(Object.values(leaked).some((n) => n) ? `FINDING: a uid-65534 provider leaves its session holder running after end(): ${JSON.stringify(leaked)}` : 'held');
+  console.log(Object.values(leaked).some((n) => n) ? `FINDING: ${process.env.R12_ROOT ? 'a root provider leaves the workspace mounted and its claim' : 'a uid-65534 provider leaves its session holder running'} after end() (holders + mounts + claims per scenario): ${JSON.stringify(leaked)}` : 'held');
   for (const p of all) try { process.kill(Number(p), 'SIGKILL'); } catch {}
+  // root provider (R12_ROOT=1): a workspace kept mounted and its owner claim, left by an unconfirmed containment
+  const fs = require('node:fs');
+  for (const l of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const mp = l.split(' ')[4];
+    if (mp && /^\/tmp\/r12-[^/]+\/sessions\//.test(mp)) { spawnSync('umount', [mp]); console.log(`cleanup: unmounted ${mp}`); fs.rmSync(mp.split('/').slice(0, 3).join('/'), { recursive: true, force: true }); }
+  }
+  try {
+    for (const n of fs.readdirSync('/run/cordon-session-owners')) {
+      const f = path.join('/run/cordon-session-owners', n);
+      try { if (/"\/tmp\/r12-/.test(fs.readFileSync(f, 'utf8'))) { fs.rmSync(f); console.log(`cleanup: removed claim ${n}`); } } catch {}
+    }
+  } catch {}
 }
