@@ -32,6 +32,11 @@ if (process.argv[2] === 'child') {
       const r = await s.exec(['timeout', '12', 'python3', '-c', "import os\nn=0\ntry:\n  while True:\n    os.close(os.open('/tmp/%d' % n, os.O_CREAT|os.O_WRONLY)); n+=1\nexcept BaseException as e: pass\nfinally: print(n)"], { timeoutMs: 30000 });
       console.log(`  ${scen}: 12 s of file creation in /tmp (exit ${r.exitCode}, signal ${r.signal})`);
     }
+    const m = /^tmp-files-(\d+)$/.exec(scen);
+    if (m) {
+      const r = await s.exec(['python3', '-c', `import os\nfor n in range(${m[1]}): os.close(os.open('/tmp/%d' % n, os.O_CREAT|os.O_WRONLY))\nprint(n + 1)`], { timeoutMs: 60000 });
+      console.log(`  ${scen}: ${r.stdout.trim()} files in /tmp (exit ${r.exitCode}, signal ${r.signal}, ${Math.round(r.durationMs)} ms)`);
+    }
     if (scen === 'write') await s.writeFile('a.txt', 'x');
     await s.exec(['true']);
     const t = Date.now();
