@@ -32,6 +32,14 @@ if (process.argv[2] === 'child') {
       const r = await s.exec(['timeout', '12', 'python3', '-c', "import os\nn=0\ntry:\n  while True:\n    os.close(os.open('/tmp/%d' % n, os.O_CREAT|os.O_WRONLY)); n+=1\nexcept BaseException as e: pass\nfinally: print(n)"], { timeoutMs: 30000 });
       console.log(`  ${scen}: 12 s of file creation in /tmp (exit ${r.exitCode}, signal ${r.signal})`);
     }
+    if (scen === 'tmp-negative-dentries') {
+      const r = await s.exec(['timeout', '12', 'python3', '-c', "import os\nn=0\nwhile True:\n  try: os.stat('/tmp/%d' % n)\n  except OSError: pass\n  n+=1"], { timeoutMs: 30000 });
+      console.log(`  ${scen}: 12 s of stat() of missing names in /tmp (exit ${r.exitCode}, signal ${r.signal})`);
+    }
+    if (scen === 'tmp-hardlinks') {
+      const r = await s.exec(['timeout', '12', 'python3', '-c', "import os\nos.close(os.open('/tmp/f', os.O_CREAT|os.O_WRONLY))\nn=0\nwhile True:\n  os.link('/tmp/f', '/tmp/%d' % n); n+=1"], { timeoutMs: 30000 });
+      console.log(`  ${scen}: 12 s of hard links in /tmp (exit ${r.exitCode}, signal ${r.signal})`);
+    }
     const m = /^tmp-files-(\d+)$/.exec(scen);
     if (m) {
       const r = await s.exec(['python3', '-c', `import os\nfor n in range(${m[1]}): os.close(os.open('/tmp/%d' % n, os.O_CREAT|os.O_WRONLY))\nprint(n + 1)`], { timeoutMs: 60000 });
