@@ -1,7 +1,7 @@
 'use strict';
 // R11-1 variant: the kept receipt cuts argv to 4096 bytes, but other fields the tenant chooses are kept whole:
-// policy.network.allow (up to 1024 entries of up to 253-byte names, each kept as an object) and
-// policy.environment.allow. Bytes on disk per run under stateDir/receipts. Control: a short policy.
+// policy.network.allow (up to 1024 entries of up to 253-byte names, each kept as an object).
+// (policy.environment.allow is bounded: at most 256 names.) Bytes on disk per run under stateDir/receipts. Control: a short policy.
 // Usage (root): node host-receipt-policy-bytes.js [runs=5]
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
