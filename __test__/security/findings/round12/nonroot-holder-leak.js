@@ -13,7 +13,9 @@
 const { spawnSync, execFileSync } = require('node:child_process');
 const path = require('node:path');
 const shmem = () => Number(require('node:fs').readFileSync('/proc/meminfo', 'utf8').match(/Shmem:\s+(\d+)/)[1]);
-const holders = () => { try { return execFileSync('pgrep', ['-u', '65534', '-f', 'session-holder']).toString().trim().split('\n').filter(Boolean); } catch { return []; } };
+// only this package copy's holders (another job on the machine may run its own uid-65534 holders: never count or kill those)
+const AGENT = path.join(process.env.R12_PKG || '/tmp/r12pkg', 'target/release/cordon-exec-agent');
+const holders = () => { if (process.env.R12_ROOT) return []; try { return execFileSync('pgrep', ['-u', '65534', '-f', `^${AGENT} session-holder`]).toString().trim().split('\n').filter(Boolean); } catch { return []; } };
 if (process.argv[2] === 'child') {
   const { withManager } = require('./h.js');
   const scen = process.argv[3];
