@@ -10,7 +10,9 @@ const { createSessionManager, memorySessionStore } = require('../../../..');
 const ROUNDS = Number(process.argv[2] || 16);
 const claimsDir = '/run/cordon-session-owners';
 const claims = () => { try { return fs.readdirSync(claimsDir).filter((n) => /^\d+$/.test(n)); } catch { return []; } };
-const procs = () => fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid).filter((n) => { try { const st = fs.readFileSync(`/proc/${n}/status`, 'utf8'); const uid = Number(st.match(/Uid:\s+(\d+)/)[1]); return uid !== 0 && !/^Name:\s+(node|setpriv|timeout)/m.test(st); } catch { return false; } }).map((n) => { try { return n + ':' + fs.readFileSync(`/proc/${n}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 60); } catch { return n; } });
+// only processes of this package copy (another job on the machine runs its own sandboxes)
+const PKG = path.resolve(__dirname, '../../../..');
+const procs = () => fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid).filter((n) => { try { const st = fs.readFileSync(`/proc/${n}/status`, 'utf8'); const uid = Number(st.match(/Uid:\s+(\d+)/)[1]); if (uid === 0 || /^Name:\s+(node|setpriv|timeout)/m.test(st)) return false; return fs.readFileSync(`/proc/${n}/cmdline`, 'utf8').includes(PKG); } catch { return false; } }).map((n) => { try { return n + ':' + fs.readFileSync(`/proc/${n}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 60); } catch { return n; } });
 const mountsUnder = (p) => fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(p));
 async function round(delay, race) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'r12-race-'));
