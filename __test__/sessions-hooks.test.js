@@ -11,6 +11,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const { sessionsSkipReason, managerFor, marker, pidsWithMarker, scope } = require('./sessions-support');
 const { auditRecord } = require('../lib/sessions/audit');
+const { statedArgv } = require('../lib/sessions/command-spec');
 
 const skip = sessionsSkipReason();
 
@@ -124,6 +125,64 @@ test('the audit redacts the shell forms of a credential (header, URL userinfo, c
     'docker run -p 8080:80 img', 'podman run -p 1:2 img', 'curl -sSL http://x/', 'curl -o out http://x/', 'redis-cli -h cache ping']) {
     assert.equal(audited(script), `bash -c ${script}`);
   }
+});
+
+test('every refused exec and start leaves one audit record with its code, the command redacted and cut; a lone surrogate in argv, script or env is refused before the agent (round 12, R12-4, R12-6)', { skip }, async (t) => {
+  const records = [];
+  const asked = [];
+  const { manager } = managerFor(t, { audit: (r) => records.push(r), allow: (operation) => { asked.push(operation.kind); return true; } });
+  const session = await manager.acquire(scope('refused'), 'mallory');
+  const S = 'Hunter2pass';
+  // What JSON.parse gives for a tool input holding "\ud800".
+  const lone = JSON.parse('"\\ud800"');
+  const refusals = [
+    ['exec', ['cat', 'x'], { cwd: '../../..' }, 'ERR_CORDON_SESSION_PATH_REFUSED'],
+    ['start', ['/bin/true'], { cwd: '/etc' }, 'ERR_CORDON_SESSION_PATH_REFUSED'],
+    ['exec', ['/bin/true'], { cwd: `d/${lone}` }, 'ERR_CORDON_SESSION_PATH_REFUSED'],
+    ['exec', ['rm', '-rf', '/\u0000'], {}, 'ERR_CORDON_INVALID_COMMAND'],
+    ['start', ['/bin/true'], { env: { 'LD_PRELOAD=x': '1' } }, 'ERR_CORDON_INVALID_OPTIONS'],
+    // R12-6: these reached the agent, whose JSON parser failed (ERR_CORDON_SESSION_COMMAND_FAILED).
+    ['start', ['printf', lone], {}, 'ERR_CORDON_INVALID_COMMAND'],
+    ['exec', { shell: 'bash', script: `echo ${lone}` }, {}, 'ERR_CORDON_INVALID_COMMAND'],
+    ['exec', ['/bin/true'], { env: { X: lone } }, 'ERR_CORDON_INVALID_OPTIONS'],
+    // The command of a refused call is redacted and cut like any other.
+    ['exec', ['curl', '-u', `ada:${S}`, 'https://x/'], { cwd: '../..' }, 'ERR_CORDON_SESSION_PATH_REFUSED'],
+    ['start', ['echo', 'a'.repeat(8192)], { cwd: '/' }, 'ERR_CORDON_SESSION_PATH_REFUSED'],
+  ];
+  const refused = [];
+  for (const [kind, command, options, code] of refusals) {
+    const n = records.length;
+    await assert.rejects(session[kind](command, options), { code }, `${kind} ${JSON.stringify(command).slice(0, 40)} ${JSON.stringify(options)}`);
+    const added = records.slice(n);
+    assert.deepEqual(added.map((r) => [r.operation, r.actor, r.error, r.denial]), [[kind, 'mallory', code, null]], `one record for ${kind} ${JSON.stringify(options)}`);
+    refused.push(added[0]);
+  }
+  const [dotdot, , , nul, , startLone, script, , secret, long] = refused;
+  assert.equal(dotdot.command, 'cat x');
+  assert.equal(nul.command, 'rm -rf /\u0000');
+  assert.equal(startLone.command, `printf ${lone}`, 'the command as stated, as a file tool\'s refused path is kept');
+  assert.equal(script.command, `/bin/bash -c echo ${lone}`);
+  assert.equal(secret.command, 'curl -u ada:[REDACTED] https://x/');
+  assert.deepEqual([Buffer.byteLength(long.command), long.commandTruncated], [4096, true]);
+  assert.deepEqual(asked, [], 'a refused command never reaches the allow hook');
+  // Nothing reached the agent, and the session goes on.
+  assert.equal((await session.exec(['/bin/echo', 'alive'])).stdout, 'alive\n');
+  const echoed = crypto.createHash('sha256').update(JSON.stringify(['/bin/echo', 'alive'])).digest('hex');
+  assert.deepEqual((await session.end()).commands.map((c) => c.argvSha256), [echoed], 'the agent was only ever asked to run the accepted command');
+});
+
+test('a refused command is audited from at most 512 KiB of its text, whatever its size, and a hostile one cannot break its record (round 12, R12-4)', () => {
+  const huge = statedArgv(Array(1 << 20).fill('a'.repeat(100)));
+  assert.ok(huge.join(' ').length <= 512 * 1024, `${huge.join(' ').length} characters`);
+  assert.deepEqual(statedArgv({ shell: 'zsh', script: 'x' }), ['zsh', '-c', 'x']);
+  assert.deepEqual(statedArgv(['a', 1, null, {}]), ['a', '[number]', '[object]', '[object]']);
+  assert.deepEqual(statedArgv(Symbol('s')), ['[symbol]']);
+  const hostile = new Proxy([], { get: () => { throw new Error('no'); } });
+  assert.deepEqual(statedArgv(hostile), ['[unreadable command]']);
+  const started = performance.now();
+  const record = auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv: statedArgv(Array(1 << 20).fill('password=x')), error: 'ERR_CORDON_INVALID_OPTIONS' });
+  assert.ok(performance.now() - started < 1000);
+  assert.equal(Buffer.byteLength(record.command) <= 4096 && record.commandTruncated, true);
 });
 
 test('a session\'s audit redacts a credential under a quoted key, as a quoted keyword argument, in an auth tuple, and for ldapsearch -w, openssl -pass pass:, smbclient -U user% (round 11, R11-3)', { skip }, async (t) => {

@@ -57,7 +57,9 @@ function providerCommand(dir, body, options = {}) {
     const dir = ${JSON.stringify(dir)};
     const secret = Buffer.from('0123456789abcdef0123456789abcdef');
     ${FILE_STORE_SCRIPT}
-    const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true,
+    // The manager's audit records (docs/sessions.md › Audit), for the body to look at.
+    const audits = [];
+    const m = cordon.createSessionManager({ secret, root: dir + '/root', store, authorize: () => true, audit: (r) => audits.push(r),
       idleTimeoutMs: ${idleTimeoutMs}, workspaceBytes: ${workspaceBytes}, maxFileOperations: ${maxFileOperations}, agentPath: ${JSON.stringify(agentPath())} });
     const scope = (c) => ({ tenant: 'acme', conversation: c });
     const out = (value) => process.stdout.write(JSON.stringify(value));
@@ -431,6 +433,39 @@ test('a uid-65534 provider refuses a path with a lone UTF-16 surrogate with ERR_
   assert.deepEqual(v.codes, Array(12).fill('ERR_CORDON_SESSION_PATH_REFUSED'));
   assert.deepEqual(v.names, ['\ufffd'], 'nothing created or removed');
   assert.equal(v.after, 'the U+FFFD file', 'nothing overwritten');
+});
+
+test('a uid-65534 provider audits every refused exec and start once with its code, and refuses a lone surrogate in argv, script or env before its agent (round 12, R12-4, R12-6)', { skip }, (t) => {
+  const dir = scratch(t);
+  const v = provider(dir, `
+    const s = await m.acquire(scope('refused'), 'mallory');
+    const lone = JSON.parse('"\\\\ud800"');
+    const calls = [
+      () => s.exec(['cat', 'x'], { cwd: '../../..' }),
+      () => s.start(['/bin/true'], { cwd: '/etc' }),
+      () => s.exec(['/bin/true'], { cwd: lone }),
+      () => s.exec(['rm', '-rf', '/\\u0000']),
+      () => s.start(['/bin/true'], { env: { 'LD_PRELOAD=x': '1' } }),
+      () => s.start(['printf', lone]),
+      () => s.exec({ shell: 'bash', script: 'echo ' + lone }),
+      () => s.exec(['/bin/true'], { env: { X: lone } }),
+    ];
+    const seen = [];
+    for (const call of calls) {
+      const n = audits.length;
+      const code = await codeOf(call());
+      seen.push({ code, records: audits.slice(n).map((r) => [r.operation, r.error]) });
+    }
+    const after = (await s.exec(['/bin/echo', 'alive'])).stdout;
+    const commands = (await s.end()).commands.length;
+    out({ seen, after, commands });`);
+  const PATH = 'ERR_CORDON_SESSION_PATH_REFUSED';
+  const COMMAND = 'ERR_CORDON_INVALID_COMMAND';
+  const OPTIONS = 'ERR_CORDON_INVALID_OPTIONS';
+  const expected = [['exec', PATH], ['start', PATH], ['exec', PATH], ['exec', COMMAND], ['start', OPTIONS], ['start', COMMAND], ['exec', COMMAND], ['exec', OPTIONS]];
+  assert.deepEqual(v.seen, expected.map(([kind, code]) => ({ code, records: [[kind, code]] })));
+  assert.equal(v.after, 'alive\n', 'the session goes on');
+  assert.equal(v.commands, 1, 'only the accepted command reached the agent');
 });
 
 test('a command that changes its workspace root\'s mode (chmod 755, 777, 750, 711 /workspace) breaks neither the file tools nor the resume after a provider SIGKILL (round 7b, R7b-2)', { skip }, (t) => {

@@ -4,6 +4,10 @@
 // `argv` (absolute program or a name the command's PATH resolves) or
 // `{shell: 'bash'|'sh', script}`, and options checked strictly (unknown
 // keys refused). cwd is relative to the workspace and may not climb out.
+// Strings the agent gets must be well-formed UTF-16: a lone surrogate (what
+// JSON.parse gives for "\ud800") has no UTF-8 form, so the agent's JSON
+// parser failed on it and the call came back as an internal failure
+// (round 12, R12-6); it is refused here, like a cwd (relative-path.js).
 
 const { CordonError } = require('../errors');
 const { checkRelativePath } = require('./relative-path');
@@ -23,17 +27,20 @@ function invalid(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
 }
 
+/** A string the agent can be sent: no NUL, and well-formed UTF-16 (no lone surrogate). */
+const sendable = (value) => typeof value === 'string' && !value.includes('\0') && value.isWellFormed();
+
 function toArgv(command) {
   if (Array.isArray(command)) {
-    if (command.length === 0 || !command.every((a) => typeof a === 'string' && !a.includes('\0'))) {
-      throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'command must be a non-empty array of strings without NUL');
+    if (command.length === 0 || !command.every(sendable)) {
+      throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'command must be a non-empty array of strings without NUL or a lone UTF-16 surrogate');
     }
     return [...command];
   }
   if (command !== null && typeof command === 'object' && typeof command.script === 'string') {
     const shell = SHELLS[command.shell ?? 'bash'];
     if (shell === undefined) throw new CordonError('ERR_CORDON_INVALID_COMMAND', `shell must be one of ${Object.keys(SHELLS).join(', ')}`);
-    if (command.script.includes('\0')) throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'script must not contain NUL');
+    if (!sendable(command.script)) throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'script must not contain NUL or a lone UTF-16 surrogate');
     return [shell, '-c', command.script];
   }
   throw new CordonError('ERR_CORDON_INVALID_COMMAND', "command must be an argv array or {shell: 'bash', script}");
@@ -43,7 +50,7 @@ function toEnv(env = {}) {
   if (env === null || typeof env !== 'object' || Array.isArray(env)) throw invalid('env must be an object of strings');
   const merged = { ...DEFAULT_ENV };
   for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || typeof value !== 'string' || value.includes('\0')) throw invalid(`env.${name}: names are [A-Za-z_][A-Za-z0-9_]*, values strings without NUL`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || !sendable(value)) throw invalid(`env.${name}: names are [A-Za-z_][A-Za-z0-9_]*, values strings without NUL or a lone UTF-16 surrogate`);
     merged[name] = value;
   }
   return Object.entries(merged);
@@ -92,4 +99,32 @@ function commandSpec(command, options = {}, defaults = {}) {
   return spec;
 }
 
-module.exports = { commandSpec, DEFAULT_ENV };
+/** One word of a refused command as the audit shows it: a string as given, anything else as its type. */
+const statedWord = (value) => (typeof value === 'string' ? value : `[${typeof value}]`);
+
+/**
+ * The command as the caller stated it, for the audit record of a refused
+ * call (round 12, R12-4): the argv, or the shell's argv for a script, at
+ * most MAX_REQUEST_BYTES characters of it (then the record's redaction and
+ * cut, audit.js), so a refused 100 MB argv costs no more to redact than
+ * the largest accepted one. Never throws (a hostile getter gives a marker).
+ */
+function statedArgv(command) {
+  try {
+    const words = Array.isArray(command) ? command
+      : command !== null && typeof command === 'object' && typeof command.script === 'string' ? [SHELLS[command.shell ?? 'bash'] ?? statedWord(command.shell), '-c', command.script]
+        : [statedWord(command)];
+    const argv = [];
+    let room = MAX_REQUEST_BYTES;
+    for (let i = 0; i < words.length && room > 0; i += 1) {
+      const word = statedWord(words[i]).slice(0, room);
+      argv.push(word);
+      room -= word.length + 1;
+    }
+    return argv;
+  } catch {
+    return ['[unreadable command]'];
+  }
+}
+
+module.exports = { commandSpec, statedArgv, DEFAULT_ENV };

@@ -30,6 +30,7 @@ export interface SessionAuditRecord {
   actor: string;
   /** 'recover': a stored record recover() refused (`error`: ERR_CORDON_SESSION_RECORD_INVALID). */
   operation: 'acquire' | 'end' | 'recover' | SessionOperationKind;
+  /** exec/start: redacted, then cut to 4 KiB; a refused call's command as stated (`error` its code). */
   command?: string;
   commandTruncated?: boolean;
   /** cut to 4 KiB (UTF-8); `pathTruncated` then true. */
@@ -138,12 +139,13 @@ export interface SessionManagerOptions {
   maxSessionsPerTenant?: number;
 }
 
+/** Strings without NUL and well-formed UTF-16 (a lone surrogate: ERR_CORDON_INVALID_COMMAND, before the agent). */
 export type SessionCommand = string[] | { shell?: 'bash' | 'sh'; script: string };
 
 export interface SessionExecOptions {
   /** Relative to the workspace. */
   cwd?: string;
-  /** Over PATH, HOME=/workspace, LANG=C.UTF-8. */
+  /** Over PATH, HOME=/workspace, LANG=C.UTF-8. Values without NUL, well-formed UTF-16 (else ERR_CORDON_INVALID_OPTIONS). */
   env?: Record<string, string>;
   /** Bytes (at most 1 MiB), or a stream (a Node Readable or any async iterable), sent in 32 KiB chunks with one in flight. */
   stdin?: string | Uint8Array | AsyncIterable<string | Uint8Array>;

@@ -12,7 +12,7 @@
 const { CordonError } = require('../errors');
 const { SessionSandbox } = require('./session-sandbox');
 const { CommandLog } = require('./command-log');
-const { commandSpec } = require('./command-spec');
+const { commandSpec, statedArgv } = require('./command-spec');
 const { removeWorkspace, inodesFor } = require('./workspace');
 const { releaseOwnerUid } = require('./owner-claims');
 const { receiptDigest } = require('../code-mode/audit');
@@ -161,6 +161,22 @@ class Session {
     }
   }
 
+  /**
+   * The command's spec, or its refusal (a bad argv, cwd, env, option; no
+   * allow() asked, nothing sent to the agent) audited as a failed operation:
+   * one record with the error's code and the command as stated, redacted
+   * and cut like any command (round 12, R12-4: a refused cwd such as
+   * '../../..' left no record, while a file tool's refused path did).
+   */
+  _commandSpec(actor, kind, command, options, defaults) {
+    try {
+      return commandSpec(command, options, defaults);
+    } catch (error) {
+      this.audit({ actor, operation: kind, argv: statedArgv(command), error: error?.code ?? 'ERR_CORDON_INVALID_COMMAND' });
+      throw error;
+    }
+  }
+
   async _launch(spec) {
     const running = await this._sandbox.run({ ...spec, outputBytes: this._manager.options.outputBytes });
     this.touch();
@@ -169,7 +185,7 @@ class Session {
 
   /** exec: `{exitCode, signal, stdout, stderr, truncated, timedOut, durationMs, outputBytes}`, and `notice` once the network budget is spent. */
   async exec(actor, command, options = {}) {
-    const spec = commandSpec(command, options, { timeoutMs: this._manager.options.timeoutMs });
+    const spec = this._commandSpec(actor, 'exec', command, options, { timeoutMs: this._manager.options.timeoutMs });
     this._foreground += 1;
     try {
       const result = await this._operate(actor, { kind: 'exec', argv: spec.argv, cwd: spec.cwd }, async () => (await this._launch(spec)).done);
@@ -195,7 +211,7 @@ class Session {
 
   /** start: `{pid, wait(), kill(signal?)}`; output bounded like exec's. */
   async start(actor, command, options = {}) {
-    const spec = commandSpec(command, options, { timeoutMs: undefined });
+    const spec = this._commandSpec(actor, 'start', command, options, { timeoutMs: undefined });
     const running = await this._operate(actor, { kind: 'start', argv: spec.argv, cwd: spec.cwd }, () => this._launch(spec));
     const sandbox = this._sandbox;
     return Object.freeze({
