@@ -381,6 +381,24 @@ ex.stderr.on('data', (d) => { if (String(d).includes('RESULT litter')) { process
     assert.equal(next.value.gone, true, 'the stale root is gone');
   });
 
+  // The last process of the sandbox's mount namespace frees its /tmp as it
+  // exits: with 300 000 inodes there, seconds after bwrap was reaped, past
+  // the forced rung's wait (forceMs 0: 100 ms). The namespace init is
+  // already exiting then, and nothing of it can run again; the receipt said
+  // containmentConfirmed false, and a session ended so kept its holder or
+  // its workspace mount for good (round 12, R12-2).
+  probe('a namespace still being torn down by the kernel after the forced rung (300 000 inodes in /tmp) is waited for and confirmed contained (round 12, R12-2)', async () => {
+    const script = "import os\nos.close(os.open('/tmp/f', os.O_CREAT|os.O_WRONLY))\nfor i in range(300000): os.link('/tmp/f', '/tmp/%d' % i)\nprint('made', flush=True)";
+    const ex = cordon.spawnIsolated(['/usr/bin/python3', '-c', script], { policy: cordon.readOnly(), stop: { graceMs: 0, forceMs: 0 } });
+    let text = '';
+    ex.stderr.on('data', (d) => { text += d; });
+    ex.protocol.resume();
+    const r = await ex.wait();
+    assert.equal(r.returncode, 0, text);
+    assert.match(text, /made/);
+    assert.equal(r.receipt.stop.containmentConfirmed, true, JSON.stringify(r.receipt.stop));
+  });
+
   // Not in the non-root pass: both providers are run from here by the root
   // pass (the uid-65534 one through runProvider), and this process is not
   // root.

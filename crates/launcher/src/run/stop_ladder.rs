@@ -319,10 +319,34 @@ impl Supervision {
     /// and reports the init's exit on the pidfd only after they are all
     /// gone, so a readable pidfd confirms the namespace empty — with or
     /// without a cgroup. `None`: bwrap never reported an init. Blocking.
+    ///
+    /// A namespace still there at `timeout` whose processes are all
+    /// already exiting is waited for up to [`EXITING_INIT_WAIT`] more: the
+    /// kernel is taking it down (a tmpfs of a million inodes is freed by
+    /// the exit of the last process that holds its mount namespace, seconds
+    /// of work), and none of them can run again. Reported unconfirmed
+    /// instead (round 12, R12-2), a session kept its holder and its
+    /// workspace for good. One process not exiting (a frozen one, which
+    /// SIGKILL does not end) ends the wait at once: unconfirmed, within the
+    /// ladder's bound.
     pub fn kill_namespace(&self, timeout: Duration) -> Option<bool> {
         let init = self.init()?;
+        let init_pid = self.state.lock().ok().and_then(|s| s.init_pid);
         let _ = pidfd::send_signal(&init, libc::SIGKILL);
-        Some(pidfd::wait_exit(&init, timeout))
+        if pidfd::wait_exit(&init, timeout) {
+            return Some(true);
+        }
+        let deadline = std::time::Instant::now() + EXITING_INIT_WAIT;
+        // The pid is the init's while its pidfd is unreadable (not reaped).
+        while init_pid.is_some_and(namespace_exiting) {
+            if pidfd::wait_exit(&init, EXITING_RECHECK) {
+                return Some(true);
+            }
+            if std::time::Instant::now() >= deadline {
+                break;
+            }
+        }
+        Some(false)
     }
 
     /// Whether bwrap was reaped by `deadline` (returns as soon as it is).
@@ -338,6 +362,54 @@ impl Supervision {
             .await
             .is_ok_and(|r| r.is_ok())
     }
+}
+
+/// The longest a namespace whose processes are all exiting is waited for
+/// past the forced rung ([`Supervision::kill_namespace`]).
+pub const EXITING_INIT_WAIT: Duration = Duration::from_secs(30);
+
+/// How often that wait looks again for a process that is not exiting.
+const EXITING_RECHECK: Duration = Duration::from_millis(100);
+
+/// Past this many processes the namespace is not walked (and not waited for).
+const EXITING_WALK_MAX: usize = 4096;
+
+/// Whether the namespace init `pid` and every process under it (every live
+/// process of its pid namespace: orphans are reparented to the init) have
+/// entered their exit. Thin: `/proc` reads; false on any doubt.
+fn namespace_exiting(init: i32) -> bool {
+    let mut pending = vec![init];
+    let mut seen = 0;
+    while let Some(pid) = pending.pop() {
+        seen += 1;
+        let exiting = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat_says_exiting(&stat));
+        if !exiting || seen > EXITING_WALK_MAX {
+            return false;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        for task in tasks.flatten() {
+            let children = task.path().join("children");
+            let text = std::fs::read_to_string(children).unwrap_or_default();
+            pending.extend(
+                text.split_whitespace()
+                    .filter_map(|c| c.parse::<i32>().ok()),
+            );
+        }
+    }
+    true
+}
+
+/// Pure: whether a `/proc/<pid>/stat` line's flags (field 9) have
+/// `PF_EXITING`, which the kernel sets as a task enters its exit.
+fn stat_says_exiting(stat: &str) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    stat.rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split_whitespace().nth(6))
+        .and_then(|flags| flags.parse::<u64>().ok())
+        .is_some_and(|flags| flags & PF_EXITING != 0)
 }
 
 /// A pidfd for the program: the first child of the namespace init (bwrap's
@@ -356,6 +428,18 @@ fn program_pidfd(init_pid: i32, init: &OwnedFd) -> Option<OwnedFd> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exiting_task_is_told_by_its_stat_flags() {
+        // Field 9 of /proc/<pid>/stat; a comm may hold ") " itself.
+        let exiting = "42 (a) b) D 1 42 42 0 -1 4194628 0 0";
+        let running = "42 (a) b) S 1 42 42 0 -1 4194560 0 0";
+        assert!(stat_says_exiting(exiting));
+        assert!(!stat_says_exiting(running));
+        assert!(!stat_says_exiting("garbage"));
+        let me = std::fs::read_to_string("/proc/self/stat").unwrap();
+        assert!(!stat_says_exiting(&me));
+    }
 
     const TIMINGS: StopTimings = StopTimings {
         grace_ms: 10,
