@@ -6,6 +6,12 @@
 // the arguments it chooses (a receipt kept them verbatim: ~0.93 MB a run
 // with 9 × 100 KiB arguments, and retention counts receipts, not bytes).
 // The client's `exit` still has them whole.
+//
+// R12-8: the same for the policy's network allowlist (1024 destinations of
+// 250-byte names kept whole: 361 KB a receipt). R12-3: an `exit` whose argv
+// is just under the spawn frame's 1 MiB passed the 1 MiB control-frame bound
+// and the client lost its result (ERR_CORDON_REMOTE_PROTOCOL); its receipt
+// now gets the kept receipt's cut, signed after it.
 
 const { after, before, describe, test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -16,8 +22,12 @@ const path = require('node:path');
 const h = require('./security/harness');
 const { startHost } = require('./remote-support');
 const { connectRemote } = require('../lib/remote');
+const { cargoTargetDir } = require('../lib/platform-package');
 
-const skip = h.skipReason() || false;
+const RELAY = path.join(cargoTargetDir(), 'release', 'cordon-egress-relay');
+const signing = crypto.generateKeyPairSync('ed25519');
+
+const skip = h.skipReason() || (!fs.existsSync(RELAY) ? `no ${RELAY} (npm run build)` : false);
 if (skip) console.log(`# SKIPPED remote receipt bytes: ${skip}`);
 
 let host;
@@ -25,8 +35,12 @@ let remote;
 
 before(async () => {
   if (skip) return;
-  host = await startHost();
-  remote = connectRemote({ socket: host.socket });
+  const key = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'cordon-sign-')), 'sign.key');
+  fs.writeFileSync(key, signing.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  host = await startHost({ networkRelayPath: RELAY, signingKey: key });
+  fs.rmSync(path.dirname(key), { recursive: true, force: true });
+  // Every `exit` here must carry a signature that verifies over the receipt as sent.
+  remote = connectRemote({ socket: host.socket }, { hostPublicKey: signing.publicKey });
 });
 
 after(async () => {
@@ -47,6 +61,18 @@ function keptFiles(dir) {
   walk(dir);
   return out;
 }
+
+/** The one receipt the host kept for `invocationId`. */
+function keptReceipt(invocationId) {
+  const files = keptFiles(path.join(host.dir, 'state', 'receipts')).filter((f) => f.includes(invocationId));
+  assert.equal(files.length, 1, JSON.stringify(files));
+  const size = fs.statSync(files[0]).size;
+  assert.ok(size < 32 * 1024, `a kept receipt of ${size} bytes`);
+  return JSON.parse(fs.readFileSync(files[0], 'utf8'));
+}
+
+/** A 250-byte DNS name (four labels within 63 bytes), distinct for each `i`. */
+const longName = (i) => [`a${i}-`.padEnd(62, 'x'), 'b'.repeat(62), 'c'.repeat(62), 'd'.repeat(61)].join('.');
 
 describe('kept receipts (R11-1)', { skip }, () => {
   test('a run with 900 KiB of arguments leaves a receipt of a few KiB, with a digest of them all', { timeout: 120_000 }, async () => {
@@ -69,5 +95,54 @@ describe('kept receipts (R11-1)', { skip }, () => {
     });
     assert.equal(kept.command.argv.join('').length, 4096);
     assert.ok(whole.startsWith(JSON.stringify(kept.command.argv).slice(0, -2)));
+  });
+
+  test('a run with 1024 long allowlist entries leaves a receipt of a few KiB, with a digest of the whole list (R12-8)', { timeout: 120_000 }, async () => {
+    const allow = Array.from({ length: 1024 }, (_, i) => `${longName(i)}:443`);
+    const invocationId = `r12-8-${process.pid}`;
+    const policy = { ...remote.readOnly(), network: { mode: 'mediated', allow } };
+    const run = await remote.spawnIsolated(['true'], { policy, invocationId }).wait();
+    assert.equal(run.returncode, 0);
+    const whole = run.receipt.policy.network.allow;
+    assert.equal(whole.length, 1024); // the client's receipt is whole
+    const kept = keptReceipt(invocationId);
+    const text = JSON.stringify(whole);
+    assert.deepEqual(kept.policy.network.allowTruncated, {
+      entries: 1024,
+      bytes: Buffer.byteLength(text),
+      sha256: crypto.createHash('sha256').update(text).digest('hex'),
+    });
+    const first = kept.policy.network.allow;
+    assert.ok(first.length > 0 && JSON.stringify(first).length <= 4096, JSON.stringify(first).length);
+    assert.deepEqual(first, whole.slice(0, first.length));
+    assert.equal(kept.policy.digest, run.receipt.policy.digest);
+  });
+
+  test('a run with 1 045 000 bytes of arguments gets its exit, the receipt cut as the kept one and signed (R12-3)', { timeout: 120_000 }, async () => {
+    const args = [];
+    for (let left = 1_045_000; left > 0; left -= 100_000) args.push('A'.repeat(Math.min(100_000, left)));
+    const invocationId = `r12-3-${process.pid}`;
+    const execution = remote.spawnIsolated(['true', ...args], { policy: remote.readOnly(), invocationId });
+    const run = await execution.wait();
+    assert.equal(run.returncode, 0);
+    assert.equal(typeof run.signature, 'string');
+    const argv = [run.receipt.command.argv[0], ...args];
+    const truncated = run.receipt.command.argvTruncated;
+    assert.deepEqual(truncated, {
+      args: argv.length,
+      bytes: argv.reduce((n, a) => n + Buffer.byteLength(a), 0),
+      sha256: crypto.createHash('sha256').update(JSON.stringify(argv)).digest('hex'),
+    });
+    assert.deepEqual(keptReceipt(invocationId).command, run.receipt.command);
+  });
+
+  test('700 000 bytes of arguments and 1024 long allowlist entries: both cut in the exit (R12-3)', { timeout: 120_000 }, async () => {
+    const args = Array.from({ length: 7 }, () => 'B'.repeat(100_000));
+    const allow = Array.from({ length: 1024 }, (_, i) => `${longName(i)}:443`);
+    const policy = { ...remote.readOnly(), network: { mode: 'mediated', allow } };
+    const run = await remote.spawnIsolated(['true', ...args], { policy }).wait();
+    assert.equal(run.returncode, 0);
+    assert.equal(run.receipt.command.argvTruncated.args, 8);
+    assert.equal(run.receipt.policy.network.allowTruncated.entries, 1024);
   });
 });

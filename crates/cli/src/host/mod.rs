@@ -22,7 +22,7 @@ mod exit_bound;
 mod failure_lines;
 mod frame;
 pub mod handshake_slots;
-mod kept_argv;
+mod kept_receipt;
 mod launch_bridge;
 mod log_file;
 mod log_writer;

@@ -137,9 +137,10 @@ fn network_receipts(receipt: &Value) -> Value {
 /// Keeps `receipt` (receipt_index.rs); a failure is said on stderr: the
 /// client still gets its `exit`.
 pub fn keep(dir: &Path, invocation_id: &str, receipt: &Value) {
-    // What the tenant's arguments take of the host's disk is bounded
-    // (kept_argv.rs); the client's `exit` has them whole.
-    let cut = super::kept_argv::bounded(receipt);
+    // What the tenant's arguments and allowlist take of the host's disk is
+    // bounded (kept_receipt.rs); the client's `exit` has them whole when
+    // they fit its frame (exit_bound.rs).
+    let cut = super::kept_receipt::bounded(receipt);
     let receipt = cut.as_ref().unwrap_or(receipt);
     if let Err(e) = receipt_index::keep(dir, invocation_id, receipt) {
         let _ = writeln_stderr(&format!(
