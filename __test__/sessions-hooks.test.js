@@ -219,6 +219,31 @@ test('a session\'s audit redacts a credential under a quoted key, as a quoted ke
   }
 });
 
+test('a session\'s audit redacts a token as URL userinfo, a percent-encoded userinfo colon, a spaced JSON key, curl in $( ) or backticks or after timeout 5, and curl -b (round 12, R12-5)', { skip }, async (t) => {
+  const records = [];
+  const { manager } = managerFor(t, { audit: (r) => records.push(r) });
+  const session = await manager.acquire(scope('redact12'), 'u');
+  const S = 'Hunter2passXYZ';
+  const forms = {
+    [`git clone https://ghp_${S}0123456789@github.com/o/r`]: 'git clone https://[REDACTED]@github.com/o/r',
+    [`curl https://ada%3A${S}@h/`]: 'curl https://ada%3A[REDACTED]@h/',
+    [`echo '{ "password" : "${S}" }'`]: `echo '{ "password" : "[REDACTED]" }'`,
+    [`echo $(curl -u ada:${S} http://h/)`]: 'echo $(curl -u ada:[REDACTED] http://h/)',
+    [`echo \`curl -u ada:${S} http://h/\``]: 'echo `curl -u ada:[REDACTED] http://h/`',
+    [`timeout 5 curl -u ada:${S} http://h/`]: 'timeout 5 curl -u ada:[REDACTED] http://h/',
+    [`curl -b "session=${S}" http://h/`]: 'curl -b "[REDACTED]" http://h/',
+  };
+  for (const [script, expected] of Object.entries(forms)) {
+    await session.exec({ shell: 'bash', script: `true || ${script}` });
+    assert.equal(records.at(-1).command, `/bin/bash -c true || ${expected}`);
+  }
+  // Look-alikes with nothing secret are left as they were: a user name as userinfo, numbers after a program.
+  for (const script of ['git clone https://git@github.com/o/r', 'git clone ssh://ada@h/r', 'sleep 5', 'echo 5 curl -u x', 'echo "a" : b']) {
+    await session.exec({ shell: 'bash', script: `true || ${script}` });
+    assert.equal(records.at(-1).command, `/bin/bash -c true || ${script}`);
+  }
+});
+
 test('audit redaction of 384 KiB adversarial commands stays linear (each under 1 s) and happens before the cut', () => {
   const secret = `${'A1'.repeat(20)}`;
   const base = (argv) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv });

@@ -24,6 +24,12 @@
 //   `file:`, `fd:` and `stdin` name no secret and are kept), `openssl enc -k
 //   X`, and `smbclient -U user%X` (the Samba clients, `-Uuser%X`,
 //   `--user=user%X`).
+// - round 12 (R12-5): URL userinfo that is a token alone
+//   (`https://TOKEN@github.com`, 16 characters or more: `git@`, `ada@` are
+//   kept) or whose colon is percent-encoded (`ada%3AX@`), a quoted key with
+//   blanks before its colon (`{ "password" : "X" }`), a command opened by
+//   `$(` or a backtick, a wrapper's numeric argument (`timeout 5 curl …`,
+//   `nice -n 10 …`), and `curl -b`/`--cookie X`.
 // Hygiene for logs, not a boundary (docs/code-mode.md). Like the source
 // redaction it uses no regular expression that can backtrack: two left-to-
 // right scans, each index visited a bounded number of times, so a hostile
@@ -59,7 +65,7 @@ const AUTH_SCHEMES = new Set(['bearer', 'basic', 'token', 'digest', 'negotiate',
 /** Flags whose next word is a secret, by program (round 10, R10-4). */
 const SECRET_VALUE_FLAGS = new Map([
   ['redis-cli', new Set(['-a', '--pass', '--askpass'])],
-  ['curl', new Set(['--oauth2-bearer'])],
+  ['curl', new Set(['--oauth2-bearer', '-b', '--cookie'])],
   ['openssl', new Set(['-k'])],
   ...[...LDAP_CLIENTS].map((client) => [client, new Set(['-w'])]),
 ]);
@@ -70,7 +76,13 @@ const WRAPPERS = new Set(['sudo', 'env', 'exec', 'command', 'time', 'nohup', 'ni
 /** Shells: after their `-c` (`-lc`, `-ec`, …) comes a command (how a session runs `{shell, script}`). */
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh']);
 /** Words that end a command: the next word names a program again. */
-const SEPARATORS = new Set([';', '&&', '||', '|', '&', '(', ')', '{', '}']);
+const SEPARATORS = new Set([';', '&&', '||', '|', '&', '(', ')', '{', '}', '$(', '`']);
+/** URL userinfo without a colon this long or longer is a token (`https://TOKEN@host`), shorter a user name (`git@`). */
+const MIN_TOKEN_USERINFO_CHARS = 16;
+/** A wrapper's argument (`timeout 5`, `nice -n 10`): a number or a duration, never a program. */
+const isWrapperArgument = (word) => /^[0-9]+(\.[0-9]+)?[smhd]?$/.test(word);
+/** A word that opens a command substitution (`$(curl`, `"$(curl`, a backtick): the program follows in it. */
+const opensCommand = (word) => /^["']?(\$\(|`)/.test(word);
 
 const isSpace = (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 const isQuote = (c) => c === 0x22 || c === 0x27 || c === 0x60;
@@ -149,6 +161,7 @@ function scanCharacters(text, ranges) {
       if (!isNameChar(c)) {
         if ((c === 0x22 || c === 0x27) && i > nameStart) [keyStart, keyEnd, keyAfter] = [nameStart, i, i + 1];
         else if (c === 0x5c && i > nameStart && (text.charCodeAt(i + 1) === 0x22 || text.charCodeAt(i + 1) === 0x27)) [keyStart, keyEnd, keyAfter] = [nameStart, i, i + 2];
+        else if ((c === 0x20 || c === 0x09) && keyAfter === i) keyAfter = i + 1; // `"password" :`
         nameStart = i + 1;
       }
       i += 1;
@@ -157,12 +170,15 @@ function scanCharacters(text, ranges) {
     const isColon = c === 0x3a;
     if (isColon && text.charCodeAt(i + 1) === 0x2f && text.charCodeAt(i + 2) === 0x2f) { // "://": userinfo?
       let j = i + 3;
-      let colon = -1;
+      let colon = -1; // the index just before the password
       while (j < text.length && !endsAuthority(text.charCodeAt(j))) {
         if (colon < 0 && text.charCodeAt(j) === 0x3a) colon = j;
+        // `%3A`: a percent-encoded colon separates user and password too.
+        if (colon < 0 && text.charCodeAt(j) === 0x25 && text.charCodeAt(j + 1) === 0x33 && (text.charCodeAt(j + 2) | 0x20) === 0x61) colon = j + 2;
         j += 1;
       }
       if (text.charCodeAt(j) === 0x40 && colon >= 0 && colon + 1 < j) ranges.push([colon + 1, j]);
+      else if (text.charCodeAt(j) === 0x40 && colon < 0 && j - (i + 3) >= MIN_TOKEN_USERINFO_CHARS) ranges.push([i + 3, j]);
       nameStart = j;
       i = j;
       continue;
@@ -324,9 +340,9 @@ function scanWords(text, ranges) {
       const range = pendingRange(text, pending, start, end);
       if (range !== null && range[1] > range[0]) ranges.push(range);
       pending = null;
-    } else if (commandStart) {
+    } else if (commandStart || (short !== null && opensCommand(short))) {
       const word = short ?? '';
-      if (!isAssignment(word) && !WRAPPERS.has(word) && !word.startsWith('-')) {
+      if (!isAssignment(word) && !WRAPPERS.has(word) && !word.startsWith('-') && !isWrapperArgument(word)) {
         program = programOf(text, start, end);
         subcommand = null;
         commandStart = false;
