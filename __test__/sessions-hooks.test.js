@@ -11,7 +11,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const { sessionsSkipReason, managerFor, marker, pidsWithMarker, scope } = require('./sessions-support');
 const { auditRecord } = require('../lib/sessions/audit');
-const { statedArgv } = require('../lib/sessions/command-spec');
+const { statedArgv, commandSpec } = require('../lib/sessions/command-spec');
 
 const skip = sessionsSkipReason();
 
@@ -175,6 +175,11 @@ test('a refused command is audited from at most 512 KiB of its text, whatever it
   const huge = statedArgv(Array(1 << 20).fill('a'.repeat(100)));
   assert.ok(huge.join(' ').length <= 512 * 1024, `${huge.join(' ').length} characters`);
   assert.deepEqual(statedArgv({ shell: 'zsh', script: 'x' }), ['zsh', '-c', 'x']);
+  // Object's own names are no shells (they found Object.prototype's before: argv[0] a function).
+  for (const shell of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+    assert.deepEqual(statedArgv({ shell, script: 'x' }), [shell, '-c', 'x']);
+    assert.throws(() => commandSpec({ shell, script: 'id' }, {}, {}), { code: 'ERR_CORDON_INVALID_COMMAND' });
+  }
   assert.deepEqual(statedArgv(['a', 1, null, {}]), ['a', '[number]', '[object]', '[object]']);
   assert.deepEqual(statedArgv(Symbol('s')), ['[symbol]']);
   const hostile = new Proxy([], { get: () => { throw new Error('no'); } });

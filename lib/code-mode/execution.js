@@ -444,7 +444,8 @@ class Execution {
     }
     if (exit?.receipt?.stop?.containmentConfirmed === false) {
       // wait() now settles within the stop ladder's bound even when a process of the sandbox
-      // outlived SIGKILL (the launcher gives up on it and says so in the receipt). That is the
+      // outlived SIGKILL (the launcher gives up on it and says so in the receipt; it waits up
+      // to 30 s more only while every process is already exiting, R12-2). That is the
       // same unaccounted-for run as a wait() that never settles, and outranks how the run ended.
       const before = this.termination ? ` (the run had ended: ${this.termination.ok ? 'ok' : this.termination.error.code ?? this.termination.error.kind})` : '';
       this.termination = failed('sandbox', 'CONTAINMENT_UNCONFIRMED',

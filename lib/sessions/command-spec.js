@@ -38,7 +38,9 @@ function toArgv(command) {
     return [...command];
   }
   if (command !== null && typeof command === 'object' && typeof command.script === 'string') {
-    const shell = SHELLS[command.shell ?? 'bash'];
+    // Own names only: 'constructor' or 'toString' found Object's and reached the agent as argv[0].
+    const name = command.shell ?? 'bash';
+    const shell = typeof name === 'string' && Object.hasOwn(SHELLS, name) ? SHELLS[name] : undefined;
     if (shell === undefined) throw new CordonError('ERR_CORDON_INVALID_COMMAND', `shell must be one of ${Object.keys(SHELLS).join(', ')}`);
     if (!sendable(command.script)) throw new CordonError('ERR_CORDON_INVALID_COMMAND', 'script must not contain NUL or a lone UTF-16 surrogate');
     return [shell, '-c', command.script];
@@ -112,7 +114,7 @@ const statedWord = (value) => (typeof value === 'string' ? value : `[${typeof va
 function statedArgv(command) {
   try {
     const words = Array.isArray(command) ? command
-      : command !== null && typeof command === 'object' && typeof command.script === 'string' ? [SHELLS[command.shell ?? 'bash'] ?? statedWord(command.shell), '-c', command.script]
+      : command !== null && typeof command === 'object' && typeof command.script === 'string' ? [(typeof command.shell === 'string' || command.shell === undefined) && Object.hasOwn(SHELLS, command.shell ?? 'bash') ? SHELLS[command.shell ?? 'bash'] : statedWord(command.shell), '-c', command.script]
         : [statedWord(command)];
     const argv = [];
     let room = MAX_REQUEST_BYTES;

@@ -371,28 +371,46 @@ pub const EXITING_INIT_WAIT: Duration = Duration::from_secs(30);
 /// How often that wait looks again for a process that is not exiting.
 const EXITING_RECHECK: Duration = Duration::from_millis(100);
 
-/// Past this many processes the namespace is not walked (and not waited for).
+/// Past this many processes the walk stops and the namespace counts as
+/// exiting: the wait it buys ends only on the init's pidfd (never a false
+/// "confirmed"), and a policy of more processes must not lose it.
 const EXITING_WALK_MAX: usize = 4096;
 
 /// Whether the namespace init `pid` and every process under it (every live
 /// process of its pid namespace: orphans are reparented to the init) have
-/// entered their exit. Thin: `/proc` reads; false on any doubt.
+/// entered their exit. Thin: `/proc` reads; false when one has not, or
+/// cannot be read (a frozen process must end the wait at once).
 fn namespace_exiting(init: i32) -> bool {
     let mut pending = vec![init];
     let mut seen = 0;
     while let Some(pid) = pending.pop() {
         seen += 1;
-        let exiting = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|stat| stat_says_exiting(&stat));
-        if !exiting || seen > EXITING_WALK_MAX {
+        if seen > EXITING_WALK_MAX {
+            return true;
+        }
+        // A process reaped meanwhile is no longer there to wait for.
+        let gone = || !std::path::Path::new(&format!("/proc/{pid}")).exists();
+        let stat = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => stat,
+            Err(_) if gone() => continue,
+            Err(_) => return false,
+        };
+        if !stat_says_exiting(&stat) {
             return false;
         }
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            return false;
+        let tasks = match std::fs::read_dir(format!("/proc/{pid}/task")) {
+            Ok(tasks) => tasks,
+            Err(_) if gone() => continue,
+            Err(_) => return false,
         };
         for task in tasks.flatten() {
-            let children = task.path().join("children");
-            let text = std::fs::read_to_string(children).unwrap_or_default();
+            // A task gone meanwhile has no children left; no `children`
+            // file at all (a kernel without it) hides them: doubt.
+            let text = match std::fs::read_to_string(task.path().join("children")) {
+                Ok(text) => text,
+                Err(_) if !task.path().exists() => continue,
+                Err(_) => return false,
+            };
             pending.extend(
                 text.split_whitespace()
                     .filter_map(|c| c.parse::<i32>().ok()),
