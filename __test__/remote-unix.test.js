@@ -58,6 +58,44 @@ test('uploaded workspace files are the sandbox\'s /workspace', async () => {
   assert.equal(protocol, 'uploaded\n/workspace\n');
 });
 
+test('uploads are the run\'s alone: another local user finds their directory in mountinfo and cannot open it (R12-1)', async () => {
+  const remote = connectRemote({ socket: host.socket });
+  const execution = remote.spawnIsolated(['sh', '-c', 'read go <&3; cat secret.txt >&3'], {
+    policy: remote.readOnly(), workspace: { files: { 'secret.txt': 'tenant-secret\n' } },
+  });
+  const workspaces = path.join(host.dir, 'state', 'workspaces');
+  // What any local user reads while the run lives: the bind's source in a
+  // sandbox process's mountinfo (its root field, relative to its file system).
+  const marker = `/${path.basename(host.dir)}/state/workspaces/ws-`;
+  let found = null;
+  for (const deadline = Date.now() + 10_000; !found && Date.now() < deadline;) {
+    for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      let text = '';
+      try { text = fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8'); } catch { continue; }
+      const root = text.split('\n').map((line) => line.split(' ')[3]).find((r) => r?.includes(marker));
+      if (root) { found = path.join(workspaces, path.basename(root)); break; }
+    }
+    if (!found) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.ok(found, 'the run\'s upload directory is named in some mountinfo');
+  const stat = fs.statSync(found);
+  assert.equal(stat.mode & 0o007, 0, `the upload directory is mode ${(stat.mode & 0o777).toString(8)}`);
+  assert.equal(stat.uid, process.getuid(), 'the host owns it');
+  if (process.getuid() === 0) {
+    // Another local user (not the run's uid): the path is known, the door is shut.
+    const as = (cmd) => spawnSync('setpriv', ['--reuid=65533', '--regid=65533', '--clear-groups', ...cmd], { encoding: 'utf8' });
+    assert.equal(as(['test', '-x', workspaces]).status, 0, 'control: the other user traverses workspaces/');
+    const read = as(['cat', path.join(found, 'secret.txt')]);
+    assert.notEqual(read.status, 0, `another local user read the upload: ${read.stdout}`);
+    assert.match(read.stderr, /Permission denied/);
+    assert.notEqual(as(['ls', found]).status, 0);
+  }
+  execution.protocol.end('go\n');
+  const { result, protocol } = await runToEnd(execution);
+  assert.equal(result.returncode, 0);
+  assert.equal(protocol, 'tenant-secret\n', 'the run itself reads its upload through its grant');
+});
+
 test('a Code Mode run on the host calls a tool whose handler runs in this process', async () => {
   const remote = connectRemote({ socket: host.socket });
   const seen = [];

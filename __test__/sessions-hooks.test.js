@@ -224,7 +224,7 @@ test('a session\'s audit redacts a credential under a quoted key, as a quoted ke
   }
 });
 
-test('a session\'s audit redacts a token as URL userinfo, a percent-encoded userinfo colon, a spaced JSON key, curl in $( ) or backticks or after timeout 5, and curl -b (round 12, R12-5)', { skip }, async (t) => {
+test('a session\'s audit redacts a token as URL userinfo, a percent-encoded userinfo colon, a spaced JSON key, curl in $( ) or backticks or after timeout 5, curl -b, a short https token and a \\u-escaped key (round 12, R12-5)', { skip }, async (t) => {
   const records = [];
   const { manager } = managerFor(t, { audit: (r) => records.push(r) });
   const session = await manager.acquire(scope('redact12'), 'u');
@@ -237,13 +237,16 @@ test('a session\'s audit redacts a token as URL userinfo, a percent-encoded user
     [`echo \`curl -u ada:${S} http://h/\``]: 'echo `curl -u ada:[REDACTED] http://h/`',
     [`timeout 5 curl -u ada:${S} http://h/`]: 'timeout 5 curl -u ada:[REDACTED] http://h/',
     [`curl -b "session=${S}" http://h/`]: 'curl -b "[REDACTED]" http://h/',
+    // After the round: a short token over https, a key spelled with \u escapes.
+    ['git clone https://Hunter2pas@github.com/o/r']: 'git clone https://[REDACTED]@github.com/o/r',
+    [`echo '{"pass\\u0077ord":"${S}"}'`]: `echo '{"pass\\u0077ord":"[REDACTED]"}'`,
   };
   for (const [script, expected] of Object.entries(forms)) {
     await session.exec({ shell: 'bash', script: `true || ${script}` });
     assert.equal(records.at(-1).command, `/bin/bash -c true || ${expected}`);
   }
   // Look-alikes with nothing secret are left as they were: a user name as userinfo, numbers after a program.
-  for (const script of ['git clone https://git@github.com/o/r', 'git clone ssh://ada@h/r', 'sleep 5', 'echo 5 curl -u x', 'echo "a" : b']) {
+  for (const script of ['git clone ssh://git@github.com/o/r', 'git clone ssh://ada@h/r', 'sleep 5', 'echo 5 curl -u x', 'echo "a" : b', `echo '{"na\\u006de":"ada"}'`]) {
     await session.exec({ shell: 'bash', script: `true || ${script}` });
     assert.equal(records.at(-1).command, `/bin/bash -c true || ${script}`);
   }
@@ -272,6 +275,8 @@ test('audit redaction of 384 KiB adversarial commands stays linear (each under 1
     escapedKeys: '\\"token\\":\\"'.repeat(KIB384 / 14),
     authTuples: 'auth=("a", auth=(\''.repeat(KIB384 / 17),
     smb: 'smbclient -U '.repeat(KIB384 / 13),
+    // After round 12: \uXXXX escapes inside names, whole and cut short.
+    unicodeKeys: '"pass\\u0077ord\\u00":'.repeat(KIB384 / 22),
   };
   for (const [name, script] of Object.entries(shapes)) {
     const started = performance.now();

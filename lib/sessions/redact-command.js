@@ -30,6 +30,10 @@
 //   blanks before its colon (`{ "password" : "X" }`), a command opened by
 //   `$(` or a backtick, a wrapper's numeric argument (`timeout 5 curl …`,
 //   `nice -n 10 …`), and `curl -b`/`--cookie X`.
+// - after round 12: over http(s) and ftp(s) any userinfo without a colon,
+//   however short (`https://TOKEN@host` is how tokens are written there; a
+//   bare user name there is rare and loses nothing that matters), and a
+//   quoted key spelled with `\uXXXX` escapes (`{"pass\u0077ord":"X"}`).
 // Hygiene for logs, not a boundary (docs/code-mode.md). Like the source
 // redaction it uses no regular expression that can backtrack: two left-to-
 // right scans, each index visited a bounded number of times, so a hostile
@@ -79,6 +83,12 @@ const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh']);
 const SEPARATORS = new Set([';', '&&', '||', '|', '&', '(', ')', '{', '}', '$(', '`']);
 /** URL userinfo without a colon this long or longer is a token (`https://TOKEN@host`), shorter a user name (`git@`). */
 const MIN_TOKEN_USERINFO_CHARS = 16;
+/** Schemes whose colon-less userinfo is a token whatever its length (`ssh://git@` is a user name). */
+const TOKEN_USERINFO_SCHEMES = new Set(['http', 'https', 'ftp', 'ftps']);
+/** Whether text[i, i + 6) is a `\uXXXX` escape. */
+const isUnicodeEscape = (text, i) => text.charCodeAt(i) === 0x5c && text.charCodeAt(i + 1) === 0x75 && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6));
+/** A key's name with its `\uXXXX` escapes decoded (JSON's spelling of the same key). */
+const decodeEscapes = (name) => (name.includes('\\u') ? name.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16))) : name);
 /** A wrapper's argument (`timeout 5`, `nice -n 10`): a number or a duration, never a program. */
 const isWrapperArgument = (word) => /^[0-9]+(\.[0-9]+)?[smhd]?$/.test(word);
 /** A word that opens a command substitution (`$(curl`, `"$(curl`, a backtick): the program follows in it. */
@@ -158,6 +168,10 @@ function scanCharacters(text, ranges) {
   while (i < text.length) {
     const c = text.charCodeAt(i);
     if (c !== 0x3a && c !== 0x3d) { // ':' '='
+      if (isUnicodeEscape(text, i)) { // part of a name (`pass\u0077ord`): decoded when looked up
+        i += 6;
+        continue;
+      }
       if (!isNameChar(c)) {
         if ((c === 0x22 || c === 0x27) && i > nameStart) [keyStart, keyEnd, keyAfter] = [nameStart, i, i + 1];
         else if (c === 0x5c && i > nameStart && (text.charCodeAt(i + 1) === 0x22 || text.charCodeAt(i + 1) === 0x27)) [keyStart, keyEnd, keyAfter] = [nameStart, i, i + 2];
@@ -178,7 +192,7 @@ function scanCharacters(text, ranges) {
         j += 1;
       }
       if (text.charCodeAt(j) === 0x40 && colon >= 0 && colon + 1 < j) ranges.push([colon + 1, j]);
-      else if (text.charCodeAt(j) === 0x40 && colon < 0 && j - (i + 3) >= MIN_TOKEN_USERINFO_CHARS) ranges.push([i + 3, j]);
+      else if (text.charCodeAt(j) === 0x40 && colon < 0 && j > i + 3 && (j - (i + 3) >= MIN_TOKEN_USERINFO_CHARS || TOKEN_USERINFO_SCHEMES.has(text.slice(nameStart, i).toLowerCase()))) ranges.push([i + 3, j]);
       nameStart = j;
       i = j;
       continue;
@@ -196,7 +210,7 @@ function scanCharacters(text, ranges) {
         continue;
       }
     }
-    const name = to - from <= MAX_NAME_CHARS && to - from >= MIN_NAME_CHARS ? text.slice(from, to) : '';
+    const name = to - from <= MAX_NAME_CHARS && to - from >= MIN_NAME_CHARS ? decodeEscapes(text.slice(from, to)) : '';
     if (name === '' || !isSecretKey(name)) {
       i += 1;
       continue;

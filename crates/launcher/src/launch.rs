@@ -72,6 +72,8 @@ pub enum LaunchError {
     /// The sandbox's uid cannot reach (or write) the caller's workspace.
     #[error(transparent)]
     WorkspaceAccess(#[from] crate::host::workspace_access::WorkspaceAccessError),
+    #[error(transparent)]
+    WorkspaceGrant(#[from] crate::host::workspace_grant::WorkspaceGrantError),
     /// The namespace holder of a non-root session is unusable.
     #[error(transparent)]
     Holder(#[from] crate::host::namespace_holder::HolderError),
@@ -104,6 +106,7 @@ impl LaunchError {
                 RunIdentityError::Unavailable { .. } | RunIdentityError::Userns(_),
             ) => ErrorCode::IdentityUnavailable,
             LaunchError::WorkspaceAccess(_)
+            | LaunchError::WorkspaceGrant(_)
             | LaunchError::Identity(RunIdentityError::HeldBySession { .. }) => {
                 ErrorCode::WorkspaceUnusable
             }
@@ -193,13 +196,21 @@ pub fn start(
     if let Some(id) = identity {
         crate::host::reserved_id_nss::check(id.uid, id.gid)?;
     }
+    // A private workspace (the remote host's uploads) is opened to this
+    // run's uid alone, now that it is known (workspace_grant.rs, R12-1).
+    let granted = request.workspace_grant && mounted_workspace.is_some();
+    if let (true, Some(ws)) = (granted, mounted_workspace) {
+        crate::host::workspace_grant::grant(ws, identity)?;
+    }
     // Before anything exists on disk: bwrap would otherwise fail (or the
     // program get EACCES) on a workspace the run's uid cannot use.
     if let (Some(ws), Some(who)) = (mounted_workspace, identity) {
         let write = request.policy.workspace == crate::request::policy::Access::Write;
         match holder {
-            // The workspace itself was checked through the holder (namespace_holder.rs).
+            // The workspace itself was checked through the holder
+            // (namespace_holder.rs), or reached through its ACL entry.
             Some(_) => crate::host::workspace_access::check_ancestors(ws, who)?,
+            None if granted => crate::host::workspace_access::check_ancestors(ws, who)?,
             None => crate::host::workspace_access::check(ws, who, write)?,
         }
     }

@@ -107,6 +107,10 @@ pub fn build(
         }
     }
     let mut request = LaunchRequest::from_json_text(&Value::Object(document).to_string())?;
+    // The uploads' directory is the host's, 0700: the launcher opens it to
+    // the run's uid alone (R12-1: its path is in every sandbox process's
+    // mountinfo, which any local user reads).
+    request.workspace_grant = workspace.is_some();
     refuse_host_reach(&request)?;
     request.policy.extra.extend(config.extra.iter().cloned());
     let clamped = clamp(&mut request, config);

@@ -2,8 +2,12 @@
 //! host into a fresh directory before `spawn`. A path is relative, made of
 //! plain names (no `..`, `.`, empty or absolute part); nothing is followed
 //! (`O_NOFOLLOW`, `O_EXCL`), so an upload can neither escape nor overwrite.
-//! The directory is readable (not writable) by the sandbox's uid: files
-//! 0644/0755, directories 0755, under `stateDir/workspaces` (0711).
+//! The directory is the host's and 0700 from the start; the launcher adds
+//! the one ACL entry that lets the run's uid read and search it
+//! (cordon_launcher::host::workspace_grant, round 12, R12-1: its path is in
+//! every sandbox process's mountinfo). Inside, files 0644/0755 and
+//! directories 0755, readable (not writable) through that door; the parent
+//! `stateDir/workspaces` is 0711.
 //! Made at the first upload (a session that uploads nothing costs no file
 //! system work) and removed when the session ends.
 
@@ -126,8 +130,10 @@ impl Workspace {
     /// The directory, made once.
     fn make(&mut self) -> Result<(), UploadError> {
         if !self.made {
+            // 0700, never wider: no moment in which another local user
+            // could open it (the launcher grants the run's uid alone).
             std::fs::DirBuilder::new()
-                .mode(0o755)
+                .mode(0o700)
                 .create(&self.dir)
                 .map_err(UploadError::Workspace)?;
             self.made = true;

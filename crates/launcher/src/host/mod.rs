@@ -21,4 +21,5 @@ pub mod uid_sweep;
 pub mod userns_chain;
 pub mod userns_map;
 pub mod workspace_access;
+pub mod workspace_grant;
 pub mod workspace_owner;

@@ -42,6 +42,7 @@ fn request(policy: Policy) -> LaunchRequest {
         network_relay_path: None,
         namespace_holder: None,
         workspace_tmpfs_bytes: None,
+        workspace_grant: false,
     }
 }
 

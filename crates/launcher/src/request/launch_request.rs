@@ -64,6 +64,11 @@ pub struct LaunchRequest {
     /// count against the sandbox's memory (a session's): the launcher's own
     /// tmpfs mounts make room for it (plan/confinement.rs).
     pub workspace_tmpfs_bytes: Option<u64>,
+    /// The workspace is the provider's private directory, handed to this
+    /// run's uid alone (host/workspace_grant.rs): the remote host's uploads.
+    /// Never read from options JSON: only a Rust caller that made the
+    /// directory sets it.
+    pub workspace_grant: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -311,6 +316,7 @@ impl CheckedOptions {
             network_relay_path: self.network_relay_path,
             namespace_holder: self.namespace_holder,
             workspace_tmpfs_bytes: self.workspace_tmpfs_bytes,
+            workspace_grant: false,
         })
     }
 }
