@@ -133,6 +133,32 @@ test('a claim whose provider is alive, and one of the first format (no provider 
   assert.equal(claimOwnerUid({ first: 7000, count: 2 }, '/mine', dir), 7001);
 });
 
+test('a stale claim is taken over only if no process runs as its uid once the takeover is written: a run that started meanwhile keeps the uid (R8-1\'s order)', { skip: process.getuid() !== 0 && 'spawns a process as another uid (root)' }, (t) => {
+  const dir = claimsDirFor(t);
+  const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  const first = 1_900_000_000 + crypto.randomInt(1_000_000);
+  const uid = first + 1;
+  const stale = { workspace: '/dead', pid: deadPid(), start: '1', boot, nonce: crypto.randomUUID() };
+  fs.writeFileSync(path.join(dir, String(uid)), `${JSON.stringify(stale)}\n`);
+  // A real process of the uid appears between the first look and the takeover's write.
+  let run = null;
+  t.after(() => run?.kill('SIGKILL'));
+  const inUse = (u) => {
+    const seen = uidHasProcesses(u);
+    if (run === null) run = spawn('/bin/sleep', ['30'], { uid, gid: uid });
+    return seen;
+  };
+  assert.throws(() => claimOwnerUid({ first, count: 2 }, '/mine', dir, inUse), { code: 'ERR_CORDON_SESSION_LIMIT' });
+  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, String(uid)), 'utf8')), stale, 'the stale claim is its workspace\'s again');
+  assert.deepEqual(fs.readdirSync(dir), [String(uid)], 'no takeover marker or temporary claim is left');
+  // Control: with nothing running as it, the same stale claim is taken over.
+  run.kill('SIGKILL');
+  const gone = Date.now() + 5000;
+  while (uidHasProcesses(uid) && Date.now() < gone) spawnSync('/bin/sleep', ['0.02']);
+  run = undefined;
+  assert.equal(claimOwnerUid({ first, count: 2 }, '/mine', dir, uidHasProcesses), uid);
+});
+
 test('a stale claim another taker is already taking over (its takeover marker exists) is left to that taker', (t) => {
   const dir = claimsDirFor(t);
   const nonce = crypto.randomUUID();

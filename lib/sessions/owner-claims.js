@@ -184,6 +184,17 @@ function takeOver(file, seen, text) {
   }
 }
 
+/** Puts the taken-over claim `claim` back at `file` (this provider's takeover, undone). Never throws. */
+function giveBack(file, claim) {
+  try {
+    const next = `${file}.next-${crypto.randomUUID()}`;
+    fs.writeFileSync(next, `${JSON.stringify(claim)}\n`, { flag: 'wx', mode: 0o600 });
+    fs.renameSync(next, file);
+  } catch {
+    // the claim stays this provider's, for a workspace it never got: released with nothing, held until reaped
+  }
+}
+
 /**
  * Claims an owner uid of `range` (its first uid excluded: the default
  * owner other code hands out) for `workspace`; returns the uid. A free
@@ -212,7 +223,15 @@ function claimOwnerUid(range, workspace, dir, inUse = () => false) {
   // session never shares its uid with a process (round 8, R8-8; R8-1).
   // Checked before the takeover, so the stale claim stays its workspace's.
   for (const [uid, claim] of stale) {
-    if (!inUse(uid) && takeOver(path.join(claims, String(uid)), claim, claimText(workspace))) return uid;
+    const file = path.join(claims, String(uid));
+    if (inUse(uid) || !takeOver(file, claim, claimText(workspace))) continue;
+    // Written, then looked again, as for a free uid (R8-1's order: each side
+    // writes before it reads). A run on the stale claim's own workspace,
+    // which the launcher lets through as that session's, may have started
+    // as the uid between the look above and the takeover: it keeps the uid,
+    // and the claim goes back to its workspace.
+    if (!inUse(uid)) return uid;
+    giveBack(file, claim);
   }
   // The claims directory is a host path: it goes to `cause`, for the provider's logs (round 8, R8-5).
   throw new CordonError('ERR_CORDON_SESSION_LIMIT', `no unclaimed workspace owner uid after ${MAX_ATTEMPTS} tries (claims of live providers are never taken over, nor uids in use)`, { cause: new Error(`claims directory: ${claims}`) });
