@@ -693,6 +693,41 @@ if (!h.NONROOT_PASS) test('a uid-65534 provider\'s run on a caller workspace own
   assert.deepEqual(after, { uid, returncode: 0 }, 'the uid is the workspace\'s once no session holds it');
 });
 
+// Not registered in the non-root pass: the workspace is handed to the owner uid by root.
+if (!h.NONROOT_PASS) test('a process of the provider\'s uid that maps an owner uid exactly as a holder does but is no session holder (a run\'s own uid-map helper) neither refuses a run on that uid\'s workspace nor counts as holding it', { skip }, async (t) => {
+  const dir = scratch(t);
+  const first = nobodySubuidFirst();
+  assert.notEqual(first, null, 'uid 65534 has subordinate ids (the suite needs them)');
+  const owner = first + 4242; // in the owner half, not its first uid
+  const other = spawn('/usr/bin/unshare', ['--user', '/bin/sleep', '300'], { uid: h.NOBODY_UID, gid: h.NOBODY_UID, stdio: 'ignore' });
+  const exited = new Promise((resolve) => other.once('exit', resolve));
+  t.after(async () => {
+    other.kill('SIGKILL');
+    await exited;
+  });
+  const cmdline = () => { try { return fs.readFileSync(`/proc/${other.pid}/cmdline`, 'utf8'); } catch { return ''; } };
+  assert.ok(await eventually(() => cmdline().startsWith('/bin/sleep'), 30_000), 'the namespace is made');
+  const map = spawnSync('/usr/bin/newuidmap', [String(other.pid), String(owner), String(owner), '1'], { uid: h.NOBODY_UID, gid: h.NOBODY_UID, encoding: 'utf8' });
+  assert.equal(map.status, 0, map.stderr);
+  assert.deepEqual(fs.readFileSync(`/proc/${other.pid}/uid_map`, 'utf8').trim().split(/\s+/), [String(owner), String(owner), '1'], 'a holder\'s map');
+  const side = path.join(dir, 'side');
+  fs.mkdirSync(side, { mode: 0o700 });
+  fs.chownSync(side, owner, owner);
+  const { pkg } = require('./nobody-provider').nobodyProvider();
+  const v = provider(dir, `
+    const { mappedByLiveHolder } = require(${JSON.stringify(path.join(pkg, 'lib', 'sessions', 'holder.js'))});
+    let run;
+    try {
+      const r = cordon.spawnIsolated(['/bin/true'], { policy: cordon.workspaceWrite(), workspace: ${JSON.stringify(side)} });
+      run = { uid: (await r.observed()).confinement.planned.uid, returncode: (await r.wait()).returncode };
+    } catch (e) {
+      run = { code: e.code, message: e.message };
+    }
+    out({ mapped: mappedByLiveHolder(${owner}), run });`);
+  assert.equal(v.mapped, false, 'not a session holder: the uid is not held');
+  assert.deepEqual(v.run, { uid: owner, returncode: 0 }, 'the run goes on as the workspace\'s owner');
+});
+
 // Not registered in the non-root pass: a workspace owned by the session's uid is made by root.
 if (!h.NONROOT_PASS) test('a caller\'s run of a uid that starts after a uid-65534 provider\'s session claimed it and before its holder maps it is seen by the session, which gives the uid up: never both (round 8, R8-1\'s race)', { skip }, async (t) => {
   // The session's claim looked for processes of the uid before the run

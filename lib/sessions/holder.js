@@ -227,6 +227,10 @@ function mappedByLiveHolder(uid, exceptPid = null) {
       // A zombie (a dead holder not yet reaped) still shows its map, and holds nothing.
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(') ') + 2).startsWith('Z')) continue;
+      // A run's own uid-map helper (a fork of this provider, never exec'd) has
+      // a holder's map for an instant, and holds nothing: only the exec
+      // agent's session-holder command is a holder.
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0')[1] !== 'session-holder') continue;
       map = fs.readFileSync(`/proc/${pid}/uid_map`, 'utf8');
     } catch {
       continue; // gone meanwhile

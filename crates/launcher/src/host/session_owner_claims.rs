@@ -42,6 +42,15 @@ pub fn maps_as_holder(map: &str, uid: u32) -> bool {
     })
 }
 
+/// Pure over a `/proc/<pid>/cmdline`: whether the process is a session
+/// holder (`cordon-exec-agent session-holder`: holder.js). A run's own
+/// uid-map helper (userns_map.rs, a fork of the provider that never execs)
+/// has the same `U U 1` map for an instant; counted as a holder, it refused
+/// a second run on the same workspace (white-box review of round 12).
+pub fn is_session_holder(cmdline: &[u8]) -> bool {
+    cmdline.split(|b| *b == 0).nth(1) == Some(b"session-holder".as_slice())
+}
+
 /// Whether a session other than one on `workspace` holds `uid` (module
 /// doc). An unreadable claim is held: refusing a run is the safe side.
 pub fn held_by_another_session(provider_is_root: bool, uid: u32, workspace: &Path) -> bool {
@@ -113,6 +122,7 @@ fn mapped_by_live_holder(uid: u32) -> bool {
                 .is_some_and(|(_, rest)| rest.starts_with('Z'))
         });
         ours && !zombie
+            && std::fs::read(path.join("cmdline")).is_ok_and(|c| is_session_holder(&c))
             && std::fs::read_to_string(path.join("uid_map"))
                 .is_ok_and(|map| maps_as_holder(&map, uid))
     })
@@ -140,6 +150,18 @@ mod tests {
         assert!(!maps_as_holder("1342180000 1342180000 2\n", uid));
         assert!(!maps_as_holder("0 1342180000 1\n", uid));
         assert!(!maps_as_holder("0 0 4294967295\n", uid));
+    }
+
+    #[test]
+    fn only_the_exec_agents_session_holder_command_is_a_holder() {
+        assert!(is_session_holder(
+            b"/opt/cordon/cordon-exec-agent\0session-holder\0"
+        ));
+        // A run's uid-map helper: a fork of the provider (node), never exec'd.
+        assert!(!is_session_holder(b"node\0/srv/provider.js\0"));
+        assert!(!is_session_holder(b"cordon-exec-agent\0"));
+        assert!(!is_session_holder(b"x\0session-holder-not\0"));
+        assert!(!is_session_holder(b""));
     }
 
     #[test]
