@@ -586,11 +586,11 @@ function nobodySubuidFirst() {
   return line === undefined ? null : Number(line.split(':')[1]);
 }
 
-test('a user namespace of the provider\'s uid that maps the whole owner range (rootless Podman\'s pause process) denies no session (round 8, R8-5)', { skip }, async (t) => {
-  const dir = scratch(t);
-  const first = nobodySubuidFirst();
-  assert.notEqual(first, null, 'uid 65534 has subordinate ids (the suite needs them)');
-  // Another process of uid 65534 (a rootless container, a "nobody" daemon) in a user namespace of its own.
+/**
+ * A process of uid 65534 (not a session holder) in a user namespace of its
+ * own whose uid_map is `mapLine` ([inside, outside, count]); killed after `t`.
+ */
+async function nobodyNamespace(t, mapLine) {
   const identity = process.geteuid() === h.NOBODY_UID ? {} : { uid: h.NOBODY_UID, gid: h.NOBODY_UID };
   const other = spawn('/usr/bin/unshare', ['--user', '/bin/sleep', '300'], { ...identity, stdio: 'ignore' });
   const exited = new Promise((resolve) => other.once('exit', resolve));
@@ -600,9 +600,18 @@ test('a user namespace of the provider\'s uid that maps the whole owner range (r
   });
   const cmdline = () => { try { return fs.readFileSync(`/proc/${other.pid}/cmdline`, 'utf8'); } catch { return ''; } };
   assert.ok(await eventually(() => cmdline().startsWith('/bin/sleep'), 30_000), 'the namespace is made');
-  const map = spawnSync('/usr/bin/newuidmap', [String(other.pid), '0', String(first), '65536'], { ...identity, encoding: 'utf8' });
+  const map = spawnSync('/usr/bin/newuidmap', [String(other.pid), ...mapLine.map(String)], { ...identity, encoding: 'utf8' });
   assert.equal(map.status, 0, map.stderr);
-  assert.deepEqual(fs.readFileSync(`/proc/${other.pid}/uid_map`, 'utf8').trim().split(/\s+/), ['0', String(first), '65536'], 'every owner uid is mapped');
+  assert.deepEqual(fs.readFileSync(`/proc/${other.pid}/uid_map`, 'utf8').trim().split(/\s+/), mapLine.map(String), 'mapped as asked');
+  return other;
+}
+
+test('a user namespace of the provider\'s uid that maps the whole owner range (rootless Podman\'s pause process) denies no session (round 8, R8-5)', { skip }, async (t) => {
+  const dir = scratch(t);
+  const first = nobodySubuidFirst();
+  assert.notEqual(first, null, 'uid 65534 has subordinate ids (the suite needs them)');
+  // Another process of uid 65534 (a rootless container, a "nobody" daemon) in a user namespace of its own.
+  await nobodyNamespace(t, [0, first, 65536]);
   const v = provider(dir, `
     const s = await m.acquire(scope('wide'), 'u');
     const id = (await s.exec(['/usr/bin/id', '-u'])).stdout.toString().trim();
@@ -699,17 +708,7 @@ if (!h.NONROOT_PASS) test('a process of the provider\'s uid that maps an owner u
   const first = nobodySubuidFirst();
   assert.notEqual(first, null, 'uid 65534 has subordinate ids (the suite needs them)');
   const owner = first + 4242; // in the owner half, not its first uid
-  const other = spawn('/usr/bin/unshare', ['--user', '/bin/sleep', '300'], { uid: h.NOBODY_UID, gid: h.NOBODY_UID, stdio: 'ignore' });
-  const exited = new Promise((resolve) => other.once('exit', resolve));
-  t.after(async () => {
-    other.kill('SIGKILL');
-    await exited;
-  });
-  const cmdline = () => { try { return fs.readFileSync(`/proc/${other.pid}/cmdline`, 'utf8'); } catch { return ''; } };
-  assert.ok(await eventually(() => cmdline().startsWith('/bin/sleep'), 30_000), 'the namespace is made');
-  const map = spawnSync('/usr/bin/newuidmap', [String(other.pid), String(owner), String(owner), '1'], { uid: h.NOBODY_UID, gid: h.NOBODY_UID, encoding: 'utf8' });
-  assert.equal(map.status, 0, map.stderr);
-  assert.deepEqual(fs.readFileSync(`/proc/${other.pid}/uid_map`, 'utf8').trim().split(/\s+/), [String(owner), String(owner), '1'], 'a holder\'s map');
+  await nobodyNamespace(t, [owner, owner, 1]); // a holder's map, as a run's uid-map helper has it
   const side = path.join(dir, 'side');
   fs.mkdirSync(side, { mode: 0o700 });
   fs.chownSync(side, owner, owner);
