@@ -76,7 +76,7 @@ function descendants(pid) {
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       const ppid = Number(stat.slice(close + 2).split(' ')[1]);
       if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push({ pid: Number(entry), comm });
+      children.get(ppid).push({ pid: Number(entry), comm, state: stat.slice(close + 2).split(' ')[0] });
     } catch { /* exited meanwhile */ }
   }
   const found = [];
@@ -103,10 +103,18 @@ const freezerOption = { skip: process.env.CI ? false : freezerSkip() ?? false };
  * SIGKILL until thawed, so it survives every rung of the stop ladder and
  * keeps its pid namespace's init from exiting.
  */
-async function freeze(pids) {
+async function freeze(pids, { threads = false } = {}) {
   const dir = path.join(FREEZER, `cordon-test-${process.pid}-${Date.now()}`);
   fs.mkdirSync(dir);
-  for (const pid of pids) fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
+  // `threads`: each thread of each pid by its id (`tasks`); a zombie thread-group leader refuses the move.
+  const ids = threads ? pids.flatMap((pid) => fs.readdirSync(`/proc/${pid}/task`)) : pids;
+  for (const id of ids) {
+    try {
+      fs.writeFileSync(path.join(dir, threads ? 'tasks' : 'cgroup.procs'), String(id));
+    } catch (error) {
+      if (!threads) throw error;
+    }
+  }
   fs.writeFileSync(path.join(dir, 'freezer.state'), 'FROZEN');
   await until(() => fs.readFileSync(path.join(dir, 'freezer.state'), 'utf8').trim() === 'FROZEN', 'the freeze');
   return {
@@ -221,6 +229,33 @@ test('spawnIsolated: a sandboxed process that survives SIGKILL leaves containmen
     const { receipt } = settled.outcome;
     assert.equal(receipt.stop.forcedStopAttempted, true);
     assert.equal(receipt.stop.containmentConfirmed, false);
+    console.log(`# wait() settled ${Date.now() - started} ms after stop() (ladder bound ${bound} ms)`);
+  } finally {
+    await frozen.thaw();
+  }
+});
+
+test('spawnIsolated: a process whose main thread has exited while a frozen thread lives ends the containment wait at once (round 13w, R13w-2)', freezerOption, async () => {
+  assert.equal(freezerSkip(), null);
+  const stop = { graceMs: 100, forceMs: 300 };
+  // The main thread exits (pthread_exit): the process's own stat then says "exiting"; its other thread does not.
+  const script = 'import threading, time, ctypes\nthreading.Thread(target=time.sleep, args=(600,)).start()\nctypes.CDLL(None).pthread_exit(None)';
+  const execution = cordon.spawnIsolated(['/usr/bin/python3', '-c', script], { policy: cordon.readOnly(), stop });
+  execution.protocol.resume();
+  execution.stderr.resume();
+  const program = await until(() => descendants(execution.pid).find((p) => p.comm === 'python3' && p.state === 'Z'), 'the program, its main thread exited');
+  const frozen = await freeze([program.pid], { threads: true });
+  try {
+    const started = Date.now();
+    execution.stop();
+    const bound = stop.graceMs + 3 * stop.forceMs;
+    let timer;
+    // Without the per-thread look the wait ran to its 30 s end (EXITING_INIT_WAIT).
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, bound + 10_000, null); });
+    const settled = await Promise.race([execution.wait().then((outcome) => ({ outcome })), late]);
+    clearTimeout(timer);
+    assert.ok(settled, `wait() did not settle within ${bound} ms + 10 s slack while a frozen thread lived`);
+    assert.equal(settled.outcome.receipt.stop.containmentConfirmed, false);
     console.log(`# wait() settled ${Date.now() - started} ms after stop() (ladder bound ${bound} ms)`);
   } finally {
     await frozen.thaw();

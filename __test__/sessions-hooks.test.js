@@ -97,7 +97,7 @@ test('the audit redacts the shell forms of a credential (header, URL userinfo, c
   const audited = (script) => auditRecord({ session: 's', scope: { tenant: 't', conversation: 'c' }, actor: 'a', operation: 'exec', argv: ['bash', '-c', script] }).command;
   const redacted = {
     [`curl -s -H "Authorization: Bearer ${secret}" http://api.internal/`]: 'bash -c curl -s -H "Authorization: Bearer [REDACTED]" http://api.internal/',
-    [`git clone https://deploy:${secret}@git.internal/repo.git`]: 'bash -c git clone https://deploy:[REDACTED]@git.internal/repo.git',
+    [`git clone https://deploy:${secret}@git.internal/repo.git`]: 'bash -c git clone https://[REDACTED]@git.internal/repo.git',
     [`curl -u admin:${secret} http://api.internal/`]: 'bash -c curl -u admin:[REDACTED] http://api.internal/',
     [`mysql -u root -p${secret} -e 'select 1'`]: "bash -c mysql -u root -p[REDACTED] -e 'select 1'",
     [`sshpass -p ${secret} ssh ops@db`]: 'bash -c sshpass -p [REDACTED] ssh ops@db',
@@ -231,7 +231,7 @@ test('a session\'s audit redacts a token as URL userinfo, a percent-encoded user
   const S = 'Hunter2passXYZ';
   const forms = {
     [`git clone https://ghp_${S}0123456789@github.com/o/r`]: 'git clone https://[REDACTED]@github.com/o/r',
-    [`curl https://ada%3A${S}@h/`]: 'curl https://ada%3A[REDACTED]@h/',
+    [`curl https://ada%3A${S}@h/`]: 'curl https://[REDACTED]@h/',
     [`echo '{ "password" : "${S}" }'`]: `echo '{ "password" : "[REDACTED]" }'`,
     [`echo $(curl -u ada:${S} http://h/)`]: 'echo $(curl -u ada:[REDACTED] http://h/)',
     [`echo \`curl -u ada:${S} http://h/\``]: 'echo `curl -u ada:[REDACTED] http://h/`',
@@ -240,13 +240,20 @@ test('a session\'s audit redacts a token as URL userinfo, a percent-encoded user
     // After the round: a short token over https, a key spelled with \u escapes.
     ['git clone https://Hunter2pas@github.com/o/r']: 'git clone https://[REDACTED]@github.com/o/r',
     [`echo '{"pass\\u0077ord":"${S}"}'`]: `echo '{"pass\\u0077ord":"[REDACTED]"}'`,
+    // Round 13w (R13w-1): the token as the user, an empty password, a password with an `@`, ws(s), other schemes.
+    [`git clone https://${S}:x-oauth-basic@github.com/o/r`]: 'git clone https://[REDACTED]@github.com/o/r',
+    [`curl https://${S}:@h/`]: 'curl https://[REDACTED]@h/',
+    [`curl https://ada:p@${S}@h/`]: 'curl https://[REDACTED]@h/',
+    ['websocat wss://Hunter2pas@h/']: 'websocat wss://[REDACTED]@h/',
+    [`psql postgres://ada:p@${S}@h/db`]: 'psql postgres://ada:[REDACTED]@h/db',
+    [`psql postgres://ada%3A${S}@h/db`]: 'psql postgres://ada%3A[REDACTED]@h/db',
   };
   for (const [script, expected] of Object.entries(forms)) {
     await session.exec({ shell: 'bash', script: `true || ${script}` });
     assert.equal(records.at(-1).command, `/bin/bash -c true || ${expected}`);
   }
   // Look-alikes with nothing secret are left as they were: a user name as userinfo, numbers after a program.
-  for (const script of ['git clone ssh://git@github.com/o/r', 'git clone ssh://ada@h/r', 'sleep 5', 'echo 5 curl -u x', 'echo "a" : b', `echo '{"na\\u006de":"ada"}'`]) {
+  for (const script of ['git clone ssh://git@github.com/o/r', 'git clone ssh://ada@h/r', 'curl https://h:8080/a@b', 'ssh ssh://ada@h:22/', 'sleep 5', 'echo 5 curl -u x', 'echo "a" : b', `echo '{"na\\u006de":"ada"}'`]) {
     await session.exec({ shell: 'bash', script: `true || ${script}` });
     assert.equal(records.at(-1).command, `/bin/bash -c true || ${script}`);
   }

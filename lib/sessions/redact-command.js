@@ -30,10 +30,11 @@
 //   blanks before its colon (`{ "password" : "X" }`), a command opened by
 //   `$(` or a backtick, a wrapper's numeric argument (`timeout 5 curl …`,
 //   `nice -n 10 …`), and `curl -b`/`--cookie X`.
-// - after round 12: over http(s) and ftp(s) any userinfo without a colon,
-//   however short (`https://TOKEN@host` is how tokens are written there; a
-//   bare user name there is rare and loses nothing that matters), and a
-//   quoted key spelled with `\uXXXX` escapes (`{"pass\u0077ord":"X"}`).
+// - after round 12: over http(s), ftp(s) and ws(s) the whole userinfo, to
+//   the authority's last `@` (`https://TOKEN@`, `TOKEN:x-oauth-basic@`,
+//   `ada:p@TOKEN@`; a user name there is lost, which costs nothing that
+//   matters), elsewhere the password to the last `@`; and a quoted key
+//   spelled with `\uXXXX` escapes (`{"pass\u0077ord":"X"}`).
 // Hygiene for logs, not a boundary (docs/code-mode.md). Like the source
 // redaction it uses no regular expression that can backtrack: two left-to-
 // right scans, each index visited a bounded number of times, so a hostile
@@ -83,8 +84,13 @@ const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh']);
 const SEPARATORS = new Set([';', '&&', '||', '|', '&', '(', ')', '{', '}', '$(', '`']);
 /** URL userinfo without a colon this long or longer is a token (`https://TOKEN@host`), shorter a user name (`git@`). */
 const MIN_TOKEN_USERINFO_CHARS = 16;
-/** Schemes whose colon-less userinfo is a token whatever its length (`ssh://git@` is a user name). */
-const TOKEN_USERINFO_SCHEMES = new Set(['http', 'https', 'ftp', 'ftps']);
+/**
+ * Schemes whose whole userinfo is redacted, user name too: tokens are
+ * written there as the user (`https://TOKEN@`, `https://TOKEN:x-oauth-basic@`)
+ * as often as the password. Elsewhere (`postgres://ada:X@`, `ssh://git@`)
+ * the user name is kept.
+ */
+const TOKEN_USERINFO_SCHEMES = new Set(['http', 'https', 'ftp', 'ftps', 'ws', 'wss']);
 /** Whether text[i, i + 6) is a `\uXXXX` escape. */
 const isUnicodeEscape = (text, i) => text.charCodeAt(i) === 0x5c && text.charCodeAt(i + 1) === 0x75 && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6));
 /** A key's name with its `\uXXXX` escapes decoded (JSON's spelling of the same key). */
@@ -99,7 +105,7 @@ const isQuote = (c) => c === 0x22 || c === 0x27 || c === 0x60;
 const isLetter = (c) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 const isNameChar = (c) => isLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f; // header names: A-Z a-z 0-9 - _
 /** Where a URL's authority ends (or cannot be userinfo). */
-const endsAuthority = (c) => isSpace(c) || isQuote(c) || c === 0x2f || c === 0x3f || c === 0x23 || c === 0x40;
+const endsAuthority = (c) => isSpace(c) || isQuote(c) || c === 0x2f || c === 0x3f || c === 0x23;
 const endsValue = (c) => isSpace(c) || isQuote(c);
 
 /** The end of the run of value characters from `i`. */
@@ -183,16 +189,23 @@ function scanCharacters(text, ranges) {
     }
     const isColon = c === 0x3a;
     if (isColon && text.charCodeAt(i + 1) === 0x2f && text.charCodeAt(i + 2) === 0x2f) { // "://": userinfo?
+      // The userinfo ends at the authority's last `@` (`ada:p@TOKEN@h`: the
+      // password is `p@TOKEN`, as URL parsers read it).
       let j = i + 3;
       let colon = -1; // the index just before the password
-      while (j < text.length && !endsAuthority(text.charCodeAt(j))) {
-        if (colon < 0 && text.charCodeAt(j) === 0x3a) colon = j;
+      let at = -1;
+      while (j < text.length) {
+        const d = text.charCodeAt(j);
+        if (d === 0x40) at = j;
+        else if (endsAuthority(d)) break;
+        else if (colon < 0 && d === 0x3a) colon = j;
         // `%3A`: a percent-encoded colon separates user and password too.
-        if (colon < 0 && text.charCodeAt(j) === 0x25 && text.charCodeAt(j + 1) === 0x33 && (text.charCodeAt(j + 2) | 0x20) === 0x61) colon = j + 2;
+        else if (colon < 0 && d === 0x25 && text.charCodeAt(j + 1) === 0x33 && (text.charCodeAt(j + 2) | 0x20) === 0x61) colon = j + 2;
         j += 1;
       }
-      if (text.charCodeAt(j) === 0x40 && colon >= 0 && colon + 1 < j) ranges.push([colon + 1, j]);
-      else if (text.charCodeAt(j) === 0x40 && colon < 0 && j > i + 3 && (j - (i + 3) >= MIN_TOKEN_USERINFO_CHARS || TOKEN_USERINFO_SCHEMES.has(text.slice(nameStart, i).toLowerCase()))) ranges.push([i + 3, j]);
+      if (at > i + 3 && TOKEN_USERINFO_SCHEMES.has(text.slice(nameStart, i).toLowerCase())) ranges.push([i + 3, at]);
+      else if (at > 0 && colon >= 0 && colon + 1 < at) ranges.push([colon + 1, at]);
+      else if (at > 0 && (colon < 0 || colon > at) && at - (i + 3) >= MIN_TOKEN_USERINFO_CHARS) ranges.push([i + 3, at]);
       nameStart = j;
       i = j;
       continue;

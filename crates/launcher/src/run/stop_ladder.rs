@@ -377,9 +377,10 @@ const EXITING_RECHECK: Duration = Duration::from_millis(100);
 const EXITING_WALK_MAX: usize = 4096;
 
 /// Whether the namespace init `pid` and every process under it (every live
-/// process of its pid namespace: orphans are reparented to the init) have
-/// entered their exit. Thin: `/proc` reads; false when one has not, or
-/// cannot be read (a frozen process must end the wait at once).
+/// process of its pid namespace: orphans are reparented to the init), each
+/// of their threads, have entered their exit. Thin: `/proc` reads; false
+/// when one has not, or cannot be read (a frozen process must end the wait
+/// at once).
 fn namespace_exiting(init: i32) -> bool {
     let mut pending = vec![init];
     let mut seen = 0;
@@ -390,25 +391,27 @@ fn namespace_exiting(init: i32) -> bool {
         }
         // A process reaped meanwhile is no longer there to wait for.
         let gone = || !std::path::Path::new(&format!("/proc/{pid}")).exists();
-        let stat = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => stat,
-            Err(_) if gone() => continue,
-            Err(_) => return false,
-        };
-        if !stat_says_exiting(&stat) {
-            return false;
-        }
         let tasks = match std::fs::read_dir(format!("/proc/{pid}/task")) {
             Ok(tasks) => tasks,
             Err(_) if gone() => continue,
             Err(_) => return false,
         };
         for task in tasks.flatten() {
+            let path = task.path();
+            // Every thread, not the process's stat alone: that is its main
+            // thread's, which may have exited while another thread runs on
+            // (frozen, it would hold the wait to its end: round 13w, R13w-2).
+            match std::fs::read_to_string(path.join("stat")) {
+                Ok(stat) if stat_says_exiting(&stat) => {}
+                Ok(_) => return false,
+                Err(_) if !path.exists() => continue,
+                Err(_) => return false,
+            }
             // A task gone meanwhile has no children left; no `children`
             // file at all (a kernel without it) hides them: doubt.
-            let text = match std::fs::read_to_string(task.path().join("children")) {
+            let text = match std::fs::read_to_string(path.join("children")) {
                 Ok(text) => text,
-                Err(_) if !task.path().exists() => continue,
+                Err(_) if !path.exists() => continue,
                 Err(_) => return false,
             };
             pending.extend(
