@@ -89,6 +89,17 @@ test('an unquoted secret value is redacted whole, through its base64 "/", "+" an
   for (const [input, expected] of Object.entries(cases)) assert.equal(redactSource(input), expected, input);
 });
 
+/** Redacts each input, asserting each took under 1 s: a regression to super-linear behaviour takes seconds to minutes. */
+function redactsEachQuickly(t, inputs) {
+  for (const [name, input] of Object.entries(inputs)) {
+    const started = performance.now();
+    redactSource(input);
+    const ms = performance.now() - started;
+    t.diagnostic(`redactSource ${name} (${input.length} chars): ${ms.toFixed(1)} ms`);
+    assert.ok(ms < 1000, `${name} took ${ms} ms`);
+  }
+}
+
 test('source redaction of 1 MiB adversarial inputs stays linear: each shape finishes under 1 s (a super-linear scan takes minutes)', (t) => {
   const MiB = 1 << 20;
   const inputs = {
@@ -101,13 +112,48 @@ test('source redaction of 1 MiB adversarial inputs stays linear: each shape fini
     'key= slash runs': `password=${'a/'.repeat(MiB / 2)}`,
     'key=/ repeated': 'token=/'.repeat(MiB / 7),
   };
-  for (const [name, input] of Object.entries(inputs)) {
-    const started = performance.now();
-    redactSource(input);
-    const ms = performance.now() - started;
-    t.diagnostic(`redactSource ${name} (${input.length} chars): ${ms.toFixed(1)} ms`);
-    // Generous bound: a regression to super-linear behaviour takes seconds to minutes, not 1 s.
-    assert.ok(ms < 1000, `${name} took ${ms} ms`);
+  redactsEachQuickly(t, inputs);
+});
+
+test('string contents scanned as code, URL userinfo, string-key pairs, schemes and hyphenated names stay linear on 256 KiB adversarial inputs (round 13, R13-2)', (t) => {
+  const KiB256 = 1 << 18;
+  // A super-linear scan of any of these takes minutes at this size.
+  const inputs = {
+    'nested quotes': '\'"`'.repeat(KiB256 / 3),
+    'keys in strings': '\'"password":"'.repeat(KiB256 / 13),
+    'userinfo': 'https://a@'.repeat(KiB256 / 10),
+    'one authority of @': `x://${'@'.repeat(KiB256)}`,
+    'string-key pairs': '\'token\', '.repeat(KiB256 / 9),
+    'schemes': 'Authorization: Bearer '.repeat(KiB256 / 22),
+    'hyphenated names': 'X-Api-'.repeat(KiB256 / 6),
+    'parentheses after a key': 'password: ('.repeat(KiB256 / 11),
+  };
+  redactsEachQuickly(t, inputs);
+});
+
+test('the source redaction reads credentials inside strings, string-key pairs, URL userinfo, a scheme before the token and hyphenated header names (round 13, R13-2)', () => {
+  const S = 'Zq7SeCrEt9';
+  const forms = {
+    [`h.set('Authorization', 'Bearer ${S}');`]: "h.set('Authorization', 'Bearer [REDACTED]');",
+    [`h.append('x-api-key', '${S}');`]: "h.append('x-api-key', '[REDACTED]');",
+    [`new Headers([['authorization', 'Bearer ${S}']]);`]: "new Headers([['authorization', 'Bearer [REDACTED]']]);",
+    [`new Map([['password', '${S}']]);`]: "new Map([['password', '[REDACTED]']]);",
+    [`req.setHeader('Cookie', 'session=${S}');`]: "req.setHeader('Cookie', '[REDACTED]');",
+    [`fetch('https://ada:${S}@api.example.com/x');`]: "fetch('https://[REDACTED]@api.example.com/x');",
+    [`fetch('https://api.example.com/x?token=${S}&a=1');`]: "fetch('https://api.example.com/x?token=[REDACTED]&a=1');",
+    [`const body = '{"password":"${S}"}';`]: 'const body = \'{"password":"[REDACTED]"}\';',
+    [`const line = \`PASSWORD=${S}\`;`]: 'const line = `PASSWORD=[REDACTED]`;',
+    [`const o = { password: ('${S}') };`]: "const o = { password: ('[REDACTED]') };",
+    [`const o = { "pass\\u0077ord": "${S}" };`]: 'const o = { "pass\\u0077ord": "[REDACTED]" };',
+    [`Authorization: Bearer ${S}`]: 'Authorization: Bearer [REDACTED]',
+    [`Authorization: Basic ${S}`]: 'Authorization: Basic [REDACTED]',
+    [`X-Api-Key: ${S}`]: 'X-Api-Key: [REDACTED]',
+    [`psql postgres://ada:${S}@h/db`]: 'psql postgres://ada:[REDACTED]@h/db',
+  };
+  for (const [source, expected] of Object.entries(forms)) assert.equal(redactSource(source), expected, source);
+  // Look-alikes kept: a literal after a secret-looking key, names in a list, a URL without userinfo, a subtraction.
+  for (const source of ['{"passwordless": true}', "['user', 'name']", "fetch('https://h:8080/a@b')", 'const n = a - b;', 'ssh ssh://ada@h/']) {
+    assert.equal(redactSource(source), source);
   }
 });
 

@@ -224,7 +224,7 @@ test('a session\'s audit redacts a credential under a quoted key, as a quoted ke
   }
 });
 
-test('a session\'s audit redacts a token as URL userinfo, a percent-encoded userinfo colon, a spaced JSON key, curl in $( ) or backticks or after timeout 5, curl -b, a short https token and a \\u-escaped key (round 12, R12-5)', { skip }, async (t) => {
+test('a session\'s audit redacts a token as URL userinfo, a percent-encoded userinfo colon, a spaced JSON key, curl in $( ) or backticks or after timeout 5, curl -b, a short https token and a \\u-escaped key (round 12, R12-5), and the forms of round 13 (R13-1, R13w-1)', { skip }, async (t) => {
   const records = [];
   const { manager } = managerFor(t, { audit: (r) => records.push(r) });
   const session = await manager.acquire(scope('redact12'), 'u');
@@ -247,13 +247,24 @@ test('a session\'s audit redacts a token as URL userinfo, a percent-encoded user
     ['websocat wss://Hunter2pas@h/']: 'websocat wss://[REDACTED]@h/',
     [`psql postgres://ada:p@${S}@h/db`]: 'psql postgres://ada:[REDACTED]@h/db',
     [`psql postgres://ada%3A${S}@h/db`]: 'psql postgres://ada%3A[REDACTED]@h/db',
+    // Round 13 (R13-1): wrappers with option values, eval, archive passwords, aws, a form body, spaced keyword.
+    [`sudo -u root curl -u ada:${S} http://h/`]: 'sudo -u root curl -u ada:[REDACTED] http://h/',
+    [`timeout -s KILL 5 curl -u ada:${S} http://h/`]: 'timeout -s KILL 5 curl -u ada:[REDACTED] http://h/',
+    [`stdbuf -oL curl -u ada:${S} http://h/`]: 'stdbuf -oL curl -u ada:[REDACTED] http://h/',
+    [`env -u HOME curl -u ada:${S} http://h/`]: 'env -u HOME curl -u ada:[REDACTED] http://h/',
+    [`eval "curl -u ada:${S} http://h/"`]: 'eval "curl -u ada:[REDACTED] http://h/"',
+    [`zip -P ${S} a.zip f`]: 'zip -P [REDACTED] a.zip f',
+    [`7z a -p${S} a.7z f`]: '7z a -p[REDACTED] a.7z f',
+    [`aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/${S}`]: 'aws configure set aws_secret_access_key [REDACTED]',
+    [`curl -d "user=ada&password=${S}" http://h/`]: 'curl -d "user=ada&password=[REDACTED]" http://h/',
+    [`python3 -c 'login(password = "${S}")'`]: `python3 -c 'login(password = "[REDACTED]")'`,
   };
   for (const [script, expected] of Object.entries(forms)) {
     await session.exec({ shell: 'bash', script: `true || ${script}` });
     assert.equal(records.at(-1).command, `/bin/bash -c true || ${expected}`);
   }
   // Look-alikes with nothing secret are left as they were: a user name as userinfo, numbers after a program.
-  for (const script of ['git clone ssh://git@github.com/o/r', 'git clone ssh://ada@h/r', 'curl https://h:8080/a@b', 'ssh ssh://ada@h:22/', 'sleep 5', 'echo 5 curl -u x', 'echo "a" : b', `echo '{"na\\u006de":"ada"}'`]) {
+  for (const script of ['git clone ssh://git@github.com/o/r', 'git clone ssh://ada@h/r', 'curl https://h:8080/a@b', 'ssh ssh://ada@h:22/', 'sudo -u root id', 'timeout -s KILL 5 sleep 1', 'sleep 5', 'echo 5 curl -u x', 'echo "a" : b', `echo '{"na\\u006de":"ada"}'`]) {
     await session.exec({ shell: 'bash', script: `true || ${script}` });
     assert.equal(records.at(-1).command, `/bin/bash -c true || ${script}`);
   }

@@ -8,18 +8,28 @@
 //
 // Two rules:
 // 1. A value assigned to a secret-looking key (`password: "…"`, `apiKey = …`,
-//    `headers['Authorization'] = …`) becomes [REDACTED]: a quoted value up to
-//    its quote, an unquoted one up to whitespace, a quote, `&` or a separator.
+//    `headers['Authorization'] = …`, `X-Api-Key: …`, a string key's pair
+//    `h.set('Authorization', …)`, `['password', …]`) becomes [REDACTED]: a
+//    quoted value up to its quote, an unquoted one up to whitespace, a quote,
+//    `&` or a separator (after a scheme word, `Bearer X`, the word after
+//    it); a URL's userinfo too. The content of a string literal is scanned
+//    by this rule as well (a JSON body, a query string, `PASSWORD=X`).
 // 2. Inside string literals, token-looking runs (≥ 20 characters of
 //    [A-Za-z0-9_+=-] with both a letter and a digit: API keys, JWT parts,
 //    bearer tokens) become [REDACTED]; outside strings the bar is 32.
 
-const { isSecretKey, REDACTED } = require('./redact');
+const { isSecretKey, decodeUnicodeEscapes, urlUserinfo, AUTH_SCHEMES, REDACTED } = require('./redact');
 
 const MIN_TOKEN_IN_STRING = 20;
 const MIN_TOKEN_IN_CODE = 32;
 /** Quoted text longer than this is data, not a key name; it never arms rule 1. */
 const MAX_KEY_CHARS = 64;
+/** Values that are never a secret: JSON's and JavaScript's literals. */
+const LITERALS = new Set(['true', 'false', 'null', 'undefined']);
+/** The longest auth scheme word (`negotiate`): a longer first word is part of the secret. */
+const MAX_SCHEME_CHARS = 16;
+/** String literals inside string literals scanned as code (three quote kinds: deeper cannot be written unescaped). */
+const MAX_STRING_DEPTH = 3;
 
 const isDigit = (c) => c >= 0x30 && c <= 0x39;
 const isLetter = (c) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
@@ -124,9 +134,35 @@ function scanString(code, start) {
  * @returns {string}
  */
 function redactSource(code, { maxOutputChars = Infinity } = {}) {
+  return scan(code, maxOutputChars, 0);
+}
+
+/**
+ * A string literal's content: rule 1 over it as over code (a JSON body, a
+ * query string, `PASSWORD=X` in a template, a URL's userinfo: round 13,
+ * R13-2), then rule 2. A literal holds no unescaped quote of its own kind,
+ * so the nesting is at most the three quote kinds deep.
+ */
+/** The length of a leading `Bearer ` (an auth scheme and its blank) in a quoted secret value, kept; else 0. */
+function schemeLength(content) {
+  const blank = content.slice(0, MAX_SCHEME_CHARS + 1).indexOf(' ');
+  return blank > 0 && blank + 1 < content.length && AUTH_SCHEMES.has(content.slice(0, blank).toLowerCase()) ? blank + 1 : 0;
+}
+
+function redactString(content, depth) {
+  const keyed = depth < MAX_STRING_DEPTH ? scan(content, Infinity, depth + 1) : content;
+  const out = new Splicer(keyed);
+  redactTokensInString(out, keyed, 0, keyed.length);
+  return out.result();
+}
+
+function scan(code, maxOutputChars, depth) {
   const out = new Splicer(code);
   let keyIsSecret = false; // the last key-like token named a secret
   let valueIsSecret = false; // …and was followed by `:` or `=`: the next value is redacted
+  let pairIsSecret = false; // the last token was a string naming a secret: after `,` its value follows (`h.set('Authorization', X)`)
+  let wordFrom = -1; // the last word run, from its hyphenated start (`X-Api-Key` is one name)
+  let wordEnd = -1;
   let i = 0;
   while (i < code.length) {
     if (out.lengthAt(i) > maxOutputChars) return out.result(i);
@@ -135,31 +171,58 @@ function redactSource(code, { maxOutputChars = Infinity } = {}) {
       i += 1;
     } else if (c === 0x22 || c === 0x27 || c === 0x60) { // " ' `
       const { end, closed } = scanString(code, i);
-      if (valueIsSecret) out.replace(i + 1, end, REDACTED);
-      else redactTokensInString(out, code, i + 1, end);
-      keyIsSecret = !valueIsSecret && end - i - 1 <= MAX_KEY_CHARS && isSecretKey(code.slice(i + 1, end));
+      const content = code.slice(i + 1, end);
+      if (valueIsSecret) out.replace(i + 1 + schemeLength(content), end, REDACTED);
+      else {
+        const redacted = redactString(content, depth);
+        if (redacted !== content) out.replace(i + 1, end, redacted);
+      }
+      keyIsSecret = !valueIsSecret && end - i - 1 <= MAX_KEY_CHARS && isSecretKey(decodeUnicodeEscapes(content));
+      pairIsSecret = keyIsSecret;
       valueIsSecret = false;
       i = closed ? end + 1 : end;
     } else if (valueIsSecret && opensValue(c)) {
       let j = i;
       while (j < code.length && !endsValue(code.charCodeAt(j))) j += 1;
-      out.replace(i, j, REDACTED);
+      // `Authorization: Bearer X`: the scheme is kept, the word after it is the secret
+      // (round 13, R13-2: the scheme was redacted and the token kept).
+      if (code.charCodeAt(j) === 0x20 && (opensValue(code.charCodeAt(j + 1)) || code.startsWith(REDACTED, j + 1)) && AUTH_SCHEMES.has(code.slice(i, j).toLowerCase())) {
+        i = j + 1;
+        continue;
+      }
+      // `"passwordless": true` names no secret value: the literals are kept.
+      if (!LITERALS.has(code.slice(i, j))) out.replace(i, j, REDACTED);
       keyIsSecret = false;
       valueIsSecret = false;
+      pairIsSecret = false;
       i = j;
     } else if (isWordChar(c)) {
       let j = i;
       while (j < code.length && isWordChar(code.charCodeAt(j))) j += 1;
+      const from = i > 0 && code.charCodeAt(i - 1) === 0x2d && wordEnd === i - 1 ? wordFrom : i;
       if (valueIsSecret || looksLikeToken(code, i, j, MIN_TOKEN_IN_CODE)) out.replace(i, j, REDACTED);
-      keyIsSecret = !valueIsSecret && j - i <= MAX_KEY_CHARS && isSecretKey(code.slice(i, j));
+      keyIsSecret = !valueIsSecret && j - from <= MAX_KEY_CHARS && isSecretKey(code.slice(from, j));
+      [wordFrom, wordEnd] = [from, j];
       valueIsSecret = false;
+      pairIsSecret = false;
       i = j;
+    } else if (c === 0x3a && code.charCodeAt(i + 1) === 0x2f && code.charCodeAt(i + 2) === 0x2f) { // "://"
+      // A URL's userinfo (round 13, R13-2), as the session audit reads it.
+      const scheme = wordEnd === i ? code.slice(wordFrom, i) : '';
+      const { range, end } = urlUserinfo(code, i, scheme);
+      if (range !== null) out.replace(range[0], range[1], REDACTED);
+      keyIsSecret = false;
+      valueIsSecret = false;
+      pairIsSecret = false;
+      i = range === null ? i + 3 : end;
     } else {
       const next = code.charCodeAt(i + 1);
       const assigns = c === 0x3a || (c === 0x3d && next !== 0x3d && next !== 0x3e); // ":" or "=" but not "==" / "=>"
       const closesKey = c === 0x5d || c === 0x29; // `]` in headers['Authorization'] = …
-      valueIsSecret = assigns && keyIsSecret;
+      // `password: ('X')`: an opening parenthesis keeps the value to come secret.
+      valueIsSecret = (assigns && keyIsSecret) || (c === 0x2c && pairIsSecret) || (c === 0x28 && valueIsSecret);
       keyIsSecret = closesKey && keyIsSecret;
+      pairIsSecret = false;
       i += 1;
     }
   }

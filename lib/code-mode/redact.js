@@ -32,6 +32,57 @@ function normalizeKey(key) {
   return key.toLowerCase().replace(/[^a-z0-9]+/g, '');
 }
 
+/** A key's name with its `\uXXXX` escapes decoded (JSON's and JavaScript's spelling of the same key). */
+function decodeUnicodeEscapes(name) {
+  return name.includes('\\u') ? name.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16))) : name;
+}
+
+/** Authorization schemes: the word after one is the credential (`Bearer X`), the scheme itself is kept. */
+const AUTH_SCHEMES = new Set(['bearer', 'basic', 'token', 'digest', 'negotiate', 'bot', 'apikey']);
+
+/** URL userinfo without a colon this long or longer is a token (`https://TOKEN@host`), shorter a user name (`git@`). */
+const MIN_TOKEN_USERINFO_CHARS = 16;
+/**
+ * Schemes whose whole userinfo is redacted, user name too: tokens are
+ * written there as the user (`https://TOKEN@`, `https://TOKEN:x-oauth-basic@`)
+ * as often as the password. Elsewhere (`postgres://ada:X@`, `ssh://git@`)
+ * the user name is kept.
+ */
+const TOKEN_USERINFO_SCHEMES = new Set(['http', 'https', 'ftp', 'ftps', 'ws', 'wss']);
+/** Where a URL's authority ends (its userinfo ends at the last `@` before this). */
+const endsAuthority = (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x22 || c === 0x27 || c === 0x60
+  || c === 0x2f || c === 0x3f || c === 0x23;
+
+/**
+ * The URL at `text[at]` (the `:` of `://`, after `scheme`): `range`, the
+ * `[start, end)` of its userinfo's secret part or null, and `end`, where the
+ * authority ends. The userinfo runs to the authority's last `@`
+ * (`ada:p@TOKEN@h`: the password is `p@TOKEN`, as URL parsers read it);
+ * over TOKEN_USERINFO_SCHEMES it is redacted whole, elsewhere what follows
+ * its first `:` (or `%3A`), or all of it when it has no colon and is
+ * token-long. Linear: one pass to the authority's end.
+ */
+function urlUserinfo(text, at, scheme) {
+  const from = at + 3;
+  let j = from;
+  let colon = -1; // the index just before the password
+  let last = -1; // the last `@`
+  while (j < text.length) {
+    const d = text.charCodeAt(j);
+    if (d === 0x40) last = j;
+    else if (endsAuthority(d)) break;
+    else if (colon < 0 && d === 0x3a) colon = j;
+    // `%3A`: a percent-encoded colon separates user and password too.
+    else if (colon < 0 && d === 0x25 && text.charCodeAt(j + 1) === 0x33 && (text.charCodeAt(j + 2) | 0x20) === 0x61) colon = j + 2;
+    j += 1;
+  }
+  let range = null;
+  if (last > from && TOKEN_USERINFO_SCHEMES.has(scheme.toLowerCase())) range = [from, last];
+  else if (last > 0 && colon >= 0 && colon + 1 < last) range = [colon + 1, last];
+  else if (last > 0 && (colon < 0 || colon > last) && last - from >= MIN_TOKEN_USERINFO_CHARS) range = [from, last];
+  return { range, end: j };
+}
+
 /** True when a key names something secret (token, password, api_key, cookie, …). */
 function isSecretKey(key) {
   const normalized = normalizeKey(String(key));
@@ -81,4 +132,4 @@ function redactValue(value) {
   return redactAt(value, 0, { nodes: MAX_REDACT_NODES });
 }
 
-module.exports = { redactValue, isSecretKey, REDACTED, SECRET_KEY_FRAGMENTS, MAX_REDACT_NODES };
+module.exports = { redactValue, isSecretKey, decodeUnicodeEscapes, urlUserinfo, AUTH_SCHEMES, REDACTED, SECRET_KEY_FRAGMENTS, MAX_REDACT_NODES };

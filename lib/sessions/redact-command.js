@@ -40,7 +40,7 @@
 // right scans, each index visited a bounded number of times, so a hostile
 // command costs linear time (bench/audit-redaction.js).
 
-const { isSecretKey, REDACTED } = require('../code-mode/redact');
+const { isSecretKey, decodeUnicodeEscapes, urlUserinfo, AUTH_SCHEMES, REDACTED } = require('../code-mode/redact');
 
 /** A header or flag name longer than this is data, not a name: never looked up. */
 const MAX_NAME_CHARS = 64;
@@ -65,36 +65,40 @@ const LDAP_CLIENTS = new Set(['ldapsearch', 'ldapadd', 'ldapmodify', 'ldapdelete
 const OPENSSL_PASS_FLAGS = new Set(['-pass', '-passin', '-passout']);
 /** The Samba clients: `-U user%X` (`-Uuser%X`, `--user=user%X`) carries the password after `%` (round 11, R11-3). */
 const SAMBA_CLIENTS = new Set(['smbclient', 'rpcclient', 'smbcacls', 'smbcquotas', 'smbget', 'smbtree', 'smbpasswd']);
-/** Auth schemes kept before a quoted credential (`"Authorization": "Bearer X"`); any other first word is part of the secret. */
-const AUTH_SCHEMES = new Set(['bearer', 'basic', 'token', 'digest', 'negotiate', 'bot', 'apikey']);
 /** Flags whose next word is a secret, by program (round 10, R10-4). */
 const SECRET_VALUE_FLAGS = new Map([
   ['redis-cli', new Set(['-a', '--pass', '--askpass'])],
   ['curl', new Set(['--oauth2-bearer', '-b', '--cookie'])],
   ['openssl', new Set(['-k'])],
   ...[...LDAP_CLIENTS].map((client) => [client, new Set(['-w'])]),
+  // Round 13 (R13-1): archive passwords.
+  ['zip', new Set(['-P', '--password'])],
+  ['unzip', new Set(['-P'])],
 ]);
+/** Archivers whose `-pX` (attached) is the password (round 13, R13-1). */
+const ATTACHED_P_ARCHIVERS = new Set(['7z', '7za', '7zr']);
 /** Container and registry clients: `<program> login -p X` (`-pX`) is a password (round 10, R10-4), `docker run -p 80:80` is not. */
 const LOGIN_CLIENTS = new Set(['docker', 'podman', 'nerdctl', 'buildah', 'skopeo', 'helm', 'oras', 'crane']);
 /** Words that only prefix the real program of a command. */
-const WRAPPERS = new Set(['sudo', 'env', 'exec', 'command', 'time', 'nohup', 'nice', 'xargs', 'timeout', 'then', 'do', 'else', '!']);
+const WRAPPERS = new Set(['sudo', 'doas', 'env', 'exec', 'eval', 'command', 'time', 'nohup', 'nice', 'ionice', 'stdbuf', 'setsid', 'xargs', 'timeout', 'then', 'do', 'else', '!']);
+/** A wrapper's options that take the next word as their value (`sudo -u root`, `timeout -s KILL`): that word is no program (round 13, R13-1). */
+const WRAPPER_VALUE_OPTIONS = new Map([
+  ['sudo', new Set(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-U', '--user', '--group', '--host', '--prompt', '--chdir'])],
+  ['doas', new Set(['-u', '-C'])],
+  ['env', new Set(['-u', '-C', '-S', '--unset', '--chdir', '--split-string'])],
+  ['timeout', new Set(['-s', '-k', '--signal', '--kill-after'])],
+  ['nice', new Set(['-n', '--adjustment'])],
+  ['ionice', new Set(['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'])],
+  ['stdbuf', new Set(['-i', '-o', '-e', '--input', '--output', '--error'])],
+  ['xargs', new Set(['-n', '-I', '-L', '-P', '-s', '-d', '-a', '-E', '--max-args', '--max-procs', '--delimiter', '--arg-file'])],
+  ['time', new Set(['-f', '-o', '--format', '--output'])],
+]);
 /** Shells: after their `-c` (`-lc`, `-ec`, …) comes a command (how a session runs `{shell, script}`). */
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh']);
 /** Words that end a command: the next word names a program again. */
 const SEPARATORS = new Set([';', '&&', '||', '|', '&', '(', ')', '{', '}', '$(', '`']);
-/** URL userinfo without a colon this long or longer is a token (`https://TOKEN@host`), shorter a user name (`git@`). */
-const MIN_TOKEN_USERINFO_CHARS = 16;
-/**
- * Schemes whose whole userinfo is redacted, user name too: tokens are
- * written there as the user (`https://TOKEN@`, `https://TOKEN:x-oauth-basic@`)
- * as often as the password. Elsewhere (`postgres://ada:X@`, `ssh://git@`)
- * the user name is kept.
- */
-const TOKEN_USERINFO_SCHEMES = new Set(['http', 'https', 'ftp', 'ftps', 'ws', 'wss']);
 /** Whether text[i, i + 6) is a `\uXXXX` escape. */
 const isUnicodeEscape = (text, i) => text.charCodeAt(i) === 0x5c && text.charCodeAt(i + 1) === 0x75 && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6));
-/** A key's name with its `\uXXXX` escapes decoded (JSON's spelling of the same key). */
-const decodeEscapes = (name) => (name.includes('\\u') ? name.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16))) : name);
 /** A wrapper's argument (`timeout 5`, `nice -n 10`): a number or a duration, never a program. */
 const isWrapperArgument = (word) => /^[0-9]+(\.[0-9]+)?[smhd]?$/.test(word);
 /** A word that opens a command substitution (`$(curl`, `"$(curl`, a backtick): the program follows in it. */
@@ -104,8 +108,6 @@ const isSpace = (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 const isQuote = (c) => c === 0x22 || c === 0x27 || c === 0x60;
 const isLetter = (c) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 const isNameChar = (c) => isLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f; // header names: A-Z a-z 0-9 - _
-/** Where a URL's authority ends (or cannot be userinfo). */
-const endsAuthority = (c) => isSpace(c) || isQuote(c) || c === 0x2f || c === 0x3f || c === 0x23;
 const endsValue = (c) => isSpace(c) || isQuote(c);
 
 /** The end of the run of value characters from `i`. */
@@ -189,23 +191,8 @@ function scanCharacters(text, ranges) {
     }
     const isColon = c === 0x3a;
     if (isColon && text.charCodeAt(i + 1) === 0x2f && text.charCodeAt(i + 2) === 0x2f) { // "://": userinfo?
-      // The userinfo ends at the authority's last `@` (`ada:p@TOKEN@h`: the
-      // password is `p@TOKEN`, as URL parsers read it).
-      let j = i + 3;
-      let colon = -1; // the index just before the password
-      let at = -1;
-      while (j < text.length) {
-        const d = text.charCodeAt(j);
-        if (d === 0x40) at = j;
-        else if (endsAuthority(d)) break;
-        else if (colon < 0 && d === 0x3a) colon = j;
-        // `%3A`: a percent-encoded colon separates user and password too.
-        else if (colon < 0 && d === 0x25 && text.charCodeAt(j + 1) === 0x33 && (text.charCodeAt(j + 2) | 0x20) === 0x61) colon = j + 2;
-        j += 1;
-      }
-      if (at > i + 3 && TOKEN_USERINFO_SCHEMES.has(text.slice(nameStart, i).toLowerCase())) ranges.push([i + 3, at]);
-      else if (at > 0 && colon >= 0 && colon + 1 < at) ranges.push([colon + 1, at]);
-      else if (at > 0 && (colon < 0 || colon > at) && at - (i + 3) >= MIN_TOKEN_USERINFO_CHARS) ranges.push([i + 3, at]);
+      const { range, end: j } = urlUserinfo(text, i, text.slice(nameStart, i));
+      if (range !== null) ranges.push(range);
       nameStart = j;
       i = j;
       continue;
@@ -223,7 +210,7 @@ function scanCharacters(text, ranges) {
         continue;
       }
     }
-    const name = to - from <= MAX_NAME_CHARS && to - from >= MIN_NAME_CHARS ? decodeEscapes(text.slice(from, to)) : '';
+    const name = to - from <= MAX_NAME_CHARS && to - from >= MIN_NAME_CHARS ? decodeUnicodeEscapes(text.slice(from, to)) : '';
     if (name === '' || !isSecretKey(name)) {
       i += 1;
       continue;
@@ -326,6 +313,9 @@ function judgeFlag(text, program, subcommand, start, end) {
     if (short !== undefined) return { range: afterColon(text, start + 2, unquoted(text, start, end)[1]) };
   }
   if ((MYSQL_CLIENTS.has(program) || program === 'sshpass') && word.startsWith('-p') && end - start > 2) return { range: unquoted(text, start + 2, end) };
+  if (ATTACHED_P_ARCHIVERS.has(program) && word.startsWith('-p') && end - start > 2) return { range: unquoted(text, start + 2, end) };
+  // `aws configure set aws_secret_access_key X`: a secret setting's name, then its value.
+  if (program === 'aws' && subcommand === 'configure' && !word.startsWith('-') && end - start <= MAX_NAME_CHARS && isSecretKey(word)) return { pending: 'next' };
   if (program === 'sshpass' && word === '-p') return { pending: 'next' };
   if (word.startsWith('--') && !word.includes('=') && end - start <= MAX_NAME_CHARS) {
     const name = word.slice(2).toLowerCase();
@@ -343,6 +333,8 @@ function scanWords(text, ranges) {
   let program = '';
   let subcommand = null; // the first word after the program that is not a flag
   let pending = null;
+  let wrapper = null; // the last wrapper before the program (`sudo`, `timeout`, …)
+  let wrapperValue = false; // the next word is the value of that wrapper's option
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
@@ -350,6 +342,8 @@ function scanWords(text, ranges) {
       if (c === 0x0a) {
         commandStart = true;
         pending = null;
+        wrapper = null;
+        wrapperValue = false;
       }
       i += 1;
       continue;
@@ -361,6 +355,8 @@ function scanWords(text, ranges) {
     if (short !== null && SEPARATORS.has(short)) {
       commandStart = true;
       pending = null;
+      wrapper = null;
+      wrapperValue = false;
       continue;
     }
     if (pending !== null) {
@@ -369,10 +365,17 @@ function scanWords(text, ranges) {
       pending = null;
     } else if (commandStart || (short !== null && opensCommand(short))) {
       const word = short ?? '';
-      if (!isAssignment(word) && !WRAPPERS.has(word) && !word.startsWith('-') && !isWrapperArgument(word)) {
+      if (wrapperValue) {
+        wrapperValue = false; // `root` in `sudo -u root`: the option's value
+      } else if (WRAPPERS.has(word)) {
+        wrapper = word;
+      } else if (word.startsWith('-')) {
+        wrapperValue = WRAPPER_VALUE_OPTIONS.get(wrapper)?.has(word) ?? false;
+      } else if (!isAssignment(word) && !isWrapperArgument(word)) {
         program = programOf(text, start, end);
         subcommand = null;
         commandStart = false;
+        wrapper = null;
       }
     } else if (SHELLS.has(program) && short !== null && /^-[a-z]*c$/.test(short)) {
       commandStart = true;
