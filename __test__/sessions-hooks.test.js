@@ -44,6 +44,33 @@ test('an operation the allow hook refuses spawns and opens nothing, is refused w
   assert.ok(seen.some(([kind]) => kind === 'writeFile'));
 });
 
+test('allow() sees a command\'s env and its stdin bytes (a script piped to bash is judged by its text), \'stream\' for a streamed stdin, and cannot change what runs', { skip }, async (t) => {
+  const seen = [];
+  const { manager } = managerFor(t, {
+    allow: (operation) => {
+      if (operation.kind !== 'exec' && operation.kind !== 'start') return true;
+      seen.push(operation);
+      if (Buffer.isBuffer(operation.stdin)) {
+        const text = operation.stdin.toString();
+        operation.stdin.fill(0x23); // a hook that scribbles on its copy changes nothing that runs
+        if (text.includes('curl')) return { allow: false, reason: 'no network tools, even on stdin' };
+      }
+      if (operation.env.MODE === 'forbidden') return { allow: false, reason: 'no such mode' };
+      return true;
+    },
+  });
+  const session = await manager.acquire(scope('hook-stdin'), 'u');
+  await assert.rejects(session.exec(['bash'], { stdin: 'curl http://example.com/\n' }), { code: 'ERR_CORDON_SESSION_POLICY_DENIED', message: /even on stdin/ });
+  await assert.rejects(session.exec(['true'], { env: { MODE: 'forbidden' } }), { code: 'ERR_CORDON_SESSION_POLICY_DENIED', message: /no such mode/ });
+  const ran = await session.exec(['cat'], { stdin: 'echo kept\n', env: { MODE: 'ok' } });
+  assert.equal(ran.stdout.toString(), 'echo kept\n', 'the agent got the bytes as given, not the hook\'s scribbles');
+  async function* streamed() { yield 'x'; }
+  await session.exec(['cat'], { stdin: streamed() });
+  assert.deepEqual(seen.map((o) => [o.argv[0], Buffer.isBuffer(o.stdin) ? 'bytes' : o.stdin, o.env.MODE ?? null]),
+    [['bash', 'bytes', null], ['true', null, 'forbidden'], ['cat', 'bytes', 'ok'], ['cat', 'stream', null]]);
+  assert.ok(seen.every((o) => Object.isFrozen(o) && Object.isFrozen(o.env)));
+});
+
 test('per-tenant sessions are bounded before the budget hook is asked, and a budget denial creates nothing', { skip }, async (t) => {
   const charged = [];
   const { manager, root } = managerFor(t, {

@@ -18,6 +18,13 @@ export interface SessionOperation {
   argv?: string[];
   /** exec/start: the working directory inside the sandbox. */
   cwd?: string;
+  /** exec/start: the command's environment (the defaults and the caller's `env`), frozen. */
+  env?: Readonly<Record<string, string>>;
+  /**
+   * exec/start: the stdin as given: a copy of its bytes when given as data (a script piped to a
+   * shell is judged by its text), `'stream'` when streamed (not read ahead of the command), null without.
+   */
+  stdin?: Buffer | 'stream' | null;
   /** file operations: the workspace-relative path as given. */
   path?: string;
 }

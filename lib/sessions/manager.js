@@ -182,6 +182,14 @@ function coded(error) {
   return new CordonError('ERR_CORDON_SESSION_OPEN_FAILED', `the session could not be opened: ${what}`, { cause: error });
 }
 
+/** The operation as allow() gets it: frozen, its env frozen, its stdin bytes a copy (the hook cannot change what runs). */
+function hookView(operation) {
+  const view = { ...operation };
+  if (operation.env !== undefined) view.env = Object.freeze({ ...operation.env });
+  if (Buffer.isBuffer(operation.stdin)) view.stdin = Buffer.from(operation.stdin);
+  return Object.freeze(view);
+}
+
 /** The live sessions of one provider process over one store. */
 class SessionManager {
   constructor(deps, options) {
@@ -207,7 +215,7 @@ class SessionManager {
       },
       forget: (session) => this._live.get(session.id) === session && this._live.delete(session.id),
       allowOperation: (actor, scope, operation) => (checked.allow === undefined ? undefined
-        : decide(checked.allow, [Object.freeze({ ...operation }), actor, scope], 'ERR_CORDON_SESSION_POLICY_DENIED', `${operation.kind} is refused by the session policy`)),
+        : decide(checked.allow, [hookView(operation), actor, scope], 'ERR_CORDON_SESSION_POLICY_DENIED', `${operation.kind} is refused by the session policy`)),
     };
   }
 

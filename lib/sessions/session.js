@@ -37,6 +37,18 @@ function auditFacts(result) {
   return { exitCode: result.exitCode, signal: result.signal, bytes: result.outputBytes ?? result.bytes };
 }
 
+/**
+ * What allow() sees of a command: its argv and cwd, its environment, and
+ * its stdin — the bytes when given as data (a script piped to `bash` is
+ * judged by its text, not as `bash` alone: round 13's note), `'stream'`
+ * when streamed (not read ahead of the command), null without.
+ */
+function commandOperation(kind, spec) {
+  const given = spec.stdin?.stream;
+  const stdin = given === undefined ? null : Array.isArray(given) ? given[0] : 'stream';
+  return { kind, argv: spec.argv, cwd: spec.cwd, env: Object.fromEntries(spec.env), stdin };
+}
+
 class Session {
   /**
    * @param {object} manager what the session needs of its manager: deps, options, store, forget(), release()
@@ -188,7 +200,7 @@ class Session {
     const spec = this._commandSpec(actor, 'exec', command, options, { timeoutMs: this._manager.options.timeoutMs });
     this._foreground += 1;
     try {
-      const result = await this._operate(actor, { kind: 'exec', argv: spec.argv, cwd: spec.cwd }, async () => (await this._launch(spec)).done);
+      const result = await this._operate(actor, commandOperation('exec', spec), async () => (await this._launch(spec)).done);
       const notice = await this._networkSpent();
       return notice === null ? result : Object.freeze({ ...result, notice });
     } finally {
@@ -212,7 +224,7 @@ class Session {
   /** start: `{pid, wait(), kill(signal?)}`; output bounded like exec's. */
   async start(actor, command, options = {}) {
     const spec = this._commandSpec(actor, 'start', command, options, { timeoutMs: undefined });
-    const running = await this._operate(actor, { kind: 'start', argv: spec.argv, cwd: spec.cwd }, () => this._launch(spec));
+    const running = await this._operate(actor, commandOperation('start', spec), () => this._launch(spec));
     const sandbox = this._sandbox;
     return Object.freeze({
       pid: running.pid,
