@@ -1,8 +1,9 @@
 'use strict';
 
-// The JavaScript side of one sandboxed execution: the `protocol` Duplex and
-// the `stderr` Readable fed by the launcher's pump threads, and the
-// idempotent wait()/stop() pair. Flow control: each Readable grants the
+// The JavaScript side of one sandboxed execution: the `protocol` Duplex (fd 3,
+// read on this thread's own event loop by the addon: src/loop_reader.rs) and
+// the `stderr` Readable (a launcher pump thread), and the idempotent
+// wait()/stop() pair. Flow control: each Readable grants the
 // native reader one chunk per _read(); at most the addon's WRITE_QUEUE_DEPTH
 // writes are queued natively, and a write's callback waits until an earlier
 // one was accepted by the kernel. Memory per stream stays ~ highWaterMark + 2 chunks.

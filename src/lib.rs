@@ -5,9 +5,11 @@
 
 mod chunk_buffer;
 mod live_executions;
+mod loop_reader;
 pub mod network_rules;
 pub mod tree_removal_task;
 pub mod uid_sweep_task;
+mod uv;
 
 use std::sync::{Arc, RwLock, Weak};
 
@@ -20,6 +22,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
+
+use loop_reader::LoopReader;
 
 /// What a launcher event is: the first argument of every `onEvent` call.
 /// lib/isolated-execution.js reads these from the binding (`EventKind`).
@@ -252,6 +256,8 @@ fn write_result(outcome: WriteOutcome) -> napi::Result<WriteResult, String> {
 #[napi]
 pub struct NativeExecution {
     handle: ExecutionHandle,
+    /// fd 3's reader, on this environment's loop (loop_reader.rs).
+    reader: LoopReader,
     /// Weak: once the launcher has dropped the sink (the run is over) there is
     /// nothing left to ref or unref, and this handle must not keep it alive.
     sink: Weak<JsSink>,
@@ -269,7 +275,7 @@ impl NativeExecution {
     #[napi]
     pub fn grant(&self, stream: StreamId) {
         match stream {
-            StreamId::Protocol => self.handle.grant(Stream::Protocol),
+            StreamId::Protocol => self.reader.grant(),
             StreamId::Stderr => self.handle.grant(Stream::Stderr),
         }
     }
@@ -343,17 +349,46 @@ pub fn spawn_native(
     options_json: String,
     on_event: Function<'_, EventArgs, ()>,
 ) -> napi::Result<NativeExecution, String> {
-    let tsfn: EventFn = on_event
+    let spawn_failed =
+        |reason: String| napi::Error::new("ERR_CORDON_SPAWN_FAILED".to_string(), reason);
+    let reader = LoopReader::new(&env).map_err(|e| spawn_failed(e.reason.clone()))?;
+    let settles = reader.clone();
+    let built = on_event
         .build_threadsafe_function::<Event>()
-        .build_callback(|ctx| to_args(&ctx.env, ctx.value))
-        .map_err(|e| napi::Error::new("ERR_CORDON_SPAWN_FAILED".to_string(), e.reason.clone()))?;
+        .build_callback(move |ctx| {
+            // Nothing of fd 3 follows the run's end (loop_reader.rs).
+            if matches!(ctx.value, Event::Finished(_)) {
+                settles.settle();
+            }
+            to_args(&ctx.env, ctx.value)
+        });
+    let tsfn: EventFn = match built {
+        Ok(tsfn) => tsfn,
+        Err(e) => {
+            reader.settle();
+            return Err(spawn_failed(e.reason.clone()));
+        }
+    };
     let js_sink = Arc::new(JsSink(RwLock::new(tsfn)));
     let sink = Arc::downgrade(&js_sink);
-    let handle = cordon_launcher::launch(&options_json, js_sink)
-        .map_err(|e| napi::Error::new(e.code().as_str().to_string(), e.to_string()))?;
+    let launched = cordon_launcher::launch_reading(&options_json, js_sink, reader.owner());
+    let handle = match launched {
+        Ok(handle) => handle,
+        Err(e) => {
+            reader.settle();
+            return Err(napi::Error::new(
+                e.code().as_str().to_string(),
+                e.to_string(),
+            ));
+        }
+    };
     // Not registering only loses the worker-teardown stop; the run is live.
-    let _ = live_executions::register(&env, &handle.control);
-    Ok(NativeExecution { handle, sink })
+    let _ = live_executions::register(&env, &handle.control, &reader);
+    Ok(NativeExecution {
+        handle,
+        reader,
+        sink,
+    })
 }
 
 /// The launcher's host report for `doctor()` (see `host_probe::report`).

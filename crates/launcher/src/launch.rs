@@ -30,6 +30,7 @@ use crate::receipt::HostBind;
 use crate::request::launch_request::{LaunchRequest, RequestError};
 use crate::run::backend::{self, BackendError};
 use crate::run::execution::ExecutionHandle;
+use crate::run::owner_reader::OwnerReader;
 use crate::supervisor::{self, Prepared};
 
 #[derive(Debug, thiserror::Error)]
@@ -128,8 +129,8 @@ impl LaunchError {
     }
 }
 
-/// Runs the whole pipeline for the JSON options document (the addon's
-/// entry); events go to `sink` from the launcher's threads.
+/// Runs the whole pipeline for the JSON options document; events go to
+/// `sink` from the launcher's threads.
 pub fn launch(
     options_json: &str,
     sink: Arc<dyn EventSink>,
@@ -137,11 +138,34 @@ pub fn launch(
     start(LaunchRequest::from_json_text(options_json)?, sink)
 }
 
+/// [`launch`] with fd 3 read on the owner's own event loop (the addon's
+/// entry; run/owner_reader.rs): the owner's `Data`/`End` events of fd 3
+/// come from its own thread, the others from the launcher's.
+pub fn launch_reading(
+    options_json: &str,
+    sink: Arc<dyn EventSink>,
+    owner: Arc<dyn OwnerReader>,
+) -> Result<ExecutionHandle, LaunchError> {
+    start_with(
+        LaunchRequest::from_json_text(options_json)?,
+        sink,
+        Some(owner),
+    )
+}
+
 /// Runs the pipeline from step 2 for a request already validated
 /// ([`LaunchRequest::new`] for typed callers such as the CLI).
 pub fn start(
     request: LaunchRequest,
     sink: Arc<dyn EventSink>,
+) -> Result<ExecutionHandle, LaunchError> {
+    start_with(request, sink, None)
+}
+
+fn start_with(
+    request: LaunchRequest,
+    sink: Arc<dyn EventSink>,
+    reader: Option<Arc<dyn OwnerReader>>,
 ) -> Result<ExecutionHandle, LaunchError> {
     // Early, before anything exists on disk: an extra that goes through a
     // symlink is refused with a coded error. open_binds opens it again the
@@ -287,7 +311,7 @@ pub fn start(
         mntns,
         host_binds,
     };
-    supervisor::start(prepared, sink).map_err(LaunchError::Supervision)
+    supervisor::start(prepared, sink, reader).map_err(LaunchError::Supervision)
 }
 
 /// The holder a non-root session's run enters, checked (namespace_holder.rs).

@@ -7,6 +7,7 @@ pub mod backend;
 pub mod child_fds;
 pub mod execution;
 pub mod network_setup;
+pub mod owner_reader;
 pub mod pumps;
 pub mod spawn;
 pub mod stop_ladder;

@@ -1,6 +1,8 @@
 //! The three byte pumps between the host and the sandbox, one thread each:
 //! fd 3 → host (`protocol` readable side), the stderr pipe → host, and
-//! host → fd 3 (`protocol` writable side).
+//! host → fd 3 (`protocol` writable side). An owner with an event loop
+//! reads fd 3 on it instead of the first thread (owner_reader.rs; the
+//! addon does).
 //!
 //! Backpressure: a reader delivers one chunk per credit; the owner grants a
 //! credit when its consumer wants more, so at most one chunk is in flight
@@ -220,7 +222,11 @@ pub fn spawn_writer(
 }
 
 /// Sends all of `bytes`, returning how many were accepted before the peer
-/// went away (EPIPE/ECONNRESET/any error ends the attempt).
+/// went away (EPIPE/ECONNRESET/any error ends the attempt). Blocks until
+/// the socket takes them, whatever its mode: an owner that polls fd 3 on
+/// its loop (owner_reader.rs; libuv's poll makes the descriptor
+/// non-blocking) turns a full buffer into EAGAIN, which waits for room
+/// here instead of counting the rest as discarded.
 pub(crate) fn send_all(fd: &OwnedFd, bytes: &[u8]) -> usize {
     let mut sent = 0;
     while sent < bytes.len() {
@@ -234,8 +240,17 @@ pub(crate) fn send_all(fd: &OwnedFd, bytes: &[u8]) -> usize {
             Ok(0) => break,
             Ok(n) => sent += n,
             Err(Errno::EINTR) => {}
+            Err(Errno::EAGAIN) => wait_writable(fd),
             Err(_) => break,
         }
     }
     sent
+}
+
+/// Waits until `fd` can take bytes, or has an error or hang-up (which the
+/// next send reports).
+fn wait_writable(fd: &OwnedFd) {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLOUT)];
+    let _ = poll(&mut fds, PollTimeout::NONE);
 }

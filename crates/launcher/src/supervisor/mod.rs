@@ -57,6 +57,7 @@ use crate::receipt::{self, RunFacts};
 use crate::request::launch_request::LaunchRequest;
 use crate::run::backend::Backend;
 use crate::run::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
+use crate::run::owner_reader::OwnerReader;
 use crate::run::pumps::{Gate, WriteCmd};
 use crate::run::spawn::{spawn, SpawnError, Spawned};
 use crate::run::stop_ladder::{StopReason, Supervision};
@@ -94,7 +95,13 @@ pub struct Prepared {
 }
 
 /// Starts the run's supervision and waits for it to report bwrap's pid.
-pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<ExecutionHandle> {
+/// fd 3 is read on `owner`'s loop when there is one (owner_reader.rs),
+/// else by a thread of the launcher.
+pub fn start(
+    prepared: Prepared,
+    sink: Arc<dyn EventSink>,
+    owner: Option<Arc<dyn OwnerReader>>,
+) -> std::io::Result<ExecutionHandle> {
     let runtime = crate::run::supervision_runtime::get()?;
     let (writer_tx, writer_rx) = mpsc::sync_channel(WRITE_QUEUE_DEPTH);
     let control = Arc::new(Control {
@@ -113,6 +120,7 @@ pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<Ex
     let run = Run {
         p: prepared,
         sink,
+        owner,
         control: Arc::clone(&control),
         started_at: SystemTime::now(),
         settled: Arc::new(AtomicBool::new(false)),
@@ -135,6 +143,8 @@ pub fn start(prepared: Prepared, sink: Arc<dyn EventSink>) -> std::io::Result<Ex
 struct Run {
     p: Prepared,
     sink: Arc<dyn EventSink>,
+    /// Reads fd 3 on the owner's loop (handed over at the pumps' start).
+    owner: Option<Arc<dyn OwnerReader>>,
     control: Arc<Control>,
     started_at: SystemTime,
     /// Set once `Finished` was emitted.
@@ -306,8 +316,14 @@ impl Run {
         );
         let mut setup_error = release.err();
         let tap = Arc::new(Tap::new(Arc::clone(&self.sink)));
-        let (pumps, pump_error) =
-            run_pumps::start(control, protocol, stderr, writer_rx, tap.clone());
+        let (pumps, pump_error) = run_pumps::start(
+            control,
+            protocol,
+            stderr,
+            writer_rx,
+            tap.clone(),
+            self.owner.clone(),
+        );
         if pump_error.is_some() {
             // Without a pump the streams could never end: take the sandbox down.
             control.stop(StopReason::Requested);
@@ -411,8 +427,6 @@ impl Run {
         self.step("namespace.confirmed");
         let cgroup_emptied = teardown::empty_cgroup(&self.p);
         self.step("cgroup.emptied");
-        control.protocol_gate.drain();
-        control.stderr_gate.drain();
         teardown::collect_in_flight_descriptors();
         // An unconfirmed namespace may still hold the stream ends: the readers
         // get the stop ladder's bound to reach EOF, then are left to finish alone.

@@ -1,6 +1,7 @@
-//! The run's three pump threads (two readers, one writer; pumps.rs): started
-//! once bwrap holds its options, joined — bounded when the namespace could
-//! not be confirmed empty — before the receipt counts their bytes.
+//! The run's three pumps (two readers, one writer; pumps.rs): started once
+//! bwrap holds its options, joined — bounded when the namespace could not be
+//! confirmed empty — before the receipt counts their bytes. fd 3's reader is
+//! a thread, or the owner's own loop when it gave one (owner_reader.rs).
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,7 @@ use super::run_error::RunError;
 use crate::events::{EventSink, Stream};
 use crate::receipt::ByteCounts;
 use crate::run::execution::{Control, DirectWrite};
+use crate::run::owner_reader::{drain_to_end, OwnerReader, ReaderParts};
 use crate::run::pumps::{spawn_reader, spawn_writer, WriteCmd, WriterCounters};
 
 /// How often a bounded pump join looks again (only for a namespace that
@@ -21,42 +23,59 @@ const PUMP_POLL: Duration = Duration::from_millis(5);
 
 pub struct Pumps {
     threads: Vec<JoinHandle<()>>,
+    /// fd 3's reading when the owner's loop does it while the sandbox lives.
+    owner: Option<ReaderParts>,
     writer: Option<JoinHandle<()>>,
     protocol_out: Arc<AtomicU64>,
     stderr: Arc<AtomicU64>,
     writes: Arc<WriterCounters>,
 }
 
-/// Starts the readers (fd 3, stderr) and the writer (fd 3). A pump that
-/// cannot start is an error: without it the streams could never end, so
-/// the caller takes the sandbox down.
+/// Starts the readers (fd 3 — on `owner`'s loop when there is one — and
+/// stderr) and the writer (fd 3). A pump that cannot start is an error:
+/// without it the streams could never end, so the caller takes the sandbox
+/// down.
 pub fn start(
     control: &Control,
     protocol: OwnedFd,
     stderr: OwnedFd,
     writer_rx: Receiver<WriteCmd>,
     sink: Arc<dyn EventSink>,
+    owner: Option<Arc<dyn OwnerReader>>,
 ) -> (Pumps, Option<RunError>) {
     let protocol = Arc::new(protocol);
     let protocol_out = Arc::new(AtomicU64::new(0));
     let stderr_count = Arc::new(AtomicU64::new(0));
     let writes = Arc::new(WriterCounters::default());
-    let readers = [
-        spawn_reader(
-            Stream::Protocol,
-            Arc::clone(&protocol),
-            Arc::clone(&control.protocol_gate),
-            Arc::clone(&sink),
-            Arc::clone(&protocol_out),
-        ),
-        spawn_reader(
-            Stream::Stderr,
-            Arc::new(stderr),
-            Arc::clone(&control.stderr_gate),
-            Arc::clone(&sink),
-            Arc::clone(&stderr_count),
-        ),
-    ];
+    let mut readers = Vec::with_capacity(2);
+    let owner = match owner {
+        Some(owner) => {
+            let parts = ReaderParts::new(
+                Arc::clone(&protocol),
+                Arc::clone(&sink),
+                Arc::clone(&protocol_out),
+            );
+            owner.start(parts.clone());
+            Some(parts)
+        }
+        None => {
+            readers.push(spawn_reader(
+                Stream::Protocol,
+                Arc::clone(&protocol),
+                Arc::clone(&control.protocol_gate),
+                Arc::clone(&sink),
+                Arc::clone(&protocol_out),
+            ));
+            None
+        }
+    };
+    readers.push(spawn_reader(
+        Stream::Stderr,
+        Arc::new(stderr),
+        Arc::clone(&control.stderr_gate),
+        Arc::clone(&sink),
+        Arc::clone(&stderr_count),
+    ));
     let writer = spawn_writer(
         Arc::clone(&protocol),
         writer_rx,
@@ -89,6 +108,7 @@ pub fn start(
     };
     let pumps = Pumps {
         threads,
+        owner,
         writer,
         protocol_out,
         stderr: stderr_count,
@@ -97,9 +117,16 @@ pub fn start(
     (pumps, error)
 }
 
-/// Joins the pumps; with a `bound`, a pump still blocked past it is left
-/// running (it ends at its EOF or EPIPE) so the run settles anyway.
+/// Joins the pumps (the sandbox is gone: the readers read to EOF without
+/// credits; fd 3 on this thread when the owner's loop read it); with a
+/// `bound`, a pump still blocked past it is left running (it ends at its
+/// EOF or EPIPE) so the run settles anyway.
 pub fn join(pumps: Pumps, control: &Control, bound: Option<Instant>) -> ByteCounts {
+    control.protocol_gate.drain();
+    control.stderr_gate.drain();
+    if let Some(parts) = &pumps.owner {
+        drain_to_end(parts, bound);
+    }
     for thread in pumps.threads {
         join_within(thread, bound);
     }
