@@ -286,7 +286,7 @@ impl NativeExecution {
     /// `WRITE_QUEUE_DEPTH` commands are already queued.
     #[napi]
     pub fn write(&self, chunk: Buffer) -> napi::Result<WriteResult, String> {
-        match self.handle.write_now(chunk.to_vec()) {
+        match self.handle.write_now(&chunk) {
             WriteNow::Sent => Ok(WriteResult::Sent),
             WriteNow::Deferred(outcome) => write_result(outcome),
         }

@@ -134,8 +134,9 @@ impl Control {
     }
 
     /// Sends `bytes` on this thread when nothing is queued ahead of them;
-    /// whatever the socket does not take at once goes to the writer.
-    fn write_now(&self, bytes: Vec<u8>) -> WriteNow {
+    /// whatever the socket does not take at once is copied for the writer
+    /// (only that: a chunk the socket takes whole is never copied).
+    fn write_now(&self, bytes: &[u8]) -> WriteNow {
         let Ok(writer) = self.writer.lock() else {
             return WriteNow::Deferred(WriteOutcome::Ended);
         };
@@ -143,17 +144,13 @@ impl Control {
             return WriteNow::Deferred(WriteOutcome::Ended);
         }
         let sent = match self.direct.lock().as_deref() {
-            Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(&bytes),
+            Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(bytes),
             _ => 0,
         };
         if sent == bytes.len() {
             return WriteNow::Sent;
         }
-        let rest = if sent == 0 {
-            bytes
-        } else {
-            bytes[sent..].to_vec()
-        };
+        let rest = bytes[sent..].to_vec();
         WriteNow::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(rest)))
     }
 
@@ -194,7 +191,7 @@ impl ExecutionHandle {
     /// of it and the socket takes it all at once ([`WriteNow::Sent`]: no
     /// `WriteDone` follows); otherwise queues (the rest of) it like
     /// [`ExecutionHandle::write`]. Never blocks.
-    pub fn write_now(&self, bytes: Vec<u8>) -> WriteNow {
+    pub fn write_now(&self, bytes: &[u8]) -> WriteNow {
         self.control.write_now(bytes)
     }
 
@@ -280,7 +277,7 @@ mod tests {
     fn a_write_with_nothing_queued_is_sent_on_the_calling_thread_and_counted() {
         use std::io::Read;
         let (handle, rx, mut peer) = direct_handle();
-        assert_eq!(handle.write_now(b"hello\n".to_vec()), WriteNow::Sent);
+        assert_eq!(handle.write_now(b"hello\n"), WriteNow::Sent);
         let mut got = [0u8; 6];
         peer.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"hello\n");
@@ -292,7 +289,7 @@ mod tests {
     fn a_write_behind_a_queued_one_is_queued_so_bytes_never_overtake() {
         let (handle, rx, _peer) = direct_handle();
         assert_eq!(handle.write(b"first".to_vec()), WriteOutcome::Queued);
-        let second = handle.write_now(b"second".to_vec());
+        let second = handle.write_now(b"second");
         assert_eq!(second, WriteNow::Deferred(WriteOutcome::Queued));
         assert_eq!(written(&handle), 0, "nothing went around the queue");
         let order: Vec<Vec<u8>> = rx
@@ -311,7 +308,7 @@ mod tests {
         // Far more than a socket buffer, and nobody reads the peer.
         let big = vec![7u8; 8 << 20];
         assert_eq!(
-            handle.write_now(big.clone()),
+            handle.write_now(&big),
             WriteNow::Deferred(WriteOutcome::Queued)
         );
         let took = written(&handle) as usize;
@@ -330,7 +327,7 @@ mod tests {
         handle.control.close_writer();
         assert_eq!(Arc::strong_count(&fd), 1, "the handle no longer holds fd 3");
         assert_eq!(
-            handle.write_now(b"late".to_vec()),
+            handle.write_now(b"late"),
             WriteNow::Deferred(WriteOutcome::Ended)
         );
     }
