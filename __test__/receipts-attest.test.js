@@ -33,9 +33,23 @@ async function until(probe, what, timeoutMs = 15_000) {
   }
 }
 
-/** Runs `fn(base)` with the launcher's control roots under a fresh `$TMPDIR`. */
+/** Every base withControlBase made (the last test checks none is left). */
+const bases = [];
+
+/**
+ * Runs `fn(base)` with the launcher's control roots under a fresh `$TMPDIR`,
+ * then removes the base. A run's control root is removed after `wait()`
+ * settles, on the launcher's thread (renamed `<root>.removing` first:
+ * supervisor/mod.rs `finish`), so that removal may still be under way here.
+ * Node 24's rmSync (C++ `remove_all`) racing it meets an entry that
+ * vanished under it (ENOENT), takes that for "nothing to remove" under
+ * `force`, and returns with `<base>/cordon-0` still there: one was left
+ * behind on every CI run. So the removal is repeated until the base is
+ * gone (bounded).
+ */
 async function withControlBase(fn) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-receipt-fault-'));
+  bases.push(base);
   fs.chmodSync(base, 0o711); // bwrap, as the sandbox uid, traverses it to the control root
   const saved = process.env.TMPDIR;
   process.env.TMPDIR = base;
@@ -44,7 +58,14 @@ async function withControlBase(fn) {
   } finally {
     if (saved === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = saved;
-    fs.rmSync(base, { recursive: true, force: true });
+    await until(() => {
+      try {
+        fs.rmSync(base, { recursive: true, force: true });
+      } catch {
+        // Raced the launcher's removal (Node 22's rimraf says so): again.
+      }
+      return !fs.existsSync(base);
+    }, `${base} removed`);
   }
 }
 
@@ -282,4 +303,9 @@ test('Code Mode: a sandbox that survives the stop ladder ends the run with CONTA
   } finally {
     await frozen?.thaw();
   }
+});
+
+test('no control base of these tests is left behind in the temp directory', () => {
+  assert.ok(bases.length >= 3, `${bases.length} bases made`);
+  assert.deepEqual(bases.filter((base) => fs.existsSync(base)), []);
 });

@@ -1029,6 +1029,7 @@ test('a uid-65534 provider whose file helper cannot be spawned (EMFILE) lives: t
   });
   // RLIMIT_NOFILE 512 and the per-session bound (R9-2) lifted: each helper holds 3 provider
   // descriptors, so 400 concurrent reads of one session run the provider out of them.
+  const began = Date.now();
   const v = provider(dir, `
     const a = await m.acquire(scope('flood'), 'u');
     const b = await m.acquire(scope('other'), 'u');
@@ -1042,6 +1043,9 @@ test('a uid-65534 provider whose file helper cannot be spawned (EMFILE) lives: t
     const echo = (await b.exec(['echo', 'alive'])).stdout.toString().trim();
     await a.end(); await b.end();
     out({ codes, after, other, echo });`, { nofile: 512, maxFileOperations: 1000 });
+  // Its work takes ~1 s; on Node 22 each failed spawn's `timeout` timer kept
+  // the provider alive for the operation's 30-s bound after it was done.
+  assert.ok(Date.now() - began < 15_000, `the provider exited ${Date.now() - began} ms after it started`);
   assert.ok((v.codes.ok ?? 0) < 400, `the flood reached the descriptor limit: ${JSON.stringify(v.codes)}`);
   for (const code of Object.keys(v.codes).filter((c) => c !== 'ok')) assert.match(code, /^ERR_CORDON_SESSION_/, JSON.stringify(v.codes));
   assert.deepEqual([v.after, v.other, v.echo], ['x', 'y', 'alive']);

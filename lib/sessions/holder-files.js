@@ -34,12 +34,20 @@ const HELPER_ARGS = Object.freeze(['session-files']);
 /** Runs the helper on `request`; resolves with {status, stdout} (stdout bounded by `maxOut` bytes). */
 function runHelper(agentPath, request, input, maxOut) {
   return new Promise((resolve, reject) => {
-    const child = spawn(agentPath, HELPER_ARGS, { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', env: {}, timeout: OPERATION_TIMEOUT_MS, killSignal: 'SIGKILL' });
+    const child = spawn(agentPath, HELPER_ARGS, { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', env: {} });
+    // The operation's bound, ours rather than spawn's `timeout` option: Node
+    // 22 clears that timer only at 'exit', which a spawn that failed never
+    // emits, so each failed spawn kept the provider's event loop alive for
+    // the whole bound (a provider with nothing left to do exited 30 s late).
+    const bound = setTimeout(() => child.kill('SIGKILL'), OPERATION_TIMEOUT_MS);
     // First, before the pipes are touched: a spawn that fails (EMFILE, EAGAIN)
     // emits 'error' on the next tick and has no pipes at all. Unheard, that
     // event kills the provider, every session of it (round 9, R9-1). Its
     // message names the helper's host path: that goes to `cause` only.
-    child.on('error', (error) => reject(fileError('ERR_CORDON_SESSION_FILE_FAILED', `the session file helper could not run (${error.code ?? 'error'})`, error)));
+    child.on('error', (error) => {
+      clearTimeout(bound);
+      reject(fileError('ERR_CORDON_SESSION_FILE_FAILED', `the session file helper could not run (${error.code ?? 'error'})`, error));
+    });
     if (!child.stdin || !child.stdout || !child.stderr) return; // none when the spawn failed
     const chunks = [];
     let size = 0;
@@ -53,6 +61,7 @@ function runHelper(agentPath, request, input, maxOut) {
       stderr = (stderr + chunk).slice(-1024);
     });
     child.on('close', (status, signal) => {
+      clearTimeout(bound);
       if (signal !== null || status === 2) {
         // The helper's words name host paths (the sessions root, the key): the
         // message goes to whoever gets tool results, so they stay in `cause`,

@@ -35,6 +35,7 @@ mod relay;
 mod relay_writer;
 mod session;
 mod session_log;
+mod session_tasks;
 mod spawn_request;
 mod unix_listener;
 mod upload;
@@ -63,6 +64,9 @@ pub const SYNOPSIS: &str = "cordon host --config FILE\n       cordon host --prob
 
 /// How long a stopping host waits for its sessions' sandboxes to settle.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(30);
+/// How long a stopping host lets its sessions end on their own once their
+/// sandboxes are stopped (session_tasks.rs), before it ends them.
+const SESSIONS_END_GRACE: Duration = Duration::from_secs(1);
 /// How long a stopping host waits for its log lines to be written.
 const LOG_CLOSE_BOUND: Duration = Duration::from_secs(10);
 /// How often suppressed `handshake-failed` lines are summarized.
@@ -90,6 +94,9 @@ pub struct Host {
     pub log: Arc<session_log::SessionLog>,
     /// `true` once the host is stopping: every relay stops its sandbox.
     pub shutdown: watch::Sender<bool>,
+    /// Every connection's task, ended before the log closes
+    /// (session_tasks.rs).
+    pub sessions: session_tasks::SessionTasks,
 }
 
 fn fail(status: i32, message: &str) -> i32 {
@@ -175,6 +182,7 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         receipts,
         runs,
         shutdown: watch::Sender::new(false),
+        sessions: session_tasks::SessionTasks::default(),
         flat_move: std::sync::atomic::AtomicBool::new(true),
         signer,
         config,
@@ -333,7 +341,8 @@ async fn serve_tls(address: &str, host: Arc<Host>) -> i32 {
     shut_down(&host).await
 }
 
-/// Step 6 after the listener stopped: every sandbox stopped, bounded.
+/// Step 6 after the listener stopped: every sandbox stopped, bounded, then
+/// every session ended.
 async fn shut_down(host: &Host) -> i32 {
     host.shutdown.send_replace(true);
     let drained = tokio::time::timeout(SHUTDOWN_BOUND, async {
@@ -342,6 +351,9 @@ async fn shut_down(host: &Host) -> i32 {
         }
     })
     .await;
+    // Every session's line queued or counted before the log's summary and
+    // close (close_log), whatever the drain's outcome.
+    host.sessions.end(SESSIONS_END_GRACE).await;
     if drained.is_err() {
         return fail(
             exit_status::HOST_ERROR,

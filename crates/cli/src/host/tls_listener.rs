@@ -44,7 +44,8 @@ impl TlsSessions for HostSessions {
             address,
             first_frame_by: Some(first_frame_by),
         };
-        tokio::spawn(session::serve(stream, peer, Arc::clone(&self.0), slot));
+        let served = session::serve(stream, peer, Arc::clone(&self.0), slot);
+        self.0.sessions.spawn(served);
     }
 
     fn closed_in_handshake(&self, peer: std::net::SocketAddr) {

@@ -163,6 +163,7 @@ pub async fn serve(
             address,
             first_frame_by: None,
         };
-        tokio::spawn(session::serve(stream, peer, Arc::clone(&host), slot));
+        let served = session::serve(stream, peer, Arc::clone(&host), slot);
+        host.sessions.spawn(served);
     }
 }
