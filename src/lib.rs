@@ -275,7 +275,13 @@ impl NativeExecution {
     #[napi]
     pub fn grant(&self, stream: StreamId) {
         match stream {
-            StreamId::Protocol => self.reader.grant(),
+            // Whichever reads fd 3: the loop reader, or the launcher's
+            // thread where the kernel cannot refuse passed descriptors
+            // (cordon_launcher::run::owner_reader); the other ignores it.
+            StreamId::Protocol => {
+                self.reader.grant();
+                self.handle.grant(Stream::Protocol);
+            }
             StreamId::Stderr => self.handle.grant(Stream::Stderr),
         }
     }

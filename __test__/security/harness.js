@@ -279,6 +279,16 @@ function expectBlocked(run, name, detailPattern) {
   if (detailPattern) assert.match(result.detail, detailPattern);
 }
 
+/**
+ * Whether this kernel lets the launcher refuse descriptors sent to fd 3's
+ * host end (SO_PASSRIGHTS off, Linux 6.16+), asked of the kernel directly
+ * (not of cordon), so a launcher that stopped refusing them fails the tests.
+ */
+function kernelRefusesPassedFds() {
+  const check = 'import socket; a, b = socket.socketpair(); a.setsockopt(socket.SOL_SOCKET, 83, 0)';
+  return require('node:child_process').spawnSync('python3', ['-c', check]).status === 0;
+}
+
 function openFdCount() {
   return fs.readdirSync('/proc/self/fd').length;
 }
@@ -382,6 +392,7 @@ function alive(pid) {
 }
 
 module.exports = {
+  kernelRefusesPassedFds,
   attack,
   alive,
   compiled,

@@ -160,8 +160,9 @@ static int pass_fds(int rounds) {
         if (sendmsg(3, &msg, MSG_DONTWAIT) < 0) break;
         sent += 1;
     }
-    char detail[64];
-    snprintf(detail, sizeof detail, "sent %d", sent);
+    int refused = sent < rounds ? errno : 0;
+    char detail[96];
+    snprintf(detail, sizeof detail, "sent %d%s%s", sent, refused ? ", then " : "", refused ? strerror(refused) : "");
     return report("pass-fds", 0, detail); /* judged by the provider */
 }
 

@@ -18,7 +18,9 @@ use std::io::{self, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 mod drain;
+mod refuse;
 pub use drain::{drain, drain_and_close, drain_listener};
+pub use refuse::refuse_passed_descriptors;
 
 use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
 

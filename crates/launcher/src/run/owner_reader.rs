@@ -177,6 +177,11 @@ impl ReaderCore {
 pub(crate) fn drain_to_end(parts: &ReaderParts, bound: Option<Instant>) {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     loop {
+        // Every pass: a writer that outlived the kill and keeps fd 3 full
+        // must not hold the teardown past its bound (R14w-3).
+        if bound.is_some_and(|bound| Instant::now() >= bound) {
+            return;
+        }
         match parts.read_once() {
             ReadStep::Emitted | ReadStep::Nothing => {}
             ReadStep::Ended => return,

@@ -24,6 +24,11 @@ use crate::run::child_fds::{die_with_parent, install_in_child, FdInstall, SOURCE
 pub struct Spawned {
     pub child: Child,
     pub protocol: OwnedFd,
+    /// The kernel refuses descriptors sent to `protocol` (`SO_PASSRIGHTS`
+    /// off, Linux 6.16+): only then may an owner's loop read it
+    /// (owner_reader.rs), as nothing it receives can close a descriptor on
+    /// the owner's thread (round 14w, R14w-1).
+    pub protocol_refuses_descriptors: bool,
     pub stderr: OwnedFd,
     pub info: File,
     /// bwrap's options, still to be written: bwrap waits for them.
@@ -94,6 +99,10 @@ pub fn spawn(
     mntns: Option<&OwnedFd>,
 ) -> Result<Spawned, SpawnError> {
     let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
+    // Before anything can send on it: fd 3 never carries a descriptor to the
+    // host where the kernel can refuse them (Spawned::protocol_refuses_descriptors).
+    let protocol_refuses_descriptors =
+        cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(&host_sock));
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
@@ -151,6 +160,7 @@ pub fn spawn(
     Ok(Spawned {
         child,
         protocol: host_sock,
+        protocol_refuses_descriptors,
         stderr: stderr_r,
         info: File::from(info_r),
         options: OptionsFeed {

@@ -303,6 +303,7 @@ impl Run {
         let Spawned {
             mut child,
             protocol,
+            protocol_refuses_descriptors,
             stderr,
             mut info,
             options,
@@ -322,7 +323,7 @@ impl Run {
             stderr,
             writer_rx,
             tap.clone(),
-            self.owner.clone(),
+            self.owner.clone().filter(|_| protocol_refuses_descriptors),
         );
         if pump_error.is_some() {
             // Without a pump the streams could never end: take the sandbox down.

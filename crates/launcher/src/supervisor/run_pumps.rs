@@ -3,7 +3,9 @@
 //! confirmed empty — before the receipt counts their bytes. fd 3's reader is
 //! a thread, or the owner's own loop when it gave one (owner_reader.rs).
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use nix::sys::socket::Shutdown;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -23,6 +25,8 @@ const PUMP_POLL: Duration = Duration::from_millis(5);
 
 pub struct Pumps {
     threads: Vec<JoinHandle<()>>,
+    /// fd 3 (shut for reading once containment is confirmed).
+    protocol: Arc<OwnedFd>,
     /// fd 3's reading when the owner's loop does it while the sandbox lives.
     owner: Option<ReaderParts>,
     writer: Option<JoinHandle<()>>,
@@ -86,7 +90,7 @@ pub fn start(
     if writer.is_ok() {
         if let Ok(mut direct) = control.direct.lock() {
             *direct = Some(DirectWrite {
-                fd: protocol,
+                fd: Arc::clone(&protocol),
                 counters: Arc::clone(&writes),
             });
         }
@@ -108,6 +112,7 @@ pub fn start(
     };
     let pumps = Pumps {
         threads,
+        protocol: Arc::clone(&protocol),
         owner,
         writer,
         protocol_out,
@@ -122,6 +127,13 @@ pub fn start(
 /// `bound`, a pump still blocked past it is left running (it ends at its
 /// EOF or EPIPE) so the run settles anyway.
 pub fn join(pumps: Pumps, control: &Control, bound: Option<Instant>) -> ByteCounts {
+    if bound.is_none() {
+        // Containment confirmed: no sandbox process can send on fd 3 any
+        // more, so what is queued is all there is. Its end comes after that
+        // queue even when a copy of the sandbox's end outlives the sandbox
+        // (one it passed to the host, held by a closer thread: R14w-2).
+        let _ = nix::sys::socket::shutdown(pumps.protocol.as_raw_fd(), Shutdown::Read);
+    }
     control.protocol_gate.drain();
     control.stderr_gate.drain();
     if let Some(parts) = &pumps.owner {
