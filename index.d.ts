@@ -600,7 +600,7 @@ export interface CodeModeOptions {
    * and the audit record once the sandbox is gone (docs/code-mode.md › Result before teardown).
    */
   resultBeforeTeardown?: boolean;
-  /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. The waiting sandboxes keep the process alive until close(). See docs/performance.md. */
+  /** Keep `size` (1–64) sandboxes prewarmed; each serves one run and is never reused. The waiting sandboxes do not keep the process alive: when nothing else does, the pool is closed at 'beforeExit' and Node exits. See docs/performance.md. */
   pool?: { size: number };
 }
 
@@ -700,7 +700,7 @@ export interface SandboxPool {
   readonly size: number;
 }
 
-/** `size` (1–64) sandboxes spawned ahead of time with one command and option set; refilled in the background. They keep the process alive until close(). */
+/** `size` (1–64) sandboxes spawned ahead of time with one command and option set; refilled in the background. Waiting sandboxes do not keep the process alive: when nothing else does, the pool is closed at 'beforeExit' (a taken one does until its run ends). */
 export declare function createPool(spawnOptions: PoolSpawnOptions, options: { size: number }): SandboxPool;
 
 // Sessions: a per-conversation workspace with a warm sandbox (docs/sessions.md).
