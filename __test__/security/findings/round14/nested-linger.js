@@ -60,7 +60,8 @@ for t in range(tries):
         except BlockingIOError: pass
         ch.setblocking(True)
         extra = [os.pipe() for _ in range(extra_n)]
-        send(ch, [fd] + [p[0] for p in extra] + [p[1] for p in extra])
+        fl = [p[0] for p in extra] + [p[1] for p in extra]
+        send(ch, (fl + [fd]) if sys.argv[4] == 'last' else ([fd] + fl))
         os.close(fd)                         # before the host has taken the message: the host's close is the last
         for p in extra: os.close(p[0]); os.close(p[1])
         os._exit(0)
@@ -85,7 +86,7 @@ function stuck() {
 }
 
 async function one(mode) {
-  const ex = py(CODE, [mode, EXTRA, TRIES], { policy, ...relay });
+  const ex = py(CODE, [mode, EXTRA, TRIES, process.env.R14_LAST ? 'last' : 'first'], { policy, ...relay });
   const failed = await Promise.race([ex.wait().then(() => null, (e) => e), sleep(15000).then(() => null)]);
   if (failed) return { mode, settled: true, ms: 0, spawnFailed: `${failed.code}: ${failed.message}`.slice(0, 160) };
   let got = '';
@@ -98,6 +99,22 @@ async function one(mode) {
   return { mode, settled: ok, ms, stopSettled, waitAfterStop, got: JSON.stringify(got.slice(-20)), rc: ok ? (await ex.wait()).returncode : null, stopReason: ok ? (await ex.wait()).receipt.stop.reason : null, err: ex.text.slice(-300) };
 }
 
+// Watchdog on a worker thread: if the JS (main) thread sits in tcp_close's wait, say so (fd 1 directly) and end the process.
+const { Worker } = require('node:worker_threads');
+const dog = new Worker(`
+const fs = require('node:fs'); let since = 0;
+setInterval(() => {
+  let w = ''; let st = ''; try { w = fs.readFileSync('/proc/self/task/${process.pid}/wchan', 'utf8'); st = fs.readFileSync('/proc/self/task/${process.pid}/stack', 'utf8'); } catch {}
+  if (/wait_woken|sk_stream_wait_close/.test(w) || /sk_stream_wait_close/.test(st)) {
+    if (!since) since = Date.now();
+    if (Date.now() - since > 3000) {
+      fs.writeSync(1, 'FINDING: the provider JS thread has been blocked in tcp_close for ' + (Date.now() - since) + ' ms (wchan ' + w + '; ' + (fs.readdirSync('/proc/self/fd').length) + ' fds); stack: ' + st.split('\\n').slice(0, 9).map((l) => l.replace(/^\\[<0>\\] /, '').replace(/\\+.*/, '')).join(',') + '\\n');
+      process.kill(${process.pid}, 'SIGKILL');
+    }
+  } else since = 0;
+}, 250);
+`, { eval: true });
+dog.unref();
 (async () => {
   const before = snap();
   const r = [];
