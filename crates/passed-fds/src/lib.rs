@@ -9,10 +9,10 @@
 //! and the run never settles (round 4, R4-4). So the host always receives
 //! with a control buffer that has room for every descriptor one message can
 //! carry, makes each received socket's close abortive (`SO_LINGER {1, 0}`),
-//! and closes them all on a detached thread that nothing joins. A passed
-//! unix socket whose queue holds another such socket (which `SO_LINGER` on
-//! the outer one cannot reach) is emptied first, its descriptors
-//! neutralised in turn, so its close does not block either (round 14).
+//! and closes them all on a detached thread that nothing joins: a close
+//! that still blocks (a passed unix socket whose queue holds another such
+//! socket, which `SO_LINGER` on the outer one cannot reach) holds only that
+//! thread.
 
 use std::io::{self, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -150,29 +150,7 @@ pub fn neutralise(fds: Vec<OwnedFd>) {
     let _ = std::thread::Builder::new()
         .name("cordon-fd-closer".into())
         .stack_size(64 * 1024)
-        .spawn(move || {
-            for fd in &fds {
-                empty_before_close(fd);
-            }
-            drop(fds);
-        });
-}
-
-/// The nested case: a passed unix socket whose queue holds a lingering TCP
-/// socket (and that socket's peer, so it never drains) closed it with its
-/// linger on this thread, for up to 2^31−1 s, holding the descriptors
-/// passed beside it (rounds 14 and 14w: R14-1, R14-2, R14w-1). Its queue is
-/// received first — each descriptor in it neutralised in turn, recursively,
-/// as deep as the kernel lets sockets nest in flight — so its close finds
-/// nothing to wait for. A listening socket's pending connections likewise
-/// ([`drain_listener`]). Non-blocking; anything else is left as it is.
-fn empty_before_close(fd: &OwnedFd) {
-    use std::os::fd::AsFd;
-    match nix::sys::socket::getsockopt(fd, sockopt::AcceptConn) {
-        Ok(true) => drain_listener(fd.as_fd()),
-        Ok(false) => drain(fd.as_fd()),
-        Err(_) => {} // not a socket
-    }
+        .spawn(move || drop(fds));
 }
 
 #[cfg(test)]
