@@ -1,0 +1,31 @@
+'use strict';
+
+// Round 14w, kept as a test: the probe runs real sandboxes (python3 inside,
+// mediated network for loopback TCP) against a provider in a child Node and
+// prints `held` or `FINDING: …` (its control in the same run).
+//   - round14w/own-end-pinned.js (R14w-2): the sandbox's own fd 3 end passed
+//     behind such a socket: the run still settles once its sandbox is gone
+//     (refused at the sender where SO_PASSRIGHTS exists; fd 3 shut for
+//     reading at teardown otherwise).
+
+const { describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const h = require('./harness');
+
+const skip = h.skipReason() ?? false;
+const probe = (name, fn) => test(name, { skip, timeout: 150_000 }, fn);
+
+function runProbe(file) {
+  const run = spawnSync(process.execPath, [path.join(__dirname, 'findings', file)], { encoding: 'utf8', timeout: 120_000 });
+  const lines = `${run.stdout}`.trim().split('\n');
+  return { last: lines[lines.length - 1], text: `${run.stdout}\n${run.stderr}`.slice(-2000) };
+}
+
+describe('round 14w: descriptors passed behind a nested lingering socket', () => {
+  probe('R14w-2: a sandbox that passes its own fd 3 end behind one still lets its run settle', () => {
+    const { last, text } = runProbe('round14w/own-end-pinned.js');
+    assert.match(last, /^held/, text);
+  });
+});
