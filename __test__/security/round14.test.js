@@ -1,8 +1,11 @@
 'use strict';
 
-// Round 14w, kept as a test: the probe runs real sandboxes (python3 inside,
-// mediated network for loopback TCP) against a provider in a child Node and
-// prints `held` or `FINDING: …` (its control in the same run).
+// Rounds 14 and 14w, kept as tests: each probe runs real sandboxes (python3
+// inside, mediated network for loopback TCP) against a provider in a child
+// Node and prints `held` or `FINDING: …` (its control in the same run).
+//   - round14/fd4-nested.js (R14-2): a unix socket queueing a lingering TCP
+//     socket and its never-read peer, passed over fd 4: no closer thread may
+//     stay stuck in tcp_close (crates/passed-fds/src/settle.rs).
 //   - round14w/own-end-pinned.js (R14w-2): the sandbox's own fd 3 end passed
 //     behind such a socket: the run still settles once its sandbox is gone
 //     (refused at the sender where SO_PASSRIGHTS exists; fd 3 shut for
@@ -23,7 +26,12 @@ function runProbe(file) {
   return { last: lines[lines.length - 1], text: `${run.stdout}\n${run.stderr}`.slice(-2000) };
 }
 
-describe('round 14w: descriptors passed behind a nested lingering socket', () => {
+describe('rounds 14 and 14w: descriptors passed behind a nested lingering socket', () => {
+  probe('R14-2: over fd 4, no closer thread of the provider stays stuck closing the nested socket', () => {
+    const { last, text } = runProbe('round14/fd4-nested.js');
+    assert.equal(last, 'held', text);
+  });
+
   probe('R14w-2: a sandbox that passes its own fd 3 end behind one still lets its run settle', () => {
     const { last, text } = runProbe('round14w/own-end-pinned.js');
     assert.match(last, /^held/, text);

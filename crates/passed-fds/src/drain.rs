@@ -17,7 +17,7 @@ use nix::sys::socket::{
     accept4, getsockopt, shutdown, sockopt, MsgFlags, Shutdown, SockFlag, SockType,
 };
 
-use crate::recv_neutralising;
+use crate::{neutralise, receive};
 
 /// Bytes per drain receive: queued bytes are discarded; a larger buffer
 /// only means fewer receives for a full stream queue.
@@ -30,13 +30,25 @@ const BEFORE_SHUTDOWN: usize = 4096;
 /// and shuts it down both ways so nothing more can be queued. Non-blocking;
 /// bounded by what the queue held when the shutdown landed.
 pub fn drain(socket: BorrowedFd<'_>) {
+    drain_into(socket, &mut neutralise);
+}
+
+/// [`drain`], handing each message's passed descriptors to `passed`
+/// instead (the closer thread settles them itself: settle.rs).
+pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<OwnedFd>)) {
     let stream = matches!(getsockopt(&socket, sockopt::SockType), Ok(SockType::Stream));
+    let mut buf = vec![0u8; DRAIN_CHUNK];
+    let mut recv = |buf: &mut [u8]| {
+        receive(socket, buf, MsgFlags::MSG_DONTWAIT).map(|(received, fds)| {
+            passed(fds);
+            received
+        })
+    };
     // Before the shutdown an empty queue reads as EAGAIN, which no datagram
     // can fake (a zero-length datagram reads as 0 bytes, like the end of a
     // stream, so a datagram socket is read to EAGAIN here).
-    let mut buf = vec![0u8; DRAIN_CHUNK];
     for _ in 0..BEFORE_SHUTDOWN {
-        match recv_neutralising(socket, &mut buf, MsgFlags::MSG_DONTWAIT) {
+        match recv(&mut buf) {
             Ok(r) if stream && r.bytes == 0 && !r.had_ancillary => break, // EOF
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -49,7 +61,7 @@ pub fn drain(socket: BorrowedFd<'_>) {
     // datagram socket a zero-length datagram also ends it, which is why the
     // callers of a datagram socket close it on the closer thread.
     loop {
-        match recv_neutralising(socket, &mut buf, MsgFlags::MSG_DONTWAIT) {
+        match recv(&mut buf) {
             Ok(r) if r.bytes > 0 || r.had_ancillary => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             _ => break,
@@ -70,10 +82,16 @@ pub fn drain_and_close(socket: OwnedFd) {
 /// still in its backlog — a connection not yet accepted has a queue of its
 /// own, purged when the listener closes. Non-blocking.
 pub fn drain_listener(listener: BorrowedFd<'_>) {
+    accept_all(listener, &mut |conn| drain(conn.as_fd()));
+}
+
+/// [`drain_listener`], handing each connection still in the backlog to
+/// `accepted` (the closer thread settles it itself: settle.rs).
+pub(crate) fn accept_all(listener: BorrowedFd<'_>, accepted: &mut dyn FnMut(OwnedFd)) {
     let _ = shutdown(listener.as_raw_fd(), Shutdown::Read);
     loop {
         match accept4(listener, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK) {
-            Ok(conn) => drain(conn.as_fd()),
+            Ok(conn) => accepted(conn),
             Err(nix::errno::Errno::EINTR) => {}
             Err(_) => return,
         }

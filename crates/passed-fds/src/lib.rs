@@ -9,16 +9,19 @@
 //! and the run never settles (round 4, R4-4). So the host always receives
 //! with a control buffer that has room for every descriptor one message can
 //! carry, makes each received socket's close abortive (`SO_LINGER {1, 0}`),
-//! and closes them all on a detached thread that nothing joins: a close
-//! that still blocks (a passed unix socket whose queue holds another such
-//! socket, which `SO_LINGER` on the outer one cannot reach) holds only that
-//! thread.
+//! and closes them all on a detached thread that nothing joins, which first
+//! empties each passed Unix socket whose queue could hold more of them
+//! (settle.rs: the nested case, round 14). A close that still blocks (a
+//! sandbox that kept a copy of a socket and set its linger again just
+//! before the host's close, then closed its own) holds only that thread,
+//! and only until the socket's peer in the sandbox is gone.
 
 use std::io::{self, IoSliceMut};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 mod drain;
 mod refuse;
+mod settle;
 pub use drain::{drain, drain_and_close, drain_listener};
 pub use refuse::refuse_passed_descriptors;
 
@@ -131,26 +134,22 @@ fn receive(
 
 /// Makes every socket among `fds` close abortively (`SO_LINGER {1, 0}`: a
 /// reset, no wait for unsent data; other descriptors ignore it) and closes
-/// them all on a detached thread.
+/// them all on a detached thread, which empties the Unix sockets among them
+/// first (settle.rs).
 pub fn neutralise(fds: Vec<OwnedFd>) {
     if fds.is_empty() {
         return;
     }
-    let abort = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
     for fd in &fds {
-        // ENOTSOCK for a pipe or a file: nothing to do.
-        let _ = setsockopt(fd, sockopt::Linger, &abort);
+        settle::make_abortive(fd.as_fd());
     }
     // If no thread can be started, the closure (and the descriptors) drops
     // here: with the linger cleared that is immediate but for the nested
-    // case in the module comment.
+    // case in settle.rs.
     let _ = std::thread::Builder::new()
         .name("cordon-fd-closer".into())
         .stack_size(64 * 1024)
-        .spawn(move || drop(fds));
+        .spawn(move || settle::settle_and_close(fds));
 }
 
 #[cfg(test)]

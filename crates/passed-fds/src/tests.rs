@@ -24,7 +24,7 @@ fn send_with(channel: &UnixStream, bytes: &[u8], fds: &[RawFd]) {
 
 /// A loopback TCP connection whose sender holds unsent data (the receiver
 /// never reads) and lingers an hour on close.
-fn lingering_pair() -> (TcpStream, TcpStream) {
+pub(crate) fn lingering_pair() -> (TcpStream, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     let (receiver, _) = listener.accept().unwrap();
@@ -236,4 +236,100 @@ fn a_drained_listener_closes_at_once_with_a_lingering_socket_queued_in_its_backl
         drop(listener);
     });
     let _ = std::fs::remove_file(&dir);
+}
+
+/// Sends one byte carrying `fd` (SCM_RIGHTS) with raw libc calls only: for
+/// a forked child of this multi-threaded test process, which must not
+/// allocate.
+fn send_fd_raw(socket: RawFd, fd: RawFd) -> bool {
+    #[repr(C)]
+    struct Cmsg {
+        hdr: libc::cmsghdr,
+        fd: RawFd,
+    }
+    let mut byte = [b'u'];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: zeroed plain C structs, filled in below before use.
+    let mut cmsg: Cmsg = unsafe { std::mem::zeroed() };
+    // SAFETY: pure arithmetic on a length.
+    cmsg.hdr.cmsg_len = unsafe { libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) } as usize;
+    cmsg.hdr.cmsg_level = libc::SOL_SOCKET;
+    cmsg.hdr.cmsg_type = libc::SCM_RIGHTS;
+    cmsg.fd = fd;
+    // SAFETY: as above.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = std::ptr::addr_of_mut!(cmsg).cast();
+    msg.msg_controllen = std::mem::size_of::<Cmsg>();
+    // SAFETY: every pointer in msg refers to a live local of the right size.
+    unsafe { libc::sendmsg(socket, &msg, 0) == 1 }
+}
+
+/// A Unix socket made by another process (a forked child, since gone) with
+/// `inner` queued in it, passed to `channel`: what a sandbox passes in the
+/// nested case (round 14, R14-2).
+fn pass_nested_from_another_process(channel: &UnixStream, inner: RawFd) {
+    let channel = channel.as_raw_fd();
+    // SAFETY: the child makes only async-signal-safe syscalls (socketpair,
+    // sendmsg, _exit) on descriptors it inherited, and never returns.
+    match unsafe { nix::unistd::fork() }.unwrap() {
+        nix::unistd::ForkResult::Child => {
+            let mut pair = [0 as RawFd; 2];
+            // SAFETY: a pointer to a live two-int array, as socketpair takes.
+            let ok =
+                unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, pair.as_mut_ptr()) }
+                    == 0
+                    && send_fd_raw(pair[1], inner)
+                    && send_fd_raw(channel, pair[0]);
+            // SAFETY: ends the forked child without running anything of the parent's.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+        }
+        nix::unistd::ForkResult::Parent { child } => {
+            let status = nix::sys::wait::waitpid(child, None).unwrap();
+            assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+        }
+    }
+}
+
+#[test]
+fn a_lingering_socket_queued_inside_a_passed_unix_socket_is_reset_too() {
+    let (sandbox, host) = UnixStream::pair().unwrap();
+    let (sender, receiver) = lingering_pair();
+    pass_nested_from_another_process(&sandbox, sender.as_raw_fd());
+    drop(sender); // the copy queued inside the passed socket is the last one
+    let mut buf = [0u8; 8];
+    let got = recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+    assert_eq!((got.bytes, got.had_ancillary), (1, true));
+    // The closer thread emptied the passed socket and reset what it held:
+    // the receiver sees a reset. Unfixed, closing the passed socket dropped
+    // the queued sender in tcp_close, lingering its hour with the receiver
+    // (held here, never reading) still up.
+    let mut fds = [PollFd::new(receiver.as_fd(), PollFlags::empty())];
+    poll(&mut fds, PollTimeout::from(30_000u16)).unwrap();
+    let events = fds[0].revents().unwrap();
+    assert!(events.contains(PollFlags::POLLERR), "no reset: {events:?}");
+}
+
+#[test]
+fn a_socketpair_end_this_process_made_is_passed_back_untouched() {
+    // The sandbox passing its own channel end back (the fd-4 channel over
+    // itself): its queue and its other direction stay as they were.
+    let (sandbox, host) = UnixStream::pair().unwrap();
+    let (own_sandbox_end, own_host_end) = UnixStream::pair().unwrap();
+    (&own_host_end).write_all(b"reply").unwrap();
+    send_with(&sandbox, b"x", &[own_sandbox_end.as_raw_fd()]);
+    let mut buf = [0u8; 8];
+    recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
+    // Give the detached closer thread time to (wrongly) empty it.
+    std::thread::sleep(Duration::from_millis(300));
+    own_sandbox_end.set_nonblocking(true).unwrap();
+    let mut got = [0u8; 5];
+    std::io::Read::read_exact(&mut &own_sandbox_end, &mut got).unwrap();
+    assert_eq!(&got, b"reply", "the host's queued reply is still there");
+    (&own_host_end).write_all(b"more").unwrap();
+    (&own_sandbox_end).write_all(b"back").unwrap();
 }
