@@ -84,3 +84,21 @@ test('a busy workspace is emptied and unmounted lazily, with umount(8)\'s words 
   assert.equal(mountedAt(dir), false);
   assert.deepEqual(fs.readdirSync(root.path), []);
 });
+
+test('a mount tool that cannot be spawned rejects at once and leaves no timer keeping the provider alive', async () => {
+  // Node 22 cleared spawn's own `timeout` timer only at 'exit', which a failed
+  // spawn never emits: a provider with nothing left to do then exited 10 s late.
+  const script = `
+    const started = Date.now();
+    require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'sessions', 'mount-tool.js'))})
+      .runMountTool('/nonexistent/cordon-mount', ['x'])
+      .then(() => console.log('resolved'), (e) => console.log('rejected', e.code, Date.now() - started));
+  `;
+  const started = Date.now();
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  await new Promise((resolve) => child.on('close', resolve));
+  assert.match(out, /^rejected ENOENT/);
+  assert.ok(Date.now() - started < 5000, `the provider exited ${Date.now() - started} ms after it started`);
+});

@@ -28,17 +28,26 @@ function runMountTool(program, args, { fd } = {}) {
     const stdio = fd === undefined ? ['ignore', 'ignore', 'pipe'] : ['ignore', 'ignore', 'pipe', fd];
     let child;
     try {
-      child = spawn(program, args, { stdio, env: {}, timeout: MOUNT_TIMEOUT_MS });
+      child = spawn(program, args, { stdio, env: {} });
     } catch (error) {
       reject(error);
       return;
     }
+    // The bound is ours rather than spawn's `timeout` option: Node 22 clears
+    // that timer only at 'exit', which a spawn that failed (ENOENT, EMFILE,
+    // EAGAIN) never emits, so the provider's event loop stayed alive for the
+    // whole bound (as in holder-files.js).
+    const bound = setTimeout(() => child.kill('SIGTERM'), MOUNT_TIMEOUT_MS);
     let stderr = '';
-    child.once('error', reject);
+    child.once('error', (error) => {
+      clearTimeout(bound);
+      reject(error);
+    });
     child.stderr?.setEncoding('utf8').on('data', (chunk) => {
       stderr = (stderr + chunk).slice(-STDERR_BYTES);
     });
     child.once('close', (status, signal) => {
+      clearTimeout(bound);
       if (status === 0) resolve();
       else reject(Object.assign(new Error(`${program} ${args.join(' ')} failed (${signal ?? `status ${status}`})`), { stderr: stderr || undefined, status, signal }));
     });
