@@ -13,6 +13,7 @@
 use std::io::{Read, Write};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use cordon_launcher::events::{Completion, Event, EventSink, LaunchFailure, Stream};
 use cordon_launcher::{ExecutionHandle, StopReason, WriteOutcome};
@@ -26,6 +27,9 @@ pub enum Message {
     Event(Event),
     /// SIGTERM or SIGINT reached `cordon run`.
     Signal,
+    /// The launcher let go of the run's event sink: its teardown after
+    /// `Finished` (the control root's removal) is done.
+    Released,
 }
 
 /// Routes the launcher's events: completions of our writes to the stdin
@@ -51,6 +55,23 @@ impl EventSink for Router {
         }
     }
 }
+
+/// The last reference goes when the run's supervision ends, after the
+/// control root is removed (it is removed after `Finished`, so the run
+/// settles first): [`Channels::relay`] waits for this, briefly, so that
+/// `cordon run` does not exit before it and leave the root to a later sweep.
+impl Drop for Router {
+    fn drop(&mut self) {
+        if let Ok(tx) = self.main.lock() {
+            let _ = tx.send(Message::Released);
+        }
+    }
+}
+
+/// How long `cordon run` waits after `Finished` for the run's teardown
+/// ([`Router`]'s drop): a root holding a huge tree the sandbox left is
+/// then left to the stale-root sweep instead.
+const TEARDOWN_WAIT: Duration = Duration::from_secs(2);
 
 /// The channels of one run, created before the launch.
 pub struct Channels {
@@ -82,11 +103,18 @@ impl Channels {
 
     /// Relays until the execution finished (both streams ended, bwrap reaped).
     pub fn relay(self, handle: ExecutionHandle) -> Result<Completion, LaunchFailure> {
+        let Channels {
+            main_tx: _keep_open,
+            main_rx,
+            writes_rx,
+            sink,
+        } = self;
+        drop(sink); // the launcher's clone is then the last one (see Router's Drop)
         let handle = Arc::new(handle);
-        start_stdin_pump(Arc::clone(&handle), self.writes_rx);
+        start_stdin_pump(Arc::clone(&handle), writes_rx);
         let mut out = Output::default();
         loop {
-            let Ok(message) = self.main_rx.recv() else {
+            let Ok(message) = main_rx.recv() else {
                 // Unreachable while `main_tx` lives in self; fail closed anyway.
                 return Err(lost_events());
             };
@@ -97,11 +125,27 @@ impl Channels {
                     handle.grant(stream);
                 }
                 Message::Event(Event::End { stream, error }) => out.ended(stream, error),
-                Message::Event(Event::Finished(outcome)) => return outcome,
+                Message::Event(Event::Finished(outcome)) => {
+                    wait_released(&main_rx);
+                    return outcome;
+                }
+                Message::Released => {}
                 Message::Event(
                     Event::WriteDone { .. } | Event::ShutdownDone | Event::Observed { .. },
                 ) => {}
             }
+        }
+    }
+}
+
+/// Waits up to [`TEARDOWN_WAIT`] for [`Message::Released`]; anything else
+/// (a late signal) is moot once the run finished.
+fn wait_released(main_rx: &Receiver<Message>) {
+    let until = Instant::now() + TEARDOWN_WAIT;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match main_rx.recv_timeout(left) {
+            Ok(Message::Released) | Err(_) => return,
+            Ok(_) => {}
         }
     }
 }

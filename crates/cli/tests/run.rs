@@ -395,3 +395,36 @@ fn a_provider_that_ignores_sigterm_does_not_hand_that_to_the_program() {
     let receipt = sleep_past_a_deadline(true);
     assert_eq!(receipt["stop"]["forcedStopAttempted"], false, "{receipt}");
 }
+
+#[test]
+fn cordon_run_exits_after_its_control_root_is_removed() {
+    require_sandbox!();
+    // The root is removed after `Finished` (so the run settles first);
+    // cordon run used to exit before that, leaving `<id>.removing` for the
+    // next sweep (3 runs: 2 left one before the fix).
+    let dir = TempDir::new("root-removed");
+    for _ in 0..6 {
+        let out = std::process::Command::new(CORDON)
+            .args(["run", "--", "/bin/true"])
+            .env("TMPDIR", &dir.0)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run cordon");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        // The base is `$TMPDIR/cordon-<uid>`, the only entry of `dir`.
+        let base = std::fs::read_dir(&dir.0)
+            .expect("TMPDIR")
+            .map(|e| e.expect("entry").path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("cordon-"))
+            })
+            .expect("the control-root base");
+        let left: Vec<String> = std::fs::read_dir(&base)
+            .expect("the control-root base")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "exec")
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
