@@ -186,3 +186,34 @@ fn the_tls_handshake_counts_against_the_first_frame_bound() {
     prompt.conn.complete_io(&mut prompt.sock).unwrap();
     assert!(hello(&mut prompt, None).is_some());
 }
+
+#[test]
+fn a_handshake_still_in_progress_when_the_host_stops_gets_its_log_line() {
+    use std::io::Write;
+    let pki = pki::generate();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("host.log");
+    let mut host = start_host(&pki, json!({"logFile": log}));
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", host.port)).unwrap();
+    // The first byte of a ClientHello (a handshake record), then nothing:
+    // the handshake waits for the rest until the first-frame bound (5 s).
+    tcp.write_all(&[0x16]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(host.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = host.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    // The handshake's task was dropped at the stop: unfixed, untracked, it
+    // wrote no line (and was never counted).
+    let text = std::fs::read_to_string(&log).unwrap();
+    let line = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["event"] == "session" && l["outcome"] == "handshake-failed");
+    let line = line.unwrap_or_else(|| panic!("no line for the handshake: {text}"));
+    assert_eq!(line["transport"], "tls", "{line}");
+    drop(tcp);
+}

@@ -16,6 +16,7 @@
 //! foreign client certificate — closes the connection with at most a TLS
 //! alert: nothing of ours is ever written before the handshake completes.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -238,6 +239,30 @@ pub trait TlsSessions: Send + Sync + 'static {
     fn serve(&self, connection: Authenticated);
     /// A connection closed before the session (handshake, cap, bound).
     fn closed_in_handshake(&self, _peer: std::net::SocketAddr) {}
+    /// Runs one connection's handshake task; the host holds it with its
+    /// sessions' tasks, so its stop ends a handshake still in progress
+    /// before the log closes ([`InHandshake`] then writes its line).
+    fn spawn_handshake(&self, task: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) {
+        drop(tokio::spawn(task));
+    }
+}
+
+/// A connection in its handshake: [`TlsSessions::closed_in_handshake`] is
+/// called when it drops unless it was handed to a session, so a handshake
+/// that fails, runs out of time or is ended by the host's stop (its task
+/// aborted) gets its line alike.
+struct InHandshake {
+    sessions: Arc<dyn TlsSessions>,
+    peer: std::net::SocketAddr,
+    served: bool,
+}
+
+impl Drop for InHandshake {
+    fn drop(&mut self) {
+        if !self.served {
+            self.sessions.closed_in_handshake(self.peer);
+        }
+    }
 }
 
 /// The accept loop, until `stop` resolves (steps 1–4 per connection).
@@ -276,21 +301,25 @@ pub async fn serve(
             continue;
         };
         let transport = Arc::clone(&transport);
-        let sessions = Arc::clone(&sessions);
-        tokio::spawn(async move {
-            match transport.handshake(tcp, bounds).await {
-                Some((stream, client)) => sessions.serve(Authenticated {
-                    stream,
-                    client,
-                    first_frame_by: bounds.deadline,
-                    slot: permit,
-                }),
-                None => {
-                    drop(permit);
-                    sessions.closed_in_handshake(address);
-                }
-            }
-        });
+        let mut pending = InHandshake {
+            sessions: Arc::clone(&sessions),
+            peer: address,
+            served: false,
+        };
+        sessions.spawn_handshake(Box::pin(async move {
+            // The slot is released before the line is written (as before).
+            let Some((stream, client)) = transport.handshake(tcp, bounds).await else {
+                drop(permit);
+                return;
+            };
+            pending.served = true;
+            pending.sessions.serve(Authenticated {
+                stream,
+                client,
+                first_frame_by: bounds.deadline,
+                slot: permit,
+            });
+        }));
     }
 }
 

@@ -48,6 +48,13 @@ impl TlsSessions for HostSessions {
         self.0.sessions.spawn(served);
     }
 
+    fn spawn_handshake(
+        &self,
+        task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    ) {
+        self.0.sessions.spawn(task);
+    }
+
     fn closed_in_handshake(&self, peer: std::net::SocketAddr) {
         self.0.events.handshake_failed();
         drop(SessionRecord::new(
