@@ -148,10 +148,33 @@ class IsolatedExecution {
     this._headPromise = new Promise((resolve) => { this._resolveHead = resolve; });
   }
 
-  /** Called once by spawnIsolated after the native launch returned. */
+  /**
+   * Called once by spawnIsolated after the native launch returned. fd 3's
+   * chunks are pulled: the addon calls _pullProtocol from the event loop when
+   * a granted chunk waits (no event-queue hop, one copy: src/loop_reader.rs).
+   */
   _attach(native) {
     this._native = native;
     this.pid = native.pid ?? undefined;
+    native.pullProtocol?.((...thrown) => this._pullProtocol(...thrown));
+  }
+
+  /**
+   * A granted chunk waits on fd 3: take it. With `error`: what an earlier call
+   * threw (a 'data' listener's), caught by N-API; rethrown from a callback of
+   * our own so it is an uncaughtException as from any I/O callback.
+   */
+  _pullProtocol(error) {
+    if (arguments.length > 0) {
+      setImmediate(() => { throw error; });
+      return;
+    }
+    const stream = this.protocol;
+    // Up to 256 KiB when the chunk goes straight to 'data' listeners (nothing
+    // buffered), else one 64 KiB chunk: what the stream keeps stays bounded.
+    const atOnce = stream.readableFlowing === true && stream.readableLength === 0;
+    const chunk = this._native?.readProtocol(atOnce);
+    if (chunk) stream.push(chunk);
   }
 
   _grant(stream) {

@@ -5,6 +5,7 @@
 
 mod chunk_buffer;
 mod live_executions;
+mod loop_callback;
 mod loop_reader;
 pub mod network_rules;
 pub mod tree_removal_task;
@@ -17,7 +18,7 @@ use cordon_launcher::{
     Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream, WriteNow,
     WriteOutcome,
 };
-use napi::bindgen_prelude::{Buffer, FnArgs, Function};
+use napi::bindgen_prelude::{Buffer, FnArgs, Function, JsValue};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi_derive::napi;
@@ -162,7 +163,7 @@ impl JsSink {
 /// Data chunks become Node-allocated buffers that garbage collection keeps
 /// pace with during a flood (see `chunk_buffer`).
 fn to_args(env: &Env, event: Event) -> napi::Result<EventArgs> {
-    let copy = |bytes: Vec<u8>| chunk_buffer::chunk_buffer(env, bytes);
+    let copy = |bytes: Vec<u8>| chunk_buffer::chunk_buffer(env, &bytes);
     let args = match event {
         Event::Data {
             stream: Stream::Protocol,
@@ -284,6 +285,26 @@ impl NativeExecution {
             }
             StreamId::Stderr => self.handle.grant(Stream::Stderr),
         }
+    }
+
+    /// From now on fd 3's chunks are pulled, not `ProtocolData` events:
+    /// `onReadable()` is called from the event loop, as an I/O callback,
+    /// when a granted chunk waits, and takes it with `readProtocol()`;
+    /// `onReadable(error)` hands back what such a call threw, to be
+    /// rethrown from the caller's own callback (src/loop_callback.rs).
+    /// Call it right after `spawnNative`, before returning to the loop.
+    #[napi(ts_args_type = "onReadable: (error?: unknown) => void")]
+    pub fn pull_protocol(&self, env: Env, on_readable: Function<'_>) -> napi::Result<()> {
+        self.reader.pull(&env, on_readable.raw())
+    }
+
+    /// The granted chunk waiting on fd 3, or nothing (pulled: see
+    /// `pullProtocol`). A chunk taken spends the grant. `atOnce`: the
+    /// consumer takes it now (a flowing stream, nothing buffered), so it may
+    /// be up to 256 KiB; else at most 64 KiB, what one event chunk holds.
+    #[napi]
+    pub fn read_protocol(&self, env: Env, at_once: bool) -> napi::Result<Option<Buffer>> {
+        self.reader.read(&env, at_once)
     }
 
     /// Sends `chunk` to fd 3 at once when nothing is queued ahead of it and
