@@ -176,3 +176,59 @@ test('chunks pulled before the sandbox exits and those its teardown reads after 
     assert.ok(text === expected, `round ${round}: ${text.length} of ${expected.length} bytes, in order: ${text === expected}`);
   }
 });
+
+// Writes keep what a full socket had no room for until fd 3 is writable
+// (lib/isolated-execution.js _writeSome, NativeExecution.writeSome).
+
+test('a write larger than the socket keeps its rest until the program reads: every byte arrives in order, then the half-close', { skip, timeout: 30_000 }, async () => {
+  const bytes = 4 << 20;
+  const execution = spawnIsolated(['/bin/sh', '-c', 'sleep 0.3; sha256sum <&3 >&2'], { policy: readOnly() });
+  const stderr = collect(execution.stderr);
+  execution.protocol.resume();
+  const data = require('node:crypto').randomBytes(bytes);
+  await new Promise((resolve) => setTimeout(resolve, 100)); // fd 3 polled on the loop by now
+  let kept = false;
+  execution.protocol.write(data);
+  kept = execution.protocol._rest !== null;
+  execution.protocol.end();
+  const [result, diagnostics] = await Promise.all([execution.wait(), stderr]);
+  assert.ok(kept, 'the socket could not take 4 MiB at once: the rest was kept, not copied for the writer');
+  assert.equal(result.returncode, 0);
+  const want = require('node:crypto').createHash('sha256').update(data).digest('hex');
+  assert.equal(diagnostics.toString().split(' ')[0], want, 'every byte, in order, before the EOF');
+  assert.equal(result.receipt.bytes.protocolIn, bytes);
+});
+
+test('a run that ends while a write waits for room settles, and the write and the half-close are released', { skip, timeout: 30_000 }, async () => {
+  const execution = spawnIsolated(['/bin/sh', '-c', 'sleep 0.3'], { policy: readOnly() });
+  execution.stderr.resume();
+  execution.protocol.resume();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const finished = new Promise((resolve, reject) => {
+    execution.protocol.once('finish', resolve);
+    execution.protocol.once('error', reject);
+  });
+  execution.protocol.write(Buffer.alloc(4 << 20, 0x61));
+  execution.protocol.end();
+  const result = await execution.wait();
+  assert.equal(result.returncode, 0);
+  await finished;
+  assert.ok(result.receipt.bytes.protocolIn < 4 << 20, 'the program never read it all');
+});
+
+test('an echo of 32 MiB through cat comes back whole and in order (writes kept, queued and direct interleave)', { skip, timeout: 60_000 }, async () => {
+  const bytes = 32 << 20;
+  const data = require('node:crypto').randomBytes(bytes);
+  const execution = spawnIsolated(['/bin/sh', '-c', 'exec cat <&3 >&3'], { policy: readOnly() });
+  execution.stderr.resume();
+  const back = collect(execution.protocol);
+  // As bench/bridge.js relays: 64 KiB writes from the start, on backpressure wait for 'drain'.
+  for (let at = 0; at < bytes; at += 64 * 1024) {
+    if (!execution.protocol.write(data.subarray(at, at + 64 * 1024))) await new Promise((resolve) => execution.protocol.once('drain', resolve));
+  }
+  execution.protocol.end();
+  const [got, result] = await Promise.all([back, execution.wait()]);
+  assert.equal(result.returncode, 0);
+  assert.equal(got.length, bytes);
+  assert.ok(got.equals(data), 'the same bytes, in order');
+});

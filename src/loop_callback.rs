@@ -7,12 +7,12 @@
 //!
 //! No V8 context is entered outside `napi_make_callback`, so nothing is
 //! created here that needs one (a `Buffer` does): the function is called
-//! with numbers and `undefined` only, and takes what it needs through the
+//! with a number (what happened) only, and takes what it needs through the
 //! addon's methods (which run inside the call's context).
 //!
 //! An exception thrown by the call (a `'data'` listener's, or one of the
 //! ticks it queued) is caught by N-API, which cannot report it outside a
-//! context: it is handed back to the same function (`f(error)`), which must
+//! context: it is handed back to the same function (`f(thrown, error)`), which must
 //! rethrow it from its own callback (lib/isolated-execution.js:
 //! `setImmediate`), so it becomes an `uncaughtException` as from any I/O
 //! callback.
@@ -53,10 +53,11 @@ impl LoopCallback {
         })
     }
 
-    /// Calls `f()` from a libuv callback (no JS on the stack). Returns
-    /// whether the call ran; `false` also when the environment can no
-    /// longer run JavaScript (a terminating worker).
-    pub fn call(&self) -> bool {
+    /// Calls `f(event)` from a libuv callback (no JS on the stack); what it
+    /// throws is handed back as `f(thrown, error)`. Returns whether the
+    /// call ran; `false` also when the environment can no longer run
+    /// JavaScript (a terminating worker).
+    pub fn call(&self, event: u32, thrown: u32) -> bool {
         let env = self.env;
         let mut scope = ptr::null_mut();
         // SAFETY: on the env's thread with no scope open (a loop callback);
@@ -64,18 +65,18 @@ impl LoopCallback {
         if unsafe { sys::napi_open_handle_scope(env, &mut scope) } != sys::Status::napi_ok {
             return false;
         }
-        let ran = self.make_callback(None);
+        let ran = self.make_callback(event, None);
         if !ran {
             let mut error = ptr::null_mut();
             // SAFETY: inside the handle scope; clears what the call threw.
             let caught = unsafe { sys::napi_get_and_clear_last_exception(env, &mut error) };
             let mut kind = 0;
-            let thrown = caught == sys::Status::napi_ok
+            let thrown_here = caught == sys::Status::napi_ok
                 && !error.is_null()
                 // SAFETY: `error` is a value of this scope.
                 && unsafe { sys::napi_typeof(env, error, &mut kind) } == sys::Status::napi_ok
                 && kind != sys::ValueType::napi_undefined;
-            if thrown && !self.make_callback(Some(error)) {
+            if thrown_here && !self.make_callback(thrown, Some(error)) {
                 // The rethrow itself failed: nothing more can report it.
                 // SAFETY: as above.
                 unsafe { sys::napi_get_and_clear_last_exception(env, &mut error) };
@@ -86,21 +87,25 @@ impl LoopCallback {
         ran
     }
 
-    /// `f()` or `f(error)` through `napi_make_callback` (inside a handle scope).
-    fn make_callback(&self, error: Option<sys::napi_value>) -> bool {
+    /// `f(event)` or `f(event, error)` through `napi_make_callback` (inside
+    /// a handle scope; a number needs no V8 context to be made).
+    fn make_callback(&self, event: u32, error: Option<sys::napi_value>) -> bool {
         let env = self.env;
         let mut func = ptr::null_mut();
         let mut global = ptr::null_mut();
+        let mut kind = ptr::null_mut();
         // SAFETY: a live reference of this env; values of the open scope.
         unsafe {
             if sys::napi_get_reference_value(env, self.func, &mut func) != sys::Status::napi_ok
                 || func.is_null()
                 || sys::napi_get_global(env, &mut global) != sys::Status::napi_ok
+                || sys::napi_create_uint32(env, event, &mut kind) != sys::Status::napi_ok
             {
                 return false;
             }
         }
-        let args = error.map_or_else(Vec::new, |e| vec![e]);
+        let mut args = vec![kind];
+        args.extend(error);
         let mut result = ptr::null_mut();
         // SAFETY: as above; a null async context is N-API's empty one.
         let status = unsafe {

@@ -43,6 +43,7 @@ use napi::Env;
 use crate::chunk_buffer::NodeChunk;
 use crate::loop_callback::LoopCallback;
 use crate::uv::{LoopCallbacks, Poll, Wake};
+use crate::LoopEvent;
 
 /// Descriptor-only messages read in one turn before the reader yields.
 const READS_PER_TURN: usize = 16;
@@ -193,6 +194,29 @@ impl LoopReader {
         Ok(None)
     }
 
+    /// Whether a write may keep what a full socket did not take and wait
+    /// for [`Self::await_writable`] (pulled, with fd 3 polled here).
+    pub fn keeps_rest(&self) -> bool {
+        self.0
+            .lock()
+            .is_some_and(|st| st.pulling && st.poll.is_some() && !st.closed)
+    }
+
+    /// Tells the puller once when fd 3 is writable (`LoopEvent::Writable`).
+    /// False when it cannot (the reader is closed): the caller queues the
+    /// rest for the writer instead.
+    pub fn await_writable(&self) -> bool {
+        let Some(mut st) = self.0.lock() else {
+            return false;
+        };
+        if st.closed || !st.pulling {
+            return false;
+        }
+        st.poll
+            .as_mut()
+            .is_some_and(|poll| poll.watch_writable::<Shared>(true).is_ok())
+    }
+
     /// The run settled (JS thread, during a call): stop reading and close
     /// the handles (see the module's last paragraph).
     pub fn settle(&self) {
@@ -338,12 +362,48 @@ impl Shared {
                 return;
             }
             st.pulled = false;
-            // The puller's reference moves out for the call and back after
-            // (settle, if it runs in the call, releases it then).
             st.puller.take()
         };
         let Some(puller) = call else { return };
-        puller.call();
+        self.call_back(puller, LoopEvent::Readable, |this, st| {
+            if !st.pulled {
+                this.watch(st, false);
+            }
+        });
+    }
+
+    /// fd 3 is writable: tells the puller once (it writes the rest it
+    /// kept, and asks again if the socket fills up again).
+    fn offer_writable(&self) {
+        let call = {
+            let Some(mut st) = self.lock() else { return };
+            let stopped = st
+                .poll
+                .as_mut()
+                .map(|poll| poll.watch_writable::<Shared>(false));
+            if let Some(Err(why)) = stopped {
+                if let Some(parts) = st.parts.take() {
+                    parts.fail(why);
+                }
+                Self::close::<Shared>(&mut st);
+            }
+            st.puller.take()
+        };
+        if let Some(puller) = call {
+            self.call_back(puller, LoopEvent::Writable, |_, _| {});
+        }
+    }
+
+    /// Calls `puller` with `event` outside the lock: its reference moves
+    /// out for the call and back after (a settle during the call releases
+    /// it then), and `after` sees the state the call left.
+    fn call_back(
+        &self,
+        puller: LoopCallback,
+        event: LoopEvent,
+        after: impl FnOnce(&Self, &mut State),
+    ) {
+        puller.call(event as u32, LoopEvent::Thrown as u32);
         if let Some(mut st) = self.lock() {
             if st.closed {
                 drop(st);
@@ -351,14 +411,16 @@ impl Shared {
                 return;
             }
             st.puller = Some(puller);
-            if !st.pulled {
-                self.watch(&mut st, false);
-            }
+            after(self, &mut st);
         }
     }
 }
 
 impl LoopCallbacks for Shared {
+    fn writable(this: &Arc<Self>) {
+        this.offer_writable();
+    }
+
     fn readable(this: &Arc<Self>) {
         if let Some(mut st) = this.lock() {
             if !st.pulling {
