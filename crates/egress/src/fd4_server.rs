@@ -134,6 +134,11 @@ async fn open(
     let connected = admit_and_connect(ctx, attempt, &request.host, request.port).await?;
     let (engine_end, sandbox_end) =
         std::os::unix::net::UnixStream::pair().map_err(|_| Refusal::ConnectFailed)?;
+    // Made in the provider's network namespace: named before the sandbox
+    // gets it, so it cannot take an abstract name there (round 15w, R15w-6).
+    if !cordon_passed_fds::take_automatic_name(std::os::fd::AsFd::as_fd(&sandbox_end)) {
+        return Err(Refusal::ConnectFailed);
+    }
     send(channel, &encode_response(Fd4Status::Ok), Some(&sandbox_end))
         .await
         .map_err(|_| Refusal::ProtocolError)?;

@@ -25,6 +25,14 @@ const DRAIN_CHUNK: usize = 16 * 1024;
 /// Receives before the shutdown: a sandbox that keeps sending while this
 /// loop runs cannot hold the thread here (the shutdown then ends it).
 const BEFORE_SHUTDOWN: usize = 4096;
+/// Errors read through (one pending error is reported before the queue; a
+/// socket that only errs, e.g. an unconnected one, ends the drain).
+const MAX_ERRORS: usize = 8;
+/// Empty reads a seqpacket socket is read through after its shutdown: its
+/// empty queue and a zero-length record both read as 0, and its peer's send
+/// buffer (at most 2 × `wmem_max`, ~425 KiB here) holds fewer zero-length
+/// records than this (each costs its skb, over 500 bytes).
+const ZERO_RECORDS: usize = 4096;
 
 /// Empties `socket`'s receive queue, neutralising every passed descriptor,
 /// and shuts it down both ways so nothing more can be queued. Non-blocking;
@@ -35,8 +43,17 @@ pub fn drain(socket: BorrowedFd<'_>) {
 
 /// [`drain`], handing each message's passed descriptors to `passed`
 /// instead (the closer thread settles them itself: settle.rs).
+///
+/// Empty is told apart from what only looks empty (round 15w, R15w-1): an
+/// error is not the end (a datagram socket reports `ECONNRESET` once when
+/// its peer went, before its queue); a zero-length datagram or record is
+/// not either. Before the shutdown only `EAGAIN` is empty. After it a
+/// datagram socket still reads `EAGAIN` when empty, a stream reads 0 (its
+/// end: a stream has no zero-length messages), and a seqpacket socket reads
+/// 0 either way, so it is read through up to [`ZERO_RECORDS`] empty reads
+/// (more than its peer's send buffer can queue).
 pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<OwnedFd>)) {
-    let stream = matches!(getsockopt(&socket, sockopt::SockType), Ok(SockType::Stream));
+    let kind = getsockopt(&socket, sockopt::SockType).ok();
     let mut buf = vec![0u8; DRAIN_CHUNK];
     let mut recv = |buf: &mut [u8]| {
         receive(socket, buf, MsgFlags::MSG_DONTWAIT).map(|(received, fds)| {
@@ -44,27 +61,38 @@ pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<Owne
             received
         })
     };
-    // Before the shutdown an empty queue reads as EAGAIN, which no datagram
-    // can fake (a zero-length datagram reads as 0 bytes, like the end of a
-    // stream, so a datagram socket is read to EAGAIN here).
+    let mut errors = 0;
     for _ in 0..BEFORE_SHUTDOWN {
         match recv(&mut buf) {
-            Ok(r) if stream && r.bytes == 0 && !r.had_ancillary => break, // EOF
+            Ok(r) if kind == Some(SockType::Stream) && r.bytes == 0 && !r.had_ancillary => break,
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
+            Err(_) => {
+                errors += 1;
+                if errors > MAX_ERRORS {
+                    break;
+                }
+            }
         }
     }
     let _ = shutdown(socket.as_raw_fd(), Shutdown::Both);
-    // What raced in before the shutdown. After it an empty queue reads as
-    // 0 bytes on either type, so this stops at the first empty read; for a
-    // datagram socket a zero-length datagram also ends it, which is why the
-    // callers of a datagram socket close it on the closer thread.
+    // What raced in before the shutdown (a finite queue from now on).
+    let (mut zeros, mut errors) = (0, 0);
     loop {
         match recv(&mut buf) {
-            Ok(r) if r.bytes > 0 || r.had_ancillary => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            _ => break,
+            Ok(r) if r.bytes > 0 || r.had_ancillary => zeros = 0,
+            Ok(_) => match kind {
+                Some(SockType::Datagram) => {} // a zero-length datagram; empty is EAGAIN
+                Some(SockType::SeqPacket) if zeros < ZERO_RECORDS => zeros += 1,
+                _ => break, // a stream's end, or a seqpacket socket read through
+            },
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
+            Err(_) => {
+                errors += 1;
+                if errors > MAX_ERRORS {
+                    break;
+                }
+            }
         }
     }
 }

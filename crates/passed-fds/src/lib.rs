@@ -16,21 +16,28 @@
 //! before the host's close, then closed its own) holds only that thread,
 //! and only until the socket's peer in the sandbox is gone.
 
-use std::io::{self, IoSliceMut};
+use std::io;
+use std::mem::size_of;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex};
 
 mod drain;
+mod name_taken;
 mod refuse;
 mod settle;
 pub use drain::{drain, drain_and_close, drain_listener};
+pub use name_taken::take_automatic_name;
 pub use refuse::refuse_passed_descriptors;
 
-use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::{setsockopt, sockopt, MsgFlags};
 
 /// The kernel's cap on descriptors in one message (`SCM_MAX_FD`). With room
 /// for all of them the control data is never truncated (`MSG_CTRUNC`), so
 /// the kernel never drops a passed descriptor itself, in this thread.
 const SCM_MAX_FD: usize = 253;
+/// The control buffer, in u64 words: room for one SCM_RIGHTS header with
+/// [`SCM_MAX_FD`] descriptors (16 + 253 × 4 bytes) and then some.
+const CONTROL_WORDS: usize = (16 + SCM_MAX_FD * 4) / 8 + 8;
 
 /// What one receive got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,41 +100,64 @@ pub fn release_kept(fd: OwnedFd) {
 }
 
 /// One `recvmsg`: the bytes, and every descriptor that came with them.
+///
+/// Read from the control buffer directly rather than through nix's
+/// iterator, which yields nothing once `MSG_CTRUNC` is set: when this
+/// process is short of descriptor slots the kernel installs the passed
+/// descriptors that fit, sets `MSG_CTRUNC` and drops the rest, and the
+/// installed ones are still in the buffer (round 15, R15-1: skipped, they
+/// stayed open, each cut-short message taking every free slot for good).
 fn receive(
     socket: BorrowedFd<'_>,
     buf: &mut [u8],
     flags: MsgFlags,
 ) -> io::Result<(Received, Vec<OwnedFd>)> {
-    let mut control = nix::cmsg_space!([RawFd; SCM_MAX_FD]);
-    let mut iov = [IoSliceMut::new(buf)];
-    let msg = recvmsg::<()>(
-        socket.as_raw_fd(),
-        &mut iov,
-        Some(&mut control),
-        flags | MsgFlags::MSG_CMSG_CLOEXEC,
-    )?;
+    // u64s: the control buffer must be aligned for cmsghdr.
+    let mut control = [0u64; CONTROL_WORDS];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: a zeroed msghdr is a valid empty one; filled in below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    let flags = (flags | MsgFlags::MSG_CMSG_CLOEXEC).bits();
+    // SAFETY: msg points at live buffers of the lengths it states (buf via
+    // iov, control), which the kernel writes only during the call.
+    let bytes = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, flags) };
+    if bytes < 0 {
+        return Err(io::Error::last_os_error());
+    }
     let mut passed = Vec::new();
     let mut had_cmsg = false;
-    // Err only with MSG_CTRUNC, which the buffer's size rules out for
-    // descriptors; it still counts as ancillary data below.
-    if let Ok(cmsgs) = msg.cmsgs() {
-        for cmsg in cmsgs {
+    // SAFETY: the kernel filled msg_control up to msg_controllen; the CMSG
+    // macros walk only within it, and each SCM_RIGHTS header's data holds
+    // (cmsg_len - CMSG_LEN(0)) / 4 descriptors installed in this process for
+    // this message just now: nothing else knows their numbers, so each is
+    // owned here exactly once.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
             had_cmsg = true;
-            if let ControlMessageOwned::ScmRights(fds) = cmsg {
-                // SAFETY: the kernel installed these descriptors in this
-                // process for this message just now; nothing else knows
-                // their numbers, so each is owned here exactly once.
-                passed.extend(
-                    fds.into_iter()
-                        .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }),
-                );
+            let header = &*cmsg;
+            if header.cmsg_level == libc::SOL_SOCKET && header.cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                let count = (header.cmsg_len - libc::CMSG_LEN(0) as usize) / size_of::<RawFd>();
+                for i in 0..count {
+                    passed.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                }
             }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
         }
     }
+    let truncated_control = msg.msg_flags & libc::MSG_CTRUNC != 0;
     let received = Received {
-        bytes: msg.bytes,
-        truncated: msg.flags.contains(MsgFlags::MSG_TRUNC),
-        had_ancillary: had_cmsg || msg.flags.contains(MsgFlags::MSG_CTRUNC),
+        bytes: usize::try_from(bytes).unwrap_or(0),
+        truncated: msg.msg_flags & libc::MSG_TRUNC != 0,
+        had_ancillary: had_cmsg || truncated_control,
     };
     Ok((received, passed))
 }
@@ -143,14 +173,32 @@ pub fn neutralise(fds: Vec<OwnedFd>) {
     for fd in &fds {
         settle::make_abortive(fd.as_fd());
     }
-    // If no thread can be started, the closure (and the descriptors) drops
-    // here: with the linger cleared that is immediate but for the nested
-    // case in settle.rs.
-    let _ = std::thread::Builder::new()
+    // Never closed on the calling thread (a runtime worker, the JS thread),
+    // not even when no thread can be started (round 15w, R15w-2: a thread
+    // limit made a supervision worker wait in `tcp_close`): they then wait,
+    // open, for the next closer thread that starts.
+    let handed = Arc::new(Mutex::new(Some(fds)));
+    let theirs = Arc::clone(&handed);
+    let started = std::thread::Builder::new()
         .name("cordon-fd-closer".into())
         .stack_size(64 * 1024)
-        .spawn(move || settle::settle_and_close(fds));
+        .spawn(move || {
+            let fds = theirs.lock().ok().and_then(|mut fds| fds.take());
+            settle::settle_and_close(fds.unwrap_or_default());
+            let orphans = ORPHANS.lock().map(|mut o| std::mem::take(&mut *o));
+            settle::settle_and_close(orphans.unwrap_or_default());
+        });
+    if started.is_err() {
+        let fds = handed.lock().ok().and_then(|mut fds| fds.take());
+        if let (Some(fds), Ok(mut orphans)) = (fds, ORPHANS.lock()) {
+            orphans.extend(fds);
+        }
+    }
 }
+
+/// Descriptors no closer thread could be started for, kept open until one
+/// can ([`neutralise`]).
+static ORPHANS: Mutex<Vec<OwnedFd>> = Mutex::new(Vec::new());
 
 #[cfg(test)]
 mod tests;

@@ -31,28 +31,39 @@ use nix::sys::socket::{
 
 use crate::drain::{accept_all, drain_into};
 
-/// Descriptors one closer thread empties (those passed, then every one found
-/// queued inside them): a bound on its work whatever a sandbox queued;
-/// past it the rest are only made abortive and closed.
+/// Sockets one closer thread empties (those passed, every one found queued
+/// inside them, each connection accepted from a passed listener's backlog):
+/// a bound on one thread's work whatever a sandbox queued. Past it the rest
+/// goes, still unemptied, to a fresh closer thread ([`crate::neutralise`])
+/// rather than being closed here unemptied (round 15w, R15w-3): the work is
+/// finite (what was queued when each socket was shut down), only split.
 const MAX_EMPTIED: usize = 65_536;
 
 /// Settles and closes `fds`: each is emptied (if it is a foreign Unix
 /// socket), made abortive again right before its close (a sandbox holding a
 /// copy may have set `SO_LINGER` since), and closed; what emptying yields
 /// joins the work list. Depth-first, so a socket's queue is settled before
-/// its siblings and few descriptors are held at once. Sockets that could
-/// still linger ([`could_linger`]) close last, after every socket that
-/// cannot: a lingering socket's never-reading peer passed beside it then
-/// closes first, and its reset ends the other's wait, in whatever order the
+/// its siblings and few descriptors are held at once; a listener's backlog
+/// is accepted one connection at a time, each emptied and closed before the
+/// next (round 15w, R15w-4: accepting it whole first held tens of thousands
+/// of descriptors in the provider's table). Sockets that could still linger
+/// ([`could_linger`]) close last, after every socket that cannot: a
+/// lingering socket's never-reading peer passed beside it then closes
+/// first, and its reset ends the other's wait, in whatever order the
 /// sandbox passed them.
 pub(crate) fn settle_and_close(fds: Vec<OwnedFd>) {
     let mut pending = fds;
     let mut last = Vec::new();
     let mut emptied = 0usize;
     while let Some(fd) = pending.pop() {
-        if emptied < MAX_EMPTIED && is_foreign_unix_socket(fd.as_fd()) {
-            emptied += 1;
-            empty_into(fd.as_fd(), &mut pending);
+        if emptied >= MAX_EMPTIED {
+            pending.push(fd);
+            pending.append(&mut last);
+            crate::neutralise(pending);
+            return;
+        }
+        if is_foreign_unix_socket(fd.as_fd()) {
+            emptied += 1 + empty_into(fd.as_fd(), &mut pending);
         }
         make_abortive(fd.as_fd());
         if could_linger(fd.as_fd()) {
@@ -67,6 +78,35 @@ pub(crate) fn settle_and_close(fds: Vec<OwnedFd>) {
     }
 }
 
+/// `SO_LINGER {1, 0}`: the close resets instead of waiting for unsent data
+/// (ENOTSOCK and the like for anything but a socket: nothing to do).
+pub(crate) fn make_abortive(fd: BorrowedFd<'_>) {
+    let abort = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    let _ = setsockopt(&fd, sockopt::Linger, &abort);
+}
+
+/// Receives everything queued in `socket` after shutting it, adding each
+/// passed descriptor to `pending`; for a listener, accepts its backlog one
+/// connection at a time, empties it the same way and closes it (a Unix
+/// connection's close cannot wait once its queue is empty). Returns the
+/// connections so emptied.
+fn empty_into(socket: BorrowedFd<'_>, pending: &mut Vec<OwnedFd>) -> usize {
+    if !matches!(getsockopt(&socket, sockopt::AcceptConn), Ok(true)) {
+        drain_into(socket, &mut |fds| pending.extend(fds));
+        return 0;
+    }
+    let mut connections = 0;
+    accept_all(socket, &mut |conn| {
+        connections += 1;
+        drain_into(conn.as_fd(), &mut |fds| pending.extend(fds));
+        drop(conn);
+    });
+    connections
+}
+
 /// A close that may wait: bytes not yet sent (`SIOCOUTQ` > 0) and none
 /// received unread (`SIOCINQ` = 0; with unread bytes `tcp_close` resets at
 /// once, linger or not). Errors (not a socket) read as false.
@@ -79,26 +119,6 @@ fn could_linger(fd: BorrowedFd<'_>) -> bool {
         (rc == 0).then_some(n)
     };
     matches!(queued(libc::TIOCOUTQ), Some(n) if n > 0) && queued(libc::FIONREAD) == Some(0)
-}
-
-/// `SO_LINGER {1, 0}`: the close resets instead of waiting for unsent data
-/// (ENOTSOCK and the like for anything but a socket: nothing to do).
-pub(crate) fn make_abortive(fd: BorrowedFd<'_>) {
-    let abort = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    let _ = setsockopt(&fd, sockopt::Linger, &abort);
-}
-
-/// Receives everything queued in `socket` (accepts a listener's backlog)
-/// after shutting it, adding each passed descriptor to `pending`.
-fn empty_into(socket: BorrowedFd<'_>, pending: &mut Vec<OwnedFd>) {
-    if matches!(getsockopt(&socket, sockopt::AcceptConn), Ok(true)) {
-        accept_all(socket, &mut |conn| pending.push(conn));
-    } else {
-        drain_into(socket, &mut |fds| pending.extend(fds));
-    }
 }
 
 /// A Unix socket (the only kind that can queue descriptors) whose peer this

@@ -106,6 +106,10 @@ pub fn prepare(
         .map_err(|e| NetworkSetupError::Directory(e.to_string()))?;
     let (fd4_engine, fd4_sandbox) = if network.frontend.fd4() {
         let (engine, sandbox) = UnixDatagram::pair().map_err(NetworkSetupError::Channel)?;
+        // Named before the sandbox gets it (as fd 3: spawn.rs; R15w-6).
+        if !cordon_passed_fds::take_automatic_name(std::os::fd::AsFd::as_fd(&sandbox)) {
+            return Err(NetworkSetupError::Channel(std::io::Error::last_os_error()));
+        }
         (Some(OwnedFd::from(engine)), Some(OwnedFd::from(sandbox)))
     } else {
         (None, None)
