@@ -139,6 +139,11 @@ async fn open(
     if !cordon_passed_fds::take_automatic_name(std::os::fd::AsFd::as_fd(&sandbox_end)) {
         return Err(Refusal::ConnectFailed);
     }
+    // A stream carries bytes only: where the kernel can, descriptors sent to
+    // the engine's end fail at the sender (round 15, R15-2: each message of
+    // them cost a closer thread, and they counted against no quota);
+    // elsewhere the engine's reads neutralise them (scm_rights.rs).
+    let _ = cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(&engine_end));
     send(channel, &encode_response(Fd4Status::Ok), Some(&sandbox_end))
         .await
         .map_err(|_| Refusal::ProtocolError)?;
