@@ -23,7 +23,6 @@ const UV_ASYNC: c_int = 1;
 const UV_POLL: c_int = 8;
 /// uv.h `enum uv_poll_event`.
 const UV_READABLE: c_int = 1;
-const UV_WRITABLE: c_int = 2;
 
 type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
 type AsyncCb = unsafe extern "C" fn(*mut c_void);
@@ -49,9 +48,6 @@ pub trait LoopCallbacks: Send + Sync + 'static {
     /// The polled descriptor is readable (or `status` < 0: an error the
     /// next read reports).
     fn readable(this: &Arc<Self>);
-    /// The polled descriptor is writable (or in error: the next write
-    /// reports it), while writability is watched.
-    fn writable(this: &Arc<Self>);
     /// A [`Wake::send`] arrived (any number of sends, one call).
     fn woken(this: &Arc<Self>);
 }
@@ -115,16 +111,14 @@ unsafe fn context<T: LoopCallbacks>(handle: *mut c_void) -> std::mem::ManuallyDr
     unsafe { std::mem::ManuallyDrop::new(Arc::from_raw(uv_handle_get_data(handle) as *const T)) }
 }
 
-unsafe extern "C" fn on_ready<T: LoopCallbacks>(handle: *mut c_void, status: c_int, events: c_int) {
+unsafe extern "C" fn on_readable<T: LoopCallbacks>(
+    handle: *mut c_void,
+    _status: c_int,
+    _events: c_int,
+) {
     // SAFETY: libuv calls this only for a live poll handle of ours.
     let ctx = unsafe { context::<T>(handle) };
-    // On an error (status < 0) both sides are told: their next call meets it.
-    if status < 0 || events & UV_WRITABLE != 0 {
-        T::writable(&ctx);
-    }
-    if status < 0 || events & UV_READABLE != 0 {
-        T::readable(&ctx);
-    }
+    T::readable(&ctx);
 }
 
 unsafe extern "C" fn on_woken<T: LoopCallbacks>(handle: *mut c_void) {
@@ -137,8 +131,7 @@ unsafe extern "C" fn on_woken<T: LoopCallbacks>(handle: *mut c_void) {
 /// itself: the run's event function does while it is held). Loop thread only.
 pub struct Poll {
     handle: *mut c_void,
-    /// The events being watched (0: stopped).
-    events: c_int,
+    started: bool,
 }
 
 impl Poll {
@@ -160,49 +153,37 @@ impl Poll {
         }
         // SAFETY: initialised above.
         unsafe { uv_unref(handle) };
-        Ok(Poll { handle, events: 0 })
+        Ok(Poll {
+            handle,
+            started: false,
+        })
     }
 
     /// Whether readability is being reported.
     pub fn watching(&self) -> bool {
-        self.events & UV_READABLE != 0
+        self.started
     }
 
     /// Reports readability to `T::readable` while `on`, else nothing.
     pub fn watch<T: LoopCallbacks>(&mut self, on: bool) -> Result<(), String> {
-        self.set::<T>(UV_READABLE, on)
-    }
-
-    /// Reports writability to `T::writable` while `on`, else nothing.
-    pub fn watch_writable<T: LoopCallbacks>(&mut self, on: bool) -> Result<(), String> {
-        self.set::<T>(UV_WRITABLE, on)
-    }
-
-    fn set<T: LoopCallbacks>(&mut self, event: c_int, on: bool) -> Result<(), String> {
-        let events = if on {
-            self.events | event
-        } else {
-            self.events & !event
-        };
-        if events == self.events {
+        if on == self.started {
             return Ok(());
         }
-        // SAFETY: a live, initialised poll handle of ours; starting an
-        // active handle again changes the events it watches.
+        // SAFETY: a live, initialised poll handle of ours.
         let rc = unsafe {
-            if events == 0 {
-                uv_poll_stop(self.handle)
+            if on {
+                uv_poll_start(self.handle, UV_READABLE, on_readable::<T>)
             } else {
-                uv_poll_start(self.handle, events, on_ready::<T>)
+                uv_poll_stop(self.handle)
             }
         };
         if rc != 0 {
             return Err(format!(
                 "uv_poll_{} failed ({rc})",
-                if events == 0 { "stop" } else { "start" }
+                if on { "start" } else { "stop" }
             ));
         }
-        self.events = events;
+        self.started = on;
         Ok(())
     }
 
