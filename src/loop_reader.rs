@@ -101,7 +101,7 @@ impl LoopReader {
             if let Some(parts) = st.parts.take().or_else(|| st.pending.take()) {
                 parts.abandon();
             }
-            Shared::close::<Shared>(&mut st);
+            Shared::close(&mut st);
         }
     }
 
@@ -151,7 +151,7 @@ impl Shared {
                 }
                 ReadStep::Ended => {
                     st.parts = None;
-                    Self::close::<Shared>(st);
+                    Self::close(st);
                     return;
                 }
             }
@@ -173,13 +173,13 @@ impl Shared {
             if let Some(parts) = st.parts.take() {
                 parts.fail(why);
             }
-            Self::close::<Shared>(st);
+            Self::close(st);
         }
     }
 
     /// Closes both handles once (loop thread). After it the launcher's
     /// threads send no more wakes.
-    fn close<T: LoopCallbacks>(st: &mut State) {
+    fn close(st: &mut State) {
         if st.closed {
             return;
         }
@@ -204,15 +204,20 @@ impl Shared {
             }
             Err(why) => {
                 parts.fail(why);
-                Self::close::<Shared>(st);
+                Self::close(st);
             }
         }
     }
 }
 
 impl LoopCallbacks for Shared {
-    fn readable(this: &Arc<Self>) {
+    fn readable(this: &Arc<Self>, stopped: bool) {
         if let Some(mut st) = this.lock() {
+            if stopped {
+                if let Some(poll) = st.poll.as_mut() {
+                    poll.stopped_by_libuv();
+                }
+            }
             this.pump(&mut st);
         }
     }

@@ -45,9 +45,13 @@ extern "C" {
 /// What a handle's callbacks are given: the context they were created
 /// with. Implemented by the loop reader.
 pub trait LoopCallbacks: Send + Sync + 'static {
-    /// The polled descriptor is readable (or `status` < 0: an error the
-    /// next read reports).
-    fn readable(this: &Arc<Self>);
+    /// The polled descriptor is readable, or `stopped`: it reported an
+    /// error (POLLERR, e.g. a peer that closed with our bytes unread), on
+    /// which libuv stops the handle itself before calling back
+    /// ([`Poll::stopped_by_libuv`] must then be called, or a later
+    /// [`Poll::watch`] would not start it again: round 15r, R15r-2). The
+    /// next read reports the error, or what is still queued.
+    fn readable(this: &Arc<Self>, stopped: bool);
     /// A [`Wake::send`] arrived (any number of sends, one call).
     fn woken(this: &Arc<Self>);
 }
@@ -113,12 +117,12 @@ unsafe fn context<T: LoopCallbacks>(handle: *mut c_void) -> std::mem::ManuallyDr
 
 unsafe extern "C" fn on_readable<T: LoopCallbacks>(
     handle: *mut c_void,
-    _status: c_int,
+    status: c_int,
     _events: c_int,
 ) {
     // SAFETY: libuv calls this only for a live poll handle of ours.
     let ctx = unsafe { context::<T>(handle) };
-    T::readable(&ctx);
+    T::readable(&ctx, status < 0);
 }
 
 unsafe extern "C" fn on_woken<T: LoopCallbacks>(handle: *mut c_void) {
@@ -162,6 +166,11 @@ impl Poll {
     /// Whether readability is being reported.
     pub fn watching(&self) -> bool {
         self.started
+    }
+
+    /// libuv stopped the handle on an error (see [`LoopCallbacks::readable`]).
+    pub fn stopped_by_libuv(&mut self) {
+        self.started = false;
     }
 
     /// Reports readability to `T::readable` while `on`, else nothing.

@@ -32,6 +32,13 @@ describe('rounds 14 and 14w: descriptors passed behind a nested lingering socket
     assert.equal(last, 'held', text);
   });
 
+  probe('R15r-2: fd 3 reporting an error (the sandbox closed it with host bytes unread) is still read to its end at once', () => {
+    // libuv stops a poll handle itself on POLLERR; the reader must know, or a
+    // later grant never restarts it and the rest waits for the sandbox's exit.
+    const { last, text } = runProbe('round15r/pollerr-stall.js');
+    assert.match(last, /^held/, text);
+  });
+
   probe('R14w-2: a sandbox that passes its own fd 3 end behind one still lets its run settle', () => {
     const { last, text } = runProbe('round14w/own-end-pinned.js');
     assert.match(last, /^held/, text);
