@@ -14,22 +14,14 @@
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 
+use nix::sys::socket::{bind, UnixAddr};
+
 /// Binds `socket` (a Unix socket without a name) to an automatic abstract
 /// name; false if the kernel refused (the caller then refuses to hand it
 /// over: a sandbox could take a name with it).
 pub fn take_automatic_name(socket: BorrowedFd<'_>) -> bool {
-    let family = libc::AF_UNIX as libc::sa_family_t;
-    // SAFETY: a valid socket descriptor and a pointer to a live
-    // sa_family_t of the length given: with only the family, the kernel
-    // picks the name (unix(7), "autobind feature").
-    let rc = unsafe {
-        libc::bind(
-            socket.as_raw_fd(),
-            std::ptr::addr_of!(family).cast(),
-            std::mem::size_of::<libc::sa_family_t>() as libc::socklen_t,
-        )
-    };
-    rc == 0
+    // The family alone: the kernel picks the name (unix(7), "autobind").
+    bind(socket.as_raw_fd(), &UnixAddr::new_unnamed()).is_ok()
 }
 
 #[cfg(test)]
@@ -41,16 +33,8 @@ mod tests {
     use super::take_automatic_name;
 
     /// Binds `fd` to the abstract name `name` (what a sandbox would try).
-    fn bind_abstract(fd: i32, name: &[u8]) -> i32 {
-        // SAFETY: a zeroed sockaddr_un, filled below; a valid descriptor.
-        let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        for (i, b) in name.iter().enumerate() {
-            addr.sun_path[i + 1] = *b as libc::c_char;
-        }
-        let len = std::mem::size_of::<libc::sa_family_t>() + 1 + name.len();
-        // SAFETY: as above, the length within the struct.
-        unsafe { libc::bind(fd, std::ptr::addr_of!(addr).cast(), len as libc::socklen_t) }
+    fn bind_abstract(fd: i32, name: &[u8]) -> nix::Result<()> {
+        nix::sys::socket::bind(fd, &nix::sys::socket::UnixAddr::new_abstract(name)?)
     }
 
     #[test]
@@ -58,10 +42,10 @@ mod tests {
         let name = format!("cordon-test-squat-{}", std::process::id());
         let (_host, sandbox) = UnixStream::pair().unwrap();
         assert!(take_automatic_name(sandbox.as_fd()));
-        assert_eq!(bind_abstract(sandbox.as_raw_fd(), name.as_bytes()), -1);
+        assert!(bind_abstract(sandbox.as_raw_fd(), name.as_bytes()).is_err());
         // Control: an end without a name takes it.
         let (_host, bare) = UnixStream::pair().unwrap();
-        assert_eq!(bind_abstract(bare.as_raw_fd(), name.as_bytes()), 0);
+        assert!(bind_abstract(bare.as_raw_fd(), name.as_bytes()).is_ok());
     }
 
     #[test]
