@@ -17,10 +17,11 @@
 //   - round15w/exhaust.js as uid 65534 (R15w-2): with no closer thread to be
 //     had, descriptors were closed on a supervision worker (kept for the next
 //     closer now);
-//   - round15w/netns.js (R15w-6, partly fixed): fd 3 and fd 4 are made in the
-//     provider's network namespace; named before the sandbox gets them, they
-//     can no longer take an abstract name there. fd 4 can still send to a
-//     host abstract datagram socket (open: docs/security.md).
+//   - round15w/netns.js (R15w-6): fd 3 and fd 4 are made in the provider's
+//     network namespace; named before the sandbox gets them, they can no
+//     longer take an abstract name there, and fd 4, a seqpacket socket since,
+//     reaches the engine only (a datagram one could connect/sendto a host
+//     abstract datagram socket).
 
 const { describe, test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -55,12 +56,14 @@ describe('rounds 15 and 15w: descriptors a sandbox passes to the provider', () =
     assert.equal(last, 'held', text);
   });
 
-  probe('R15w-6 (partly): fd 3 and fd 4 cannot take an abstract name in the provider\'s namespace', () => {
+  probe('R15w-6: fd 3 and fd 4 cannot take an abstract name in the provider\'s namespace, nor fd 4 reach a host socket', () => {
     const { lines, text } = runProbe('round15w/netns.js');
     const facts = JSON.parse(lines.find((l) => l.startsWith('{"sandbox"')) ?? '{}');
     assert.equal(facts.squatVisibleInProviderNamespace, false, text);
     assert.equal(facts.fd3SquatVisible, false, text);
     assert.equal(facts.plainRunFd3SquatVisible, false, text);
     assert.equal(facts.hostServiceBindingThatName, 'bound', text);
+    assert.deepEqual(facts.hostReceived, [], text);
+    assert.ok(facts.sandbox.includes('fd4: sendto returned'), text); // the sendto was tried
   });
 });

@@ -1,5 +1,6 @@
 //! The fd-4 frontend's server side, as one task per run: one request in
-//! flight per channel. Every datagram counts against the run's stream quota
+//! flight per channel (a seqpacket socket: fd4_channel.rs; each message is
+//! called a datagram below). Every datagram counts against the run's stream quota
 //! (a junk one too: issue 19, finding 3). Each valid MECQ is admitted and
 //! connected; on success the engine makes a stream socketpair, keeps one
 //! end for the stream's relay task and sends the other in the MECP response
@@ -9,7 +10,8 @@
 //! answered RESOURCE and recorded), the task ends and the channel closes:
 //! every later datagram would be refused too, and reading a flood of them
 //! would cost the provider CPU for nothing — the sandbox's sends now fail
-//! in the sandbox (`ECONNREFUSED`), at no cost to the provider.
+//! in the sandbox (`EPIPE`, with `SIGPIPE` unless sent with `MSG_NOSIGNAL`),
+//! at no cost to the provider.
 //!
 //! Every receive and every send is an await raced against the run's stop: a
 //! program that never reads its replies parks this task (no thread, no CPU)
@@ -20,8 +22,10 @@ use std::io;
 use std::os::fd::AsFd;
 use std::sync::Arc;
 
+use std::os::fd::OwnedFd;
+
+use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
-use tokio::net::UnixDatagram;
 
 use crate::cancel::Alive;
 use crate::fd4_codec::{decode_request, encode_response, Fd4Status, MAX_REQUEST_BYTES};
@@ -46,7 +50,7 @@ fn status_for(refusal: Refusal) -> Fd4Status {
 }
 
 /// Serves the channel until the run is cancelled (or the channel fails).
-pub async fn serve(ctx: Arc<RunContext>, channel: UnixDatagram, _alive: Alive) {
+pub async fn serve(ctx: Arc<RunContext>, channel: AsyncFd<OwnedFd>, _alive: Alive) {
     // Drained and closed off this worker however the task ends (R5N-1).
     let held = SandboxChannel(Some(channel));
     let Some(channel) = held.0.as_ref() else {
@@ -54,8 +58,8 @@ pub async fn serve(ctx: Arc<RunContext>, channel: UnixDatagram, _alive: Alive) {
     };
     loop {
         // One byte more than the largest valid request, so an oversized one is seen as such.
-        let receive = channel.async_io(Interest::READABLE, || {
-            recv_datagram(channel.as_fd(), MAX_REQUEST_BYTES + 1)
+        let receive = channel.async_io(Interest::READABLE, |fd| {
+            recv_datagram(fd.as_fd(), MAX_REQUEST_BYTES + 1)
         });
         let received = tokio::select! {
             biased;
@@ -82,7 +86,7 @@ enum Serving {
 }
 
 /// One datagram: a receipt always, a reply unless the run stops first.
-async fn handle(ctx: &Arc<RunContext>, channel: &UnixDatagram, received: Received) -> Serving {
+async fn handle(ctx: &Arc<RunContext>, channel: &AsyncFd<OwnedFd>, received: Received) -> Serving {
     let mut attempt = Attempt::begin(ctx, Frontend::Fd4, StreamProtocol::Fd4);
     let slot = match ctx.quota.open_stream() {
         Ok(slot) => slot,
@@ -119,7 +123,7 @@ async fn handle(ctx: &Arc<RunContext>, channel: &UnixDatagram, received: Receive
 async fn open(
     ctx: &Arc<RunContext>,
     attempt: &mut Attempt,
-    channel: &UnixDatagram,
+    channel: &AsyncFd<OwnedFd>,
     received: &Received,
 ) -> Result<(Connected, SandboxStream<tokio::net::UnixStream>), Refusal> {
     let request = if received.had_ancillary || received.truncated {
@@ -157,19 +161,19 @@ async fn open(
 }
 
 /// Replies with the refusal's status (raced against the stop) and records it.
-async fn refuse(ctx: &RunContext, channel: &UnixDatagram, attempt: Attempt, refusal: Refusal) {
+async fn refuse(ctx: &RunContext, channel: &AsyncFd<OwnedFd>, attempt: Attempt, refusal: Refusal) {
     let reply = encode_response(status_for(refusal));
     let _ = until_cancelled(ctx, send(channel, &reply, None)).await;
     attempt.refuse(ctx, refusal);
 }
 
 async fn send(
-    channel: &UnixDatagram,
+    channel: &AsyncFd<OwnedFd>,
     bytes: &[u8],
     fd: Option<&std::os::unix::net::UnixStream>,
 ) -> io::Result<()> {
     channel
-        .async_io(Interest::WRITABLE, || {
+        .async_io(Interest::WRITABLE, |channel| {
             send_datagram(channel.as_fd(), bytes, fd.map(|f| f.as_fd()))
         })
         .await

@@ -1,6 +1,6 @@
 //! One run's engine: a listener on a Unix socket in the run's control root
 //! (bound into the sandbox for the in-sandbox relay) and, optionally, the
-//! engine end of the run's fd-4 datagram channel — served by tasks on the
+//! engine end of the run's fd-4 channel (a seqpacket pair: fd4_channel.rs) — served by tasks on the
 //! runtime the caller hands in (the launcher's supervision runtime), never
 //! by threads of its own.
 //!
@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{UnixDatagram, UnixListener};
+use tokio::io::unix::AsyncFd;
+use tokio::net::UnixListener;
 use tokio::runtime::Handle;
 
 use crate::admission::Allowlist;
@@ -127,9 +128,20 @@ impl RunEngine {
         let channel = config
             .fd4_channel
             .map(|fd| {
-                let channel = std::os::unix::net::UnixDatagram::from(fd);
-                channel.set_nonblocking(true)?;
-                UnixDatagram::from_std(channel)
+                if !crate::fd4_channel::is_channel(&fd) {
+                    // A datagram channel could reach host abstract sockets (R15w-6).
+                    return Err(io::Error::other(
+                        "the fd-4 channel is not a seqpacket socket",
+                    ));
+                }
+                nix::fcntl::fcntl(
+                    &fd,
+                    nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+                )?;
+                // SAFETY: the AsyncFd owns this OwnedFd and neither closes
+                // nor replaces it while registered; `SandboxChannel` takes
+                // it back out (`into_inner`, deregistering) before its close.
+                unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)
             })
             .transpose()
             .map_err(EngineError::Register)?;
@@ -157,8 +169,8 @@ impl RunEngine {
     }
 
     /// Keeps `peer`, a copy of the sandbox's end of the fd-4 channel, open
-    /// until `finish`. Why: a send on a datagram socket whose peer is gone
-    /// purges the SENDER's receive queue in the sending thread (the kernel's
+    /// until `finish`. Why: a send on a datagram or seqpacket socket whose
+    /// peer is gone purges the SENDER's receive queue in the sending thread (the kernel's
     /// `unix_dgram_disconnected`), so a reply sent after the program exited
     /// would drop the descriptors it left queued on a runtime worker
     /// (round 5, R5N-1). While this copy is open the peer is never gone.

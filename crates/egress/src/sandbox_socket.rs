@@ -14,7 +14,8 @@
 use std::ops::Deref;
 use std::os::fd::{AsFd, OwnedFd};
 
-use tokio::net::{UnixDatagram, UnixListener};
+use tokio::io::unix::AsyncFd;
+use tokio::net::UnixListener;
 
 /// A connection the sandbox writes to (an accepted proxy or engine-socket
 /// connection, the engine's end of an fd-4 stream): drained when dropped,
@@ -53,18 +54,16 @@ impl Drop for SandboxListener {
 }
 
 /// The fd-4 channel: drained and closed on the passed-fds closer thread
-/// when dropped (a datagram queue can hide a passed descriptor from a
-/// drain behind zero-length datagrams sent in the instant before its
+/// when dropped (a seqpacket queue can hide a passed descriptor from a
+/// drain behind zero-length records sent in the instant before its
 /// shutdown; once per run, the closer thread costs nothing that matters).
 #[derive(Debug)]
-pub struct SandboxChannel(pub Option<UnixDatagram>);
+pub struct SandboxChannel(pub Option<AsyncFd<OwnedFd>>);
 
 impl Drop for SandboxChannel {
     fn drop(&mut self) {
-        // into_std fails only when the reactor is gone (the runtime shut
-        // down), and then the socket has been closed already.
-        if let Some(Ok(std)) = self.0.take().map(UnixDatagram::into_std) {
-            cordon_passed_fds::drain_and_close(OwnedFd::from(std));
+        if let Some(channel) = self.0.take() {
+            cordon_passed_fds::drain_and_close(channel.into_inner());
         }
     }
 }

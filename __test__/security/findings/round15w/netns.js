@@ -1,8 +1,8 @@
 'use strict';
-// R15w-6 probe: the program's fd 4 (a datagram socketpair end the provider
-// made) lives in the provider's network namespace, not the sandbox's: the
+// R15w-6 probe: the program's fd 4 (a socketpair end the provider made:
+// datagram when this round ran, seqpacket since) lives in the provider's network namespace, not the sandbox's: the
 // program can bind it to an abstract name there (squatting host names) and
-// connect it to a host abstract datagram socket and send (the sandbox's own
+// connect it to a host abstract datagram socket and send (or sendto it) (the sandbox's own
 // network namespace hides both). Host side: a datagram socket bound to an
 // abstract name in this (the provider's) namespace, by a python3 child.
 // fd 3 (the protocol socketpair end, also the provider's) is bound too.
@@ -33,6 +33,8 @@ try: S4.bind(b'\0' + tag.encode() + b'-squat'); print('fd4: bound', file=sys.std
 except OSError as e: print('fd4 bind:', e, file=sys.stderr)
 try: S4.connect(b'\0' + tag.encode() + b'-host'); S4.send(b'from fd 4 of the sandbox'); print('fd4: sent', file=sys.stderr)
 except OSError as e: print('fd4 send:', e, file=sys.stderr)
+try: S4.sendto(b'from fd 4 of the sandbox (sendto)', b'\0' + tag.encode() + b'-host'); print('fd4: sendto returned', file=sys.stderr)
+except OSError as e: print('fd4 sendto:', e, file=sys.stderr)
 import os
 s3 = socket.socket(fileno=os.dup(3))
 try: s3.bind(b'\0' + tag.encode() + b'-fd3'); print('fd3: bound', file=sys.stderr)

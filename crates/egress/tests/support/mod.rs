@@ -174,8 +174,11 @@ fn start_full(
 ) -> Run {
     let dir = tempdir::Dir::new();
     let (fd4_engine, fd4_client) = if with_fd4 {
-        let (a, b) = UnixDatagram::pair().unwrap();
-        (Some(OwnedFd::from(a)), Some(b))
+        // The channel as the launcher makes it (seqpacket); std's
+        // UnixDatagram serves as the client's API: send/recv on a connected
+        // socket are the same calls for both types.
+        let (a, b) = cordon_egress::fd4_channel::pair().unwrap();
+        (Some(a), Some(UnixDatagram::from(b)))
     } else {
         (None, None)
     };

@@ -5,14 +5,13 @@
 //! 2. the control root's `egress/` directory (0700, sandbox identity);
 //! 3. the run's engine (tasks on the supervision runtime): socket `egress/engine.sock` (0600, chowned to the
 //!    sandbox identity so only the relay inside this run can connect), and
-//!    the engine end of the fd-4 datagram pair.
+//!    the engine end of the fd-4 channel (a seqpacket pair: cordon_egress::fd4_channel).
 //!
 //! Any failure is `ERR_CORDON_NETWORK_UNAVAILABLE` naming the step: a
 //! mediated policy never launches without its frontends.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -105,12 +104,11 @@ pub fn prepare(
         .create_egress_dir(identity)
         .map_err(|e| NetworkSetupError::Directory(e.to_string()))?;
     let (fd4_engine, fd4_sandbox) = if network.frontend.fd4() {
-        let (engine, sandbox) = UnixDatagram::pair().map_err(NetworkSetupError::Channel)?;
-        // Named before the sandbox gets it (as fd 3: spawn.rs; R15w-6).
-        if !cordon_passed_fds::take_automatic_name(std::os::fd::AsFd::as_fd(&sandbox)) {
-            return Err(NetworkSetupError::Channel(std::io::Error::last_os_error()));
-        }
-        (Some(OwnedFd::from(engine)), Some(OwnedFd::from(sandbox)))
+        // Seqpacket, its sandbox end named: it reaches the engine and nothing
+        // else in the provider's network namespace (R15w-6).
+        let (engine, sandbox) =
+            cordon_egress::fd4_channel::pair().map_err(NetworkSetupError::Channel)?;
+        (Some(engine), Some(sandbox))
     } else {
         (None, None)
     };

@@ -1,0 +1,119 @@
+//! The fd-4 channel's socket: one `AF_UNIX SOCK_SEQPACKET` pair, made here
+//! so the launcher, the engine and the tests agree on its type.
+//!
+//! Why seqpacket and not datagram (round 15w, R15w-6): the pair is made in
+//! the provider's network namespace, where the host's abstract Unix names
+//! live. A connected *datagram* socket can still `connect` again or
+//! `sendto` any address, so a program could write through its fd 4 to a
+//! host service listening on an abstract datagram socket. A seqpacket
+//! socket keeps the datagram's message boundaries but is bound to its peer
+//! for good: `connect` fails (`EISCONN`) and the kernel ignores a `sendto`
+//! address (`unix_seqpacket_sendmsg`), so the engine is the only socket fd 4
+//! can ever reach. Its sandbox end also gets an automatic name before the
+//! hand-over, so it cannot take an abstract name either.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+
+use nix::sys::socket::{getsockopt, socketpair, sockopt, AddressFamily, SockFlag, SockType};
+
+/// The channel's pair: `(engine end, sandbox end)`, both close-on-exec, the
+/// sandbox end already named (`cordon_passed_fds::take_automatic_name`).
+pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (engine, sandbox) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )?;
+    if !cordon_passed_fds::take_automatic_name(sandbox.as_fd()) {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((engine, sandbox))
+}
+
+/// Whether `fd` is a channel end of the kind `pair` makes: the engine
+/// refuses any other (a datagram one would reopen R15w-6).
+pub fn is_channel(fd: &OwnedFd) -> bool {
+    getsockopt(fd, sockopt::SockType).ok() == Some(SockType::SeqPacket)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use nix::errno::Errno;
+    use nix::sys::socket::{accept, bind, connect, listen, recv, sendto, socket, Backlog};
+    use nix::sys::socket::{MsgFlags, UnixAddr};
+    use std::os::fd::AsRawFd;
+
+    fn bound(kind: SockType, name: &str) -> (OwnedFd, UnixAddr) {
+        let addr = UnixAddr::new_abstract(name.as_bytes()).unwrap();
+        let flags = SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK;
+        let socket = socket(AddressFamily::Unix, kind, flags, None).unwrap();
+        bind(socket.as_raw_fd(), &addr).unwrap();
+        (socket, addr)
+    }
+
+    /// The property the type is chosen for: host sockets on abstract names
+    /// in this namespace get nothing through the sandbox end — a datagram
+    /// one nothing by `sendto`, a seqpacket listener no connection — and
+    /// what `sendto` sends reaches the engine end instead.
+    #[test]
+    fn the_sandbox_end_reaches_the_engine_and_nothing_else() {
+        let tag = std::process::id();
+        let (datagram, datagram_addr) = bound(SockType::Datagram, &format!("cordon-fd4-d-{tag}"));
+        let (listener, listener_addr) = bound(SockType::SeqPacket, &format!("cordon-fd4-l-{tag}"));
+        listen(&listener, Backlog::new(4).unwrap()).unwrap();
+        let (engine, sandbox) = pair().unwrap();
+        assert!(is_channel(&engine) && is_channel(&sandbox));
+        let raw = sandbox.as_raw_fd();
+        assert_eq!(connect(raw, &listener_addr), Err(Errno::EISCONN));
+        assert_eq!(
+            accept(&listener).err(),
+            Some(Errno::EAGAIN),
+            "no connection"
+        );
+        assert!(connect(raw, &datagram_addr).is_err());
+        assert_eq!(
+            sendto(raw, b"x", &datagram_addr, MsgFlags::MSG_NOSIGNAL),
+            Ok(1)
+        );
+        let mut buf = [0u8; 4];
+        assert_eq!(
+            recv(datagram.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT),
+            Err(Errno::EAGAIN),
+            "the host's abstract datagram socket received nothing"
+        );
+        assert_eq!(
+            recv(engine.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT),
+            Ok(1)
+        );
+        assert_eq!(&buf[..1], b"x");
+    }
+
+    /// The same through a datagram pair, to show the test can fail: the
+    /// host's socket receives what `sendto` sends.
+    #[test]
+    fn a_datagram_pair_would_reach_the_host_socket_and_is_not_a_channel() {
+        let name = format!("cordon-fd4-dd-{}", std::process::id());
+        let (datagram, addr) = bound(SockType::Datagram, &name);
+        let (a, b) = socketpair(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .unwrap();
+        assert!(!is_channel(&a));
+        assert_eq!(
+            sendto(b.as_raw_fd(), b"y", &addr, MsgFlags::MSG_NOSIGNAL),
+            Ok(1)
+        );
+        let mut buf = [0u8; 4];
+        assert_eq!(
+            recv(datagram.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT),
+            Ok(1)
+        );
+    }
+}
