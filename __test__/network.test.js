@@ -252,6 +252,33 @@ test('the fd-4 channel hands a static C client a relay descriptor for allowed de
   }
 });
 
+test('fd 4 is bound to the engine: a zero-length record is one junk request, a shut-down channel none, sendto elsewhere goes to the engine', async () => {
+  const echo = await echoServer();
+  try {
+    const policy = mediated([loopback(echo.port)], { frontend: 'fd4' });
+    // A zero-length record is a (malformed) request; SHUT_WR ends the channel
+    // without a receipt (a seqpacket socket reads as zero-length records
+    // forever after it: before the engine looked for the shutdown, each was
+    // a protocol-error receipt until the stream quota ran out, 257 of them).
+    const { result, out } = await python(`
+import socket, time
+S4 = socket.socket(fileno=4)
+print(S4.type == socket.SOCK_SEQPACKET, flush=True)
+S4.send(b'')
+print(len(S4.recv(64)), flush=True)
+S4.sendto(b'', b'\\0cordon-not-the-engine')
+print(len(S4.recv(64)), flush=True)
+S4.shutdown(socket.SHUT_WR)
+time.sleep(1)
+`, { policy });
+    assert.equal(result.returncode, 0, out);
+    assert.deepEqual(out.trim().split('\n'), ['True', '8', '8']);
+    assert.deepEqual(result.networkReceipts.map((r) => r.result), ['protocol-error', 'protocol-error']);
+  } finally {
+    await echo.close();
+  }
+});
+
 test('two concurrent runs with different allowlists cannot use each other\'s destinations', async () => {
   const [a, b] = [await echoServer(), await echoServer()];
   try {

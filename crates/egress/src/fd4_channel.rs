@@ -13,8 +13,9 @@
 //! hand-over, so it cannot take an abstract name either.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::socket::{getsockopt, socketpair, sockopt, AddressFamily, SockFlag, SockType};
 
 /// The channel's pair: `(engine end, sandbox end)`, both close-on-exec, the
@@ -36,6 +37,28 @@ pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
 /// refuses any other (a datagram one would reopen R15w-6).
 pub fn is_channel(fd: &OwnedFd) -> bool {
     getsockopt(fd, sockopt::SockType).ok() == Some(SockType::SeqPacket)
+}
+
+/// Whether the program can send nothing more on the channel (it shut its
+/// end down for writing). A seqpacket socket then reads as zero-length
+/// records forever, which would otherwise be taken for junk requests (each
+/// a receipt and a quota slot) until the quota ran out. A real zero-length
+/// record leaves `POLLRDHUP` clear; the engine's copy of the sandbox end
+/// (`RunEngine::hold_fd4_peer`) keeps a plain exit from reading as this.
+pub fn peer_shut_down(fd: BorrowedFd<'_>) -> bool {
+    // nix names no POLLRDHUP; the kernel's bit (unix_dgram_poll sets it on
+    // RCV_SHUTDOWN, which a peer's SHUT_WR sets on a seqpacket socket).
+    let rdhup = PollFlags::from_bits_retain(nix::libc::POLLRDHUP);
+    let mut fds = [PollFd::new(fd, rdhup)];
+    if poll(&mut fds, PollTimeout::ZERO) != Ok(1) {
+        return false;
+    }
+    match fds[0].revents() {
+        // nix's `from_bits` refuses a bit it does not name: POLLRDHUP, the
+        // only such bit asked for.
+        None => true,
+        Some(r) => r.contains(PollFlags::POLLHUP),
+    }
 }
 
 #[cfg(test)]
@@ -90,6 +113,22 @@ mod tests {
             Ok(1)
         );
         assert_eq!(&buf[..1], b"x");
+    }
+
+    #[test]
+    fn a_zero_length_record_is_not_a_shutdown_but_shutting_down_is() {
+        let (engine, sandbox) = pair().unwrap();
+        assert!(!peer_shut_down(engine.as_fd()));
+        assert_eq!(
+            nix::sys::socket::send(sandbox.as_raw_fd(), b"", MsgFlags::MSG_NOSIGNAL),
+            Ok(0)
+        );
+        assert!(
+            !peer_shut_down(engine.as_fd()),
+            "a zero-length record is data"
+        );
+        nix::sys::socket::shutdown(sandbox.as_raw_fd(), nix::sys::socket::Shutdown::Write).unwrap();
+        assert!(peer_shut_down(engine.as_fd()));
     }
 
     /// The same through a datagram pair, to show the test can fail: the

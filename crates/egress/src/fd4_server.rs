@@ -67,6 +67,15 @@ pub async fn serve(ctx: Arc<RunContext>, channel: AsyncFd<OwnedFd>, _alive: Aliv
             received = receive => received,
         };
         let serving = match received {
+            // Shut down for writing by the program: nothing more can come.
+            Ok(r)
+                if r.bytes.is_empty()
+                    && !r.truncated
+                    && !r.had_ancillary
+                    && crate::fd4_channel::peer_shut_down(channel.as_fd()) =>
+            {
+                return
+            }
             Ok(received) => handle(&ctx, channel, received).await,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Serving::On,
             Err(_) => return,
