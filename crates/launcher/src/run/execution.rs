@@ -46,6 +46,21 @@ pub enum WriteNow {
     Deferred(WriteOutcome),
 }
 
+/// What [`ExecutionHandle::write_some`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WritePart {
+    /// The socket took this many bytes on the caller's thread: all of
+    /// them, or fewer when it was full; the caller keeps the rest and
+    /// writes it once fd 3 is writable. Nothing was queued; no `WriteDone`
+    /// follows.
+    Sent(usize),
+    /// Handed to the writer as [`ExecutionHandle::write`] would (what it
+    /// returned): everything when earlier writes are queued or the direct
+    /// path is not set yet, or the rest after a send error (the writer
+    /// meets the error and accounts for the bytes).
+    Deferred(WriteOutcome),
+}
+
 /// fd 3 for the owner's thread, set once the pumps started: a write with
 /// nothing queued ahead of it goes straight to the socket, without the
 /// writer thread's wake-up and the `WriteDone` event's (two of a tool
@@ -59,22 +74,28 @@ pub(crate) struct DirectWrite {
 
 impl DirectWrite {
     /// Bytes the socket took without blocking (fewer on EAGAIN or any
-    /// error: the queued path then meets the error and accounts for them).
-    fn send(&self, bytes: &[u8]) -> usize {
+    /// error: the queued path then meets the error and accounts for them),
+    /// and whether it stopped only because the socket was full (EAGAIN).
+    fn send(&self, bytes: &[u8]) -> (usize, bool) {
         let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
         let mut sent = 0;
+        let mut full = false;
         while sent < bytes.len() {
             match socket::send(self.fd.as_raw_fd(), &bytes[sent..], flags) {
                 Ok(0) => break,
                 Ok(n) => sent += n,
                 Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => {
+                    full = true;
+                    break;
+                }
                 Err(_) => break,
             }
         }
         self.counters
             .written
             .fetch_add(sent as u64, Ordering::Relaxed);
-        sent
+        (sent, full)
     }
 }
 
@@ -137,21 +158,30 @@ impl Control {
     /// whatever the socket does not take at once is copied for the writer
     /// (only that: a chunk the socket takes whole is never copied).
     fn write_now(&self, bytes: &[u8]) -> WriteNow {
+        match self.write_directly(bytes, false) {
+            WritePart::Sent(_) => WriteNow::Sent,
+            WritePart::Deferred(outcome) => WriteNow::Deferred(outcome),
+        }
+    }
+
+    /// As `write_now`; with `keep_rest`, a socket that is full keeps the
+    /// rest with the caller (`Sent(n)`, n < len) instead of the writer.
+    fn write_directly(&self, bytes: &[u8], keep_rest: bool) -> WritePart {
         let Ok(writer) = self.writer.lock() else {
-            return WriteNow::Deferred(WriteOutcome::Ended);
+            return WritePart::Deferred(WriteOutcome::Ended);
         };
         if writer.is_none() {
-            return WriteNow::Deferred(WriteOutcome::Ended);
+            return WritePart::Deferred(WriteOutcome::Ended);
         }
-        let sent = match self.direct.lock().as_deref() {
+        let (sent, full) = match self.direct.lock().as_deref() {
             Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(bytes),
-            _ => 0,
+            _ => (0, false),
         };
-        if sent == bytes.len() {
-            return WriteNow::Sent;
+        if sent == bytes.len() || (full && keep_rest) {
+            return WritePart::Sent(sent);
         }
         let rest = bytes[sent..].to_vec();
-        WriteNow::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(rest)))
+        WritePart::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(rest)))
     }
 
     /// Drops the writer's sender (the writer thread ends after its queue)
@@ -193,6 +223,14 @@ impl ExecutionHandle {
     /// [`ExecutionHandle::write`]. Never blocks.
     pub fn write_now(&self, bytes: &[u8]) -> WriteNow {
         self.control.write_now(bytes)
+    }
+
+    /// As [`ExecutionHandle::write_now`], for an owner that can wait for
+    /// fd 3's writability itself (a loop polling it): a full socket leaves
+    /// the rest with the caller ([`WritePart::Sent`]) instead of copying it
+    /// for the writer thread. Never blocks.
+    pub fn write_some(&self, bytes: &[u8]) -> WritePart {
+        self.control.write_directly(bytes, true)
     }
 
     /// Queues `SHUT_WR` after earlier writes (never blocks; see `WriteOutcome`).
@@ -318,6 +356,27 @@ mod tests {
             WriteCmd::Shutdown => panic!("queued a shutdown"),
         }
         assert_eq!(handle.control.queued.load(Ordering::Acquire), 1);
+    }
+
+    #[test]
+    fn write_some_leaves_what_a_full_socket_cannot_take_with_the_caller() {
+        let (handle, rx, peer) = direct_handle();
+        let big = vec![7u8; 8 << 20];
+        let WritePart::Sent(took) = handle.write_some(&big) else {
+            panic!("queued");
+        };
+        assert!(took > 0 && took < big.len(), "took {took}");
+        assert_eq!(written(&handle) as usize, took);
+        assert!(rx.try_recv().is_err(), "nothing copied for the writer");
+        assert_eq!(handle.control.queued.load(Ordering::Acquire), 0);
+        // A send error (the program closed fd 3) is not a full socket: the
+        // writer gets the rest, meets the error and accounts for it.
+        drop(peer);
+        assert_eq!(
+            handle.write_some(&big),
+            WritePart::Deferred(WriteOutcome::Queued)
+        );
+        assert!(matches!(rx.try_recv(), Ok(WriteCmd::Data(rest)) if rest.len() == big.len()));
     }
 
     #[test]
