@@ -232,3 +232,48 @@ test('an echo of 32 MiB through cat comes back whole and in order (writes kept, 
   assert.equal(got.length, bytes);
   assert.ok(got.equals(data), 'the same bytes, in order');
 });
+
+test('a pulled protocol listener runs in the spawner\'s async context, and one run\'s context never shows in another\'s', { skip }, async () => {
+  // Round 15r, R15r-3: the addon calls the puller with N-API's empty context;
+  // unbound, the spawner's store was lost and (Node 22) run A's enterWith()
+  // showed in run B's listener.
+  const { AsyncLocalStorage } = require('node:async_hooks');
+  const als = new AsyncLocalStorage();
+  const run = (cmd) => {
+    const ex = spawnIsolated(['/bin/sh', '-c', cmd], { policy: readOnly() });
+    ex.stderr.resume();
+    return ex;
+  };
+  const seen = [];
+  const a = als.run({ req: 'A' }, () => run('echo a >&3'));
+  a.protocol.on('data', () => {
+    seen.push(als.getStore()?.req);
+    als.enterWith({ req: 'A-message' });
+  });
+  await a.wait();
+  const b = als.run({ req: 'B' }, () => run('sleep 0.1; echo b >&3'));
+  b.protocol.on('data', () => seen.push(als.getStore()?.req));
+  await b.wait();
+  assert.deepEqual(seen, ['A', 'B']);
+});
+
+test('`throw undefined` in a pulled protocol listener is an uncaught exception, as from any I/O callback', { skip }, () => {
+  // Round 15r, R15r-4: a thrown `undefined` was taken for "nothing thrown".
+  const script = `
+    const { spawnIsolated, readOnly } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    process.on('uncaughtException', (e) => { console.log('uncaught', String(e)); process.exit(7); });
+    const ex = spawnIsolated(['/bin/sh', '-c', 'echo x >&3'], { policy: readOnly() });
+    ex.stderr.resume();
+    ex.protocol.on('data', () => { throw undefined; });
+  `;
+  let out = '';
+  let status = 0;
+  try {
+    out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 });
+  } catch (error) {
+    out = `${error.stdout}`;
+    status = error.status;
+  }
+  assert.equal(status, 7, out);
+  assert.match(out, /^uncaught undefined/);
+});

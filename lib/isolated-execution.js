@@ -17,6 +17,7 @@
 // Every event arrives as onEvent(kind, chunk, message, settled); `settled`
 // carries the receipt as an object (it is never parsed here).
 
+const { AsyncResource } = require('node:async_hooks');
 const { Duplex, Readable } = require('node:stream');
 const { CordonError } = require('./errors');
 
@@ -217,7 +218,11 @@ class IsolatedExecution {
   _attach(native) {
     this._native = native;
     this.pid = native.pid ?? undefined;
-    native.pullProtocol?.((event, error) => this._onLoop(event, error));
+    // Bound to the caller's async context, as a threadsafe function's calls
+    // are: the addon calls it from the loop with N-API's empty context, in
+    // which AsyncLocalStorage lost the spawner's store and, on Node 22, one
+    // run's enterWith() showed in another's listener (round 15r, R15r-3).
+    native.pullProtocol?.(AsyncResource.bind((event, error) => this._onLoop(event, error), 'CordonProtocol'));
   }
 
   /**

@@ -67,15 +67,19 @@ impl LoopCallback {
         }
         let ran = self.make_callback(event, None);
         if !ran {
+            // Whether something was thrown, asked before it is cleared: the
+            // value itself may be `undefined` (`throw undefined` was taken
+            // for "nothing thrown" and swallowed: round 15r, R15r-4).
+            let mut pending = false;
+            // SAFETY: inside the handle scope.
+            let asked = unsafe { sys::napi_is_exception_pending(env, &mut pending) };
             let mut error = ptr::null_mut();
             // SAFETY: inside the handle scope; clears what the call threw.
             let caught = unsafe { sys::napi_get_and_clear_last_exception(env, &mut error) };
-            let mut kind = 0;
-            let thrown_here = caught == sys::Status::napi_ok
-                && !error.is_null()
-                // SAFETY: `error` is a value of this scope.
-                && unsafe { sys::napi_typeof(env, error, &mut kind) } == sys::Status::napi_ok
-                && kind != sys::ValueType::napi_undefined;
+            let thrown_here = asked == sys::Status::napi_ok
+                && pending
+                && caught == sys::Status::napi_ok
+                && !error.is_null();
             if thrown_here && !self.make_callback(thrown, Some(error)) {
                 // The rethrow itself failed: nothing more can report it.
                 // SAFETY: as above.
