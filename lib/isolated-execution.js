@@ -261,7 +261,13 @@ class IsolatedExecution {
     switch (kind) {
       case EV.ProtocolData: this.protocol.push(chunk); break;
       case EV.StderrData: this._stderrData(chunk); break;
-      case EV.ProtocolEnd: this._end(this.protocol); break;
+      case EV.ProtocolEnd:
+        this._end(this.protocol);
+        // fd 3's end closes the loop's poll handle, and its writable watch with
+        // it: a rest kept for that watch goes to the writer thread now (round
+        // 15r, R15r-1: it was never sent once the sandbox half-closed fd 3).
+        this.protocol._writable();
+        break;
       case EV.StderrEnd: this._end(this.stderr); break;
       case EV.WriteDone: this.protocol._writeDone(); break;
       case EV.ShutdownDone: this.protocol._settleFinal(); break;
