@@ -111,6 +111,13 @@ pub struct Control {
     /// Commands handed to the writer and not yet done: a direct write is
     /// allowed only at 0, so bytes never overtake earlier ones.
     pub(crate) queued: Arc<AtomicUsize>,
+    /// Bytes the last [`ExecutionHandle::write_some`] left with its caller
+    /// (a full socket's rest, kept until fd 3 is writable); the caller's
+    /// next data write hands them on and replaces this. Changed only under
+    /// the writer's lock while it is open, so [`Control::close_writer`]
+    /// takes what stays unsent for good (round 15r, R15r-1: the receipt
+    /// counts it as discarded, as the writer counts what it could not send).
+    pub(crate) kept: AtomicUsize,
     pub(crate) protocol_gate: Arc<Gate>,
     pub(crate) stderr_gate: Arc<Gate>,
     pub(crate) supervision: Arc<Supervision>,
@@ -139,6 +146,10 @@ impl Control {
         let Ok(writer) = self.writer.lock() else {
             return WriteOutcome::Ended;
         };
+        if writer.is_some() && matches!(cmd, WriteCmd::Data(_)) {
+            // A kept rest is handed on with it (or replaced by it).
+            self.kept.store(0, Ordering::Relaxed);
+        }
         self.send_locked(writer.as_ref(), cmd)
     }
 
@@ -177,7 +188,12 @@ impl Control {
             Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(bytes),
             _ => (0, false),
         };
-        if sent == bytes.len() || (full && keep_rest) {
+        let keeps = full && keep_rest;
+        self.kept.store(
+            if keeps { bytes.len() - sent } else { 0 },
+            Ordering::Relaxed,
+        );
+        if sent == bytes.len() || keeps {
             return WritePart::Sent(sent);
         }
         let rest = bytes[sent..].to_vec();
@@ -185,14 +201,18 @@ impl Control {
     }
 
     /// Drops the writer's sender (the writer thread ends after its queue)
-    /// and the direct path's descriptor.
-    pub fn close_writer(&self) {
-        if let Ok(mut writer) = self.writer.lock() {
-            writer.take();
-            if let Ok(mut direct) = self.direct.lock() {
-                direct.take();
-            }
+    /// and the direct path's descriptor. Returns the bytes a caller of
+    /// `write_some` still keeps (see [`Control::kept`]): from now on every
+    /// write is `Ended`, so they are never written (0 on a second call).
+    pub fn close_writer(&self) -> u64 {
+        let Ok(mut writer) = self.writer.lock() else {
+            return 0;
+        };
+        writer.take();
+        if let Ok(mut direct) = self.direct.lock() {
+            direct.take();
         }
+        self.kept.swap(0, Ordering::Relaxed) as u64
     }
 }
 
@@ -265,6 +285,7 @@ mod tests {
             writer: Mutex::new(Some(tx)),
             direct: Mutex::new(None),
             queued: Arc::new(AtomicUsize::new(0)),
+            kept: AtomicUsize::new(0),
             protocol_gate: Arc::new(Gate::new()),
             stderr_gate: Arc::new(Gate::new()),
             supervision: Arc::new(Supervision::default()),
@@ -377,6 +398,43 @@ mod tests {
             WritePart::Deferred(WriteOutcome::Queued)
         );
         assert!(matches!(rx.try_recv(), Ok(WriteCmd::Data(rest)) if rest.len() == big.len()));
+    }
+
+    #[test]
+    fn a_rest_kept_by_the_caller_is_known_until_handed_on_and_reported_at_the_close() {
+        let (handle, rx, _peer) = direct_handle();
+        let big = vec![7u8; 8 << 20];
+        let WritePart::Sent(took) = handle.write_some(&big) else {
+            panic!("queued");
+        };
+        assert_eq!(
+            handle.control.kept.load(Ordering::Relaxed),
+            big.len() - took
+        );
+        // The rest again, still no room: what is kept now replaces it.
+        let WritePart::Sent(0) = handle.write_some(&big[took..]) else {
+            panic!("the full socket took bytes");
+        };
+        assert_eq!(
+            handle.control.kept.load(Ordering::Relaxed),
+            big.len() - took
+        );
+        // Handed to the writer: nothing is kept any more.
+        assert_eq!(handle.write(big[took..].to_vec()), WriteOutcome::Queued);
+        assert_eq!(handle.control.kept.load(Ordering::Relaxed), 0);
+        drop(rx.try_recv());
+        handle.control.queued.store(0, Ordering::Release);
+        // Kept again, then the writer closes: the close reports it once, and
+        // a later write (Ended) changes nothing.
+        let WritePart::Sent(0) = handle.write_some(&big[..1000]) else {
+            panic!("the full socket took bytes");
+        };
+        assert_eq!(handle.control.close_writer(), 1000);
+        assert_eq!(
+            handle.write_some(&big),
+            WritePart::Deferred(WriteOutcome::Ended)
+        );
+        assert_eq!(handle.control.close_writer(), 0);
     }
 
     #[test]
