@@ -15,7 +15,10 @@
 //      (a socketpair Node wraps in a net.Socket)
 
 const { spawn } = require('node:child_process');
-const { createCodeMode, spawnIsolated, readOnly, runnerPath } = require('..');
+// This checkout, loaded on first use: bench/compare.js takes the relay rows
+// from here while measuring another build, whose addon is the only one its
+// worker should load.
+const here = () => require('..');
 const { rawEchoUs, catEchoUs, runnerOverSocketpairUs } = require('./peers');
 const { sectionRows, nowMs } = require('./stats');
 
@@ -54,7 +57,7 @@ async function insideRunMs(mode, { calls, ms, parallel }) {
 
 async function concurrency({ runs, concurrentCalls }) {
   const { calls, handlerMs, slowMs } = concurrentCalls;
-  const mode = createCodeMode({ tools: [sleepTool], limits: { toolCalls: calls, timeoutMs: 120000, maxOutstandingCalls: 8 } });
+  const mode = here().createCodeMode({ tools: [sleepTool], limits: { toolCalls: calls, timeoutMs: 120000, maxOutstandingCalls: 8 } });
   const samples = { sequential: [], parallel: [], slow8: [] };
   for (let i = 0; i < runs; i += 1) {
     samples.sequential.push(await insideRunMs(mode, { calls, ms: handlerMs, parallel: false }));
@@ -72,14 +75,14 @@ async function concurrency({ runs, concurrentCalls }) {
 
 async function toolCalls({ runs, warmup = 0, calls, ...rest }) {
   const entries = [];
-  const mode = createCodeMode({ tools: [timedEcho(entries)], limits: { toolCalls: calls, timeoutMs: 120000 } });
+  const mode = here().createCodeMode({ tools: [timedEcho(entries)], limits: { toolCalls: calls, timeoutMs: 120000 } });
   const samples = { cordon: [], echo: [], cat: [], runner: [] };
   for (let i = 0; i < warmup + runs; i += 1) {
     // Warm-up rounds let V8 optimize both sides' JSON and validation paths before counting.
     const keep = i >= warmup;
     const a = await codeModeUsPerCall(mode, entries, calls);
     const b = await rawEchoUs(calls);
-    const c = await runnerOverSocketpairUs(runnerPath, calls);
+    const c = await runnerOverSocketpairUs(here().runnerPath, calls);
     const d = await catEchoUs(calls);
     if (keep) { samples.cordon.push(a); samples.echo.push(b); samples.runner.push(c); samples.cat.push(d); }
   }
@@ -124,8 +127,9 @@ function pumpThrough(writable, readable, totalBytes) {
 
 const CAT_FD3 = ['-c', 'exec cat <&3 >&3'];
 
-async function relayCordon(totalBytes) {
-  const execution = spawnIsolated(['/usr/bin/sh', ...CAT_FD3], { policy: readOnly() });
+/** `cordon`: the build to measure (bench/compare.js), this checkout by default. */
+async function relayCordon(totalBytes, cordon = here()) {
+  const execution = cordon.spawnIsolated(['/usr/bin/sh', ...CAT_FD3], { policy: cordon.readOnly() });
   execution.stderr.resume();
   const mbps = await pumpThrough(execution.protocol, execution.protocol, totalBytes);
   await execution.wait();
@@ -153,4 +157,4 @@ async function relay({ runs, megabytes }) {
   ]);
 }
 
-module.exports = { toolCalls, relay };
+module.exports = { toolCalls, relay, relayCordon, relayRaw };

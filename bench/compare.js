@@ -2,7 +2,7 @@
 
 // Two builds of cordon, interleaved in one process tree, row by row:
 //
-//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,early,tool,connect,tput] [--smoke]
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,early,tool,connect,tput,relay] [--smoke]
 //
 // A build is a checkout whose addon (.node), cordon-runner and index.js are
 // built (`npm run build`). Each round starts one worker process per build
@@ -22,6 +22,10 @@
 //   tput    proxied throughput, MB/s: bench section 8's python3 client in a
 //           mediated sandbox through the proxy port (bench/network.js), each
 //           beside its direct loopback baseline taken in the same rounds
+//   relay   MB/s of 64 MiB written to `protocol`, echoed by `cat` on the
+//           sandbox's fd 3 and read back (bench/bridge.js relay), beside the
+//           same `cat` on a plain child's fd 3 wrapped in a net.Socket, taken
+//           in the same rounds
 // plus, build-independent, a raw Node socketpair JSON echo (the tool row's
 // baseline, bench/peers.js) and raw bwrap with cordon's flag set running
 // /bin/true (the cold row's baseline, bench/peers.js `rawBwrap`). Printed: median per row and build, b/a, and the
@@ -46,10 +50,16 @@ const ROWS = {
   tool: { unit: 'µs', perWorker: SMOKE ? 1 : 2 },
   connect: { unit: 'µs', perWorker: SMOKE ? 1 : 100 },
   tput: { unit: 'MB/s', perWorker: SMOKE ? 1 : 2 },
+  relay: { unit: 'MB/s', perWorker: SMOKE ? 1 : 3 },
 };
-// The network rows' build-independent baselines (direct loopback, the same
-// python client on the host), taken in the same rounds.
-const BASELINES = { connect: 'connect-direct', tput: 'tput-direct' };
+// The build-independent baselines, taken in the same rounds: the network
+// rows' direct loopback (the same python client on the host), the relay
+// row's net.Socket.
+const BASELINES = { connect: 'connect-direct', tput: 'tput-direct', relay: 'relay-raw' };
+const BASELINE_NAMES = {
+  connect: 'direct loopback', tput: 'direct loopback', relay: 'net.Socket over a socketpair',
+};
+const RELAY_BYTES = (SMOKE ? 1 : 64) * 1024 * 1024;
 const TOOL_CALLS = SMOKE ? 20 : 1000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -110,6 +120,11 @@ async function measure(root, row, n) {
     samples.push(...(await require('./network').compareSamples(cordon, row, n)));
   } else if (row === 'connect-direct' || row === 'tput-direct') {
     samples.push(...(await require('./network').compareSamples(null, row.split('-')[0], n)));
+  } else if (row === 'relay' || row === 'relay-raw') {
+    const { relayCordon, relayRaw } = require('./bridge');
+    for (let i = 0; i < n; i += 1) {
+      samples.push(row === 'relay' ? await relayCordon(RELAY_BYTES, cordon) : await relayRaw(RELAY_BYTES));
+    }
   } else if (row === 'echo') {
     const { rawEchoUs } = require('./peers');
     for (let i = 0; i < n; i += 1) samples.push(await rawEchoUs(TOOL_CALLS));
@@ -189,6 +204,7 @@ async function main() {
     cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', early: 'pooled run("return 1"), resultBeforeTeardown where known',
     tool: `tool call round trip (${TOOL_CALLS} calls/run)`,
     connect: 'proxied connect + 1-byte echo (python3, CONNECT)', tput: 'proxied throughput (python3, 32 MiB streams)',
+    relay: `protocol relay (${RELAY_BYTES / 1024 / 1024} MiB echoed by cat)`,
   };
   const result = {};
   for (const row of rows) {
@@ -206,8 +222,8 @@ async function main() {
   for (const row of rows.filter((r) => BASELINES[r])) {
     const base = median(data[BASELINES[row]].a);
     const { a: ma, b: mb } = result[row];
-    console.log(`| direct loopback (baseline of the ${row} row) | ${ROWS[row].unit} | ${data[BASELINES[row]].a.length} | ${fmt(base)} | | | | |`);
-    console.log(`${row} / direct: a ${(ma / base).toFixed(2)}×, b ${(mb / base).toFixed(2)}×`);
+    console.log(`| ${BASELINE_NAMES[row]} (baseline of the ${row} row) | ${ROWS[row].unit} | ${data[BASELINES[row]].a.length} | ${fmt(base)} | | | | |`);
+    console.log(`${row} / baseline: a ${(ma / base).toFixed(2)}×, b ${(mb / base).toFixed(2)}×`);
     result[BASELINES[row]] = { a: base };
   }
   if (wantBwrap) {

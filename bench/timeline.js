@@ -64,8 +64,20 @@ binding.spawnNative = (json, onEvent) => {
     return onEvent(kind, chunk, message, settled);
   });
   mark('js.addon_return');
-  const write = handle.write.bind(handle);
-  handle.write = (buffer) => { mark('js.execute_written'); return write(buffer); };
+  for (const name of ['write', 'writeSome']) {
+    const write = handle[name].bind(handle);
+    handle[name] = (buffer) => { mark('js.execute_written'); return write(buffer); };
+  }
+  // fd 3's chunks are pulled (src/loop_reader.rs), not ProtocolData events.
+  const readProtocol = handle.readProtocol.bind(handle);
+  handle.readProtocol = (atOnce) => {
+    const chunk = readProtocol(atOnce);
+    if (chunk) {
+      mark('js.first_chunk');
+      if (chunk.includes('execution.result')) mark('js.result_chunk');
+    }
+    return chunk;
+  };
   return handle;
 };
 

@@ -4,15 +4,20 @@
 // read on this thread's own event loop by the addon: src/loop_reader.rs) and
 // the `stderr` Readable (a launcher pump thread), and the idempotent
 // wait()/stop() pair. Flow control: each Readable grants the
-// native reader one chunk per _read(); at most the addon's WRITE_QUEUE_DEPTH
-// writes are queued natively, and a write's callback waits until an earlier
-// one was accepted by the kernel. Memory per stream stays ~ highWaterMark + 2 chunks.
+// native reader one chunk per _read() (fd 3's chunks are pulled from the loop:
+// _onLoop); a write sends what the socket takes at once and keeps the rest
+// (the caller's Buffer, not a copy) until fd 3 is writable, its callback
+// waiting for the last byte; before fd 3 is polled here (or where a launcher
+// thread reads it) at most the addon's WRITE_QUEUE_DEPTH writes are queued
+// natively, and a write's callback waits until an earlier one was accepted by
+// the kernel. Memory per stream stays ~ highWaterMark + 2 chunks.
 //
 // The seam is typed by the addon (src/lib.rs): event kinds, stream ids, write
 // results and the write window are read from the binding, never restated here.
 // Every event arrives as onEvent(kind, chunk, message, settled); `settled`
 // carries the receipt as an object (it is never parsed here).
 
+const { AsyncResource } = require('node:async_hooks');
 const { Duplex, Readable } = require('node:stream');
 const { CordonError } = require('./errors');
 
@@ -42,6 +47,9 @@ function seamOf(binding) {
       STREAM: Object.freeze({ ...binding.StreamId }),
       WRITE: Object.freeze({ ...binding.WriteResult }),
       writesInFlight: binding.WRITE_QUEUE_DEPTH,
+      LOOP: Object.freeze({ ...binding.LoopEvent }),
+      // Writes keep a full socket's rest (NativeExecution.writeSome).
+      writeSome: typeof binding.LoopEvent === 'object',
     });
   }
   return seam;
@@ -63,6 +71,8 @@ class ProtocolStream extends Duplex {
     this._pendingWrite = null;
     this._pendingFinal = null;
     this._writesInFlight = 0;
+    /** { rest, callback }: bytes a full socket had no room for (_writeSome). */
+    this._rest = null;
   }
 
   _read() {
@@ -72,6 +82,7 @@ class ProtocolStream extends Duplex {
   _write(chunk, encoding, callback) {
     const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding);
     const { _native: native, _seam: seam } = this._execution;
+    if (native !== null && seam.writeSome) return this._writeSome(native, buffer, callback);
     let result;
     try {
       result = native === null ? seam.WRITE.Ended : native.write(buffer);
@@ -81,8 +92,52 @@ class ProtocolStream extends Duplex {
     // Sent: the socket took it on this thread, no WriteDone follows. Ended: the
     // execution is over, the bytes are dropped (docs/errors.md).
     if (result !== seam.WRITE.Queued) return callback();
+    this._queued(callback);
+  }
+
+  /**
+   * What the socket takes at once goes now; a rest it had no room for stays
+   * here until fd 3 is writable (LoopEvent.Writable), as net.Socket keeps it,
+   * instead of a copy for the writer thread and a WriteDone hop. The callback
+   * waits for the last byte, so later writes and the half-close stay behind.
+   */
+  _writeSome(native, buffer, callback) {
+    let sent;
+    try {
+      sent = native.writeSome(buffer);
+    } catch (error) {
+      return callback(writeRefused(error));
+    }
+    if (sent === buffer.length) return callback();
+    if (sent < 0) return this._queued(callback);
+    const rest = buffer.subarray(sent);
+    if (!native.awaitWritable()) {
+      // Nothing will tell us: the writer takes the rest (and its WriteDone follows).
+      let result;
+      try {
+        result = native.write(rest);
+      } catch (error) {
+        return callback(writeRefused(error));
+      }
+      return result === this._execution._seam.WRITE.Queued ? this._queued(callback) : callback();
+    }
+    this._rest = { rest, callback };
+  }
+
+  /** fd 3 is writable again: write what it had no room for. */
+  _writable() {
+    const kept = this._rest;
+    this._rest = null;
+    if (kept === null) return;
+    const native = this._execution._native;
+    if (native === null) return kept.callback(); // the run is over: dropped
+    this._writeSome(native, kept.rest, kept.callback);
+  }
+
+  /** A write handed to the native writer: a WriteDone follows. */
+  _queued(callback) {
     this._writesInFlight += 1;
-    if (this._writesInFlight < seam.writesInFlight) return callback();
+    if (this._writesInFlight < this._execution._seam.writesInFlight) return callback();
     this._pendingWrite = callback;
   }
 
@@ -107,6 +162,13 @@ class ProtocolStream extends Duplex {
     const callback = this._pendingWrite;
     this._pendingWrite = null;
     callback?.();
+  }
+
+  /** The run is over: a kept rest is dropped, as a write after the end is (docs/errors.md). */
+  _dropRest() {
+    const kept = this._rest;
+    this._rest = null;
+    kept?.callback();
   }
 
   _settleFinal() {
@@ -148,10 +210,42 @@ class IsolatedExecution {
     this._headPromise = new Promise((resolve) => { this._resolveHead = resolve; });
   }
 
-  /** Called once by spawnIsolated after the native launch returned. */
+  /**
+   * Called once by spawnIsolated after the native launch returned. fd 3's
+   * chunks are pulled: the addon calls _pullProtocol from the event loop when
+   * a granted chunk waits (no event-queue hop, one copy: src/loop_reader.rs).
+   */
   _attach(native) {
     this._native = native;
     this.pid = native.pid ?? undefined;
+    // Bound to the caller's async context, as a threadsafe function's calls
+    // are: the addon calls it from the loop with N-API's empty context, in
+    // which AsyncLocalStorage lost the spawner's store and, on Node 22, one
+    // run's enterWith() showed in another's listener (round 15r, R15r-3).
+    native.pullProtocol?.(AsyncResource.bind((event, error) => this._onLoop(event, error), 'CordonProtocol'));
+  }
+
+  /**
+   * Called by the addon from the event loop (LoopEvent): a granted chunk
+   * waits on fd 3, fd 3 is writable again, or an earlier call threw (a 'data'
+   * listener's), caught by N-API: rethrown from a callback of our own so it
+   * is an uncaughtException as from any I/O callback.
+   */
+  _onLoop(event, error) {
+    const { LOOP } = this._seam;
+    if (event === LOOP.Readable) this._pullProtocol();
+    else if (event === LOOP.Writable) this.protocol._writable();
+    else if (event === LOOP.Thrown) setImmediate(() => { throw error; });
+  }
+
+  /** A granted chunk waits on fd 3: take it. */
+  _pullProtocol() {
+    const stream = this.protocol;
+    // Up to 256 KiB when the chunk goes straight to 'data' listeners (nothing
+    // buffered), else one 64 KiB chunk: what the stream keeps stays bounded.
+    const atOnce = stream.readableFlowing === true && stream.readableLength === 0;
+    const chunk = this._native?.readProtocol(atOnce);
+    if (chunk) stream.push(chunk);
   }
 
   _grant(stream) {
@@ -167,7 +261,13 @@ class IsolatedExecution {
     switch (kind) {
       case EV.ProtocolData: this.protocol.push(chunk); break;
       case EV.StderrData: this._stderrData(chunk); break;
-      case EV.ProtocolEnd: this._end(this.protocol); break;
+      case EV.ProtocolEnd:
+        this._end(this.protocol);
+        // fd 3's end closes the loop's poll handle, and its writable watch with
+        // it: a rest kept for that watch goes to the writer thread now (round
+        // 15r, R15r-1: it was never sent once the sandbox half-closed fd 3).
+        this.protocol._writable();
+        break;
       case EV.StderrEnd: this._end(this.stderr); break;
       case EV.WriteDone: this.protocol._writeDone(); break;
       case EV.ShutdownDone: this.protocol._settleFinal(); break;
@@ -216,6 +316,7 @@ class IsolatedExecution {
     this._end(this.protocol);
     this._end(this.stderr);
     this.protocol._settleWrite();
+    this.protocol._dropRest();
     this.protocol._settleFinal();
   }
 

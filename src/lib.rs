@@ -5,6 +5,7 @@
 
 mod chunk_buffer;
 mod live_executions;
+mod loop_callback;
 mod loop_reader;
 pub mod network_rules;
 pub mod tree_removal_task;
@@ -15,9 +16,9 @@ use std::sync::{Arc, RwLock, Weak};
 
 use cordon_launcher::{
     Completion, Event, EventSink, ExecutionHandle, LaunchFailure, StopReason, Stream, WriteNow,
-    WriteOutcome,
+    WriteOutcome, WritePart,
 };
-use napi::bindgen_prelude::{Buffer, FnArgs, Function};
+use napi::bindgen_prelude::{Buffer, FnArgs, Function, JsValue};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi_derive::napi;
@@ -50,6 +51,19 @@ pub enum EventKind {
     /// receipt's fields known before the end (docs/receipts.md › "Before the
     /// end"). At most once, before `Finished`/`Failed`.
     Observed = 8,
+}
+
+/// What the function given to `pullProtocol` is called with, from the
+/// event loop (src/loop_callback.rs).
+#[napi]
+pub enum LoopEvent {
+    /// A granted chunk waits on fd 3: take it with `readProtocol`.
+    Readable = 0,
+    /// fd 3 is writable again after `awaitWritable`: write the rest.
+    Writable = 1,
+    /// An earlier call threw; the second argument is what it threw, to be
+    /// rethrown from the caller's own callback.
+    Thrown = 2,
 }
 
 /// The streams whose reader `grant` gives one more chunk of credit.
@@ -162,7 +176,7 @@ impl JsSink {
 /// Data chunks become Node-allocated buffers that garbage collection keeps
 /// pace with during a flood (see `chunk_buffer`).
 fn to_args(env: &Env, event: Event) -> napi::Result<EventArgs> {
-    let copy = |bytes: Vec<u8>| chunk_buffer::chunk_buffer(env, bytes);
+    let copy = |bytes: Vec<u8>| chunk_buffer::chunk_buffer(env, &bytes);
     let args = match event {
         Event::Data {
             stream: Stream::Protocol,
@@ -244,6 +258,15 @@ fn queue_full() -> napi::Error<String> {
     )
 }
 
+/// `write_some`'s answer for a write handed to the writer: -1 (queued), or
+/// every byte taken (the run is over: discarded).
+fn sent_or_queued(outcome: WriteOutcome, all: i64) -> napi::Result<i64, String> {
+    match write_result(outcome)? {
+        WriteResult::Queued => Ok(-1),
+        _ => Ok(all),
+    }
+}
+
 fn write_result(outcome: WriteOutcome) -> napi::Result<WriteResult, String> {
     match outcome {
         WriteOutcome::Queued => Ok(WriteResult::Queued),
@@ -284,6 +307,56 @@ impl NativeExecution {
             }
             StreamId::Stderr => self.handle.grant(Stream::Stderr),
         }
+    }
+
+    /// From now on fd 3's chunks are pulled, not `ProtocolData` events:
+    /// `onLoop(LoopEvent.Readable)` is called from the event loop, as an
+    /// I/O callback, when a granted chunk waits, and takes it with
+    /// `readProtocol()`; `onLoop(LoopEvent.Writable)` after
+    /// `awaitWritable`; `onLoop(LoopEvent.Thrown, error)` hands back what
+    /// such a call threw, to be rethrown from the caller's own callback
+    /// (src/loop_callback.rs). Call it right after `spawnNative`, before
+    /// returning to the loop.
+    #[napi(ts_args_type = "onLoop: (event: LoopEvent, error?: unknown) => void")]
+    pub fn pull_protocol(&self, env: Env, on_loop: Function<'_>) -> napi::Result<()> {
+        self.reader.pull(&env, on_loop.raw())
+    }
+
+    /// Sends what the socket takes of `chunk` at once: returns how many
+    /// bytes it took (no `WriteDone` follows; fewer than `chunk.length`
+    /// when it was full: keep the rest, call `awaitWritable` and write it
+    /// on `LoopEvent.Writable`), or -1 when (the rest of) it was queued as
+    /// `write` queues (a `WriteDone` follows). A run that is over takes
+    /// every byte (discarded, as `write`'s `Ended`). Throws like `write`.
+    #[napi]
+    pub fn write_some(&self, chunk: Buffer) -> napi::Result<i64, String> {
+        let all = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
+        if !self.reader.keeps_rest() {
+            return match self.handle.write_now(&chunk) {
+                WriteNow::Sent => Ok(all),
+                WriteNow::Deferred(outcome) => sent_or_queued(outcome, all),
+            };
+        }
+        match self.handle.write_some(&chunk) {
+            WritePart::Sent(n) => Ok(i64::try_from(n).unwrap_or(i64::MAX)),
+            WritePart::Deferred(outcome) => sent_or_queued(outcome, all),
+        }
+    }
+
+    /// `LoopEvent.Writable` once fd 3 is writable; false when it cannot be
+    /// told (the reader is closed): queue the rest with `write` instead.
+    #[napi]
+    pub fn await_writable(&self) -> bool {
+        self.reader.await_writable()
+    }
+
+    /// The granted chunk waiting on fd 3, or nothing (pulled: see
+    /// `pullProtocol`). A chunk taken spends the grant. `atOnce`: the
+    /// consumer takes it now (a flowing stream, nothing buffered), so it may
+    /// be up to 256 KiB; else at most 64 KiB, what one event chunk holds.
+    #[napi]
+    pub fn read_protocol(&self, env: Env, at_once: bool) -> napi::Result<Option<Buffer>> {
+        self.reader.read(&env, at_once)
     }
 
     /// Sends `chunk` to fd 3 at once when nothing is queued ahead of it and

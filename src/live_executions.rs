@@ -34,7 +34,7 @@ impl LiveExecutions {
                 control.stop_now(StopReason::Requested);
             }
             if let Some(reader) = reader.upgrade() {
-                LoopReader::from_shared(reader).settle();
+                LoopReader::from_shared(reader).settle_at_teardown();
             }
         }
     }

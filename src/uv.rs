@@ -23,6 +23,7 @@ const UV_ASYNC: c_int = 1;
 const UV_POLL: c_int = 8;
 /// uv.h `enum uv_poll_event`.
 const UV_READABLE: c_int = 1;
+const UV_WRITABLE: c_int = 2;
 
 type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
 type AsyncCb = unsafe extern "C" fn(*mut c_void);
@@ -45,13 +46,18 @@ extern "C" {
 /// What a handle's callbacks are given: the context they were created
 /// with. Implemented by the loop reader.
 pub trait LoopCallbacks: Send + Sync + 'static {
-    /// The polled descriptor is readable, or `stopped`: it reported an
-    /// error (POLLERR, e.g. a peer that closed with our bytes unread), on
-    /// which libuv stops the handle itself before calling back
-    /// ([`Poll::stopped_by_libuv`] must then be called, or a later
-    /// [`Poll::watch`] would not start it again: round 15r, R15r-2). The
-    /// next read reports the error, or what is still queued.
-    fn readable(this: &Arc<Self>, stopped: bool);
+    /// The poll reported an error (POLLERR, e.g. a peer that closed with
+    /// our bytes unread), on which libuv stops the handle itself before
+    /// calling back: [`Poll::stopped_by_libuv`] must be called, or a later
+    /// [`Poll::watch`] would not start it again (round 15r, R15r-2). Called
+    /// before `writable` and `readable`, which both follow (their next
+    /// call meets the error, or what is still queued).
+    fn stopped(this: &Arc<Self>);
+    /// The polled descriptor is readable (or in error: see `stopped`).
+    fn readable(this: &Arc<Self>);
+    /// The polled descriptor is writable (or in error: the next write
+    /// reports it), while writability is watched.
+    fn writable(this: &Arc<Self>);
     /// A [`Wake::send`] arrived (any number of sends, one call).
     fn woken(this: &Arc<Self>);
 }
@@ -115,14 +121,20 @@ unsafe fn context<T: LoopCallbacks>(handle: *mut c_void) -> std::mem::ManuallyDr
     unsafe { std::mem::ManuallyDrop::new(Arc::from_raw(uv_handle_get_data(handle) as *const T)) }
 }
 
-unsafe extern "C" fn on_readable<T: LoopCallbacks>(
-    handle: *mut c_void,
-    status: c_int,
-    _events: c_int,
-) {
+unsafe extern "C" fn on_ready<T: LoopCallbacks>(handle: *mut c_void, status: c_int, events: c_int) {
     // SAFETY: libuv calls this only for a live poll handle of ours.
     let ctx = unsafe { context::<T>(handle) };
-    T::readable(&ctx, status < 0);
+    // On an error (status < 0) libuv stopped the handle, and both sides
+    // are told: their next call meets it.
+    if status < 0 {
+        T::stopped(&ctx);
+    }
+    if status < 0 || events & UV_WRITABLE != 0 {
+        T::writable(&ctx);
+    }
+    if status < 0 || events & UV_READABLE != 0 {
+        T::readable(&ctx);
+    }
 }
 
 unsafe extern "C" fn on_woken<T: LoopCallbacks>(handle: *mut c_void) {
@@ -135,7 +147,8 @@ unsafe extern "C" fn on_woken<T: LoopCallbacks>(handle: *mut c_void) {
 /// itself: the run's event function does while it is held). Loop thread only.
 pub struct Poll {
     handle: *mut c_void,
-    started: bool,
+    /// The events being watched (0: stopped).
+    events: c_int,
 }
 
 impl Poll {
@@ -157,42 +170,54 @@ impl Poll {
         }
         // SAFETY: initialised above.
         unsafe { uv_unref(handle) };
-        Ok(Poll {
-            handle,
-            started: false,
-        })
+        Ok(Poll { handle, events: 0 })
     }
 
     /// Whether readability is being reported.
     pub fn watching(&self) -> bool {
-        self.started
+        self.events & UV_READABLE != 0
     }
 
-    /// libuv stopped the handle on an error (see [`LoopCallbacks::readable`]).
+    /// libuv stopped the handle on an error (see [`LoopCallbacks::stopped`]).
     pub fn stopped_by_libuv(&mut self) {
-        self.started = false;
+        self.events = 0;
     }
 
     /// Reports readability to `T::readable` while `on`, else nothing.
     pub fn watch<T: LoopCallbacks>(&mut self, on: bool) -> Result<(), String> {
-        if on == self.started {
+        self.set::<T>(UV_READABLE, on)
+    }
+
+    /// Reports writability to `T::writable` while `on`, else nothing.
+    pub fn watch_writable<T: LoopCallbacks>(&mut self, on: bool) -> Result<(), String> {
+        self.set::<T>(UV_WRITABLE, on)
+    }
+
+    fn set<T: LoopCallbacks>(&mut self, event: c_int, on: bool) -> Result<(), String> {
+        let events = if on {
+            self.events | event
+        } else {
+            self.events & !event
+        };
+        if events == self.events {
             return Ok(());
         }
-        // SAFETY: a live, initialised poll handle of ours.
+        // SAFETY: a live, initialised poll handle of ours; starting an
+        // active handle again changes the events it watches.
         let rc = unsafe {
-            if on {
-                uv_poll_start(self.handle, UV_READABLE, on_readable::<T>)
-            } else {
+            if events == 0 {
                 uv_poll_stop(self.handle)
+            } else {
+                uv_poll_start(self.handle, events, on_ready::<T>)
             }
         };
         if rc != 0 {
             return Err(format!(
                 "uv_poll_{} failed ({rc})",
-                if on { "start" } else { "stop" }
+                if events == 0 { "stop" } else { "start" }
             ));
         }
-        self.started = on;
+        self.events = events;
         Ok(())
     }
 

@@ -37,6 +37,6 @@ pub use error_code::ErrorCode;
 pub use events::{Completion, Event, EventSink, LaunchFailure, Stream};
 pub use launch::{launch, launch_reading, start, LaunchError};
 pub use request::launch_request::{LaunchOptions, LaunchRequest};
-pub use run::execution::{ExecutionHandle, WriteNow, WriteOutcome, WRITE_QUEUE_DEPTH};
-pub use run::owner_reader::{OwnerReader, ReadStep, ReaderParts};
+pub use run::execution::{ExecutionHandle, WriteNow, WriteOutcome, WritePart, WRITE_QUEUE_DEPTH};
+pub use run::owner_reader::{OwnerReader, ReadStep, ReaderParts, OWNER_READ_BYTES};
 pub use run::stop_ladder::StopReason;

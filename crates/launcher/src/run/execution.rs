@@ -46,6 +46,21 @@ pub enum WriteNow {
     Deferred(WriteOutcome),
 }
 
+/// What [`ExecutionHandle::write_some`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WritePart {
+    /// The socket took this many bytes on the caller's thread: all of
+    /// them, or fewer when it was full; the caller keeps the rest and
+    /// writes it once fd 3 is writable. Nothing was queued; no `WriteDone`
+    /// follows.
+    Sent(usize),
+    /// Handed to the writer as [`ExecutionHandle::write`] would (what it
+    /// returned): everything when earlier writes are queued or the direct
+    /// path is not set yet, or the rest after a send error (the writer
+    /// meets the error and accounts for the bytes).
+    Deferred(WriteOutcome),
+}
+
 /// fd 3 for the owner's thread, set once the pumps started: a write with
 /// nothing queued ahead of it goes straight to the socket, without the
 /// writer thread's wake-up and the `WriteDone` event's (two of a tool
@@ -59,22 +74,28 @@ pub(crate) struct DirectWrite {
 
 impl DirectWrite {
     /// Bytes the socket took without blocking (fewer on EAGAIN or any
-    /// error: the queued path then meets the error and accounts for them).
-    fn send(&self, bytes: &[u8]) -> usize {
+    /// error: the queued path then meets the error and accounts for them),
+    /// and whether it stopped only because the socket was full (EAGAIN).
+    fn send(&self, bytes: &[u8]) -> (usize, bool) {
         let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
         let mut sent = 0;
+        let mut full = false;
         while sent < bytes.len() {
             match socket::send(self.fd.as_raw_fd(), &bytes[sent..], flags) {
                 Ok(0) => break,
                 Ok(n) => sent += n,
                 Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => {
+                    full = true;
+                    break;
+                }
                 Err(_) => break,
             }
         }
         self.counters
             .written
             .fetch_add(sent as u64, Ordering::Relaxed);
-        sent
+        (sent, full)
     }
 }
 
@@ -90,6 +111,13 @@ pub struct Control {
     /// Commands handed to the writer and not yet done: a direct write is
     /// allowed only at 0, so bytes never overtake earlier ones.
     pub(crate) queued: Arc<AtomicUsize>,
+    /// Bytes the last [`ExecutionHandle::write_some`] left with its caller
+    /// (a full socket's rest, kept until fd 3 is writable); the caller's
+    /// next data write hands them on and replaces this. Changed only under
+    /// the writer's lock while it is open, so [`Control::close_writer`]
+    /// takes what stays unsent for good (round 15r, R15r-1: the receipt
+    /// counts it as discarded, as the writer counts what it could not send).
+    pub(crate) kept: AtomicUsize,
     pub(crate) protocol_gate: Arc<Gate>,
     pub(crate) stderr_gate: Arc<Gate>,
     pub(crate) supervision: Arc<Supervision>,
@@ -118,6 +146,10 @@ impl Control {
         let Ok(writer) = self.writer.lock() else {
             return WriteOutcome::Ended;
         };
+        if writer.is_some() && matches!(cmd, WriteCmd::Data(_)) {
+            // A kept rest is handed on with it (or replaced by it).
+            self.kept.store(0, Ordering::Relaxed);
+        }
         self.send_locked(writer.as_ref(), cmd)
     }
 
@@ -137,32 +169,50 @@ impl Control {
     /// whatever the socket does not take at once is copied for the writer
     /// (only that: a chunk the socket takes whole is never copied).
     fn write_now(&self, bytes: &[u8]) -> WriteNow {
+        match self.write_directly(bytes, false) {
+            WritePart::Sent(_) => WriteNow::Sent,
+            WritePart::Deferred(outcome) => WriteNow::Deferred(outcome),
+        }
+    }
+
+    /// As `write_now`; with `keep_rest`, a socket that is full keeps the
+    /// rest with the caller (`Sent(n)`, n < len) instead of the writer.
+    fn write_directly(&self, bytes: &[u8], keep_rest: bool) -> WritePart {
         let Ok(writer) = self.writer.lock() else {
-            return WriteNow::Deferred(WriteOutcome::Ended);
+            return WritePart::Deferred(WriteOutcome::Ended);
         };
         if writer.is_none() {
-            return WriteNow::Deferred(WriteOutcome::Ended);
+            return WritePart::Deferred(WriteOutcome::Ended);
         }
-        let sent = match self.direct.lock().as_deref() {
+        let (sent, full) = match self.direct.lock().as_deref() {
             Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(bytes),
-            _ => 0,
+            _ => (0, false),
         };
-        if sent == bytes.len() {
-            return WriteNow::Sent;
+        let keeps = full && keep_rest;
+        self.kept.store(
+            if keeps { bytes.len() - sent } else { 0 },
+            Ordering::Relaxed,
+        );
+        if sent == bytes.len() || keeps {
+            return WritePart::Sent(sent);
         }
         let rest = bytes[sent..].to_vec();
-        WriteNow::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(rest)))
+        WritePart::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(rest)))
     }
 
     /// Drops the writer's sender (the writer thread ends after its queue)
-    /// and the direct path's descriptor.
-    pub fn close_writer(&self) {
-        if let Ok(mut writer) = self.writer.lock() {
-            writer.take();
-            if let Ok(mut direct) = self.direct.lock() {
-                direct.take();
-            }
+    /// and the direct path's descriptor. Returns the bytes a caller of
+    /// `write_some` still keeps (see [`Control::kept`]): from now on every
+    /// write is `Ended`, so they are never written (0 on a second call).
+    pub fn close_writer(&self) -> u64 {
+        let Ok(mut writer) = self.writer.lock() else {
+            return 0;
+        };
+        writer.take();
+        if let Ok(mut direct) = self.direct.lock() {
+            direct.take();
         }
+        self.kept.swap(0, Ordering::Relaxed) as u64
     }
 }
 
@@ -193,6 +243,14 @@ impl ExecutionHandle {
     /// [`ExecutionHandle::write`]. Never blocks.
     pub fn write_now(&self, bytes: &[u8]) -> WriteNow {
         self.control.write_now(bytes)
+    }
+
+    /// As [`ExecutionHandle::write_now`], for an owner that can wait for
+    /// fd 3's writability itself (a loop polling it): a full socket leaves
+    /// the rest with the caller ([`WritePart::Sent`]) instead of copying it
+    /// for the writer thread. Never blocks.
+    pub fn write_some(&self, bytes: &[u8]) -> WritePart {
+        self.control.write_directly(bytes, true)
     }
 
     /// Queues `SHUT_WR` after earlier writes (never blocks; see `WriteOutcome`).
@@ -227,6 +285,7 @@ mod tests {
             writer: Mutex::new(Some(tx)),
             direct: Mutex::new(None),
             queued: Arc::new(AtomicUsize::new(0)),
+            kept: AtomicUsize::new(0),
             protocol_gate: Arc::new(Gate::new()),
             stderr_gate: Arc::new(Gate::new()),
             supervision: Arc::new(Supervision::default()),
@@ -318,6 +377,64 @@ mod tests {
             WriteCmd::Shutdown => panic!("queued a shutdown"),
         }
         assert_eq!(handle.control.queued.load(Ordering::Acquire), 1);
+    }
+
+    #[test]
+    fn write_some_leaves_what_a_full_socket_cannot_take_with_the_caller() {
+        let (handle, rx, peer) = direct_handle();
+        let big = vec![7u8; 8 << 20];
+        let WritePart::Sent(took) = handle.write_some(&big) else {
+            panic!("queued");
+        };
+        assert!(took > 0 && took < big.len(), "took {took}");
+        assert_eq!(written(&handle) as usize, took);
+        assert!(rx.try_recv().is_err(), "nothing copied for the writer");
+        assert_eq!(handle.control.queued.load(Ordering::Acquire), 0);
+        // A send error (the program closed fd 3) is not a full socket: the
+        // writer gets the rest, meets the error and accounts for it.
+        drop(peer);
+        assert_eq!(
+            handle.write_some(&big),
+            WritePart::Deferred(WriteOutcome::Queued)
+        );
+        assert!(matches!(rx.try_recv(), Ok(WriteCmd::Data(rest)) if rest.len() == big.len()));
+    }
+
+    #[test]
+    fn a_rest_kept_by_the_caller_is_known_until_handed_on_and_reported_at_the_close() {
+        let (handle, rx, _peer) = direct_handle();
+        let big = vec![7u8; 8 << 20];
+        let WritePart::Sent(took) = handle.write_some(&big) else {
+            panic!("queued");
+        };
+        assert_eq!(
+            handle.control.kept.load(Ordering::Relaxed),
+            big.len() - took
+        );
+        // The rest again, still no room: what is kept now replaces it.
+        let WritePart::Sent(0) = handle.write_some(&big[took..]) else {
+            panic!("the full socket took bytes");
+        };
+        assert_eq!(
+            handle.control.kept.load(Ordering::Relaxed),
+            big.len() - took
+        );
+        // Handed to the writer: nothing is kept any more.
+        assert_eq!(handle.write(big[took..].to_vec()), WriteOutcome::Queued);
+        assert_eq!(handle.control.kept.load(Ordering::Relaxed), 0);
+        drop(rx.try_recv());
+        handle.control.queued.store(0, Ordering::Release);
+        // Kept again, then the writer closes: the close reports it once, and
+        // a later write (Ended) changes nothing.
+        let WritePart::Sent(0) = handle.write_some(&big[..1000]) else {
+            panic!("the full socket took bytes");
+        };
+        assert_eq!(handle.control.close_writer(), 1000);
+        assert_eq!(
+            handle.write_some(&big),
+            WritePart::Deferred(WriteOutcome::Ended)
+        );
+        assert_eq!(handle.control.close_writer(), 0);
     }
 
     #[test]

@@ -48,12 +48,30 @@ struct ReaderCore {
     state: Mutex<ReadState>,
 }
 
+/// Bytes an owner's own read may take at once ([`ReaderParts::read_for_owner`]):
+/// 4 event chunks, so a bulk stream costs a quarter of the calls and
+/// `Buffer`s. The addon asks for that much only when its consumer takes
+/// the chunk at once (a flowing stream with nothing buffered), so what a
+/// stream buffers stays as with event chunks; every run keeps this reused
+/// buffer (zeroed lazily by the kernel: a run that reads small frames
+/// touches a page of it).
+pub const OWNER_READ_BYTES: usize = 4 * READ_CHUNK_BYTES;
+
+/// From this many queued bytes an owner's read goes straight into a fresh
+/// buffer of the owner's ([`ReaderParts::read_for_owner`]).
+pub const OWNER_FRESH_BYTES: usize = 16 * 1024;
+
 struct ReadState {
     /// One chunk's buffer, reused: a frame costs a copy of its own size,
-    /// not a fresh zeroed chunk.
+    /// not a fresh zeroed chunk. [`OWNER_READ_BYTES`] long; event chunks
+    /// use the first [`READ_CHUNK_BYTES`].
     buf: Vec<u8>,
     /// `End` was emitted (or the owner abandoned): nothing more is read.
     ended: bool,
+    /// The teardown reads to the end ([`drain_to_end`]): its chunks go
+    /// through the event sink, so the owner takes no more for itself
+    /// ([`ReaderParts::read_for_owner`]) — one could overtake them.
+    teardown_reads: bool,
 }
 
 /// What one [`ReaderParts::read_once`] did.
@@ -82,8 +100,9 @@ impl ReaderParts {
             sink,
             counter,
             state: Mutex::new(ReadState {
-                buf: vec![0u8; READ_CHUNK_BYTES],
+                buf: vec![0u8; OWNER_READ_BYTES],
                 ended: false,
+                teardown_reads: false,
             }),
         }))
     }
@@ -99,22 +118,8 @@ impl ReaderParts {
         let Ok(mut st) = core.state.lock() else {
             return ReadStep::Ended;
         };
-        if st.ended {
-            return ReadStep::Ended;
-        }
-        let got = loop {
-            let flags = MsgFlags::MSG_DONTWAIT;
-            match cordon_passed_fds::recv_neutralising(core.fd.as_fd(), &mut st.buf, flags) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                other => break other,
-            }
-        };
-        match got {
-            Ok(r) if r.bytes == 0 && !r.had_ancillary => core.end(&mut st, None),
-            Ok(r) if r.bytes == 0 => ReadStep::Nothing,
-            Ok(r) => {
-                let bytes = st.buf[..r.bytes].to_vec();
-                core.counter.fetch_add(r.bytes as u64, Ordering::Relaxed);
+        match core.read_locked(&mut st, READ_CHUNK_BYTES, |bytes| bytes.to_vec()) {
+            Ok(bytes) => {
                 // Under the lock: the other reader's next chunk follows this one.
                 core.sink.emit(Event::Data {
                     stream: Stream::Protocol,
@@ -122,15 +127,46 @@ impl ReaderParts {
                 });
                 ReadStep::Emitted
             }
-            Err(e) if e.raw_os_error() == Some(Errno::EAGAIN as i32) => ReadStep::WouldBlock,
-            Err(e) => {
-                // As the reader thread does (R5N-1): what the sandbox queued
-                // is received and neutralised, and nothing more accepted,
-                // before fd 3 can close.
-                cordon_passed_fds::drain(core.fd.as_fd());
-                core.end(&mut st, Some(e.to_string()))
+            Err(step) => step,
+        }
+    }
+
+    /// Reads one chunk without blocking for an owner that delivers it
+    /// itself, at once, on the thread the sink's events arrive on: `Ok` is
+    /// the chunk and its length, counted as any chunk; `Err` is every other
+    /// step (`End` and errors are still emitted through the sink). A chunk
+    /// the sink still holds could be overtaken, so once the teardown reads
+    /// ([`drain_to_end`]) this reports `Ended` without reading, and the
+    /// teardown's own chunks (and `End`) follow through the sink.
+    ///
+    /// At most `limit` bytes (1 to [`OWNER_READ_BYTES`]). With at least
+    /// [`OWNER_FRESH_BYTES`] queued, they are received straight into
+    /// `fresh(len)` (a buffer the owner made, of `len` bytes; its chunk may
+    /// hold fewer, the length says) — no copy; fewer are received into the
+    /// reused buffer and copied out by `take`, cheaper than a fresh buffer
+    /// per small frame. Both run under the lock.
+    pub fn read_for_owner<T: AsMut<[u8]>>(
+        &self,
+        limit: usize,
+        fresh: impl FnOnce(usize) -> Option<T>,
+        take: impl FnOnce(&[u8]) -> T,
+    ) -> Result<(T, usize), ReadStep> {
+        let core = &self.0;
+        let Ok(mut st) = core.state.lock() else {
+            return Err(ReadStep::Ended);
+        };
+        if st.teardown_reads {
+            return Err(ReadStep::Ended);
+        }
+        let limit = limit.clamp(1, OWNER_READ_BYTES);
+        let queued = core.queued_bytes().min(limit);
+        if queued >= OWNER_FRESH_BYTES {
+            if let Some(mut chunk) = fresh(queued) {
+                let n = core.receive(&mut st.ended, chunk.as_mut())?;
+                return Ok((chunk, n));
             }
         }
+        core.read_locked(&mut st, limit, |bytes| (take(bytes), bytes.len()))
     }
 
     /// The owner cannot read any more (it could not poll fd 3): the stream
@@ -140,7 +176,7 @@ impl ReaderParts {
         if let Ok(mut st) = core.state.lock() {
             if !st.ended {
                 cordon_passed_fds::drain(core.fd.as_fd());
-                core.end(&mut st, Some(why));
+                core.end(&mut st.ended, Some(why));
             }
         }
     }
@@ -160,8 +196,64 @@ impl ReaderParts {
 }
 
 impl ReaderCore {
-    fn end(&self, st: &mut ReadState, error: Option<String>) -> ReadStep {
-        st.ended = true;
+    /// One non-blocking read of at most `limit` bytes: the chunk's bytes go
+    /// to `take` (counted), anything else is the step (the end emitted here).
+    fn read_locked<T>(
+        &self,
+        st: &mut ReadState,
+        limit: usize,
+        take: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T, ReadStep> {
+        let ReadState { buf, ended, .. } = st;
+        let n = self.receive(ended, &mut buf[..limit])?;
+        Ok(take(&buf[..n]))
+    }
+
+    /// Receives into `buf` without blocking: the bytes received (counted),
+    /// or the step (the end emitted here).
+    fn receive(&self, ended: &mut bool, buf: &mut [u8]) -> Result<usize, ReadStep> {
+        if *ended {
+            return Err(ReadStep::Ended);
+        }
+        let got = loop {
+            let flags = MsgFlags::MSG_DONTWAIT;
+            match cordon_passed_fds::recv_neutralising(self.fd.as_fd(), buf, flags) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        };
+        match got {
+            Ok(r) if r.bytes == 0 && !r.had_ancillary => Err(self.end(ended, None)),
+            Ok(r) if r.bytes == 0 => Err(ReadStep::Nothing),
+            Ok(r) => {
+                self.counter.fetch_add(r.bytes as u64, Ordering::Relaxed);
+                Ok(r.bytes)
+            }
+            Err(e) if e.raw_os_error() == Some(Errno::EAGAIN as i32) => Err(ReadStep::WouldBlock),
+            Err(e) => {
+                // As the reader thread does (R5N-1): what the sandbox queued
+                // is received and neutralised, and nothing more accepted,
+                // before fd 3 can close.
+                cordon_passed_fds::drain(self.fd.as_fd());
+                Err(self.end(ended, Some(e.to_string())))
+            }
+        }
+    }
+
+    /// Bytes waiting in fd 3's receive queue (`FIONREAD`; 0 when unknown).
+    fn queued_bytes(&self) -> usize {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer; the fd is live.
+        let rc = unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+        if rc < 0 {
+            0
+        } else {
+            usize::try_from(n).unwrap_or(0)
+        }
+    }
+
+    fn end(&self, ended: &mut bool, error: Option<String>) -> ReadStep {
+        *ended = true;
         self.sink.emit(Event::End {
             stream: Stream::Protocol,
             error,
@@ -176,6 +268,9 @@ impl ReaderCore {
 /// confirmed empty may still hold its other end).
 pub(crate) fn drain_to_end(parts: &ReaderParts, bound: Option<Instant>) {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    if let Ok(mut st) = parts.0.state.lock() {
+        st.teardown_reads = true;
+    }
     loop {
         // Every pass: a writer that outlived the kill and keeps fd 3 full
         // must not hold the teardown past its bound (R14w-3).
@@ -250,6 +345,70 @@ mod tests {
         assert_eq!(parts.read_once(), ReadStep::Ended, "no second End");
         assert_eq!(counter.load(Ordering::Relaxed), 5);
         assert_eq!(*record.0.lock().unwrap(), ["data frame", "end None"]);
+    }
+
+    #[test]
+    fn an_owner_read_hands_the_bytes_over_and_stops_once_the_teardown_reads() {
+        let (parts, mut peer, record, counter) = parts();
+        assert_eq!(
+            parts.read_for_owner(OWNER_READ_BYTES, |n| Some(vec![0; n]), <[u8]>::to_vec),
+            Err(ReadStep::WouldBlock)
+        );
+        peer.write_all(b"mine").unwrap();
+        assert_eq!(
+            parts.read_for_owner(OWNER_READ_BYTES, |n| Some(vec![0; n]), <[u8]>::to_vec),
+            Ok((b"mine".to_vec(), 4))
+        );
+        assert!(record.0.lock().unwrap().is_empty(), "not emitted");
+        assert_eq!(counter.load(Ordering::Relaxed), 4, "counted");
+        // The teardown starts (a drain whose bound has passed: it returns at
+        // once, before reading): from now on its chunks go through the sink,
+        // and the owner takes none for itself, so none can overtake them.
+        drain_to_end(&parts, Some(Instant::now()));
+        peer.write_all(b"theirs").unwrap();
+        assert_eq!(
+            parts.read_for_owner(OWNER_READ_BYTES, |n| Some(vec![0; n]), <[u8]>::to_vec),
+            Err(ReadStep::Ended),
+            "the owner reads nothing once the teardown reads"
+        );
+        drop(peer);
+        drain_to_end(&parts, None);
+        assert_eq!(*record.0.lock().unwrap(), ["data theirs", "end None"]);
+    }
+
+    #[test]
+    fn a_large_queue_is_received_into_the_owners_own_buffer_a_small_one_copied() {
+        let (parts, mut peer, record, counter) = parts();
+        let asked = std::cell::Cell::new(0);
+        let fresh = |n| {
+            asked.set(n);
+            Some(vec![0xee; n])
+        };
+        let big: Vec<u8> = (0..40_000u32).map(|i| i as u8).collect();
+        peer.write_all(&big).unwrap();
+        // At most `limit` of it, straight into the owner's buffer.
+        let got = parts.read_for_owner(OWNER_FRESH_BYTES + 1, fresh, <[u8]>::to_vec);
+        assert_eq!(
+            got,
+            Ok((big[..OWNER_FRESH_BYTES + 1].to_vec(), OWNER_FRESH_BYTES + 1))
+        );
+        assert_eq!(
+            asked.get(),
+            OWNER_FRESH_BYTES + 1,
+            "sized to what is queued"
+        );
+        let got = parts.read_for_owner(OWNER_READ_BYTES, fresh, <[u8]>::to_vec);
+        let rest = big.len() - OWNER_FRESH_BYTES - 1;
+        assert_eq!(got, Ok((big[OWNER_FRESH_BYTES + 1..].to_vec(), rest)));
+        assert_eq!(asked.get(), rest);
+        // A small frame is copied out of the reused buffer.
+        asked.set(0);
+        peer.write_all(b"small").unwrap();
+        let got = parts.read_for_owner(OWNER_READ_BYTES, fresh, <[u8]>::to_vec);
+        assert_eq!(got, Ok((b"small".to_vec(), 5)));
+        assert_eq!(asked.get(), 0, "no fresh buffer for a small frame");
+        assert_eq!(counter.load(Ordering::Relaxed), big.len() as u64 + 5);
+        assert!(record.0.lock().unwrap().is_empty(), "nothing emitted");
     }
 
     #[test]

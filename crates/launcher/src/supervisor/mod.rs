@@ -108,6 +108,7 @@ pub fn start(
         writer: Mutex::new(Some(writer_tx)),
         direct: Mutex::new(None),
         queued: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        kept: std::sync::atomic::AtomicUsize::new(0),
         protocol_gate: Arc::new(Gate::new()),
         stderr_gate: Arc::new(Gate::new()),
         supervision: Arc::new(Supervision::default()),

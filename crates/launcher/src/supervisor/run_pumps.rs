@@ -142,13 +142,16 @@ pub fn join(pumps: Pumps, control: &Control, bound: Option<Instant>) -> ByteCoun
     for thread in pumps.threads {
         join_within(thread, bound);
     }
-    control.close_writer();
+    // A rest the owner still keeps for fd 3's writability is never sent
+    // now: discarded, like what the writer could not send (round 15r,
+    // R15r-1), so protocolIn + protocolInDiscarded is every byte accepted.
+    let kept = control.close_writer();
     if let Some(writer) = pumps.writer {
         join_within(writer, bound);
     }
     ByteCounts {
         protocol_in: pumps.writes.written.load(Ordering::Relaxed),
-        protocol_in_discarded: pumps.writes.discarded.load(Ordering::Relaxed),
+        protocol_in_discarded: pumps.writes.discarded.load(Ordering::Relaxed) + kept,
         protocol_out: pumps.protocol_out.load(Ordering::Relaxed),
         stderr: pumps.stderr.load(Ordering::Relaxed),
     }
