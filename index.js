@@ -5,6 +5,7 @@
 // and one full-duplex protocol channel on its fd 3. See index.d.ts and
 // docs/policy.md, docs/receipts.md, docs/errors.md.
 
+const { AsyncResource } = require('node:async_hooks');
 const { CordonError } = require('./lib/errors');
 const { readOnly, workspaceWrite, profile, toPlainJson, isPlainObject } = require('./lib/isolated-policy');
 const { IsolatedExecution } = require('./lib/isolated-execution');
@@ -73,7 +74,11 @@ function spawnIsolated(command, options) {
   const execution = new IsolatedExecution(native);
   let handle;
   try {
-    handle = native.spawnNative(json, (kind, chunk, message, settled) => execution._onEvent(kind, chunk, message, settled));
+    // Bound to the caller's async context: Node 24 restores none for a
+    // threadsafe function's calls, so stderr and 'end' listeners ran with no
+    // AsyncLocalStorage store there (round 16r, R16r-2).
+    const onEvent = (kind, chunk, message, settled) => execution._onEvent(kind, chunk, message, settled);
+    handle = native.spawnNative(json, AsyncResource.bind(onEvent, 'CordonEvents'));
   } catch (error) {
     throw asCordonError(error);
   }

@@ -347,3 +347,54 @@ for (const [name, how] of [
     assert.equal(bytes.protocolIn + bytes.protocolInDiscarded, size, JSON.stringify(bytes));
   });
 }
+
+test('protocol.destroy() half-closes fd 3 like end(): the program reads EOF and exits, and every accepted byte is counted', { skip, timeout: 30_000 }, async () => {
+  // Round 16r, R16r-1: ProtocolStream had no _destroy, so fd 3 stayed open
+  // and a program reading to EOF waited for its deadline (rc 143 here).
+  const program = [
+    'import os, time',
+    "os.write(3, b'x')",
+    'n = 0',
+    'while True:',
+    '    b = os.read(3, 65536)',
+    '    if not b: break',
+    '    n += len(b)',
+    '    time.sleep(0.002)',
+    "os.write(2, b'eof after %d' % n)",
+  ].join('\n');
+  const ex = spawnIsolated(['/usr/bin/python3', '-c', program], { policy: readOnly(), deadlineMs: 20_000 });
+  let stderr = '';
+  ex.stderr.on('data', (d) => { stderr += d; });
+  const size = 2 << 20;
+  let called = 0;
+  ex.protocol.on('error', () => {});
+  ex.protocol.once('data', () => {
+    ex.protocol.write(Buffer.alloc(size, 0x61), () => { called += 1; });
+    setTimeout(() => ex.protocol.destroy(), 30);
+  });
+  ex.protocol.resume();
+  const outcome = await ex.wait();
+  assert.equal(outcome.returncode, 0, `${stderr} ${JSON.stringify(outcome.receipt.bytes)}`);
+  const got = Number(/eof after (\d+)/.exec(stderr)?.[1]);
+  const { protocolIn, protocolInDiscarded } = outcome.receipt.bytes;
+  assert.equal(got, protocolIn, stderr);
+  assert.equal(protocolIn + protocolInDiscarded, size, JSON.stringify(outcome.receipt.bytes));
+  assert.equal(called, 1, 'the write callback ran');
+});
+
+test('stderr and end listeners run in the spawner\'s async context too', { skip }, async () => {
+  // Round 16r, R16r-2: on Node 24 the threadsafe function's calls restored
+  // no async context, so stderr 'data'/'end' and protocol 'end' listeners had
+  // no AsyncLocalStorage store (the pulled protocol 'data' listener had it).
+  const { AsyncLocalStorage } = require('node:async_hooks');
+  const als = new AsyncLocalStorage();
+  const seen = {};
+  const ex = als.run({ req: 'r1' }, () => spawnIsolated(['/bin/sh', '-c', 'echo e >&2; echo p >&3'], { policy: readOnly() }));
+  ex.stderr.on('data', () => { seen.stderrData = als.getStore()?.req ?? null; });
+  ex.stderr.on('end', () => { seen.stderrEnd = als.getStore()?.req ?? null; });
+  ex.protocol.on('data', () => { seen.protocolData = als.getStore()?.req ?? null; });
+  ex.protocol.on('end', () => { seen.protocolEnd = als.getStore()?.req ?? null; });
+  await ex.wait();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(seen, { stderrData: 'r1', stderrEnd: 'r1', protocolData: 'r1', protocolEnd: 'r1' });
+});

@@ -153,6 +153,29 @@ class ProtocolStream extends Duplex {
     else callback();
   }
 
+  /**
+   * destroy() (or an error that destroys the stream) half-closes fd 3, as
+   * end() does, so a program reading to EOF ends instead of waiting for its
+   * deadline (round 16r, R16r-1). A kept rest is dropped (the launcher still
+   * knows it and counts it in protocolInDiscarded at the run's end); what the
+   * writer thread already holds goes first. Reading stops, as for a paused
+   * stream: the program's further writes wait in fd 3 until the run ends.
+   */
+  _destroy(error, callback) {
+    const dropped = this._rest;
+    this._rest = null;
+    const native = this._execution._native;
+    if (native !== null && !this.writableFinished && this._pendingFinal === null) {
+      try {
+        native.shutdownWrite();
+      } catch {
+        // The run is over or its writer refused: nothing is left to close.
+      }
+    }
+    callback(error);
+    dropped?.callback(); // its write ends, as one after the run's end does
+  }
+
   _writeDone() {
     this._writesInFlight = Math.max(0, this._writesInFlight - 1);
     this._settleWrite();
