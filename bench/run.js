@@ -101,6 +101,7 @@ function goals(rows) {
     check('>= 10000 tool calls/s in one run', find(rows, '3 tool call rate', 'cordon'), (r) => r.median, (v) => v >= 10000),
     check('Promise.all of 8 calls to a 200 ms tool < 300 ms inside a run (issue 12)', find(rows, '3 Promise.all 8 x', 'cordon'), (r) => r.median, (v) => v < 300),
     check('relay >= 0.5x raw net.Socket', find(rows, '4', 'cordon'), (r) => r.ratio, (v) => v >= 0.5),
+    check('relay >= 0.8x raw net.Socket (issue 23)', find(rows, '4', 'cordon'), (r) => r.ratio, (v) => v >= 0.8),
     check('idle runner RSS <= 4 MiB', find(rows, '6 idle', 'cordon-runner'), (r) => r.median / 1024, (v) => v <= 4),
     check('Node RSS per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: RSS'), (r) => r.median, (v) => v <= 256),
     check('Node JS heap per in-flight run <= 256 KiB', find(rows, '6 Node', 'cordon run: JS'), (r) => r.median, (v) => v <= 256),
