@@ -160,7 +160,7 @@ const NODE_INDEPENDENT = new Set([
   'adapter-types', 'code-mode-declarations', 'code-mode-types', 'remote-types', 'remote-endpoints-types', 'deploy-k8s',
   // Probes of the launcher's closing of passed descriptors (Rust, off the JS
   // thread); fd 3's Node-side reading is attacked by round3/4/14 on each Node.
-  'round15',
+  'round15', 'round16',
 ].map((name) => `${name}.test.js`));
 
 let status = 0;

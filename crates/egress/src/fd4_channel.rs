@@ -14,6 +14,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::{Arc, Mutex};
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::socket::{getsockopt, socketpair, sockopt, AddressFamily, SockFlag, SockType};
@@ -59,6 +60,44 @@ pub fn peer_shut_down(fd: BorrowedFd<'_>) -> bool {
         None => true,
         Some(r) => r.contains(PollFlags::POLLHUP),
     }
+}
+
+/// The engine's copy of the sandbox's end (`RunEngine::hold_fd4_peer`),
+/// shared with the task serving the channel until `finish` takes it.
+pub(crate) type PeerCopy = Arc<Mutex<Option<OwnedFd>>>;
+
+/// Nothing more can come on the channel: the program shut its end down for
+/// writing, and every record it sent has been received (`unreceived` on the
+/// peer's copy; round 16n, R16n-2: a zero-length record still queued after
+/// the shutdown was taken for the end, and the records behind it got no
+/// receipt). Checked before each receive: after the shutdown no record can
+/// be added, so the two checks cannot be raced. Without a peer copy (an
+/// engine embedded without one) the shutdown alone is all that is known.
+pub(crate) fn ended(channel: BorrowedFd<'_>, peer: &PeerCopy) -> bool {
+    if !peer_shut_down(channel) {
+        return false;
+    }
+    match peer.lock() {
+        Ok(copy) => copy
+            .as_ref()
+            .is_none_or(|p| cordon_passed_fds::unreceived(p.as_fd()) == Some(0)),
+        Err(_) => true,
+    }
+}
+
+/// Empties the engine's end and closes it off this thread: to the real end
+/// of what the program queued when the peer's copy is there (round 16n,
+/// R16n-1: a count of empty reads can be outnumbered by zero-length
+/// records), else as any socket the sandbox writes to.
+pub(crate) fn close(channel: OwnedFd, peer: &PeerCopy) {
+    if let Ok(copy) = peer.lock() {
+        if let Some(p) = copy.as_ref() {
+            cordon_passed_fds::drain_with_peer(channel.as_fd(), p.as_fd());
+            cordon_passed_fds::neutralise(vec![channel]);
+            return;
+        }
+    }
+    cordon_passed_fds::drain_and_close(channel);
 }
 
 #[cfg(test)]

@@ -50,16 +50,24 @@ fn status_for(refusal: Refusal) -> Fd4Status {
 }
 
 /// Serves the channel until the run is cancelled (or the channel fails).
-pub async fn serve(ctx: Arc<RunContext>, channel: AsyncFd<OwnedFd>, _alive: Alive) {
+pub async fn serve(
+    ctx: Arc<RunContext>,
+    channel: AsyncFd<OwnedFd>,
+    peer: crate::fd4_channel::PeerCopy,
+    _alive: Alive,
+) {
     // Drained and closed off this worker however the task ends (R5N-1).
-    let held = SandboxChannel(Some(channel));
+    let held = SandboxChannel(Some(channel), peer);
     let Some(channel) = held.0.as_ref() else {
         return;
     };
     loop {
         // One byte more than the largest valid request, so an oversized one is seen as such.
         let receive = channel.async_io(Interest::READABLE, |fd| {
-            recv_datagram(fd.as_fd(), MAX_REQUEST_BYTES + 1)
+            if crate::fd4_channel::ended(fd.as_fd(), &held.1) {
+                return Ok(None); // shut down by the program, every record read
+            }
+            recv_datagram(fd.as_fd(), MAX_REQUEST_BYTES + 1).map(Some)
         });
         let received = tokio::select! {
             biased;
@@ -67,18 +75,9 @@ pub async fn serve(ctx: Arc<RunContext>, channel: AsyncFd<OwnedFd>, _alive: Aliv
             received = receive => received,
         };
         let serving = match received {
-            // Shut down for writing by the program: nothing more can come.
-            Ok(r)
-                if r.bytes.is_empty()
-                    && !r.truncated
-                    && !r.had_ancillary
-                    && crate::fd4_channel::peer_shut_down(channel.as_fd()) =>
-            {
-                return
-            }
-            Ok(received) => handle(&ctx, channel, received).await,
+            Ok(Some(received)) => handle(&ctx, channel, received).await,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Serving::On,
-            Err(_) => return,
+            Ok(None) | Err(_) => return,
         };
         if serving == Serving::QuotaSpent || ctx.cancel.is_cancelled() {
             return;

@@ -92,8 +92,9 @@ pub struct RunEngine {
     ctx: Arc<RunContext>,
     socket_path: PathBuf,
     finished: Option<NetworkReceipts>,
-    /// A copy of the sandbox's end of the fd-4 channel (see `hold_fd4_peer`).
-    fd4_peer: Option<OwnedFd>,
+    /// A copy of the sandbox's end of the fd-4 channel (see `hold_fd4_peer`),
+    /// shared with the task serving it (fd4_channel.rs).
+    fd4_peer: crate::fd4_channel::PeerCopy,
 }
 
 impl RunEngine {
@@ -120,7 +121,7 @@ impl RunEngine {
             ctx: Arc::clone(&ctx),
             socket_path: config.socket_path,
             finished: None,
-            fd4_peer: None,
+            fd4_peer: Arc::default(),
         };
         // Registering with the reactor needs the runtime's context.
         let _entered = config.runtime.enter();
@@ -156,9 +157,12 @@ impl RunEngine {
             .spawn(accept_loop(Arc::clone(&ctx), listener, proxy_port, alive));
         if let Some(channel) = channel {
             let alive = guard()?;
-            config
-                .runtime
-                .spawn(crate::fd4_server::serve(Arc::clone(&ctx), channel, alive));
+            config.runtime.spawn(crate::fd4_server::serve(
+                Arc::clone(&ctx),
+                channel,
+                Arc::clone(&engine.fd4_peer),
+                alive,
+            ));
         }
         Ok(engine)
     }
@@ -174,8 +178,12 @@ impl RunEngine {
     /// `unix_dgram_disconnected`), so a reply sent after the program exited
     /// would drop the descriptors it left queued on a runtime worker
     /// (round 5, R5N-1). While this copy is open the peer is never gone.
+    /// The copy also tells the channel's real end (`unreceived`: fd4_channel.rs,
+    /// round 16n).
     pub fn hold_fd4_peer(&mut self, peer: OwnedFd) {
-        self.fd4_peer = Some(peer);
+        if let Ok(mut copy) = self.fd4_peer.lock() {
+            *copy = Some(peer);
+        }
     }
 
     /// The latch the run's stop ladder sets before it signals the sandbox:
@@ -198,7 +206,9 @@ impl RunEngine {
         }
         self.ctx.cancel.cancel();
         self.ctx.tasks.wait_all(self.ctx.teardown_bound);
-        if let Some(peer) = self.fd4_peer.take() {
+        // The serving task drained the channel with this copy before it ended.
+        let peer = self.fd4_peer.lock().ok().and_then(|mut copy| copy.take());
+        if let Some(peer) = peer {
             cordon_passed_fds::drain_and_close(peer); // the replies it holds carry stream ends
         }
         let _ = std::fs::remove_file(&self.socket_path);

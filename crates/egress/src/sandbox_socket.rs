@@ -58,12 +58,15 @@ impl Drop for SandboxListener {
 /// drain behind zero-length records sent in the instant before its
 /// shutdown; once per run, the closer thread costs nothing that matters).
 #[derive(Debug)]
-pub struct SandboxChannel(pub Option<AsyncFd<OwnedFd>>);
+pub struct SandboxChannel(
+    pub Option<AsyncFd<OwnedFd>>,
+    pub crate::fd4_channel::PeerCopy,
+);
 
 impl Drop for SandboxChannel {
     fn drop(&mut self) {
         if let Some(channel) = self.0.take() {
-            cordon_passed_fds::drain_and_close(channel.into_inner());
+            crate::fd4_channel::close(channel.into_inner(), &self.1);
         }
     }
 }

@@ -28,11 +28,34 @@ const BEFORE_SHUTDOWN: usize = 4096;
 /// Errors read through (one pending error is reported before the queue; a
 /// socket that only errs, e.g. an unconnected one, ends the drain).
 const MAX_ERRORS: usize = 8;
-/// Empty reads a seqpacket socket is read through after its shutdown: its
-/// empty queue and a zero-length record both read as 0, and its peer's send
-/// buffer (at most 2 × `wmem_max`, ~425 KiB here) holds fewer zero-length
-/// records than this (each costs its skb, over 500 bytes).
+/// Empty reads a seqpacket socket is read through after its shutdown at
+/// least: its empty queue and a zero-length record both read as 0.
 const ZERO_RECORDS: usize = 4096;
+/// The smallest skb a zero-length record costs its sender (768 bytes
+/// measured on Linux 6.x; a margin below it).
+const MIN_RECORD_SKB: usize = 512;
+/// [`zero_records`] when `wmem_max` cannot be read (covers 64 MiB).
+const ZERO_RECORDS_UNKNOWN: usize = 1 << 18;
+
+/// Empty reads that outnumber the zero-length records any unprivileged
+/// sender can queue: its send buffer is at most 2 × `net.core.wmem_max`
+/// (`SO_SNDBUF` is capped there and doubled; only `SO_SNDBUFFORCE`, which
+/// needs `CAP_NET_ADMIN` in the host, goes past it), plus the one record
+/// that may overshoot. A fixed count was outnumbered on a host with a
+/// raised `wmem_max` (round 16n, R16n-1: ~11 000 records at 4 MiB). Where
+/// the caller holds the peer's copy, [`drain_with_peer`] reads to the real
+/// end instead (the fd-4 channel).
+pub(crate) fn zero_records() -> usize {
+    static BOUND: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BOUND.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/net/core/wmem_max")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .map_or(ZERO_RECORDS_UNKNOWN, |max| {
+                (2 * max / MIN_RECORD_SKB + 2).max(ZERO_RECORDS)
+            })
+    })
+}
 
 /// Empties `socket`'s receive queue, neutralising every passed descriptor,
 /// and shuts it down both ways so nothing more can be queued. Non-blocking;
@@ -50,7 +73,7 @@ pub fn drain(socket: BorrowedFd<'_>) {
 /// not either. Before the shutdown only `EAGAIN` is empty. After it a
 /// datagram socket still reads `EAGAIN` when empty, a stream reads 0 (its
 /// end: a stream has no zero-length messages), and a seqpacket socket reads
-/// 0 either way, so it is read through up to [`ZERO_RECORDS`] empty reads
+/// 0 either way, so it is read through up to [`zero_records`] empty reads
 /// (more than its peer's send buffer can queue).
 pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<OwnedFd>)) {
     let kind = getsockopt(&socket, sockopt::SockType).ok();
@@ -83,7 +106,7 @@ pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<Owne
             Ok(r) if r.bytes > 0 || r.had_ancillary => zeros = 0,
             Ok(_) => match kind {
                 Some(SockType::Datagram) => {} // a zero-length datagram; empty is EAGAIN
-                Some(SockType::SeqPacket) if zeros < ZERO_RECORDS => zeros += 1,
+                Some(SockType::SeqPacket) if zeros < zero_records() => zeros += 1,
                 _ => break, // a stream's end, or a seqpacket socket read through
             },
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
@@ -92,6 +115,41 @@ pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<Owne
                 if errors > MAX_ERRORS {
                     break;
                 }
+            }
+        }
+    }
+}
+
+/// Bytes (skb memory) `sender` has sent that its connected peer has not
+/// received: 0 exactly when the peer's receive queue holds nothing of it,
+/// zero-length records included (each costs its skb). None on error.
+pub fn unreceived(sender: BorrowedFd<'_>) -> Option<usize> {
+    crate::settle::queued(sender, libc::TIOCOUTQ).and_then(|n| usize::try_from(n).ok())
+}
+
+/// [`drain`] for a seqpacket socket whose peer's copy the caller holds
+/// (the fd-4 channel: round 16n, R16n-1): after the shutdown its empty
+/// queue and a zero-length record both read as 0, and a peer with a large
+/// send buffer (`SO_SNDBUF` up to 2 × `wmem_max`) can queue more of them
+/// than any fixed number of empty reads, so the end is where the peer has
+/// nothing left unreceived ([`unreceived`]), not a count.
+pub fn drain_with_peer(socket: BorrowedFd<'_>, peer: BorrowedFd<'_>) {
+    let _ = shutdown(socket.as_raw_fd(), Shutdown::Both);
+    let mut buf = vec![0u8; DRAIN_CHUNK];
+    // Each receive takes one record, so `unreceived` falls with every one;
+    // reads that leave it where it was (nothing of the peer's queued here)
+    // end the loop after a few, as errors do.
+    let mut stalls = 0;
+    while let Some(left) = unreceived(peer).filter(|&n| n > 0) {
+        match receive(socket, &mut buf, MsgFlags::MSG_DONTWAIT) {
+            Ok((_, fds)) => neutralise(fds),
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
+            Err(_) => {}
+        }
+        if unreceived(peer).is_some_and(|now| now >= left) {
+            stalls += 1;
+            if stalls > MAX_ERRORS {
+                break;
             }
         }
     }

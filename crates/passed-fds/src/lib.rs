@@ -25,7 +25,7 @@ mod drain;
 mod name_taken;
 mod refuse;
 mod settle;
-pub use drain::{drain, drain_and_close, drain_listener};
+pub use drain::{drain, drain_and_close, drain_listener, drain_with_peer, unreceived};
 pub use name_taken::take_automatic_name;
 pub use refuse::refuse_passed_descriptors;
 

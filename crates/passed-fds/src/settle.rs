@@ -111,14 +111,18 @@ fn empty_into(socket: BorrowedFd<'_>, pending: &mut Vec<OwnedFd>) -> usize {
 /// received unread (`SIOCINQ` = 0; with unread bytes `tcp_close` resets at
 /// once, linger or not). Errors (not a socket) read as false.
 fn could_linger(fd: BorrowedFd<'_>) -> bool {
-    let queued = |request| {
-        let mut n: libc::c_int = 0;
-        // SAFETY: a valid descriptor and a pointer to a live c_int, the
-        // argument both requests write.
-        let rc = unsafe { libc::ioctl(fd.as_raw_fd(), request, std::ptr::addr_of_mut!(n)) };
-        (rc == 0).then_some(n)
-    };
-    matches!(queued(libc::TIOCOUTQ), Some(n) if n > 0) && queued(libc::FIONREAD) == Some(0)
+    matches!(queued(fd, libc::TIOCOUTQ), Some(n) if n > 0) && queued(fd, libc::FIONREAD) == Some(0)
+}
+
+/// `SIOCOUTQ` (`TIOCOUTQ`) or `SIOCINQ` (`FIONREAD`) of `fd`; None on error.
+/// On a Unix socket `SIOCOUTQ` is the memory of what it sent and its peer
+/// has not received yet: zero-length records count too (see `unreceived`).
+pub(crate) fn queued(fd: BorrowedFd<'_>, request: libc::Ioctl) -> Option<libc::c_int> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: a valid descriptor and a pointer to a live c_int, the
+    // argument both requests write.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), request, std::ptr::addr_of_mut!(n)) };
+    (rc == 0).then_some(n)
 }
 
 /// A Unix socket (the only kind that can queue descriptors) whose peer this

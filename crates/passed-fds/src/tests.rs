@@ -220,6 +220,69 @@ fn a_drained_datagram_channel_closes_at_once_and_refuses_more_even_behind_empty_
 }
 
 #[test]
+fn a_seqpacket_channel_drained_with_its_peer_closes_at_once_behind_any_number_of_empty_records() {
+    use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+    // Round 16n, R16n-1: after the shutdown an empty queue and a zero-length
+    // record both read as 0; a peer with a large send buffer queued more of
+    // them than `drain`'s fixed count, and the socket behind them was purged
+    // by the close. 12 000 records (more than `drain`'s 4096 reads before its
+    // shutdown and 4096 empty ones after) need ~9 MiB of send buffer (root: FORCE).
+    let (sandbox, host) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .unwrap();
+    setsockopt(&sandbox, sockopt::SndBufForce, &(16 << 20)).unwrap();
+    for _ in 0..12_000 {
+        nix::sys::socket::send(sandbox.as_raw_fd(), b"", MsgFlags::MSG_DONTWAIT).unwrap();
+    }
+    let (sender, _receiver) = lingering_pair();
+    sendmsg::<()>(
+        sandbox.as_raw_fd(),
+        &[IoSlice::new(b"MECQ")],
+        &[ControlMessage::ScmRights(&[sender.as_raw_fd()])],
+        MsgFlags::empty(),
+        None,
+    )
+    .unwrap();
+    drop(sender);
+    let peer = sandbox.try_clone().unwrap();
+    closes_promptly("seqpacket", move || {
+        drain_with_peer(host.as_fd(), peer.as_fd());
+        drop(host); // on this thread: a purge would wait the linger's hour
+    });
+    assert_eq!(unreceived(sandbox.as_fd()), Some(0));
+}
+
+#[test]
+fn a_seqpacket_drain_reads_through_more_empty_records_than_an_unprivileged_sender_can_queue() {
+    use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+    // Round 16n, R16n-1: the fixed 4096 was fewer than the ~11 000 records a
+    // sender queued with SO_SNDBUF at a 4 MiB wmem_max. Measured: as many as
+    // this host lets an unprivileged SO_SNDBUF queue.
+    let (sandbox, _host) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .unwrap();
+    setsockopt(&sandbox, sockopt::SndBuf, &(i32::MAX as usize)).unwrap();
+    let mut queued = 0usize;
+    while nix::sys::socket::send(sandbox.as_raw_fd(), b"", MsgFlags::MSG_DONTWAIT).is_ok() {
+        queued += 1;
+    }
+    assert!(queued > 0);
+    assert!(
+        crate::drain::zero_records() > queued,
+        "{} empty reads, {queued} records queued",
+        crate::drain::zero_records()
+    );
+}
+
+#[test]
 fn a_drained_listener_closes_at_once_with_a_lingering_socket_queued_in_its_backlog() {
     use std::os::unix::net::UnixListener;
     let dir = std::env::temp_dir().join(format!("cordon-drain-{}", std::process::id()));

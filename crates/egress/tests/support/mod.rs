@@ -178,7 +178,7 @@ fn start_full(
         // UnixDatagram serves as the client's API: send/recv on a connected
         // socket are the same calls for both types.
         let (a, b) = cordon_egress::fd4_channel::pair().unwrap();
-        (Some(a), Some(UnixDatagram::from(b)))
+        (Some(a), Some(b))
     } else {
         (None, None)
     };
@@ -197,6 +197,12 @@ fn start_full(
         runtime: runtime(),
     })
     .unwrap();
+    let mut engine = engine;
+    // As the launcher does: the engine holds a copy of the sandbox's end.
+    let fd4_client = fd4_client.map(|client: OwnedFd| {
+        engine.hold_fd4_peer(client.try_clone().unwrap());
+        UnixDatagram::from(client)
+    });
     Run {
         engine,
         _dir: dir,

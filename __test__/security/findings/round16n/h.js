@@ -1,0 +1,3 @@
+'use strict';
+// Round 16n helper: the round-15w helper (package selection, closer-thread census).
+module.exports = require('../round15w/h');

@@ -1,0 +1,41 @@
+'use strict';
+
+// Round 16n (white box on the seqpacket fd-4 channel, 5cffac46/d9512b5b):
+// probes in findings/round16n/ (README there), each FINDING before its fix
+// on this build and held after.
+//   - zerohide.js (R16n-1): zero-length records queued past the drain's
+//     fixed count of empty reads hid a lingering socket from the end-of-run
+//     drain; the channel is now drained to where the peer's copy has nothing
+//     unreceived (SIOCOUTQ). Needs net.core.wmem_max above ~3.2 MiB to
+//     attack at all (elsewhere it holds trivially; the Rust test
+//     cordon-passed-fds › a_seqpacket_channel_drained_with_its_peer… forces
+//     the buffer as root and fails with the old drain).
+//   - noreceipt.js (R16n-2): a zero-length record read after the program's
+//     SHUT_WR was taken for the end, and the records behind it got no
+//     receipt; the end is now the shutdown with nothing unreceived.
+
+const { describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const h = require('./harness');
+
+const skip = h.skipReason() ?? false;
+const probe = (name, fn) => test(name, { skip, timeout: 200_000 }, fn);
+
+function runProbe(file, args = []) {
+  const run = spawnSync(process.execPath, [path.join(__dirname, 'findings', file), ...args], { encoding: 'utf8', timeout: 180_000 });
+  const lines = `${run.stdout}`.trim().split('\n');
+  return { last: lines[lines.length - 1], text: `${run.stdout}\n${run.stderr}`.slice(-2500) };
+}
+
+describe('round 16n: the seqpacket fd-4 channel', () => {
+  probe('R16n-1: a socket queued behind zero-length records on fd 4 is drained at the run\'s end, not purged by a close', () => {
+    const { last, text } = runProbe('round16n/zerohide.js');
+    assert.equal(last, 'held', text);
+  });
+  probe('R16n-2: records sent before the program shuts fd 4 down each get their receipt', () => {
+    const { last, text } = runProbe('round16n/noreceipt.js');
+    assert.equal(last, 'held', text);
+  });
+});
