@@ -263,6 +263,13 @@ export interface IsolatedExecution {
   readonly stderr: Readable;
   /** stderr bytes discarded because nothing was consuming `stderr` (see above); 0 when it was read. */
   readonly stderrDroppedBytes: number;
+  /**
+   * Bytes written to `protocol` after the run's receipt was composed (the
+   * program had ended and `wait()` was about to settle, or had): dropped, in
+   * neither `receipt.bytes.protocolIn` nor `protocolInDiscarded`. Those two
+   * and this add up to every byte whose write callback succeeded.
+   */
+  readonly protocolDroppedBytes: number;
   /** bwrap's pid; undefined if it could not be started (wait() then rejects). */
   readonly pid: number | undefined;
   /** Same promise every call; resolves after reaping, both streams' EOF and the receipt. Rejects (with a `code`) when the launch failed, the observed confinement did not match the plan, or no receipt could be read. */

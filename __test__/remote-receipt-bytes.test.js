@@ -145,4 +145,16 @@ describe('kept receipts (R11-1)', { skip }, () => {
     assert.equal(run.receipt.command.argvTruncated.args, 8);
     assert.equal(run.receipt.policy.network.allowTruncated.entries, 1024);
   });
+
+  test('writes to protocol after the run settled are dropped and counted in protocolDroppedBytes, as a local run counts them (R16b-1)', { timeout: 60_000 }, async () => {
+    const execution = remote.spawnIsolated(['true'], { policy: remote.readOnly() });
+    execution.stderr.resume();
+    execution.protocol.resume();
+    const run = await execution.wait();
+    assert.equal(run.returncode, 0);
+    assert.equal(execution.protocolDroppedBytes, 0);
+    const results = await Promise.all([10, 20].map((n) => new Promise((resolve) => execution.protocol.write(Buffer.alloc(n), (error) => resolve(error ?? null)))));
+    assert.deepEqual(results, [null, null], 'dropped, not an error');
+    assert.equal(execution.protocolDroppedBytes, 30);
+  });
 });

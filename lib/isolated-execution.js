@@ -364,6 +364,16 @@ class IsolatedExecution {
     this._reject(new CordonError(code, message, { details: { receipt: receipt ?? {} } }));
   }
 
+  /**
+   * Bytes written to `protocol` (their callbacks succeeded) after the run's
+   * receipt was composed: the program had ended and the news was on its way.
+   * Dropped, and in neither of the receipt's counters, which were final
+   * (round 16b, R16b-1; docs/receipts.md).
+   */
+  get protocolDroppedBytes() {
+    return this._native?.protocolDroppedBytes ?? 0;
+  }
+
   /** Resolves after bwrap is reaped, both streams ended and the receipt was read. Same promise every call. */
   wait() {
     return this._waitPromise;

@@ -343,6 +343,14 @@ impl NativeExecution {
         }
     }
 
+    /// Bytes of protocol writes dropped after the run's receipt was
+    /// composed (the run had ended; the `Finished` event was on its way or
+    /// handled): in neither of the receipt's protocol counters.
+    #[napi(getter)]
+    pub fn protocol_dropped_bytes(&self) -> i64 {
+        i64::try_from(self.handle.dropped_after_receipt()).unwrap_or(i64::MAX)
+    }
+
     /// `LoopEvent.Writable` once fd 3 is writable; false when it cannot be
     /// told (the reader is closed): queue the rest with `write` instead.
     #[napi]

@@ -46,6 +46,8 @@ class RemoteExecution {
     this.stderr = new RemoteStderrStream(this);
     this.pid = undefined;
     this.stderrDroppedBytes = 0;
+    /** Writes this client dropped because the run was over (docs/remote.md). */
+    this.protocolDroppedBytes = 0;
     /** The host's welcome and started frames: {host, tenant, ceilings, programs, invocationId, clamped}. */
     this.remote = null;
     this._phase = 'connecting'; // → handshake → spawning → running → settled
@@ -269,7 +271,10 @@ class RemoteExecution {
   // ---- writes to the sandbox's fd 3 ----
 
   _queueWrite(buffer, callback) {
-    if (this._phase === 'settled') return callback(); // the run is over: dropped, as a local run does
+    if (this._phase === 'settled') {
+      this.protocolDroppedBytes += buffer.length; // the run is over: dropped and counted, as a local run does
+      return callback();
+    }
     this._writes.push({ buffer, callback });
     return this._pump();
   }
@@ -366,7 +371,10 @@ class RemoteExecution {
     setImmediate(() => {
       this._endStream(this.protocol);
       this._endStream(this.stderr);
-      for (const write of this._writes.splice(0)) write.callback();
+      for (const write of this._writes.splice(0)) {
+        this.protocolDroppedBytes += write.buffer?.length ?? 0;
+        write.callback();
+      }
     });
   }
 

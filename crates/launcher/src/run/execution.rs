@@ -12,6 +12,7 @@ use nix::sys::socket::{self, MsgFlags};
 
 use crate::events::Stream;
 use crate::request::launch_request::StopTimings;
+use crate::run::late_writes::LateWrites;
 use crate::run::pumps::{Gate, WriteCmd, WriterCounters};
 use crate::run::stop_ladder::{StopReason, Supervision};
 
@@ -118,6 +119,8 @@ pub struct Control {
     /// takes what stays unsent for good (round 15r, R15r-1: the receipt
     /// counts it as discarded, as the writer counts what it could not send).
     pub(crate) kept: AtomicUsize,
+    /// What writes that met the closed writer dropped (see [`LateWrites`]).
+    pub(crate) late: LateWrites,
     pub(crate) protocol_gate: Arc<Gate>,
     pub(crate) stderr_gate: Arc<Gate>,
     pub(crate) supervision: Arc<Supervision>,
@@ -142,9 +145,15 @@ impl Control {
         self.supervision.request_stop(reason, timings);
     }
 
+    /// `bytes` were dropped: the run is over.
+    fn ended(&self, bytes: usize) -> WriteOutcome {
+        self.late.add(bytes);
+        WriteOutcome::Ended
+    }
+
     fn send(&self, cmd: WriteCmd) -> WriteOutcome {
         let Ok(writer) = self.writer.lock() else {
-            return WriteOutcome::Ended;
+            return self.ended(cmd.len());
         };
         if writer.is_some() && matches!(cmd, WriteCmd::Data(_)) {
             // A kept rest is handed on with it (or replaced by it).
@@ -156,10 +165,11 @@ impl Control {
     fn send_locked(&self, writer: Option<&SyncSender<WriteCmd>>, cmd: WriteCmd) -> WriteOutcome {
         // Counted before the writer can see it (and count it done).
         self.queued.fetch_add(1, Ordering::AcqRel);
+        let bytes = cmd.len();
         let outcome = match writer.map(|w| w.try_send(cmd)) {
             Some(Ok(())) => return WriteOutcome::Queued,
             Some(Err(TrySendError::Full(_))) => WriteOutcome::Full,
-            Some(Err(TrySendError::Disconnected(_))) | None => WriteOutcome::Ended,
+            Some(Err(TrySendError::Disconnected(_))) | None => self.ended(bytes),
         };
         self.queued.fetch_sub(1, Ordering::AcqRel);
         outcome
@@ -179,10 +189,10 @@ impl Control {
     /// rest with the caller (`Sent(n)`, n < len) instead of the writer.
     fn write_directly(&self, bytes: &[u8], keep_rest: bool) -> WritePart {
         let Ok(writer) = self.writer.lock() else {
-            return WritePart::Deferred(WriteOutcome::Ended);
+            return WritePart::Deferred(self.ended(bytes.len()));
         };
         if writer.is_none() {
-            return WritePart::Deferred(WriteOutcome::Ended);
+            return WritePart::Deferred(self.ended(bytes.len()));
         }
         let (sent, full) = match self.direct.lock().as_deref() {
             Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(bytes),
@@ -212,7 +222,9 @@ impl Control {
         if let Ok(mut direct) = self.direct.lock() {
             direct.take();
         }
-        self.kept.swap(0, Ordering::Relaxed) as u64
+        let kept = self.kept.swap(0, Ordering::Relaxed);
+        self.late.rest_counted(kept);
+        kept as u64
     }
 }
 
@@ -258,6 +270,12 @@ impl ExecutionHandle {
         self.control.send(WriteCmd::Shutdown)
     }
 
+    /// Bytes of writes that were `Ended` after the run's receipt was
+    /// composed: dropped, and in neither of its protocol counters.
+    pub fn dropped_after_receipt(&self) -> u64 {
+        self.control.late.after_receipt()
+    }
+
     /// Starts the stop ladder (idempotent; the first reason is recorded).
     pub fn stop(&self, reason: StopReason) {
         self.control.stop(reason);
@@ -286,6 +304,7 @@ mod tests {
             direct: Mutex::new(None),
             queued: Arc::new(AtomicUsize::new(0)),
             kept: AtomicUsize::new(0),
+            late: LateWrites::default(),
             protocol_gate: Arc::new(Gate::new()),
             stderr_gate: Arc::new(Gate::new()),
             supervision: Arc::new(Supervision::default()),

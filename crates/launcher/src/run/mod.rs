@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod child_fds;
 pub mod execution;
+pub mod late_writes;
 pub mod network_setup;
 pub mod owner_reader;
 pub mod pumps;

@@ -174,6 +174,16 @@ pub enum WriteCmd {
     Shutdown,
 }
 
+impl WriteCmd {
+    /// The bytes it carries (a half-close carries none).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            WriteCmd::Data(bytes) => bytes.len(),
+            WriteCmd::Shutdown => 0,
+        }
+    }
+}
+
 /// Byte counters shared with the receipt.
 #[derive(Debug, Default)]
 pub struct WriterCounters {

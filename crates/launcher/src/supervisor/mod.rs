@@ -109,6 +109,7 @@ pub fn start(
         direct: Mutex::new(None),
         queued: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         kept: std::sync::atomic::AtomicUsize::new(0),
+        late: crate::run::late_writes::LateWrites::default(),
         protocol_gate: Arc::new(Gate::new()),
         stderr_gate: Arc::new(Gate::new()),
         supervision: Arc::new(Supervision::default()),
@@ -475,6 +476,9 @@ impl Run {
         // confirmed empty wherever the host can confirm it).
         drop(p.uid_lease.take());
         facts.confinement = Some(confinement::receipt_parts(&p.confinement, cgroup));
+        // Writes the owner made after the writer closed, not knowing yet that
+        // the run is over, are counted up to here (round 16b, R16b-1).
+        facts.bytes.protocol_in_discarded += self.control.late.take_for_receipt();
         let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
         crate::receipt::network_receipts::attach(&mut document, p.egress.as_mut());
         let receipt = receipt::write_and_read(&p.root, &document);
