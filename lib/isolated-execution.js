@@ -101,10 +101,11 @@ class ProtocolStream extends Duplex {
    * instead of a copy for the writer thread and a WriteDone hop. The callback
    * waits for the last byte, so later writes and the half-close stay behind.
    */
-  _writeSome(native, buffer, callback) {
+  _writeSome(native, buffer, callback, isRest = false) {
     let sent;
     try {
-      sent = native.writeSome(buffer);
+      // isRest: the launcher counted a kept rest when the run ended, so it does not count it again.
+      sent = native.writeSome(buffer, isRest);
     } catch (error) {
       return callback(writeRefused(error));
     }
@@ -115,7 +116,7 @@ class ProtocolStream extends Duplex {
       // Nothing will tell us: the writer takes the rest (and its WriteDone follows).
       let result;
       try {
-        result = native.write(rest);
+        result = native.writeRest(rest);
       } catch (error) {
         return callback(writeRefused(error));
       }
@@ -131,7 +132,7 @@ class ProtocolStream extends Duplex {
     if (kept === null) return;
     const native = this._execution._native;
     if (native === null) return kept.callback(); // the run is over: dropped
-    this._writeSome(native, kept.rest, kept.callback);
+    this._writeSome(native, kept.rest, kept.callback, true);
   }
 
   /** A write handed to the native writer: a WriteDone follows. */

@@ -328,8 +328,9 @@ impl NativeExecution {
     /// on `LoopEvent.Writable`), or -1 when (the rest of) it was queued as
     /// `write` queues (a `WriteDone` follows). A run that is over takes
     /// every byte (discarded, as `write`'s `Ended`). Throws like `write`.
+    /// `rest`: `chunk` is the rest an earlier call left with the caller.
     #[napi]
-    pub fn write_some(&self, chunk: Buffer) -> napi::Result<i64, String> {
+    pub fn write_some(&self, chunk: Buffer, rest: Option<bool>) -> napi::Result<i64, String> {
         let all = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
         if !self.reader.keeps_rest() {
             return match self.handle.write_now(&chunk) {
@@ -337,7 +338,7 @@ impl NativeExecution {
                 WriteNow::Deferred(outcome) => sent_or_queued(outcome, all),
             };
         }
-        match self.handle.write_some(&chunk) {
+        match self.handle.write_some(&chunk, rest.unwrap_or(false)) {
             WritePart::Sent(n) => Ok(i64::try_from(n).unwrap_or(i64::MAX)),
             WritePart::Deferred(outcome) => sent_or_queued(outcome, all),
         }
@@ -365,6 +366,14 @@ impl NativeExecution {
     #[napi]
     pub fn read_protocol(&self, env: Env, at_once: bool) -> napi::Result<Option<Buffer>> {
         self.reader.read(&env, at_once)
+    }
+
+    /// Queues the rest a `writeSome` left with the caller, for the writer
+    /// thread (fd 3's writability cannot be told any more): as `write`,
+    /// except that a run that ended meanwhile counted that rest already.
+    #[napi]
+    pub fn write_rest(&self, chunk: Buffer) -> napi::Result<WriteResult, String> {
+        write_result(self.handle.write_rest(chunk.to_vec()))
     }
 
     /// Sends `chunk` to fd 3 at once when nothing is queued ahead of it and

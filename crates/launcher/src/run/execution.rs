@@ -145,31 +145,37 @@ impl Control {
         self.supervision.request_stop(reason, timings);
     }
 
-    /// `bytes` were dropped: the run is over.
-    fn ended(&self, bytes: usize) -> WriteOutcome {
-        self.late.add(bytes);
+    /// `bytes` were dropped: the run is over. `rest`: they are a rest
+    /// `write_some` left with the caller (see [`LateWrites`]).
+    fn ended(&self, bytes: usize, rest: bool) -> WriteOutcome {
+        self.late.add(bytes, rest);
         WriteOutcome::Ended
     }
 
-    fn send(&self, cmd: WriteCmd) -> WriteOutcome {
+    fn send(&self, cmd: WriteCmd, rest: bool) -> WriteOutcome {
         let Ok(writer) = self.writer.lock() else {
-            return self.ended(cmd.len());
+            return self.ended(cmd.len(), rest);
         };
         if writer.is_some() && matches!(cmd, WriteCmd::Data(_)) {
             // A kept rest is handed on with it (or replaced by it).
             self.kept.store(0, Ordering::Relaxed);
         }
-        self.send_locked(writer.as_ref(), cmd)
+        self.send_locked(writer.as_ref(), cmd, rest)
     }
 
-    fn send_locked(&self, writer: Option<&SyncSender<WriteCmd>>, cmd: WriteCmd) -> WriteOutcome {
+    fn send_locked(
+        &self,
+        writer: Option<&SyncSender<WriteCmd>>,
+        cmd: WriteCmd,
+        rest: bool,
+    ) -> WriteOutcome {
         // Counted before the writer can see it (and count it done).
         self.queued.fetch_add(1, Ordering::AcqRel);
         let bytes = cmd.len();
         let outcome = match writer.map(|w| w.try_send(cmd)) {
             Some(Ok(())) => return WriteOutcome::Queued,
             Some(Err(TrySendError::Full(_))) => WriteOutcome::Full,
-            Some(Err(TrySendError::Disconnected(_))) | None => self.ended(bytes),
+            Some(Err(TrySendError::Disconnected(_))) | None => self.ended(bytes, rest),
         };
         self.queued.fetch_sub(1, Ordering::AcqRel);
         outcome
@@ -179,7 +185,7 @@ impl Control {
     /// whatever the socket does not take at once is copied for the writer
     /// (only that: a chunk the socket takes whole is never copied).
     fn write_now(&self, bytes: &[u8]) -> WriteNow {
-        match self.write_directly(bytes, false) {
+        match self.write_directly(bytes, false, false) {
             WritePart::Sent(_) => WriteNow::Sent,
             WritePart::Deferred(outcome) => WriteNow::Deferred(outcome),
         }
@@ -187,12 +193,13 @@ impl Control {
 
     /// As `write_now`; with `keep_rest`, a socket that is full keeps the
     /// rest with the caller (`Sent(n)`, n < len) instead of the writer.
-    fn write_directly(&self, bytes: &[u8], keep_rest: bool) -> WritePart {
+    /// `rest`: `bytes` are what an earlier call left with the caller.
+    fn write_directly(&self, bytes: &[u8], keep_rest: bool, rest: bool) -> WritePart {
         let Ok(writer) = self.writer.lock() else {
-            return WritePart::Deferred(self.ended(bytes.len()));
+            return WritePart::Deferred(self.ended(bytes.len(), rest));
         };
         if writer.is_none() {
-            return WritePart::Deferred(self.ended(bytes.len()));
+            return WritePart::Deferred(self.ended(bytes.len(), rest));
         }
         let (sent, full) = match self.direct.lock().as_deref() {
             Ok(Some(direct)) if self.queued.load(Ordering::Acquire) == 0 => direct.send(bytes),
@@ -206,8 +213,8 @@ impl Control {
         if sent == bytes.len() || keeps {
             return WritePart::Sent(sent);
         }
-        let rest = bytes[sent..].to_vec();
-        WritePart::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(rest)))
+        let unsent = bytes[sent..].to_vec();
+        WritePart::Deferred(self.send_locked(writer.as_ref(), WriteCmd::Data(unsent), rest))
     }
 
     /// Drops the writer's sender (the writer thread ends after its queue)
@@ -246,7 +253,15 @@ impl ExecutionHandle {
 
     /// Queues one chunk for fd 3 (never blocks; see `WriteOutcome`).
     pub fn write(&self, bytes: Vec<u8>) -> WriteOutcome {
-        self.control.send(WriteCmd::Data(bytes))
+        self.control.send(WriteCmd::Data(bytes), false)
+    }
+
+    /// As [`ExecutionHandle::write`], for the rest a
+    /// [`ExecutionHandle::write_some`] left with the caller: if the run
+    /// ended meanwhile, that rest was counted at the close and is not
+    /// counted again.
+    pub fn write_rest(&self, bytes: Vec<u8>) -> WriteOutcome {
+        self.control.send(WriteCmd::Data(bytes), true)
     }
 
     /// Writes one chunk to fd 3 on this thread when nothing is queued ahead
@@ -261,13 +276,14 @@ impl ExecutionHandle {
     /// fd 3's writability itself (a loop polling it): a full socket leaves
     /// the rest with the caller ([`WritePart::Sent`]) instead of copying it
     /// for the writer thread. Never blocks.
-    pub fn write_some(&self, bytes: &[u8]) -> WritePart {
-        self.control.write_directly(bytes, true)
+    /// `rest`: `bytes` are the rest an earlier call left with the caller.
+    pub fn write_some(&self, bytes: &[u8], rest: bool) -> WritePart {
+        self.control.write_directly(bytes, true, rest)
     }
 
     /// Queues `SHUT_WR` after earlier writes (never blocks; see `WriteOutcome`).
     pub fn shutdown_write(&self) -> WriteOutcome {
-        self.control.send(WriteCmd::Shutdown)
+        self.control.send(WriteCmd::Shutdown, false)
     }
 
     /// Bytes of writes that were `Ended` after the run's receipt was
@@ -402,7 +418,7 @@ mod tests {
     fn write_some_leaves_what_a_full_socket_cannot_take_with_the_caller() {
         let (handle, rx, peer) = direct_handle();
         let big = vec![7u8; 8 << 20];
-        let WritePart::Sent(took) = handle.write_some(&big) else {
+        let WritePart::Sent(took) = handle.write_some(&big, false) else {
             panic!("queued");
         };
         assert!(took > 0 && took < big.len(), "took {took}");
@@ -413,7 +429,7 @@ mod tests {
         // writer gets the rest, meets the error and accounts for it.
         drop(peer);
         assert_eq!(
-            handle.write_some(&big),
+            handle.write_some(&big, false),
             WritePart::Deferred(WriteOutcome::Queued)
         );
         assert!(matches!(rx.try_recv(), Ok(WriteCmd::Data(rest)) if rest.len() == big.len()));
@@ -423,7 +439,7 @@ mod tests {
     fn a_rest_kept_by_the_caller_is_known_until_handed_on_and_reported_at_the_close() {
         let (handle, rx, _peer) = direct_handle();
         let big = vec![7u8; 8 << 20];
-        let WritePart::Sent(took) = handle.write_some(&big) else {
+        let WritePart::Sent(took) = handle.write_some(&big, false) else {
             panic!("queued");
         };
         assert_eq!(
@@ -431,7 +447,7 @@ mod tests {
             big.len() - took
         );
         // The rest again, still no room: what is kept now replaces it.
-        let WritePart::Sent(0) = handle.write_some(&big[took..]) else {
+        let WritePart::Sent(0) = handle.write_some(&big[took..], true) else {
             panic!("the full socket took bytes");
         };
         assert_eq!(
@@ -439,21 +455,37 @@ mod tests {
             big.len() - took
         );
         // Handed to the writer: nothing is kept any more.
-        assert_eq!(handle.write(big[took..].to_vec()), WriteOutcome::Queued);
+        assert_eq!(
+            handle.write_rest(big[took..].to_vec()),
+            WriteOutcome::Queued
+        );
         assert_eq!(handle.control.kept.load(Ordering::Relaxed), 0);
         drop(rx.try_recv());
         handle.control.queued.store(0, Ordering::Release);
         // Kept again, then the writer closes: the close reports it once, and
-        // a later write (Ended) changes nothing.
-        let WritePart::Sent(0) = handle.write_some(&big[..1000]) else {
+        // a later write (Ended) changes nothing there.
+        let WritePart::Sent(0) = handle.write_some(&big[..1000], false) else {
             panic!("the full socket took bytes");
         };
         assert_eq!(handle.control.close_writer(), 1000);
         assert_eq!(
-            handle.write_some(&big),
+            handle.write_some(&big, false),
             WritePart::Deferred(WriteOutcome::Ended)
         );
         assert_eq!(handle.control.close_writer(), 0);
+        // Late writes are counted for the receipt: a new chunk whole, the
+        // rest handed on after the close not again (round 16b, R16b-1).
+        assert_eq!(
+            handle.write_some(&big[..1000], true),
+            WritePart::Deferred(WriteOutcome::Ended)
+        );
+        assert_eq!(handle.write_rest(vec![0; 1000]), WriteOutcome::Ended);
+        assert_eq!(
+            handle.control.late.take_for_receipt(),
+            big.len() as u64 + 1000
+        );
+        assert_eq!(handle.write(vec![0; 5]), WriteOutcome::Ended);
+        assert_eq!(handle.dropped_after_receipt(), 5);
     }
 
     #[test]

@@ -7,9 +7,8 @@
 //! neither, while their writes reported success).
 //!
 //! A rest the owner kept for fd 3's room when the writer closed was counted
-//! then (`Control::close_writer`); the owner's next data write is that very
-//! rest (it writes nothing else before the rest's callback), so it is not
-//! counted a second time.
+//! then (`Control::close_writer`): handed on afterwards (the owner says it
+//! is that rest), it is not counted a second time.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -26,16 +25,18 @@ struct Account {
 }
 
 impl LateWrites {
-    /// `bytes` of one write were dropped because the run had ended.
-    pub fn add(&self, bytes: usize) {
+    /// `bytes` of one write were dropped because the run had ended; `rest`:
+    /// they are the rest the owner kept when the writer closed.
+    pub fn add(&self, bytes: usize, rest: bool) {
         // A panic elsewhere cannot leave the counters half-updated: each
         // update is one assignment, so a poisoned account is still whole.
         let mut account = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if bytes == 0 {
-            return;
-        }
-        let rest = std::mem::take(&mut account.counted_rest);
-        let bytes = bytes.saturating_sub(rest) as u64;
+        let counted = if rest {
+            std::mem::take(&mut account.counted_rest)
+        } else {
+            0
+        };
+        let bytes = bytes.saturating_sub(counted) as u64;
         if account.receipt_taken {
             account.after_receipt += bytes;
         } else {
@@ -44,12 +45,12 @@ impl LateWrites {
     }
 
     /// The writer closed while the owner kept `rest` bytes for fd 3's room:
-    /// they are counted as discarded already.
+    /// they are counted as discarded already (a second close adds 0).
     pub fn rest_counted(&self, rest: usize) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .counted_rest = rest;
+            .counted_rest += rest;
     }
 
     /// The bytes the receipt counts, once: from now on a late write is
@@ -77,10 +78,10 @@ mod tests {
     #[test]
     fn every_late_byte_is_in_the_receipt_or_after_it_never_both() {
         let late = LateWrites::default();
-        late.add(3);
-        late.add(4);
+        late.add(3, false);
+        late.add(4, false);
         assert_eq!(late.take_for_receipt(), 7);
-        late.add(5);
+        late.add(5, false);
         assert_eq!(late.take_for_receipt(), 0, "the receipt takes them once");
         assert_eq!(late.after_receipt(), 5);
     }
@@ -89,9 +90,9 @@ mod tests {
     fn the_rest_counted_at_the_close_is_not_counted_again_when_handed_on() {
         let late = LateWrites::default();
         late.rest_counted(10);
-        late.add(0); // a half-close hands nothing on
-        late.add(10);
-        late.add(4);
-        assert_eq!(late.take_for_receipt(), 4);
+        late.add(4, false); // not the rest: counted whole, the rest still known
+        late.add(10, true);
+        late.add(10, true); // a second hand-on is not the counted rest
+        assert_eq!(late.take_for_receipt(), 14);
     }
 }
