@@ -157,4 +157,28 @@ describe('kept receipts (R11-1)', { skip }, () => {
     assert.deepEqual(results, [null, null], 'dropped, not an error');
     assert.equal(execution.protocolDroppedBytes, 30);
   });
+
+  test('bytes the host still held when the program exited are counted: each byte of a successful write is in the receipt or protocolDroppedBytes (R17w-1)', { timeout: 60_000 }, async () => {
+    // Round 17w, R17w-1: the host's relay held the client's chunks while
+    // fd 3 was full and handed them on after the receipt: they were in no
+    // counter the client sees (9 of 10 runs without exit.inbound).
+    let missingRuns = 0;
+    const seen = [];
+    for (let round = 0; round < 4; round += 1) {
+      const execution = remote.spawnIsolated(['sleep', '0.3'], { policy: remote.readOnly() });
+      execution.stderr.resume();
+      execution.protocol.resume();
+      let okBytes = 0;
+      const writes = [300_000, 65_536, 1000, 200_000, 1 << 20, 10].map((n) => new Promise((resolve) => {
+        execution.protocol.write(Buffer.alloc(n, 98), (error) => { if (!error) okBytes += n; resolve(); });
+      }));
+      const { receipt } = await execution.wait();
+      await Promise.all(writes);
+      const { protocolIn, protocolInDiscarded } = receipt.bytes;
+      const counted = protocolIn + protocolInDiscarded + execution.protocolDroppedBytes;
+      seen.push({ okBytes, protocolIn, protocolInDiscarded, dropped: execution.protocolDroppedBytes });
+      if (counted !== okBytes) missingRuns += 1;
+    }
+    assert.equal(missingRuns, 0, JSON.stringify(seen));
+  });
 });

@@ -48,6 +48,7 @@ class RemoteExecution {
     this.stderrDroppedBytes = 0;
     /** Writes this client dropped because the run was over (docs/remote.md). */
     this.protocolDroppedBytes = 0;
+    this._sentBytes = 0; // data bytes sent to the host, for exit.inbound
     /** The host's welcome and started frames: {host, tenant, ceilings, programs, invocationId, clamped}. */
     this.remote = null;
     this._phase = 'connecting'; // → handshake → spawning → running → settled
@@ -175,6 +176,7 @@ class RemoteExecution {
   }
 
   _onExit(exit) {
+    this._countInbound(exit.inbound);
     if (exit.error !== undefined) {
       const code = typeof exit.error?.code === 'string' ? exit.error.code : 'ERR_CORDON_SPAWN_FAILED';
       this._settle(() => this._reject(remoteError(code, String(exit.error?.message ?? 'the sandbox failed'), { receipt: exit.receipt ?? {} })));
@@ -194,6 +196,21 @@ class RemoteExecution {
       return;
     }
     this._settle(() => this._resolve(result));
+  }
+
+  /**
+   * The host's count of our fd-3 bytes at its exit: those it never read
+   * (still on the wire) and those it read but dropped outside the receipt
+   * (after it was composed, or still held) are dropped, as a local run's
+   * late writes are (round 17w, R17w-1). A host's figures can only move
+   * bytes this client sent into the count, never more.
+   */
+  _countInbound(inbound) {
+    const received = Number(inbound?.received);
+    const dropped = Number(inbound?.dropped);
+    if (!Number.isSafeInteger(received) || !Number.isSafeInteger(dropped) || received < 0 || dropped < 0) return;
+    const unreceived = Math.max(0, this._sentBytes - received);
+    this.protocolDroppedBytes += unreceived + Math.min(dropped, received, this._sentBytes - unreceived);
   }
 
   _onClose() {
@@ -303,6 +320,7 @@ class RemoteExecution {
       if (this._sendWindow <= 0) return;
       const bytes = Math.min(head.buffer.length, MAX_DATA_BYTES, this._sendWindow);
       this._send(encodeData(TYPE.data, head.buffer.subarray(0, bytes)));
+      this._sentBytes += bytes;
       this._sendWindow -= bytes;
       head.buffer = head.buffer.subarray(bytes);
       if (head.buffer.length === 0) {

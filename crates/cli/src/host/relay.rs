@@ -75,9 +75,23 @@ impl Outbound {
 /// still there to be sent `exit`.
 pub struct Relayed<W> {
     pub outcome: Outcome,
+    /// What became of the client's fd-3 bytes outside the receipt (R17w-1).
+    pub inbound: InboundBytes,
     /// The connection's write half, everything queued written; `None` when
     /// the client is gone (nothing more is sent).
     pub writer: Option<W>,
+}
+
+/// The client's fd-3 bytes as the host saw them when the relay ended, for
+/// `exit` (docs/remote.md): every data byte it read, and those of them in
+/// neither of the receipt's protocol counters — handed to the launcher
+/// after the receipt was composed (the run had ended), or still held here.
+/// The client counts what it sent beyond `received` (still on the wire)
+/// and `dropped` in its `protocolDroppedBytes` (round 17w, R17w-1).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InboundBytes {
+    pub received: u64,
+    pub dropped: u64,
 }
 
 pub struct Relay<W> {
@@ -97,6 +111,8 @@ struct State {
     out: [Outbound; 2],
     /// Client → sandbox: chunks not yet handed to the launcher's writer.
     inbound: VecDeque<Vec<u8>>,
+    /// Client → sandbox: every data byte read from the client.
+    received: u64,
     /// Sizes of the writes queued in the launcher (0: the shutdown).
     in_flight: VecDeque<usize>,
     /// Bytes the client may still send before credit comes back.
@@ -116,6 +132,7 @@ impl State {
                 Outbound::new(Stream::Stderr),
             ],
             inbound: VecDeque::new(),
+            received: 0,
             in_flight: VecDeque::new(),
             inbound_window: WINDOW_BYTES,
             end_requested: false,
@@ -138,7 +155,12 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Relay<W> {
         loop {
             if let Some(done) = outcome.take() {
                 if !st.client_present || st.out.iter().all(Outbound::done) {
-                    return self.finish(done, st.client_present).await;
+                    let inbound = InboundBytes {
+                        received: st.received,
+                        dropped: self.handle.dropped_after_receipt()
+                            + st.inbound.iter().map(|c| c.len() as u64).sum::<u64>(),
+                    };
+                    return self.finish(done, st.client_present, inbound).await;
                 }
                 // The client must take what is left within the pong bound.
                 let until = *drain_until
@@ -199,7 +221,12 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Relay<W> {
 
     /// The run ended and the client took everything (or is gone): the
     /// writer back once what is queued is written, within the pong bound.
-    async fn finish(self, outcome: Outcome, client_present: bool) -> Relayed<W> {
+    async fn finish(
+        self,
+        outcome: Outcome,
+        client_present: bool,
+        inbound: InboundBytes,
+    ) -> Relayed<W> {
         let writer = if client_present {
             self.outgoing
                 .finish(ms(self.liveness.pong_timeout_ms))
@@ -208,7 +235,11 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Relay<W> {
             self.outgoing.abort();
             None
         };
-        Relayed { outcome, writer }
+        Relayed {
+            outcome,
+            inbound,
+            writer,
+        }
     }
 
     fn next_wake(&self, st: &State, drain_until: Option<Instant>) -> Instant {
@@ -334,6 +365,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Relay<W> {
                     return self.disconnect(st);
                 }
                 if size > 0 {
+                    st.received += size;
                     st.inbound_window -= size;
                     st.inbound.push_back(frame.payload);
                     self.pump_inbound(st);

@@ -398,6 +398,16 @@ async fn run<W: AsyncWrite + Unpin + Send + 'static>(
         clamped: &running.clamped,
     };
     let mut exit = receipt_store::settle(relayed.outcome, &remote);
+    // The client's bytes outside the receipt (round 17w, R17w-1).
+    if let Some(frame) = exit.frame.as_object_mut() {
+        frame.insert(
+            "inbound".into(),
+            serde_json::json!({
+                "received": relayed.inbound.received,
+                "dropped": relayed.inbound.dropped,
+            }),
+        );
+    }
     // Kept (fsynced) before `exit` says anything, and only then the marker
     // goes; both on the blocking pool.
     receipt_store::keep_then_release(
