@@ -210,7 +210,7 @@ class RemoteExecution {
     const dropped = Number(inbound?.dropped);
     if (!Number.isSafeInteger(received) || !Number.isSafeInteger(dropped) || received < 0 || dropped < 0) return;
     const unreceived = Math.max(0, this._sentBytes - received);
-    this.protocolDroppedBytes += unreceived + Math.min(dropped, received, this._sentBytes - unreceived);
+    this.protocolDroppedBytes += unreceived + Math.min(dropped, received, this._sentBytes);
   }
 
   _onClose() {

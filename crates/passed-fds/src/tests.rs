@@ -11,7 +11,7 @@ use std::time::Duration;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::socket::{sendmsg, ControlMessage};
 
-fn send_with(channel: &UnixStream, bytes: &[u8], fds: &[RawFd]) {
+fn send_with(channel: &impl AsRawFd, bytes: &[u8], fds: &[RawFd]) {
     sendmsg::<()>(
         channel.as_raw_fd(),
         &[IoSlice::new(bytes)],
@@ -203,14 +203,7 @@ fn a_drained_datagram_channel_closes_at_once_and_refuses_more_even_behind_empty_
     // Zero-length datagrams read like an empty queue after a shutdown.
     sandbox.send(b"").unwrap();
     sandbox.send(b"").unwrap();
-    sendmsg::<()>(
-        sandbox.as_raw_fd(),
-        &[IoSlice::new(b"MECQ")],
-        &[ControlMessage::ScmRights(&[sender.as_raw_fd()])],
-        MsgFlags::empty(),
-        None,
-    )
-    .unwrap();
+    send_with(&sandbox, b"MECQ", &[sender.as_raw_fd()]);
     drop(sender);
     closes_promptly("datagram", move || drain_and_close(OwnedFd::from(host)));
     assert!(
@@ -239,14 +232,7 @@ fn a_seqpacket_channel_drained_with_its_peer_closes_at_once_behind_any_number_of
         nix::sys::socket::send(sandbox.as_raw_fd(), b"", MsgFlags::MSG_DONTWAIT).unwrap();
     }
     let (sender, _receiver) = lingering_pair();
-    sendmsg::<()>(
-        sandbox.as_raw_fd(),
-        &[IoSlice::new(b"MECQ")],
-        &[ControlMessage::ScmRights(&[sender.as_raw_fd()])],
-        MsgFlags::empty(),
-        None,
-    )
-    .unwrap();
+    send_with(&sandbox, b"MECQ", &[sender.as_raw_fd()]);
     drop(sender);
     let peer = sandbox.try_clone().unwrap();
     closes_promptly("seqpacket", move || {
