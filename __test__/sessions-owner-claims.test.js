@@ -59,6 +59,10 @@ test('an orphan owner claim — its provider SIGKILLed mid-session, its store ne
 
   holder.child.kill('SIGKILL');
   await exited(holder.child);
+  // Its session's processes end by their parent-death signal, a moment
+  // after it: until then the uid is in use and rightly not taken over
+  // (R8-8). Seen once in CI: the acquire below ran while one still lived.
+  assert.ok(await eventually(() => !uidHasProcesses(uid), 10_000), 'the orphan\'s processes end with it');
   const claimFile = path.join(CLAIMS_DIR, String(uid));
   assert.ok(fs.readFileSync(claimFile, 'utf8').includes(path.join(a.root, holder.key)), 'the killed provider left its claim behind');
 
