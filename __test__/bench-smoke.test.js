@@ -89,3 +89,11 @@ test('bench/runner-ready.py times every frame for each runner given', async () =
     assert.equal(rows.length, 2, `two "${frame}" rows:\n${stdout}`);
   }
 });
+
+test('bench/early-p50.js prints p50 and p10 for each checkout and round', async () => {
+  const root = path.join(__dirname, '..');
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, 'bench', 'early-p50.js'), '--runs', '3', '--gap-ms', '1', '--rounds', '2', root, root], { timeout: 60000 });
+  const rows = stdout.split('\n').filter((line) => /^\| \d \| /.test(line));
+  assert.equal(rows.length, 4, stdout);
+  for (const row of rows) assert.match(row, /\| \d+\.\d{3} \| \d+\.\d{3} \|$/, row);
+});

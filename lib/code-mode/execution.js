@@ -27,6 +27,7 @@ const {
 const { failed } = require('./outcome');
 const { explainRunnerError, timeoutMessage } = require('./model-errors');
 const { FetchFrames } = require('./fetch-frames');
+const { deepFreeze } = require('../deep-freeze');
 
 /** After `cancel`, time for the runner's `cancelled` frame before the stop ladder. */
 const CANCEL_GRACE_MS = 500;
@@ -98,6 +99,10 @@ class Execution {
     const frameBytes = Math.max(maxFrameBytes(this.limits, this.host.network), Buffer.byteLength(frame) + 1);
     this.stop = this.host.runner.stop ?? DEFAULT_STOP;
     this.execution = this.spawnSandbox(frameBytes);
+    // The frame goes first: the runner works on it while this thread sets up
+    // the rest, which takes effect before the loop delivers any of its bytes
+    // (a chunk, an error or the exit all come from later turns of the loop).
+    this.write(frame);
     this.reader = new BoundedLineReader({
       maxLineBytes: frameBytes,
       onLine: (line) => this.onLine(line),
@@ -112,7 +117,10 @@ class Execution {
     });
     this.wireStreams();
     this.settled = this.execution.wait().then((exit) => this.onExit(exit), (error) => this.onSpawnFailure(error));
-    this.write(frame);
+    // resultBeforeTeardown: the result will carry the receipt's head, frozen (a
+    // pooled sandbox's head came before the take). Frozen now, while the runner
+    // works on the frame, rather than after its answer; freezing twice is a no-op.
+    if (this.host.resultBeforeTeardown && this.execution.receiptHead) deepFreeze(this.execution.receiptHead);
     this.after('ready', READY_BUDGET_MS, () => this.fail('protocol', 'READY_TIMEOUT', `runner sent no ready frame within ${READY_BUDGET_MS} ms`));
   }
 
@@ -329,27 +337,43 @@ class Execution {
     this.abandonPendingCalls();
     this.decide(this.terminationFrom(frame));
     this.reader.stop();
-    this.closeWrite();
-    this.after('exit', EXIT_GRACE_MS, () => this.stopSandbox());
-    // A remote execution has no receipt head before its end: its run resolves the ordinary way.
-    if (this.host.resultBeforeTeardown && typeof this.execution.observed === 'function') this.resolveBeforeTeardown();
+    // Resolved now (the head at hand): the half-close and the exit timer decide
+    // nothing about this result, so they run one turn of the loop after it.
+    if (this.resolveBeforeTeardown()) setImmediate(() => this.endAfterTerminal());
+    else this.endAfterTerminal();
     return undefined;
   }
 
+  /** After the terminal frame: EOF for the runner's reader, and the sandbox's grace to exit by itself. */
+  endAfterTerminal() {
+    this.closeWrite();
+    this.after('exit', EXIT_GRACE_MS, () => this.stopSandbox());
+  }
+
   /**
-   * `resultBeforeTeardown`: the terminal frame decided the run; resolve now with
+   * `resultBeforeTeardown`: the terminal frame decided the run; resolve with
    * the receipt's head (what the launcher knows while the sandbox still runs) and
    * deliver the rest through `final` once the sandbox is gone. Only when the
    * observation found nothing wrong: a head with mismatches (or none at all) means
-   * the launcher will fail the run, so that run resolves the ordinary way.
+   * the launcher will fail the run, so that run resolves the ordinary way. A
+   * remote execution has no head before its end: its run resolves the ordinary way.
+   * @returns {boolean} whether the run was resolved now (its head was at hand)
    */
   resolveBeforeTeardown() {
-    this.execution.observed().then((head) => {
-      if (this.finished || this.early || !cleanHead(head)) return;
-      this.early = { resolveFinal: null };
-      const final = new Promise((resolve) => { this.early.resolveFinal = resolve; });
-      this.resolve({ termination: this.termination, receipt: head, exit: null, settled: this.settled, runnerVersion: this.runnerVersion, final });
-    });
+    if (!this.host.resultBeforeTeardown || typeof this.execution.observed !== 'function') return false;
+    const head = this.execution.receiptHead;
+    if (head) return this.resolveWithHead(head);
+    this.execution.observed().then((observed) => this.resolveWithHead(observed));
+    return false;
+  }
+
+  /** @returns {boolean} whether this call resolved the run */
+  resolveWithHead(head) {
+    if (this.finished || this.early || !cleanHead(head)) return false;
+    this.early = { resolveFinal: null };
+    const final = new Promise((resolve) => { this.early.resolveFinal = resolve; });
+    this.resolve({ termination: this.termination, receipt: head, exit: null, settled: this.settled, runnerVersion: this.runnerVersion, final });
+    return true;
   }
 
   terminationFrom(frame) {
