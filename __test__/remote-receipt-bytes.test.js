@@ -181,4 +181,39 @@ describe('kept receipts (R11-1)', { skip }, () => {
     }
     assert.equal(missingRuns, 0, JSON.stringify(seen));
   });
+
+  test('protocol.destroy() half-closes fd 3 through the host as end() does: the program reads EOF and exits, and every accepted byte is counted (R18b-1)', { timeout: 60_000 }, async () => {
+    // Round 18b, R18b-1: the remote protocol stream had no _destroy, so the
+    // host never half-closed fd 3 and a program reading to EOF ran until its
+    // deadline (exit 143, stop reason "deadline"), holding a session slot.
+    // Writes a byte (so the client knows it runs), then counts fd 3 to EOF.
+    const program = "printf x >&3; n=$(wc -c <&3); printf 'eof after %s' $n >&2";
+    for (const how of ['destroy', 'write after end']) {
+      const execution = remote.spawnIsolated(['sh', '-c', program], { policy: remote.readOnly(), deadlineMs: 20_000 });
+      let stderr = '';
+      execution.stderr.on('data', (d) => { stderr += d; });
+      execution.protocol.on('error', () => {});
+      const size = 1 << 20;
+      let okBytes = 0;
+      execution.protocol.once('data', () => {
+        execution.protocol.write(Buffer.alloc(size, 0x61), (error) => { if (!error) okBytes += size; });
+        setTimeout(() => {
+          if (how === 'destroy') execution.protocol.destroy();
+          else {
+            // A write after end() destroys the stream (ERR_STREAM_WRITE_AFTER_END) before the end is sent.
+            execution.protocol.end();
+            execution.protocol.write('late');
+          }
+        }, 30);
+      });
+      execution.protocol.resume();
+      const outcome = await execution.wait();
+      const { protocolIn, protocolInDiscarded } = outcome.receipt.bytes;
+      const detail = `${how}: ${stderr} ${JSON.stringify({ rc: outcome.returncode, stop: outcome.receipt.stop, bytes: outcome.receipt.bytes })}`;
+      assert.equal(outcome.returncode, 0, detail);
+      assert.equal(Number(/eof after (\d+)/.exec(stderr)?.[1]), protocolIn, detail);
+      assert.equal(protocolIn + protocolInDiscarded + execution.protocolDroppedBytes, okBytes, detail);
+      assert.equal(okBytes, size, detail);
+    }
+  });
 });

@@ -27,7 +27,23 @@ class RemoteProtocolStream extends Duplex {
   }
 
   _final(callback) {
+    this._endQueued = true;
     this._execution._queueEnd(callback);
+  }
+
+  /**
+   * destroy() (or an error that destroys the stream, as a write after end())
+   * half-closes fd 3 as end() does, as a local protocol stream does (round
+   * 16r, R16r-1): a program reading to EOF ends instead of waiting for its
+   * deadline, holding a host session slot (round 18b, R18b-1). Writes
+   * already accepted are sent first; an end already queued is not repeated.
+   */
+  _destroy(error, callback) {
+    if (!this._endQueued) {
+      this._endQueued = true;
+      this._execution._queueEnd(() => {});
+    }
+    callback(error);
   }
 }
 
