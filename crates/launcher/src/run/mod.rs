@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod child_fds;
+pub mod deadline_timer;
 pub mod execution;
 pub mod late_writes;
 pub mod network_setup;

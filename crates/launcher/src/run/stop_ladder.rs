@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use crate::host::pidfd;
 use crate::plan::cgroup::ExecutionCgroup;
 use crate::request::launch_request::StopTimings;
+use crate::run::deadline_timer::DeadlineTimer;
 
 /// How often the first rung looks for a program still being started (a
 /// sandbox reports its init within milliseconds).
@@ -99,10 +100,23 @@ struct SupervisionState {
     init: Option<Arc<OwnedFd>>,
     cgroup: Option<Arc<ExecutionCgroup>>,
     record: StopRecord,
-    /// Armed deadlines' timers, aborted when bwrap is reaped.
+    /// Armed deadlines' timers, aborted when bwrap is reaped (the
+    /// timerfd's watcher among them).
     deadlines: Vec<tokio::task::AbortHandle>,
+    /// The run's timerfd, watched from its start (`watch_deadlines`): a
+    /// deadline armed on it wakes no thread (deadline_timer.rs).
+    deadline_timer: Option<Arc<DeadlineTimer>>,
     /// The run's egress engine's stop latch (mediated network only).
     egress_stop: Option<cordon_egress::StopLatch>,
+}
+
+impl SupervisionState {
+    /// bwrap was reaped (or abandoned): no deadline may fire any more. The
+    /// timerfd closes once its aborted watcher is dropped.
+    fn disarm_deadlines(&mut self) {
+        self.deadlines.drain(..).for_each(|d| d.abort());
+        self.deadline_timer = None;
+    }
 }
 
 impl Supervision {
@@ -144,7 +158,7 @@ impl Supervision {
     pub fn mark_exited(&self) {
         self.with(|s| {
             s.exited = true;
-            s.deadlines.drain(..).for_each(|d| d.abort());
+            s.disarm_deadlines();
         });
         self.exited.send_replace(true);
     }
@@ -222,6 +236,11 @@ impl Supervision {
         if s.exited {
             return;
         }
+        if let Some(timer) = &s.deadline_timer {
+            if timer.arm(after).is_ok() {
+                return;
+            }
+        }
         let run = Arc::downgrade(self);
         let timer = runtime.spawn(async move {
             tokio::time::sleep(after).await;
@@ -230,6 +249,34 @@ impl Supervision {
             }
         });
         s.deadlines.push(timer.abort_handle());
+    }
+
+    /// Called on the supervision runtime at the run's start: a timerfd the
+    /// reactor watches from now on, so a deadline armed later from the
+    /// owner's thread (`arm_deadline`) is one syscall that wakes no worker.
+    /// Without one (no descriptor left), deadlines are tokio timers.
+    pub fn watch_deadlines(self: &Arc<Self>, timings: StopTimings) {
+        let Ok(timer) = DeadlineTimer::new() else {
+            return;
+        };
+        let Ok(runtime) = crate::run::supervision_runtime::get() else {
+            return;
+        };
+        let Ok(mut s) = self.state.lock() else { return };
+        if s.exited || s.deadline_timer.is_some() {
+            return;
+        }
+        let run = Arc::downgrade(self);
+        let expired = Arc::clone(&timer).expired();
+        let watcher = runtime.spawn(async move {
+            if expired.await.is_ok() {
+                if let Some(run) = run.upgrade() {
+                    run.stop_with(StopReason::Deadline, timings, false);
+                }
+            }
+        });
+        s.deadlines.push(watcher.abort_handle());
+        s.deadline_timer = Some(timer);
     }
 
     async fn climb(self: Arc<Self>, timings: StopTimings) {
@@ -295,7 +342,7 @@ impl Supervision {
             let _ = pidfd::send_signal(fd, libc::SIGKILL);
         }
         s.exited = true;
-        s.deadlines.drain(..).for_each(|d| d.abort());
+        s.disarm_deadlines();
         drop(s);
         self.exited.send_replace(true);
     }
@@ -487,5 +534,30 @@ mod tests {
         run.mark_exited();
         run.arm_deadline(Duration::from_millis(1), TIMINGS);
         assert!(run.state.lock().unwrap().deadlines.is_empty());
+    }
+
+    #[test]
+    fn a_deadline_armed_from_the_owners_thread_goes_on_the_watched_timerfd() {
+        let runtime = crate::run::supervision_runtime::get().unwrap();
+        let run = Arc::new(Supervision::default());
+        // As the supervision does at the run's start, on the runtime.
+        let watching = Arc::clone(&run);
+        runtime
+            .block_on(runtime.spawn(async move { watching.watch_deadlines(TIMINGS) }))
+            .unwrap();
+        // Armed from this (non-runtime) thread, twice: no tokio timer task is
+        // added beside the timerfd's watcher, and the earliest deadline stops
+        // the run. Nothing was started, so the ladder has nothing to signal.
+        run.arm_deadline(Duration::from_secs(60), TIMINGS);
+        run.arm_deadline(Duration::from_millis(5), TIMINGS);
+        assert_eq!(run.state.lock().unwrap().deadlines.len(), 1);
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        while run.record().reason.is_none() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(run.record().reason, Some(StopReason::Deadline));
+        // The exit closes the timer: a deadline armed after it is a no-op.
+        run.mark_exited();
+        assert!(run.state.lock().unwrap().deadline_timer.is_none());
     }
 }

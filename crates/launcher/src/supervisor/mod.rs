@@ -268,6 +268,8 @@ impl Run {
         if let Some(cgroup) = &self.p.cgroup {
             supervision.set_cgroup(Arc::clone(cgroup));
         }
+        // Before the pid reaches the owner, who may arm a deadline at once.
+        supervision.watch_deadlines(self.control.stop_timings);
         let _ = pid_tx.send(Some(pid));
         self.step("pid.reported");
         if let Some(ms) = self.p.request.deadline_ms {

@@ -1,0 +1,161 @@
+//! A run's deadline on a timerfd: armed from any thread without waking one.
+//!
+//! Why: a tokio timer armed from the owner's thread (a pooled run's
+//! deadline, armed by `take()` on the JS thread) is a task handed to the
+//! supervision runtime, and handing it over wakes a parked worker — on a VM
+//! an IPI to a halted vCPU, on the pooled run's critical path
+//! (docs/performance.md › "Change: the take's deadline on a timerfd"). A
+//! timerfd's timer is the kernel's: `timerfd_settime` wakes nobody, and the
+//! runtime's reactor, which watches the descriptor from the run's start, sees
+//! it readable only when the deadline passes.
+//!
+//! One timer per run; several deadlines keep the earliest (arming later than
+//! the one already armed is a no-op), as several tokio timers racing to the
+//! same idempotent stop did.
+
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+/// The timer and when it is armed to fire (`None`: not armed).
+#[derive(Debug)]
+pub struct DeadlineTimer {
+    fd: TimerFd,
+    armed_until: Mutex<Option<Instant>>,
+}
+
+impl DeadlineTimer {
+    /// A disarmed timer on `CLOCK_MONOTONIC` (the clock tokio's timers and
+    /// `Instant` use), non-blocking for the reactor, close-on-exec.
+    pub fn new() -> nix::Result<Arc<Self>> {
+        let fd = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        Ok(Arc::new(DeadlineTimer {
+            fd,
+            armed_until: Mutex::new(None),
+        }))
+    }
+
+    /// Fires `after` from now unless already armed to fire no later: one
+    /// syscall, no thread woken.
+    pub fn arm(&self, after: Duration) -> nix::Result<()> {
+        let until = Instant::now() + after;
+        let mut armed = self
+            .armed_until
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if armed.is_some_and(|at| at <= until) {
+            return Ok(());
+        }
+        // A zero `it_value` would disarm the timer: a deadline of 0 fires at
+        // the next nanosecond instead.
+        let after = after.max(Duration::from_nanos(1));
+        self.fd.set(
+            Expiration::OneShot(TimeSpec::from_duration(after)),
+            TimerSetTimeFlags::empty(),
+        )?;
+        *armed = Some(until);
+        Ok(())
+    }
+
+    /// Resolves once an armed deadline has passed (never if none is armed).
+    /// Must run on a runtime with I/O enabled (the supervision runtime).
+    pub async fn expired(self: Arc<Self>) -> std::io::Result<()> {
+        // SAFETY: `Watched` owns a reference to the timer, so its descriptor
+        // stays open and the same for as long as the `AsyncFd` (which owns
+        // the `Watched`) lives; `as_raw_fd` always returns it.
+        let watched = unsafe { AsyncFd::register_with_interest(Watched(self), Interest::READABLE) }
+            .map_err(std::io::Error::from)?;
+        loop {
+            let mut ready = watched.readable().await?;
+            // Reading the expiration count clears the readiness; `EAGAIN`
+            // means it was a spurious wake-up, and the reactor is asked again.
+            match ready.get_inner().0.fd.wait() {
+                Ok(()) => return Ok(()),
+                Err(nix::errno::Errno::EAGAIN) => ready.clear_ready(),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// The timer as the reactor sees it: its descriptor, shared with the arming side.
+struct Watched(Arc<DeadlineTimer>);
+
+impl AsRawFd for Watched {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.fd.as_fd().as_raw_fd()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn an_armed_timer_fires_after_its_deadline_and_not_before() {
+        let rt = runtime();
+        let timer = DeadlineTimer::new().unwrap();
+        let started = Instant::now();
+        timer.arm(Duration::from_millis(30)).unwrap();
+        rt.block_on(Arc::clone(&timer).expired()).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(30));
+    }
+
+    #[test]
+    fn the_earliest_deadline_wins() {
+        let rt = runtime();
+        let timer = DeadlineTimer::new().unwrap();
+        let started = Instant::now();
+        timer.arm(Duration::from_millis(20)).unwrap();
+        // A later deadline does not postpone the earlier one.
+        timer.arm(Duration::from_secs(30)).unwrap();
+        let fired = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), Arc::clone(&timer).expired()).await
+        });
+        assert!(fired.is_ok(), "the 20 ms deadline was postponed");
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        // An earlier one replaces a later one.
+        let timer = DeadlineTimer::new().unwrap();
+        timer.arm(Duration::from_secs(30)).unwrap();
+        timer.arm(Duration::from_millis(10)).unwrap();
+        let fired = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), Arc::clone(&timer).expired()).await
+        });
+        assert!(
+            fired.is_ok(),
+            "the earlier deadline did not replace the later one"
+        );
+    }
+
+    #[test]
+    fn an_unarmed_timer_never_fires_and_a_zero_deadline_does() {
+        let rt = runtime();
+        let timer = DeadlineTimer::new().unwrap();
+        let waited = rt.block_on(async {
+            tokio::time::timeout(Duration::from_millis(50), Arc::clone(&timer).expired()).await
+        });
+        assert!(waited.is_err(), "an unarmed timer fired");
+        timer.arm(Duration::ZERO).unwrap();
+        let fired = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), Arc::clone(&timer).expired()).await
+        });
+        assert!(fired.is_ok(), "a zero deadline never fired");
+    }
+}
