@@ -348,7 +348,10 @@ class IsolatedExecution {
    * The launcher settles a run as Finished only with its receipt (one without
    * is Failed with ERR_CORDON_RECEIPT_UNAVAILABLE: crates/launcher/src/receipt/run_result.rs).
    */
-  _finish({ returncode, signal, receipt }) {
+  _finish({ returncode, signal, receipt, receiptDigest }) {
+    // The launcher's digest of this receipt (sha256 of its canonical JSON): Code
+    // Mode's audit record takes it instead of hashing the receipt on the JS thread.
+    this.receiptDigest = receiptDigest ?? null;
     this._settle();
     this._resolve({
       returncode: returncode ?? null,

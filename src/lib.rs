@@ -130,6 +130,9 @@ pub struct Settled {
     pub message: Option<String>,
     /// The run's receipt (docs/receipts.md); `Finished` always has one.
     pub receipt: Option<Value>,
+    /// `Finished`: `sha256:<hex>` of the receipt's canonical JSON, for the
+    /// audit record (computed by the launcher, off the JS thread).
+    pub receipt_digest: Option<String>,
 }
 
 /// The fixed argument list of every `onEvent` call, spread (never an array):
@@ -217,6 +220,7 @@ fn head(receipt_head: Value) -> Settled {
         code: None,
         message: None,
         receipt: Some(for_js(receipt_head)),
+        receipt_digest: None,
     }
 }
 
@@ -227,6 +231,7 @@ fn completed(done: Completion) -> Settled {
         code: None,
         message: None,
         receipt: Some(for_js(done.receipt)),
+        receipt_digest: Some(done.receipt_digest),
     }
 }
 
@@ -237,6 +242,7 @@ fn failed(failure: LaunchFailure) -> Settled {
         code: Some(failure.code.as_str().to_string()),
         message: Some(failure.message),
         receipt: failure.receipt.map(for_js),
+        receipt_digest: None,
     }
 }
 

@@ -31,7 +31,7 @@ function receiptDigest(receipt) {
 
 /**
  * @param {{executionId: string, parentId: string|null, mode: string, code: string, tools: string[],
- *   limits: object, ok: boolean, error?: object, metrics: object, receipt: object, startedAt: number,
+ *   limits: object, ok: boolean, error?: object, metrics: object, receipt: object, receiptDigest?: string, startedAt: number,
  *   logs?: readonly object[]}} run  logs: console lines, already redacted and bounded (console-log.js)
  */
 function buildAuditRecord(run) {
@@ -51,7 +51,9 @@ function buildAuditRecord(run) {
     outcome: run.ok ? { ok: true } : { ok: false, kind: run.error.kind, code: run.error.code },
     metrics: run.metrics,
     logs: run.logs ?? [],
-    receiptDigest: receiptDigest(run.receipt),
+    // The launcher's digest of this very receipt when it gave one (the same
+    // bytes hashed, off the JS thread: docs/performance.md), else computed here.
+    receiptDigest: typeof run.receiptDigest === 'string' ? run.receiptDigest : receiptDigest(run.receipt),
     invocationId: run.receipt?.invocationId ?? null,
   });
 }

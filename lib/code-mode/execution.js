@@ -497,6 +497,8 @@ class Execution {
     this.abandonPendingCalls();
     this.unwatchSignal?.();
     const outcome = { termination: this.termination, receipt: receipt ?? {}, exit, settled: this.settled, runnerVersion: this.runnerVersion };
+    // The launcher's digest, when this is the receipt it read back (a local run's wait()).
+    if (exit && receipt === exit.receipt && typeof this.execution?.receiptDigest === 'string') outcome.receiptDigest = this.execution.receiptDigest;
     if (this.early) this.early.resolveFinal(outcome);
     else this.resolve(outcome);
   }

@@ -138,11 +138,11 @@ async function runCode(host, code, options = {}) {
   events.finished({ ok: termination.ok, error: termination.error, metrics });
   const audit = (ended) => emitAudit(host, buildAuditRecord({
     executionId: opts.executionId, parentId: opts.parentId, mode: opts.mode, code, tools: [...granted.keys()],
-    limits: host.limits, ok: ended.termination.ok, error: ended.termination.error, metrics, receipt: ended.receipt, startedAt, logs: consoleLog.auditLines(),
+    limits: host.limits, ok: ended.termination.ok, error: ended.termination.error, metrics, receipt: ended.receipt, receiptDigest: ended.receiptDigest, startedAt, logs: consoleLog.auditLines(),
   }));
   const fetchReceipts = fetcher ? { receipts: fetcher.receipts, dropped: fetcher.receiptsDropped } : null;
   const parts = { termination, logs: consoleLog.snapshot(), metrics, events: events.snapshot(), receipt, executionId: opts.executionId, fetchReceipts };
-  if (!outcome.final) return buildResult({ ...parts, audit: audit({ termination, receipt }) });
+  if (!outcome.final) return buildResult({ ...parts, audit: audit({ termination, receipt, receiptDigest: outcome.receiptDigest }) });
   // resultBeforeTeardown: the receipt so far, and the sandbox's verdict (with the audit record) once it is gone.
   const final = outcome.final.then((ended) => {
     const settled = requireReceipt(ended);

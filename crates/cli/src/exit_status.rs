@@ -82,6 +82,7 @@ mod tests {
             returncode,
             signal: signal.map(str::to_string),
             receipt: serde_json::json!({}),
+            receipt_digest: String::new(),
         }
     }
 

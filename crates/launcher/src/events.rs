@@ -32,6 +32,9 @@ pub struct Completion {
     /// The receipt as read back from `receipt.json`. Always present: a run
     /// without a readable receipt settles as a `LaunchFailure` instead.
     pub receipt: Value,
+    /// `sha256:<hex>` of the receipt's canonical JSON (receipt/canonical.rs):
+    /// the audit record's `receiptDigest`, so the owner need not compute it.
+    pub receipt_digest: String,
 }
 
 #[derive(Debug)]

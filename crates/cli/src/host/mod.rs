@@ -43,7 +43,6 @@ mod write_stall;
 // TLS transport, metrics, receipt signing and probe (rtls).
 pub mod metrics;
 mod probe;
-pub mod receipt_canonical;
 pub mod signing;
 pub mod tls;
 pub mod tls_client;

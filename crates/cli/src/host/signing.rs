@@ -1,7 +1,7 @@
 //! Receipt signing (config `signingKey`: a file holding an Ed25519 private
 //! key, PKCS#8, PEM or DER — what `openssl genpkey -algorithm ed25519`
 //! writes). `exit.signature` is the base64 (standard, padded) Ed25519
-//! signature over `receipt_canonical::canonical_bytes(receipt)`;
+//! signature over `cordon_launcher::receipt::canonical::canonical_bytes(receipt)`;
 //! `welcome.host.publicKey` is the key's SubjectPublicKeyInfo as PEM, which
 //! Node's `crypto.createPublicKey` reads as is. A provider pins that PEM (or
 //! its fingerprint) out of band; a welcome's key proves nothing by itself.
@@ -17,7 +17,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::PrivatePkcs8KeyDer;
 use serde_json::Value;
 
-use super::receipt_canonical::canonical_bytes;
+use cordon_launcher::receipt::canonical::canonical_bytes;
 
 /// A key file larger than this is not an Ed25519 key (PEM of one is ~120 bytes).
 const MAX_KEY_FILE_BYTES: u64 = 16 * 1024;

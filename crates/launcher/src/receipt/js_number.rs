@@ -11,7 +11,7 @@
 use serde_json::{Number, Value};
 
 /// Largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// Replaces every integer of `value` beyond ±`MAX_SAFE_INTEGER` by the nearest
 /// double. Iterative (an explicit stack), so depth costs heap, not stack.

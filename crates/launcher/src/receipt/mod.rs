@@ -5,6 +5,7 @@
 //! is what the launcher asked for, `confinement.observed` what the kernel
 //! showed. Format documented in docs/receipts.md.
 
+pub mod canonical;
 pub mod js_number;
 pub mod network_receipts;
 pub mod run_result;

@@ -51,6 +51,7 @@ pub fn settle(
         (_, Ok(receipt)) => Ok(Completion {
             returncode: status.and_then(|s| s.code()),
             signal: status.and_then(|s| s.signal()).map(pidfd::signal_name),
+            receipt_digest: super::canonical::digest(&receipt),
             receipt,
         }),
     }
