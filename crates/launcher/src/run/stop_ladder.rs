@@ -105,9 +105,16 @@ struct SupervisionState {
     deadlines: Vec<tokio::task::AbortHandle>,
     /// The run's timerfd, watched from its start (`watch_deadlines`): a
     /// deadline armed on it wakes no thread (deadline_timer.rs).
-    deadline_timer: Option<Arc<DeadlineTimer>>,
+    deadline_timer: Option<DeadlineSlot>,
     /// The run's egress engine's stop latch (mediated network only).
     egress_stop: Option<cordon_egress::StopLatch>,
+}
+
+/// The run's timerfd and the ladder timings its watcher stops with.
+#[derive(Debug)]
+struct DeadlineSlot {
+    timer: Arc<DeadlineTimer>,
+    timings: StopTimings,
 }
 
 impl SupervisionState {
@@ -236,11 +243,25 @@ impl Supervision {
         if s.exited {
             return;
         }
-        if let Some(timer) = &s.deadline_timer {
-            if timer.arm(after).is_ok() {
+        // The timerfd's watcher stops with the timings it was given: a
+        // deadline with others goes on a timer of its own.
+        if let Some(slot) = &s.deadline_timer {
+            if slot.timings == timings && slot.timer.arm(after).is_ok() {
                 return;
             }
         }
+        self.arm_tokio_timer(&mut s, runtime, after, timings);
+    }
+
+    /// A deadline as a tokio timer task (the fallback: handing it to the
+    /// runtime wakes a worker).
+    fn arm_tokio_timer(
+        self: &Arc<Self>,
+        s: &mut SupervisionState,
+        runtime: &tokio::runtime::Runtime,
+        after: Duration,
+        timings: StopTimings,
+    ) {
         let run = Arc::downgrade(self);
         let timer = runtime.spawn(async move {
             tokio::time::sleep(after).await;
@@ -254,11 +275,13 @@ impl Supervision {
     /// Called on the supervision runtime at the run's start: a timerfd the
     /// reactor watches from now on, so a deadline armed later from the
     /// owner's thread (`arm_deadline`) is one syscall that wakes no worker.
-    /// Without one (no descriptor left), deadlines are tokio timers.
+    /// The timer is registered with the reactor here, before anyone can arm
+    /// it: one that cannot be watched is never used, and deadlines are then
+    /// tokio timers.
     pub fn watch_deadlines(self: &Arc<Self>, timings: StopTimings) {
-        let Ok(timer) = DeadlineTimer::new() else {
-            return;
-        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return; // registering needs the runtime's reactor
+        }
         let Ok(runtime) = crate::run::supervision_runtime::get() else {
             return;
         };
@@ -266,17 +289,40 @@ impl Supervision {
         if s.exited || s.deadline_timer.is_some() {
             return;
         }
+        let Ok((timer, watched)) = DeadlineTimer::watched() else {
+            return;
+        };
         let run = Arc::downgrade(self);
-        let expired = Arc::clone(&timer).expired();
         let watcher = runtime.spawn(async move {
-            if expired.await.is_ok() {
-                if let Some(run) = run.upgrade() {
-                    run.stop_with(StopReason::Deadline, timings, false);
+            let expired = watched.expired().await;
+            if let Some(run) = run.upgrade() {
+                match expired {
+                    Ok(()) => run.stop_with(StopReason::Deadline, timings, false),
+                    Err(_) => run.deadline_watch_failed(),
                 }
             }
         });
         s.deadlines.push(watcher.abort_handle());
-        s.deadline_timer = Some(timer);
+        s.deadline_timer = Some(DeadlineSlot { timer, timings });
+    }
+
+    /// The timerfd could not be read: what was armed on it moves to a tokio
+    /// timer, and later deadlines go there too (a deadline is never left on
+    /// a timer nobody watches).
+    fn deadline_watch_failed(self: &Arc<Self>) {
+        let Ok(runtime) = crate::run::supervision_runtime::get() else {
+            return;
+        };
+        let Ok(mut s) = self.state.lock() else { return };
+        let Some(slot) = s.deadline_timer.take() else {
+            return;
+        };
+        if s.exited {
+            return;
+        }
+        if let Some(left) = slot.timer.remaining() {
+            self.arm_tokio_timer(&mut s, runtime, left, slot.timings);
+        }
     }
 
     async fn climb(self: Arc<Self>, timings: StopTimings) {
@@ -559,5 +605,57 @@ mod tests {
         // The exit closes the timer: a deadline armed after it is a no-op.
         run.mark_exited();
         assert!(run.state.lock().unwrap().deadline_timer.is_none());
+    }
+
+    fn watched_run() -> Arc<Supervision> {
+        let runtime = crate::run::supervision_runtime::get().unwrap();
+        let run = Arc::new(Supervision::default());
+        let watching = Arc::clone(&run);
+        runtime
+            .block_on(runtime.spawn(async move { watching.watch_deadlines(TIMINGS) }))
+            .unwrap();
+        assert!(run.state.lock().unwrap().deadline_timer.is_some());
+        run
+    }
+
+    fn stopped_by_deadline_within(run: &Supervision, bound: Duration) -> bool {
+        let until = std::time::Instant::now() + bound;
+        while run.record().reason.is_none() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        run.record().reason == Some(StopReason::Deadline)
+    }
+
+    #[test]
+    fn a_deadline_on_a_timerfd_whose_watcher_failed_moves_to_a_tokio_timer() {
+        let run = watched_run();
+        run.arm_deadline(Duration::from_millis(50), TIMINGS);
+        // The watcher dies (as when its read fails) and reports it.
+        run.state.lock().unwrap().deadlines[0].abort();
+        run.deadline_watch_failed();
+        {
+            let s = run.state.lock().unwrap();
+            assert!(s.deadline_timer.is_none(), "the unwatched timer was kept");
+            assert_eq!(
+                s.deadlines.len(),
+                2,
+                "no tokio timer took the deadline over"
+            );
+        }
+        assert!(stopped_by_deadline_within(&run, Duration::from_secs(5)));
+        run.mark_exited();
+    }
+
+    #[test]
+    fn a_deadline_with_other_ladder_timings_gets_a_timer_of_its_own() {
+        let run = watched_run();
+        let other = StopTimings {
+            grace_ms: 20,
+            force_ms: 20,
+        };
+        run.arm_deadline(Duration::from_secs(60), other);
+        assert_eq!(run.state.lock().unwrap().deadlines.len(), 2);
+        run.mark_exited();
+        assert!(run.state.lock().unwrap().deadlines.is_empty());
     }
 }
