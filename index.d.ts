@@ -280,6 +280,8 @@ export interface IsolatedExecution {
   readonly receiptHead: ReceiptHead | null;
   /** Same promise every call: the receipt's head once the program was observed, or null when the run settled without one. */
   observed(): Promise<ReceiptHead | null>;
+  /** `sha256:<hex>` of the receipt's canonical JSON (an audit record's `receiptDigest`), set when wait() resolves; null before, and after a failed run. */
+  readonly receiptDigest: string | null;
 }
 
 /** The receipt while the sandbox still runs: every field but those only its end can tell (docs/receipts.md › "Before the end"). */

@@ -231,6 +231,8 @@ class IsolatedExecution {
     this._stopPromise = null;
     /** The receipt's head (docs/receipts.md › "Before the end") once the program was observed. */
     this.receiptHead = null;
+    /** sha256 of the receipt's canonical JSON, from the launcher, once wait() resolves (index.d.ts). */
+    this.receiptDigest = null;
     this._headPromise = new Promise((resolve) => { this._resolveHead = resolve; });
   }
 
