@@ -4,7 +4,9 @@
 //! silently replaced.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::os::fd::{AsFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, IntoRawFd, OwnedFd, RawFd};
+
+use nix::fcntl::{FcntlArg, FdFlag};
 use std::os::unix::net::UnixDatagram;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output};
@@ -24,12 +26,22 @@ fn relay(slot: RawFd, occupy_fd4: bool, script: &str) -> Output {
         "-c",
         script,
     ]);
-    // SAFETY: only dup2 (async-signal-safe) runs between fork and exec; the
-    // duplicates are deliberately left open (into_raw_fd) for the relay.
+    // SAFETY: only dup2 and fcntl (async-signal-safe) run between fork and
+    // exec; the duplicates are deliberately left open (into_raw_fd) for the
+    // relay.
     unsafe {
         command.pre_exec(move || {
-            let _ = nix::unistd::dup2_raw(theirs.as_fd(), slot)?.into_raw_fd();
-            if occupy_fd4 {
+            if theirs.as_raw_fd() == slot {
+                // Our end already sits in the slot (other tests open
+                // descriptors meanwhile): dup2 onto itself would keep its
+                // close-on-exec and the relay would find the slot empty.
+                nix::fcntl::fcntl(theirs.as_fd(), FcntlArg::F_SETFD(FdFlag::empty()))?;
+            } else {
+                let _ = nix::unistd::dup2_raw(theirs.as_fd(), slot)?.into_raw_fd();
+            }
+            if occupy_fd4 && devnull.as_raw_fd() == 4 {
+                nix::fcntl::fcntl(devnull.as_fd(), FcntlArg::F_SETFD(FdFlag::empty()))?;
+            } else if occupy_fd4 {
                 let _ = nix::unistd::dup2_raw(devnull.as_fd(), 4)?.into_raw_fd();
             }
             Ok(())
