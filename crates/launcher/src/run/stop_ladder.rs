@@ -584,29 +584,21 @@ mod tests {
 
     #[test]
     fn a_deadline_armed_from_the_owners_thread_goes_on_the_watched_timerfd() {
-        let runtime = crate::run::supervision_runtime::get().unwrap();
-        let run = Arc::new(Supervision::default());
-        // As the supervision does at the run's start, on the runtime.
-        let watching = Arc::clone(&run);
-        runtime
-            .block_on(runtime.spawn(async move { watching.watch_deadlines(TIMINGS) }))
-            .unwrap();
+        let run = watched_run();
         // Armed from this (non-runtime) thread, twice: no tokio timer task is
         // added beside the timerfd's watcher, and the earliest deadline stops
         // the run. Nothing was started, so the ladder has nothing to signal.
         run.arm_deadline(Duration::from_secs(60), TIMINGS);
         run.arm_deadline(Duration::from_millis(5), TIMINGS);
         assert_eq!(run.state.lock().unwrap().deadlines.len(), 1);
-        let until = std::time::Instant::now() + Duration::from_secs(5);
-        while run.record().reason.is_none() && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(run.record().reason, Some(StopReason::Deadline));
+        assert!(stopped_by_deadline_within(&run, Duration::from_secs(5)));
         // The exit closes the timer: a deadline armed after it is a no-op.
         run.mark_exited();
         assert!(run.state.lock().unwrap().deadline_timer.is_none());
     }
 
+    /// A supervision watching its deadlines, as the run's start makes it
+    /// (on the runtime).
     fn watched_run() -> Arc<Supervision> {
         let runtime = crate::run::supervision_runtime::get().unwrap();
         let run = Arc::new(Supervision::default());
