@@ -368,7 +368,10 @@ test('a session claim made while a caller\'s run of that uid starts is seen by o
   t.after(() => fs.rmSync(claim, { force: true }));
   const outcomes = [];
   for (let attempt = 0; attempt < 10; attempt += 1) {
-    const run = spawnIsolated(['/bin/sh', '-c', 'echo ran >&2'], { policy: workspaceWrite(), workspace: ws });
+    // The program lingers 0.2 s: the claim's check scans /proc (a few ms under
+    // load), and a run that ended whole before the scan reached it is gone, not
+    // unseen (its pid namespace died with it); CI run 36 saw one such run.
+    const run = spawnIsolated(['/bin/sh', '-c', 'echo ran >&2; exec sleep 0.2'], { policy: workspaceWrite(), workspace: ws });
     fs.writeFileSync(claim, `${JSON.stringify({ workspace: path.join(parent, 'elsewhere') })}\n`, { flag: 'wx', mode: 0o600 });
     // What the claiming session checks next (owner-claims.js): a process of the uid.
     const seenByClaim = uidHasProcesses(uid);
