@@ -4,7 +4,8 @@
 //! deadline, armed by `take()` on the JS thread) is a task handed to the
 //! supervision runtime, and handing it over wakes a parked worker — on a VM
 //! an IPI to a halted vCPU, on the pooled run's critical path
-//! (docs/performance.md › "Change: the take's deadline on a timerfd"). A
+//! (docs/performance.md › "Change: the audit digest from the launcher, the
+//! take's deadline on a timerfd"). A
 //! timerfd's timer is the kernel's: `timerfd_settime` wakes nobody, and the
 //! runtime's reactor, which watches the descriptor from the run's start, sees
 //! it readable only when the deadline passes.
@@ -139,10 +140,15 @@ mod tests {
             .unwrap()
     }
 
+    /// A timer registered with `rt`'s reactor, as the supervision makes one.
+    fn new_watched(rt: &tokio::runtime::Runtime) -> (Arc<DeadlineTimer>, WatchedTimer) {
+        rt.block_on(async { DeadlineTimer::watched() }).unwrap()
+    }
+
     #[test]
     fn an_armed_timer_fires_after_its_deadline_and_not_before() {
         let rt = runtime();
-        let (timer, watched) = rt.block_on(async { DeadlineTimer::watched() }).unwrap();
+        let (timer, watched) = new_watched(&rt);
         let started = Instant::now();
         timer.arm(Duration::from_millis(30)).unwrap();
         rt.block_on(watched.expired()).unwrap();
@@ -158,7 +164,7 @@ mod tests {
     #[test]
     fn the_earliest_deadline_wins() {
         let rt = runtime();
-        let (timer, watched) = rt.block_on(async { DeadlineTimer::watched() }).unwrap();
+        let (timer, watched) = new_watched(&rt);
         let started = Instant::now();
         timer.arm(Duration::from_millis(20)).unwrap();
         // A later deadline does not postpone the earlier one.
@@ -170,7 +176,7 @@ mod tests {
         );
         assert!(started.elapsed() >= Duration::from_millis(20));
         // An earlier one replaces a later one.
-        let (timer, watched) = rt.block_on(async { DeadlineTimer::watched() }).unwrap();
+        let (timer, watched) = new_watched(&rt);
         timer.arm(Duration::from_secs(30)).unwrap();
         timer.arm(Duration::from_millis(10)).unwrap();
         assert!(
@@ -186,7 +192,7 @@ mod tests {
     #[test]
     fn an_unarmed_timer_never_fires_and_a_zero_deadline_does() {
         let rt = runtime();
-        let (timer, watched) = rt.block_on(async { DeadlineTimer::watched() }).unwrap();
+        let (timer, watched) = new_watched(&rt);
         assert_eq!(timer.remaining(), None);
         assert!(
             !fires_within(&rt, &watched, Duration::from_millis(50)),
