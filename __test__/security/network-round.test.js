@@ -747,3 +747,65 @@ show('proxy after', status(raw(req)))
     await w.close();
   }
 });
+
+// R16b-2 (round 16b): fd 3, fd 4 and each fd-4 stream were sockets of the
+// provider's network namespace, which answers for them in the sandbox:
+// `connect` told a host abstract listener's name (EISCONN) from an absent one
+// (ECONNREFUSED), and device ioctls listed the host's interfaces. They are now
+// made in an empty namespace of their own (cordon_passed_fds::sandbox_pair).
+test('fd 3, fd 4 and an fd-4 stream show nothing of the provider\'s network namespace: no abstract name told from an absent one, no host interface', async (t) => {
+  const { spawn } = require('node:child_process');
+  const fs = require('node:fs');
+  const w = await world();
+  const tag = `cordon-r16b2-${process.pid}`;
+  // Host listeners of each kind, in the provider's namespace.
+  const host = spawn(PYTHON, ['-c', `
+import socket, sys, time
+for kind, name in ((socket.SOCK_STREAM, 'stream'), (socket.SOCK_SEQPACKET, 'seq')):
+    s = socket.socket(socket.AF_UNIX, kind); s.bind('\\0${tag}-' + name); s.listen(); globals()[name] = s
+print('up', flush=True); time.sleep(60)
+`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((resolve, reject) => { host.stdout.once('data', resolve); host.once('exit', reject); });
+    const code = `
+import fcntl
+def errno_of(s, name):
+    try: s.connect('\\0' + name); return 'connected'
+    except OSError as e: return str(e.errno)
+def oracle(s, kind):
+    return errno_of(s, '${tag}-' + kind) + '/' + errno_of(s, '${tag}-absent')
+def ifnames(fd):
+    names = []
+    for i in range(1, 65):
+        try: names.append(fcntl.ioctl(fd, 0x8910, struct.pack('16si', b'', i) + bytes(20))[:16].split(b'\\0')[0].decode())
+        except OSError: pass
+    return ','.join(names) or '-'
+fd3 = socket.socket(fileno=os.dup(3)); fd4 = socket.socket(fileno=os.dup(4))
+M = b'MECQ' + bytes([1, 1]) + struct.pack('>HH', @PA@, 9) + b'127.0.0.1'
+fd4.send(M); msg, a, fl, ad = fd4.recvmsg(64, socket.CMSG_SPACE(16))
+stream = socket.socket(fileno=[x for lvl, typ, d in a for x in array.array('i', d)][0])
+show('fd3', oracle(fd3, 'stream') + ' ' + ifnames(3))
+show('fd4', oracle(fd4, 'seq') + ' ' + ifnames(fd4.fileno()))
+show('stream', oracle(stream, 'stream') + ' ' + ifnames(stream.fileno()))
+own = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+show('own', ifnames(own.fileno()))
+`;
+    const policy = (resources) => ({ ...w.policy(resources), network: { ...w.policy(resources).network, frontend: 'fd4' } });
+    const { result, stderr } = await runToEnd(spawnIsolated([PYTHON, '-c', w.sub(PRELUDE + code)], { policy: policy() }));
+    assert.equal(result.returncode, 0, stderr);
+    const lines = Object.fromEntries(stderr.trim().split('\n').filter((l) => l.includes(' => ')).map((l) => l.split(' => ')));
+    // The program's own socket is of the sandbox's namespace: a loopback only.
+    assert.equal(lines.own, 'lo');
+    for (const channel of ['fd3', 'fd4', 'stream']) {
+      const [oracle, names] = lines[channel].split(' ');
+      const [present, absent] = oracle.split('/');
+      assert.equal(present, absent, `${channel}: a host listener's name is told from an absent one (${oracle})`);
+      assert.equal(names, 'lo', `${channel} lists interfaces other than an empty namespace's loopback: ${names}`);
+    }
+    const hostInterfaces = fs.readdirSync('/sys/class/net').filter((n) => n !== 'lo');
+    if (hostInterfaces.length === 0) t.diagnostic('this host has a loopback only: the interface half cannot tell the namespaces apart here');
+  } finally {
+    host.kill();
+    await w.close();
+  }
+});

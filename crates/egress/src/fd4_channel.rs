@@ -1,11 +1,13 @@
 //! The fd-4 channel's socket: one `AF_UNIX SOCK_SEQPACKET` pair, made here
 //! so the launcher, the engine and the tests agree on its type.
 //!
-//! Why seqpacket and not datagram (round 15w, R15w-6): the pair is made in
-//! the provider's network namespace, where the host's abstract Unix names
-//! live. A connected *datagram* socket can still `connect` again or
-//! `sendto` any address, so a program could write through its fd 4 to a
-//! host service listening on an abstract datagram socket. A seqpacket
+//! Why seqpacket and not datagram (round 15w, R15w-6): the pair used to be
+//! made in the provider's network namespace, where the host's abstract Unix
+//! names live, and a connected *datagram* socket can still `connect` again
+//! or `sendto` any address, so a program could write through its fd 4 to a
+//! host service listening on an abstract datagram socket. The pair is now
+//! made in an empty namespace (round 16b, R16b-2), and seqpacket stays: a
+//! program's fd 4 reaches its engine and nothing else either way. A seqpacket
 //! socket keeps the datagram's message boundaries but is bound to its peer
 //! for good: `connect` fails (`EISCONN`) and the kernel ignores a `sendto`
 //! address (`unix_seqpacket_sendmsg`), so the engine is the only socket fd 4
@@ -17,21 +19,14 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::socket::{getsockopt, socketpair, sockopt, AddressFamily, SockFlag, SockType};
+use nix::sys::socket::{getsockopt, sockopt, SockType};
 
 /// The channel's pair: `(engine end, sandbox end)`, both close-on-exec, the
 /// sandbox end already named (`cordon_passed_fds::take_automatic_name`).
+/// Made in an empty network namespace (`cordon_passed_fds::sandbox_pair`,
+/// round 16b, R16b-2), so that no host name can be probed through it.
 pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let (engine, sandbox) = socketpair(
-        AddressFamily::Unix,
-        SockType::SeqPacket,
-        None,
-        SockFlag::SOCK_CLOEXEC,
-    )?;
-    if !cordon_passed_fds::take_automatic_name(sandbox.as_fd()) {
-        return Err(io::Error::last_os_error());
-    }
-    Ok((engine, sandbox))
+    cordon_passed_fds::sandbox_pair(SockType::SeqPacket)
 }
 
 /// Whether `fd` is a channel end of the kind `pair` makes: the engine
@@ -106,7 +101,7 @@ mod tests {
     use super::*;
     use nix::errno::Errno;
     use nix::sys::socket::{accept, bind, connect, listen, recv, sendto, socket, Backlog};
-    use nix::sys::socket::{MsgFlags, UnixAddr};
+    use nix::sys::socket::{socketpair, AddressFamily, MsgFlags, SockFlag, UnixAddr};
     use std::os::fd::AsRawFd;
 
     fn bound(kind: SockType, name: &str) -> (OwnedFd, UnixAddr) {
@@ -130,7 +125,11 @@ mod tests {
         let (engine, sandbox) = pair().unwrap();
         assert!(is_channel(&engine) && is_channel(&sandbox));
         let raw = sandbox.as_raw_fd();
-        assert_eq!(connect(raw, &listener_addr), Err(Errno::EISCONN));
+        // A host listener of that name and no name at all look the same
+        // from the sandbox's end (round 16b, R16b-2: the pair is made in an
+        // empty network namespace, where neither exists).
+        let absent = UnixAddr::new_abstract(format!("cordon-fd4-none-{tag}").as_bytes()).unwrap();
+        assert_eq!(connect(raw, &listener_addr), connect(raw, &absent));
         assert_eq!(
             accept(&listener).err(),
             Some(Errno::EAGAIN),

@@ -144,13 +144,15 @@ async fn open(
         _ => Refusal::ProtocolError,
     })?;
     let connected = admit_and_connect(ctx, attempt, &request.host, request.port).await?;
+    // Made in an empty network namespace, its sandbox end already named
+    // (round 16b, R16b-2; round 15w, R15w-6).
     let (engine_end, sandbox_end) =
-        std::os::unix::net::UnixStream::pair().map_err(|_| Refusal::ConnectFailed)?;
-    // Made in the provider's network namespace: named before the sandbox
-    // gets it, so it cannot take an abstract name there (round 15w, R15w-6).
-    if !cordon_passed_fds::take_automatic_name(std::os::fd::AsFd::as_fd(&sandbox_end)) {
-        return Err(Refusal::ConnectFailed);
-    }
+        cordon_passed_fds::sandbox_pair(nix::sys::socket::SockType::Stream)
+            .map(|(e, s)| {
+                use std::os::unix::net::UnixStream;
+                (UnixStream::from(e), UnixStream::from(s))
+            })
+            .map_err(|_| Refusal::ConnectFailed)?;
     // A stream carries bytes only: where the kernel can, descriptors sent to
     // the engine's end fail at the sender (round 15, R15-2: each message of
     // them cost a closer thread, and they counted against no quota);

@@ -98,12 +98,12 @@ pub fn spawn(
     userns: Option<&OwnedFd>,
     mntns: Option<&OwnedFd>,
 ) -> Result<Spawned, SpawnError> {
-    let (host_sock, child_sock) = socketpair().map_err(SpawnError::Socketpair)?;
-    // Made in the provider's network namespace: named before the sandbox
-    // gets it, so it cannot take an abstract name there (round 15w, R15w-6).
-    if !cordon_passed_fds::take_automatic_name(std::os::fd::AsFd::as_fd(&child_sock)) {
-        return Err(SpawnError::Socketpair(std::io::Error::last_os_error()));
-    }
+    // Made in an empty network namespace, its sandbox end already named:
+    // the provider's namespace stays out of the sandbox's reach (round 16b,
+    // R16b-2; round 15w, R15w-6).
+    let (host_sock, child_sock) =
+        cordon_passed_fds::sandbox_pair(nix::sys::socket::SockType::Stream)
+            .map_err(SpawnError::Socketpair)?;
     // Before anything can send on it: fd 3 never carries a descriptor to the
     // host where the kernel can refuse them (Spawned::protocol_refuses_descriptors).
     let protocol_refuses_descriptors =
