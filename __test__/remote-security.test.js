@@ -99,7 +99,8 @@ function descendants(root) {
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (state !== 'Z') parents.set(Number(entry), Number(ppid));
+      // A host's pair maker lives as long as the host: not a sandbox's.
+      if (state !== 'Z' && !stat.includes('(cordon-pairs)')) parents.set(Number(entry), Number(ppid));
     } catch {
       // exited meanwhile
     }

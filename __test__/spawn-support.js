@@ -42,12 +42,17 @@ function jsonLines(stream) {
   }());
 }
 
-/** Host pids whose command line contains `marker`. */
+/**
+ * Host pids whose command line contains `marker`; a provider's pair maker
+ * (`cordon-pairs`, which shares its provider's memory, so its command
+ * line) is not one of them.
+ */
 function pidsWithMarker(marker) {
   const found = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'latin1') === 'cordon-pairs\n') continue;
       const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'latin1');
       if (cmdline.includes(marker)) found.push(Number(entry));
     } catch { /* exited while we looked */ }

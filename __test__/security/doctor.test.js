@@ -19,7 +19,7 @@ test('doctor() reports every check, and on this host every required one passes',
   const names = report.checks.map((c) => c.name);
   assert.deepEqual(names, [
     'bubblewrap', 'user namespaces (sysctls)', 'user namespaces (trial sandbox)',
-    'sandbox uid unused by the host', 'seccomp', 'control-root base', 'ptrace scope (Yama)', 'cgroups (memory, pids)',
+    'sandbox uid unused by the host', 'seccomp', 'control-root base', 'ptrace scope (Yama)', "sandbox sockets' namespace", 'cgroups (memory, pids)',
     'subordinate ids (non-root provider)', 'delegated cgroup (non-root provider)', 'runner', 'mediated network',
   ]);
   for (const check of report.checks.filter((c) => c.importance === 'required')) {
@@ -27,6 +27,8 @@ test('doctor() reports every check, and on this host every required one passes',
   }
   assert.equal(report.ok, true);
   assert.ok(Object.isFrozen(report) && Object.isFrozen(report.checks));
+  // Round 16b, R16b-2: this host lets the provider make the pair maker.
+  assert.equal(report.checks.find((c) => c.name === "sandbox sockets' namespace").ok, true);
 });
 
 test("doctor() reports the host's Yama ptrace_scope and what it means for /proc/<pid>/mem inside a sandbox", { skip: skip ?? false }, () => {

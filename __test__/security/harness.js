@@ -189,12 +189,17 @@ function parseResults(text) {
   return results;
 }
 
-/** Host pids for which `test(pid)` holds; processes that exit meanwhile are skipped. */
+/**
+ * Host pids for which `test(pid)` holds; processes that exit meanwhile are
+ * skipped, and so are providers' pair makers (`cordon-pairs`: they share
+ * their provider's memory, so its command line, and live as long as it).
+ */
 function pidsWhere(test) {
   const found = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8') === 'cordon-pairs\n') continue;
       if (test(entry)) found.push(Number(entry));
     } catch {
       // exited while we looked

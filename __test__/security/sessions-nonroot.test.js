@@ -120,11 +120,11 @@ function providerInBackground(t, dir, body) {
   return child;
 }
 
-/** Pids of processes whose command line holds `tag`. */
+/** Pids of processes whose command line holds `tag` (not a provider's pair maker, which shares its provider's). */
 function withTag(tag) {
   return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
     try {
-      return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(tag);
+      return fs.readFileSync(`/proc/${p}/comm`, 'utf8') !== 'cordon-pairs\n' && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(tag);
     } catch {
       return false;
     }
@@ -1081,6 +1081,8 @@ test('a uid-65534 provider\'s file helpers and session holder carry nothing of t
     for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
       let cmdline;
       try {
+        // The provider's pair maker shares its memory, so its command line.
+        if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'cordon-pairs\n') continue;
         cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       } catch {
         continue;

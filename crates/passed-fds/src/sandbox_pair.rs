@@ -17,22 +17,45 @@
 //! namespace, in which there is nothing but a loopback device that is down.
 //! It shares this process's memory and descriptor table, so a pair it
 //! makes lands in our table, and a request is two atomics and two futex
-//! wakes: no descriptor passing, and the maker holds no descriptor of its
-//! own. It lives as long as the provider (its parent-death signal is
-//! `SIGKILL`, tied to the thread that made it, which only waits for it);
-//! one that ends or stops answering is replaced at the next request.
+//! wakes, with no descriptor passing. It lives as long as the provider (its
+//! parent-death signal is `SIGKILL`, tied to the thread that made it, which
+//! only waits for it), in a session of its own and ignoring every signal
+//! that can be ignored, so a Ctrl-C or a signal to the provider's process
+//! group passes it by. One that ends or stops answering is replaced at the
+//! next request, and so is one made under other credentials than the
+//! provider has now: a provider that dropped root after its first spawn
+//! must not keep a root maker beside it in shared memory, and the kernel
+//! would not even deliver the parent-death signal to it then. So the maker
+//! also ends by itself within [`WATCH_EVERY`] once it may no longer signal
+//! its provider (`kill(provider, 0)`: the provider is gone or dropped the
+//! credentials the maker has; not seen where a root provider's maker is
+//! root of the host's user namespace, the fallback without user
+//! namespaces).
+//!
+//! Where no maker can be made (user namespaces refused to this process: a
+//! container's seccomp profile, or AppArmor's
+//! `apparmor_restrict_unprivileged_userns` on Ubuntu 24.04 for an unconfined
+//! Node), pairs are made here, in the provider's namespace, as before the
+//! maker existed: a sandbox can then probe the host's abstract names and
+//! interfaces again, which `cordon doctor` reports ([`pair_namespace`]).
 //!
 //! The maker runs on memory it shares with every thread here, so it must
 //! not touch anything another thread could hold: it allocates nothing,
 //! takes no lock, touches no Rust thread-local and makes raw syscalls
 //! only. The one thread-local it does write, `errno` (through `syscall`),
-//! is that of the thread that cloned it, which only waits in `waitpid`
+//! is that of the thread that cloned it, which only waits in `waitid`
 //! with every signal blocked and reads no `errno` until the maker is gone.
+//!
+//! Descriptors: the maker's `/proc/<pid>/fd` lists the provider's whole
+//! table (it is the same table). A maker killed with `SIGKILL` inside
+//! `socketpair` leaves the pair it was making in the table, unowned: only
+//! a kill from outside does that, or the kill of a maker that did not
+//! answer in [`ANSWER_WITHIN`].
 
 use std::ffi::c_void;
 use std::io;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -52,8 +75,19 @@ const ENDED: u32 = 3;
 /// (the next one starts a new maker).
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
+/// How often an idle maker looks whether its provider is still there and
+/// still of the credentials it was made with (`kill(provider, 0)`): the
+/// parent-death signal does not reach a maker made as root once the
+/// provider has dropped root (the kernel checks the exiting thread's
+/// permission to signal it).
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+
 /// The maker's stack: it calls a handful of syscalls and nothing else.
 const STACK_BYTES: usize = 64 * 1024;
+
+/// `SO_NETNS_COOKIE` (asm-generic/socket.h, Linux 5.14): a number for the
+/// socket's network namespace that no other namespace ever gets.
+const SO_NETNS_COOKIE: libc::c_int = 71;
 
 /// The memory the maker and the requesting threads share. Only atomics:
 /// the maker reads and writes it while other threads run.
@@ -69,9 +103,10 @@ struct Exchange {
     /// This process's pid: the maker ends if its parent is another (the
     /// provider ended before the parent-death signal was set).
     parent: AtomicI32,
-    /// The request was given up (the maker did not answer): a pair it made
-    /// is closed by its reaper.
-    abandoned: AtomicBool,
+    /// Set to end the maker (given up): it exits at its next wake-up. A
+    /// kill may not reach it (a provider that dropped root cannot signal a
+    /// maker made as root); this needs no permission.
+    quit: AtomicU32,
     /// Held to reap the maker and to kill it, so a kill never reaches a pid
     /// that was reaped and reused. The maker never takes it.
     reaping: Mutex<()>,
@@ -81,43 +116,79 @@ struct Exchange {
 struct Maker {
     exchange: Arc<Exchange>,
     pid: libc::pid_t,
+    /// This process's effective uid and gid when it made the maker (the
+    /// maker's own, outside its user namespace).
+    made_as: (libc::uid_t, libc::gid_t),
 }
 
-/// The current maker, made at the first request. Requests are serialised:
-/// one exchange slot, and each takes microseconds.
-static MAKER: Mutex<Option<Maker>> = Mutex::new(None);
+/// Where pairs are made now.
+enum Source {
+    /// Nothing asked yet, or the last maker was given up.
+    Unstarted,
+    Maker(Maker),
+    /// No maker can be made in this process (the `clone` errno): pairs are
+    /// made in its own namespace.
+    Here(i32),
+}
 
-/// The current maker's pid, for [`is_maker`] (0 before the first).
-static MAKER_PID: AtomicI32 = AtomicI32::new(0);
+/// Requests are serialised: one exchange slot, and each takes microseconds.
+static SOURCE: Mutex<Source> = Mutex::new(Source::Unstarted);
 
-/// A connected pair of `kind` made in the maker's empty network namespace:
-/// `(host end, sandbox end)`, both close-on-exec, the sandbox end already
-/// bound to an automatic name ([`crate::take_automatic_name`]).
+/// The namespace cookie of each maker's namespace so far: a socket of one
+/// of them was made here for a sandbox ([`made_here`]). Unlike a pid, a
+/// cookie is never reused. One entry per maker (a replacement adds one).
+static MAKER_NAMESPACES: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// Which namespace the pairs handed to sandboxes are made in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PairNamespace {
+    /// An empty one of the pair maker's.
+    Empty,
+    /// This process's own: no maker can be made (why).
+    Provider(String),
+}
+
+/// Where a sandbox's pairs are made in this process (starting the maker if
+/// nothing has yet), for `cordon doctor`.
+pub fn pair_namespace() -> PairNamespace {
+    let mut source = SOURCE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Err(e) = ensure_source(&mut source) {
+        return PairNamespace::Provider(e.to_string());
+    }
+    match &*source {
+        Source::Here(errno) => {
+            PairNamespace::Provider(io::Error::from_raw_os_error(*errno).to_string())
+        }
+        _ => PairNamespace::Empty,
+    }
+}
+
+/// A connected pair of `kind` made in the maker's empty network namespace
+/// (in this process's where no maker can be made: module doc): `(host end,
+/// sandbox end)`, both close-on-exec, the sandbox end already bound to an
+/// automatic name ([`crate::take_automatic_name`]).
 pub fn sandbox_pair(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut current = MAKER.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut source = SOURCE.lock().unwrap_or_else(PoisonError::into_inner);
     // A maker can end between two requests (killed): the request then
     // fails with `Ended` and is made once more by a new one.
     let mut attempts = 0;
     let (host, sandbox) = loop {
         attempts += 1;
-        let alive = current
-            .as_ref()
-            .is_some_and(|m| m.exchange.state.load(Ordering::Acquire) != ENDED);
-        if !alive {
-            *current = None;
-            *current = Some(start()?);
-        }
-        let Some(maker) = current.as_ref() else {
-            return Err(io::Error::other("pair maker missing"));
+        ensure_source(&mut source)?;
+        let Source::Maker(maker) = &*source else {
+            break here(kind)?;
         };
         match request(&maker.exchange, kind as libc::c_int) {
-            Ok(pair) => break pair,
+            Ok(pair) => {
+                remember_namespace(pair.0.as_fd());
+                break pair;
+            }
             Err(Failed::Ended) if attempts < 2 => {}
             Err(Failed::Ended) => return Err(io::Error::other("the pair maker ended")),
             Err(Failed::Os(errno)) => return Err(io::Error::from_raw_os_error(errno)),
             Err(Failed::Silent) => {
                 abandon(maker);
-                *current = None;
+                *source = Source::Unstarted;
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     "the pair maker did not answer",
@@ -131,10 +202,90 @@ pub fn sandbox_pair(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((host, sandbox))
 }
 
-/// Whether `pid` is the current maker's: a socket whose peer it is was made
-/// by this process (`settle`'s test for the sandbox's own channel ends).
-pub(crate) fn is_maker(pid: libc::pid_t) -> bool {
-    pid != 0 && pid == MAKER_PID.load(Ordering::Acquire)
+/// Whether `socket` belongs to the network namespace of one of this
+/// process's makers: it was made here for a sandbox (`settle`'s test for
+/// the sandbox's own channel ends). No sandbox can make a socket there.
+pub(crate) fn made_here(socket: BorrowedFd<'_>) -> bool {
+    namespace_cookie(socket).is_some_and(|cookie| {
+        MAKER_NAMESPACES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&cookie)
+    })
+}
+
+/// Makes `source` a live maker, or `Here` where none can be made. A maker
+/// that ended, or that was made under other credentials than this
+/// process's now, is replaced.
+fn ensure_source(source: &mut Source) -> io::Result<()> {
+    // SAFETY: geteuid and getegid have no preconditions.
+    let now_as = unsafe { (libc::geteuid(), libc::getegid()) };
+    match &*source {
+        Source::Here(_) => return Ok(()),
+        Source::Maker(maker) => {
+            let ended = maker.exchange.state.load(Ordering::Acquire) == ENDED;
+            if !ended && maker.made_as == now_as {
+                return Ok(());
+            }
+            if !ended {
+                abandon(maker);
+            }
+        }
+        Source::Unstarted => {}
+    }
+    *source = Source::Unstarted;
+    match start(now_as) {
+        Ok(maker) => *source = Source::Maker(maker),
+        // Refused by policy (seccomp, AppArmor, user namespaces off): for
+        // good in this process. A count spent (ENOSPC, EUSERS) or anything
+        // else is this request's failure, and the next one tries again.
+        Err(e) => match e.raw_os_error() {
+            Some(errno @ (libc::EPERM | libc::EINVAL)) => *source = Source::Here(errno),
+            _ => return Err(e),
+        },
+    }
+    Ok(())
+}
+
+/// A pair made in this process's network namespace (no maker here).
+fn here(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
+    use nix::sys::socket::{socketpair, AddressFamily, SockFlag};
+    Ok(socketpair(
+        AddressFamily::Unix,
+        kind,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )?)
+}
+
+/// The network namespace cookie of `socket` (None before Linux 5.14).
+fn namespace_cookie(socket: BorrowedFd<'_>) -> Option<u64> {
+    let mut cookie: u64 = 0;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: getsockopt into a live u64, with its length.
+    let rc = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_NETNS_COOKIE,
+            std::ptr::addr_of_mut!(cookie).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0 && cookie != 0).then_some(cookie)
+}
+
+/// Adds the namespace of `socket` (a maker's pair) to [`MAKER_NAMESPACES`].
+fn remember_namespace(socket: BorrowedFd<'_>) {
+    let Some(cookie) = namespace_cookie(socket) else {
+        return;
+    };
+    let mut known = MAKER_NAMESPACES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if known.first() != Some(&cookie) && !known.contains(&cookie) {
+        known.insert(0, cookie);
+    }
 }
 
 /// Why a request got no pair.
@@ -172,35 +323,43 @@ fn request(ex: &Exchange, kind: libc::c_int) -> Result<(OwnedFd, OwnedFd), Faile
         }
         futex_wait(&ex.state, state, Some(left));
     }
+    // Whoever moves the state off ANSWERED owns the pair: this request by
+    // taking it back to IDLE, or the reaper by ending it (which closes the
+    // pair). So a maker killed right after its answer leaks nothing, and
+    // nothing is closed twice.
+    if ex
+        .state
+        .compare_exchange(ANSWERED, IDLE, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return Err(Failed::Ended);
+    }
     let errno = ex.errno.load(Ordering::Relaxed);
     let (a, b) = (
         ex.fds[0].load(Ordering::Relaxed),
         ex.fds[1].load(Ordering::Relaxed),
     );
-    // Back to idle, unless the maker ended meanwhile (ENDED stays: the
-    // answer read above is whole either way).
-    let _ = ex
-        .state
-        .compare_exchange(ANSWERED, IDLE, Ordering::AcqRel, Ordering::Acquire);
     if errno != 0 {
         return Err(Failed::Os(errno));
     }
     // SAFETY: the maker made these two descriptors in our table for this
-    // request, and nothing else owns them.
+    // request, and nothing else owns them (taken off ANSWERED above).
     Ok(unsafe { (OwnedFd::from_raw_fd(a), OwnedFd::from_raw_fd(b)) })
 }
 
-/// Gives up on a maker that did not answer: kills it, and marks its request
-/// abandoned, so that a pair it made after all is closed when it is reaped.
-/// Under `reaping`, so the pid killed is the maker's (at worst a zombie):
-/// its reaper takes the lock before it reaps.
+/// Gives up on a maker (it did not answer, or it was made under other
+/// credentials): tells it to quit and kills it (a kill this process may
+/// no longer be allowed to send); a pair it made after all is closed by
+/// its reaper. The kill is under `reaping`, so the pid killed is the
+/// maker's (at worst a zombie): its reaper takes the lock before it reaps.
 fn abandon(maker: &Maker) {
+    maker.exchange.quit.store(1, Ordering::Release);
+    futex_wake(&maker.exchange.state);
     let _reaping = maker
         .exchange
         .reaping
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    maker.exchange.abandoned.store(true, Ordering::Release);
     if maker.exchange.state.load(Ordering::Acquire) != ENDED {
         // SAFETY: kill(2) on the maker's pid, not yet reaped (see above).
         unsafe { libc::kill(maker.pid, libc::SIGKILL) };
@@ -208,7 +367,7 @@ fn abandon(maker: &Maker) {
 }
 
 /// Starts a maker from a thread of its own, which then waits for it to end.
-fn start() -> io::Result<Maker> {
+fn start(made_as: (libc::uid_t, libc::gid_t)) -> io::Result<Maker> {
     let exchange = Arc::new(Exchange::default());
     exchange
         .parent
@@ -231,15 +390,18 @@ fn start() -> io::Result<Maker> {
     let pid = started_rx
         .recv()
         .map_err(|_| io::Error::other("the pair maker's thread ended"))??;
-    MAKER_PID.store(pid, Ordering::Release);
-    Ok(Maker { exchange, pid })
+    Ok(Maker {
+        exchange,
+        pid,
+        made_as,
+    })
 }
 
 /// Clones the maker into a new user and network namespace (as root, where
 /// a user namespace is refused, a network namespace alone: root may make
 /// one). Runs on the maker's own thread, whose signals it blocks first so
 /// that the maker starts with all of them blocked (no handler of this
-/// process can run in it before it has reset them).
+/// process can run in it before it has set them aside).
 fn clone_maker(exchange: &Arc<Exchange>, stack: &mut [u8]) -> io::Result<libc::pid_t> {
     // SAFETY: sigfillset on a local set, pthread_sigmask on this thread.
     unsafe {
@@ -270,8 +432,8 @@ fn clone_maker(exchange: &Arc<Exchange>, stack: &mut [u8]) -> io::Result<libc::p
     Err(last)
 }
 
-/// Waits until the maker has ended, marks it ended (closing a pair made
-/// for an abandoned request) and reaps it.
+/// Waits until the maker has ended, marks it ended (closing a pair it made
+/// that no request took) and reaps it.
 fn reap(ex: &Exchange, pid: libc::pid_t) {
     loop {
         // SAFETY: waitid on our own child with a zeroed siginfo; WNOWAIT
@@ -291,12 +453,10 @@ fn reap(ex: &Exchange, pid: libc::pid_t) {
     }
     let _reaping = ex.reaping.lock().unwrap_or_else(PoisonError::into_inner);
     let prior = ex.state.swap(ENDED, Ordering::AcqRel);
-    if prior == ANSWERED
-        && ex.abandoned.load(Ordering::Acquire)
-        && ex.errno.load(Ordering::Relaxed) == 0
-    {
+    if prior == ANSWERED && ex.errno.load(Ordering::Relaxed) == 0 {
         for fd in &ex.fds {
-            // SAFETY: the abandoned request's pair, which nothing else took.
+            // SAFETY: an answer no request took (request(): whoever moves
+            // the state off ANSWERED owns the pair).
             drop(unsafe { OwnedFd::from_raw_fd(fd.load(Ordering::Relaxed)) });
         }
     }
@@ -306,10 +466,12 @@ fn reap(ex: &Exchange, pid: libc::pid_t) {
     unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
 }
 
-/// The maker: resets every signal to its default and unblocks them (it is
-/// a plain process for whoever signals it), dies with its parent thread,
-/// then makes a pair for each request until it is killed. Raw syscalls
-/// only (module doc).
+/// The maker: leaves the provider's session and process group, ignores
+/// every signal that can be ignored (the provider's group signals and a
+/// Ctrl-C are not for it; `SIGKILL` still ends it), dies with its parent
+/// thread, then makes a pair for each request until it is told to quit,
+/// killed, or finds its provider gone or of other credentials
+/// ([`WATCH_EVERY`]). Raw syscalls only (module doc).
 extern "C" fn maker_main(arg: *mut c_void) -> libc::c_int {
     // SAFETY: `arg` is the Exchange the cloning thread keeps alive until
     // this process has ended.
@@ -317,8 +479,8 @@ extern "C" fn maker_main(arg: *mut c_void) -> libc::c_int {
     // SAFETY: raw syscalls on local memory (module doc: no allocation, no
     // lock, no thread-local of Rust's).
     unsafe {
-        let default = KernelSigaction {
-            handler: libc::SIG_DFL,
+        let ignore = KernelSigaction {
+            handler: libc::SIG_IGN,
             flags: 0,
             restorer: 0,
             mask: 0,
@@ -328,12 +490,13 @@ extern "C" fn maker_main(arg: *mut c_void) -> libc::c_int {
                 libc::syscall(
                     libc::SYS_rt_sigaction,
                     signal,
-                    &default as *const KernelSigaction,
+                    &ignore as *const KernelSigaction,
                     std::ptr::null_mut::<KernelSigaction>(),
                     8usize,
                 );
             }
         }
+        libc::syscall(libc::SYS_setsid);
         libc::syscall(libc::SYS_prctl, libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::syscall(libc::SYS_prctl, libc::PR_SET_NAME, c"cordon-pairs".as_ptr());
         let none: u64 = 0;
@@ -349,10 +512,25 @@ extern "C" fn maker_main(arg: *mut c_void) -> libc::c_int {
             libc::syscall(libc::SYS_exit, 0);
         }
     }
+    let parent = ex.parent.load(Ordering::Relaxed);
     loop {
+        if ex.quit.load(Ordering::Acquire) != 0 {
+            // SAFETY: exit(2) of this process only.
+            unsafe { libc::syscall(libc::SYS_exit, 0) };
+        }
         let state = ex.state.load(Ordering::Acquire);
         if state != REQUESTED {
-            futex_wait(&ex.state, state, None);
+            futex_wait(&ex.state, state, Some(WATCH_EVERY));
+            // SAFETY: getppid and kill(pid, 0), which sends nothing: the
+            // provider is gone (reparented), or this maker may no longer
+            // signal it (it dropped the credentials the maker has).
+            unsafe {
+                if libc::syscall(libc::SYS_getppid) != i64::from(parent)
+                    || libc::syscall(libc::SYS_kill, parent, 0) != 0
+                {
+                    libc::syscall(libc::SYS_exit, 0);
+                }
+            }
             continue;
         }
         let kind = ex.kind.load(Ordering::Relaxed);
@@ -513,18 +691,30 @@ mod tests {
         assert!(after < before + 40, "{before} → {after}");
     }
 
+    /// The live maker's pid (starting one if needed).
+    fn maker_pid() -> libc::pid_t {
+        drop(sandbox_pair(SockType::Stream).unwrap());
+        match &*super::SOURCE.lock().unwrap() {
+            super::Source::Maker(m) => m.pid,
+            _ => panic!("no maker on this host"),
+        }
+    }
+
+    fn alive(pid: libc::pid_t) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !s.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+    }
+
     #[test]
-    fn a_killed_maker_is_replaced_and_its_pairs_stay_usable() {
+    fn a_killed_maker_is_replaced_and_its_pairs_stay_usable_and_ours() {
         let (host, sandbox) = sandbox_pair(SockType::Stream).unwrap();
-        let pid = super::MAKER_PID.load(std::sync::atomic::Ordering::Acquire);
-        assert!(super::is_maker(pid));
+        let pid = maker_pid();
         // SAFETY: kill(2) of our own maker, not reaped while this test runs
-        // (nothing else kills it).
+        // (nothing else kills it; a replacement made meanwhile has its own).
         unsafe { libc::kill(pid, libc::SIGKILL) };
         let mut replaced = false;
         for _ in 0..200 {
-            let (_h, _s) = sandbox_pair(SockType::Stream).unwrap();
-            if super::MAKER_PID.load(std::sync::atomic::Ordering::Acquire) != pid {
+            if maker_pid() != pid {
                 replaced = true;
                 break;
             }
@@ -534,5 +724,103 @@ mod tests {
         assert_eq!(nix::unistd::write(&sandbox, b"x"), Ok(1));
         let mut buf = [0u8; 1];
         assert_eq!(nix::unistd::read(&host, &mut buf), Ok(1));
+        // The old maker's pairs are still known as made here, a pair of the
+        // new one too, and a pair made by anyone else is not.
+        assert!(super::made_here(sandbox.as_fd()));
+        let (_h, fresh) = sandbox_pair(SockType::Stream).unwrap();
+        assert!(super::made_here(fresh.as_fd()));
+        let (_a, plain) = socketpair(
+            AddressFamily::Unix,
+            SockType::Stream,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .unwrap();
+        assert!(!super::made_here(plain.as_fd()));
+    }
+
+    #[test]
+    fn the_maker_has_a_session_of_its_own_and_outlives_signals_sent_to_its_group() {
+        let pid = maker_pid();
+        // SAFETY: getsid and getpgid of a live pid.
+        let (sid, group) = unsafe { (libc::getsid(pid), libc::getpgid(pid)) };
+        assert_eq!((sid, group), (pid, pid), "setsid");
+        // SAFETY: getpgrp has no preconditions.
+        assert_ne!(group, unsafe { libc::getpgrp() });
+        for signal in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGTSTP,
+            libc::SIGUSR1,
+        ] {
+            // SAFETY: kill(2) of our own maker with a signal it ignores.
+            unsafe { libc::kill(pid, signal) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(alive(pid), "a signal other than SIGKILL ended the maker");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        assert!(status.contains("State:\tS"), "{status}");
+    }
+
+    /// Run by the test below in a process of its own (it changes the
+    /// process's credentials): a maker made as root is replaced once the
+    /// provider drops to uid 65534, and the new one runs as 65534.
+    #[test]
+    #[ignore = "run by a_provider_that_drops_root_gets_a_maker_of_its_new_credentials"]
+    fn drop_root_child() {
+        let before = maker_pid();
+        let uid_of = |pid: libc::pid_t| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+            status
+                .lines()
+                .find(|l| l.starts_with("Uid:"))
+                .unwrap()
+                .split_whitespace()
+                .nth(2)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(uid_of(before), "0");
+        // SAFETY: setgroups/setresgid/setresuid through glibc (every thread).
+        unsafe {
+            assert_eq!(libc::setgroups(0, std::ptr::null()), 0);
+            assert_eq!(libc::setresgid(65534, 65534, 65534), 0);
+            assert_eq!(libc::setresuid(65534, 65534, 65534), 0);
+        }
+        let after = maker_pid();
+        assert_ne!(before, after);
+        assert_eq!(uid_of(after), "65534");
+        for _ in 0..200 {
+            if !alive(before) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("the root maker is still alive");
+    }
+
+    #[test]
+    fn a_provider_that_drops_root_gets_a_maker_of_its_new_credentials() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs a root provider to drop from");
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "sandbox_pair::tests::drop_root_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

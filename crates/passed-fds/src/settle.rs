@@ -133,14 +133,14 @@ fn is_foreign_unix_socket(fd: BorrowedFd<'_>) -> bool {
     unix && !peer_is_this_process(fd)
 }
 
-/// `SO_PEERCRED` names this process or its pair maker: the socket is a
-/// socketpair end it made (through the maker: sandbox_pair.rs) or a
-/// connection to a listener it made (an unconnected socket reads pid 0).
+/// Made by this process: `SO_PEERCRED` names it (a socketpair end made
+/// here, or a connection to a listener it made; an unconnected socket
+/// reads pid 0), or the socket belongs to one of its pair makers' network
+/// namespaces (sandbox_pair.rs), where no sandbox can make one.
 fn peer_is_this_process(fd: BorrowedFd<'_>) -> bool {
-    getsockopt(&fd, sockopt::PeerCredentials).is_ok_and(|cred| {
-        i64::from(cred.pid()) == i64::from(std::process::id())
-            || crate::sandbox_pair::is_maker(cred.pid())
-    })
+    getsockopt(&fd, sockopt::PeerCredentials)
+        .is_ok_and(|cred| i64::from(cred.pid()) == i64::from(std::process::id()))
+        || crate::sandbox_pair::made_here(fd)
 }
 
 #[cfg(test)]

@@ -22,10 +22,12 @@ use crate::run::backend::{self, BackendError};
 mod control_root_base;
 mod identity;
 mod network_relay;
+mod pair_namespace;
 mod ptrace_scope;
 mod sandbox_uid;
 pub use control_root_base::check_control_root_base;
 pub use network_relay::check_network_relay;
+pub use pair_namespace::check_pair_namespace;
 pub use ptrace_scope::{check_ptrace_scope, read_ptrace_scope};
 pub use sandbox_uid::{check_sandbox_uid_unused, status_has_uid, UidProcess};
 
@@ -91,6 +93,7 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks.push(check_seccomp(&read_seccomp_status()));
     checks.push(check_control_root_base());
     checks.push(check_ptrace_scope(read_ptrace_scope().as_deref()));
+    checks.push(check_pair_namespace(&cordon_passed_fds::pair_namespace()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
     checks.push(identity::check_subordinate_ids());
     checks.push(identity::check_delegated_cgroup());
