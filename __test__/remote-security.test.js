@@ -22,6 +22,7 @@ const { setTimeout: sleep } = require('node:timers/promises');
 
 const h = require('./security/harness');
 const { startHost } = require('./remote-support');
+const { isPairMaker } = require('./spawn-support');
 const { connectRemote } = require('../lib/remote');
 
 const skip = h.skipReason();
@@ -100,7 +101,7 @@ function descendants(root) {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // A host's pair maker lives as long as the host: not a sandbox's.
-      if (state !== 'Z' && !stat.includes('(cordon-pairs)')) parents.set(Number(entry), Number(ppid));
+      if (state !== 'Z' && !isPairMaker(entry)) parents.set(Number(entry), Number(ppid));
     } catch {
       // exited meanwhile
     }

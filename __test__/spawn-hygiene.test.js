@@ -8,9 +8,9 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { spawnIsolated, readOnly } = require('..');
-const { fixture, runToEnd, ownControlRoots, controlRootBase } = require('./spawn-support');
+const { fixture, runToEnd, ownControlRoots, controlRootBase, isPairMaker, eventually } = require('./spawn-support');
 
 /** This process's descriptors and what they point to. */
 function openFds() {
@@ -125,3 +125,37 @@ test('a 1 GiB flood on fd 3 and on stdout, read slowly, keeps RSS growth under 6
   t.diagnostic(`peak RSS growth ${growthMiB.toFixed(1)} MiB`);
   assert.ok(growthMiB < 64, `RSS grew by ${growthMiB.toFixed(1)} MiB`);
 });
+
+// The provider's pair maker (crates/passed-fds/src/sandbox_pair.rs, round
+// 16b, R16b-2) shares its memory and descriptor table: it must not outlive
+// it, however the provider ends.
+for (const ending of ['SIGKILL', 'exit']) {
+  test(`the pair maker ends with its provider (${ending})`, async () => {
+    const script = `
+const { spawnIsolated, readOnly } = require(${JSON.stringify(path.join(__dirname, '..'))});
+const fs = require('node:fs');
+(async () => {
+  const run = spawnIsolated(['/bin/true'], { policy: readOnly() });
+  run.protocol.resume(); run.stderr.resume();
+  await run.wait();
+  const makers = fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p)).filter((p) => {
+    try { return fs.readFileSync('/proc/' + p + '/stat', 'utf8').split(') ')[1].split(' ')[1] === String(process.pid) && fs.readFileSync('/proc/' + p + '/comm', 'utf8') === 'cordon-pairs\\n'; } catch { return false; }
+  });
+  process.stdout.write(makers.join(',') + '\\n');
+  if (${JSON.stringify(ending)} === 'SIGKILL') setInterval(() => {}, 1000);
+})();
+`;
+    const provider = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise((resolve) => provider.stdout.once('data', (d) => resolve(String(d).trim())));
+    const makers = line.split(',').filter(Boolean).map(Number);
+    assert.equal(makers.length, 1, `one maker, a child of the provider: ${line}`);
+    const [maker] = makers;
+    assert.ok(isPairMaker(maker));
+    if (ending === 'SIGKILL') provider.kill('SIGKILL');
+    await new Promise((resolve) => provider.once('exit', resolve));
+    const gone = () => {
+      try { return fs.readFileSync(`/proc/${maker}/stat`, 'utf8').split(') ')[1].startsWith('Z'); } catch { return true; }
+    };
+    assert.ok(await eventually(gone, 1500), `the maker ${maker} outlived its provider`);
+  });
+}

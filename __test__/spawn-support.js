@@ -43,16 +43,28 @@ function jsonLines(stream) {
 }
 
 /**
- * Host pids whose command line contains `marker`; a provider's pair maker
- * (`cordon-pairs`, which shares its provider's memory, so its command
- * line) is not one of them.
+ * Whether `pid` is a provider's pair maker (crates/passed-fds/src/sandbox_pair.rs):
+ * named `cordon-pairs` and of this pid namespace, where no sandbox process is
+ * (each sandbox has a pid namespace of its own: two or more NSpid entries), so
+ * a program that names itself so is not taken for one. It shares its
+ * provider's memory, so its command line: scans by command line skip it.
  */
+function isPairMaker(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return /^Name:\tcordon-pairs$/m.test(status) && /^NSpid:\t\d+$/m.test(status);
+  } catch {
+    return false;
+  }
+}
+
+/** Host pids whose command line contains `marker` (not a pair maker: isPairMaker). */
 function pidsWithMarker(marker) {
   const found = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, 'latin1') === 'cordon-pairs\n') continue;
+      if (isPairMaker(entry)) continue;
       const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'latin1');
       if (cmdline.includes(marker)) found.push(Number(entry));
     } catch { /* exited while we looked */ }
@@ -137,5 +149,5 @@ async function firstLine(stream) {
 
 module.exports = {
   cordon, fixture, collect, runToEnd, jsonLines, pidsWithMarker, ownPidsWithMarker, eventually, controlRootBase, controlRoots, ownControlRoots, ownControlRootsOf,
-  firstLine,
+  firstLine, isPairMaker,
 };

@@ -479,7 +479,10 @@ const until = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   // This script's own command line holds the marker too, and so does its
   // pair maker's (cordon-pairs shares this process's memory).
   const grandchild = () => fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p) && p !== String(process.pid)).some((p) => {
-    try { return fs.readFileSync('/proc/' + p + '/comm', 'utf8') !== 'cordon-pairs\\n' && fs.readFileSync('/proc/' + p + '/cmdline', 'utf8').includes(${JSON.stringify(marker)}); } catch { return false; }
+    try {
+      const maker = /^Name:\\tcordon-pairs$/m.test(fs.readFileSync('/proc/' + p + '/status', 'utf8')) && /^NSpid:\\t\\d+$/m.test(fs.readFileSync('/proc/' + p + '/status', 'utf8'));
+      return !maker && fs.readFileSync('/proc/' + p + '/cmdline', 'utf8').includes(${JSON.stringify(marker)});
+    } catch { return false; }
   });
   const ex = cordon.spawnIsolated([probe, 'outlive-stop', ${JSON.stringify(marker)}], { policy: cordon.readOnly(), stop: { graceMs: 200, forceMs: 1000 } });
   ex.stderr.resume(); ex.protocol.resume();

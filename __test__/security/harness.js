@@ -12,6 +12,7 @@ const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 
 const cordon = require('../..');
+const { isPairMaker } = require('../spawn-support');
 
 /** stderr kept per run: far above a probe's report, bounded for floods. */
 const MAX_CAPTURE_BYTES = 1 << 20;
@@ -191,15 +192,16 @@ function parseResults(text) {
 
 /**
  * Host pids for which `test(pid)` holds; processes that exit meanwhile are
- * skipped, and so are providers' pair makers (`cordon-pairs`: they share
- * their provider's memory, so its command line, and live as long as it).
+ * skipped, and so are providers' pair makers (spawn-support's isPairMaker:
+ * they share their provider's memory, so its command line, and live as
+ * long as it).
  */
 function pidsWhere(test) {
   const found = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8') === 'cordon-pairs\n') continue;
+      if (isPairMaker(entry)) continue;
       if (test(entry)) found.push(Number(entry));
     } catch {
       // exited while we looked

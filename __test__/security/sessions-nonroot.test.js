@@ -17,7 +17,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const h = require('./harness');
 const { FILE_STORE_SCRIPT } = require('./file-store-script');
 const { background } = require('../sessions-support');
-const { eventually } = require('../spawn-support');
+const { eventually, isPairMaker } = require('../spawn-support');
 
 const skip = process.geteuid() === 0 || process.geteuid() === h.NOBODY_UID ? false : 'needs root (to run a provider as uid 65534) or uid 65534';
 
@@ -124,7 +124,7 @@ function providerInBackground(t, dir, body) {
 function withTag(tag) {
   return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
     try {
-      return fs.readFileSync(`/proc/${p}/comm`, 'utf8') !== 'cordon-pairs\n' && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(tag);
+      return !isPairMaker(p) && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(tag);
     } catch {
       return false;
     }
@@ -1082,7 +1082,7 @@ test('a uid-65534 provider\'s file helpers and session holder carry nothing of t
       let cmdline;
       try {
         // The provider's pair maker shares its memory, so its command line.
-        if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'cordon-pairs\n') continue;
+        if (isPairMaker(pid)) continue;
         cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       } catch {
         continue;

@@ -144,22 +144,34 @@ static MAKER_NAMESPACES: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 pub enum PairNamespace {
     /// An empty one of the pair maker's.
     Empty,
+    /// An empty one, but this kernel tells no socket's namespace
+    /// (`SO_NETNS_COOKIE`, Linux 5.14): a sandbox's own channel end passed
+    /// back to the host is taken for a foreign socket (settle.rs) and
+    /// emptied, which cuts that run off from its own channel.
+    EmptyUnrecognised,
     /// This process's own: no maker can be made (why).
     Provider(String),
+    /// No maker could be made now and pairs fail (why).
+    Failing(String),
 }
 
 /// Where a sandbox's pairs are made in this process (starting the maker if
 /// nothing has yet), for `cordon doctor`.
 pub fn pair_namespace() -> PairNamespace {
-    let mut source = SOURCE.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Err(e) = ensure_source(&mut source) {
-        return PairNamespace::Provider(e.to_string());
-    }
+    let cookie = match sandbox_pair(SockType::Stream) {
+        Ok((host, _)) => namespace_cookie(host.as_fd()),
+        Err(e) => return PairNamespace::Failing(e.to_string()),
+    };
+    let source = SOURCE.lock().unwrap_or_else(PoisonError::into_inner);
     match &*source {
+        Source::Maker(_) if cookie.is_some() => PairNamespace::Empty,
+        Source::Maker(_) => PairNamespace::EmptyUnrecognised,
         Source::Here(errno) => {
             PairNamespace::Provider(io::Error::from_raw_os_error(*errno).to_string())
         }
-        _ => PairNamespace::Empty,
+        Source::Unstarted => {
+            PairNamespace::Provider("a user or network namespace count is spent (ENOSPC)".into())
+        }
     }
 }
 
@@ -174,7 +186,9 @@ pub fn sandbox_pair(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
     let mut attempts = 0;
     let (host, sandbox) = loop {
         attempts += 1;
-        ensure_source(&mut source)?;
+        if ensure_source(&mut source)?.is_some() {
+            break here(kind)?;
+        }
         let Source::Maker(maker) = &*source else {
             break here(kind)?;
         };
@@ -216,16 +230,17 @@ pub(crate) fn made_here(socket: BorrowedFd<'_>) -> bool {
 
 /// Makes `source` a live maker, or `Here` where none can be made. A maker
 /// that ended, or that was made under other credentials than this
-/// process's now, is replaced.
-fn ensure_source(source: &mut Source) -> io::Result<()> {
+/// process's now, is replaced. `Some(errno)`: no maker for now (a count
+/// spent), this request's pair is made here.
+fn ensure_source(source: &mut Source) -> io::Result<Option<i32>> {
     // SAFETY: geteuid and getegid have no preconditions.
     let now_as = unsafe { (libc::geteuid(), libc::getegid()) };
     match &*source {
-        Source::Here(_) => return Ok(()),
+        Source::Here(_) => return Ok(None),
         Source::Maker(maker) => {
             let ended = maker.exchange.state.load(Ordering::Acquire) == ENDED;
             if !ended && maker.made_as == now_as {
-                return Ok(());
+                return Ok(None);
             }
             if !ended {
                 abandon(maker);
@@ -236,15 +251,20 @@ fn ensure_source(source: &mut Source) -> io::Result<()> {
     *source = Source::Unstarted;
     match start(now_as) {
         Ok(maker) => *source = Source::Maker(maker),
-        // Refused by policy (seccomp, AppArmor, user namespaces off): for
-        // good in this process. A count spent (ENOSPC, EUSERS) or anything
-        // else is this request's failure, and the next one tries again.
+        // Refused by policy (seccomp, AppArmor, SELinux, user namespaces
+        // off): for good in this process. A namespace count spent (ENOSPC,
+        // EUSERS): this request's pair is made here, and the next request
+        // tries a maker again. Anything else (EAGAIN, ENOMEM) is this
+        // request's failure.
         Err(e) => match e.raw_os_error() {
-            Some(errno @ (libc::EPERM | libc::EINVAL)) => *source = Source::Here(errno),
+            Some(errno @ (libc::EPERM | libc::EINVAL | libc::EACCES | libc::ENOSYS)) => {
+                *source = Source::Here(errno)
+            }
+            Some(errno @ (libc::ENOSPC | libc::EUSERS)) => return Ok(Some(errno)),
             _ => return Err(e),
         },
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A pair made in this process's network namespace (no maker here).
@@ -301,6 +321,10 @@ enum Failed {
 /// Posts a request for a pair of `kind` and waits for the answer.
 fn request(ex: &Exchange, kind: libc::c_int) -> Result<(OwnedFd, OwnedFd), Failed> {
     ex.kind.store(kind, Ordering::Relaxed);
+    // The maker's socketpair writes straight into `fds`: a maker killed
+    // after the call leaves them there for its reaper to close.
+    ex.fds[0].store(-1, Ordering::Relaxed);
+    ex.fds[1].store(-1, Ordering::Relaxed);
     if ex
         .state
         .compare_exchange(IDLE, REQUESTED, Ordering::AcqRel, Ordering::Acquire)
@@ -453,11 +477,16 @@ fn reap(ex: &Exchange, pid: libc::pid_t) {
     }
     let _reaping = ex.reaping.lock().unwrap_or_else(PoisonError::into_inner);
     let prior = ex.state.swap(ENDED, Ordering::AcqRel);
-    if prior == ANSWERED && ex.errno.load(Ordering::Relaxed) == 0 {
+    // A pair no request took: answered (request(): whoever moves the state
+    // off ANSWERED owns the pair), or made by a maker killed before it
+    // could answer (its socketpair wrote `fds`, reset to -1 per request).
+    if prior == ANSWERED || prior == REQUESTED {
         for fd in &ex.fds {
-            // SAFETY: an answer no request took (request(): whoever moves
-            // the state off ANSWERED owns the pair).
-            drop(unsafe { OwnedFd::from_raw_fd(fd.load(Ordering::Relaxed)) });
+            let fd = fd.swap(-1, Ordering::AcqRel);
+            if fd >= 0 {
+                // SAFETY: a descriptor of that pair, which nothing else owns.
+                drop(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
         }
     }
     futex_wake(&ex.state);
@@ -497,6 +526,16 @@ extern "C" fn maker_main(arg: *mut c_void) -> libc::c_int {
             }
         }
         libc::syscall(libc::SYS_setsid);
+        // No capability: a pair needs none, and without CAP_KILL a root
+        // maker's `kill(provider, 0)` fails once the provider drops root
+        // (the watch below), also where it is root of the host's user
+        // namespace (the fallback without user namespaces).
+        let header = CapHeader {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let none = [CapData::default(); 2];
+        libc::syscall(libc::SYS_capset, &header as *const CapHeader, none.as_ptr());
         libc::syscall(libc::SYS_prctl, libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::syscall(libc::SYS_prctl, libc::PR_SET_NAME, c"cordon-pairs".as_ptr());
         let none: u64 = 0;
@@ -534,15 +573,16 @@ extern "C" fn maker_main(arg: *mut c_void) -> libc::c_int {
             continue;
         }
         let kind = ex.kind.load(Ordering::Relaxed);
-        let mut fds: [libc::c_int; 2] = [-1, -1];
-        // SAFETY: socketpair into a local array.
+        // SAFETY: socketpair into the shared `fds` (two AtomicI32, laid out
+        // as two c_int): the kernel writes both before the call returns, so
+        // a kill lands before or after the whole pair, never between.
         let rc = unsafe {
             libc::syscall(
                 libc::SYS_socketpair,
                 libc::AF_UNIX,
                 kind | libc::SOCK_CLOEXEC,
                 0,
-                fds.as_mut_ptr(),
+                ex.fds[0].as_ptr(),
             )
         };
         let errno = if rc == 0 {
@@ -552,12 +592,29 @@ extern "C" fn maker_main(arg: *mut c_void) -> libc::c_int {
             // after the failed call that set it.
             unsafe { *libc::__errno_location() }.max(1)
         };
-        ex.fds[0].store(fds[0], Ordering::Relaxed);
-        ex.fds[1].store(fds[1], Ordering::Relaxed);
         ex.errno.store(errno, Ordering::Relaxed);
         ex.state.store(ANSWERED, Ordering::Release);
         futex_wake(&ex.state);
     }
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3` (linux/capability.h): two data words.
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// The kernel's `struct __user_cap_header_struct`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// The kernel's `struct __user_cap_data_struct`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
 }
 
 /// The kernel's `struct sigaction` for `rt_sigaction` (x86_64 and the
@@ -761,6 +818,13 @@ mod tests {
         assert!(alive(pid), "a signal other than SIGKILL ended the maker");
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
         assert!(status.contains("State:\tS"), "{status}");
+        // No capability left, in its own user namespace or the host's.
+        for set in ["CapInh", "CapPrm", "CapEff"] {
+            assert!(
+                status.contains(&format!("{set}:\t0000000000000000")),
+                "{set}: {status}"
+            );
+        }
     }
 
     /// Run by the test below in a process of its own (it changes the
