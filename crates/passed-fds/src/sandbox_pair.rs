@@ -59,7 +59,10 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::{kill, Signal};
 use nix::sys::socket::SockType;
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::{getegid, geteuid, Pid};
 
 /// `Exchange::state`: no request.
 const IDLE: u32 = 0;
@@ -119,6 +122,8 @@ struct Maker {
     /// This process's effective uid and gid when it made the maker (the
     /// maker's own, outside its user namespace).
     made_as: (libc::uid_t, libc::gid_t),
+    /// Its namespace is in [`MAKER_NAMESPACES`] (done at its first pair).
+    remembered: bool,
 }
 
 /// Where pairs are made now.
@@ -189,12 +194,14 @@ pub fn sandbox_pair(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
         if ensure_source(&mut source)?.is_some() {
             break here(kind)?;
         }
-        let Source::Maker(maker) = &*source else {
+        let Source::Maker(maker) = &mut *source else {
             break here(kind)?;
         };
         match request(&maker.exchange, kind as libc::c_int) {
             Ok(pair) => {
-                remember_namespace(pair.0.as_fd());
+                if !maker.remembered {
+                    maker.remembered = remember_namespace(pair.0.as_fd());
+                }
                 break pair;
             }
             Err(Failed::Ended) if attempts < 2 => {}
@@ -233,8 +240,7 @@ pub(crate) fn made_here(socket: BorrowedFd<'_>) -> bool {
 /// process's now, is replaced. `Some(errno)`: no maker for now (a count
 /// spent), this request's pair is made here.
 fn ensure_source(source: &mut Source) -> io::Result<Option<i32>> {
-    // SAFETY: geteuid and getegid have no preconditions.
-    let now_as = unsafe { (libc::geteuid(), libc::getegid()) };
+    let now_as = (geteuid().as_raw(), getegid().as_raw());
     match &*source {
         Source::Here(_) => return Ok(None),
         Source::Maker(maker) => {
@@ -295,10 +301,11 @@ fn namespace_cookie(socket: BorrowedFd<'_>) -> Option<u64> {
     (rc == 0 && cookie != 0).then_some(cookie)
 }
 
-/// Adds the namespace of `socket` (a maker's pair) to [`MAKER_NAMESPACES`].
-fn remember_namespace(socket: BorrowedFd<'_>) {
+/// Adds the namespace of `socket` (a maker's pair) to [`MAKER_NAMESPACES`];
+/// false where this kernel does not tell it.
+fn remember_namespace(socket: BorrowedFd<'_>) -> bool {
     let Some(cookie) = namespace_cookie(socket) else {
-        return;
+        return false;
     };
     let mut known = MAKER_NAMESPACES
         .lock()
@@ -306,6 +313,7 @@ fn remember_namespace(socket: BorrowedFd<'_>) {
     if known.first() != Some(&cookie) && !known.contains(&cookie) {
         known.insert(0, cookie);
     }
+    true
 }
 
 /// Why a request got no pair.
@@ -385,8 +393,9 @@ fn abandon(maker: &Maker) {
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
     if maker.exchange.state.load(Ordering::Acquire) != ENDED {
-        // SAFETY: kill(2) on the maker's pid, not yet reaped (see above).
-        unsafe { libc::kill(maker.pid, libc::SIGKILL) };
+        // The maker's pid, not yet reaped (see above); refused where this
+        // process may no longer signal it, which `quit` covers.
+        let _ = kill(Pid::from_raw(maker.pid), Signal::SIGKILL);
     }
 }
 
@@ -418,6 +427,7 @@ fn start(made_as: (libc::uid_t, libc::gid_t)) -> io::Result<Maker> {
         exchange,
         pid,
         made_as,
+        remembered: false,
     })
 }
 
@@ -448,8 +458,7 @@ fn clone_maker(exchange: &Arc<Exchange>, stack: &mut [u8]) -> io::Result<libc::p
             return Ok(pid);
         }
         last = io::Error::last_os_error();
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !geteuid().is_root() {
             break;
         }
     }
@@ -490,9 +499,7 @@ fn reap(ex: &Exchange, pid: libc::pid_t) {
         }
     }
     futex_wake(&ex.state);
-    let mut status = 0;
-    // SAFETY: waitpid on our own child, with a live status pointer.
-    unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+    let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::__WALL));
 }
 
 /// The maker: leaves the provider's session and process group, ignores
