@@ -28,6 +28,7 @@ mod mailbox;
 mod model_errors;
 mod outcome;
 mod promised_calls;
+mod readable_wait;
 mod reader_thread;
 mod session;
 mod signals;

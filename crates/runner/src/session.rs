@@ -30,6 +30,7 @@ use crate::mailbox::Mailbox;
 use crate::model_errors;
 use crate::outcome::{self, Metrics, Wording};
 use crate::promised_calls::PromisedCalls;
+use crate::readable_wait::ReadableWait;
 use crate::reader_thread;
 use crate::timers::Timers;
 use crate::tool_bridge::{CallMode, ToolBridge};
@@ -114,7 +115,7 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
                     format_args!("cannot start the reader thread: {e}"),
                 )
             })?;
-    let mut reader = FrameReader::new(stream, config.max_frame_bytes);
+    let mut reader = FrameReader::new(ReadableWait::new(stream), config.max_frame_bytes);
     let frame = reader.read_frame().map_err(|e| {
         fail(
             Exit::Unreadable,
