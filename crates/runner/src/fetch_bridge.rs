@@ -43,19 +43,33 @@ fn script_options() -> rquickjs::context::EvalOptions {
     options
 }
 
+/// Compiles `fetch_disabled.js` into its installing function, without
+/// running it: done when the world is built, before `execute` is read, so a
+/// pooled run pays only the call (compiling these few lines after `execute`
+/// was ~0.1 ms of `execute` → `ready`, the QuickJS compiler's code cold
+/// after the idle wait: docs/performance.md › "Change: the refusing fetch
+/// compiled before execute"). Nothing can reach the function until
+/// [`ToolBridge::install_fetch`] calls it: a v1 world never sees it.
+pub fn compile_refusal<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+    ctx.eval_with_options(DISABLED_SCRIPT, script_options())
+}
+
 impl ToolBridge {
     /// Runs `fetch.js`: with the extension confirmed the globals perform
     /// requests through the host; without it (`self.fetch` is `None`) only
     /// `fetch` exists, rejecting with a `TypeError` that says how a host
-    /// enables it.
-    pub fn install_fetch<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
-        // Most worlds do not have the extension: they compile only the
-        // refusal. QuickJS compiles a whole script at once (no lazy function
-        // bodies), and fetch.js took ~0.8 ms of every extension-mode run's
-        // `execute` → `ready` (docs/performance.md, "The pooled path").
+    /// enables it (`refusal`, from [`compile_refusal`]).
+    pub fn install_fetch<'js>(
+        self: &Rc<Self>,
+        ctx: &Ctx<'js>,
+        refusal: Function<'js>,
+    ) -> rquickjs::Result<()> {
+        // Most worlds do not have the extension: they run only the refusal.
+        // QuickJS compiles a whole script at once (no lazy function bodies),
+        // and fetch.js took ~0.8 ms of every extension-mode run's `execute`
+        // → `ready` (docs/performance.md, "The pooled path").
         if self.fetch.is_none() {
-            let script: Function = ctx.eval_with_options(DISABLED_SCRIPT, script_options())?;
-            return script.call(());
+            return refusal.call(());
         }
         // With it, fetch.js runs now, before the program: built lazily (on
         // the program's first read) it ran over intrinsics the program may

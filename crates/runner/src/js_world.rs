@@ -5,7 +5,8 @@
 //! `console` and the side-effect-free web globals of [`web_globals`].
 //!
 //! Steps: runtime → ceilings → context (chosen intrinsics) → console → web
-//! globals (announced, built on first use), all in [`JsWorld::build`],
+//! globals (announced, built on first use) → the refusing `fetch` compiled
+//! (not run: [`JsWorld::install_fetch`] runs it), all in [`JsWorld::build`],
 //! before the execute frame is read (nothing there depends on it, so a
 //! runner waiting in a pool is already warm) → tools, in
 //! [`JsWorld::install_tools`], and `performance` in extension mode
@@ -13,16 +14,17 @@
 //! handler (armed last, so that a cancel arriving during setup cannot break
 //! the bootstrap; it still wins at the first interrupt check).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rquickjs::context::intrinsic;
-use rquickjs::{Context, Runtime};
+use rquickjs::{Context, Function, Persistent, Runtime};
 
 use crate::console::Console;
+use crate::fetch_bridge;
 use crate::latches::Latches;
 use crate::timers::Timers;
 use crate::tool_bridge::ToolBridge;
@@ -79,6 +81,10 @@ pub struct Ceilings {
 }
 
 pub struct JsWorld {
+    /// `fetch_disabled.js` compiled at build, taken by [`JsWorld::install_fetch`].
+    /// Declared first so it is dropped first: a value that outlives its
+    /// runtime aborts the process when the runtime is freed.
+    fetch_refusal: RefCell<Option<Persistent<Function<'static>>>>,
     runtime: Runtime,
     context: Context,
     /// When `ready` was sent: the origin of `performance.now()`.
@@ -99,7 +105,11 @@ impl JsWorld {
         context
             .with(|ctx| web_globals::install(&ctx))
             .map_err(WorldError::InstallWebGlobals)?;
+        let fetch_refusal = context
+            .with(|ctx| fetch_bridge::compile_refusal(&ctx).map(|f| Persistent::save(&ctx, f)))
+            .map_err(WorldError::InstallWebGlobals)?;
         Ok(JsWorld {
+            fetch_refusal: RefCell::new(Some(fetch_refusal)),
             runtime,
             context,
             ready_at: Rc::default(),
@@ -120,8 +130,14 @@ impl JsWorld {
     /// Extension mode: defines `fetch` (and, with the fetch extension,
     /// `Request`, `Response`, `Headers`).
     pub fn install_fetch(&self, bridge: &Rc<ToolBridge>) -> Result<(), WorldError> {
+        let refusal = self.fetch_refusal.borrow_mut().take();
         self.context
-            .with(|ctx| bridge.install_fetch(&ctx))
+            .with(|ctx| {
+                let refusal = refusal
+                    .ok_or_else(|| rquickjs::Error::new_from_js("undefined", "fetch refusal"))?
+                    .restore(&ctx)?;
+                bridge.install_fetch(&ctx, refusal)
+            })
             .map_err(WorldError::InstallWebGlobals)
     }
 
