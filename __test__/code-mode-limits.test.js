@@ -38,6 +38,12 @@ test('the runner gets its share of the limits as CLI ceilings and as execute lim
   assert.equal(flag('--memory-bytes'), String(32 * 1024 * 1024));
   assert.equal(flag('--max-frame-bytes'), '99999');
   assert.deepEqual(executeLimits(limits), { maxToolCalls: 3, maxResultBytes: 4096, timeoutMs: 700 });
+  // --max-requests only with a network allowlist (the runner then compiles fetch.js before
+  // execute), and never for a reference runner, which exits 2 on a flag §2 does not list.
+  assert.equal(args.includes('--max-requests'), false);
+  const withNetwork = runnerArgs(limits, 99999, 'cordon', { maxRequests: 7 });
+  assert.equal(withNetwork[withNetwork.indexOf('--max-requests') + 1], '7');
+  assert.equal(runnerArgs(limits, 99999, 'code-bridge-v1', { maxRequests: 7 }).includes('--max-requests'), false);
 });
 
 test('a ready may lower limits but never raise them', () => {

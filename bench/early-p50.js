@@ -6,7 +6,12 @@
 // them; `final` is awaited untimed). docs/performance.md › "Goals of issue
 // 23 not met" and "Change: the early result's own work moved off its path".
 //
-//   node bench/early-p50.js [--runs 300] [--gap-ms 15] [--rounds 1] [checkout ...]
+//   node bench/early-p50.js [--runs 300] [--gap-ms 15] [--rounds 1] [--network] [checkout ...]
+//
+// --network: the Code Mode has a `network` allowlist (a local HTTP server,
+// which one fetch reaches before the timed runs), so every run asks for the
+// fetch extension (docs/performance.md › "Change: fetch.js compiled before
+// execute when the host will use it").
 //
 // Each checkout (default: this one) is a built cordon (`npm run build`);
 // with several, each round runs every checkout once, in a child process of
@@ -21,13 +26,27 @@ const option = (name, fallback) => {
   const at = args.indexOf(name);
   return at >= 0 ? Number(args[at + 1]) : fallback;
 };
-const checkouts = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1].startsWith('--')));
+const FLAGS = new Set(['--network']);
+const checkouts = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1].startsWith('--') && !FLAGS.has(args[i - 1])));
 
-async function child(checkout, runs, gapMs) {
+/** A local HTTP server and the allowlist that reaches it. */
+async function localNetwork() {
+  const http = require('node:http');
+  const server = http.createServer((request, response) => response.end('hi')).listen(0, '127.0.0.1');
+  await new Promise((resolve) => { server.once('listening', resolve); });
+  const { port } = server.address();
+  return { server, url: `http://127.0.0.1:${port}/`, network: { allow: [`127.0.0.1:${port}`], allowPrivate: true } };
+}
+
+async function child(checkout, runs, gapMs, withNetwork) {
   const { createCodeMode } = require(checkout);
   const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
-  const mode = createCodeMode({ tools: [], pool: { size: 2 }, resultBeforeTeardown: true });
-  await mode.run('return 1'); // warm the JS paths and the launcher's caches
+  const local = withNetwork ? await localNetwork() : null;
+  const mode = createCodeMode({ tools: [], pool: { size: 2 }, resultBeforeTeardown: true, ...(local ? { network: local.network } : {}) });
+  // Warm the JS paths and the launcher's caches; with --network, prove fetch works.
+  const warm = await mode.run(local ? `return await (await fetch(${JSON.stringify(local.url)})).text();` : 'return 1');
+  if (!warm.ok || (local && warm.result !== 'hi')) throw new Error(`warm-up run failed: ${JSON.stringify(warm.error)}`);
+  await warm.final;
   const times = [];
   for (let i = 0; i < runs; i += 1) {
     await sleep(gapMs);
@@ -38,6 +57,7 @@ async function child(checkout, runs, gapMs) {
     await result.final;
   }
   await mode.close();
+  local?.server.close();
   times.sort((a, b) => a - b);
   process.stdout.write(JSON.stringify({ p50: times[times.length >> 1], p10: times[Math.floor(times.length / 10)] }));
 }
@@ -46,14 +66,15 @@ function main() {
   const runs = option('--runs', 300);
   const gapMs = option('--gap-ms', 15);
   const rounds = option('--rounds', 1);
+  const withNetwork = args.includes('--network');
   const builds = (checkouts.length ? checkouts : [path.resolve(__dirname, '..')]).map((c) => path.resolve(c));
-  console.log(`pooled run("return 1"), resultBeforeTeardown: ${runs} runs ${gapMs} ms apart per sample, ms`);
+  console.log(`pooled run("return 1"), resultBeforeTeardown${withNetwork ? ', with a network allowlist' : ''}: ${runs} runs ${gapMs} ms apart per sample, ms`);
   console.log('| round | checkout | load | p50 | p10 |');
   console.log('| ---: | --- | ---: | ---: | ---: |');
   for (let round = 1; round <= rounds; round += 1) {
     for (const checkout of builds) {
       const load = require('node:os').loadavg()[0].toFixed(2);
-      const out = execFileSync(process.execPath, [__filename, '--child', checkout, String(runs), String(gapMs)], { encoding: 'utf8' });
+      const out = execFileSync(process.execPath, [__filename, '--child', checkout, String(runs), String(gapMs), String(withNetwork)], { encoding: 'utf8' });
       const { p50, p10 } = JSON.parse(out);
       console.log(`| ${round} | ${checkout} | ${load} | ${p50.toFixed(3)} | ${p10.toFixed(3)} |`);
     }
@@ -61,7 +82,7 @@ function main() {
 }
 
 if (args[0] === '--child') {
-  child(args[1], Number(args[2]), Number(args[3])).catch((error) => { console.error(error); process.exit(1); });
+  child(args[1], Number(args[2]), Number(args[3]), args[4] === 'true').catch((error) => { console.error(error); process.exit(1); });
 } else {
   main();
 }

@@ -10,7 +10,12 @@ sends and times until the first byte of `ready` is read. Three frames:
   v1         no `extensions` (a host written for the reference runner)
   ext        the extensions createCodeMode asks for (concurrentToolCalls,
              console, timers)
-  ext+fetch  the same plus fetch (createCodeMode with `network`)
+  ext+fetch  the same plus fetch (createCodeMode with `network` before
+             2026-12-04: the runner compiled fetch.js after `execute`)
+  ext+fetch, --max-requests  the same frame to a runner started with
+             `--max-requests 4`, as createCodeMode with `network` starts it
+             now: fetch.js compiled before `execute` (a runner without the
+             flag exits 2 and is reported as such)
 The runners given are sampled alternately (A, B, A, B, ...), so a load drift
 hits each alike; printed: the median and minimum per runner and frame, ms.
 docs/performance.md › "Change: the runner compiles fetch.js only when a
@@ -28,10 +33,13 @@ ARGS = ["--timeout-ms", "5000", "--max-calls", "50", "--max-result-bytes", "5242
         "--memory-bytes", "67108864", "--max-frame-bytes", "1114112", "--max-log-bytes", "65536"]
 EXTENSIONS = {"concurrentToolCalls": {"maxOutstanding": 8}, "console": {"maxLogBytes": 65536},
               "timers": {"maxLive": 1000}}
+WITH_FETCH = dict(EXTENSIONS, fetch={"maxRequests": 4})
+# name -> (extensions of the frame, extra runner arguments)
 FRAMES = {
-    "v1": None,
-    "ext": EXTENSIONS,
-    "ext+fetch": dict(EXTENSIONS, fetch={"maxRequests": 4}),
+    "v1": (None, []),
+    "ext": (EXTENSIONS, []),
+    "ext+fetch": (WITH_FETCH, []),
+    "ext+fetch, --max-requests": (WITH_FETCH, ["--max-requests", "4"]),
 }
 
 
@@ -44,9 +52,9 @@ def frame(extensions):
     return json.dumps(execute).encode() + b"\n"
 
 
-def sample(runner, payload, idle_s):
+def sample(runner, payload, idle_s, extra):
     ours, theirs = socket.socketpair()
-    child = subprocess.Popen([runner, *ARGS], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    child = subprocess.Popen([runner, *ARGS, *extra], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, close_fds=False,
                              preexec_fn=lambda: os.dup2(theirs.fileno(), 3))
     theirs.close()
@@ -58,7 +66,7 @@ def sample(runner, payload, idle_s):
     ours.close()
     child.wait()
     if not first.startswith(b"{"):
-        raise SystemExit(f"{runner}: no frame back")
+        raise SystemExit(f"{runner} {' '.join(extra)}: no frame back (exit {child.returncode})")
     return elapsed
 
 
@@ -70,13 +78,13 @@ def main():
     options = parser.parse_args()
     print("| runner | frame | n | median ms | min ms |")
     print("| --- | --- | ---: | ---: | ---: |")
-    for name, extensions in FRAMES.items():
+    for name, (extensions, extra) in FRAMES.items():
         payload = frame(extensions)
         # By position: the same binary may be given twice (an A/A run).
         samples = [[] for _ in options.runners]
         for _ in range(options.runs):
             for at, runner in enumerate(options.runners):
-                samples[at].append(sample(runner, payload, options.idle_ms / 1000))
+                samples[at].append(sample(runner, payload, options.idle_ms / 1000, extra))
         for at, values in enumerate(samples):
             label = f"{chr(ord('A') + at)} {options.runners[at]}"
             print(f"| {label} | {name} | {len(values)} | {statistics.median(values):.3f} | {min(values):.3f} |")

@@ -134,7 +134,7 @@ class Execution {
     // The launcher's own backstop, behind every timer here.
     const deadlineMs = READY_BUDGET_MS + this.limits.timeoutMs + 2 * DRAIN_SLACK_MS;
     if (pool && frameBytes === pool.frameBytes) return pool.take({ deadlineMs });
-    return this.host.spawnIsolated([runner.path, ...runnerArgs(this.limits, frameBytes, runner.protocol)], {
+    return this.host.spawnIsolated([runner.path, ...runnerArgs(this.limits, frameBytes, runner.protocol, this.host.network)], {
       policy, invocationId: this.executionId, stop: this.stop, deadlineMs,
     });
   }

@@ -103,7 +103,7 @@ function createRunnerPool(api, { pool, runner, limits, policy, network }) {
   if (pool === undefined) return null;
   const frameBytes = maxFrameBytes(limits, network);
   const sandboxes = api.createPool({
-    command: [runner.path, ...runnerArgs(limits, frameBytes, runner.protocol)],
+    command: [runner.path, ...runnerArgs(limits, frameBytes, runner.protocol, network)],
     policy,
     stop: runner.stop ?? DEFAULT_STOP,
   }, pool);

@@ -105,7 +105,7 @@ function maxFrameBytes(limits, network = null) {
  * `protocol` is the runner's dialect: 'cordon' (cordon-runner) also gets `--max-log-bytes`;
  * 'code-bridge-v1' (a reference runner, which exits 2 on any flag §2 does not list) gets only §2's flags.
  */
-function runnerArgs(limits, frameBytes, protocol = 'cordon') {
+function runnerArgs(limits, frameBytes, protocol = 'cordon', network = null) {
   const args = [
     '--timeout-ms', String(limits.timeoutMs),
     // The runner's flags are all >= 1 (spec §2); a zero call budget still
@@ -117,6 +117,9 @@ function runnerArgs(limits, frameBytes, protocol = 'cordon') {
   ];
   // The ceiling of the console extension's budget (and of console on stderr for a v1 run).
   if (protocol === 'cordon') args.push('--max-log-bytes', String(limits.logBytes));
+  // With a network allowlist every execute asks for fetch: the runner compiles
+  // fetch.js before `execute` (a pooled runner while it waits) instead of after it.
+  if (protocol === 'cordon' && network) args.push('--max-requests', String(network.maxRequests));
   return args;
 }
 

@@ -7,6 +7,8 @@
 use std::ffi::OsString;
 use std::fmt;
 
+use crate::extensions::MAX_REQUESTS_CEILING;
+
 /// Largest value accepted by the byte, count and millisecond options: hosts
 /// hold these numbers in signed 64-bit arithmetic, so 2^64−1 is refused.
 const VALUE_MAX: u64 = i64::MAX as u64;
@@ -28,6 +30,9 @@ pub struct Config {
     pub max_frame_bytes: u64,
     pub max_result_bytes: u64,
     pub max_log_bytes: u64,
+    /// `--max-requests`: the fetch extension's ceiling. Given, the host is
+    /// expected to ask for fetch, so `fetch.js` is compiled before `execute`.
+    pub max_requests: Option<u64>,
 }
 
 impl Default for Config {
@@ -41,6 +46,7 @@ impl Default for Config {
             max_frame_bytes: 1 << 20,
             max_result_bytes: 512 << 10,
             max_log_bytes: 64 << 10,
+            max_requests: None,
         }
     }
 }
@@ -99,7 +105,7 @@ struct NumericOption {
     store: fn(&mut Config, u64),
 }
 
-const OPTIONS: [NumericOption; 8] = [
+const OPTIONS: [NumericOption; 9] = [
     NumericOption {
         name: "--fd",
         max: FD_MAX,
@@ -139,6 +145,11 @@ const OPTIONS: [NumericOption; 8] = [
         name: "--max-log-bytes",
         max: VALUE_MAX,
         store: |c, v| c.max_log_bytes = v,
+    },
+    NumericOption {
+        name: "--max-requests",
+        max: MAX_REQUESTS_CEILING,
+        store: |c, v| c.max_requests = Some(v),
     },
 ];
 
@@ -214,6 +225,10 @@ OPTIONS (every value is a decimal integer >= 1):
     --max-log-bytes N       console budget on stderr; past it lines are
                             dropped and one final line counts them
                                                               [default: 65536]
+    --max-requests N        fetch extension's maxRequests ceiling, at most
+                            100000; given, fetch.js is compiled before
+                            `execute` (for hosts that will ask for fetch)
+                                                              [default: none]
     --version               print the bare version and exit 0
     --help                  print this help and exit 0
 
@@ -242,6 +257,7 @@ mod tests {
             max_frame_bytes: 1_048_576,
             max_result_bytes: 524_288,
             max_log_bytes: 65_536,
+            max_requests: None,
         };
         assert_eq!(run(&[]), Ok(Command::Run(expected)));
     }
@@ -254,6 +270,8 @@ mod tests {
             ["--max-frame-bytes", "18446744073709551615"],
             ["--timeout-ms", "99999999999999999999999"],
             ["--stack-bytes", "16777217"],
+            ["--max-requests", "100001"],
+            ["--max-requests", "0"],
         ] {
             let error = run(&arguments).expect_err("must be refused");
             assert!(error.to_string().contains("out-of-range"), "{error}");

@@ -44,8 +44,12 @@ pub struct Extensions {
 
 impl Extensions {
     /// Clamps a request to the runner's ceilings (`--max-log-bytes` for the
-    /// console budget).
-    pub fn clamp(requested: RequestedExtensions, max_log_bytes_ceiling: u64) -> Self {
+    /// console budget, `--max-requests`, when given, for fetch).
+    pub fn clamp(
+        requested: RequestedExtensions,
+        max_log_bytes_ceiling: u64,
+        max_requests_ceiling: Option<u64>,
+    ) -> Self {
         Extensions {
             max_outstanding: requested
                 .max_outstanding
@@ -54,7 +58,9 @@ impl Extensions {
                 .max_log_bytes
                 .map(|b| b.min(max_log_bytes_ceiling)),
             max_live_timers: requested.max_live_timers,
-            max_requests: requested.max_requests,
+            max_requests: requested
+                .max_requests
+                .map(|n| max_requests_ceiling.map_or(n, |ceiling| n.min(ceiling))),
         }
     }
 
@@ -151,7 +157,7 @@ mod tests {
     fn absent_means_v1_and_an_empty_object_confirms_nothing() {
         assert_eq!(validate(None), Ok(None));
         let empty = validate(Some(&json!({}))).expect("valid").expect("present");
-        assert_eq!(Extensions::clamp(empty, 10).to_json(), json!({}));
+        assert_eq!(Extensions::clamp(empty, 10, None).to_json(), json!({}));
     }
 
     #[test]
@@ -163,7 +169,7 @@ mod tests {
         .expect("valid")
         .expect("present");
         assert_eq!(
-            Extensions::clamp(requested, 65536).to_json(),
+            Extensions::clamp(requested, 65536, None).to_json(),
             json!({"concurrentToolCalls": {"maxOutstanding": 8},
                    "console": {"maxLogBytes": 65536}, "timers": {"maxLive": 100}})
         );
@@ -176,8 +182,17 @@ mod tests {
         .expect("valid")
         .expect("present");
         assert_eq!(
-            Extensions::clamp(requested, 10).to_json(),
+            Extensions::clamp(requested, 10, None).to_json(),
             json!({"concurrentToolCalls": {"maxOutstanding": 2}, "fetch": {"maxRequests": 5}})
+        );
+        // `--max-requests` lowers what is confirmed, never raises it.
+        assert_eq!(
+            Extensions::clamp(requested, 10, Some(3)).to_json()["fetch"],
+            json!({"maxRequests": 3})
+        );
+        assert_eq!(
+            Extensions::clamp(requested, 10, Some(9)).to_json()["fetch"],
+            json!({"maxRequests": 5})
         );
         assert_eq!(
             path(json!({"fetch": {"maxRequests": 5}})),

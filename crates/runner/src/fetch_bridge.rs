@@ -43,45 +43,51 @@ fn script_options() -> rquickjs::context::EvalOptions {
     options
 }
 
-/// Compiles `fetch_disabled.js` into its installing function, without
-/// running it: done when the world is built, before `execute` is read, so a
-/// pooled run pays only the call (compiling these few lines after `execute`
-/// was ~0.1 ms of `execute` → `ready`, the QuickJS compiler's code cold
-/// after the idle wait: docs/performance.md › "Change: the refusing fetch
-/// compiled before execute"). Nothing can reach the function until
-/// [`ToolBridge::install_fetch`] calls it: a v1 world never sees it.
-pub fn compile_refusal<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
-    ctx.eval_with_options(DISABLED_SCRIPT, script_options())
+/// Compiles `fetch.js` into its installing function, without running it.
+/// Done before `execute` only when the command line says the host will ask
+/// for fetch (`--max-requests`): compiling it is ~0.7 ms, and the first
+/// compilation of a process faults the QuickJS compiler's code in (~0.2 MiB
+/// of an idle runner's RSS), which a world without fetch must not pay while
+/// it waits. Compiling runs none of the script: the intrinsics it uses are
+/// still read when it runs, after `execute`, before the program.
+pub fn compile_script<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Function<'js>> {
+    ctx.eval_with_options(SCRIPT, script_options())
 }
 
 impl ToolBridge {
     /// Runs `fetch.js`: with the extension confirmed the globals perform
     /// requests through the host; without it (`self.fetch` is `None`) only
     /// `fetch` exists, rejecting with a `TypeError` that says how a host
-    /// enables it (`refusal`, from [`compile_refusal`]).
+    /// enables it. `compiled`: `fetch.js` compiled ahead ([`compile_script`]),
+    /// else it is compiled here when needed.
     pub fn install_fetch<'js>(
         self: &Rc<Self>,
         ctx: &Ctx<'js>,
-        refusal: Function<'js>,
+        compiled: Option<Function<'js>>,
     ) -> rquickjs::Result<()> {
-        // Most worlds do not have the extension: they run only the refusal.
-        // QuickJS compiles a whole script at once (no lazy function bodies),
-        // and fetch.js took ~0.8 ms of every extension-mode run's `execute`
-        // → `ready` (docs/performance.md, "The pooled path").
+        // Most worlds do not have the extension: they compile only the
+        // refusal. QuickJS compiles a whole script at once (no lazy function
+        // bodies), and fetch.js took ~0.8 ms of every extension-mode run's
+        // `execute` → `ready` (docs/performance.md, "The pooled path").
         if self.fetch.is_none() {
-            return refusal.call(());
+            let script: Function = ctx.eval_with_options(DISABLED_SCRIPT, script_options())?;
+            return script.call(());
         }
         // With it, fetch.js runs now, before the program: built lazily (on
         // the program's first read) it ran over intrinsics the program may
         // have replaced by then (Object.defineProperty, a setter on
         // Object.prototype catching `native`), as a white-box review found.
-        self.run_fetch_script(ctx)
+        self.run_fetch_script(ctx, compiled)
     }
 
     /// Runs `fetch.js` with this bridge's native half behind it. `native`'s
     /// members are defined, not assigned: an assignment would run a setter
     /// the program put on `Object.prototype` and hand it `native`.
-    fn run_fetch_script<'js>(self: &Rc<Self>, ctx: &Ctx<'js>) -> rquickjs::Result<()> {
+    fn run_fetch_script<'js>(
+        self: &Rc<Self>,
+        ctx: &Ctx<'js>,
+        script: Option<Function<'js>>,
+    ) -> rquickjs::Result<()> {
         let native = Object::new(ctx.clone())?;
         let this = Rc::clone(self);
         native.prop(
@@ -98,7 +104,10 @@ impl ToolBridge {
             "abort",
             Function::new(ctx.clone(), move |id: u64| this.fetch_abort(id))?,
         )?;
-        let script: Function = ctx.eval_with_options(SCRIPT, script_options())?;
+        let script = match script {
+            Some(compiled) => compiled,
+            None => compile_script(ctx)?,
+        };
         script.call((native,))
     }
 

@@ -5,8 +5,9 @@
 //! `console` and the side-effect-free web globals of [`web_globals`].
 //!
 //! Steps: runtime → ceilings → context (chosen intrinsics) → console → web
-//! globals (announced, built on first use) → the refusing `fetch` compiled
-//! (not run: [`JsWorld::install_fetch`] runs it), all in [`JsWorld::build`],
+//! globals (announced, built on first use) → with `--max-requests`, `fetch.js`
+//! compiled (not run: [`JsWorld::install_fetch`] runs it when the frame asks
+//! for fetch), all in [`JsWorld::build`],
 //! before the execute frame is read (nothing there depends on it, so a
 //! runner waiting in a pool is already warm) → tools, in
 //! [`JsWorld::install_tools`], and `performance` in extension mode
@@ -81,10 +82,11 @@ pub struct Ceilings {
 }
 
 pub struct JsWorld {
-    /// `fetch_disabled.js` compiled at build, taken by [`JsWorld::install_fetch`].
-    /// Declared first so it is dropped first: a value that outlives its
-    /// runtime aborts the process when the runtime is freed.
-    fetch_refusal: RefCell<Option<Persistent<Function<'static>>>>,
+    /// `fetch.js` compiled at build (`--max-requests`), taken by
+    /// [`JsWorld::install_fetch`]. Declared first so it is dropped first: a
+    /// value that outlives its runtime aborts the process when the runtime
+    /// is freed.
+    fetch_script: RefCell<Option<Persistent<Function<'static>>>>,
     runtime: Runtime,
     context: Context,
     /// When `ready` was sent: the origin of `performance.now()`.
@@ -94,7 +96,11 @@ pub struct JsWorld {
 impl JsWorld {
     /// The part of the world that does not depend on the execute frame:
     /// runtime with its ceilings, context, `console`.
-    pub fn build(ceilings: Ceilings, console: &Rc<Console>) -> Result<Self, WorldError> {
+    pub fn build(
+        ceilings: Ceilings,
+        console: &Rc<Console>,
+        prepare_fetch: bool,
+    ) -> Result<Self, WorldError> {
         let runtime = Runtime::new().map_err(WorldError::CreateRuntime)?;
         runtime.set_memory_limit(usize::try_from(ceilings.memory_bytes).unwrap_or(usize::MAX));
         runtime.set_max_stack_size(usize::try_from(ceilings.stack_bytes).unwrap_or(usize::MAX));
@@ -105,11 +111,18 @@ impl JsWorld {
         context
             .with(|ctx| web_globals::install(&ctx))
             .map_err(WorldError::InstallWebGlobals)?;
-        let fetch_refusal = context
-            .with(|ctx| fetch_bridge::compile_refusal(&ctx).map(|f| Persistent::save(&ctx, f)))
-            .map_err(WorldError::InstallWebGlobals)?;
+        let fetch_script = match prepare_fetch {
+            true => Some(
+                context
+                    .with(|ctx| {
+                        fetch_bridge::compile_script(&ctx).map(|f| Persistent::save(&ctx, f))
+                    })
+                    .map_err(WorldError::InstallWebGlobals)?,
+            ),
+            false => None,
+        };
         Ok(JsWorld {
-            fetch_refusal: RefCell::new(Some(fetch_refusal)),
+            fetch_script: RefCell::new(fetch_script),
             runtime,
             context,
             ready_at: Rc::default(),
@@ -130,13 +143,11 @@ impl JsWorld {
     /// Extension mode: defines `fetch` (and, with the fetch extension,
     /// `Request`, `Response`, `Headers`).
     pub fn install_fetch(&self, bridge: &Rc<ToolBridge>) -> Result<(), WorldError> {
-        let refusal = self.fetch_refusal.borrow_mut().take();
+        let compiled = self.fetch_script.borrow_mut().take();
         self.context
             .with(|ctx| {
-                let refusal = refusal
-                    .ok_or_else(|| rquickjs::Error::new_from_js("undefined", "fetch refusal"))?
-                    .restore(&ctx)?;
-                bridge.install_fetch(&ctx, refusal)
+                let compiled = compiled.map(|script| script.restore(&ctx)).transpose()?;
+                bridge.install_fetch(&ctx, compiled)
             })
             .map_err(WorldError::InstallWebGlobals)
     }

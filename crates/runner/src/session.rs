@@ -105,8 +105,8 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     // Nothing here depends on `execute`: built while the host has not sent
     // it yet. A failure (a heap ceiling too small for the context) is a
     // setup failure before any frame is read: exit 1, nothing read or sent.
-    let world =
-        JsWorld::build(ceilings, &console).map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
+    let world = JsWorld::build(ceilings, &console, config.max_requests.is_some())
+        .map_err(|e| fail(Exit::Failed, format_args!("{e}")))?;
     let parked_reader =
         reader_thread::spawn_parked(Arc::clone(&shared.mailbox), Arc::clone(&shared.latches))
             .map_err(|e| {
@@ -129,7 +129,7 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     let limits = EffectiveLimits::clamp(&request.limits, config);
     let extensions = request
         .extensions
-        .map(|requested| Extensions::clamp(requested, config.max_log_bytes));
+        .map(|requested| Extensions::clamp(requested, config.max_log_bytes, config.max_requests));
     let mode = match extensions.and_then(|e| e.max_outstanding) {
         Some(k) => CallMode::Promised(PromisedCalls::new(k)),
         None => CallMode::Synchronous,

@@ -243,6 +243,58 @@ fn without_the_fetch_extension_fetch_says_how_to_enable_it_and_v1_has_none() {
     );
 }
 
+/// `--max-requests N`: fetch.js is compiled before `execute` (docs/runner.md,
+/// "fetch"). The world is the same as without it: a frame with fetch gets the
+/// four globals, confirmed at most N; one without fetch gets only the
+/// refusal, and a v1 frame nothing — the compiled script never ran there.
+#[test]
+fn with_max_requests_fetch_is_prepared_and_worlds_are_unchanged() {
+    let mut host = Host::spawn(&["--max-requests", "3"]);
+    let ready = host.execute_ext(
+        "const r = await fetch('https://a.example/x');
+         return [r.status, typeof Request, typeof Response, typeof Headers];",
+        &[],
+        limits(),
+        with_fetch(5),
+    );
+    assert_eq!(
+        ready["extensions"]["fetch"],
+        json!({"maxRequests": 3}),
+        "{ready}"
+    );
+    let request = host.recv();
+    assert_eq!(request["type"], "fetch.request", "{request}");
+    fetch_result(
+        &mut host,
+        1,
+        json!({"status": 204, "statusText": "", "url": "https://a.example/x",
+               "redirected": false, "headers": [], "body": ""}),
+    );
+    assert_eq!(
+        finish(host)["result"],
+        json!([204, "function", "function", "function"])
+    );
+    // Without fetch in the frame: only the refusal; the compiled fetch.js
+    // is never run, so no Request/Response/Headers.
+    let mut host = Host::spawn(&["--max-requests", "3"]);
+    host.execute_ext(
+        "try { await fetch('https://a.example/'); } catch (e) { return [e.name, typeof Request]; }",
+        &[],
+        limits(),
+        json!({"concurrentToolCalls": {"maxOutstanding": 2}}),
+    );
+    assert_eq!(finish(host)["result"], json!(["TypeError", "undefined"]));
+    let mut host = Host::spawn(&["--max-requests", "3"]);
+    host.execute(
+        "return [typeof fetch, typeof Request, typeof Response, typeof Headers];",
+        &[],
+    );
+    assert_eq!(
+        finish(host)["result"],
+        json!(["undefined", "undefined", "undefined", "undefined"])
+    );
+}
+
 #[test]
 fn headers_request_and_response_follow_whatwg_for_local_use() {
     let host = start(
