@@ -841,6 +841,7 @@ mod tests {
     #[ignore = "run by a_provider_that_drops_root_gets_a_maker_of_its_new_credentials"]
     fn drop_root_child() {
         let before = maker_pid();
+        println!("maker {before}");
         let uid_of = |pid: libc::pid_t| {
             let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
             status
@@ -918,6 +919,7 @@ mod tests {
         seccompiler::apply_filter_all_threads(&program).unwrap();
         let (_host, sandbox) = sandbox_pair(SockType::Stream).unwrap();
         let pid = maker_pid();
+        println!("maker {pid}");
         let ns =
             |pid: &str, kind: &str| std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).unwrap();
         assert_eq!(
@@ -940,10 +942,12 @@ mod tests {
         }
         // The pair's namespace is the maker's, empty: a host listener's name
         // and an absent one answer alike.
-        let listener = host_listener(SockType::Stream, "cordon-no-userns-oracle");
+        let name = format!("cordon-no-userns-oracle-{}", std::process::id());
+        let absent = format!("{name}-absent");
+        let listener = host_listener(SockType::Stream, &name);
         assert_eq!(
-            connect_errno(&sandbox, "cordon-no-userns-oracle"),
-            connect_errno(&sandbox, "cordon-no-userns-absent")
+            connect_errno(&sandbox, &name),
+            connect_errno(&sandbox, &absent)
         );
         let (_a, here) = socketpair(
             AddressFamily::Unix,
@@ -953,8 +957,8 @@ mod tests {
         )
         .unwrap();
         assert_ne!(
-            connect_errno(&here, "cordon-no-userns-oracle"),
-            connect_errno(&here, "cordon-no-userns-absent"),
+            connect_errno(&here, &name),
+            connect_errno(&here, &absent),
             "control: a pair made here tells them apart"
         );
         drop(listener);
@@ -976,17 +980,48 @@ mod tests {
     }
 
     /// Runs one ignored test of this binary in a process of its own and
-    /// asserts that it passed.
+    /// asserts that it passed within 20 s. Its output goes to a file, not a
+    /// pipe: its maker shares its descriptor table, so a maker that outlived
+    /// it would hold a pipe open and a read to EOF would never end. A maker
+    /// the child printed (`maker <pid>`) and left behind is killed.
     fn run_alone(test: &str) {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
+        let path = std::env::temp_dir().join(format!(
+            "cordon-pair-child-{}-{}",
+            std::process::id(),
+            test.rsplit("::").next().unwrap_or(test)
+        ));
+        let out = std::fs::File::create(&path).unwrap();
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--exact", test, "--ignored", "--nocapture"])
-            .output()
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
             .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let _ = std::fs::remove_file(&path);
+        for pid in text.lines().filter_map(|l| l.strip_prefix("maker ")) {
+            if let Ok(pid) = pid.trim().parse::<libc::pid_t>() {
+                if alive(pid) {
+                    // SAFETY: kill(2) of the child's maker, which outlived it.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+            }
+        }
         assert!(
-            out.status.success() && text.contains("1 passed"),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
+            status.is_some_and(|s| s.success()) && text.contains("1 passed"),
+            "{test}: {status:?}\n{text}"
         );
     }
 

@@ -126,7 +126,7 @@ impl ToolBridge {
         if count.accepted.get() >= count.max_requests {
             let message = format!(
                 "fetch failed: request limit reached: at most {} requests per run (the host's \
-                 network.maxRequests)",
+                 network.maxRequests, or the runner's --max-requests if lower)",
                 count.max_requests
             );
             return Err(Exception::throw_type(ctx, &message));

@@ -54,6 +54,7 @@ pub enum WorldError {
     InstallConsole(rquickjs::Error),
     InstallWebGlobals(rquickjs::Error),
     InstallTools(rquickjs::Error),
+    CompileFetch(rquickjs::Error),
 }
 
 impl fmt::Display for WorldError {
@@ -70,6 +71,9 @@ impl fmt::Display for WorldError {
                 write!(f, "cannot install the web globals: {error}")
             }
             WorldError::InstallTools(error) => write!(f, "cannot install tools: {error}"),
+            WorldError::CompileFetch(error) => {
+                write!(f, "cannot compile fetch.js (--max-requests): {error}")
+            }
         }
     }
 }
@@ -117,7 +121,7 @@ impl JsWorld {
                     .with(|ctx| {
                         fetch_bridge::compile_script(&ctx).map(|f| Persistent::save(&ctx, f))
                     })
-                    .map_err(WorldError::InstallWebGlobals)?,
+                    .map_err(WorldError::CompileFetch)?,
             ),
             false => None,
         };
@@ -150,6 +154,13 @@ impl JsWorld {
                 bridge.install_fetch(&ctx, compiled)
             })
             .map_err(WorldError::InstallWebGlobals)
+    }
+
+    /// Drops `fetch.js` compiled ahead when the execute frame did not ask
+    /// for fetch, so that the program's heap does not carry it (its function
+    /// object is garbage the next collection frees).
+    pub fn discard_fetch_script(&self) {
+        drop(self.fetch_script.borrow_mut().take());
     }
 
     /// Extension mode: defines `performance` (absent from a v1 world).

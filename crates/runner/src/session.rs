@@ -130,6 +130,9 @@ fn prepare(config: &Config, shared: &Shared) -> Result<Prepared, Exit> {
     let extensions = request
         .extensions
         .map(|requested| Extensions::clamp(requested, config.max_log_bytes, config.max_requests));
+    if extensions.and_then(|e| e.max_requests).is_none() {
+        world.discard_fetch_script();
+    }
     let mode = match extensions.and_then(|e| e.max_outstanding) {
         Some(k) => CallMode::Promised(PromisedCalls::new(k)),
         None => CallMode::Synchronous,
