@@ -171,6 +171,13 @@ export interface Receipt {
     observed: ObservedConfinement | null;
     /** Empty on every successful run. */
     mismatches: ConfinementMismatch[];
+    /**
+     * Where fd 3's socket pair was made: `empty`, a pair maker's network namespace
+     * (nothing of the host answers through it); `provider`, the provider's own, where
+     * this process may not make a user namespace (doctor's "sandbox sockets' namespace");
+     * `unknown` on kernels before 5.14. `null` when no sandbox was spawned.
+     */
+    channels: null | { namespace: 'empty' | 'provider' | 'unknown' };
     /** Read from the run's cgroup at teardown; `null` without a cgroup. */
     cgroupOutcome: null | { oomKills: number; killedByCgroup: boolean };
   };

@@ -42,6 +42,7 @@ test('a pooled run resolves before the sandbox is reported gone, with a receipt 
   assert.equal(result.receipt.invocationId.startsWith('pool-'), true);
   assert.equal(result.receipt.confinement.observed.status, 'observed');
   assert.deepEqual(result.receipt.confinement.mismatches, []);
+  assert.deepEqual(result.receipt.confinement.channels, { namespace: 'empty' }, 'the head knows where fd 3 was made');
   for (const field of END_FIELDS) assert.equal(field in result.receipt, false, `${field} is not known yet, so not in the receipt`);
   assert.equal('cgroupOutcome' in result.receipt.confinement, false);
   assert.deepEqual(result.receiptPending, [...END_FIELDS, 'networkReceipts', 'confinement.cgroupOutcome']);

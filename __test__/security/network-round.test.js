@@ -793,6 +793,9 @@ show('own', ifnames(own.fileno()))
     const policy = (resources) => ({ ...w.policy(resources), network: { ...w.policy(resources).network, frontend: 'fd4' } });
     const { result, stderr } = await runToEnd(spawnIsolated([PYTHON, '-c', w.sub(PRELUDE + code)], { policy: policy() }));
     assert.equal(result.returncode, 0, stderr);
+    // The receipt says where fd 3's pair was made (the provider's namespace
+    // only where no pair maker can be made: docs/receipts.md).
+    assert.deepEqual(result.receipt.confinement.channels, { namespace: 'empty' });
     const lines = Object.fromEntries(stderr.trim().split('\n').filter((l) => l.includes(' => ')).map((l) => l.split(' => ')));
     // The program's own socket is of the sandbox's namespace: a loopback only.
     assert.equal(lines.own, 'lo');

@@ -29,7 +29,9 @@ mod settle;
 pub use drain::{drain, drain_and_close, drain_listener, drain_with_peer, unreceived};
 pub use name_taken::take_automatic_name;
 pub use refuse::refuse_passed_descriptors;
-pub use sandbox_pair::{pair_namespace, sandbox_pair, PairNamespace};
+pub use sandbox_pair::{
+    channel_namespace, pair_namespace, sandbox_pair, ChannelNamespace, PairNamespace,
+};
 
 use nix::sys::socket::{setsockopt, sockopt, MsgFlags};
 

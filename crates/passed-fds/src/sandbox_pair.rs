@@ -180,6 +180,40 @@ pub fn pair_namespace() -> PairNamespace {
     }
 }
 
+/// Which network namespace one pair [`sandbox_pair`] made is in: what a
+/// run's receipt records for its fd 3 (`confinement.channels.namespace`),
+/// since a fallback to the provider's namespace is per process and per
+/// spawn (a namespace count spent), not per host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelNamespace {
+    /// A pair maker's, empty.
+    Empty,
+    /// This process's own (no maker could be made).
+    Provider,
+    /// This kernel does not tell a socket's namespace (`SO_NETNS_COOKIE`,
+    /// Linux 5.14).
+    Unknown,
+}
+
+impl ChannelNamespace {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelNamespace::Empty => "empty",
+            ChannelNamespace::Provider => "provider",
+            ChannelNamespace::Unknown => "unknown",
+        }
+    }
+}
+
+/// The namespace of `socket`, an end of a pair [`sandbox_pair`] made.
+pub fn channel_namespace(socket: BorrowedFd<'_>) -> ChannelNamespace {
+    match namespace_cookie(socket) {
+        None => ChannelNamespace::Unknown,
+        Some(_) if made_here(socket) => ChannelNamespace::Empty,
+        Some(_) => ChannelNamespace::Provider,
+    }
+}
+
 /// A connected pair of `kind` made in the maker's empty network namespace
 /// (in this process's where no maker can be made: module doc): `(host end,
 /// sandbox end)`, both close-on-exec, the sandbox end already bound to an
@@ -689,6 +723,17 @@ mod tests {
         fd
     }
 
+    /// A stream pair made here, in this process's network namespace.
+    fn plain_pair() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+        socketpair(
+            AddressFamily::Unix,
+            SockType::Stream,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .unwrap()
+    }
+
     fn connect_errno(fd: &impl AsRawFd, name: &str) -> nix::errno::Errno {
         connect(
             fd.as_raw_fd(),
@@ -714,6 +759,24 @@ mod tests {
                 socketpair(AddressFamily::Unix, kind, None, SockFlag::SOCK_CLOEXEC).unwrap();
             assert_ne!(connect_errno(&b, &name), connect_errno(&b, &absent));
         }
+    }
+
+    #[test]
+    fn a_pair_tells_which_namespace_it_is_in() {
+        let (host, sandbox) = sandbox_pair(SockType::Stream).unwrap();
+        assert_eq!(
+            super::channel_namespace(host.as_fd()),
+            super::ChannelNamespace::Empty
+        );
+        assert_eq!(
+            super::channel_namespace(sandbox.as_fd()),
+            super::ChannelNamespace::Empty
+        );
+        let (_a, plain) = plain_pair();
+        assert_eq!(
+            super::channel_namespace(plain.as_fd()),
+            super::ChannelNamespace::Provider
+        );
     }
 
     #[test]
@@ -793,13 +856,7 @@ mod tests {
         assert!(super::made_here(sandbox.as_fd()));
         let (_h, fresh) = sandbox_pair(SockType::Stream).unwrap();
         assert!(super::made_here(fresh.as_fd()));
-        let (_a, plain) = socketpair(
-            AddressFamily::Unix,
-            SockType::Stream,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .unwrap();
+        let (_a, plain) = plain_pair();
         assert!(!super::made_here(plain.as_fd()));
     }
 
@@ -949,13 +1006,7 @@ mod tests {
             connect_errno(&sandbox, &name),
             connect_errno(&sandbox, &absent)
         );
-        let (_a, here) = socketpair(
-            AddressFamily::Unix,
-            SockType::Stream,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .unwrap();
+        let (_a, here) = plain_pair();
         assert_ne!(
             connect_errno(&here, &name),
             connect_errno(&here, &absent),

@@ -60,6 +60,9 @@ pub struct RunFacts {
     pub mismatches: Vec<crate::observe::compare::Mismatch>,
     /// Caller-named host paths bound into the sandbox, as opened.
     pub host_binds: Vec<HostBind>,
+    /// `confinement.channels.namespace`: where fd 3's socket pair was made
+    /// (`"empty"`, `"provider"`, `"unknown"`); None: no sandbox was spawned.
+    pub channel_namespace: Option<&'static str>,
 }
 
 /// A caller-named host path (workspace, extra) as the launcher opened it
@@ -192,6 +195,7 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
         },
         "observed": facts.observed,
         "mismatches": facts.mismatches,
+        "channels": facts.channel_namespace.map(|namespace| json!({"namespace": namespace})),
         "cgroupOutcome": parts.map(|c| c.cgroup_outcome.clone()),
     })
 }

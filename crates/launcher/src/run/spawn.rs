@@ -29,6 +29,10 @@ pub struct Spawned {
     /// (owner_reader.rs), as nothing it receives can close a descriptor on
     /// the owner's thread (round 14w, R14w-1).
     pub protocol_refuses_descriptors: bool,
+    /// Where fd 3's pair was made: a pair maker's empty namespace, or the
+    /// provider's where none could be made (the receipt's
+    /// `confinement.channels.namespace`).
+    pub channel_namespace: cordon_passed_fds::ChannelNamespace,
     pub stderr: OwnedFd,
     pub info: File,
     /// bwrap's options, still to be written: bwrap waits for them.
@@ -108,6 +112,8 @@ pub fn spawn(
     // host where the kernel can refuse them (Spawned::protocol_refuses_descriptors).
     let protocol_refuses_descriptors =
         cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(&host_sock));
+    let channel_namespace =
+        cordon_passed_fds::channel_namespace(std::os::fd::AsFd::as_fd(&host_sock));
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
@@ -166,6 +172,7 @@ pub fn spawn(
         child,
         protocol: host_sock,
         protocol_refuses_descriptors,
+        channel_namespace,
         stderr: stderr_r,
         info: File::from(info_r),
         options: OptionsFeed {

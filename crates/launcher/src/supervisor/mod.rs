@@ -208,6 +208,7 @@ struct Started {
     /// Why the sandbox could not be set up, if the launcher knows.
     setup_error: Option<RunError>,
     observation: Option<RunObservation>,
+    channel_namespace: cordon_passed_fds::ChannelNamespace,
 }
 
 impl Run {
@@ -308,6 +309,7 @@ impl Run {
             mut child,
             protocol,
             protocol_refuses_descriptors,
+            channel_namespace,
             stderr,
             mut info,
             options,
@@ -358,7 +360,7 @@ impl Run {
         let observation = self.observe(init_pid, provider);
         self.step("observed");
         if let Some(seen) = &observation {
-            self.emit_receipt_head(seen);
+            self.emit_receipt_head(seen, channel_namespace);
         }
         panic_for_tests(&self.p.invocation_id);
         let started = Started {
@@ -367,6 +369,7 @@ impl Run {
             init_pid,
             setup_error,
             observation,
+            channel_namespace,
         };
         (child, started)
     }
@@ -408,13 +411,18 @@ impl Run {
     /// `Observed`: the receipt's head (receipt::head), so a caller can hold
     /// a true receipt before the teardown. The outcome given to `facts` is
     /// never seen: `head` drops it with every other end field.
-    fn emit_receipt_head(&self, seen: &RunObservation) {
+    fn emit_receipt_head(
+        &self,
+        seen: &RunObservation,
+        channels: cordon_passed_fds::ChannelNamespace,
+    ) {
         let p = &self.p;
         let mut facts = outcome::facts(p, self.started_at, receipt::Outcome::Exited { code: 0 });
         let parts = confinement::receipt_parts(&p.confinement, Default::default());
         facts.confinement = Some(parts);
         facts.observed = Some(seen.observed.clone());
         facts.mismatches = seen.mismatches.clone();
+        facts.channel_namespace = Some(channels.as_str());
         let mut head = receipt::head(&p.plan, &p.request.policy, &facts);
         receipt::network_receipts::socket_families(&mut head, p.egress.is_some());
         self.sink.emit(Event::Observed { receipt_head: head });
@@ -463,6 +471,7 @@ impl Run {
         facts.stop = stop;
         facts.containment_confirmed = containment && cgroup_emptied;
         facts.bytes = bytes;
+        facts.channel_namespace = Some(started.channel_namespace.as_str());
         if let Some(seen) = started.observation {
             facts.observed = Some(seen.observed);
             facts.mismatches = seen.mismatches;

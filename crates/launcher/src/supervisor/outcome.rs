@@ -114,6 +114,7 @@ pub fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts
         observed: None,
         mismatches: Vec::new(),
         host_binds: p.host_binds.clone(),
+        channel_namespace: None,
     }
 }
 
