@@ -812,3 +812,70 @@ show('own', ifnames(own.fileno()))
     await w.close();
   }
 });
+
+// Where no pair maker can be made (a container's seccomp profile, AppArmor),
+// fd 3 is made in the provider's namespace: the receipt must say so, and say
+// the truth — the same probe that finds nothing through an empty namespace's
+// socket tells a host listener's name from an absent one through this one.
+// A seccomp filter on the provider refuses only the maker's clone
+// (CLONE_VM together with CLONE_NEWNET; bwrap's clone has no CLONE_VM).
+const REFUSE_MAKER = `
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_VM, CLONE_NEWNET = 0x100, 0x40000000
+both = CLONE_VM | CLONE_NEWNET
+ins = lambda code, k, jt=0, jf=0: struct.pack('HBBI', code, jt, jf, k)
+prog = b''.join([
+    ins(0x20, 4), ins(0x15, 0xc000003e, 1, 0), ins(0x06, 0x7fff0000),  # x86_64 only
+    ins(0x20, 0), ins(0x15, 56, 0, 4),                                 # clone
+    ins(0x20, 16), ins(0x54, both), ins(0x15, both, 0, 1),            # flags & both == both
+    ins(0x06, 0x00050000 | 1),                                         # EPERM
+    ins(0x06, 0x7fff0000),                                             # allow
+])
+buf = ctypes.create_string_buffer(prog)
+class Fprog(ctypes.Structure):
+    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+fprog = Fprog(len(prog) // 8, ctypes.addressof(buf))
+assert libc.prctl(38, 1, 0, 0, 0) == 0, 'no_new_privs'
+assert libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0, 'seccomp: %d' % ctypes.get_errno()
+os.execv(sys.argv[1], sys.argv[1:])
+`;
+
+test('where no pair maker can be made, the receipt says fd 3 is in the provider\'s namespace, and it is', { skip: process.arch !== 'x64' ? 'the filter is written for x86_64' : false }, () => {
+  const { spawnSync } = require('node:child_process');
+  const pkg = require.resolve('../..');
+  const probe = (tag) => `
+const cordon = require(${JSON.stringify(pkg)});
+const name = 'cordon-r16b2-fallback-${tag}-' + process.pid;
+const server = require('node:net').createServer().listen('\\0' + name, async () => {
+  const check = cordon.doctor({ runnerPath: '/bin/true' }).checks.find((c) => c.name === "sandbox sockets' namespace");
+  const code = 'import os, socket\\ns = socket.socket(fileno=os.dup(3))\\ndef e(n):\\n  try: s.connect("\\\\0" + n); return "connected"\\n  except OSError as x: return str(x.errno)\\nprint(e("' + name + '") + "/" + e("' + name + '-absent"))';
+  // A non-root provider shares its identity with the sandbox here: under the filter's
+  // no_new_privs the set-uid newuidmap that maps subordinate ids cannot work.
+  const base = cordon.readOnly();
+  const policy = process.getuid() === 0 ? base : { ...base, process: { ...base.process, identity: 'shared-with-provider' } };
+  const ex = cordon.spawnIsolated(['${PYTHON}', '-c', code], { policy });
+  let out = '';
+  ex.stderr.on('data', (d) => { out += d; });
+  ex.protocol.resume();
+  const r = await ex.wait();
+  console.log(JSON.stringify({ check: { ok: check.ok, detail: check.detail }, channels: r.receipt.confinement.channels, oracle: out.trim(), returncode: r.returncode }));
+  server.close();
+});`;
+  const run = (argv) => {
+    const child = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', timeout: 60000 });
+    assert.equal(child.status, 0, child.stderr);
+    return JSON.parse(child.stdout.trim().split('\n').pop());
+  };
+  const refused = run([PYTHON, '-c', REFUSE_MAKER, process.execPath, '-e', probe('refused')]);
+  assert.equal(refused.returncode, 0, JSON.stringify(refused));
+  assert.deepEqual(refused.channels, { namespace: 'provider' });
+  const [present, absent] = refused.oracle.split('/');
+  assert.notEqual(present, absent, `the receipt says "provider": the probe must tell the names apart (${refused.oracle})`);
+  assert.equal(refused.check.ok, false, `doctor: ${refused.check.detail}`);
+  // Control: the same provider without the filter gets the maker's namespace.
+  const made = run([process.execPath, '-e', probe('made')]);
+  assert.deepEqual(made.channels, { namespace: 'empty' });
+  const [p2, a2] = made.oracle.split('/');
+  assert.equal(p2, a2, made.oracle);
+});
