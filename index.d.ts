@@ -174,10 +174,11 @@ export interface Receipt {
     /**
      * Where fd 3's socket pair was made: `empty`, a pair maker's network namespace
      * (nothing of the host answers through it); `provider`, the provider's own, where
-     * this process may not make a user namespace (doctor's "sandbox sockets' namespace");
-     * `unknown` on kernels before 5.14. `null` when no sandbox was spawned.
+     * this process may not make a user namespace (doctor's "sandbox sockets' namespace")
+     * or a namespace count was spent at that spawn. `null` when bwrap was never started.
+     * Absent from a receipt of a cordon host older than this field.
      */
-    channels: null | { namespace: 'empty' | 'provider' | 'unknown' };
+    channels?: null | { namespace: 'empty' | 'provider' };
     /** Read from the run's cgroup at teardown; `null` without a cgroup. */
     cgroupOutcome: null | { oomKills: number; killedByCgroup: boolean };
   };

@@ -30,7 +30,7 @@ pub use drain::{drain, drain_and_close, drain_listener, drain_with_peer, unrecei
 pub use name_taken::take_automatic_name;
 pub use refuse::refuse_passed_descriptors;
 pub use sandbox_pair::{
-    channel_namespace, pair_namespace, sandbox_pair, ChannelNamespace, PairNamespace,
+    pair_namespace, sandbox_pair, sandbox_pair_in, ChannelNamespace, PairNamespace,
 };
 
 use nix::sys::socket::{setsockopt, sockopt, MsgFlags};

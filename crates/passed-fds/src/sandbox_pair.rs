@@ -180,19 +180,17 @@ pub fn pair_namespace() -> PairNamespace {
     }
 }
 
-/// Which network namespace one pair [`sandbox_pair`] made is in: what a
-/// run's receipt records for its fd 3 (`confinement.channels.namespace`),
-/// since a fallback to the provider's namespace is per process and per
-/// spawn (a namespace count spent), not per host.
+/// Which network namespace one pair was made in: what a run's receipt
+/// records for its fd 3 (`confinement.channels.namespace`), since a fallback
+/// to the provider's namespace is per process and per pair (a namespace
+/// count spent at that moment), not per host. Known from where the pair was
+/// made, not read back from the socket (no kernel feature needed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChannelNamespace {
     /// A pair maker's, empty.
     Empty,
     /// This process's own (no maker could be made).
     Provider,
-    /// This kernel does not tell a socket's namespace (`SO_NETNS_COOKIE`,
-    /// Linux 5.14).
-    Unknown,
 }
 
 impl ChannelNamespace {
@@ -200,17 +198,7 @@ impl ChannelNamespace {
         match self {
             ChannelNamespace::Empty => "empty",
             ChannelNamespace::Provider => "provider",
-            ChannelNamespace::Unknown => "unknown",
         }
-    }
-}
-
-/// The namespace of `socket`, an end of a pair [`sandbox_pair`] made.
-pub fn channel_namespace(socket: BorrowedFd<'_>) -> ChannelNamespace {
-    match namespace_cookie(socket) {
-        None => ChannelNamespace::Unknown,
-        Some(_) if made_here(socket) => ChannelNamespace::Empty,
-        Some(_) => ChannelNamespace::Provider,
     }
 }
 
@@ -219,24 +207,31 @@ pub fn channel_namespace(socket: BorrowedFd<'_>) -> ChannelNamespace {
 /// sandbox end)`, both close-on-exec, the sandbox end already bound to an
 /// automatic name ([`crate::take_automatic_name`]).
 pub fn sandbox_pair(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
+    sandbox_pair_in(kind).map(|(host, sandbox, _)| (host, sandbox))
+}
+
+/// [`sandbox_pair`], and which namespace the pair was made in.
+pub fn sandbox_pair_in(kind: SockType) -> io::Result<(OwnedFd, OwnedFd, ChannelNamespace)> {
     let mut source = SOURCE.lock().unwrap_or_else(PoisonError::into_inner);
     // A maker can end between two requests (killed): the request then
     // fails with `Ended` and is made once more by a new one.
     let mut attempts = 0;
-    let (host, sandbox) = loop {
+    let (host, sandbox, namespace) = loop {
         attempts += 1;
         if ensure_source(&mut source)?.is_some() {
-            break here(kind)?;
+            let (host, sandbox) = here(kind)?;
+            break (host, sandbox, ChannelNamespace::Provider);
         }
         let Source::Maker(maker) = &mut *source else {
-            break here(kind)?;
+            let (host, sandbox) = here(kind)?;
+            break (host, sandbox, ChannelNamespace::Provider);
         };
         match request(&maker.exchange, kind as libc::c_int) {
-            Ok(pair) => {
+            Ok((host, sandbox)) => {
                 if !maker.remembered {
-                    maker.remembered = remember_namespace(pair.0.as_fd());
+                    maker.remembered = remember_namespace(host.as_fd());
                 }
-                break pair;
+                break (host, sandbox, ChannelNamespace::Empty);
             }
             Err(Failed::Ended) if attempts < 2 => {}
             Err(Failed::Ended) => return Err(io::Error::other("the pair maker ended")),
@@ -254,7 +249,7 @@ pub fn sandbox_pair(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
     if !crate::take_automatic_name(sandbox.as_fd()) {
         return Err(io::Error::last_os_error());
     }
-    Ok((host, sandbox))
+    Ok((host, sandbox, namespace))
 }
 
 /// Whether `socket` belongs to the network namespace of one of this
@@ -763,20 +758,12 @@ mod tests {
 
     #[test]
     fn a_pair_tells_which_namespace_it_is_in() {
-        let (host, sandbox) = sandbox_pair(SockType::Stream).unwrap();
-        assert_eq!(
-            super::channel_namespace(host.as_fd()),
-            super::ChannelNamespace::Empty
-        );
-        assert_eq!(
-            super::channel_namespace(sandbox.as_fd()),
-            super::ChannelNamespace::Empty
-        );
+        let (host, _sandbox, namespace) = super::sandbox_pair_in(SockType::Stream).unwrap();
+        assert_eq!(namespace, super::ChannelNamespace::Empty);
+        // The maker's namespace, not this process's (a pair made here differs).
+        assert!(super::made_here(host.as_fd()));
         let (_a, plain) = plain_pair();
-        assert_eq!(
-            super::channel_namespace(plain.as_fd()),
-            super::ChannelNamespace::Provider
-        );
+        assert!(!super::made_here(plain.as_fd()));
     }
 
     #[test]

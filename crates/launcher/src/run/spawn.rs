@@ -105,15 +105,13 @@ pub fn spawn(
     // Made in an empty network namespace, its sandbox end already named:
     // the provider's namespace stays out of the sandbox's reach (round 16b,
     // R16b-2; round 15w, R15w-6).
-    let (host_sock, child_sock) =
-        cordon_passed_fds::sandbox_pair(nix::sys::socket::SockType::Stream)
+    let (host_sock, child_sock, channel_namespace) =
+        cordon_passed_fds::sandbox_pair_in(nix::sys::socket::SockType::Stream)
             .map_err(SpawnError::Socketpair)?;
     // Before anything can send on it: fd 3 never carries a descriptor to the
     // host where the kernel can refuse them (Spawned::protocol_refuses_descriptors).
     let protocol_refuses_descriptors =
         cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(&host_sock));
-    let channel_namespace =
-        cordon_passed_fds::channel_namespace(std::os::fd::AsFd::as_fd(&host_sock));
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
