@@ -232,7 +232,13 @@ fn without_the_fetch_extension_fetch_says_how_to_enable_it_and_v1_has_none() {
             "undefined"
         ])
     );
-    let mut host = Host::spawn(&[]);
+    assert_v1_has_no_fetch(&[]);
+}
+
+/// A v1 world (no `extensions`) of a runner started with `args` has none of
+/// the fetch globals.
+fn assert_v1_has_no_fetch(args: &[&str]) {
+    let mut host = Host::spawn(args);
     host.execute(
         "return [typeof fetch, typeof Request, typeof Response, typeof Headers];",
         &[],
@@ -284,15 +290,7 @@ fn with_max_requests_fetch_is_prepared_and_worlds_are_unchanged() {
         json!({"concurrentToolCalls": {"maxOutstanding": 2}}),
     );
     assert_eq!(finish(host)["result"], json!(["TypeError", "undefined"]));
-    let mut host = Host::spawn(&["--max-requests", "3"]);
-    host.execute(
-        "return [typeof fetch, typeof Request, typeof Response, typeof Headers];",
-        &[],
-    );
-    assert_eq!(
-        finish(host)["result"],
-        json!(["undefined", "undefined", "undefined", "undefined"])
-    );
+    assert_v1_has_no_fetch(&["--max-requests", "3"]);
 }
 
 /// `fetch.js` compiled ahead for `--max-requests` is dropped when the frame
