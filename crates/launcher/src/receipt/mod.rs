@@ -61,7 +61,7 @@ pub struct RunFacts {
     /// Caller-named host paths bound into the sandbox, as opened.
     pub host_binds: Vec<HostBind>,
     /// `confinement.channels.namespace`: where fd 3's socket pair was made
-    /// (`"empty"`, `"provider"`, `"unknown"`); None: no sandbox was spawned.
+    /// (`"empty"`, `"provider"`); None: bwrap was never started.
     pub channel_namespace: Option<&'static str>,
 }
 
