@@ -122,3 +122,26 @@ test('a run the host fails (a runner breaking the protocol) resolves the ordinar
   assert.equal(result.receipt.stop.containmentConfirmed, true, 'the receipt is the whole one, read after the end');
   assert.match(result.audit.receiptDigest, /^sha256:/);
 });
+
+test('an early result tells its pool the run is done with (the refill may start); a result after the teardown does not', async (t) => {
+  const { IsolatedExecution } = require('../lib/isolated-execution');
+  const delivered = [];
+  const original = IsolatedExecution.prototype._resultDelivered;
+  IsolatedExecution.prototype._resultDelivered = function resultDelivered() {
+    delivered.push(this.pid);
+    return original.call(this);
+  };
+  t.after(() => { IsolatedExecution.prototype._resultDelivered = original; });
+  for (const resultBeforeTeardown of [true, false]) {
+    delivered.length = 0;
+    const mode = cordon.createCodeMode({ tools: [], pool: { size: 1 }, resultBeforeTeardown });
+    try {
+      const result = await mode.run('return 1');
+      assert.equal(result.ok, true, JSON.stringify(result.error));
+      await result.final;
+      assert.equal(delivered.length, resultBeforeTeardown ? 1 : 0, `resultBeforeTeardown ${resultBeforeTeardown}: ${delivered}`);
+    } finally {
+      await mode.close();
+    }
+  }
+});

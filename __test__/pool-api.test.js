@@ -95,6 +95,32 @@ test('deadlineMs and signal count from the take, not from the spawn', async () =
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });
 
+test('a taken run whose owner delivered its result early counts as ended for the refill, before it exits', async () => {
+  // What Code Mode's resultBeforeTeardown does once its caller has the result
+  // (lib/code-mode/execution.js): the pool refills while the run still runs,
+  // so the refill overlaps a teardown nobody waits for (docs/performance.md).
+  const pool = createPool({ command: ['/usr/bin/sleep', '30'], policy: readOnly() }, { size: 3 });
+  const taken = [];
+  try {
+    assert.ok(await eventually(() => pool.stats().idle === 3, WAIT_MS));
+    taken.push(pool.take(), pool.take()); // one still idle: no refill until a run ends
+    // Not a timing assertion: time for a refill to show itself, if there were one.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(pool.stats().spawned, 3, 'both runs are still running');
+    let settled = false;
+    taken[1].wait().then(() => { settled = true; }, () => { settled = true; });
+    taken[1]._resultDelivered();
+    assert.ok(await eventually(() => pool.stats().spawned === 4 && pool.stats().idle === 2, WAIT_MS), JSON.stringify(pool.stats()));
+    assert.equal(settled, false, 'the refill came while the run still ran');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(pool.stats().spawned, 4, 'one refill per run: the other is still running');
+  } finally {
+    await Promise.all(taken.map((execution) => execution.stop()));
+    await pool.close();
+  }
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+});
+
 test('while taken sandboxes run and one is idle, the pool spawns one sandbox per ended run and tops up once none runs', async () => {
   const pool = createPool(spawnOptions(), { size: 2 });
   try {

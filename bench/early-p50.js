@@ -6,7 +6,10 @@
 // them; `final` is awaited untimed). docs/performance.md › "Goals of issue
 // 23 not met" and "Change: the early result's own work moved off its path".
 //
-//   node bench/early-p50.js [--runs 300] [--gap-ms 15] [--rounds 1] [--network] [checkout ...]
+//   node bench/early-p50.js [--runs 300] [--gap-ms 15 | --no-gap] [--rounds 1] [--network] [checkout ...]
+//
+// --no-gap: each run starts in the continuation of the previous one's
+// `final`, with no timer between them (--gap-ms 0 still waits a timer turn).
 //
 // --network: the Code Mode has a `network` allowlist (a local HTTP server,
 // which one fetch reaches before the timed runs), so every run asks for the
@@ -26,7 +29,7 @@ const option = (name, fallback) => {
   const at = args.indexOf(name);
   return at >= 0 ? Number(args[at + 1]) : fallback;
 };
-const FLAGS = new Set(['--network']);
+const FLAGS = new Set(['--network', '--no-gap']);
 const checkouts = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1].startsWith('--') && !FLAGS.has(args[i - 1])));
 
 /** A local HTTP server and the allowlist that reaches it. */
@@ -49,7 +52,7 @@ async function child(checkout, runs, gapMs, withNetwork) {
   await warm.final;
   const times = [];
   for (let i = 0; i < runs; i += 1) {
-    await sleep(gapMs);
+    if (gapMs >= 0) await sleep(gapMs);
     const started = process.hrtime.bigint();
     const result = await mode.run('return 1');
     times.push(Number(process.hrtime.bigint() - started) / 1e6);
@@ -64,11 +67,11 @@ async function child(checkout, runs, gapMs, withNetwork) {
 
 function main() {
   const runs = option('--runs', 300);
-  const gapMs = option('--gap-ms', 15);
+  const gapMs = args.includes('--no-gap') ? -1 : option('--gap-ms', 15);
   const rounds = option('--rounds', 1);
   const withNetwork = args.includes('--network');
   const builds = (checkouts.length ? checkouts : [path.resolve(__dirname, '..')]).map((c) => path.resolve(c));
-  console.log(`pooled run("return 1"), resultBeforeTeardown${withNetwork ? ', with a network allowlist' : ''}: ${runs} runs ${gapMs} ms apart per sample, ms`);
+  console.log(`pooled run("return 1"), resultBeforeTeardown${withNetwork ? ', with a network allowlist' : ''}: ${runs} runs ${gapMs < 0 ? 'back to back' : `${gapMs} ms apart`} per sample, ms`);
   console.log('| round | checkout | load | p50 | p10 |');
   console.log('| ---: | --- | ---: | ---: | ---: |');
   for (let round = 1; round <= rounds; round += 1) {

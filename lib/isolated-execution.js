@@ -234,6 +234,7 @@ class IsolatedExecution {
     /** sha256 of the receipt's canonical JSON, from the launcher, once wait() resolves (index.d.ts). */
     this.receiptDigest = null;
     this._headPromise = new Promise((resolve) => { this._resolveHead = resolve; });
+    this._deliveredPromise = new Promise((resolve) => { this._resolveDelivered = resolve; });
   }
 
   /**
@@ -392,6 +393,20 @@ class IsolatedExecution {
    */
   observed() {
     return this._headPromise;
+  }
+
+  /**
+   * The owner's caller has its result before the run's end (Code Mode's
+   * resultBeforeTeardown): nothing it waits for depends on the teardown.
+   * lib/pool.js counts the run as ended for its refill from here.
+   */
+  _resultDelivered() {
+    this._resolveDelivered();
+  }
+
+  /** Resolves at `_resultDelivered()`; never, if it is not called. */
+  _whenResultDelivered() {
+    return this._deliveredPromise;
   }
 
   /** Runs the stop ladder once; resolves when the execution has settled. Same promise every call. */

@@ -157,15 +157,23 @@ class SandboxPool {
    * event loop than the caller's own continuation, so a caller's next take
    * comes first), and the pool tops up fully only once none is running; with
    * none left idle the next take would be cold anyway, so one refill starts now.
+   * A run ends here at its wait(), or earlier when its owner delivered the
+   * caller's result before the teardown (Code Mode's resultBeforeTeardown,
+   * `_resultDelivered`): the refill's fork then overlaps that teardown, which
+   * no caller waits for, instead of the caller's next run (docs/performance.md
+   * › "Change: an early result starts the pool's refill"). A result that
+   * waits for the teardown keeps the refill after it: there, the two would
+   * compete on the result's path.
    */
   refillAfter(taken) {
     this.running.add(taken);
     const ended = () => {
-      this.running.delete(taken);
+      if (!this.running.delete(taken)) return;
       this.endedRuns += 1;
       this.scheduleRefill(0);
     };
     taken.wait().then(ended, ended);
+    taken._whenResultDelivered?.().then(ended); // a remote host's execution has none
     if (this.idle.length === 0) this.scheduleRefill(0);
   }
 

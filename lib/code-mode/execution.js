@@ -373,6 +373,8 @@ class Execution {
     this.early = { resolveFinal: null };
     const final = new Promise((resolve) => { this.early.resolveFinal = resolve; });
     this.resolve({ termination: this.termination, receipt: head, exit: null, settled: this.settled, runnerVersion: this.runnerVersion, final });
+    // The pool may refill now: nobody's result waits for this sandbox's teardown (lib/pool.js refillAfter).
+    this.execution._resultDelivered?.();
     return true;
   }
 
