@@ -134,12 +134,20 @@ test('an early result tells its pool the run is done with (the refill may start)
   t.after(() => { IsolatedExecution.prototype._resultDelivered = original; });
   for (const resultBeforeTeardown of [true, false]) {
     delivered.length = 0;
-    const mode = cordon.createCodeMode({ tools: [], pool: { size: 1 }, resultBeforeTeardown });
+    const mode = cordon.createCodeMode({ tools: [], pool: { size: 2 }, resultBeforeTeardown });
     try {
+      assert.ok(await eventually(() => mode.poolStats().idle === 2, WAIT_MS));
+      const spawned = mode.poolStats().spawned;
       const result = await mode.run('return 1');
       assert.equal(result.ok, true, JSON.stringify(result.error));
-      await result.final;
+      let atFinal = null;
+      await Promise.resolve(result.final).then(() => { atFinal = mode.poolStats().spawned; });
       assert.equal(delivered.length, resultBeforeTeardown ? 1 : 0, `resultBeforeTeardown ${resultBeforeTeardown}: ${delivered}`);
+      if (resultBeforeTeardown) {
+        // The runner is told to exit (its fd 3 closed) only after the turn that
+        // starts the refill, so the run's end cannot come before it.
+        assert.equal(atFinal, spawned + 1, 'the refill started before the run\'s teardown ended');
+      }
     } finally {
       await mode.close();
     }

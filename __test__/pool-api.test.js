@@ -142,3 +142,28 @@ test('while taken sandboxes run and one is idle, the pool spawns one sandbox per
   }
   assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
 });
+
+test('runs that ended one at a time leave no credit that lets refills chain beside later running ones', async () => {
+  const pool = createPool(spawnOptions(), { size: 2 });
+  try {
+    assert.ok(await eventually(() => pool.stats().idle === 2, WAIT_MS));
+    // Five runs, each alone: each end is answered by its own refill.
+    for (let i = 0; i < 5; i += 1) {
+      await pool.take().stop();
+      assert.ok(await eventually(() => pool.stats().idle === 2, WAIT_MS), JSON.stringify(pool.stats()));
+    }
+    const spawned = pool.stats().spawned;
+    const both = [pool.take(), pool.take()]; // none left idle: one refill at once, then none while both run
+    try {
+      assert.ok(await eventually(() => pool.stats().idle === 1, WAIT_MS));
+      // Not a timing assertion: time for a refill chain to show itself, if there were one.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(pool.stats().spawned, spawned + 1, `no refill beside the two running sandboxes: ${JSON.stringify(pool.stats())}`);
+    } finally {
+      await Promise.all(both.map((execution) => execution.stop()));
+    }
+  } finally {
+    await pool.close();
+  }
+  assert.deepEqual(sandboxCensus(), { bwrap: 0, runners: 0 });
+});

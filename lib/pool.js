@@ -115,6 +115,7 @@ class SandboxPool {
 
   /** One spawn per turn of the event loop: a burst of takes never blocks a caller on N spawns. */
   scheduleRefill(delayMs) {
+    if (this.idle.length >= this.size) this.endedRuns = 0; // a full pool has answered every ended run
     if (this.closed || this.refillTimer !== null || this.idle.length >= this.size) return;
     const fire = () => {
       this.refillTimer = null;
@@ -130,11 +131,11 @@ class SandboxPool {
       return;
     }
     // While taken runs are in flight and a sandbox is idle: one refill per
-    // ended run, no more (refillAfter).
-    if (this.running.size > 0 && this.idle.length > 0) {
-      if (this.endedRuns === 0) return;
-      this.endedRuns -= 1;
-    }
+    // ended run, no more (refillAfter). Every refill answers one ended run,
+    // gated or not: a run that ended while none other ran must not leave a
+    // credit that later lets refills chain beside running ones.
+    if (this.running.size > 0 && this.idle.length > 0 && this.endedRuns === 0) return;
+    this.endedRuns = Math.max(0, this.endedRuns - 1);
     let execution;
     try {
       execution = this.spawnOne();
