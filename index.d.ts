@@ -178,7 +178,11 @@ export interface Receipt {
      * or a namespace count was spent at that spawn. `null` when bwrap was never started.
      * Absent from a receipt of a cordon host older than this field.
      */
-    channels?: null | { namespace: 'empty' | 'provider' };
+    channels?: null | {
+      namespace: 'empty' | 'provider';
+      /** The fd-4 channel's pair, made separately (mediated network with fd 4 only). */
+      fd4Namespace?: 'empty' | 'provider';
+    };
     /** Read from the run's cgroup at teardown; `null` without a cgroup. */
     cgroupOutcome: null | { oomKills: number; killedByCgroup: boolean };
   };
@@ -255,6 +259,8 @@ export interface NetworkReceipt {
   /** Absent on frontend "fetch". */
   policyDigest?: string;
   invocationId: string;
+  /** fd-4 streams only: where the stream's socket pair was made (docs/network.md). */
+  channelNamespace?: 'empty' | 'provider';
 }
 
 export interface IsolatedExecution {

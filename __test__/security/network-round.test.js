@@ -795,7 +795,10 @@ show('own', ifnames(own.fileno()))
     assert.equal(result.returncode, 0, stderr);
     // The receipt says where fd 3's pair was made (the provider's namespace
     // only where no pair maker can be made: docs/receipts.md).
-    assert.deepEqual(result.receipt.confinement.channels, { namespace: 'empty' });
+    assert.deepEqual(result.receipt.confinement.channels, { namespace: 'empty', fd4Namespace: 'empty' });
+    const fd4Streams = result.networkReceipts.filter((r) => r.frontend === 'fd4' && r.result === 'allowed');
+    assert.equal(fd4Streams.length, 1, JSON.stringify(result.networkReceipts));
+    assert.equal(fd4Streams[0].channelNamespace, 'empty', 'each fd-4 stream\'s receipt says where its pair was made');
     const lines = Object.fromEntries(stderr.trim().split('\n').filter((l) => l.includes(' => ')).map((l) => l.split(' => ')));
     // The program's own socket is of the sandbox's namespace: a loopback only.
     assert.equal(lines.own, 'lo');
@@ -841,7 +844,18 @@ assert libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0, 'seccomp: %d' % ctypes
 os.execv(sys.argv[1], sys.argv[1:])
 `;
 
-test('where no pair maker can be made, the receipt says fd 3 is in the provider\'s namespace, and it is', { skip: process.arch !== 'x64' ? 'the filter is written for x86_64' : false }, () => {
+/** Through fd 4, a stream to 127.0.0.1:<port> that carries one byte (the fd-4 wire format: docs/network.md). */
+const FD4_STREAM = (port) => `
+import array, os, socket, struct
+fd4 = socket.socket(fileno=os.dup(4))
+fd4.send(b'MECQ' + bytes([1, 1]) + struct.pack('>HH', ${port}, 9) + b'127.0.0.1')
+msg, a, fl, ad = fd4.recvmsg(64, socket.CMSG_SPACE(16))
+stream = socket.socket(fileno=[x for lvl, typ, d in a for x in array.array('i', d)][0])
+stream.sendall(b'x')
+stream.close()
+`;
+
+test('where no pair maker can be made, the receipt says fd 3, fd 4 and each fd-4 stream are in the provider\'s namespace, and fd 3 is', { skip: process.arch !== 'x64' ? 'the filter is written for x86_64' : false }, () => {
   const { spawnSync } = require('node:child_process');
   const pkg = require.resolve('../..');
   const probe = (tag) => `
@@ -859,7 +873,21 @@ const server = require('node:net').createServer().listen('\\0' + name, async () 
   ex.stderr.on('data', (d) => { out += d; });
   ex.protocol.resume();
   const r = await ex.wait();
-  console.log(JSON.stringify({ check: { ok: check.ok, detail: check.detail }, channels: r.receipt.confinement.channels, oracle: out.trim(), returncode: r.returncode }));
+  // A mediated run with fd 4: its channel and a stream through it.
+  const upstream = require('node:net').createServer((socket) => socket.resume()).listen(0, '127.0.0.1');
+  await new Promise((resolve) => { upstream.once('listening', resolve); });
+  const port = upstream.address().port;
+  const network = { mode: 'mediated', frontend: 'fd4', allow: [{ protocol: 'tcp', host: '127.0.0.1', port, allowPrivateAddresses: true }] };
+  const net = cordon.spawnIsolated(['${PYTHON}', '-c', (${FD4_STREAM.toString()})(port)], { policy: { ...policy, network } });
+  let netErr = '';
+  net.stderr.on('data', (d) => { netErr += d; });
+  net.protocol.resume();
+  const n = await net.wait();
+  upstream.close();
+  console.log(JSON.stringify({
+    check: { ok: check.ok, detail: check.detail }, channels: r.receipt.confinement.channels, oracle: out.trim(), returncode: r.returncode,
+    network: { returncode: n.returncode, stderr: netErr, channels: n.receipt.confinement.channels, streams: n.networkReceipts.filter((s) => s.frontend === 'fd4').map((s) => s.channelNamespace) },
+  }));
   server.close();
 });`;
   const run = (argv) => {
@@ -870,12 +898,18 @@ const server = require('node:net').createServer().listen('\\0' + name, async () 
   const refused = run([PYTHON, '-c', REFUSE_MAKER, process.execPath, '-e', probe('refused')]);
   assert.equal(refused.returncode, 0, JSON.stringify(refused));
   assert.deepEqual(refused.channels, { namespace: 'provider' });
+  assert.equal(refused.network.returncode, 0, refused.network.stderr);
+  assert.deepEqual(refused.network.channels, { namespace: 'provider', fd4Namespace: 'provider' });
+  assert.deepEqual(refused.network.streams, ['provider']);
   const [present, absent] = refused.oracle.split('/');
   assert.notEqual(present, absent, `the receipt says "provider": the probe must tell the names apart (${refused.oracle})`);
   assert.equal(refused.check.ok, false, `doctor: ${refused.check.detail}`);
   // Control: the same provider without the filter gets the maker's namespace.
   const made = run([process.execPath, '-e', probe('made')]);
   assert.deepEqual(made.channels, { namespace: 'empty' });
+  assert.equal(made.network.returncode, 0, made.network.stderr);
+  assert.deepEqual(made.network.channels, { namespace: 'empty', fd4Namespace: 'empty' });
+  assert.deepEqual(made.network.streams, ['empty']);
   const [p2, a2] = made.oracle.split('/');
   assert.equal(p2, a2, made.oracle);
 });

@@ -26,7 +26,14 @@ use nix::sys::socket::{getsockopt, sockopt, SockType};
 /// Made in an empty network namespace (`cordon_passed_fds::sandbox_pair`,
 /// round 16b, R16b-2), so that no host name can be probed through it.
 pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    cordon_passed_fds::sandbox_pair(SockType::SeqPacket)
+    pair_in().map(|(engine, sandbox, _)| (engine, sandbox))
+}
+
+/// [`pair`], and where it was made: the receipt's
+/// `confinement.channels.fd4Namespace` (the provider's own namespace when
+/// no pair maker could be made at that moment).
+pub fn pair_in() -> io::Result<(OwnedFd, OwnedFd, cordon_passed_fds::ChannelNamespace)> {
+    cordon_passed_fds::sandbox_pair_in(SockType::SeqPacket)
 }
 
 /// Whether `fd` is a channel end of the kind `pair` makes: the engine

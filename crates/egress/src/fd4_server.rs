@@ -147,9 +147,12 @@ async fn open(
     // Made in an empty network namespace, its sandbox end already named
     // (round 16b, R16b-2; round 15w, R15w-6).
     let (engine_end, sandbox_end) =
-        cordon_passed_fds::sandbox_pair(nix::sys::socket::SockType::Stream)
-            .map(|(e, s)| {
+        cordon_passed_fds::sandbox_pair_in(nix::sys::socket::SockType::Stream)
+            .map(|(e, s, namespace)| {
                 use std::os::unix::net::UnixStream;
+                // Per stream: a namespace count spent at this moment puts
+                // this pair, and no other, in the provider's namespace.
+                attempt.receipt.channel_namespace = Some(namespace.as_str());
                 (UnixStream::from(e), UnixStream::from(s))
             })
             .map_err(|_| Refusal::ConnectFailed)?;

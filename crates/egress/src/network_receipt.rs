@@ -74,6 +74,12 @@ pub struct NetworkReceipt {
     pub sni_verified: bool,
     pub policy_digest: String,
     pub invocation_id: String,
+    /// fd-4 streams handed to the sandbox: where the stream's socket pair
+    /// was made, `"empty"` (a pair maker's empty network namespace) or
+    /// `"provider"` (the provider's own: no maker could be made then).
+    /// Absent for proxy streams (no pair) and attempts refused before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_namespace: Option<&'static str>,
 }
 
 impl NetworkReceipt {
@@ -105,6 +111,7 @@ impl NetworkReceipt {
             sni_verified: false,
             policy_digest,
             invocation_id,
+            channel_namespace: None,
         }
     }
 
@@ -148,6 +155,7 @@ mod tests {
             sni_verified: false,
             policy_digest: "sha256:x".into(),
             invocation_id: "inv".into(),
+            channel_namespace: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["protocol"], "HTTP_CONNECT");
@@ -156,6 +164,18 @@ mod tests {
         assert_eq!(v["pinnedAddress"], "93.184.216.34");
         assert!(v.get("bytesFromClient").is_some() && v.get("sniVerified").is_some());
         assert!(v.get("hostTruncated").is_none(), "only present when true");
+        assert!(
+            v.get("channelNamespace").is_none(),
+            "a proxy stream has no pair"
+        );
+        let fd4 = NetworkReceipt {
+            channel_namespace: Some("empty"),
+            ..r
+        };
+        assert_eq!(
+            serde_json::to_value(&fd4).unwrap()["channelNamespace"],
+            "empty"
+        );
     }
 
     fn blank() -> NetworkReceipt {

@@ -278,9 +278,9 @@ fn start_with(
         .transpose()?;
     // Before the engine's descriptor joins: one entry per plan bind.
     let host_binds = host_binds(&plan, &sources);
-    let (egress, fd4) = match network {
-        Some(n) => (Some(n.engine), n.fd4_sandbox_end),
-        None => (None, None),
+    let (egress, fd4, fd4_namespace) = match network {
+        Some(n) => (Some(n.engine), n.fd4_sandbox_end, n.fd4_namespace),
+        None => (None, None, None),
     };
     if let (Some(slot), Some(fd)) = (plan.network.as_ref().and_then(|n| n.fd4_slot), fd4) {
         sources.push((slot, fd));
@@ -305,6 +305,7 @@ fn start_with(
         confinement,
         cgroup: cgroup.map(std::sync::Arc::new),
         egress,
+        fd4_namespace,
         uid_lease: run_identity.lease.take(),
         userns: run_identity.userns.take(),
         claim_recheck: run_identity.claim_recheck.take(),

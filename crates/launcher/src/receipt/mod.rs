@@ -63,6 +63,9 @@ pub struct RunFacts {
     /// `confinement.channels.namespace`: where fd 3's socket pair was made
     /// (`"empty"`, `"provider"`); None: bwrap was never started.
     pub channel_namespace: Option<&'static str>,
+    /// `confinement.channels.fd4Namespace`: where the fd-4 channel's pair
+    /// was made; None without one (no mediated network with fd 4).
+    pub fd4_namespace: Option<&'static str>,
 }
 
 /// A caller-named host path (workspace, extra) as the launcher opened it
@@ -195,7 +198,7 @@ fn confinement_json(plan: &Plan, facts: &RunFacts) -> Value {
         },
         "observed": facts.observed,
         "mismatches": facts.mismatches,
-        "channels": facts.channel_namespace.map(|namespace| json!({"namespace": namespace})),
+        "channels": facts.channel_namespace.map(|namespace| channels(namespace, facts.fd4_namespace)),
         "cgroupOutcome": parts.map(|c| c.cgroup_outcome.clone()),
     })
 }
@@ -214,6 +217,16 @@ pub const SHARED_WITH_PROVIDER: &[&str] = &[
 
 /// The planned identity: whose uid (never the provider's unless the policy
 /// said so) and, when shared, exactly what is shared.
+/// `confinement.channels`: where fd 3's pair was made, and the fd-4
+/// channel's when the run has one (each pair is made wherever a pair can be
+/// made at that moment, so the two can differ).
+fn channels(namespace: &str, fd4: Option<&str>) -> Value {
+    match fd4 {
+        Some(fd4) => json!({"namespace": namespace, "fd4Namespace": fd4}),
+        None => json!({"namespace": namespace}),
+    }
+}
+
 fn identity_json(plan: &Plan) -> Value {
     let provider = json!({"uid": nix::unistd::geteuid().as_raw(), "gid": provider_gid()});
     match plan.uid_allocation {

@@ -59,6 +59,8 @@ pub struct PreparedNetwork {
     pub engine: RunEngine,
     /// The sandbox's end of the fd-4 pair (installed at the plan's fd4 slot).
     pub fd4_sandbox_end: Option<OwnedFd>,
+    /// Where the fd-4 pair was made (`confinement.channels.fd4Namespace`).
+    pub fd4_namespace: Option<cordon_passed_fds::ChannelNamespace>,
 }
 
 /// Before anything is created on disk: a mediated policy names a relay that
@@ -103,14 +105,14 @@ pub fn prepare(
     let engine_dir = root
         .create_egress_dir(identity)
         .map_err(|e| NetworkSetupError::Directory(e.to_string()))?;
-    let (fd4_engine, fd4_sandbox) = if network.frontend.fd4() {
+    let (fd4_engine, fd4_sandbox, fd4_namespace) = if network.frontend.fd4() {
         // Seqpacket, its sandbox end named: it reaches the engine and nothing
         // else in the provider's network namespace (R15w-6).
-        let (engine, sandbox) =
-            cordon_egress::fd4_channel::pair().map_err(NetworkSetupError::Channel)?;
-        (Some(engine), Some(sandbox))
+        let (engine, sandbox, namespace) =
+            cordon_egress::fd4_channel::pair_in().map_err(NetworkSetupError::Channel)?;
+        (Some(engine), Some(sandbox), Some(namespace))
     } else {
-        (None, None)
+        (None, None, None)
     };
     let socket_path = engine_dir.join(ENGINE_SOCKET);
     // The engine keeps the sandbox's end open until it finishes (R5N-1).
@@ -155,5 +157,6 @@ pub fn prepare(
         },
         engine,
         fd4_sandbox_end: fd4_sandbox,
+        fd4_namespace,
     })
 }

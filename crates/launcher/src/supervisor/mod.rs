@@ -79,6 +79,8 @@ pub struct Prepared {
     /// The run's egress engine (mediated network only); finished before the
     /// receipt is written, so every stream is closed and recorded.
     pub egress: Option<cordon_egress::RunEngine>,
+    /// Where the fd-4 channel's pair was made (mediated network with fd 4).
+    pub fd4_namespace: Option<cordon_passed_fds::ChannelNamespace>,
     /// The run's own uid, held until its processes are confirmed gone.
     pub uid_lease: Option<crate::host::uid_lease::UidLease>,
     /// The run's user namespace of subordinate ids (a non-root provider),

@@ -115,6 +115,9 @@ pub fn facts(p: &Prepared, started_at: SystemTime, outcome: Outcome) -> RunFacts
         mismatches: Vec::new(),
         host_binds: p.host_binds.clone(),
         channel_namespace: None,
+        fd4_namespace: p
+            .fd4_namespace
+            .map(cordon_passed_fds::ChannelNamespace::as_str),
     }
 }
 
