@@ -146,14 +146,11 @@ async fn open(
     let connected = admit_and_connect(ctx, attempt, &request.host, request.port).await?;
     // Made in an empty network namespace, its sandbox end already named
     // (round 16b, R16b-2; round 15w, R15w-6).
-    let (engine_end, sandbox_end) =
+    let (engine_end, sandbox_end, namespace) =
         cordon_passed_fds::sandbox_pair_in(nix::sys::socket::SockType::Stream)
             .map(|(e, s, namespace)| {
                 use std::os::unix::net::UnixStream;
-                // Per stream: a namespace count spent at this moment puts
-                // this pair, and no other, in the provider's namespace.
-                attempt.receipt.channel_namespace = Some(namespace.as_str());
-                (UnixStream::from(e), UnixStream::from(s))
+                (UnixStream::from(e), UnixStream::from(s), namespace)
             })
             .map_err(|_| Refusal::ConnectFailed)?;
     // A stream carries bytes only: where the kernel can, descriptors sent to
@@ -164,6 +161,10 @@ async fn open(
     send(channel, &encode_response(Fd4Status::Ok), Some(&sandbox_end))
         .await
         .map_err(|_| Refusal::ProtocolError)?;
+    // Recorded once the sandbox holds the stream, per stream: a namespace
+    // count spent at this moment puts this pair, and no other, in the
+    // provider's namespace.
+    attempt.receipt.channel_namespace = Some(namespace.as_str());
     drop(sandbox_end); // the sandbox holds the only copy now
     engine_end
         .set_nonblocking(true)

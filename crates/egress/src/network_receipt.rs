@@ -77,7 +77,8 @@ pub struct NetworkReceipt {
     /// fd-4 streams handed to the sandbox: where the stream's socket pair
     /// was made, `"empty"` (a pair maker's empty network namespace) or
     /// `"provider"` (the provider's own: no maker could be made then).
-    /// Absent for proxy streams (no pair) and attempts refused before it.
+    /// Absent for proxy streams (no pair) and for an attempt whose stream
+    /// was never handed over (refused, failed or stopped before that).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub channel_namespace: Option<&'static str>,
 }

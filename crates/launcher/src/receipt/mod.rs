@@ -215,8 +215,6 @@ pub const SHARED_WITH_PROVIDER: &[&str] = &[
     "files and directories of the provider's uid that a bind exposes, with the owner's rights",
 ];
 
-/// The planned identity: whose uid (never the provider's unless the policy
-/// said so) and, when shared, exactly what is shared.
 /// `confinement.channels`: where fd 3's pair was made, and the fd-4
 /// channel's when the run has one (each pair is made wherever a pair can be
 /// made at that moment, so the two can differ).
@@ -227,6 +225,8 @@ fn channels(namespace: &str, fd4: Option<&str>) -> Value {
     }
 }
 
+/// The planned identity: whose uid (never the provider's unless the policy
+/// said so) and, when shared, exactly what is shared.
 fn identity_json(plan: &Plan) -> Value {
     let provider = json!({"uid": nix::unistd::geteuid().as_raw(), "gid": provider_gid()});
     match plan.uid_allocation {
