@@ -115,8 +115,11 @@ class SandboxPool {
 
   /** One spawn per turn of the event loop: a burst of takes never blocks a caller on N spawns. */
   scheduleRefill(delayMs) {
-    if (this.idle.length >= this.size) this.endedRuns = 0; // a full pool has answered every ended run
-    if (this.closed || this.refillTimer !== null || this.idle.length >= this.size) return;
+    if (this.idle.length >= this.size) {
+      this.endedRuns = 0; // a full pool has answered every ended run
+      return;
+    }
+    if (this.closed || this.refillTimer !== null) return;
     const fire = () => {
       this.refillTimer = null;
       this.refillOne();
@@ -161,7 +164,7 @@ class SandboxPool {
    * A run ends here at its wait(), or earlier when its owner delivered the
    * caller's result before the teardown (Code Mode's resultBeforeTeardown,
    * `_resultDelivered`): the refill's fork then overlaps that teardown, which
-   * no caller waits for, instead of the caller's next run (docs/performance.md
+   * the caller's result does not wait for, instead of the caller's next run (docs/performance.md
    * › "Change: an early result starts the pool's refill"). A result that
    * waits for the teardown keeps the refill after it: there, the two would
    * compete on the result's path.
