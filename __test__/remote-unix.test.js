@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { connectRemote } = require('../lib/remote');
 const { runToEnd, collect, firstLine, pidsWithMarker, eventually } = require('./spawn-support');
 const { startHost, ROOT } = require('./remote-support');
@@ -174,6 +174,40 @@ test('a host killed mid-run rejects wait() with ERR_CORDON_REMOTE_DISCONNECTED, 
   doomed.child.kill('SIGKILL');
   await assert.rejects(execution.wait(), { code: 'ERR_CORDON_REMOTE_DISCONNECTED' });
   assert.ok(Date.now() - started < 30_000, 'settled by the connection loss, not a timer');
+});
+
+// A host killed while bwrap set a run up can leave the run's namespace init
+// behind (crates/launcher/src/host/orphan_init.rs; the provider-side probe
+// is security/orphan-init.test.js). The next host kills it as it starts,
+// before it listens, not at its first launch. The orphan is made by hand:
+// a bwrap whose init waits for its release (--userns-block-fd, never
+// written), its outer bwrap then killed, as the dead host's would be.
+test('a starting host kills the namespace init of a sandbox whose outer bwrap died before releasing it', { timeout: 60_000 }, async (t) => {
+  const uid = process.geteuid() === 0 ? 0x7001ffff - Math.floor(Math.random() * 32) : process.geteuid();
+  const outer = spawn('/usr/bin/bwrap', ['--unshare-user', '--unshare-pid', '--unshare-net', '--userns-block-fd', '3', '--info-fd', '4',
+    '--ro-bind', '/', '/', '/bin/sleep', '60'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], uid, gid: uid });
+  let info = '';
+  for await (const chunk of outer.stdio[4]) {
+    info += chunk;
+    if (info.endsWith('}\n')) break;
+  }
+  const init = JSON.parse(info)['child-pid'];
+  const exited = new Promise((resolve) => outer.on('exit', resolve));
+  outer.kill('SIGKILL');
+  await exited;
+  const alive = () => {
+    try {
+      return !fs.readFileSync(`/proc/${init}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+    } catch {
+      return false;
+    }
+  };
+  t.after(() => { if (alive()) process.kill(init, 'SIGKILL'); });
+  assert.ok(alive(), `the orphaned init ${init} waits`);
+  const next = await startHost();
+  t.after(() => next.stop());
+  assert.ok(await eventually(() => !alive(), 2_000), `the init ${init} is gone once the host listens: ${next.output()}`);
+  assert.match(next.output(), /killed \d+ sandbox\(es\) whose provider died/);
 });
 
 test('a host stopped with SIGSTOP fails the call at the client\'s bound with ERR_CORDON_REMOTE_TIMEOUT, never a hang', { timeout: 60_000 }, async (t) => {

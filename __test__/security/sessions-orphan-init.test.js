@@ -26,107 +26,12 @@ const { spawn, spawnSync } = require('node:child_process');
 const h = require('./harness');
 const { FILE_STORE_SCRIPT } = require('./file-store-script');
 const { unmountLeft } = require('../sessions-support');
+const { READ_SYSCALL, blockedOnEventfd, killProviderAtClone, processesOf, realUid, state } = require('./bwrap-stepping');
 
 const skip = process.geteuid() === 0 ? false : 'needs root: it steps the sandbox of a root and of a uid-65534 provider with SIGSTOP';
 /** Tries per provider kind (each ~2-5 s), and the hits that end the loop early. */
 const MAX_TRIES = 30;
 const WANTED_HITS = 2;
-/** x86_64 and aarch64 numbers of read(2), as /proc/<pid>/syscall shows them. */
-const READ_SYSCALL = { x64: '0', arm64: '63' }[process.arch];
-
-function readProc(pid, file) {
-  try {
-    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
-function state(pid) {
-  const stat = readProc(pid, 'stat');
-  return stat === null ? null : stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-}
-
-function realUid(pid) {
-  const status = readProc(pid, 'status');
-  const match = status && /^Uid:\s+(\d+)/m.exec(status);
-  return match ? Number(match[1]) : null;
-}
-
-/** Children of every thread of `pid` (the launcher forks bwrap on a supervisor thread). */
-function childrenOf(pid) {
-  let tasks = [];
-  try {
-    tasks = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return [];
-  }
-  return tasks.flatMap((tid) => (readProc(pid, `task/${tid}/children`) ?? '').split(' ').filter(Boolean));
-}
-
-/** The session sandbox's bwrap (`bwrap --args N -- …`), not the launcher's one-off backend probe (`bwrap --version` in a throw-away sandbox). */
-const isSessionBwrap = (pid) => {
-  const argv = (readProc(pid, 'cmdline') ?? '').split('\0');
-  return argv[0].endsWith('/bwrap') && argv[1] === '--args';
-};
-
-/** Sleeping in read(2) on an eventfd: bwrap's init waiting for the outer bwrap to release it. */
-function blockedOnEventfd(pid) {
-  const call = (readProc(pid, 'syscall') ?? '').split(' ');
-  if (state(pid) !== 'S' || call[0] !== READ_SYSCALL) return false;
-  try {
-    return fs.readlinkSync(`/proc/${pid}/fd/${Number(call[1])}`) === 'anon_inode:[eventfd]';
-  } catch {
-    return false;
-  }
-}
-
-const spin = (ms) => {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // busy: the step loop must not yield to the event loop
-  }
-};
-
-function waitStopped(pid) {
-  for (let i = 0; i < 20_000; i += 1) {
-    const s = state(pid);
-    if (s === 'T' || s === 't' || s === null || s === 'Z') return s;
-  }
-  return state(pid);
-}
-
-/**
- * Steps the outer bwrap `outer` (stopped) until its init exists. 'hit': the
- * init is blocked on its eventfd with the outer bwrap stopped before
- * releasing it (checked twice, 50 ms apart: released, it would run on);
- * 'miss': the outer bwrap got past its write (or died) within a step.
- */
-function stepToClone(outer) {
-  for (let step = 0; step < 200_000; step += 1) {
-    const [init] = childrenOf(outer);
-    if (init !== undefined) {
-      for (let i = 0; i < 100; i += 1) {
-        if (blockedOnEventfd(init)) {
-          spin(50);
-          return blockedOnEventfd(init) && state(outer) === 'T' ? { hit: true, init } : { hit: false };
-        }
-        spin(2);
-      }
-      return { hit: false };
-    }
-    try {
-      process.kill(Number(outer), 'SIGCONT');
-      process.kill(Number(outer), 'SIGSTOP');
-    } catch {
-      return { hit: false };
-    }
-    const s = waitStopped(outer);
-    if (s === null || s === 'Z') return { hit: false };
-  }
-  return { hit: false };
-}
-
 /** A provider script over `<dir>/root` with a JSON-file store (file-store-script.js). */
 function script(dir, body, agentPath) {
   return `
@@ -151,12 +56,6 @@ function providerKind(nobody) {
   return { node, pkg, identity: { uid: h.NOBODY_UID, gid: h.NOBODY_UID }, agentPath };
 }
 
-/** Processes whose real uid is `uid`, with what they are. */
-function processesOf(uid) {
-  return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p) && realUid(p) === uid && state(p) !== 'Z')
-    .map((p) => `${p} ${(readProc(p, 'cmdline') ?? '').replace(/\0/g, ' ').slice(0, 100)}`);
-}
-
 async function oneTry(kind, nobody) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-orphan-init-'));
   if (nobody) fs.chownSync(dir, h.NOBODY_UID, h.NOBODY_UID);
@@ -164,33 +63,9 @@ async function oneTry(kind, nobody) {
   const args = (body) => ['-e', `const cordon = require(${JSON.stringify(kind.pkg)});\n${script(dir, body, kind.agentPath)}`];
   const first = spawn(kind.node, args(`await m.acquire({ tenant: 'acme', conversation: 'c1' }, 'u'); out({ acquired: true }); await new Promise(() => {});`),
     { cwd: '/', env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'], ...kind.identity });
-  const exited = new Promise((resolve) => first.on('exit', resolve));
-  let outer;
-  const deadline = Date.now() + 60_000;
-  while (outer === undefined && first.exitCode === null && Date.now() < deadline) {
-    outer = childrenOf(first.pid).find(isSessionBwrap);
-    if (outer === undefined) await new Promise((resolve) => setImmediate(resolve));
-  }
-  let result = { hit: false };
-  if (outer !== undefined) {
-    try {
-      process.kill(Number(outer), 'SIGSTOP');
-      waitStopped(outer);
-      result = stepToClone(outer);
-    } catch {
-      // bwrap already gone: a miss
-    }
-  }
+  const { init } = await killProviderAtClone(first);
+  let result = init === null ? { hit: false } : { hit: true, init };
   let ownerUid = result.hit ? realUid(result.init) : null;
-  first.kill('SIGKILL');
-  await exited;
-  if (outer !== undefined) {
-    try {
-      process.kill(Number(outer), 'SIGCONT');
-    } catch {
-      // gone with its parent, as it should be
-    }
-  }
   // The lost race's state: the outer bwrap died with the provider, the init lives on, still blocked.
   // (Anything else was not that state after all: a miss, though nothing may be left of it either.)
   if (result.hit && !(state(result.init) === 'S' && blockedOnEventfd(result.init))) {

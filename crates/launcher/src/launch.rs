@@ -1,8 +1,9 @@
 //! The launch pipeline, run on the caller's thread up to the fork:
 //! 1. validate the request (command, options, policy) — nothing on disk yet;
 //! 2. resolve and probe bwrap (cached);
-//! 3. base directory, stale-root sweep (started on its own thread),
-//!    executable hash (+ staged copy);
+//! 3. base directory, a dead provider's leftovers swept (orphaned namespace
+//!    inits, stale control roots: on a thread of their own), executable
+//!    hash (+ staged copy);
 //! 4. control root, default workspace;
 //! 5. plan → `plan.json`, argv, opened bind descriptors;
 //! 6. hand over to the run's supervision (supervisor/, on the supervision
@@ -197,7 +198,7 @@ fn start_with(
     }
     let base = control_root::base_dir()?;
     if control_root::sweep_due() {
-        control_root::sweep_in_background(base.clone());
+        sweep_in_background(base.clone(), backend.path.clone());
         exec_hash::prune_staged(&base);
         // Lock files of providers killed mid-run (harmless, but they pile up).
         if let Ok(dir) = crate::host::uid_lease::lock_dir() {
@@ -313,6 +314,20 @@ fn start_with(
         host_binds,
     };
     supervisor::start(prepared, sink, reader).map_err(LaunchError::Supervision)
+}
+
+/// What dead providers left, removed off the caller's thread: their
+/// orphaned namespace inits first (orphan_init.rs: each holds a run's
+/// namespaces and cgroup, or runs its program unsupervised), then their
+/// stale control roots (a stale root holds whatever a sandbox left, and
+/// removing it must not hold up the launch that noticed it).
+fn sweep_in_background(base: PathBuf, bwrap: PathBuf) {
+    let _ = std::thread::Builder::new()
+        .name("cordon-sweep".into())
+        .spawn(move || {
+            crate::host::orphan_init::sweep(&bwrap);
+            control_root::sweep(&base);
+        });
 }
 
 /// The holder a non-root session's run enters, checked (namespace_holder.rs).

@@ -287,6 +287,16 @@ fn prepare_state(config: &Config) -> Result<(StateLock, StateDirs), String> {
             swept.lost_runs, swept.workspaces, swept.temp_files, swept.migrated_receipts, swept.left
         );
     }
+    // The sandboxes of runs a killed predecessor lost, when it was killed
+    // while bwrap set them up (orphan_init.rs): at once, not at this host's
+    // first launch.
+    let bwrap = config.bwrap_path.as_deref().map(std::path::Path::new);
+    if let Ok(bwrap) = cordon_launcher::run::backend::locate(bwrap) {
+        let killed = cordon_launcher::host::orphan_init::sweep(&bwrap);
+        if killed > 0 {
+            eprintln!("cordon host: killed {killed} sandbox(es) whose provider died while bwrap set them up");
+        }
+    }
     // Before anything listens; later passes run on a blocking thread.
     receipt_retention::report(
         &receipts,

@@ -20,7 +20,10 @@
 //! The sandboxes themselves do not outlive their host: the launcher arms
 //! `PR_SET_PDEATHSIG(SIGKILL)` in bwrap before exec, bwrap runs with
 //! `--die-with-parent`, and the sandbox's init is pid 1 of its own pid
-//! namespace, whose death kills everything in it.
+//! namespace, whose death kills everything in it. All but one case: an
+//! init whose outer bwrap died before the init armed its own parent-death
+//! signal (a host killed while bwrap set the run up) lives on; the next
+//! host kills it as it starts (mod.rs `prepare_state`, orphan_init.rs).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

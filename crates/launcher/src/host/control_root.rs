@@ -305,14 +305,6 @@ pub fn sweep_due() -> bool {
     true
 }
 
-/// [`sweep`] on a thread of its own: a stale root holds whatever a sandbox
-/// left, and removing it must not hold up the launch that noticed it.
-pub fn sweep_in_background(base: PathBuf) {
-    let _ = std::thread::Builder::new()
-        .name("cordon-sweep".into())
-        .spawn(move || sweep(&base));
-}
-
 /// Removes control roots (and detached ones) whose owning provider is gone
 /// (pid dead, or pid reused by a process with another start time); returns
 /// how many.

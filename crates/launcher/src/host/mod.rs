@@ -1,13 +1,14 @@
 //! Host facts and the host filesystem: the control root and its atomic
 //! files, hostile-tree removal, the executable's hash and staged copy, the
-//! read-only runtime's shape, process identities and descriptors, and the
-//! ids a run may use (reserved range, subordinate ids, uid leases, the
-//! user namespace, workspace owners and access).
+//! read-only runtime's shape, process identities and descriptors, orphaned
+//! namespace inits, and the ids a run may use (reserved range, subordinate
+//! ids, uid leases, the user namespace, workspace owners and access).
 
 pub mod atomic_file;
 pub mod control_root;
 pub mod exec_hash;
 pub mod namespace_holder;
+pub mod orphan_init;
 pub mod pidfd;
 pub mod process_identity;
 pub mod reserved_id_nss;

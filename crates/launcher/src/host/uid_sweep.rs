@@ -8,8 +8,10 @@
 //! Why orphans exist at all: bwrap's namespace init (the child it clones
 //! into the new namespaces) first blocks reading an eventfd until the outer
 //! bwrap has written it, and arms its own `--die-with-parent` only after
-//! that read (bubblewrap.c, `read (child_wait_fd, …)` then
-//! `handle_die_with_parent ()`). A provider killed in that window takes the
+//! that read and its set-up (bubblewrap.c, `read (child_wait_fd, …)`, then
+//! `handle_die_with_parent ()` in `do_init`). Every run's orphans, not only
+//! a session's, are also killed by each provider's periodic sweep
+//! (orphan_init.rs). A provider killed in that window takes the
 //! outer bwrap with it (its parent-death signal), and the init, whose
 //! parent-death signal is not armed yet, blocks on the eventfd forever: pid 1
 //! of a pid namespace of its own, reparented to the host's init, holding the

@@ -63,7 +63,9 @@ pub fn resolve(
     Ok(backend)
 }
 
-fn locate(explicit: Option<&Path>) -> Result<PathBuf, BackendError> {
+/// The bwrap binary `explicit` names, else the first of [`BWRAP_LOCATIONS`]
+/// that is an executable file (not probed).
+pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, BackendError> {
     let candidates: Vec<&Path> = match explicit {
         Some(p) => vec![p],
         None => BWRAP_LOCATIONS.iter().map(Path::new).collect(),

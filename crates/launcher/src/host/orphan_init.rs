@@ -1,0 +1,219 @@
+//! Killing bwrap namespace inits whose outer bwrap is gone: what a run
+//! leaves of itself when its provider is killed (SIGKILL, a crash, the OOM
+//! killer) while bwrap sets the sandbox up.
+//!
+//! Why they exist: bwrap clones its namespace init, which first blocks
+//! reading an eventfd until the outer bwrap releases it, then sets the
+//! sandbox up (mounts, the runtime's binds), and arms its own parent-death
+//! signal only in its init loop, after that set-up (bubblewrap.c,
+//! `do_init`). The outer bwrap dies with the provider (the parent-death
+//! signal the launcher arms before bwrap's exec); an init not yet armed
+//! then lives on, reparented, as pid 1 of a pid namespace of its own:
+//! - killed before the release, it blocks on the eventfd forever (it holds
+//!   the run's namespaces and cgroup, and runs nothing);
+//! - killed after the release (the set-up takes milliseconds), it finishes
+//!   the set-up and starts the program, which then runs unsupervised:
+//!   confined as planned, but with no stop, timeout or receipt, as a uid
+//!   whose lease died with the provider (tested by hand: bwrap 0.8).
+//!
+//! Sessions sweep their owner uid (uid_sweep.rs); this sweep covers every
+//! run. An init is an orphan ([`is_orphan_init`]) when it is a process of
+//! the bwrap binary the launcher uses (device and inode of its `exe`), pid 1
+//! of a pid namespace one level below ours, of a uid this provider's
+//! sandboxes run as ([`sweepable_uid`]), and its parent is not that bwrap
+//! binary: a live run's init always has its outer bwrap as parent (bwrap
+//! waits for it until it exits), and once the outer bwrap is gone the
+//! launcher kills the namespace itself if it is still alive. A parent whose
+//! `exe` cannot be read (a non-root provider looking at a root-owned
+//! reaper) is judged by its command name; one whose name is bwrap's is
+//! taken for bwrap, so a run whose parent cannot be told apart is spared.
+//!
+//! Steps ([`sweep`]): scan `/proc` (a cheap first filter on the command
+//! name), open a pidfd, then read the facts: a pid reused between the scan
+//! and the open is read as the process the pidfd names, and a process that
+//! died between the open and the reads is at worst signalled with a
+//! harmless ESRCH. SIGKILL through the pidfd: the kernel then kills the
+//! whole namespace. Run by each provider's periodic housekeeping
+//! (launch.rs), off the caller's thread, so an orphan lives until the next
+//! launch of a provider of the same uid that is due to sweep (its first
+//! launch, then one every 30 s at most).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use crate::host::pidfd;
+use crate::host::process_identity::RESERVED_UIDS;
+use crate::host::subordinate_ids;
+
+/// What the scan reads about one candidate process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitFacts {
+    /// Real uid (`/proc/<pid>/status`, `Uid:`).
+    pub uid: u32,
+    /// `NSpid:` of `/proc/<pid>/status`, outermost first.
+    pub nspid: Vec<u32>,
+    /// Its `exe` is the launcher's bwrap (same device and inode).
+    pub exe_is_bwrap: bool,
+    /// Its parent is that bwrap: by `exe` when readable, else by command
+    /// name (module doc).
+    pub parent_is_bwrap: bool,
+}
+
+/// Pure: `facts` describe a bwrap namespace init whose outer bwrap is gone,
+/// of a uid `may_sweep` allows, one pid namespace below a process whose
+/// `NSpid` has `own_depth` entries.
+pub fn is_orphan_init(
+    facts: &InitFacts,
+    own_depth: usize,
+    may_sweep: impl Fn(u32) -> bool,
+) -> bool {
+    let init_below_us = facts.nspid.len() == own_depth + 1 && facts.nspid.last() == Some(&1);
+    facts.exe_is_bwrap && init_below_us && !facts.parent_is_bwrap && may_sweep(facts.uid)
+}
+
+/// Pure: whether a sandbox of this provider may run as `uid` before its
+/// release. A root provider's bwrap runs as a uid of cordon's reserved
+/// range (never root); a non-root provider's as its own uid, or a uid of
+/// its subordinate range (`subordinate`).
+pub fn sweepable_uid(uid: u32, provider_uid: u32, subordinate: Option<(u32, u32)>) -> bool {
+    if provider_uid == 0 {
+        return RESERVED_UIDS.contains(&uid);
+    }
+    uid == provider_uid
+        || subordinate.is_some_and(|(first, count)| uid >= first && uid - first < count)
+}
+
+/// Pure over `/proc/<pid>/stat`: the command name and the parent pid.
+pub fn comm_and_ppid(stat: &str) -> Option<(&str, u32)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?;
+    let ppid = stat
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((comm, ppid))
+}
+
+/// Pure over `/proc/<pid>/status`: the real uid and `NSpid`.
+pub fn uid_and_nspid(status: &str) -> Option<(u32, Vec<u32>)> {
+    let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name));
+    let uid = field("Uid:")?.split_whitespace().next()?.parse().ok()?;
+    let nspid = field("NSpid:")?
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<Vec<u32>, _>>()
+        .ok()?;
+    Some((uid, nspid))
+}
+
+/// The launcher's bwrap binary: its file, and the command name its
+/// processes get (the file name, cut to the kernel's 15 bytes).
+#[derive(Debug, Clone)]
+struct Binary {
+    file: (u64, u64),
+    comm: String,
+}
+
+impl Binary {
+    fn of(path: &Path) -> Option<Binary> {
+        let meta = std::fs::metadata(path).ok()?;
+        let name = path.file_name()?.to_string_lossy();
+        let comm = name.chars().scan(0, |len, c| {
+            *len += c.len_utf8();
+            (*len <= 15).then_some(c)
+        });
+        Some(Binary {
+            file: (meta.dev(), meta.ino()),
+            comm: comm.collect(),
+        })
+    }
+
+    /// Whether `pid` runs it: by `exe`, else (unreadable) by command name
+    /// when `by_name` allows.
+    fn runs_in(&self, pid: u32, by_name: bool) -> bool {
+        match std::fs::metadata(format!("/proc/{pid}/exe")) {
+            Ok(meta) => (meta.dev(), meta.ino()) == self.file,
+            Err(_) if by_name => std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| comm_and_ppid(&s).map(|(c, _)| c == self.comm))
+                .unwrap_or(false),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Thin: the facts of `pid`, whose parent is `ppid` (`None` when it is
+/// gone or unreadable).
+fn read_facts(pid: u32, ppid: u32, bwrap: &Binary) -> Option<InitFacts> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let (uid, nspid) = uid_and_nspid(&status)?;
+    Some(InitFacts {
+        uid,
+        nspid,
+        exe_is_bwrap: bwrap.runs_in(pid, false),
+        parent_is_bwrap: bwrap.runs_in(ppid, true),
+    })
+}
+
+/// This process's `NSpid` depth (1 in the initial pid namespace).
+fn own_depth() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    uid_and_nspid(&status).map(|(_, nspid)| nspid.len())
+}
+
+/// Kills every orphaned namespace init of `bwrap` (module doc) this
+/// provider may sweep; returns how many it signalled. Best effort: what
+/// cannot be read is left alone.
+pub fn sweep(bwrap: &Path) -> usize {
+    let Some(binary) = Binary::of(bwrap) else {
+        return 0;
+    };
+    let Some(depth) = own_depth() else {
+        return 0;
+    };
+    let provider_uid = nix::unistd::geteuid().as_raw();
+    let subordinate = (provider_uid != 0)
+        .then(subordinate_ids::for_current_user)
+        .and_then(Result::ok)
+        .map(|ids| (ids.uids.first, ids.uids.count));
+    let may_sweep = |uid| sweepable_uid(uid, provider_uid, subordinate);
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut signalled = 0;
+    for pid in entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+    {
+        // The cheap filter first: one read per process on the host.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if comm_and_ppid(&stat).is_none_or(|(comm, _)| comm != binary.comm) {
+            continue;
+        }
+        // The pidfd before the facts (module doc).
+        let Ok(fd) = pidfd::open(pid as i32) else {
+            continue;
+        };
+        let Some(ppid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| comm_and_ppid(&s).map(|(_, ppid)| ppid))
+        else {
+            continue;
+        };
+        let orphan = read_facts(pid, ppid, &binary)
+            .is_some_and(|facts| is_orphan_init(&facts, depth, may_sweep));
+        if orphan && pidfd::send_signal(&fd, libc::SIGKILL).is_ok() {
+            signalled += 1;
+        }
+    }
+    signalled
+}
+
+#[cfg(test)]
+#[path = "orphan_init_tests.rs"]
+mod tests;
