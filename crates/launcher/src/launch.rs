@@ -200,10 +200,6 @@ fn start_with(
     if control_root::sweep_due() {
         sweep_in_background(base.clone(), backend.path.clone());
         exec_hash::prune_staged(&base);
-        // Lock files of providers killed mid-run (harmless, but they pile up).
-        if let Ok(dir) = crate::host::uid_lease::lock_dir() {
-            crate::host::uid_lease::sweep_stale(&dir);
-        }
     }
     let mounted_workspace = request
         .workspace
@@ -318,14 +314,20 @@ fn start_with(
 
 /// What dead providers left, removed off the caller's thread: their
 /// orphaned namespace inits first (orphan_init.rs: each holds a run's
-/// namespaces and cgroup, or runs its program unsupervised), then their
-/// stale control roots (a stale root holds whatever a sandbox left, and
-/// removing it must not hold up the launch that noticed it).
+/// namespaces and cgroup, or runs its program unsupervised), then the uid
+/// lock files they left (each uid cleared of their processes first:
+/// uid_lease.rs), then their stale control roots (a stale root holds
+/// whatever a sandbox left, and removing it must not hold up the launch
+/// that noticed it).
 fn sweep_in_background(base: PathBuf, bwrap: PathBuf) {
     let _ = std::thread::Builder::new()
         .name("cordon-sweep".into())
         .spawn(move || {
             crate::host::orphan_init::sweep(&bwrap);
+            if let Ok(dir) = crate::host::uid_lease::lock_dir() {
+                let clear = crate::host::uid_lease::clear_per_run_uid;
+                crate::host::uid_lease::sweep_stale(&dir, &clear);
+            }
             control_root::sweep(&base);
         });
 }

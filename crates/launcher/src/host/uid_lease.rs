@@ -8,12 +8,18 @@
 //! the run's whole life (until its processes are confirmed gone). Leases are
 //! host-wide (every provider process on the host uses the same directory)
 //! and die with their holder: a crashed provider's lock is released by the
-//! kernel, and the file left behind is simply taken by the next lessee.
+//! kernel, and the file left behind is taken by the next lessee. That file
+//! says its holder died without a release, and a provider killed while
+//! bwrap set its run up can leave that run's sandbox alive as that uid
+//! (orphan_init.rs): so a lessee that takes over a left file first has
+//! every process of the uid killed (the caller's `clear`, uid_sweep.rs),
+//! and leaves the file (and the uid) alone when that fails.
 //!
 //! Steps of [`UidLease::acquire`]: the lock directory (root-owned, 0700,
 //! checked) → a random uid of the range → open/create its file → try the
 //! lock (taken: another random uid) → check the path still names the
-//! locked file (a releasing holder may have unlinked it meanwhile).
+//! locked file (a releasing holder may have unlinked it meanwhile) → a file
+//! that existed before the open: `clear` the uid (failed: another uid).
 //! Release: unlink while still holding the lock, then close.
 
 use std::fs::{self, File, OpenOptions};
@@ -62,20 +68,34 @@ pub struct UidLease {
     path: PathBuf,
     /// Holds the lock; closed after the unlink in `Drop`.
     file: Option<File>,
+    /// The file existed before this lessee opened it: left by a holder that
+    /// died without a release (or made by a lessee that lost the lock race).
+    inherited: bool,
 }
 
 impl UidLease {
-    /// Leases a uid of `first..first + count` no other live lease holds.
+    /// Leases a uid of `first..first + count` (this provider's per-run
+    /// uids) no other live lease holds and, once a dead holder's file was
+    /// taken over, nothing runs as.
     pub fn acquire(first: u32, count: u32) -> Result<UidLease, UidLeaseError> {
-        Self::acquire_in(&lock_dir()?, first, count)
+        Self::acquire_in(&lock_dir()?, first, count, &clear_per_run_uid)
     }
 
-    /// [`UidLease::acquire`] in an explicit (already checked) directory.
-    pub fn acquire_in(dir: &Path, first: u32, count: u32) -> Result<UidLease, UidLeaseError> {
+    /// [`UidLease::acquire`] in an explicit (already checked) directory;
+    /// `clear(uid)` kills what runs as a taken-over uid, true when nothing
+    /// is left.
+    pub fn acquire_in(
+        dir: &Path,
+        first: u32,
+        count: u32,
+        clear: &dyn Fn(u32) -> bool,
+    ) -> Result<UidLease, UidLeaseError> {
         for _ in 0..MAX_ATTEMPTS {
             let uid = first + random_below(count)?;
-            if let Some(lease) = try_lease(dir, uid)? {
-                return Ok(lease);
+            match try_lease(dir, uid)? {
+                Some(lease) if !lease.inherited || clear(uid) => return Ok(lease),
+                Some(lease) => lease.leave_stale(),
+                None => {}
             }
         }
         let last = first + count.saturating_sub(1);
@@ -85,28 +105,59 @@ impl UidLease {
     pub fn uid(&self) -> u32 {
         self.uid
     }
+
+    /// Lets the lock go and leaves the file: its uid still has a dead
+    /// holder's processes, and the next lessee must try to clear it again.
+    fn leave_stale(mut self) {
+        drop(self.file.take());
+        self.path = PathBuf::new();
+    }
+}
+
+/// How long a lessee waits for a dead holder's processes to exit.
+const CLEAR_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The `clear` of [`UidLease::acquire`]: every process of a per-run uid
+/// killed (uid_sweep.rs, which refuses any other uid).
+pub fn clear_per_run_uid(uid: u32) -> bool {
+    crate::host::uid_sweep::kill_per_run_uid(uid, CLEAR_DEADLINE).is_ok()
 }
 
 impl Drop for UidLease {
     fn drop(&mut self) {
         // Unlink first, under the lock: a lessee that opened the old file
-        // sees it is no longer the path's file and tries again.
-        let _ = fs::remove_file(&self.path);
+        // sees it is no longer the path's file and tries again. A lease
+        // left stale has no lock (and no path) any more.
+        if self.file.is_some() {
+            let _ = fs::remove_file(&self.path);
+        }
         drop(self.file.take());
     }
 }
 
 /// Removes lock files no live lease holds (their holder was killed before
-/// it could release them): each is leased and released, which unlinks it
-/// under its lock, so a concurrent lessee is never disturbed. Returns how
-/// many were removed. Lock files of other names are left alone.
-pub fn sweep_stale(dir: &Path) -> usize {
+/// it could release them): each is leased, its uid cleared (`clear`, as
+/// [`UidLease::acquire_in`]), and released, which unlinks it under its
+/// lock, so a concurrent lessee is never disturbed. A uid that cannot be
+/// cleared keeps its file. Returns how many were removed. Lock files of
+/// other names are left alone.
+pub fn sweep_stale(dir: &Path, clear: &dyn Fn(u32) -> bool) -> usize {
     let Ok(entries) = fs::read_dir(dir) else {
         return 0;
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|uid| matches!(try_lease(dir, *uid), Ok(Some(_))))
+        .filter(|uid| match try_lease(dir, *uid) {
+            Ok(Some(lease)) if clear(*uid) => {
+                drop(lease);
+                true
+            }
+            Ok(Some(lease)) => {
+                lease.leave_stale();
+                false
+            }
+            _ => false,
+        })
         .count()
 }
 
@@ -117,15 +168,25 @@ fn try_lease(dir: &Path, uid: u32) -> Result<Option<UidLease>, UidLeaseError> {
         path: path.clone(),
         source,
     };
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(lock_error)?;
+    let open = |create_new: bool| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(!create_new)
+            .create_new(create_new)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+    };
+    // Made here, or there before (module doc: `inherited`).
+    let (file, inherited) = match open(true) {
+        Ok(file) => (file, false),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            (open(false).map_err(lock_error)?, true)
+        }
+        Err(e) => return Err(lock_error(e)),
+    };
     match file.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => return Ok(None),
@@ -138,6 +199,7 @@ fn try_lease(dir: &Path, uid: u32) -> Result<Option<UidLease>, UidLeaseError> {
         uid,
         path: path.clone(),
         file: Some(file),
+        inherited,
     }))
 }
 
@@ -201,10 +263,10 @@ mod tests {
     #[test]
     fn a_held_uid_is_never_leased_twice_and_is_free_again_once_released() {
         let dir = scratch();
-        let first = UidLease::acquire_in(dir.path(), 1000, 2).unwrap();
-        let second = UidLease::acquire_in(dir.path(), 1000, 2).unwrap();
+        let first = UidLease::acquire_in(dir.path(), 1000, 2, &|_| true).unwrap();
+        let second = UidLease::acquire_in(dir.path(), 1000, 2, &|_| true).unwrap();
         assert_ne!(first.uid(), second.uid(), "two live leases, two uids");
-        let full = UidLease::acquire_in(dir.path(), 1000, 2).unwrap_err();
+        let full = UidLease::acquire_in(dir.path(), 1000, 2, &|_| true).unwrap_err();
         assert!(matches!(full, UidLeaseError::Exhausted { .. }), "{full}");
         let freed = first.uid();
         drop(first);
@@ -213,7 +275,9 @@ mod tests {
             "released: unlinked"
         );
         assert_eq!(
-            UidLease::acquire_in(dir.path(), 1000, 2).unwrap().uid(),
+            UidLease::acquire_in(dir.path(), 1000, 2, &|_| true)
+                .unwrap()
+                .uid(),
             freed
         );
     }
@@ -242,11 +306,11 @@ mod tests {
     #[test]
     fn the_sweep_removes_unheld_lock_files_and_keeps_held_ones() {
         let dir = scratch();
-        let held = UidLease::acquire_in(dir.path(), 40, 1).unwrap();
+        let held = UidLease::acquire_in(dir.path(), 40, 1, &|_| true).unwrap();
         fs::write(dir.path().join("41"), b"").unwrap();
         fs::write(dir.path().join("42"), b"").unwrap();
         fs::write(dir.path().join("notes"), b"").unwrap();
-        assert_eq!(sweep_stale(dir.path()), 2);
+        assert_eq!(sweep_stale(dir.path(), &|_| true), 2);
         let mut left: Vec<String> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -260,8 +324,99 @@ mod tests {
     fn a_lock_file_left_by_a_crashed_holder_is_taken_over() {
         let dir = scratch();
         fs::write(dir.path().join("7"), b"").unwrap();
-        let lease = UidLease::acquire_in(dir.path(), 7, 1).unwrap();
+        let lease = UidLease::acquire_in(dir.path(), 7, 1, &|_| true).unwrap();
         assert_eq!(lease.uid(), 7);
+    }
+
+    #[test]
+    fn a_taken_over_file_is_cleared_first_and_left_alone_when_that_fails() {
+        use std::cell::RefCell;
+        let dir = scratch();
+        fs::write(dir.path().join("7"), b"").unwrap();
+        let asked = RefCell::new(Vec::new());
+        let refuse = |uid| {
+            asked.borrow_mut().push(uid);
+            false
+        };
+        let err = UidLease::acquire_in(dir.path(), 7, 1, &refuse).unwrap_err();
+        assert!(matches!(err, UidLeaseError::Exhausted { .. }), "{err}");
+        assert!(asked.borrow().iter().all(|&u| u == 7) && !asked.borrow().is_empty());
+        assert!(dir.path().join("7").exists(), "left for the next lessee");
+        assert_eq!(sweep_stale(dir.path(), &refuse), 0, "kept by the sweep too");
+        assert!(dir.path().join("7").exists());
+        asked.borrow_mut().clear();
+        let allow = |uid| {
+            asked.borrow_mut().push(uid);
+            true
+        };
+        let lease = UidLease::acquire_in(dir.path(), 7, 1, &allow).unwrap();
+        assert_eq!((lease.uid(), asked.borrow().clone()), (7, vec![7]));
+        drop(lease);
+        // A file this lessee made itself has nothing to clear.
+        asked.borrow_mut().clear();
+        let fresh = UidLease::acquire_in(dir.path(), 8, 1, &allow).unwrap();
+        assert_eq!((fresh.uid(), asked.borrow().len()), (8, 0));
+        drop(fresh);
+        fs::write(dir.path().join("9"), b"").unwrap();
+        assert_eq!(sweep_stale(dir.path(), &allow), 1);
+        assert_eq!(asked.borrow().clone(), vec![9]);
+    }
+
+    #[test]
+    fn taking_over_a_dead_holders_uid_kills_what_still_runs_as_it() {
+        use crate::host::process_identity::{RUN_UIDS, RUN_UID_FIRST};
+        use std::os::unix::process::CommandExt;
+        if !nix::unistd::geteuid().is_root() {
+            crate::test_skip::skip(
+                "uid_lease::taking_over_a_dead_holders_uid_kills_what_still_runs_as_it",
+                "only root starts a process as a per-run uid here",
+            );
+            return;
+        }
+        // A per-run uid near the top (random leases rarely land there) that
+        // nothing runs as: the dead holder's sandbox is a sleep of it.
+        let running = |uid: u32| {
+            fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                let status = fs::read_to_string(e.path().join("status")).unwrap_or_default();
+                status.lines().any(|l| {
+                    l.strip_prefix("Uid:")
+                        .and_then(|r| r.split_whitespace().next())
+                        == Some(&uid.to_string())
+                }) && !status.contains("State:\tZ")
+            })
+        };
+        let uid = (RUN_UID_FIRST + RUN_UIDS - 128..RUN_UID_FIRST + RUN_UIDS - 64)
+            .find(|&u| !running(u))
+            .unwrap();
+        let orphan = std::process::Command::new("/bin/sleep")
+            .arg("600")
+            .uid(uid)
+            .gid(uid)
+            .spawn()
+            .unwrap();
+        let dir = scratch();
+        fs::write(dir.path().join(uid.to_string()), b"").unwrap();
+        let pidfd = crate::host::pidfd::open(orphan.id() as i32).unwrap();
+        // Reaped by a thread, as an orphan's reaper would: the clear waits for the exit.
+        let mut orphan = orphan;
+        let reaper = std::thread::spawn(move || orphan.wait().unwrap());
+        let lease = UidLease::acquire_in(dir.path(), uid, 1, &clear_per_run_uid);
+        let killed = crate::host::pidfd::wait_exit(&pidfd, std::time::Duration::ZERO);
+        let _ = crate::host::pidfd::send_signal(&pidfd, libc::SIGKILL);
+        let status = reaper.join().unwrap();
+        assert!(
+            killed,
+            "the dead holder's process was gone when the lease was granted"
+        );
+        assert_eq!(lease.unwrap().uid(), uid);
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(libc::SIGKILL)
+        );
+        // Outside the per-run range nothing is killed, and the uid is not leased.
+        let owner = RUN_UID_FIRST - 1;
+        fs::write(dir.path().join(owner.to_string()), b"").unwrap();
+        assert!(UidLease::acquire_in(dir.path(), owner, 1, &clear_per_run_uid).is_err());
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! "Crashes"). A session's owner uid U is claimed for that session alone
 //! (lib/sessions/owner-claims.js), and only its sandboxes (and, for a
 //! non-root provider, its file helper) ever run as U, so any process of U
-//! found once the session has no live sandbox is an orphan.
+//! found once the session has no live sandbox is an orphan. The same for a
+//! per-run uid whose lease a dead holder left ([`kill_per_run_uid`],
+//! uid_lease.rs): only a lease's run ever runs as it.
 //!
 //! Why orphans exist at all: bwrap's namespace init (the child it clones
 //! into the new namespaces) first blocks reading an eventfd until the outer
@@ -34,7 +36,7 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use crate::host::pidfd;
-use crate::host::process_identity::{SANDBOX_UID, WORKSPACE_UIDS};
+use crate::host::process_identity::{RUN_UIDS, RUN_UID_FIRST, SANDBOX_UID, WORKSPACE_UIDS};
 use crate::host::subordinate_ids::{self, IdRange};
 use crate::host::userns_chain;
 
@@ -45,7 +47,7 @@ const EXIT_WAIT: Duration = Duration::from_millis(200);
 pub enum UidSweepError {
     #[error("refusing to sweep uid {0}: root and this process's own uid are never swept")]
     Refused(u32),
-    #[error("refusing to sweep uid {uid}: not a session owner uid of this provider (those are {first}..={last})")]
+    #[error("refusing to sweep uid {uid}: not one of the uids this sweep may kill (those are {first}..={last})")]
     NotAnOwner { uid: u32, first: u32, last: u32 },
     #[error(
         "refusing to sweep uid {0}: this provider has no subordinate ids, so no session owner uids"
@@ -168,12 +170,48 @@ fn round_end(now: Instant, started: Instant, deadline: Duration) -> Instant {
 /// only processes in it or below it are the session's, and a process of
 /// the uid elsewhere is left alone (round 8, R8-1).
 pub fn kill_uid(uid: u32, within: Option<u64>, deadline: Duration) -> Result<u32, UidSweepError> {
+    refuse_own(uid)?;
+    check_owner(uid, session_owners())?;
+    kill_all_of(uid, within, deadline)
+}
+
+/// The per-run uids of this provider's leases (uid_lease.rs): the per-run
+/// range of a root provider (process_identity.rs), or the per-run half of
+/// a non-root provider's subordinate uids. `None`: a non-root provider
+/// without subordinate ids.
+pub fn per_run_uids() -> Option<IdRange> {
+    if nix::unistd::geteuid().is_root() {
+        return Some(IdRange {
+            first: RUN_UID_FIRST,
+            count: RUN_UIDS,
+        });
+    }
+    Some(subordinate_ids::for_current_user().ok()?.uids.per_run())
+}
+
+/// Kills every process of `uid`, a per-run uid of this provider
+/// ([`per_run_uids`], else refused) whose lease was just taken over from a
+/// holder that died without releasing it (uid_lease.rs): no live run holds
+/// it, so whatever runs as it is that dead holder's sandbox. Waits until
+/// none is left, or fails once `deadline` has passed.
+pub fn kill_per_run_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
+    refuse_own(uid)?;
+    check_owner(uid, per_run_uids())?;
+    kill_all_of(uid, None, deadline)
+}
+
+/// Root and this process's own uids are never swept.
+fn refuse_own(uid: u32) -> Result<(), UidSweepError> {
     // SAFETY: geteuid/getuid cannot fail and touch no memory.
     let (euid, ruid) = unsafe { (libc::geteuid(), libc::getuid()) };
     if uid == 0 || uid == euid || uid == ruid {
         return Err(UidSweepError::Refused(uid));
     }
-    check_owner(uid, session_owners())?;
+    Ok(())
+}
+
+/// The sweep itself, once the guards passed (module doc, "Steps").
+fn kill_all_of(uid: u32, within: Option<u64>, deadline: Duration) -> Result<u32, UidSweepError> {
     let started = Instant::now();
     let mut signalled = 0u32;
     loop {
