@@ -1,5 +1,5 @@
 //! What one orphaned-init sweep (host/orphan_init.rs) costs on this host:
-//! it reads every process's `/proc/<pid>/stat`, so its time grows with the
+//! it `stat`s every process's `/proc/<pid>/exe`, so its time grows with the
 //! host's process count. `--extra N` starts N idle processes first (each a
 //! `sleep`), to see that growth side by side with the host as it is.
 //!

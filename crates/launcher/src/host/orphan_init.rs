@@ -18,20 +18,24 @@
 //!
 //! Sessions sweep their owner uid (uid_sweep.rs); this sweep covers every
 //! run. An init is an orphan ([`is_orphan_init`]) when it is a process of
-//! the bwrap binary the launcher uses (device and inode of its `exe`), pid 1
-//! of a pid namespace one level below ours, of a uid this provider's
-//! sandboxes run as ([`sweepable_uid`]), and its parent is not that bwrap
-//! binary: a live run's init always has its outer bwrap as parent (bwrap
-//! waits for it until it exits), and once the outer bwrap is gone the
-//! launcher kills the namespace itself if it is still alive. A parent whose
-//! `exe` cannot be read (a non-root provider looking at a root-owned
-//! reaper) is judged by its command name; one whose name is bwrap's is
-//! taken for bwrap, so a run whose parent cannot be told apart is spared.
+//! the bwrap binary the launcher uses (device and inode of its `exe`,
+//! whatever name it was started by), pid 1 of a pid namespace one level
+//! below ours, of a uid only this provider's sandboxes run as
+//! ([`sweepable_uid`]), and its parent is no outer bwrap: a live run's init
+//! always has its outer bwrap as parent (bwrap waits for it until it exits),
+//! and once the outer bwrap is gone the launcher kills the namespace itself
+//! if it is still alive. The parent is taken for an outer bwrap when it
+//! runs that binary and is not itself a namespace's pid 1 (a provider that
+//! runs inside a bwrap sandbox has that bwrap's init as reaper). A parent
+//! whose `exe` cannot be read (a non-root provider looking at a root-owned
+//! reaper) is judged by its command name; one named as the binary, or
+//! `bwrap`, is taken for bwrap, so a run whose parent cannot be told apart
+//! is spared.
 //!
-//! Steps ([`sweep`]): scan `/proc` (a cheap first filter on the command
-//! name), open a pidfd, then read the facts: a pid reused between the scan
-//! and the open is read as the process the pidfd names, and a process that
-//! died between the open and the reads is at worst signalled with a
+//! Steps ([`sweep`]): scan `/proc` (a first filter on each process's `exe`,
+//! one `stat`), open a pidfd, then read the facts: a pid reused between the
+//! scan and the open is read as the process the pidfd names, and a process
+//! that died between the open and the reads is at worst signalled with a
 //! harmless ESRCH. SIGKILL through the pidfd: the kernel then kills the
 //! whole namespace. Run by each provider's periodic housekeeping
 //! (launch.rs), off the caller's thread, so an orphan lives until the next
@@ -57,6 +61,9 @@ pub struct InitFacts {
     /// Its parent is that bwrap: by `exe` when readable, else by command
     /// name (module doc).
     pub parent_is_bwrap: bool,
+    /// Its parent is pid 1 of a pid namespace (a reaper, never an outer
+    /// bwrap, which is a child of its provider).
+    pub parent_is_namespace_init: bool,
 }
 
 /// Pure: `facts` describe a bwrap namespace init whose outer bwrap is gone,
@@ -68,19 +75,22 @@ pub fn is_orphan_init(
     may_sweep: impl Fn(u32) -> bool,
 ) -> bool {
     let init_below_us = facts.nspid.len() == own_depth + 1 && facts.nspid.last() == Some(&1);
-    facts.exe_is_bwrap && init_below_us && !facts.parent_is_bwrap && may_sweep(facts.uid)
+    let outer_lives = facts.parent_is_bwrap && !facts.parent_is_namespace_init;
+    facts.exe_is_bwrap && init_below_us && !outer_lives && may_sweep(facts.uid)
 }
 
-/// Pure: whether a sandbox of this provider may run as `uid` before its
-/// release. A root provider's bwrap runs as a uid of cordon's reserved
-/// range (never root); a non-root provider's as its own uid, or a uid of
-/// its subordinate range (`subordinate`).
+/// Pure: whether `uid` is one only this provider's sandboxes run as. A
+/// root provider's bwrap runs as a uid of cordon's reserved range (never
+/// root); a non-root provider's as a uid of its subordinate range
+/// (`subordinate`). Not a non-root provider's own uid, which its
+/// `"shared-with-provider"` runs use but so does everything else of that
+/// account, including bwraps of its own that are no cordon runs: those
+/// runs' orphans are not swept.
 pub fn sweepable_uid(uid: u32, provider_uid: u32, subordinate: Option<(u32, u32)>) -> bool {
     if provider_uid == 0 {
         return RESERVED_UIDS.contains(&uid);
     }
-    uid == provider_uid
-        || subordinate.is_some_and(|(first, count)| uid >= first && uid - first < count)
+    subordinate.is_some_and(|(first, count)| uid >= first && uid - first < count)
 }
 
 /// Pure over `/proc/<pid>/stat`: the command name and the parent pid.
@@ -132,13 +142,13 @@ impl Binary {
     }
 
     /// Whether `pid` runs it: by `exe`, else (unreadable) by command name
-    /// when `by_name` allows.
+    /// when `by_name` allows (its own, or `bwrap`).
     fn runs_in(&self, pid: u32, by_name: bool) -> bool {
         match std::fs::metadata(format!("/proc/{pid}/exe")) {
             Ok(meta) => (meta.dev(), meta.ino()) == self.file,
             Err(_) if by_name => std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
-                .and_then(|s| comm_and_ppid(&s).map(|(c, _)| c == self.comm))
+                .and_then(|s| comm_and_ppid(&s).map(|(c, _)| c == self.comm || c == "bwrap"))
                 .unwrap_or(false),
             Err(_) => false,
         }
@@ -148,13 +158,19 @@ impl Binary {
 /// Thin: the facts of `pid`, whose parent is `ppid` (`None` when it is
 /// gone or unreadable).
 fn read_facts(pid: u32, ppid: u32, bwrap: &Binary) -> Option<InitFacts> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let (uid, nspid) = uid_and_nspid(&status)?;
+    let status = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/status")).ok();
+    let (uid, nspid) = uid_and_nspid(&status(pid)?)?;
+    // Unreadable: taken for no init, so a bwrap parent is taken for the outer one.
+    let parent_is_namespace_init = status(ppid)
+        .as_deref()
+        .and_then(uid_and_nspid)
+        .is_some_and(|(_, nspid)| nspid.last() == Some(&1));
     Some(InitFacts {
         uid,
         nspid,
         exe_is_bwrap: bwrap.runs_in(pid, false),
         parent_is_bwrap: bwrap.runs_in(ppid, true),
+        parent_is_namespace_init,
     })
 }
 
@@ -188,11 +204,9 @@ pub fn sweep(bwrap: &Path) -> usize {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
     {
-        // The cheap filter first: one read per process on the host.
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        if comm_and_ppid(&stat).is_none_or(|(comm, _)| comm != binary.comm) {
+        // The first filter: one `stat` per process on the host (another
+        // user's processes fail it at once, unreadable).
+        if !binary.runs_in(pid, false) {
             continue;
         }
         // The pidfd before the facts (module doc).
