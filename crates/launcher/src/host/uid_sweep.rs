@@ -47,8 +47,10 @@ const EXIT_WAIT: Duration = Duration::from_millis(200);
 pub enum UidSweepError {
     #[error("refusing to sweep uid {0}: root and this process's own uid are never swept")]
     Refused(u32),
-    #[error("refusing to sweep uid {uid}: not one of the uids this sweep may kill (those are {first}..={last})")]
+    #[error("refusing to sweep uid {uid}: not a session owner uid of this provider (those are {first}..={last})")]
     NotAnOwner { uid: u32, first: u32, last: u32 },
+    #[error("refusing to sweep uid {uid}: not a per-run uid of this provider ({range})")]
+    NotPerRun { uid: u32, range: String },
     #[error(
         "refusing to sweep uid {0}: this provider has no subordinate ids, so no session owner uids"
     )]
@@ -196,8 +198,21 @@ pub fn per_run_uids() -> Option<IdRange> {
 /// none is left, or fails once `deadline` has passed.
 pub fn kill_per_run_uid(uid: u32, deadline: Duration) -> Result<u32, UidSweepError> {
     refuse_own(uid)?;
-    check_owner(uid, per_run_uids())?;
-    kill_all_of(uid, None, deadline)
+    match per_run_uids() {
+        Some(range) if range.contains(uid) => kill_all_of(uid, None, deadline),
+        Some(range) => Err(UidSweepError::NotPerRun {
+            uid,
+            range: format!(
+                "{}..={}",
+                range.first,
+                range.first + range.count.saturating_sub(1)
+            ),
+        }),
+        None => Err(UidSweepError::NotPerRun {
+            uid,
+            range: "none: no subordinate ids".into(),
+        }),
+    }
 }
 
 /// Root and this process's own uids are never swept.
@@ -347,6 +362,31 @@ mod tests {
                 Err(UidSweepError::NotAnOwner { .. })
             ));
         }
+    }
+
+    #[test]
+    fn a_uid_outside_the_per_run_range_is_refused_before_anything_is_signalled() {
+        // SAFETY: cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // a non-root provider's range depends on /etc/subuid
+        }
+        for uid in [
+            1000,
+            65534,
+            SANDBOX_UID,
+            RUN_UID_FIRST - 1,
+            RUN_UID_FIRST + RUN_UIDS,
+        ] {
+            let refused = kill_per_run_uid(uid, Duration::ZERO);
+            assert!(
+                matches!(refused, Err(UidSweepError::NotPerRun { uid: u, .. }) if u == uid),
+                "{uid}: {refused:?}"
+            );
+        }
+        assert!(matches!(
+            kill_per_run_uid(0, Duration::ZERO),
+            Err(UidSweepError::Refused(0))
+        ));
     }
 
     #[test]
