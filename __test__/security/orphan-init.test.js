@@ -132,3 +132,46 @@ for (const [nobody, afterRelease] of [[false, false], [true, false], [false, tru
     if (!nobody) assert.ok(outcome.uid >= h.RUN_UID_FIRST, `a per-run uid: ${outcome.uid}`);
   });
 }
+
+// A provider that itself runs in a bwrap sandbox with a pid namespace of its
+// own: that sandbox's init (a bwrap) reaps the orphan, and must not be taken
+// for a live outer bwrap (white-box review of the sweep, F2). The orphan is
+// made by hand inside it (a bwrap whose release is never written, its outer
+// bwrap killed); the provider's own run may fail there (no /proc mount in a
+// nested pid namespace without a user namespace): the sweep runs before it.
+const NESTED = (pkg, uid) => `
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+const stat = (pid) => { try { const s = fs.readFileSync('/proc/' + pid + '/stat', 'utf8'); return s.slice(s.lastIndexOf(')') + 2).split(' '); } catch { return null; } };
+(async () => {
+  const outer = spawn('/usr/bin/bwrap', ['--unshare-user', '--unshare-pid', '--unshare-net', '--userns-block-fd', '3', '--info-fd', '4',
+    '--ro-bind', '/', '/', '/bin/sleep', '60'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], uid: ${uid}, gid: ${uid} });
+  let info = '';
+  for await (const chunk of outer.stdio[4]) { info += chunk; if (info.endsWith('}\\n')) break; }
+  const init = JSON.parse(info)['child-pid'];
+  const exited = new Promise((r) => outer.on('exit', r));
+  outer.kill('SIGKILL');
+  await exited;
+  const ppid = stat(init)[1];
+  const reaper = { pid: ppid, exe: fs.readlinkSync('/proc/' + ppid + '/exe'), nspid: fs.readFileSync('/proc/' + ppid + '/status', 'utf8').match(/^NSpid:\\s*(.*)$/m)[1] };
+  const cordon = require(${JSON.stringify(pkg)});
+  const ex = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+  ex.stderr.resume(); ex.protocol.resume();
+  await ex.wait().catch(() => {});
+  let gone = false;
+  for (let i = 0; i < 150 && !gone; i += 1) { const f = stat(init); gone = f === null || f[0] === 'Z'; if (!gone) await pause(20); }
+  if (!gone) process.kill(init, 'SIGKILL');
+  process.stdout.write(JSON.stringify({ reaper, gone }));
+})();`;
+
+test('a provider inside a bwrap sandbox of its own pid namespace kills an orphan that sandbox\'s init (a bwrap) reaped', { skip, timeout: 60_000 }, () => {
+  const uid = h.RUN_UID_FIRST + 0xffff - Math.floor(Math.random() * 32);
+  const run = spawnSync('/usr/bin/bwrap', ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc',
+    process.execPath, '-e', NESTED(path.join(__dirname, '..', '..'), uid)], { encoding: 'utf8', timeout: 50_000 });
+  assert.equal(run.status, 0, run.stderr);
+  const value = JSON.parse(run.stdout);
+  assert.equal(value.reaper.exe, '/usr/bin/bwrap', `the reaper is the sandbox's bwrap init: ${run.stdout}`);
+  assert.match(value.reaper.nspid, /\b1$/, 'pid 1 of its namespace');
+  assert.equal(value.gone, true, `the orphan is gone after the provider's launch: ${run.stdout}`);
+});
