@@ -88,7 +88,7 @@ export interface IsolatedOptions {
   signal?: AbortSignal;
   /** Trusted absolute path of bwrap; default: /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap. */
   bwrapPath?: string;
-  /** The in-sandbox egress relay a mediated policy needs; default: the cordon-egress-relay shipped with cordon. */
+  /** cordon-egress-relay: every sandbox's starter (it holds the program back if the provider died during the set-up) and the in-sandbox egress relay a mediated policy needs; default: the one shipped with cordon, when present. */
   networkRelayPath?: string;
 }
 

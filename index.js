@@ -17,6 +17,12 @@ const { checkStopTriggers, armStopTriggers } = require('./lib/stop-triggers');
 const runnerPath = nativeExecutable('cordon-runner');
 /** cordon-egress-relay: started first inside a mediated-network sandbox (docs/network.md). */
 const egressRelayPath = nativeExecutable('cordon-egress-relay');
+let egressRelayFound = false;
+/** Whether the shipped relay is there (remembered once found: a stat per spawn until then). */
+function relayShipped() {
+  if (!egressRelayFound) egressRelayFound = require('node:fs').existsSync(egressRelayPath);
+  return egressRelayFound;
+}
 
 function invalidOptions(message) {
   return new CordonError('ERR_CORDON_INVALID_OPTIONS', message);
@@ -47,8 +53,9 @@ function nativeOptions(command, options) {
   const out = { command: [...command] };
   if (options.policy !== undefined) out.policy = toPlainJson(options.policy, 'policy', 'ERR_CORDON_POLICY_INVALID');
   Object.assign(out, toPlainJson(rest, 'options', 'ERR_CORDON_INVALID_OPTIONS'));
-  // The launcher uses it only for a mediated network policy.
-  if (out.networkRelayPath === undefined) out.networkRelayPath = egressRelayPath;
+  // Every sandbox's starter (the provider-liveness gate) and a mediated
+  // policy's relay; a build without it runs ungated (`cordon doctor` says so).
+  if (out.networkRelayPath === undefined && relayShipped()) out.networkRelayPath = egressRelayPath;
   return JSON.stringify(out);
 }
 

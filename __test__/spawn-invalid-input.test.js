@@ -129,6 +129,13 @@ test('a mediated network with a malformed destination is ERR_CORDON_POLICY_INVAL
   refuses('ERR_CORDON_NETWORK_UNAVAILABLE', [uniqueTrue], { policy: mediated, networkRelayPath: missing });
 });
 
+test('a starter (networkRelayPath) named for a run without mediated network must be an executable file: else ERR_CORDON_INVALID_OPTIONS, nothing created', () => {
+  for (const relay of [missing, notExecutable]) {
+    refuses('ERR_CORDON_INVALID_OPTIONS', [uniqueTrue], { policy, networkRelayPath: relay });
+    assert.throws(() => spawnIsolated([uniqueTrue], { policy, networkRelayPath: relay }), /options\.networkRelayPath: the sandbox starter/);
+  }
+});
+
 test('a missing or unusable bwrap is ERR_CORDON_BACKEND_UNAVAILABLE with a fix in the message', () => {
   refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: missing });
   refuses('ERR_CORDON_BACKEND_UNAVAILABLE', [uniqueTrue], { policy, bwrapPath: fixture('echo-fd3') });

@@ -11,9 +11,10 @@
 // of a provider's spawnIsolated() into that state, kills the provider, and
 // has a fresh provider run one sandbox: the init must be dead soon after.
 // The same once the init has been released (stopped, released, its
-// provider killed, then let go): it finishes its set-up and starts the
-// program, which would run unsupervised. Both a root provider and a
-// uid-65534 one.
+// provider killed, then let go): it finishes its set-up and would start the
+// program, unsupervised; the sandbox's starter refuses to (its gate sees the
+// outer bwrap gone once the init has armed its signal), and the init ends
+// by itself. Both a root provider and a uid-65534 one.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -69,13 +70,21 @@ async function releaseStopped(init, outer) {
   return releaseCount(init) > 0;
 }
 
-/** Whether `init` started a program (a child of its own) within 5 s. */
-async function startsProgram(init) {
+/**
+ * Watches the released `init` for 5 s: whether its program (`sleep`) ever
+ * ran, and whether the init ended on its own (its starter refused the
+ * program: crates/egress-relay/src/provider_gate.rs).
+ */
+async function watchReleased(init, started) {
+  let programRan = false;
   for (let i = 0; i < 250; i += 1) {
-    if ((readProc(init, `task/${init}/children`) ?? '').trim() !== '') return true;
+    for (const child of (readProc(init, `task/${init}/children`) ?? '').split(' ').filter(Boolean)) {
+      if ((readProc(child, 'comm') ?? '').trim() === 'sleep') programRan = true;
+    }
+    if (gone(init, started)) return { programRan, endedAlone: true };
     await pause(20);
   }
-  return false;
+  return { programRan, endedAlone: false };
 }
 
 async function oneTry(kind, afterRelease) {
@@ -84,10 +93,14 @@ async function oneTry(kind, afterRelease) {
   const { outer, init } = await killProviderAtClone(first, afterRelease ? releaseStopped : undefined);
   const outerGone = [null, 'Z'].includes(state(outer));
   let hit;
+  let released = null;
   if (afterRelease) {
-    // Released before its provider died, set up after: it starts the program.
+    // Released before its provider died, set up after: without the gate it
+    // would start the program, unsupervised.
+    const started = init === null ? null : startTime(init);
     if (init !== null) process.kill(Number(init), 'SIGCONT');
-    hit = init !== null && outerGone && await startsProgram(init);
+    hit = init !== null && outerGone;
+    if (hit) released = await watchReleased(init, started);
   } else {
     // The lost race's state: the outer bwrap gone with the provider, the init still blocked.
     hit = init !== null && outerGone && state(init) === 'S' && blockedOnEventfd(init);
@@ -107,12 +120,12 @@ async function oneTry(kind, afterRelease) {
       // gone
     }
   }
-  return { hit, init, uid, second, left };
+  return { hit, init, uid, second, left, released };
 }
 
 for (const [nobody, afterRelease] of [[false, false], [true, false], [false, true], [true, true]]) {
   const who = nobody ? 'a uid-65534 provider' : 'a root provider';
-  const when = afterRelease ? 'released a run\'s namespace init but before the init armed its parent-death signal (the init then starts the program)' : 'cloned but not released a run\'s namespace init';
+  const when = afterRelease ? 'released a run\'s namespace init but before the init armed its parent-death signal (the init would then start the program: its starter refuses)' : 'cloned but not released a run\'s namespace init';
   test(`${who} SIGKILLed once bwrap has ${when} leaves no process behind once the next provider launches a run`, { skip, timeout: 300_000 }, async () => {
     if (READ_SYSCALL === undefined) return; // only x86_64 and aarch64 syscall numbers are known here
     const kind = providerKind(nobody);
@@ -123,7 +136,13 @@ for (const [nobody, afterRelease] of [[false, false], [true, false], [false, tru
       outcome = await oneTry(kind, afterRelease);
     }
     // The loop must have reached the state it is about: else it proved nothing.
-    assert.ok(outcome.hit, `no try of ${tries} reached the state: bwrap stopped between the clone of its init and its release${afterRelease ? ', then the init released and its program started' : ''}`);
+    assert.ok(outcome.hit, `no try of ${tries} reached the state: bwrap stopped between the clone of its init and its release${afterRelease ? ', then the init released' : ''}`);
+    if (afterRelease) {
+      // The starter's gate: the outer bwrap was gone before the init armed
+      // its parent-death signal, so the program never starts and the init,
+      // left without a child, ends by itself (no sweep needed).
+      assert.deepEqual(outcome.released, { programRan: false, endedAlone: true }, `the released init ${outcome.init}`);
+    }
     assert.equal(outcome.second.status, 0, `the next provider ran: ${JSON.stringify(outcome.second)}`);
     const value = JSON.parse(outcome.second.stdout);
     assert.equal(value.returncode, 0);

@@ -136,7 +136,7 @@ fn launch_request(parsed: &RunArgs) -> Result<LaunchRequest, Refused> {
         }
         None => None,
     };
-    let relay = run_args::shipped_relay();
+    let relay = run_args::default_relay();
     let refused = |e: RequestError| Refused::Launcher(LaunchError::from(e));
     // The launcher's order: the option values (command first), then the
     // policy — a JSON value (a preset or a file) parsed once, here, and

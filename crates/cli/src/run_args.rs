@@ -199,6 +199,14 @@ pub fn shipped_relay() -> Option<PathBuf> {
         .map(|exe| exe.with_file_name("cordon-egress-relay"))
 }
 
+/// The relay a run starts with by default: the shipped one, when it is
+/// there. It is every sandbox's starter (the launcher's plan/starter.rs:
+/// the program waits until the sandbox dies with its provider); without it
+/// only a mediated policy fails, and `cordon doctor` reports it missing.
+pub fn default_relay() -> Option<PathBuf> {
+    shipped_relay().filter(|path| path.is_file())
+}
+
 /// `policy.network` for a preset run with `--allow` destinations: each as
 /// the object form (so `--allow-private` can say allowPrivateAddresses);
 /// the launcher validates host and port.
@@ -237,7 +245,7 @@ pub fn launch_options(
         force_ms: args.force_ms,
         deadline_ms: args.deadline_ms,
         bwrap_path: args.bwrap.clone(),
-        // Used only by a mediated policy.
+        // Every run's starter, and a mediated policy's relay.
         network_relay_path: relay.map(text),
         namespace_holder: None,
         workspace_tmpfs_bytes: None,

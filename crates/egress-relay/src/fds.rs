@@ -1,10 +1,24 @@
 //! Descriptor moves, through `nix`. The only `unsafe` of the relay:
-//! adopting the descriptor the launcher passed by number.
+//! adopting the descriptors the launcher passed by number.
 
 use std::io;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::fcntl::{fcntl, FcntlArg};
+
+/// Takes the inherited descriptor `fd`, which the launcher put there and
+/// named on our command line (EBADF if it is not open).
+pub fn adopt(fd: RawFd) -> io::Result<OwnedFd> {
+    if fd < 0 {
+        return Err(nix::errno::Errno::EBADF.into());
+    }
+    // SAFETY: borrowed only for the F_GETFD that tells whether it is open;
+    // the number is not negative (checked).
+    fcntl(unsafe { BorrowedFd::borrow_raw(fd) }, FcntlArg::F_GETFD)?;
+    // SAFETY: the descriptor is open (checked just above) and was passed to
+    // this freshly exec'd process for it to take; nothing else here owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
 
 /// Moves the inherited descriptor `from` to `to`, which must be free (it is
 /// left without close-on-exec, for the program), then closes `from`. A `to`

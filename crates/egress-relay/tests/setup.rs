@@ -1,7 +1,8 @@
 //! The relay's set-up steps, run as the real binary outside a sandbox:
 //! `--fd4-from N` puts the egress channel on fd 4 for the program, and an
 //! fd 4 that is already open fails the set-up (exit 125) instead of being
-//! silently replaced.
+//! silently replaced; the program's environment has no `PWD` but the
+//! planned one; a program that cannot run exits 127 or 126, as with `env`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::fd::{AsFd, AsRawFd, IntoRawFd, OwnedFd, RawFd};
@@ -137,4 +138,47 @@ fn a_listener_the_engine_refuses_or_never_answers_fails_the_set_up_before_the_pr
         assert!(String::from_utf8_lossy(&out.stderr)
             .starts_with("cordon-egress-relay: cannot hand the proxy listener to the engine"));
     }
+}
+
+/// The relay's last step alone (no set-up flags): exec the program.
+fn exec_only(extra: &[&str], program: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cordon-egress-relay"))
+        .args(extra)
+        .arg("--")
+        .args(program)
+        .env_clear()
+        .env("PWD", "/set-by-bwrap")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_program_gets_no_pwd_from_bwrap_or_the_planned_one() {
+    let out = exec_only(&[], &["/usr/bin/env"]);
+    let env = String::from_utf8_lossy(&out.stdout);
+    assert!(!env.lines().any(|l| l.starts_with("PWD=")), "{env}");
+    let out = exec_only(&["--pwd", "/workspace/sub"], &["/usr/bin/env"]);
+    let env = String::from_utf8_lossy(&out.stdout);
+    assert!(env.lines().any(|l| l == "PWD=/workspace/sub"), "{env}");
+    assert!(!env.contains("/set-by-bwrap"), "{env}");
+}
+
+#[test]
+fn a_program_that_cannot_run_exits_127_when_missing_and_126_otherwise() {
+    let missing = exec_only(&[], &["/nonexistent/program"]);
+    assert_eq!(missing.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("cordon-egress-relay: cannot run"));
+    let not_executable = exec_only(&[], &[env!("CARGO_MANIFEST_DIR")]);
+    assert_eq!(not_executable.status.code(), Some(126));
+}
+
+#[test]
+fn an_alive_fd_that_is_not_open_fails_the_set_up_before_the_program() {
+    let out = exec_only(
+        &["--alive-fd", "900"],
+        &["/bin/sh", "-c", "echo program-ran"],
+    );
+    assert_eq!(out.status.code(), Some(125));
+    assert!(out.stdout.is_empty(), "the program never ran");
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("cordon-egress-relay: --alive-fd 900"));
 }

@@ -82,6 +82,13 @@ pub enum LaunchError {
     /// The name service knows an account or group with the run's id.
     #[error(transparent)]
     ReservedIdTaken(#[from] crate::host::reserved_id_nss::ReservedIdError),
+    /// The starter a caller named (`options.networkRelayPath`) is unusable
+    /// for a run without mediated network (with one, it is `Network`).
+    #[error("options.networkRelayPath: the sandbox starter {path} cannot be used: {reason}")]
+    Starter { path: PathBuf, reason: String },
+    /// The starter's liveness pair could not be made.
+    #[error("cannot create the starter's liveness socket pair: {0}")]
+    StarterPipe(std::io::Error),
 }
 
 impl LaunchError {
@@ -118,6 +125,7 @@ impl LaunchError {
             LaunchError::Holder(_) => ErrorCode::IdentityUnavailable,
             // A sandbox uid that is someone's account is no isolation.
             LaunchError::ReservedIdTaken(_) => ErrorCode::ConfinementUnavailable,
+            LaunchError::Starter { .. } => ErrorCode::InvalidOptions,
             // The host, not the request, failed a preparation step.
             LaunchError::ControlRoot(_)
             | LaunchError::Executable(_)
@@ -125,6 +133,7 @@ impl LaunchError {
             | LaunchError::Supervision(_)
             | LaunchError::PlanJson(_)
             | LaunchError::Cgroup(_)
+            | LaunchError::StarterPipe(_)
             | LaunchError::Identity(RunIdentityError::Lease(_)) => ErrorCode::SpawnFailed,
         }
     }
@@ -190,12 +199,7 @@ fn start_with(
     // cannot enforce fails here, naming the missing mechanism.
     let confinement = plan_confinement(&request, &invocation_id)?;
     step("launch.confinement");
-    if matches!(
-        request.policy.network,
-        crate::request::policy::NetworkMode::Mediated(_)
-    ) {
-        crate::run::network_setup::check_relay(request.network_relay_path.as_deref())?;
-    }
+    check_starter(&request)?;
     let base = control_root::base_dir()?;
     if control_root::sweep_due() {
         sweep_in_background(base.clone(), backend.path.clone());
@@ -243,11 +247,12 @@ fn start_with(
     // Staged for every provider, root or not: the sandbox runs the copy
     // made from the bytes that were hashed (exec_hash.rs).
     let executable = exec_hash::prepare(&request.executable, Some(&base))?;
+    let starter_source = stage_starter(&request, staging)?;
     step("launch.executable");
     let root = ControlRoot::create(&base, owner)?;
     step("launch.control_root");
     let workspace = workspace_for(&request, &root, owner)?;
-    let network = prepare_network(&request, &root, owner, staging, &invocation_id)?;
+    let network = prepare_network(&request, &root, owner, &invocation_id)?;
     if run_identity.allocation.is_subordinate() {
         open_to_subordinate(&root, network.as_ref())?;
     }
@@ -263,6 +268,7 @@ fn start_with(
         rlimits: confinement.rlimits.clone(),
         temp_bytes: Some(confinement.temp_bytes),
         network: network.as_ref().map(|n| n.inputs.clone()),
+        starter_source,
         dev_shm_bytes: confinement.dev_shm_bytes,
         workspace_tmpfs_bytes: confinement.workspace_tmpfs_bytes,
         uid_allocation: run_identity.allocation,
@@ -282,6 +288,11 @@ fn start_with(
     if let (Some(slot), Some(fd)) = (plan.network.as_ref().and_then(|n| n.fd4_slot), fd4) {
         sources.push((slot, fd));
     }
+    let starter_reader = plan
+        .starter
+        .map(|starter| starter_pair(starter, &mut sources))
+        .transpose()
+        .map_err(LaunchError::StarterPipe)?;
     step("launch.plan");
     // Last, so an earlier failure leaves no cgroup behind.
     let cgroup = confinement
@@ -308,8 +319,75 @@ fn start_with(
         claim_recheck: run_identity.claim_recheck.take(),
         mntns,
         host_binds,
+        starter_reader,
     };
     supervisor::start(prepared, sink, reader).map_err(LaunchError::Supervision)
+}
+
+/// Before anything exists on disk: the starter a caller named is an
+/// executable file. A mediated policy needs one (it is the network relay).
+fn check_starter(request: &LaunchRequest) -> Result<(), LaunchError> {
+    let relay = request.network_relay_path.as_deref();
+    if matches!(
+        request.policy.network,
+        crate::request::policy::NetworkMode::Mediated(_)
+    ) {
+        crate::run::network_setup::check_relay(relay)?;
+    } else if relay.is_some() {
+        crate::run::network_setup::check_relay(relay).map_err(|e| match e {
+            crate::run::network_setup::NetworkSetupError::Relay { path, reason } => {
+                LaunchError::Starter { path, reason }
+            }
+            other => other.into(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The starter's bind source (plan/starter.rs): the caller's relay, staged
+/// (a world-readable copy named by its hash) when bwrap runs as another
+/// identity than the provider's.
+fn stage_starter(
+    request: &LaunchRequest,
+    staging: Option<&Path>,
+) -> Result<Option<PathBuf>, LaunchError> {
+    let Some(relay) = request.network_relay_path.as_deref() else {
+        return Ok(None);
+    };
+    let staged = exec_hash::prepare(relay, staging).map_err(|e| {
+        let (path, reason) = (relay.to_owned(), e.to_string());
+        match request.policy.network {
+            crate::request::policy::NetworkMode::Mediated(_) => {
+                crate::run::network_setup::NetworkSetupError::Relay { path, reason }.into()
+            }
+            crate::request::policy::NetworkMode::None => LaunchError::Starter { path, reason },
+        }
+    })?;
+    Ok(Some(staged.bind_source))
+}
+
+/// The starter's liveness pair (plan/starter.rs): one end for the starter,
+/// the other for the outer bwrap's `--json-status-fd`, both installed by the
+/// spawn; returns the launcher's copy of the starter's end, held until
+/// bwrap is reaped (bwrap's status writes never raise SIGPIPE). A
+/// socketpair, not a pipe: a pipe's write end could be reopened through
+/// `/proc/<bwrap>/fd/N` by a process of bwrap's uid, and keep the starter
+/// believing bwrap alive; a socket cannot be opened that way (ENXIO).
+fn starter_pair(
+    starter: crate::plan::starter::StarterPlan,
+    sources: &mut Vec<(RawFd, OwnedFd)>,
+) -> std::io::Result<OwnedFd> {
+    use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+    let (alive, status) = socketpair(
+        AddressFamily::Unix,
+        SockType::Stream,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )?;
+    let kept = alive.try_clone()?;
+    sources.push((starter.alive_slot, alive));
+    sources.push((starter.status_slot, status));
+    Ok(kept)
 }
 
 /// What dead providers left, removed off the caller's thread: their
@@ -420,7 +498,6 @@ fn prepare_network(
     request: &LaunchRequest,
     root: &ControlRoot,
     identity: Option<crate::host::process_identity::Identity>,
-    staging: Option<&Path>,
     invocation_id: &str,
 ) -> Result<Option<crate::run::network_setup::PreparedNetwork>, LaunchError> {
     let crate::request::policy::NetworkMode::Mediated(network) = &request.policy.network else {
@@ -431,9 +508,8 @@ fn prepare_network(
         policy: &request.policy,
         stop: request.stop,
     };
-    let relay = request.network_relay_path.as_deref();
     Ok(Some(crate::run::network_setup::prepare(
-        network, relay, root, identity, staging, labels,
+        network, root, identity, labels,
     )?))
 }
 
@@ -516,9 +592,7 @@ fn open_bind(bind: &FdBind, control_root: &Path) -> Result<OwnedFd, LaunchError>
     let caller_named = match bind.role {
         BindRole::Extra => true,
         BindRole::Workspace => !bind.source.starts_with(control_root),
-        BindRole::Executable | BindRole::Temp | BindRole::EgressEngine | BindRole::EgressRelay => {
-            false
-        }
+        BindRole::Executable | BindRole::Temp | BindRole::EgressEngine | BindRole::Starter => false,
     };
     if caller_named {
         let directory = bind.role == BindRole::Workspace;

@@ -22,7 +22,9 @@
 //! `--die-with-parent`, and the sandbox's init is pid 1 of its own pid
 //! namespace, whose death kills everything in it. All but one case: an
 //! init whose outer bwrap died before the init armed its own parent-death
-//! signal (a host killed while bwrap set the run up) lives on; the next
+//! signal (a host killed while bwrap set the run up) lives on: released,
+//! its program is held back by the sandbox's starter (the launcher's
+//! plan/starter.rs) and it ends; not yet released, it blocks, and the next
 //! host kills it as it starts (mod.rs `prepare_state`, orphan_init.rs).
 
 use std::fs::File;

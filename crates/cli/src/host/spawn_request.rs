@@ -99,7 +99,13 @@ pub fn build(
     let host_paths = [
         ("workspace", workspace.map(str::to_string)),
         ("bwrapPath", config.bwrap_path.clone()),
-        ("networkRelayPath", config.network_relay_path.clone()),
+        // Every run's starter (the shipped relay unless the config names one).
+        (
+            "networkRelayPath",
+            config.network_relay_path.clone().or_else(|| {
+                crate::run_args::default_relay().map(|p| p.to_string_lossy().into_owned())
+            }),
+        ),
     ];
     for (key, value) in host_paths {
         if let Some(value) = value {

@@ -1,9 +1,12 @@
-//! What a mediated network policy needs beyond the sandbox itself: the
-//! `cordon-egress-relay` binary (the in-sandbox end of the proxy and the
-//! installer of the fd-4 channel). The private network namespace, AF_UNIX
-//! sockets and the seccomp filter are covered by the other checks. Optional:
-//! without it only `network: {mode: "mediated"}` fails to launch (with
-//! ERR_CORDON_NETWORK_UNAVAILABLE), never silently without its network.
+//! The `cordon-egress-relay` binary: every sandbox's starter (the launcher's
+//! plan/starter.rs: the program starts only once the sandbox dies with its
+//! provider) and what a mediated network policy needs beyond the sandbox
+//! itself (the in-sandbox end of the proxy and the installer of the fd-4
+//! channel). The private network namespace, AF_UNIX sockets and the seccomp
+//! filter are covered by the other checks. Optional: without it
+//! `network: {mode: "mediated"}` fails to launch (with
+//! ERR_CORDON_NETWORK_UNAVAILABLE), never silently without its network, and
+//! other runs start without the starter's gate.
 
 use std::path::Path;
 
@@ -13,13 +16,13 @@ pub fn check_network_relay(path: &Path) -> Check {
     const NAME: &str = "mediated network";
     if is_executable_file(path) {
         let detail = format!(
-            "egress relay {} (network.mode \"mediated\" can launch)",
+            "egress relay {} (network.mode \"mediated\" can launch; every run starts through it)",
             path.display()
         );
         return Check::pass(NAME, Importance::Optional, detail);
     }
     let detail = format!(
-        "{} is missing or not an executable file: policies with network.mode \"mediated\" fail with ERR_CORDON_NETWORK_UNAVAILABLE",
+        "{} is missing or not an executable file: policies with network.mode \"mediated\" fail with ERR_CORDON_NETWORK_UNAVAILABLE, and other runs start without the gate that holds a program back when its provider died during the set-up",
         path.display()
     );
     let fix = "npm rebuild cordon   # or: cargo build --release -p cordon-egress-relay";

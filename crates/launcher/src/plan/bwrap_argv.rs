@@ -13,8 +13,9 @@
 //! 6. `--remount-ro /` last, so the sandbox root itself is read-only;
 //! 7. working directory, environment cleared, then `--setenv NAME VALUE`
 //!    for the runner's own environment;
-//! 8. `--`, `/usr/bin/env -u PWD --` (bwrap exports PWD after its chdir),
-//!    then the command.
+//! 8. `--`, the starter (`cordon-egress-relay --alive-fd N … --`: starter.rs)
+//!    or, without one, `/usr/bin/env -u PWD --` (bwrap exports PWD after its
+//!    chdir), then the command.
 //!
 //! Steps 1–7 are bwrap's *options*: they reach bwrap through a sealed memfd
 //! read with `--args FD`, never through argv, because argv is world-readable
@@ -103,6 +104,9 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     argv.push_all(&["--disable-userns", "--die-with-parent", "--new-session"]);
     argv.push_all(&["--cap-drop", "ALL", "--hostname", SANDBOX_HOSTNAME]);
     argv.push_all(&["--info-fd", &INFO_FD.to_string()]);
+    if let Some(starter) = &plan.starter {
+        argv.push_all(&["--json-status-fd", &starter.status_slot.to_string()]);
+    }
     if let Some(seccomp) = &plan.seccomp {
         argv.push_all(&["--seccomp", &seccomp.slot.to_string()]);
     }
@@ -139,17 +143,25 @@ pub fn bwrap_argv(plan: &Plan) -> BwrapArgs {
     // environment (nothing, by default). A planned PWD (a path, not a
     // secret) can only be set after bwrap, so it goes on the command.
     let mut command = Argv::default();
-    // Mediated network: the relay starts first, then execs the program.
-    for arg in plan
-        .network
+    let pwd = plan
+        .runner_env
         .iter()
-        .flat_map(crate::plan::network_plan::relay_prefix)
-    {
-        command.push(arg);
-    }
-    command.push_all(&[ENV_WRAPPER, "-u", "PWD", "--"]);
-    if let Some((_, pwd)) = plan.runner_env.iter().find(|(name, _)| name == "PWD") {
-        command.push(format!("PWD={pwd}"));
+        .find(|(name, _)| name == "PWD")
+        .map(|(_, pwd)| pwd.as_str());
+    match &plan.starter {
+        // The starter gates the program, sets up a mediated network, then
+        // execs the program without bwrap's PWD.
+        Some(starter) => {
+            for arg in crate::plan::starter::command_prefix(starter, plan.network.as_ref(), pwd) {
+                command.push(arg);
+            }
+        }
+        None => {
+            command.push_all(&[ENV_WRAPPER, "-u", "PWD", "--"]);
+            if let Some(pwd) = pwd {
+                command.push(format!("PWD={pwd}"));
+            }
+        }
     }
     for arg in &plan.argv {
         command.push(arg.as_str());

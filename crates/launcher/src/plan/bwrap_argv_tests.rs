@@ -67,6 +67,7 @@ fn argv_for(
         rlimits: Vec::new(),
         temp_bytes: None,
         network: None,
+        starter_source: Some("/tmp/cordon-0/exec/relay0123".into()),
         dev_shm_bytes: 8 << 20,
         workspace_tmpfs_bytes: None,
         uid_allocation: crate::plan::run_identity::UidAllocation::WorkspaceOwner,
@@ -135,6 +136,7 @@ fn a_writable_default_workspace_is_a_bounded_tmpfs_and_only_dev_shm_is_writable_
         rlimits: Vec::new(),
         temp_bytes: Some(3),
         network: None,
+        starter_source: None,
         dev_shm_bytes: 1,
         workspace_tmpfs_bytes: Some(2),
         uid_allocation: crate::plan::run_identity::UidAllocation::SharedWithProvider,
@@ -236,19 +238,96 @@ fn every_namespace_is_unshared_without_a_try_variant_and_root_is_read_only_last(
     let last_bind = lines.iter().rposition(|l| l.ends_with("bind-fd")).unwrap();
     assert!(remount > last_bind);
     assert_eq!(
-        lines[..9],
+        lines[..8],
         [
             "--args",
-            "8",
+            "11",
             "--",
-            "/usr/bin/env",
-            "-u",
-            "PWD",
+            "/.cordon/egress-relay",
+            "--alive-fd",
+            "9",
             "--",
             "/opt/cordon/cordon-runner",
-            "--timeout-ms"
         ]
     );
+}
+
+#[test]
+fn the_starter_gets_the_pipes_read_end_and_bwrap_its_write_end_as_its_status_descriptor() {
+    let req = request(policy("read", json!([]), &[]));
+    let runtime = RuntimeLayout::merged_usr();
+    let mut inputs = PlanInputs {
+        request: &req,
+        bwrap: "/usr/bin/bwrap".into(),
+        executable_source: "/x".into(),
+        workspace: None,
+        sandbox_temp: "/st".into(),
+        runtime: &runtime,
+        identity: None,
+        seccomp_program: Some(vec![0u8; 8]),
+        rlimits: Vec::new(),
+        temp_bytes: Some(1),
+        network: None,
+        starter_source: Some("/staged/relay".into()),
+        dev_shm_bytes: 1,
+        workspace_tmpfs_bytes: None,
+        uid_allocation: crate::plan::run_identity::UidAllocation::SharedWithProvider,
+    };
+    let plan = Plan::build(inputs.clone());
+    let starter = plan.starter.unwrap();
+    let relay = plan
+        .binds
+        .iter()
+        .find(|b| b.role == BindRole::Starter)
+        .unwrap();
+    assert_eq!(
+        (relay.source.to_str(), relay.dest.to_str(), relay.writable),
+        (Some("/staged/relay"), Some("/.cordon/egress-relay"), false)
+    );
+    // Distinct slots, below the --args one, all counted by max_slot.
+    let mut slots: Vec<i32> = plan.binds.iter().map(|b| b.slot).collect();
+    slots.extend([
+        plan.seccomp.as_ref().unwrap().slot,
+        starter.alive_slot,
+        starter.status_slot,
+    ]);
+    slots.sort_unstable();
+    slots.dedup();
+    assert_eq!(slots.len(), plan.binds.len() + 3);
+    assert!(slots.iter().all(|s| *s < plan.args_slot && *s > 4));
+    assert_eq!(plan.max_slot(), plan.args_slot);
+    let args = bwrap_argv(&plan);
+    let options: Vec<String> = args
+        .options
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let status = options
+        .iter()
+        .position(|o| o == "--json-status-fd")
+        .unwrap();
+    assert_eq!(options[status + 1], starter.status_slot.to_string());
+    let command: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        command[..4],
+        [
+            "/.cordon/egress-relay",
+            "--alive-fd",
+            &starter.alive_slot.to_string(),
+            "--"
+        ]
+    );
+    // Without a starter: no pipe, no status descriptor, the env wrapper.
+    inputs.starter_source = None;
+    let plan = Plan::build(inputs);
+    assert_eq!(plan.starter, None);
+    let args = bwrap_argv(&plan);
+    assert!(!args.options.iter().any(|o| o == "--json-status-fd"));
+    assert_eq!(args.command[0], "/usr/bin/env");
 }
 
 fn plan_with_env(env: &[(&str, &str)]) -> Plan {
@@ -271,6 +350,7 @@ fn plan_with_env(env: &[(&str, &str)]) -> Plan {
         rlimits: Vec::new(),
         temp_bytes: Some(1 << 20),
         network: None,
+        starter_source: None,
         dev_shm_bytes: 1 << 20,
         workspace_tmpfs_bytes: None,
         uid_allocation: crate::plan::run_identity::UidAllocation::SharedWithProvider,
@@ -315,14 +395,19 @@ fn an_option_holding_a_nul_byte_is_refused_rather_than_split() {
     assert!(err.to_string().contains("NUL"), "{err}");
 }
 
-#[test]
-fn a_planned_pwd_is_set_after_bwrap_exports_its_own() {
-    let plan = plan_with_env(&[("PWD", "/workspace/sub")]);
-    let command: Vec<String> = bwrap_argv(&plan)
+/// The command bwrap starts, as text.
+fn command_of(plan: &Plan) -> Vec<String> {
+    bwrap_argv(plan)
         .command
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_planned_pwd_is_set_after_bwrap_exports_its_own() {
+    let plan = plan_with_env(&[("PWD", "/workspace/sub")]);
+    let command = command_of(&plan);
     assert_eq!(
         command[..6],
         [
@@ -332,6 +417,27 @@ fn a_planned_pwd_is_set_after_bwrap_exports_its_own() {
             "--",
             "PWD=/workspace/sub",
             "/opt/cordon/cordon-runner"
+        ]
+    );
+}
+
+#[test]
+fn the_starter_sets_a_planned_pwd_after_bwrap_exports_its_own() {
+    let mut plan = plan_with_env(&[("PWD", "/workspace/sub")]);
+    plan.starter = Some(crate::plan::starter::StarterPlan {
+        alive_slot: 20,
+        status_slot: 21,
+    });
+    let command = command_of(&plan);
+    assert_eq!(
+        command[..6],
+        [
+            "/.cordon/egress-relay",
+            "--alive-fd",
+            "20",
+            "--pwd",
+            "/workspace/sub",
+            "--"
         ]
     );
 }
@@ -347,7 +453,6 @@ fn a_mediated_network_binds_the_relay_and_engine_socket_and_starts_the_relay_fir
     let req = request(p);
     let text = argv_for(&req, &RuntimeLayout::merged_usr(), |inputs| {
         inputs.network = Some(crate::plan::network_plan::NetworkInputs {
-            relay_source: "/tmp/cordon-0/exec/relay0123".into(),
             engine_dir: "/tmp/cordon-0/ROOT/egress".into(),
             frontend: crate::request::policy::NetworkFrontend::Auto,
         });

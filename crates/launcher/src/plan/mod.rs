@@ -10,6 +10,7 @@ pub mod network_plan;
 pub mod rlimits;
 pub mod run_identity;
 pub mod seccomp;
+pub mod starter;
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,7 @@ use crate::plan::network_plan::{
     NetworkInputs, NetworkPlan, SANDBOX_EGRESS_DIR, SANDBOX_PROXY_PORT, SANDBOX_RELAY,
 };
 use crate::plan::run_identity::UidAllocation;
+use crate::plan::starter::StarterPlan;
 use crate::request::launch_request::LaunchRequest;
 use crate::request::policy::Access;
 
@@ -49,8 +51,9 @@ pub enum BindRole {
     Workspace,
     Temp,
     Extra,
-    /// The in-sandbox egress relay binary (mediated network).
-    EgressRelay,
+    /// The sandbox's starter, `cordon-egress-relay` (plan/starter.rs):
+    /// every run whose caller named it.
+    Starter,
     /// The directory holding the run's egress engine socket (mediated network).
     EgressEngine,
 }
@@ -122,8 +125,13 @@ pub struct PlanInputs<'a> {
     /// `Some(bytes)`: `/tmp` is a tmpfs of that size instead of the
     /// sandbox-temp bind (bounded disk use, no host path in the sandbox).
     pub temp_bytes: Option<u64>,
-    /// Present exactly when the policy's network is mediated.
+    /// Present exactly when the policy's network is mediated (then
+    /// `starter_source` is too: the relay is the starter).
     pub network: Option<NetworkInputs>,
+    /// The starter binary to bind (its staged copy when bwrap runs as the
+    /// sandbox identity); `None`: bwrap starts `/usr/bin/env` instead, and
+    /// nothing gates the program on its provider's life.
+    pub starter_source: Option<PathBuf>,
     /// Size of the `/dev/shm` tmpfs (the rest of `/dev` is read-only).
     pub dev_shm_bytes: u64,
     /// `Some(bytes)`: `/workspace` is a tmpfs of that size (a writable
@@ -161,14 +169,16 @@ pub struct Plan {
     pub workspace_tmpfs_bytes: Option<u64>,
     pub identity: Option<Identity>,
     pub network: Option<NetworkPlan>,
+    pub starter: Option<StarterPlan>,
     pub uid_allocation: UidAllocation,
 }
 
 impl Plan {
     /// Builds the plan. Descriptor slots are allocated in a fixed order
     /// after fd 3 (protocol) and fd 4 (info): seccomp, executable,
-    /// workspace, temp, extras, then the `--args` options — so the argv is a
-    /// pure function of inputs.
+    /// workspace, temp, extras, the starter, the engine's directory, the
+    /// fd-4 channel, the starter's pipe, then the `--args` options — so the
+    /// argv is a pure function of inputs.
     pub fn build(inputs: PlanInputs<'_>) -> Plan {
         let request = inputs.request;
         let first_slot = INFO_FD + 1;
@@ -194,6 +204,13 @@ impl Plan {
                 fd4_slot,
             }
         });
+        let starter = inputs.starter_source.as_ref().map(|_| {
+            next_slot += 2;
+            StarterPlan {
+                alive_slot: next_slot - 2,
+                status_slot: next_slot - 1,
+            }
+        });
         Plan {
             args_slot: next_slot,
             bwrap: inputs.bwrap,
@@ -214,6 +231,7 @@ impl Plan {
             workspace_tmpfs_bytes: inputs.workspace_tmpfs_bytes,
             identity: inputs.identity,
             network,
+            starter,
             uid_allocation: inputs.uid_allocation,
         }
     }
@@ -250,9 +268,14 @@ impl Plan {
         let binds = self.binds.iter().map(|b| b.slot);
         let seccomp = self.seccomp.iter().map(|s| s.slot);
         let fd4 = self.network.iter().filter_map(|n| n.fd4_slot);
+        let starter = self
+            .starter
+            .iter()
+            .flat_map(|s| [s.alive_slot, s.status_slot]);
         binds
             .chain(seccomp)
             .chain(fd4)
+            .chain(starter)
             .chain([self.args_slot])
             .fold(INFO_FD, i32::max)
     }
@@ -303,14 +326,15 @@ fn wanted_binds(inputs: &PlanInputs<'_>) -> Vec<FdBind> {
         let writable = extra.access == Access::Write;
         binds.push(bind(BindRole::Extra, &extra.path, &extra.path, writable));
     }
-    if let Some(network) = &inputs.network {
-        let relay = Path::new(SANDBOX_RELAY);
+    if let Some(starter) = &inputs.starter_source {
         binds.push(bind(
-            BindRole::EgressRelay,
-            &network.relay_source,
-            relay,
+            BindRole::Starter,
+            starter,
+            Path::new(SANDBOX_RELAY),
             false,
         ));
+    }
+    if let Some(network) = &inputs.network {
         let engine = Path::new(SANDBOX_EGRESS_DIR);
         binds.push(bind(
             BindRole::EgressEngine,

@@ -1,6 +1,7 @@
 //! The mediated network's part of the plan (pure): where the relay and the
 //! engine socket appear in the sandbox, the proxy environment, the fd-4
-//! slot, and the relay's command prefix.
+//! slot, and the relay's network flags (the relay is the sandbox's starter:
+//! starter.rs).
 
 use std::path::PathBuf;
 
@@ -23,8 +24,6 @@ pub const EGRESS_CHANNEL_FD: i32 = 4;
 /// Host facts for a mediated run, resolved by the caller.
 #[derive(Debug, Clone)]
 pub struct NetworkInputs {
-    /// The relay binary to bind (its staged copy when bwrap is unprivileged).
-    pub relay_source: PathBuf,
     /// The control root's egress directory holding the engine socket.
     pub engine_dir: PathBuf,
     pub frontend: NetworkFrontend,
@@ -75,9 +74,9 @@ pub fn runner_env(
     env
 }
 
-/// `cordon-egress-relay [--listen PORT --engine SOCKET] [--fd4-from N] --`
-pub fn relay_prefix(plan: &NetworkPlan) -> Vec<String> {
-    let mut argv = vec![SANDBOX_RELAY.to_owned()];
+/// The relay's network flags: `[--listen PORT --engine SOCKET] [--fd4-from N]`.
+pub fn relay_flags(plan: &NetworkPlan) -> Vec<String> {
+    let mut argv = Vec::new();
     if let Some(port) = plan.proxy_port {
         argv.extend(["--listen".to_owned(), port.to_string()]);
         argv.extend([
@@ -88,7 +87,6 @@ pub fn relay_prefix(plan: &NetworkPlan) -> Vec<String> {
     if let Some(slot) = plan.fd4_slot {
         argv.extend(["--fd4-from".to_owned(), slot.to_string()]);
     }
-    argv.push("--".to_owned());
     argv
 }
 
@@ -121,30 +119,25 @@ mod tests {
     }
 
     #[test]
-    fn the_relay_prefix_names_only_the_frontends_in_use() {
+    fn the_relay_flags_name_only_the_frontends_in_use() {
         let fd4_only = NetworkPlan {
             frontend: "fd4",
             proxy_port: None,
             fd4_slot: Some(9),
         };
-        assert_eq!(
-            relay_prefix(&fd4_only),
-            [SANDBOX_RELAY, "--fd4-from", "9", "--"]
-        );
+        assert_eq!(relay_flags(&fd4_only), ["--fd4-from", "9"]);
         let proxy = NetworkPlan {
             frontend: "proxy",
             proxy_port: Some(3128),
             fd4_slot: None,
         };
         assert_eq!(
-            relay_prefix(&proxy),
+            relay_flags(&proxy),
             [
-                SANDBOX_RELAY,
                 "--listen",
                 "3128",
                 "--engine",
                 "/.cordon/egress/engine.sock",
-                "--"
             ]
         );
         assert!(

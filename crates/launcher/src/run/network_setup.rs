@@ -1,7 +1,7 @@
 //! Sets up a mediated run's network before the fork (acting; the planning
 //! is in network_plan.rs). Steps:
-//! 1. the relay binary must exist (its staged copy when bwrap runs as the
-//!    sandbox identity, like the executable);
+//! 1. the relay binary must exist (launch.rs stages it and binds it: it is
+//!    every run's starter, plan/starter.rs);
 //! 2. the control root's `egress/` directory (0700, sandbox identity);
 //! 3. the run's engine (tasks on the supervision runtime): socket `egress/engine.sock` (0600, chowned to the
 //!    sandbox identity so only the relay inside this run can connect), and
@@ -21,7 +21,6 @@ use cordon_egress::{
 };
 
 use crate::host::control_root::ControlRoot;
-use crate::host::exec_hash;
 use crate::host::process_identity::Identity;
 use crate::plan::network_plan::{NetworkInputs, ENGINE_SOCKET, SANDBOX_PROXY_PORT};
 use crate::request::launch_request::StopTimings;
@@ -90,18 +89,10 @@ pub struct RunLabels<'a> {
 
 pub fn prepare(
     network: &MediatedNetwork,
-    relay: Option<&Path>,
     root: &ControlRoot,
     identity: Option<Identity>,
-    staging: Option<&Path>,
     labels: RunLabels<'_>,
 ) -> Result<PreparedNetwork, NetworkSetupError> {
-    let relay = relay.ok_or(NetworkSetupError::NoRelay)?;
-    let relay_err = |reason: String| NetworkSetupError::Relay {
-        path: relay.to_owned(),
-        reason,
-    };
-    let staged = exec_hash::prepare(relay, staging).map_err(|e| relay_err(e.to_string()))?;
     let engine_dir = root
         .create_egress_dir(identity)
         .map_err(|e| NetworkSetupError::Directory(e.to_string()))?;
@@ -151,7 +142,6 @@ pub fn prepare(
     }
     Ok(PreparedNetwork {
         inputs: NetworkInputs {
-            relay_source: staged.bind_source,
             engine_dir,
             frontend: network.frontend,
         },

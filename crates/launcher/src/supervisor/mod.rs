@@ -94,6 +94,10 @@ pub struct Prepared {
     pub mntns: Option<OwnedFd>,
     /// Caller-named host paths as opened (device, inode), for the receipt.
     pub host_binds: Vec<crate::receipt::HostBind>,
+    /// The launcher's copy of the starter's end of the liveness pair, held while
+    /// the run lives (plan/starter.rs): bwrap's status writes always have
+    /// a reader.
+    pub starter_reader: Option<OwnedFd>,
 }
 
 /// Starts the run's supervision and waits for it to report bwrap's pid.
