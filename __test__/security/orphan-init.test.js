@@ -152,6 +152,98 @@ for (const [nobody, afterRelease] of [[false, false], [true, false], [false, tru
   });
 }
 
+// A provider that itself runs under a seccomp filter (a container runtime's
+// default profile, systemd's SystemCallFilter=): bwrap's init inherits it, so
+// its seccomp mode is non-zero from birth and cannot tell the starter that the
+// init has armed its parent-death signal; the count of filters can (white-box
+// review of the gate, F1). The init is stepped, once released, until it has
+// forked the starter but not yet loaded bwrap's filter (it arms right before):
+// the starter must wait, the provider is killed meanwhile, and the program
+// must never run. Root, and uid 65534 (the filter loaded as root without
+// no_new_privs, as runc does, so newuidmap stays usable, then the uid dropped).
+const SECCOMP_WRAP = `
+import os, sys, seccomp
+f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+f.set_attr(seccomp.Attr.CTL_NNP, 0)
+f.load()
+uid = int(os.environ.pop('WRAP_UID', '0'))
+if uid:
+    os.setgroups([]); os.setgid(uid); os.setuid(uid)
+os.execv(sys.argv[1], sys.argv[1:])
+`;
+
+/** The `Seccomp_filters:` count of `pid`, or null. */
+function filterCount(pid) {
+  const match = /^Seccomp_filters:\s+(\d+)/m.exec(readProc(pid, 'status') ?? '');
+  return match ? Number(match[1]) : null;
+}
+
+/**
+ * Steps the stopped, released `init` until it has forked (the starter) while
+ * it still holds only the filters it was born with (`inherited`): it has not
+ * reached its PR_SET_PDEATHSIG. Leaves it stopped; true on a hit.
+ */
+function stepInitToFork(init, inherited) {
+  for (let step = 0; step < 200_000; step += 1) {
+    const [child] = (readProc(init, `task/${init}/children`) ?? '').split(' ').filter(Boolean);
+    if (child !== undefined) return filterCount(init) === inherited;
+    try {
+      process.kill(Number(init), 'SIGCONT');
+      process.kill(Number(init), 'SIGSTOP');
+    } catch {
+      return false;
+    }
+    const s = waitStopped(init);
+    if (s === null || s === 'Z') return false;
+  }
+  return false;
+}
+
+async function seccompTry(nobody) {
+  const kind = providerKind(nobody);
+  const body = `const cordon = require(${JSON.stringify(kind.pkg)});\n${FIRST}`;
+  const identity = nobody ? { env: { PATH: process.env.PATH, WRAP_UID: String(h.NOBODY_UID) } } : { env: { PATH: process.env.PATH } };
+  const provider = spawn('/usr/bin/python3', ['-c', SECCOMP_WRAP, kind.node, '-e', body], { cwd: '/', stdio: ['ignore', 'ignore', 'pipe'], ...identity });
+  let forked = false;
+  let inherited = null;
+  const { outer, init } = await killProviderAtClone(provider, async (blocked, outerPid) => {
+    inherited = filterCount(outerPid);
+    if (!(inherited > 0) || !(await releaseStopped(blocked, outerPid))) return false;
+    forked = stepInitToFork(blocked, inherited);
+    // The starter, if it were to pass now, would find the outer bwrap alive.
+    if (forked) await pause(300);
+    return forked;
+  });
+  if (init === null) return { hit: false };
+  const started = startTime(init);
+  process.kill(Number(init), 'SIGCONT');
+  const outerGone = [null, 'Z'].includes(state(outer));
+  const released = await watchReleased(init, started);
+  if (!gone(init, started)) {
+    try {
+      process.kill(Number(init), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  return { hit: outerGone, init, inherited, released };
+}
+
+for (const nobody of [false, true]) {
+  const who = nobody ? 'a uid-65534 provider' : 'a root provider';
+  test(`${who} under a seccomp filter of its own, SIGKILLed once the init forked the starter but before it armed: the program never runs`, { skip, timeout: 300_000 }, async () => {
+    if (READ_SYSCALL === undefined) return;
+    let outcome = { hit: false };
+    let tries = 0;
+    while (tries < MAX_TRIES && !outcome.hit) {
+      tries += 1;
+      outcome = await seccompTry(nobody);
+    }
+    assert.ok(outcome.hit, `no try of ${tries} stopped the init between its fork of the starter and its arming`);
+    assert.deepEqual(outcome.released, { programRan: false, endedAlone: true }, `init ${outcome.init}, born with ${outcome.inherited} filter(s)`);
+  });
+}
+
 // A provider that itself runs in a bwrap sandbox with a pid namespace of its
 // own: that sandbox's init (a bwrap) reaps the orphan, and must not be taken
 // for a live outer bwrap (white-box review of the sweep, F2). The orphan is

@@ -116,8 +116,11 @@ fn main() {
     let args = parse(std::env::args_os().skip(1)).unwrap_or_else(|e| fail(&e));
     if let Some(fd) = args.alive_fd {
         let alive = fds::adopt(fd).unwrap_or_else(|e| fail(&format!("--alive-fd {fd}: {e}")));
-        let init = std::path::Path::new(provider_gate::INIT_STATUS);
-        if let Err(e) = provider_gate::pass(alive, init, provider_gate::ARM_BOUND) {
+        let status = provider_gate::StatusFiles {
+            init: std::path::Path::new(provider_gate::INIT_STATUS),
+            own: std::path::Path::new(provider_gate::OWN_STATUS),
+        };
+        if let Err(e) = provider_gate::pass(alive, &status, provider_gate::ARM_BOUND) {
             fail(&e.to_string());
         }
     }
@@ -140,12 +143,14 @@ fn main() {
         .program
         .split_first()
         .unwrap_or_else(|| fail("no program"));
-    let mut command = std::process::Command::new(program);
-    command.args(rest).env_remove("PWD");
+    // In this process's own environment, not through Command's: the
+    // program then gets the variables in bwrap's order (Command would
+    // rebuild the list sorted). Single-threaded here, so no getenv races.
+    std::env::remove_var("PWD");
     if let Some(pwd) = &args.pwd {
-        command.env("PWD", pwd);
+        std::env::set_var("PWD", pwd);
     }
-    let error = command.exec();
+    let error = std::process::Command::new(program).args(rest).exec();
     eprintln!("cordon-egress-relay: cannot run {program:?}: {error}");
     let status = match error.kind() {
         std::io::ErrorKind::NotFound => NOT_FOUND,
