@@ -295,6 +295,9 @@ function checkImage(stages) {
   const config = hostConfig();
   assert.ok(installed[container.command[0]], `${container.command[0]} (the container's command) is not copied in`);
   assert.equal(installed[container.command[0]], '/src/target/release/cordon');
+  // The starter beside it, where `cordon host` looks (its gate is on).
+  const relay = path.join(path.dirname(container.command[0]), 'cordon-egress-relay');
+  assert.equal(installed[relay], '/src/target/release/cordon-egress-relay', `${relay} (every sandbox's starter) is not copied in`);
   for (const [name, program] of Object.entries(config.programs)) {
     assert.equal(installed[program], `/src/target/release/${name}`, `host.json program ${name}`);
   }
@@ -338,7 +341,7 @@ test('deploy/k8s/Containerfile, parsed offline: its COPY sources exist, and its 
   assert.match(text, new RegExp(`podman build -f deploy/k8s/Containerfile -t ${hostContainer().image.replace(/\./g, '\\.')} \\.\\n`));
 });
 
-test('the Containerfile check fails a missing COPY source, a program not copied, a root user, another command and a parse error', option, () => {
+test('the Containerfile check fails a missing COPY source, a program not copied, the starter elsewhere, a root user, another command and a parse error', option, () => {
   const text = fs.readFileSync(CONTAINERFILE, 'utf8');
   const broken = (from, to, expected) => {
     assert.ok(text.includes(from), from);
@@ -346,6 +349,7 @@ test('the Containerfile check fails a missing COPY source, a program not copied,
   };
   broken('COPY crates ./crates', 'COPY crate ./crates', /COPY crate: not in the repository/);
   broken('/usr/local/lib/cordon/cordon-runner\n', '/usr/local/lib/cordon/runner\n', /host.json program cordon-runner/);
+  broken('/usr/local/bin/cordon-egress-relay\n', '/usr/local/lib/cordon/cordon-egress-relay\n', /every sandbox's starter/);
   broken('USER 65532:65532', 'USER 0:0', assert.AssertionError);
   broken('CMD ["--config", "/etc/cordon/host.json"]', 'CMD ["--config", "/etc/host.json"]', assert.AssertionError);
   broken('-p cordon-runner', '-p cordon-runnr', /no such package/);

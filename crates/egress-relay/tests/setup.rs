@@ -2,7 +2,8 @@
 //! `--fd4-from N` puts the egress channel on fd 4 for the program, and an
 //! fd 4 that is already open fails the set-up (exit 125) instead of being
 //! silently replaced; the program's environment has no `PWD` but the
-//! planned one; a program that cannot run exits 127 or 126, as with `env`.
+//! planned one, the rest in the order given; a program that cannot run
+//! exits 127 or 126, as with `env`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::fd::{AsFd, AsRawFd, IntoRawFd, OwnedFd, RawFd};
@@ -181,4 +182,16 @@ fn an_alive_fd_that_is_not_open_fails_the_set_up_before_the_program() {
     assert_eq!(out.status.code(), Some(125));
     assert!(out.stdout.is_empty(), "the program never ran");
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("cordon-egress-relay: --alive-fd 900"));
+}
+
+#[test]
+fn the_program_gets_the_environment_in_the_order_it_was_given() {
+    // Started through env(1): Command would hand the relay a sorted list.
+    let out = Command::new("/usr/bin/env")
+        .args(["-i", "ZED=1", "PWD=/x", "ALPHA=2"])
+        .arg(env!("CARGO_BIN_EXE_cordon-egress-relay"))
+        .args(["--", "/usr/bin/env"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ZED=1\nALPHA=2\n");
 }
