@@ -161,6 +161,10 @@ const NODE_INDEPENDENT = new Set([
   // Probes of the launcher's closing of passed descriptors (Rust, off the JS
   // thread); fd 3's Node-side reading is attacked by round3/4/14 on each Node.
   'round15', 'round16',
+  // Probes that step bwrap with SIGSTOP around a provider's death: what they
+  // test is bwrap's, the launcher's sweep and the in-sandbox starter's (each
+  // try a fresh provider process; 3-4 minutes of CI per Node).
+  'orphan-init',
 ].map((name) => `${name}.test.js`));
 
 let status = 0;
