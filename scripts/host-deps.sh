@@ -24,6 +24,9 @@ command -v cc >/dev/null 2>&1 || missing+=(gcc)
 # __test__/code-mode-fetch.test.js makes its test CA with openssl.
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 /usr/bin/python3 -c 'import seccomp' >/dev/null 2>&1 || missing+=(python3-seccomp)
+# __test__/security/orphan-init.test.js holds a sandbox's init at its fork
+# with strace's syscall delay injection (-e inject=clone:delay_exit=…).
+command -v strace >/dev/null 2>&1 || missing+=(strace)
 /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -x /usr/sbin/setcap ] || missing+=(libcap2-bin)
 # crates/egress/tests/proxy_listener.rs makes a listener in a network

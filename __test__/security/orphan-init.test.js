@@ -156,10 +156,9 @@ for (const [nobody, afterRelease] of [[false, false], [true, false], [false, tru
 // default profile, systemd's SystemCallFilter=): bwrap's init inherits it, so
 // its seccomp mode is non-zero from birth and cannot tell the starter that the
 // init has armed its parent-death signal; the count of filters can (white-box
-// review of the gate, F1). The init is stepped, once released, until it has
-// forked the starter but not yet loaded bwrap's filter (it arms right before):
-// the starter must wait, the provider is killed meanwhile, and the program
-// must never run. Root, and uid 65534 (the filter loaded as root without
+// review of the gate, F1). The init, once released, is held by strace at the
+// exit of its fork of the starter, before it arms: the starter must wait, the
+// provider is killed meanwhile, and the program must never run. Root, and uid 65534 (the filter loaded as root without
 // no_new_privs, as runc does, so newuidmap stays usable, then the uid dropped).
 const SECCOMP_WRAP = `
 import os, sys, seccomp
@@ -179,24 +178,25 @@ function filterCount(pid) {
 }
 
 /**
- * Steps the stopped, released `init` until it has forked (the starter) while
- * it still holds only the filters it was born with (`inherited`): it has not
- * reached its PR_SET_PDEATHSIG. Leaves it stopped; true on a hit.
+ * Resumes the stopped, released `init` under strace, which holds it for 2 s
+ * at the exit of its one clone (its fork of the starter: `-e
+ * inject=clone:delay_exit`), before it reaches its PR_SET_PDEATHSIG; resolves
+ * the tracer once the starter exists and the init still holds only the
+ * filters it was born with (`inherited`), else null. The hold stands for an
+ * init the scheduler put aside (the white-box review's reproduction).
  */
-function stepInitToFork(init, inherited) {
-  for (let step = 0; step < 200_000; step += 1) {
+async function holdInitAtFork(init, inherited) {
+  const tracer = spawn('strace', ['-qq', '-o', '/dev/null', '-p', String(init), '-e', 'trace=clone', '-e', 'inject=clone:delay_exit=2000000'], { stdio: 'ignore' });
+  for (let i = 0; i < 400 && !/^TracerPid:\s+[1-9]/m.test(readProc(init, 'status') ?? ''); i += 1) await pause(5);
+  process.kill(Number(init), 'SIGCONT');
+  for (let i = 0; i < 300; i += 1) {
     const [child] = (readProc(init, `task/${init}/children`) ?? '').split(' ').filter(Boolean);
-    if (child !== undefined) return filterCount(init) === inherited;
-    try {
-      process.kill(Number(init), 'SIGCONT');
-      process.kill(Number(init), 'SIGSTOP');
-    } catch {
-      return false;
-    }
-    const s = waitStopped(init);
-    if (s === null || s === 'Z') return false;
+    if (child !== undefined && filterCount(init) === inherited) return tracer;
+    if (child !== undefined) break;
+    await pause(5);
   }
-  return false;
+  tracer.kill('SIGKILL');
+  return null;
 }
 
 async function seccompTry(nobody) {
@@ -204,21 +204,25 @@ async function seccompTry(nobody) {
   const body = `const cordon = require(${JSON.stringify(kind.pkg)});\n${FIRST}`;
   const identity = nobody ? { env: { PATH: process.env.PATH, WRAP_UID: String(h.NOBODY_UID) } } : { env: { PATH: process.env.PATH } };
   const provider = spawn('/usr/bin/python3', ['-c', SECCOMP_WRAP, kind.node, '-e', body], { cwd: '/', stdio: ['ignore', 'ignore', 'pipe'], ...identity });
-  let forked = false;
+  let tracer = null;
   let inherited = null;
   const { outer, init } = await killProviderAtClone(provider, async (blocked, outerPid) => {
     inherited = filterCount(outerPid);
     if (!(inherited > 0) || !(await releaseStopped(blocked, outerPid))) return false;
-    forked = stepInitToFork(blocked, inherited);
+    tracer = await holdInitAtFork(blocked, inherited);
     // The starter, if it were to pass now, would find the outer bwrap alive.
-    if (forked) await pause(300);
-    return forked;
+    if (tracer !== null) await pause(300);
+    return tracer !== null;
   });
-  if (init === null) return { hit: false };
+  if (init === null) {
+    tracer?.kill('SIGKILL');
+    return { hit: false };
+  }
   const started = startTime(init);
-  process.kill(Number(init), 'SIGCONT');
   const outerGone = [null, 'Z'].includes(state(outer));
+  // The hold ends within 2 s: the init arms (too late), then loads its filters.
   const released = await watchReleased(init, started);
+  tracer.kill('SIGKILL');
   if (!gone(init, started)) {
     try {
       process.kill(Number(init), 'SIGKILL');
