@@ -262,7 +262,12 @@ mod tests {
         let path = init.path().to_owned();
         let arm = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
-            fs::write(&path, "Name:\tbwrap\nSeccomp:\t2\nSeccomp_filters:\t1\n").unwrap();
+            // Renamed into place: a read of /proc/1/status is one snapshot,
+            // so the gate never sees a half-written file (fs::write would
+            // truncate first).
+            let next = path.with_extension("next");
+            fs::write(&next, "Name:\tbwrap\nSeccomp:\t2\nSeccomp_filters:\t1\n").unwrap();
+            fs::rename(&next, &path).unwrap();
         });
         assert_eq!(run(&init, &own, r, Duration::from_secs(5)), Ok(()));
         arm.join().unwrap();
