@@ -328,15 +328,14 @@ fn start_with(
 /// executable file. A mediated policy needs one (it is the network relay).
 fn check_starter(request: &LaunchRequest) -> Result<(), LaunchError> {
     let relay = request.network_relay_path.as_deref();
-    if matches!(
+    let mediated = matches!(
         request.policy.network,
         crate::request::policy::NetworkMode::Mediated(_)
-    ) {
-        crate::run::network_setup::check_relay(relay)?;
-    } else if relay.is_some() {
+    );
+    if mediated || relay.is_some() {
         crate::run::network_setup::check_relay(relay).map_err(|e| match e {
             crate::run::network_setup::NetworkSetupError::Relay { path, reason } => {
-                LaunchError::Starter { path, reason }
+                unusable_starter(request, path, reason)
             }
             other => other.into(),
         })?;
@@ -354,16 +353,20 @@ fn stage_starter(
     let Some(relay) = request.network_relay_path.as_deref() else {
         return Ok(None);
     };
-    let staged = exec_hash::prepare(relay, staging).map_err(|e| {
-        let (path, reason) = (relay.to_owned(), e.to_string());
-        match request.policy.network {
-            crate::request::policy::NetworkMode::Mediated(_) => {
-                crate::run::network_setup::NetworkSetupError::Relay { path, reason }.into()
-            }
-            crate::request::policy::NetworkMode::None => LaunchError::Starter { path, reason },
-        }
-    })?;
+    let staged = exec_hash::prepare(relay, staging)
+        .map_err(|e| unusable_starter(request, relay.to_owned(), e.to_string()))?;
     Ok(Some(staged.bind_source))
+}
+
+/// A starter that cannot be used: the network's error for a mediated policy
+/// (the relay is its way out), the caller's option otherwise.
+fn unusable_starter(request: &LaunchRequest, path: PathBuf, reason: String) -> LaunchError {
+    match request.policy.network {
+        crate::request::policy::NetworkMode::Mediated(_) => {
+            crate::run::network_setup::NetworkSetupError::Relay { path, reason }.into()
+        }
+        crate::request::policy::NetworkMode::None => LaunchError::Starter { path, reason },
+    }
 }
 
 /// The starter's liveness pair (plan/starter.rs): one end for the starter,
