@@ -269,7 +269,11 @@ fn a_sweep_kills_inits_whose_outer_bwrap_died_before_or_after_their_release_and_
     assert!(blocked_in_read(live));
     let live_fd = pidfd::open(live).unwrap();
 
-    let signalled = sweep(bwrap);
+    // What it signalled is not counted: a launch of another test in this
+    // process starts its own sweep in the background (launch.rs), which may
+    // kill an orphan first (CI run 59: "1 signalled", both gone). That both
+    // are gone and the live one stays is the sweep's contract.
+    sweep(bwrap);
     let waiting_gone = pidfd::wait_exit(&waiting_fd, Duration::from_secs(10));
     let running_gone = pidfd::wait_exit(&running_fd, Duration::from_secs(10));
     let live_left = !pidfd::wait_exit(&live_fd, Duration::from_millis(200));
@@ -288,7 +292,6 @@ fn a_sweep_kills_inits_whose_outer_bwrap_died_before_or_after_their_release_and_
         running_gone,
         "the init {running} orphaned after its release was killed"
     );
-    assert!(signalled >= 2, "{signalled} signalled, 2 orphans made");
     assert!(
         live_left,
         "the init {live} of a run still starting was left alone"
