@@ -112,6 +112,10 @@ impl Holder {
         let (ready_r, ready_w) = pipe().map_err(UsernsMapError::Pipe)?;
         let (release_r, release_w) = pipe().map_err(UsernsMapError::Pipe)?;
         let keep = [ready_w.as_raw_fd(), release_r.as_raw_fd()];
+        // Not while a spawn's child has the provider non-dumpable: the
+        // holder would keep the flag, and its namespace could not be opened
+        // (clone_exec.rs).
+        let _serialised = crate::run::clone_exec::fork_lock();
         // SAFETY: the provider is multi-threaded; the child only makes
         // direct syscalls (close_range, unshare, write, read, _exit) on
         // values prepared before fork — no allocation, no lock — and never
@@ -232,7 +236,8 @@ fn run_helper(helper: &'static str, argv: Vec<String>) -> Result<(), UsernsMapEr
 /// namespace too, between the two: it needs CAP_SYS_ADMIN in the holder's
 /// user namespace, which joining it gave, and which becoming the run's uid
 /// takes away. Async-signal-safe: setns, setgroups, setresgid, setresuid —
-/// direct syscalls on `Copy` data.
+/// direct syscalls on `Copy` data (the set-ids raw, not glibc's: the child
+/// shares the provider's memory, clone_exec.rs).
 pub fn enter(userns: RawFd, mntns: Option<RawFd>, identity: Identity) -> std::io::Result<()> {
     // SAFETY: `userns` is the namespace descriptor the launcher holds open
     // across the fork (it is closed in the parent only after spawn returns);
@@ -244,12 +249,7 @@ pub fn enter(userns: RawFd, mntns: Option<RawFd>, identity: Identity) -> std::io
         let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(mntns) };
         nix::sched::setns(fd, nix::sched::CloneFlags::CLONE_NEWNS)?;
     }
-    nix::unistd::setgroups(&[])?;
-    let gid = nix::unistd::Gid::from_raw(identity.gid);
-    nix::unistd::setresgid(gid, gid, gid)?;
-    let uid = nix::unistd::Uid::from_raw(identity.uid);
-    nix::unistd::setresuid(uid, uid, uid)?;
-    Ok(())
+    crate::run::clone_exec::assume_identity(identity, true)
 }
 
 #[cfg(test)]

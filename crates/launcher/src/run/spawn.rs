@@ -1,7 +1,8 @@
 //! Starting bwrap for a plan: create the channels and the socket bwrap reads
 //! its options from (`--args`), raise every source descriptor above the
-//! slot range, fork, install slots in the child, drop to the sandbox
-//! identity, exec bwrap. bwrap then blocks reading its options until the
+//! slot range, clone a child that shares the provider's memory until its
+//! exec (clone_exec.rs: no copy of the Node process), drop it to the
+//! sandbox identity, install the slots, exec bwrap. bwrap then blocks reading its options until the
 //! supervisor sends them ([`OptionsFeed`]), after joining it to the run's
 //! cgroup: so bwrap is inside before it forks anything, and the join's wait
 //! is not spent between fork and exec, where the caller's thread (waiting
@@ -12,17 +13,16 @@
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
 
 use crate::plan::bwrap_argv::{BwrapArgs, NulInOption};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
 use crate::run::child_fds::{die_with_parent, install_in_child, FdInstall, SOURCE_FD_FLOOR};
+use crate::run::clone_exec::{self, ExecImage, Process};
 
 /// A started bwrap and the host ends of its channels.
 #[derive(Debug)]
 pub struct Spawned {
-    pub child: Child,
+    pub child: Process,
     pub protocol: OwnedFd,
     /// The kernel refuses descriptors sent to `protocol` (`SO_PASSRIGHTS`
     /// off, Linux 6.16+): only then may an owner's loop read it
@@ -121,7 +121,12 @@ pub fn spawn(
     // a socket cannot be opened that way (ENXIO), nor read there.
     let (options_w, options_r) = socketpair().map_err(SpawnError::Socketpair)?;
     sources.push((plan.args_slot, options_r));
-    let raised = child_slots(plan, sources, child_sock, info_w)?;
+    let stdio = Stdio {
+        devnull: devnull.into(),
+        stderr_w2: stderr_w.try_clone().map_err(SpawnError::Pipe)?,
+        stderr_w,
+    };
+    let raised = child_slots(plan, sources, child_sock, info_w, stdio)?;
     let installs: Vec<FdInstall> = raised
         .iter()
         .map(|(slot, fd)| FdInstall {
@@ -138,34 +143,41 @@ pub fn spawn(
     let mount_ns = mntns.map(AsRawFd::as_raw_fd);
     let setuid = if enter.is_some() { None } else { plan.identity };
     let argv = args.exec_argv(plan.args_slot);
-    let mut cmd = bwrap_command(plan, argv, devnull, stderr_w, setuid)?;
+    // argv[0] as std's Command gives it: the program path. An empty
+    // environment: the namespace init bwrap forks keeps it, and a program
+    // reads it at `/proc/1/environ`.
+    let image = ExecImage::new(
+        &plan.bwrap,
+        std::iter::once(plan.bwrap.as_os_str().to_owned()).chain(argv),
+        std::iter::empty::<&std::ffi::OsStr>(),
+    )
+    .map_err(|source| exec_error(plan, source))?;
     let parent = std::process::id() as libc::pid_t;
-    // SAFETY: pre_exec runs the closure in the forked child of a
-    // multi-threaded process, where only async-signal-safe calls are sound.
-    // The closure only makes direct syscalls (setns (user, then mount), setgroups, setresgid,
-    // setresuid, prctl, getppid, sigprocmask, sigaction, dup2,
-    // close_range/fcntl, setrlimit) on `Copy` data and a Vec prepared before
-    // fork, and neither allocates nor takes a lock (errors are raw errnos).
-    // The identity comes first: a change of credentials clears the
-    // parent-death signal die_with_parent arms.
-    unsafe {
-        cmd.pre_exec(move || {
-            if let Some((fd, identity)) = enter {
+    // The closure runs in the cloned child, which shares the provider's
+    // memory until its exec (clone_exec.rs): only direct syscalls (setns
+    // (user, then mount), setgroups, setresgid, setresuid, prctl, getppid,
+    // dup2, close_range/fcntl, setrlimit) on `Copy` data and slices
+    // prepared before the clone; no allocation, no lock, no panic. The
+    // identity comes first: a change of credentials clears the parent-death
+    // signal die_with_parent arms.
+    let child = clone_exec::spawn(&image, move || {
+        match (enter, setuid) {
+            (Some((fd, identity)), _) => {
                 crate::host::userns_map::enter(fd, mount_ns, identity)?;
             }
-            die_with_parent(parent)?;
-            unblock_signals()?;
-            install_in_child(&installs, max_slot, &rlimits)
-        });
-    }
-    let child = cmd.spawn().map_err(|source| SpawnError::Exec {
-        path: plan.bwrap.display().to_string(),
-        source,
-    })?;
-    // The child ends (`raised`, the pipe write ends inside `cmd`) close here:
+            // std's Command dropped supplementary groups only as root.
+            (None, Some(identity)) => {
+                clone_exec::assume_identity(identity, nix::unistd::geteuid().is_root())?;
+            }
+            (None, None) => {}
+        }
+        die_with_parent(parent)?;
+        install_in_child(&installs, max_slot, &rlimits)
+    })
+    .map_err(|source| exec_error(plan, source))?;
+    // The child ends (`raised`: the pipe write ends among them) close here:
     // from now on only the sandbox holds them, so EOF means it is gone.
     drop(raised);
-    drop(cmd);
     Ok(Spawned {
         child,
         protocol: host_sock,
@@ -180,16 +192,23 @@ pub fn spawn(
     })
 }
 
-/// Every descriptor the child installs, by slot — fd 3 (protocol), fd 4
-/// (info), the seccomp program, the binds, the `--args` options — raised
-/// above the slot range.
+/// Every descriptor the child installs, by slot — fds 0–2, fd 3 (protocol),
+/// fd 4 (info), the seccomp program, the binds, the `--args` options —
+/// raised above the slot range.
 fn child_slots(
     plan: &Plan,
     sources: Vec<(RawFd, OwnedFd)>,
     child_sock: OwnedFd,
     info_w: OwnedFd,
+    stdio: Stdio,
 ) -> Result<Vec<(RawFd, OwnedFd)>, SpawnError> {
-    let mut slots: Vec<(RawFd, OwnedFd)> = vec![(PROTOCOL_FD, child_sock), (INFO_FD, info_w)];
+    let mut slots: Vec<(RawFd, OwnedFd)> = vec![
+        (0, stdio.devnull),
+        (1, stdio.stderr_w),
+        (2, stdio.stderr_w2),
+        (PROTOCOL_FD, child_sock),
+        (INFO_FD, info_w),
+    ];
     if let Some(seccomp) = &plan.seccomp {
         // Sealed, rewound memfd: one per launch (dup'd fds share the offset).
         let memfd = crate::plan::seccomp::program_fd(&seccomp.program)
@@ -203,28 +222,19 @@ fn child_slots(
         .collect()
 }
 
-/// bwrap with its argv, an empty environment (the namespace init bwrap
-/// forks keeps it, and a program reads it at `/proc/1/environ`), stdin
-/// /dev/null, stdout and stderr both on the stderr pipe, and `setuid`: the
-/// sandbox identity std's setgid/setuid takes (a root provider).
-fn bwrap_command(
-    plan: &Plan,
-    argv: Vec<std::ffi::OsString>,
-    devnull: File,
+/// bwrap's standard descriptors: stdin /dev/null, stdout and stderr both
+/// on the stderr pipe.
+struct Stdio {
+    devnull: OwnedFd,
     stderr_w: OwnedFd,
-    setuid: Option<crate::host::process_identity::Identity>,
-) -> Result<Command, SpawnError> {
-    let stderr_w2 = stderr_w.try_clone().map_err(SpawnError::Pipe)?;
-    let mut cmd = Command::new(&plan.bwrap);
-    cmd.args(argv)
-        .env_clear()
-        .stdin(Stdio::from(devnull))
-        .stdout(Stdio::from(stderr_w))
-        .stderr(Stdio::from(stderr_w2));
-    if let Some(id) = setuid {
-        cmd.uid(id.uid).gid(id.gid);
+    stderr_w2: OwnedFd,
+}
+
+fn exec_error(plan: &Plan, source: std::io::Error) -> SpawnError {
+    SpawnError::Exec {
+        path: plan.bwrap.display().to_string(),
+        source,
     }
-    Ok(cmd)
 }
 
 fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -253,28 +263,4 @@ fn raise(fd: OwnedFd) -> Result<OwnedFd, SpawnError> {
         fd: raw,
         source: errno.into(),
     })
-}
-
-/// In the forked child: an empty signal mask, and the default action for
-/// the signals a stop sends or a terminal delivers. bwrap and the sandbox
-/// inherit the forking thread's mask and every *ignored* disposition through
-/// exec: a host that blocks signals for its own `sigwait` (`cordon run`
-/// blocks SIGTERM/SIGINT/SIGHUP), or runs with SIGTERM ignored, would hand
-/// the program a SIGTERM that never arrives, and the stop ladder's graceful
-/// rung would do nothing. (Other inherited dispositions, such as Node's
-/// ignored SIGPIPE and SIGXFSZ, are left as they are: documented behaviour —
-/// EPIPE, EFBIG — rests on them.) Async-signal-safe: sigemptyset on stack
-/// values, one sigprocmask, three sigactions.
-fn unblock_signals() -> std::io::Result<()> {
-    use nix::sys::signal::{sigaction, sigprocmask, SaFlags, SigAction, SigHandler};
-    use nix::sys::signal::{SigSet, SigmaskHow, Signal};
-    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
-    let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
-    for signal in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
-        // SAFETY: installing SIG_DFL runs no handler code, so none of
-        // sigaction's handler requirements apply; the call is a direct
-        // syscall on a stack value (async-signal-safe in the forked child).
-        unsafe { sigaction(signal, &default) }?;
-    }
-    Ok(())
 }

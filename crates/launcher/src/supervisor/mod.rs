@@ -30,7 +30,7 @@ mod live_tests;
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -56,6 +56,7 @@ use crate::receipt::run_result;
 use crate::receipt::{self, RunFacts};
 use crate::request::launch_request::LaunchRequest;
 use crate::run::backend::Backend;
+use crate::run::clone_exec::Process;
 use crate::run::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
 use crate::run::owner_reader::OwnerReader;
 use crate::run::pumps::{Gate, WriteCmd};
@@ -309,7 +310,7 @@ impl Run {
         spawned: Spawned,
         writer_rx: Receiver<WriteCmd>,
         provider: Result<ProviderFacts, ReadError>,
-    ) -> (Child, Started) {
+    ) -> (Process, Started) {
         let control = &self.control;
         let Spawned {
             mut child,
@@ -576,7 +577,7 @@ impl AsRawFd for PidFd {
 /// Waits for bwrap's exit without holding a thread (its pidfd turns
 /// readable), then reaps it. Without a pidfd (it could not be opened, or
 /// not registered), the blocking `wait` runs on the blocking pool.
-async fn bwrap_exit(supervision: &Supervision, mut child: Child) -> std::io::Result<ExitStatus> {
+async fn bwrap_exit(supervision: &Supervision, mut child: Process) -> std::io::Result<ExitStatus> {
     let watched = supervision.bwrap().and_then(|fd| {
         // SAFETY: `PidFd` owns a reference to the `OwnedFd`, so the
         // descriptor stays open and is the same one for as long as the

@@ -3,7 +3,9 @@
 //! cgroup (once), and let the in-flight descriptor collector run. Blocking:
 //! called from the supervision runtime's blocking pool.
 
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
+
+use crate::run::clone_exec::Process;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +33,7 @@ use crate::run::spawn::OptionsFeed;
 pub fn release_bwrap(
     cgroup: Option<&ExecutionCgroup>,
     claim_recheck: Option<&ClaimRecheck>,
-    child: &mut Child,
+    child: &mut Process,
     options: OptionsFeed,
     invocation_id: &str,
 ) -> Result<(), RunError> {
