@@ -97,3 +97,11 @@ test('bench/early-p50.js prints p50 and p10 for each checkout and round', async 
   assert.equal(rows.length, 4, stdout);
   for (const row of rows) assert.match(row, /\| \d+\.\d{3} \| \d+\.\d{3} \|$/, row);
 });
+
+test('bench/spawn-cost.js prints the blocked time, the fork step, faults and RSS for each checkout and round', async () => {
+  const root = path.join(__dirname, '..');
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, 'bench', 'spawn-cost.js'), '--runs', '2', '--gap-ms', '1', '--rounds', '2', root, root], { timeout: 60000 });
+  const rows = stdout.split('\n').filter((line) => /^\| \d \| /.test(line));
+  assert.equal(rows.length, 4, stdout);
+  for (const row of rows) assert.match(row, /\| \d+\.\d{3} \| \d+\.\d{3} \| \d+ \| \d+ \|$/, row);
+});

@@ -1,18 +1,20 @@
 //! Starting bwrap for a plan: create the channels and the socket bwrap reads
 //! its options from (`--args`), raise every source descriptor above the
 //! slot range, clone a child that shares the provider's memory until its
-//! exec (clone_exec.rs: no copy of the Node process), drop it to the
-//! sandbox identity, install the slots, exec bwrap. bwrap then blocks reading its options until the
-//! supervisor sends them ([`OptionsFeed`]), after joining it to the run's
-//! cgroup: so bwrap is inside before it forks anything, and the join's wait
-//! is not spent between fork and exec, where the caller's thread (waiting
-//! for bwrap's pid) would wait with it (docs/performance.md).
+//! exec (clone_exec.rs: no copy of the Node process), join it to the run's
+//! v1 cgroup leaves by their `tasks` files (plan/cgroup/plan.rs
+//! `spawn_joins`: no RCU grace period), drop it to the sandbox identity,
+//! install the slots, exec bwrap. bwrap then blocks reading its options
+//! until the supervisor sends them ([`OptionsFeed`]); on v2 the supervisor
+//! first moves it into the run's cgroup by pid. Either way bwrap is inside
+//! before it forks anything (docs/performance.md).
 //!
 //! Must run on a thread that lives until bwrap is reaped: `--die-with-parent`
 //! (PR_SET_PDEATHSIG) fires when the *thread* that forked exits.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::plan::bwrap_argv::{BwrapArgs, NulInOption};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
@@ -78,6 +80,13 @@ pub enum SpawnError {
     Seccomp(std::io::Error),
     #[error("prepare bwrap's --args descriptor: {0}")]
     Options(#[from] NulInOption),
+    #[error("cannot move bwrap into the run's cgroup: {0}")]
+    OpenCgroupJoin(crate::plan::cgroup::CgroupError),
+    #[error("cannot move bwrap into the run's cgroup: writing {path}: {source}")]
+    JoinCgroup {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("exec {path}: {source}")]
     Exec {
         path: String,
@@ -101,6 +110,7 @@ pub fn spawn(
     mut sources: Vec<(RawFd, OwnedFd)>,
     userns: Option<&OwnedFd>,
     mntns: Option<&OwnedFd>,
+    cgroup_joins: &[(std::path::PathBuf, OwnedFd)],
 ) -> Result<Spawned, SpawnError> {
     // Made in an empty network namespace, its sandbox end already named:
     // the provider's namespace stays out of the sandbox's reach (round 16b,
@@ -160,7 +170,18 @@ pub fn spawn(
     // prepared before the clone; no allocation, no lock, no panic. The
     // identity comes first: a change of credentials clears the parent-death
     // signal die_with_parent arms.
-    let child = clone_exec::spawn(&image, move || {
+    let joins: Vec<RawFd> = cgroup_joins.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
+    // Which join failed, written by the child (it shares this memory).
+    let failed_join = AtomicUsize::new(usize::MAX);
+    let child = clone_exec::spawn(&image, || {
+        // First, with the provider's own identity (the kernel checks the
+        // writer): into the run's cgroup before anything else of bwrap runs.
+        for (at, fd) in joins.iter().enumerate() {
+            if let Err(error) = join_cgroup(*fd) {
+                failed_join.store(at, Ordering::SeqCst);
+                return Err(error);
+            }
+        }
         match (enter, setuid) {
             (Some((fd, identity)), _) => {
                 crate::host::userns_map::enter(fd, mount_ns, identity)?;
@@ -174,7 +195,15 @@ pub fn spawn(
         die_with_parent(parent)?;
         install_in_child(&installs, max_slot, &rlimits)
     })
-    .map_err(|source| exec_error(plan, source))?;
+    .map_err(
+        |source| match cgroup_joins.get(failed_join.load(Ordering::SeqCst)) {
+            Some((path, _)) => SpawnError::JoinCgroup {
+                path: path.display().to_string(),
+                source,
+            },
+            None => exec_error(plan, source),
+        },
+    )?;
     // The child ends (`raised`: the pipe write ends among them) close here:
     // from now on only the sandbox holds them, so EOF means it is gone.
     drop(raised);
@@ -228,6 +257,18 @@ struct Stdio {
     devnull: OwnedFd,
     stderr_w: OwnedFd,
     stderr_w2: OwnedFd,
+}
+
+/// In the child: "0" to a cgroup v1 `tasks` file moves the writing thread,
+/// the child's only one (plan/cgroup/plan.rs `spawn_joins`). A direct
+/// `write(2)`.
+pub(crate) fn join_cgroup(tasks: RawFd) -> std::io::Result<()> {
+    // SAFETY: a write of one byte from a static buffer to a descriptor the
+    // caller holds open across the clone.
+    match unsafe { libc::write(tasks, b"0".as_ptr().cast(), 1) } {
+        1 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 fn exec_error(plan: &Plan, source: std::io::Error) -> SpawnError {

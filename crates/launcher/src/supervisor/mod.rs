@@ -232,10 +232,27 @@ impl Run {
         let userns = self.p.userns.take();
         let mntns = self.p.mntns.take();
         let id = self.p.invocation_id.clone();
+        // v1: the leaves' `tasks` files, which bwrap's child writes itself
+        // into before its exec (no RCU wait: plan/cgroup/plan.rs).
+        let joins = self
+            .p
+            .cgroup
+            .as_ref()
+            .map_or(Ok(Vec::new()), |cgroup| cgroup.open_spawn_joins());
         let forked = crate::run::supervision_runtime::on_fork_thread(move || {
             record_forking_thread();
             step_trace::stamp(&id, "fork.start");
-            let spawned = spawn(&plan, argv, sources, userns.as_ref(), mntns.as_ref());
+            let spawned = match joins {
+                Ok(joins) => spawn(
+                    &plan,
+                    argv,
+                    sources,
+                    userns.as_ref(),
+                    mntns.as_ref(),
+                    &joins,
+                ),
+                Err(error) => Err(SpawnError::OpenCgroupJoin(error)),
+            };
             step_trace::stamp(&id, "fork.exec_done");
             // bwrap is in the namespace now (it holds it alive): ours can go.
             drop(userns);

@@ -18,10 +18,11 @@ use crate::plan::confinement::CgroupOutcome;
 use crate::run::execution::Control;
 use crate::run::spawn::OptionsFeed;
 
-/// bwrap is blocked reading its options (`--args` is a socket): join it to
-/// the run's cgroup first, so it is inside before it forks anything, then
-/// send them. The join can wait a whole RCU grace period (~10 ms on a quiet
-/// host, docs/performance.md); here that wait overlaps bwrap's exec and the
+/// bwrap is blocked reading its options (`--args` is a socket): on v2, join
+/// it to the run's cgroup first, so it is inside before it forks anything,
+/// then send them (on v1 its child joined before its exec: spawn.rs). The
+/// v2 join can wait a whole RCU grace period (~10 ms on a quiet host,
+/// docs/performance.md); here that wait overlaps bwrap's exec and the
 /// caller's thread, which already has the pid, instead of blocking both.
 /// On failure bwrap is killed (it is still waiting: nothing of the sandbox
 /// exists yet) and the error explains the failed run. A stop during the
@@ -38,7 +39,9 @@ pub fn release_bwrap(
     invocation_id: &str,
 ) -> Result<(), RunError> {
     step_trace::stamp(invocation_id, "join.start");
+    // v1: the child joined before its exec (spawn.rs); v2: by pid now.
     let ready = cgroup
+        .filter(|cgroup| !cgroup.joins_at_spawn())
         .map_or(Ok(()), |cgroup| cgroup.add_pid(child.id()))
         .map_err(RunError::JoinCgroup)
         .and_then(|()| {

@@ -181,6 +181,34 @@ impl ExecutionCgroup {
         &self.plan
     }
 
+    /// The leaves' `tasks` files, open for writing, for bwrap's child to
+    /// join them before its exec (v1: `CgroupPlan::spawn_joins`); empty when
+    /// the hierarchy joins by pid after the exec ([`Self::add_pid`], v2).
+    /// Opened by the launcher: the kernel checks the writer, which is still
+    /// the provider's identity in the child when it writes.
+    pub fn open_spawn_joins(&self) -> Result<Vec<(PathBuf, std::os::fd::OwnedFd)>, CgroupError> {
+        self.plan
+            .spawn_joins
+            .iter()
+            .map(|path| {
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map(|file| (path.clone(), std::os::fd::OwnedFd::from(file)))
+                    .map_err(|source| CgroupError::WriteFile {
+                        path: path.clone(),
+                        source,
+                    })
+            })
+            .collect()
+    }
+
+    /// Whether bwrap joins at its spawn ([`Self::open_spawn_joins`]) rather
+    /// than by pid after its exec.
+    pub fn joins_at_spawn(&self) -> bool {
+        !self.plan.spawn_joins.is_empty()
+    }
+
     /// Moves `pid` (and its threads) into every leaf.
     pub fn add_pid(&self, pid: u32) -> Result<(), CgroupError> {
         for path in &self.plan.procs {

@@ -47,6 +47,14 @@ pub struct CgroupPlan {
     pub leaves: Vec<PathBuf>,
     pub limits: Vec<Write>,
     pub procs: Vec<PathBuf>,
+    /// v1: each leaf's `tasks` file, to which bwrap's child writes "0"
+    /// before its exec (ExecutionCgroup::open_spawn_joins). A write of "0"
+    /// to `tasks` moves only the writing thread, and the kernel then takes
+    /// no global threadgroup lock, so the move does not wait for an RCU
+    /// grace period as a write of a pid to `cgroup.procs` does (~6–14 ms
+    /// here: docs/performance.md). Empty on v2, where thread moves need a
+    /// threaded subtree: there bwrap is moved by pid after its exec.
+    pub spawn_joins: Vec<PathBuf>,
     pub kill: KillMethod,
     /// The leaf directory name (the invocation id).
     pub leaf_name: String,
@@ -113,6 +121,7 @@ fn plan_v2(own: &Path, leaf_name: &str, limits: &CgroupLimits) -> CgroupPlan {
             ),
         ],
         procs: vec![leaf.join("cgroup.procs")],
+        spawn_joins: Vec::new(),
         kill: KillMethod::CgroupKill {
             file: leaf.join("cgroup.kill"),
         },
@@ -158,6 +167,7 @@ fn plan_v1(
             memory_leaf.join("cgroup.procs"),
             pids_leaf.join("cgroup.procs"),
         ],
+        spawn_joins: vec![memory_leaf.join("tasks"), pids_leaf.join("tasks")],
         kill: KillMethod::FreezeForksThenSignal {
             pids_max: pids_leaf.join("pids.max"),
             procs: pids_leaf.join("cgroup.procs"),

@@ -1,6 +1,7 @@
 use super::plan::MAX_ID_BYTES;
 use super::*;
 use std::io::Write as _;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
 
@@ -106,6 +107,14 @@ fn the_v1_plan_writes_memsw_after_the_memory_limit_and_kills_by_signal() {
         procs: "/p/cordon/run-1/cgroup.procs".into(),
     };
     assert_eq!(plan.kill, signal);
+    // bwrap's child joins each leaf itself, by its `tasks` file.
+    assert_eq!(
+        plan.spawn_joins,
+        [
+            PathBuf::from("/m/own/cordon/run-1/tasks"),
+            PathBuf::from("/p/cordon/run-1/tasks")
+        ]
+    );
 }
 
 #[test]
@@ -126,6 +135,9 @@ fn the_v2_plan_enables_controllers_on_the_parent_and_kills_with_cgroup_kill() {
             file: "/cg/cordon/run-2/cgroup.kill".into()
         }
     );
+    // v2 moves bwrap by pid after its exec (no thread moves outside a
+    // threaded subtree).
+    assert!(plan.spawn_joins.is_empty());
 }
 
 #[test]
@@ -394,4 +406,57 @@ fn a_non_root_provider_inside_its_delegated_subtree_puts_run_cgroups_under_it() 
         crate::plan::cgroup::delegated_v2(root.path(), inside, 1000).unwrap(),
         dir
     );
+}
+
+/// What a launch does on v1 (spawn.rs): the child cloned for bwrap writes
+/// "0" to each leaf's `tasks` before its exec, so what it execs starts
+/// inside both leaves.
+#[test]
+fn a_child_that_joins_by_its_tasks_files_execs_inside_every_leaf() {
+    let id = format!("test-spawn-join-{}", std::process::id());
+    let Some(cgroup) = real_cgroup(&id, &LIMITS) else {
+        return;
+    };
+    if !cgroup.joins_at_spawn() {
+        return crate::test_skip::skip(
+            "cgroup::spawn_join",
+            "a v2 hierarchy joins by pid after the exec",
+        );
+    }
+    let joins = cgroup.open_spawn_joins().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cgroup");
+    let script = format!("cat /proc/self/cgroup > {}", out.display());
+    let image = crate::run::clone_exec::ExecImage::new(
+        Path::new("/bin/sh"),
+        ["/bin/sh", "-c", script.as_str()],
+        std::iter::empty::<&str>(),
+    )
+    .unwrap();
+    let mut child = crate::run::clone_exec::spawn(&image, || {
+        joins
+            .iter()
+            .try_for_each(|(_, fd)| crate::run::spawn::join_cgroup(fd.as_raw_fd()))
+    })
+    .unwrap();
+    assert!(child.wait().unwrap().success());
+    let text = fs::read_to_string(&out).unwrap();
+    let suffix = format!("/cordon/{id}");
+    for controller in ["memory", "pids"] {
+        let line = text
+            .lines()
+            .find(|l| l.split(':').nth(1) == Some(controller))
+            .unwrap_or_else(|| panic!("no {controller} line in {text}"));
+        assert!(line.ends_with(&suffix), "{line} (want {suffix})");
+    }
+    // The caller's own thread stayed where it was.
+    let own = fs::read_to_string("/proc/thread-self/cgroup").unwrap();
+    assert!(!own.contains(&suffix), "{own}");
+}
+
+#[test]
+fn a_join_on_a_descriptor_it_cannot_write_is_its_errno() {
+    let read_only = fs::File::open("/dev/null").unwrap();
+    let error = crate::run::spawn::join_cgroup(read_only.as_raw_fd()).unwrap_err();
+    assert_eq!(error.raw_os_error(), Some(libc::EBADF));
 }

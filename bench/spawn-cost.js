@@ -1,0 +1,100 @@
+'use strict';
+
+// What starting bwrap costs the provider's process, per cold
+// `spawnIsolated(['/bin/true'])`: the time the calling (JS) thread is blocked
+// inside `spawnIsolated`, the launcher's `fork.start → fork.exec_done` step
+// (its step stamps, CORDON_STEP_TRACE: from the hand-off to the fork thread
+// until bwrap's exec has replaced the child's memory), and the minor page
+// faults the provider takes per run (process.resourceUsage(): a fork of the
+// provider write-protects its memory, and its writes fault until the
+// child's exec). docs/performance.md › "Change: bwrap started without a fork
+// of the provider".
+//
+//   node bench/spawn-cost.js [--runs 40] [--gap-ms 20] [--rounds 2] [checkout ...]
+//
+// Each checkout (default: this one) is a built cordon (`npm run build`);
+// each round runs every checkout once, in a child process of its own, in
+// turn, so a load drift hits each alike. Medians per sample.
+
+const path = require('node:path');
+const fs = require('node:fs');
+const os = require('node:os');
+const { execFileSync } = require('node:child_process');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(name);
+  return at >= 0 ? Number(args[at + 1]) : fallback;
+};
+const checkouts = args.filter((arg, i) => !arg.startsWith('--') && (i === 0 || !args[i - 1].startsWith('--')));
+const median = (list) => [...list].sort((a, b) => a - b)[list.length >> 1];
+
+async function child(checkout, runs, gapMs, traceFile) {
+  const { spawnIsolated, readOnly } = require(checkout);
+  const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+  const blocked = [];
+  const faults = [];
+  for (let i = 0; i < runs + 1; i += 1) {
+    const faultsBefore = process.resourceUsage().minorPageFault;
+    const started = process.hrtime.bigint();
+    const run = spawnIsolated(['/bin/true'], { policy: readOnly() });
+    const returned = process.hrtime.bigint();
+    run.stderr.resume();
+    run.protocol.resume();
+    const result = await run.wait();
+    if (result.returncode !== 0) throw new Error(`exit ${result.returncode}`);
+    // The first run is a warm-up (the addon's and the launcher's caches).
+    if (i > 0) {
+      blocked.push(Number(returned - started) / 1e6);
+      faults.push(process.resourceUsage().minorPageFault - faultsBefore);
+    }
+    await sleep(gapMs);
+  }
+  const steps = new Map();
+  for (const line of fs.readFileSync(traceFile, 'utf8').trim().split('\n')) {
+    const [id, step, ns] = line.split(' ');
+    if (!steps.has(id)) steps.set(id, {});
+    steps.get(id)[step] = Number(ns);
+  }
+  const forkToExec = [...steps.values()].slice(1).map((s) => (s['fork.exec_done'] - s['fork.start']) / 1e6);
+  process.stdout.write(JSON.stringify({
+    blocked: median(blocked),
+    forkToExec: median(forkToExec),
+    faults: median(faults),
+    rss: process.memoryUsage().rss / 2 ** 20,
+  }));
+}
+
+function main() {
+  const runs = option('--runs', 40);
+  const gapMs = option('--gap-ms', 20);
+  const rounds = option('--rounds', 2);
+  const builds = (checkouts.length ? checkouts : [path.resolve(__dirname, '..')]).map((c) => path.resolve(c));
+  console.log(`cold spawnIsolated(['/bin/true']), ${runs} runs ${gapMs} ms apart per sample: medians`);
+  console.log('| round | checkout | load | JS thread in spawnIsolated, ms | fork.start → fork.exec_done, ms | minor faults per run | RSS MiB |');
+  console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
+  for (let round = 1; round <= rounds; round += 1) {
+    for (const checkout of builds) {
+      const load = os.loadavg()[0].toFixed(2);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-spawn-cost-'));
+      const traceFile = path.join(dir, 'steps');
+      try {
+        const out = execFileSync(process.execPath, [__filename, '--child', checkout, String(runs), String(gapMs), traceFile], {
+          encoding: 'utf8',
+          // Read once by the launcher, at its first stamp.
+          env: { ...process.env, CORDON_STEP_TRACE: traceFile },
+        });
+        const r = JSON.parse(out);
+        console.log(`| ${round} | ${checkout} | ${load} | ${r.blocked.toFixed(3)} | ${r.forkToExec.toFixed(3)} | ${r.faults} | ${r.rss.toFixed(0)} |`);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }
+}
+
+if (args[0] === '--child') {
+  child(args[1], Number(args[2]), Number(args[3]), args[4]).catch((error) => { console.error(error); process.exit(1); });
+} else {
+  main();
+}
