@@ -175,15 +175,22 @@ struct ChildState<'a, F> {
 /// Clones a child that shares this process's memory until its exec, runs
 /// `set_up` in it, resets its signals and execs `image`. Returns once the
 /// exec succeeded (or failed: then with the child's errno, the child
-/// reaped). `set_up` runs in the child under the rules of the module doc:
-/// raw syscalls on data prepared before, no allocation, no panic.
-pub fn spawn<F>(image: &ExecImage, set_up: F) -> io::Result<Process>
+/// reaped).
+///
+/// # Safety
+///
+/// `set_up` runs in a child that shares the caller's memory *and* thread
+/// state (module doc): it may make only direct syscalls on data prepared
+/// before the call; it must not allocate, take a lock, panic (the panic
+/// machinery would run on the caller's thread state), or call a glibc
+/// function that acts on "the current thread" (set-id wrappers, `raise`).
+pub unsafe fn spawn<F>(image: &ExecImage, set_up: F) -> io::Result<Process>
 where
     F: FnMut() -> io::Result<()>,
 {
     let stack = ChildStack::new()?;
     let _serialised = fork_lock();
-    let dumpable = nix::sys::prctl::get_dumpable()?;
+    let dumpable = Dumpable::read()?;
     let mut state = ChildState {
         image,
         set_up,
@@ -209,8 +216,11 @@ where
     // Before anything else of the provider: the child's set-id turned the
     // shared map's flag off (module doc). Best effort: it cannot fail for
     // 0 or 1.
-    if nix::sys::prctl::get_dumpable().ok() != Some(dumpable) {
-        let _ = nix::sys::prctl::set_dumpable(dumpable);
+    if let Some(value) = Dumpable::read()
+        .ok()
+        .and_then(|now| dumpable.restore_from(now))
+    {
+        let _ = Dumpable::set(value);
     }
     drop(blocked);
     drop(stack);
@@ -229,6 +239,43 @@ where
                 NOT_REACHED => io::Error::other("the child ended before its exec"),
                 errno => io::Error::from_raw_os_error(errno),
             })
+        }
+    }
+}
+
+/// The provider's dumpable flag as the kernel reports it: 0, 1, or 2 (the
+/// `suid_dumpable` value a change of credentials sets when that sysctl is 2,
+/// as on Ubuntu with apport: read as a bool it would look unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Dumpable(libc::c_int);
+
+impl Dumpable {
+    fn read() -> io::Result<Self> {
+        // SAFETY: PR_GET_DUMPABLE takes no pointer and returns the value.
+        let value = unsafe { libc::prctl(libc::PR_GET_DUMPABLE) };
+        if value < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self(value))
+    }
+
+    fn set(value: libc::c_int) -> io::Result<()> {
+        // SAFETY: PR_SET_DUMPABLE with an integer 0 or 1.
+        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, value as libc::c_ulong) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Pure: what to set after a spawn that found the flag at `self` and
+    /// leaves it at `now`, if anything. prctl can set 0 and 1 only: a flag
+    /// that was 2 before (never the case for an ordinary provider) cannot be
+    /// put back, and 0 is the safe side then.
+    fn restore_from(self, now: Self) -> Option<libc::c_int> {
+        match (self.0, now.0) {
+            (before, now) if before == now => None,
+            (1, _) => Some(1),
+            _ => Some(0),
         }
     }
 }
@@ -300,7 +347,9 @@ pub fn assume_identity(identity: Identity, groups: bool) -> io::Result<()> {
 
 /// In the child, last before the exec: every signal the provider catches
 /// back to its default action (no provider handler can run in the child),
-/// SIGPIPE, SIGTERM, SIGINT and SIGHUP to the default whatever they were,
+/// SIGPIPE, SIGTERM, SIGINT, SIGHUP and SIGCHLD to the default whatever they
+/// were (an ignored SIGCHLD would have the kernel reap bwrap's own children
+/// before bwrap could wait for them),
 /// then an empty mask. bwrap and the sandbox inherit the mask and every
 /// *ignored* disposition through exec: a host that blocks signals for its
 /// own `sigwait` (`cordon run` blocks SIGTERM/SIGINT/SIGHUP), or runs with
@@ -322,7 +371,7 @@ fn reset_signals() -> io::Result<()> {
             }
             let forced = matches!(
                 signal,
-                libc::SIGPIPE | libc::SIGTERM | libc::SIGINT | libc::SIGHUP
+                libc::SIGPIPE | libc::SIGTERM | libc::SIGINT | libc::SIGHUP | libc::SIGCHLD
             );
             let caught =
                 current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
@@ -452,9 +501,17 @@ mod tests {
         image(&["/bin/sh", "-c", script])
     }
 
+    /// Every test's set-up is a few direct syscalls or an atomic store.
+    fn start<F: FnMut() -> io::Result<()>>(image: &ExecImage, set_up: F) -> io::Result<Process> {
+        // SAFETY: the callers' closures only store to atomics or make
+        // direct syscalls (kill, the raw set-ids), none of which allocates,
+        // locks or panics.
+        unsafe { spawn(image, set_up) }
+    }
+
     #[test]
     fn a_started_program_runs_and_is_reaped_once() {
-        let mut process = spawn(&image(&["/bin/true"]), || Ok(())).unwrap();
+        let mut process = start(&image(&["/bin/true"]), || Ok(())).unwrap();
         assert!(process.id() > 0);
         assert!(process.wait().unwrap().success());
         // Reaped: a second wait returns the same status, a kill does nothing.
@@ -464,7 +521,7 @@ mod tests {
 
     #[test]
     fn an_exec_failure_is_the_childs_errno_and_leaves_no_zombie() {
-        let err = spawn(&image(&["/nonexistent/cordon-program"]), || Ok(())).unwrap_err();
+        let err = start(&image(&["/nonexistent/cordon-program"]), || Ok(())).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
         // The child was reaped inside spawn: this thread has no child left.
         let tid = nix::unistd::gettid();
@@ -477,7 +534,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("ran");
         let script = format!("touch {}", marker.display());
-        let err = spawn(&sh(&script), || {
+        let err = start(&sh(&script), || {
             Err(io::Error::from_raw_os_error(libc::EPERM))
         })
         .unwrap_err();
@@ -490,7 +547,7 @@ mod tests {
     #[test]
     fn the_child_shares_the_callers_memory_until_its_exec() {
         let seen = AtomicBool::new(false);
-        let mut process = spawn(&image(&["/bin/true"]), || {
+        let mut process = start(&image(&["/bin/true"]), || {
             seen.store(true, Ordering::SeqCst);
             Ok(())
         })
@@ -520,7 +577,7 @@ mod tests {
                 0
             );
         }
-        let err = spawn(&image(&["/bin/true"]), || {
+        let err = start(&image(&["/bin/true"]), || {
             // SAFETY: a direct syscall to this (child) process.
             unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
             Ok(())
@@ -555,7 +612,7 @@ mod tests {
                 libc::sigaddset(&mut set, libc::SIGTERM);
                 libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
             }
-            spawn(&sh(&script), || Ok(())).unwrap().wait().unwrap()
+            start(&sh(&script), || Ok(())).unwrap().wait().unwrap()
         })
         .join()
         .unwrap();
@@ -571,6 +628,42 @@ mod tests {
         assert_eq!(ignored & bit(libc::SIGPIPE), 0, "{text}");
         assert_eq!(ignored & bit(libc::SIGTERM), 0, "{text}");
         assert_ne!(ignored & bit(libc::SIGUSR2), 0, "{text}");
+    }
+
+    #[test]
+    fn the_dumpable_flag_is_put_back_to_what_it_was_whatever_the_child_left() {
+        let (zero, one, two) = (Dumpable(0), Dumpable(1), Dumpable(2));
+        assert_eq!(one.restore_from(one), None);
+        assert_eq!(one.restore_from(zero), Some(1));
+        // suid_dumpable=2: read as a bool, 2 looked like 1 (white-box F1).
+        assert_eq!(one.restore_from(two), Some(1));
+        assert_eq!(zero.restore_from(zero), None);
+        assert_eq!(zero.restore_from(two), Some(0));
+        assert_eq!(zero.restore_from(one), Some(0));
+        assert_eq!(two.restore_from(zero), Some(0));
+    }
+
+    /// As root, with `fs.suid_dumpable` at 2 for the spawn (Ubuntu's with
+    /// apport): the child's set-id leaves the shared map at 2, and the caller
+    /// still goes back to 1.
+    #[test]
+    fn the_dumpable_flag_comes_back_from_a_suid_dumpable_of_2() {
+        const SYSCTL: &str = "/proc/sys/fs/suid_dumpable";
+        if !nix::unistd::geteuid().is_root() || std::fs::metadata(SYSCTL).is_err() {
+            return;
+        }
+        let nobody = Identity {
+            uid: 65534,
+            gid: 65534,
+        };
+        let host = std::fs::read_to_string(SYSCTL).unwrap();
+        std::fs::write(SYSCTL, "2").unwrap();
+        let spawned = start(&image(&["/bin/true"]), || assume_identity(nobody, true));
+        // Put back at once: the sysctl is the host's.
+        std::fs::write(SYSCTL, host.trim()).unwrap();
+        assert!(spawned.unwrap().wait().unwrap().success());
+        let _serialised = fork_lock();
+        assert_eq!(Dumpable::read().unwrap(), Dumpable(1));
     }
 
     /// The child's set-id turns the shared map non-dumpable; the caller
@@ -591,7 +684,7 @@ mod tests {
             uid: 65534,
             gid: 65534,
         };
-        let mut process = spawn(&image(&["/bin/true"]), || assume_identity(nobody, true)).unwrap();
+        let mut process = start(&image(&["/bin/true"]), || assume_identity(nobody, true)).unwrap();
         assert!(process.wait().unwrap().success());
         assert!(dumpable());
     }
@@ -619,7 +712,7 @@ mod tests {
         )
         .unwrap();
         let script = format!("id -u > {}", out.display());
-        let mut process = spawn(&sh(&script), || assume_identity(nobody, true)).unwrap();
+        let mut process = start(&sh(&script), || assume_identity(nobody, true)).unwrap();
         assert!(process.wait().unwrap().success());
         assert_eq!(std::fs::read_to_string(&out).unwrap().trim(), "65534");
         for task in std::fs::read_dir("/proc/self/task").unwrap() {

@@ -163,38 +163,40 @@ pub fn spawn(
     )
     .map_err(|source| exec_error(plan, source))?;
     let parent = std::process::id() as libc::pid_t;
-    // The closure runs in the cloned child, which shares the provider's
-    // memory until its exec (clone_exec.rs): only direct syscalls (setns
-    // (user, then mount), setgroups, setresgid, setresuid, prctl, getppid,
-    // dup2, close_range/fcntl, setrlimit) on `Copy` data and slices
-    // prepared before the clone; no allocation, no lock, no panic. The
-    // identity comes first: a change of credentials clears the parent-death
-    // signal die_with_parent arms.
     let joins: Vec<RawFd> = cgroup_joins.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
     // Which join failed, written by the child (it shares this memory).
     let failed_join = AtomicUsize::new(usize::MAX);
-    let child = clone_exec::spawn(&image, || {
-        // First, with the provider's own identity (the kernel checks the
-        // writer): into the run's cgroup before anything else of bwrap runs.
-        for (at, fd) in joins.iter().enumerate() {
-            if let Err(error) = join_cgroup(*fd) {
-                failed_join.store(at, Ordering::SeqCst);
-                return Err(error);
+    // std's Command dropped supplementary groups only as root.
+    let drop_groups = nix::unistd::geteuid().is_root();
+    // SAFETY: the closure runs in the cloned child, which shares the
+    // provider's memory until its exec (clone_exec.rs): only direct syscalls
+    // (write to the cgroup `tasks` files, setns (user, then mount),
+    // setgroups, setresgid, setresuid, prctl, getppid, dup2,
+    // close_range/fcntl, setrlimit) and an atomic store, on `Copy` data and
+    // slices prepared before the clone; no allocation, no lock, no panic (no
+    // indexing, no unwrap). The identity comes before die_with_parent: a
+    // change of credentials clears the parent-death signal it arms.
+    let child = unsafe {
+        clone_exec::spawn(&image, || {
+            // First, with the provider's own identity (the kernel checks the
+            // writer): into the run's cgroup before anything of bwrap runs.
+            for (at, fd) in joins.iter().enumerate() {
+                if let Err(error) = join_cgroup(*fd) {
+                    failed_join.store(at, Ordering::SeqCst);
+                    return Err(error);
+                }
             }
-        }
-        match (enter, setuid) {
-            (Some((fd, identity)), _) => {
-                crate::host::userns_map::enter(fd, mount_ns, identity)?;
+            match (enter, setuid) {
+                (Some((fd, identity)), _) => {
+                    crate::host::userns_map::enter(fd, mount_ns, identity)?;
+                }
+                (None, Some(identity)) => clone_exec::assume_identity(identity, drop_groups)?,
+                (None, None) => {}
             }
-            // std's Command dropped supplementary groups only as root.
-            (None, Some(identity)) => {
-                clone_exec::assume_identity(identity, nix::unistd::geteuid().is_root())?;
-            }
-            (None, None) => {}
-        }
-        die_with_parent(parent)?;
-        install_in_child(&installs, max_slot, &rlimits)
-    })
+            die_with_parent(parent)?;
+            install_in_child(&installs, max_slot, &rlimits)
+        })
+    }
     .map_err(
         |source| match cgroup_joins.get(failed_join.load(Ordering::SeqCst)) {
             Some((path, _)) => SpawnError::JoinCgroup {
