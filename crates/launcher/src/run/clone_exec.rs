@@ -22,8 +22,9 @@
 //! - No handler of the provider may run in it: every signal is blocked
 //!   across the clone, and the child resets each caught one to its default
 //!   before it unblocks them ([`reset_signals`]).
-//! - It writes nothing of the provider's memory but its own stack and the
-//!   one error word the caller reads after the clone returns.
+//! - It writes nothing of the provider's memory but its own stack, the one
+//!   error word the caller reads after the clone returns, and what the
+//!   caller's set-up writes on purpose (spawn.rs: which cgroup join failed).
 //! - Its change of credentials marks the *shared* memory map non-dumpable
 //!   (the kernel's `commit_creds` resets the mm's dumpable flag to
 //!   `suid_dumpable`), and a non-dumpable provider cannot open the

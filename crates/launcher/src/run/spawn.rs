@@ -95,15 +95,17 @@ pub enum SpawnError {
 }
 
 /// Steps: socketpair (fd 3) → stderr pipe (fd 1+2) → info pipe (fd 4) →
-/// seccomp memfd → `--args` socketpair → raise sources → fork/exec with the
-/// child set-up. `sources` are the opened bind descriptors, one per plan
+/// seccomp memfd → `--args` socketpair → raise sources → clone/exec with
+/// the child set-up. `sources` are the opened bind descriptors, one per plan
 /// bind, by slot. `userns`: the run's user namespace of subordinate ids
 /// (userns_map.rs), which the child enters as the plan's identity; without
-/// it a planned identity is taken with setgid/setuid (a root provider).
-/// `mntns`: a namespace holder's mount namespace, joined right after the
-/// holder's user namespace `userns` (a non-root session). The
-/// caller must [`OptionsFeed::send`] the options (after joining bwrap to the
-/// run's cgroup, if any), else bwrap waits forever.
+/// it a planned identity is taken with raw setresgid/setresuid (a root
+/// provider). `mntns`: a namespace holder's mount namespace, joined right
+/// after the holder's user namespace `userns` (a non-root session).
+/// `cgroup_joins`: the run's v1 `tasks` files, which the child writes itself
+/// into first (empty on v2 or without a cgroup). The caller must
+/// [`OptionsFeed::send`] the options (on v2 after joining bwrap to the run's
+/// cgroup by pid), else bwrap waits forever.
 pub fn spawn(
     plan: &Plan,
     args: BwrapArgs,

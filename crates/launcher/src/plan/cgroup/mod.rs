@@ -7,12 +7,13 @@
 //!    cgroup (so the host's accounting of the provider still covers it).
 //! 2. `plan`: the `cordon/<invocation id>` leaves, limit writes, kill method.
 //! 3. `create`: mkdir, write limits.
-//! 4. `add_pid` (supervisor, after fork): write bwrap's pid to the
-//!    `cgroup.procs` files while bwrap still waits for its options, so it is
-//!    inside before it forks anything (supervisor.rs `release_bwrap`). Not
-//!    from inside the child between fork and exec: a migration can wait an
-//!    RCU grace period, and the caller's thread would wait with it
-//!    (docs/performance.md).
+//! 4. The join, so bwrap is inside before it forks anything. v1:
+//!    `open_spawn_joins`, and bwrap's child writes "0" to each leaf's
+//!    `tasks` before its exec (run/spawn.rs): a thread's own move, which
+//!    waits for no RCU grace period. v2: `add_pid` (supervisor.rs
+//!    `release_bwrap`) writes bwrap's pid to `cgroup.procs` while bwrap
+//!    still waits for its options; a migration by pid can wait an RCU grace
+//!    period, which then overlaps bwrap's exec (docs/performance.md).
 //! 5. `kill_all`: `cgroup.kill` on v2; on v1 `pids.max` = 0 (no new forks),
 //!    then SIGKILL every member via a pidfd until `cgroup.procs` is empty.
 //! 6. `remove`: rmdir the leaves, then the `cordon` parents if now empty.
@@ -184,8 +185,9 @@ impl ExecutionCgroup {
     /// The leaves' `tasks` files, open for writing, for bwrap's child to
     /// join them before its exec (v1: `CgroupPlan::spawn_joins`); empty when
     /// the hierarchy joins by pid after the exec ([`Self::add_pid`], v2).
-    /// Opened by the launcher: the kernel checks the writer, which is still
-    /// the provider's identity in the child when it writes.
+    /// The child writes before it changes identity: v1 lets a writer move a
+    /// task of its own uid (or any, as root), and the moved task is the
+    /// writer itself, still with the provider's uid.
     pub fn open_spawn_joins(&self) -> Result<Vec<(PathBuf, std::os::fd::OwnedFd)>, CgroupError> {
         self.plan
             .spawn_joins
@@ -195,7 +197,7 @@ impl ExecutionCgroup {
                     .write(true)
                     .open(path)
                     .map(|file| (path.clone(), std::os::fd::OwnedFd::from(file)))
-                    .map_err(|source| CgroupError::WriteFile {
+                    .map_err(|source| CgroupError::OpenProcs {
                         path: path.clone(),
                         source,
                     })
@@ -297,10 +299,28 @@ impl ExecutionCgroup {
         let Ok(pidfd) = crate::host::pidfd::open(pid) else {
             return;
         };
-        let text = fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
-        if in_leaf(&text, &self.plan.leaf_name) {
+        if self.any_thread_in_leaf(pid) {
             let _ = crate::host::pidfd::send_signal(&pidfd, libc::SIGKILL);
         }
+    }
+
+    /// Whether any thread of `pid` is in this run's leaf: a process whose
+    /// main thread has exited reads `/` in `/proc/<pid>/cgroup` while its
+    /// other threads are still members (white-box round on the v1 join, F2).
+    fn any_thread_in_leaf(&self, pid: i32) -> bool {
+        let in_ours = |path: PathBuf| {
+            fs::read_to_string(path).is_ok_and(|text| in_leaf(&text, &self.plan.leaf_name))
+        };
+        if in_ours(PathBuf::from(format!("/proc/{pid}/cgroup"))) {
+            return true;
+        }
+        fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|tasks| {
+                tasks
+                    .flatten()
+                    .any(|task| in_ours(task.path().join("cgroup")))
+            })
+            .unwrap_or(false)
     }
 
     /// Removes the leaves, then the `cordon` parents if nothing else uses

@@ -464,3 +464,63 @@ fn a_join_on_a_descriptor_it_cannot_write_is_its_errno() {
     let error = crate::run::spawn::join_cgroup(read_only.as_raw_fd()).unwrap_err();
     assert_eq!(error.raw_os_error(), Some(libc::EBADF));
 }
+
+/// A process whose main thread exited while another thread lives reads `/`
+/// in `/proc/<pid>/cgroup`, though its thread is in the leaf: the v1 kill
+/// must still signal it (white-box round on the v1 join, F2: without a pid
+/// namespace around it, kill_all waited until its timeout).
+#[test]
+fn the_kill_reaches_a_process_whose_main_thread_has_exited() {
+    const ZOMBIE_LEADER_C: &str = r#"
+#include <pthread.h>
+#include <unistd.h>
+static void *wait_forever(void *arg) { for (;;) pause(); return arg; }
+int main(void) {
+    pthread_t thread;
+    if (fork() == 0) { pthread_create(&thread, 0, wait_forever, 0); pthread_exit(0); }
+    pthread_create(&thread, 0, wait_forever, 0);
+    pthread_exit(0);
+}
+"#;
+    let id = format!("test-zombie-leader-{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("zombie-leader.c");
+    fs::write(&source, ZOMBIE_LEADER_C).unwrap();
+    let binary = dir.path().join("zombie-leader");
+    match Command::new("cc")
+        .args(["-O0", "-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+    {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return crate::test_skip::skip(&format!("cgroup::{id}"), "no C compiler");
+        }
+        built => assert!(built.unwrap().success(), "the probe must compile"),
+    }
+    let Some(cgroup) = real_cgroup(&id, &LIMITS) else {
+        return;
+    };
+    let mut child = spawn_held(&cgroup, binary.to_str().unwrap());
+    // Both probe processes are in, each down to its one thread, their
+    // leaders zombies.
+    let start = Instant::now();
+    let leaders_gone = || {
+        let members = cgroup.members().unwrap();
+        members
+            .iter()
+            .filter(|pid| {
+                fs::read_to_string(format!("/proc/{pid}/status"))
+                    .is_ok_and(|s| s.starts_with("Name:\tzombie-leader") && s.contains("State:\tZ"))
+            })
+            .count()
+            == 2
+    };
+    while !leaders_gone() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(leaders_gone(), "{:?}", cgroup.members());
+    cgroup.kill_all(Duration::from_secs(5)).unwrap();
+    assert!(cgroup.members().unwrap().is_empty());
+    let _ = child.wait();
+}
