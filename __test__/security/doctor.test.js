@@ -163,3 +163,51 @@ test('doctor() fails the control-root base check, with the way to recover, exact
     fs.rmSync(base, { recursive: true, force: true });
   }
 });
+
+test('a non-root provider in v1 cgroups made writable for it: doctor says its runs get cgroups, and a run gets one, its program inside', { skip: skip ?? rootOnly }, () => {
+  const fs = require('node:fs');
+  const hierarchies = ['memory', 'pids'].map((name) => `/sys/fs/cgroup/${name}`);
+  // This host's kind (hybrid, memory and pids on v1): what CI runs on.
+  assert.ok(hierarchies.every((dir) => fs.existsSync(`${dir}/cgroup.procs`)), 'v1 memory and pids hierarchies');
+  const leaf = `cordon-nobody-v1-${process.pid}`;
+  const dirs = hierarchies.map((dir) => `${dir}/${leaf}`);
+  const { node, pkg } = require('./nobody-provider').nobodyProvider();
+  const script = `
+    const cordon = require(${JSON.stringify(pkg)});
+    const check = cordon.doctor().checks.find((c) => c.name === 'delegated cgroup (non-root provider)');
+    const ex = cordon.spawnIsolated(['/bin/sh', '-c', 'cat /proc/self/cgroup'], { policy: cordon.readOnly() });
+    let out = ''; ex.stderr.on('data', (d) => { out += d; }); ex.protocol.resume();
+    ex.wait().then((r) => console.log(JSON.stringify({ check, out, planned: r.receipt.confinement.planned.cgroup, observed: r.receipt.confinement.observed.cgroup, code: r.returncode })),
+      (e) => console.log(JSON.stringify({ check, error: e.message })));
+  `;
+  for (const dir of dirs) {
+    fs.mkdirSync(dir);
+    fs.chownSync(dir, 65534, 65534);
+    for (const file of fs.readdirSync(dir)) fs.chownSync(`${dir}/${file}`, 65534, 65534);
+  }
+  try {
+    // The shell moves itself into both leaves, then becomes uid 65534.
+    const join = dirs.map((dir) => `echo $$ > ${dir}/cgroup.procs`).join(' && ');
+    const run = spawnSync('/bin/sh', ['-c', `${join} && exec setpriv --reuid 65534 --regid 65534 --clear-groups "$0" -e "$1"`, node, script], { cwd: '/', encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH } });
+    assert.equal(run.status, 0, run.stderr);
+    const report = JSON.parse(run.stdout);
+    assert.equal(report.check.ok, true, report.check.detail);
+    assert.match(report.check.detail, /writable v1 hierarchies .* run cgroups go under them/);
+    assert.equal(report.error, undefined, report.error);
+    assert.equal(report.code, 0, report.out);
+    assert.equal(report.planned.version, 'v1');
+    // Observed from outside: the program is in the run's own leaves, below
+    // the provider's (inside, its cgroup namespace is rooted there: "/").
+    const membership = report.observed.membership.join('\n');
+    for (const name of ['memory', 'pids']) {
+      assert.match(membership, new RegExp(`:${name}:/${leaf}/cordon/[^/\\n]+$`, 'm'), membership);
+    }
+    assert.match(report.out, /^\d+:pids:\/$/m, report.out);
+  } finally {
+    for (const dir of dirs) {
+      fs.rmSync(`${dir}/cordon`, { recursive: false, force: true, maxRetries: 0 });
+      try { fs.rmdirSync(`${dir}/cordon`); } catch {}
+      try { fs.rmdirSync(dir); } catch {}
+    }
+  }
+});

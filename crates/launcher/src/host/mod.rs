@@ -1,10 +1,12 @@
 //! Host facts and the host filesystem: the control root and its atomic
 //! files, hostile-tree removal, the executable's hash and staged copy, the
-//! read-only runtime's shape, process identities and descriptors, orphaned
+//! read-only runtime's shape, process identities and descriptors, starting
+//! a process without a copy of the provider (clone_exec), orphaned
 //! namespace inits, and the ids a run may use (reserved range, subordinate
 //! ids, uid leases, the user namespace, workspace owners and access).
 
 pub mod atomic_file;
+pub mod clone_exec;
 pub mod control_root;
 pub mod exec_hash;
 pub mod namespace_holder;

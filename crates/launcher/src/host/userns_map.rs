@@ -115,7 +115,7 @@ impl Holder {
         // Not while a spawn's child has the provider non-dumpable: the
         // holder would keep the flag, and its namespace could not be opened
         // (clone_exec.rs).
-        let _serialised = crate::run::clone_exec::fork_lock();
+        let _serialised = crate::host::clone_exec::fork_lock();
         // SAFETY: the provider is multi-threaded; the child only makes
         // direct syscalls (close_range, unshare, write, read, _exit) on
         // values prepared before fork — no allocation, no lock — and never
@@ -249,7 +249,7 @@ pub fn enter(userns: RawFd, mntns: Option<RawFd>, identity: Identity) -> std::io
         let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(mntns) };
         nix::sched::setns(fd, nix::sched::CloneFlags::CLONE_NEWNS)?;
     }
-    crate::run::clone_exec::assume_identity(identity, true)
+    crate::host::clone_exec::assume_identity(identity, true)
 }
 
 #[cfg(test)]

@@ -73,6 +73,21 @@ pub fn check_delegated_cgroup() -> Check {
          memory and pids (`systemctl edit user@.service`: [Service] Delegate=memory pids); then \
          run the provider inside it: `systemd-run --user --scope -p Delegate=yes node app.js`"
     );
+    // v1 hierarchies the provider can write (made writable for it by hand):
+    // runs get cgroups there, since bwrap's child joins them itself with
+    // the provider's uid (plan/cgroup/plan.rs `spawn_joins`).
+    if let Ok(crate::plan::cgroup::Hierarchy::V1 {
+        memory_own,
+        pids_own,
+    }) = crate::plan::cgroup::detect()
+    {
+        let detail = format!(
+            "writable v1 hierarchies {} and {} (memory, pids): run cgroups go under them",
+            memory_own.display(),
+            pids_own.display()
+        );
+        return Check::pass(DELEGATION_NAME, Importance::Optional, detail);
+    }
     if !root.join("cgroup.controllers").is_file() {
         let detail = "no cgroup v2 at /sys/fs/cgroup (a v1 or hybrid host delegates nothing to \
                       users): sandboxes of this provider are bounded per process by rlimits only"

@@ -5,7 +5,6 @@
 
 pub mod backend;
 pub mod child_fds;
-pub mod clone_exec;
 pub mod deadline_timer;
 pub mod execution;
 pub mod late_writes;

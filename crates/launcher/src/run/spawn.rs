@@ -16,10 +16,10 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::host::clone_exec::{self, ExecImage, Process};
 use crate::plan::bwrap_argv::{BwrapArgs, NulInOption};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
 use crate::run::child_fds::{die_with_parent, install_in_child, FdInstall, SOURCE_FD_FLOOR};
-use crate::run::clone_exec::{self, ExecImage, Process};
 
 /// A started bwrap and the host ends of its channels.
 #[derive(Debug)]

@@ -43,6 +43,7 @@ pub use run_error::RunError;
 
 use crate::error_code::ErrorCode;
 use crate::events::{Event, EventSink, LaunchFailure};
+use crate::host::clone_exec::Process;
 use crate::host::control_root::ControlRoot;
 use crate::host::pidfd;
 use crate::host::step_trace;
@@ -56,7 +57,6 @@ use crate::receipt::run_result;
 use crate::receipt::{self, RunFacts};
 use crate::request::launch_request::LaunchRequest;
 use crate::run::backend::Backend;
-use crate::run::clone_exec::Process;
 use crate::run::execution::{Control, ExecutionHandle, WRITE_QUEUE_DEPTH};
 use crate::run::owner_reader::OwnerReader;
 use crate::run::pumps::{Gate, WriteCmd};

@@ -5,7 +5,7 @@
 
 use std::process::ExitStatus;
 
-use crate::run::clone_exec::Process;
+use crate::host::clone_exec::Process;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -427,7 +427,7 @@ fn a_child_that_joins_by_its_tasks_files_execs_inside_every_leaf() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cgroup");
     let script = format!("cat /proc/self/cgroup > {}", out.display());
-    let image = crate::run::clone_exec::ExecImage::new(
+    let image = crate::host::clone_exec::ExecImage::new(
         Path::new("/bin/sh"),
         ["/bin/sh", "-c", script.as_str()],
         std::iter::empty::<&str>(),
@@ -436,7 +436,7 @@ fn a_child_that_joins_by_its_tasks_files_execs_inside_every_leaf() {
     // SAFETY: the set-up iterates a Vec made before the clone and makes one
     // direct write(2) per item: no allocation, lock or panic.
     let mut child = unsafe {
-        crate::run::clone_exec::spawn(&image, || {
+        crate::host::clone_exec::spawn(&image, || {
             joins
                 .iter()
                 .try_for_each(|(_, fd)| crate::run::spawn::join_cgroup(fd.as_raw_fd()))
