@@ -36,3 +36,15 @@ pub fn run_to_end(options: &Value) -> Result<Completion, LaunchFailure> {
     let _handle = crate::launch(&options.to_string(), sink).unwrap();
     rx.recv_timeout(Duration::from_secs(60)).unwrap()
 }
+
+/// The check of a test that re-ran this test binary for one test of its own
+/// (a process-wide setting it must not impose on the others): it passed.
+pub fn assert_inner_test_passed(out: &std::process::Output) {
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed"), "{text}");
+}

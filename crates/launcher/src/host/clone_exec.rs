@@ -90,7 +90,9 @@ impl Process {
     }
 
     /// Blocks until the child exits and reaps it; later calls return the
-    /// same status.
+    /// same status. A process that discards its children's statuses
+    /// (SIGCHLD ignored, SA_NOCLDWAIT: only native code can set that under
+    /// Node) gets an error that says so (black-box round on the start, F2).
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         if let Some(status) = self.status {
             return Ok(status);
@@ -104,6 +106,13 @@ impl Process {
                 break;
             }
             let error = io::Error::last_os_error();
+            if error.raw_os_error() == Some(libc::ECHILD) && sigchld_discarded() {
+                return Err(io::Error::other(
+                    "the kernel reaped the child and discarded its exit status: this process \
+                     ignores SIGCHLD or set SA_NOCLDWAIT (leave SIGCHLD at its default or \
+                     handle it)",
+                ));
+            }
             if error.kind() != io::ErrorKind::Interrupted {
                 return Err(error);
             }
@@ -241,6 +250,17 @@ where
                 errno => io::Error::from_raw_os_error(errno),
             })
         }
+    }
+}
+
+/// Whether this process has the kernel discard its children's exit
+/// statuses (SIGCHLD ignored, or SA_NOCLDWAIT).
+fn sigchld_discarded() -> bool {
+    // SAFETY: a query (null new action) into a zeroed stack value.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGCHLD, std::ptr::null(), &mut current) == 0
+            && (current.sa_sigaction == libc::SIG_IGN || current.sa_flags & libc::SA_NOCLDWAIT != 0)
     }
 }
 
@@ -555,6 +575,31 @@ mod tests {
         .unwrap();
         assert!(seen.load(Ordering::SeqCst));
         process.wait().unwrap();
+    }
+
+    /// A provider that ignores SIGCHLD (or sets SA_NOCLDWAIT) has the kernel
+    /// reap its children and discard their statuses (whatever their exit
+    /// signal: checked by hand): the wait says why instead of a bare ECHILD.
+    /// Run in a process of its own: the disposition is process-wide, and the
+    /// other tests' std children need SIGCHLD.
+    #[test]
+    fn a_caller_that_ignores_sigchld_is_told_why_the_status_is_gone() {
+        const INNER: &str = "CORDON_TEST_CLONE_EXEC_SIGCHLD_IGNORED";
+        const NAME: &str =
+            "host::clone_exec::tests::a_caller_that_ignores_sigchld_is_told_why_the_status_is_gone";
+        if std::env::var_os(INNER).is_some() {
+            // SAFETY: SIG_IGN runs no handler code.
+            unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+            let error = start(&sh("exit 7"), || Ok(())).unwrap().wait().unwrap_err();
+            assert!(error.to_string().contains("ignores SIGCHLD"), "{error}");
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+            .env(INNER, "1")
+            .output()
+            .unwrap();
+        crate::live_support::assert_inner_test_passed(&out);
     }
 
     static HANDLER_RAN: AtomicBool = AtomicBool::new(false);

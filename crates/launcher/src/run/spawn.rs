@@ -14,7 +14,7 @@
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::host::clone_exec::{self, ExecImage, Process};
 use crate::plan::bwrap_argv::{BwrapArgs, NulInOption};
@@ -82,6 +82,8 @@ pub enum SpawnError {
     Options(#[from] NulInOption),
     #[error("cannot move bwrap into the run's cgroup: {0}")]
     OpenCgroupJoin(crate::plan::cgroup::CgroupError),
+    #[error("cannot raise bwrap's oom_score_adj: {0}")]
+    OomScore(std::io::Error),
     #[error("cannot move bwrap into the run's cgroup: writing {path}: {source}")]
     JoinCgroup {
         path: String,
@@ -168,11 +170,13 @@ pub fn spawn(
     let joins: Vec<RawFd> = cgroup_joins.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
     // Which join failed, written by the child (it shares this memory).
     let failed_join = AtomicUsize::new(usize::MAX);
+    let oom_failed = AtomicBool::new(false);
     // std's Command dropped supplementary groups only as root.
     let drop_groups = nix::unistd::geteuid().is_root();
     // SAFETY: the closure runs in the cloned child, which shares the
     // provider's memory until its exec (clone_exec.rs): only direct syscalls
-    // (write to the cgroup `tasks` files, setns (user, then mount),
+    // (open/write/close of /proc/self/oom_score_adj, write to the cgroup
+    // `tasks` files, setns (user, then mount),
     // setgroups, setresgid, setresuid, prctl, getppid, dup2,
     // close_range/fcntl, setrlimit) and an atomic store, on `Copy` data and
     // slices prepared before the clone; no allocation, no lock, no panic (no
@@ -180,8 +184,13 @@ pub fn spawn(
     // change of credentials clears the parent-death signal it arms.
     let child = unsafe {
         clone_exec::spawn(&image, || {
-            // First, with the provider's own identity (the kernel checks the
-            // writer): into the run's cgroup before anything of bwrap runs.
+            // First, with the provider's identity: the sandbox before the
+            // provider in any OOM choice, then into the run's cgroup before
+            // anything of bwrap runs.
+            if let Err(error) = favour_oom_kill() {
+                oom_failed.store(true, Ordering::SeqCst);
+                return Err(error);
+            }
             for (at, fd) in joins.iter().enumerate() {
                 if let Err(error) = join_cgroup(*fd) {
                     failed_join.store(at, Ordering::SeqCst);
@@ -199,15 +208,18 @@ pub fn spawn(
             install_in_child(&installs, max_slot, &rlimits)
         })
     }
-    .map_err(
-        |source| match cgroup_joins.get(failed_join.load(Ordering::SeqCst)) {
+    .map_err(|source| {
+        if oom_failed.load(Ordering::SeqCst) {
+            return SpawnError::OomScore(source);
+        }
+        match cgroup_joins.get(failed_join.load(Ordering::SeqCst)) {
             Some((path, _)) => SpawnError::JoinCgroup {
                 path: path.display().to_string(),
                 source,
             },
             None => exec_error(plan, source),
-        },
-    )?;
+        }
+    })?;
     // The child ends (`raised`: the pipe write ends among them) close here:
     // from now on only the sandbox holds them, so EOF means it is gone.
     drop(raised);
@@ -261,6 +273,45 @@ struct Stdio {
     devnull: OwnedFd,
     stderr_w: OwnedFd,
     stderr_w2: OwnedFd,
+}
+
+/// The highest OOM score adjustment: sandbox processes (bwrap and all it
+/// starts inherit it) go before the provider when the OOM killer chooses
+/// within the provider's cgroup or the host. Without it the provider, the
+/// largest task of its cgroup, was the choice when that cgroup (a
+/// container's, a pod's) ran out: a sandbox within its own ceiling, its
+/// memory spread over small processes, had the provider killed (black-box
+/// round on the start, F1).
+const OOM_SCORE_ADJ_MAX: &[u8] = b"1000";
+
+/// In the child, first: raise its own `oom_score_adj` (any process may
+/// raise its own; written while the provider is root, the kernel also raises
+/// the floor below which the sandbox may not lower it again). A vfork child
+/// changes only its own, not the provider's with which it shares memory
+/// (the kernel skips `vfork_done` tasks there). Direct open/write/close.
+fn favour_oom_kill() -> std::io::Result<()> {
+    // SAFETY: open of a static NUL-terminated path, a write from a static
+    // buffer, a close of the descriptor just opened: direct syscalls.
+    unsafe {
+        let fd = libc::open(
+            c"/proc/self/oom_score_adj".as_ptr(),
+            libc::O_WRONLY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let wrote = libc::write(
+            fd,
+            OOM_SCORE_ADJ_MAX.as_ptr().cast(),
+            OOM_SCORE_ADJ_MAX.len(),
+        );
+        let error = std::io::Error::last_os_error();
+        libc::close(fd);
+        if wrote != OOM_SCORE_ADJ_MAX.len() as isize {
+            return Err(error);
+        }
+    }
+    Ok(())
 }
 
 /// In the child: "0" to a cgroup v1 `tasks` file moves the writing thread,
