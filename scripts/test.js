@@ -165,6 +165,9 @@ const NODE_INDEPENDENT = new Set([
   // test is bwrap's, the launcher's sweep and the in-sandbox starter's (each
   // try a fresh provider process; 3-4 minutes of CI per Node).
   'orphan-init',
+  // The kernel's OOM choice between a provider and its sandboxes (what sets
+  // it is the launcher's, before bwrap's exec).
+  'oom-provider',
 ].map((name) => `${name}.test.js`));
 
 let status = 0;
