@@ -48,3 +48,15 @@ pub fn assert_inner_test_passed(out: &std::process::Output) {
     );
     assert!(text.contains("1 passed"), "{text}");
 }
+
+/// Re-runs this test binary for the one test `name` with `env` set (the
+/// test then takes its inner branch: a process-wide setting it must not
+/// impose on the other tests), and checks that it passed.
+pub fn run_inner_test(name: &str, env: &str) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .env(env, "1")
+        .output()
+        .unwrap();
+    assert_inner_test_passed(&out);
+}

@@ -594,12 +594,7 @@ mod tests {
             assert!(error.to_string().contains("ignores SIGCHLD"), "{error}");
             return;
         }
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
-            .env(INNER, "1")
-            .output()
-            .unwrap();
-        crate::live_support::assert_inner_test_passed(&out);
+        crate::live_support::run_inner_test(NAME, INNER);
     }
 
     static HANDLER_RAN: AtomicBool = AtomicBool::new(false);

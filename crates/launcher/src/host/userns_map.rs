@@ -57,11 +57,27 @@ pub enum UsernsMapError {
         status: std::process::ExitStatus,
         message: String,
     },
-    #[error("open the holder's user namespace {path}: {source}")]
+    #[error("open the holder's user namespace {path}: {source}{hint}")]
     OpenNamespace {
         path: String,
         source: std::io::Error,
+        /// Why, when the launcher can tell ([`not_dumpable_hint`]).
+        hint: &'static str,
     },
+}
+
+/// A provider that made itself non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`,
+/// a common hardening step) forks holders that inherit it, and their
+/// namespaces cannot be opened: say so, rather than leave the code's usual
+/// fix (subordinate ids) to mislead (black-box round on the start, F3).
+fn not_dumpable_hint(source: &std::io::Error) -> &'static str {
+    let not_dumpable = nix::sys::prctl::get_dumpable().is_ok_and(|dumpable| !dumpable);
+    if source.raw_os_error() == Some(libc::EACCES) && not_dumpable {
+        return ": this process is not dumpable (prctl PR_SET_DUMPABLE 0), which the namespace \
+                holder it forks inherits; a non-root provider must stay dumpable to give its \
+                sandboxes their own ids";
+    }
+    ""
 }
 
 /// Pure: the helper argv that maps each of `ids` to itself in `pid`'s
@@ -92,6 +108,7 @@ pub fn create_mapping(uids: &[u32], gids: &[u32]) -> Result<OwnedFd, UsernsMapEr
     let path = format!("/proc/{}/ns/user", holder.pid);
     let ns = std::fs::File::open(&path).map_err(|source| UsernsMapError::OpenNamespace {
         path: path.clone(),
+        hint: not_dumpable_hint(&source),
         source,
     })?;
     drop(holder);
@@ -256,6 +273,24 @@ pub fn enter(userns: RawFd, mntns: Option<RawFd>, identity: Identity) -> std::io
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// Run in a process of its own: the flag is the whole process's.
+    #[test]
+    fn a_non_dumpable_provider_is_told_why_the_holder_cannot_be_opened() {
+        const INNER: &str = "CORDON_TEST_USERNS_MAP_NOT_DUMPABLE";
+        const NAME: &str =
+            "host::userns_map::tests::a_non_dumpable_provider_is_told_why_the_holder_cannot_be_opened";
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        if std::env::var_os(INNER).is_some() {
+            nix::sys::prctl::set_dumpable(false).unwrap();
+            assert!(not_dumpable_hint(&denied).contains("not dumpable"));
+            let other = std::io::Error::from_raw_os_error(libc::ENOENT);
+            assert_eq!(not_dumpable_hint(&other), "");
+            return;
+        }
+        assert_eq!(not_dumpable_hint(&denied), "", "this process is dumpable");
+        crate::live_support::run_inner_test(NAME, INNER);
+    }
 
     #[test]
     fn each_helper_maps_one_id_to_itself_by_argv() {
