@@ -61,7 +61,8 @@ test('a sandbox within its ceiling never gets its provider OOM-killed when the p
         const run = cordon.spawnIsolated(${JSON.stringify(bomb(5, 48))}, { policy: cordon.readOnly(), deadlineMs: 20000 });
         let out = ''; run.stderr.on('data', (d) => { out += d; }); run.protocol.resume();
         return run.wait().then((r) => {
-          console.log(JSON.stringify({ adj: adjText.trim(), out, oom: r.receipt.confinement.cgroupOutcome, contained: r.receipt.stop.containmentConfirmed, held: held.length }));
+          const providerAdj = fs.readFileSync('/proc/self/oom_score_adj', 'utf8').trim();
+          console.log(JSON.stringify({ adj: adjText.trim(), providerAdj, out, oom: r.receipt.confinement.cgroupOutcome, contained: r.receipt.stop.containmentConfirmed, held: held.length }));
         });
       }).catch((e) => { console.log(JSON.stringify({ error: e.message })); });
     `;
@@ -72,6 +73,10 @@ test('a sandbox within its ceiling never gets its provider OOM-killed when the p
     const report = JSON.parse(run.stdout);
     assert.equal(report.error, undefined, report.error);
     assert.equal(report.adj, '1000', 'every sandbox process goes first in an OOM choice');
+    // Raised in bwrap's child alone, though it shared the provider's memory
+    // (the kernel spreads a change to every process sharing an mm, but not
+    // from a vfork child).
+    assert.equal(report.providerAdj, '0', 'the provider keeps its own');
     assert.equal(report.held, 100);
     assert.equal(report.contained, true);
     // The kernel chose within the sandbox (its processes' memory is charged
