@@ -57,7 +57,7 @@ test('bench/compare.js --smoke prints every row for two builds, and bench/timeli
   const bench = path.join(__dirname, '..', 'bench');
   const root = path.join(__dirname, '..');
   const { stdout } = await run(process.execPath, [path.join(bench, 'compare.js'), '--a', root, '--b', root, '--smoke'], { timeout: 180000 });
-  for (const row of ['cold spawnIsolated(/bin/true) → wait()', 'pooled run("return 1")', 'pooled run("return 1"), resultBeforeTeardown', 'tool call round trip', 'raw Node socketpair echo', 'raw bwrap /bin/true']) {
+  for (const row of ['cold spawnIsolated(/bin/true) → wait()', 'cold run("return 1"), no pool', 'pooled run("return 1")', 'pooled run("return 1"), resultBeforeTeardown', 'tool call round trip', 'raw Node socketpair echo', 'raw bwrap /bin/true']) {
     const line = stdout.split('\n').find((l) => l.startsWith(`| ${row}`));
     assert.ok(line, `compare.js printed the "${row}" row`);
     assert.match(line, /\| \d+(\.\d+)? \|/, `the "${row}" row has a median: ${line}`);

@@ -2,13 +2,16 @@
 
 // Two builds of cordon, interleaved in one process tree, row by row:
 //
-//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,pooled,early,tool,connect,tput,relay] [--smoke]
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,coldrun,pooled,early,tool,connect,tput,relay] [--smoke]
 //
 // A build is a checkout whose addon (.node), cordon-runner and index.js are
 // built (`npm run build`). Each round starts one worker process per build
 // (order alternating A,B / B,A, so load drifts hit both alike); a worker
 // `require`s its build and takes a few samples of each row:
 //   cold    spawnIsolated(["/bin/true"]) → wait(), ms
+//   coldrun createCodeMode({tools: []}).run("return 1") with no pool: a
+//           sandbox and a runner started per run, ms (its baseline is the
+//           cold row's raw bwrap when both rows are asked for)
 //   pooled  createCodeMode({pool: {size: 2}}).run("return 1"), ms (the pool
 //           refills between samples, untimed)
 //   early   the pooled row with createCodeMode({resultBeforeTeardown: true}):
@@ -45,6 +48,7 @@ const option = (name, fallback) => {
 const SMOKE = args.includes('--smoke');
 const ROWS = {
   cold: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
+  coldrun: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
   pooled: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
   early: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
   tool: { unit: 'µs', perWorker: SMOKE ? 1 : 2 },
@@ -79,6 +83,16 @@ async function measure(root, row, n) {
       if (returncode !== 0) throw new Error(`/bin/true exited ${returncode}`);
       await sleep(20);
     }
+  } else if (row === 'coldrun') {
+    const mode = cordon.createCodeMode({ tools: [] });
+    for (let i = 0; i < n; i += 1) {
+      const t = nowMs();
+      const result = await mode.run('return 1');
+      samples.push(nowMs() - t);
+      if (!result.ok) throw new Error(`cold run failed: ${JSON.stringify(result.error)}`);
+      await sleep(20);
+    }
+    await mode.close();
   } else if (row === 'pooled' || row === 'early') {
     const mode = pooledMode(cordon, row === 'early');
     await mode.run('return 1');
@@ -167,7 +181,7 @@ async function main() {
   const a = path.resolve(option('--a', '/work/main'));
   const b = path.resolve(option('--b', '.'));
   const rounds = SMOKE ? 1 : Number(option('--rounds', '6'));
-  const rows = option('--rows', 'cold,pooled,early,tool').split(',');
+  const rows = option('--rows', 'cold,coldrun,pooled,early,tool').split(',');
   for (const row of rows) if (!ROWS[row]) throw new Error(`unknown row "${row}"; known: ${Object.keys(ROWS).join(', ')}`);
   const wantEcho = rows.includes('tool');
   const baselines = rows.filter((row) => BASELINES[row]).map((row) => BASELINES[row]);
@@ -201,7 +215,7 @@ async function main() {
   console.log('| row | unit | n | a median | b median | b/a | a CPU ms | b CPU ms |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   const names = {
-    cold: 'cold spawnIsolated(/bin/true) → wait()', pooled: 'pooled run("return 1")', early: 'pooled run("return 1"), resultBeforeTeardown where known',
+    cold: 'cold spawnIsolated(/bin/true) → wait()', coldrun: 'cold run("return 1"), no pool', pooled: 'pooled run("return 1")', early: 'pooled run("return 1"), resultBeforeTeardown where known',
     tool: `tool call round trip (${TOOL_CALLS} calls/run)`,
     connect: 'proxied connect + 1-byte echo (python3, CONNECT)', tput: 'proxied throughput (python3, 32 MiB streams)',
     relay: `protocol relay (${RELAY_BYTES / 1024 / 1024} MiB echoed by cat)`,
@@ -230,6 +244,7 @@ async function main() {
     const bwrap = median(data.bwrap.a);
     console.log(`| raw bwrap /bin/true, cordon's flags (baseline of the cold row) | ms | ${data.bwrap.a.length} | ${fmt(bwrap)} | | | | |`);
     console.log(`cold / raw bwrap: a ${(result.cold.a / bwrap).toFixed(2)}×, b ${(result.cold.b / bwrap).toFixed(2)}×`);
+    if (result.coldrun) console.log(`coldrun / raw bwrap: a ${(result.coldrun.a / bwrap).toFixed(2)}×, b ${(result.coldrun.b / bwrap).toFixed(2)}×`);
   }
   console.log(`load average at the end: ${require('node:os').loadavg().map((v) => v.toFixed(2)).join(' ')}`);
   const out = option('--json');

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long a warm cordon-runner takes from `execute` to its first frame.
 
-    python3 bench/runner-ready.py [--runs 15] [--idle-ms 300] RUNNER [RUNNER ...]
+    python3 bench/runner-ready.py [--runs 15] [--idle-ms 300] [--cold] RUNNER [RUNNER ...]
 
 Each sample starts a runner on a bare socketpair (no sandbox), lets it idle
 --idle-ms (a pooled runner waits idle for its take: its world is built
@@ -16,6 +16,11 @@ sends and times until the first byte of `ready` is read. Three frames:
              `--max-requests 4`, as createCodeMode with `network` starts it
              now: fetch.js compiled before `execute` (a runner that predates
              the flag exits 2 on it: its row says so)
+With --cold the frame is queued on the socket before the runner is
+started, and the time runs from the start (python's fork + exec included,
+alike for every runner) to the first byte of `ready`: a cold sandbox's
+runner start, without the sandbox (docs/performance.md › "Change: the
+runner linked statically" compares a static and a dynamic link with it).
 The runners given are sampled alternately (A, B, A, B, ...), so a load drift
 hits each alike; printed: the median and minimum per runner and frame, ms.
 docs/performance.md › "Change: the runner compiles fetch.js only when a
@@ -52,16 +57,21 @@ def frame(extensions):
     return json.dumps(execute).encode() + b"\n"
 
 
-def sample(runner, payload, idle_s, extra):
+def sample(runner, payload, idle_s, extra, cold=False):
     ours, theirs = socket.socketpair()
+    if cold:
+        ours.sendall(payload)
+        start = time.perf_counter()
     child = subprocess.Popen([runner, *ARGS, *extra], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, close_fds=False,
                              preexec_fn=lambda: os.dup2(theirs.fileno(), 3))
     theirs.close()
-    time.sleep(idle_s)
-    start = time.perf_counter()
+    if not cold:
+        time.sleep(idle_s)
+        start = time.perf_counter()
     try:
-        ours.sendall(payload)
+        if not cold:
+            ours.sendall(payload)
         first = ours.recv(65536)
     except BrokenPipeError:  # exited already (a flag it does not know)
         first = b""
@@ -79,6 +89,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--idle-ms", type=float, default=300)
+    parser.add_argument("--cold", action="store_true", help="frame queued before the start; time from the start")
     parser.add_argument("runners", nargs="+")
     options = parser.parse_args()
     print("| runner | frame | n | median ms | min ms |")
@@ -89,7 +100,9 @@ def main():
         samples = [[] for _ in options.runners]
         for _ in range(options.runs):
             for at, runner in enumerate(options.runners):
-                samples[at].append(sample(runner, payload, options.idle_ms / 1000, extra))
+                samples[at].append(sample(runner, payload, options.idle_ms / 1000, extra, options.cold))
+                if options.cold:
+                    time.sleep(0.02)
         for at, values in enumerate(samples):
             label = f"{chr(ord('A') + at)} {options.runners[at]}"
             if None in values:
