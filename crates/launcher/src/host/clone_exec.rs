@@ -28,12 +28,13 @@
 //! - Its change of credentials marks the *shared* memory map non-dumpable
 //!   (the kernel's `commit_creds` resets the mm's dumpable flag to
 //!   `suid_dumpable`), and a non-dumpable provider cannot open the
-//!   namespaces of the holders it forks afterwards (they inherit the flag:
-//!   a non-root provider's second run failed with EACCES on
+//!   namespaces of its user namespace holders (which share its memory, and
+//!   with it the flag; when they were forked they inherited it, and a
+//!   non-root provider's second run failed with EACCES on
 //!   `/proc/<holder>/ns/user`). So the caller puts the flag back as soon as
-//!   the clone returns, and a fork whose `/proc` the provider opens later
-//!   (the namespace holder) holds [`fork_lock`] as every spawn here does,
-//!   so none is made while the flag is off.
+//!   the clone returns, and a holder's creation, from its clone to the open
+//!   of its namespace (userns_map.rs), holds [`fork_lock`] as every spawn
+//!   here does, so none happens while the flag is off.
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -56,12 +57,12 @@ const GUARD_BYTES: usize = 4096;
 const NOT_REACHED: i32 = i32::MIN;
 
 /// Serialises the spawns here with each other (each saves and restores the
-/// dumpable flag) and with the forks that must copy the flag on (module
-/// doc).
+/// dumpable flag) and with the creation of user namespace holders, whose
+/// `/proc` entries follow the flag (module doc).
 static FORK_LOCK: Mutex<()> = Mutex::new(());
 
-/// Held across a fork whose `/proc` the provider opens later (the child
-/// would copy a dumpable flag a spawn has just turned off), and across
+/// Held across a user namespace holder's creation (its `/proc` would be
+/// closed to the provider while a spawn has the flag off), and across
 /// every spawn here.
 pub fn fork_lock() -> MutexGuard<'static, ()> {
     FORK_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
@@ -433,11 +434,12 @@ const KERNEL_SIGSET_BYTES: usize = 8;
 
 /// Every signal blocked on the calling thread while it exists (the child
 /// inherits the mask, so no handler runs in it before [`reset_signals`]);
-/// the previous mask is restored on drop.
-struct BlockedSignals(libc::sigset_t);
+/// the previous mask is restored on drop (also around the user namespace
+/// holder's clone, userns_map.rs).
+pub(crate) struct BlockedSignals(libc::sigset_t);
 
 impl BlockedSignals {
-    fn all() -> io::Result<Self> {
+    pub(crate) fn all() -> io::Result<Self> {
         // SAFETY: sigset_t is plain data; sigfillset initialises it.
         let (mut all, mut previous) = unsafe {
             (
@@ -458,8 +460,9 @@ impl Drop for BlockedSignals {
     }
 }
 
-/// An anonymous mapping for the child's stack, its lowest page a guard.
-struct ChildStack {
+/// An anonymous mapping for the child's stack, its lowest page a guard
+/// (also the user namespace holder's, userns_map.rs).
+pub(crate) struct ChildStack {
     base: std::ptr::NonNull<libc::c_void>,
 }
 
@@ -467,7 +470,7 @@ struct ChildStack {
 unsafe impl Send for ChildStack {}
 
 impl ChildStack {
-    fn new() -> io::Result<Self> {
+    pub(crate) fn new() -> io::Result<Self> {
         use nix::sys::mman::{mmap_anonymous, mprotect, MapFlags, ProtFlags};
         let length = std::num::NonZeroUsize::new(STACK_BYTES).ok_or(io::ErrorKind::InvalidInput)?;
         // SAFETY: a new private anonymous mapping at an address the kernel
@@ -488,7 +491,7 @@ impl ChildStack {
     }
 
     /// The highest address (stacks grow down on x86_64 and aarch64).
-    fn top(&self) -> *mut libc::c_void {
+    pub(crate) fn top(&self) -> *mut libc::c_void {
         // SAFETY: one past the end of the mapping, which is in bounds of
         // the same allocation for pointer arithmetic.
         unsafe { self.base.as_ptr().cast::<u8>().add(STACK_BYTES).cast() }
@@ -498,7 +501,8 @@ impl ChildStack {
 impl Drop for ChildStack {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, unmapped once; the child that
-        // used it has exec'd or exited (CLONE_VFORK).
+        // used it has exec'd or exited (CLONE_VFORK here; userns_map.rs
+        // drops the holder's only after reaping it).
         let _ = unsafe { nix::sys::mman::munmap(self.base, STACK_BYTES) };
     }
 }
@@ -708,7 +712,7 @@ mod tests {
     }
 
     /// The child's set-id turns the shared map non-dumpable; the caller
-    /// puts it back (a non-root provider's later namespace holders inherit
+    /// puts it back (a non-root provider's later namespace holders share
     /// the flag, and it could not open their namespaces).
     #[test]
     fn the_callers_dumpable_flag_survives_a_childs_identity_change() {

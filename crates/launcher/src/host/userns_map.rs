@@ -1,34 +1,33 @@
 //! A user namespace owned by the (non-root) provider in which exactly the
 //! ids of one run exist: its host uid and gid, each mapped to itself, from
-//! the provider's subordinate ranges. The launcher's forked child joins it
+//! the provider's subordinate ranges. bwrap's child (clone_exec.rs) joins it
 //! before exec'ing bwrap (spawn.rs), drops every supplementary group and
 //! becomes that uid and gid there, so bwrap and the sandbox run on the host
 //! as the run's own ids, never as the provider's.
 //!
 //! Who does what, in order ([`create`]):
-//! 1. the launcher forks a *holder*: it calls `unshare(CLONE_NEWUSER)`,
-//!    reports the result on a pipe, then blocks reading a second pipe —
-//!    only async-signal-safe calls between fork and `_exit` (the provider
-//!    is multi-threaded);
+//! 1. the launcher clones a *holder* into a new user namespace
+//!    (`CLONE_NEWUSER | CLONE_VM`: it shares the provider's memory, so no
+//!    copy of the provider's page tables is made, [`Holder`]); the holder
+//!    closes every descriptor but one pipe end and blocks reading it;
 //! 2. the launcher runs `newuidmap <holder> <uid> <uid> 1` and
-//!    `newgidmap <holder> <gid> <gid> 1` (argv only, empty environment;
-//!    the setuid helpers check the ids against `/etc/subuid`/`/etc/subgid`).
-//!    The provider's own uid and gid are *not* mapped: `newgidmap` would
-//!    then deny `setgroups` in the namespace, and the provider's groups
-//!    could not be dropped;
+//!    `newgidmap <holder> <gid> <gid> 1` at the same time (argv only,
+//!    empty environment; the setuid helpers check the ids against
+//!    `/etc/subuid`/`/etc/subgid`, and each writes its own file of the
+//!    holder's). The provider's own uid and gid are *not* mapped:
+//!    `newgidmap` would then deny `setgroups` in the namespace, and the
+//!    provider's groups could not be dropped;
 //! 3. the launcher opens `/proc/<holder>/ns/user` — that descriptor keeps
-//!    the namespace alive — and closes the second pipe: the holder exits
-//!    and is reaped.
+//!    the namespace alive — and closes the pipe: the holder exits and is
+//!    reaped.
 //!
 //! Every step's failure is its own error variant; the run is refused with
 //! `ERR_CORDON_IDENTITY_UNAVAILABLE` (launch.rs).
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
-use nix::sys::wait::waitpid;
-use nix::unistd::{fork, ForkResult, Pid};
-
+use crate::host::clone_exec::{fork_lock, BlockedSignals, ChildStack};
 use crate::host::process_identity::Identity;
 use crate::host::subordinate_ids::{NEWGIDMAP, NEWUIDMAP};
 
@@ -39,12 +38,12 @@ const MAX_HELPER_MESSAGE_BYTES: usize = 512;
 pub enum UsernsMapError {
     #[error("create a pipe for the user namespace holder: {0}")]
     Pipe(nix::Error),
-    #[error("fork the user namespace holder: {0}")]
-    Fork(nix::Error),
-    #[error("the holder could not create a user namespace (unshare(CLONE_NEWUSER)): {0}")]
-    Unshare(nix::Error),
-    #[error("the holder exited before reporting")]
-    HolderGone,
+    #[error("prepare the user namespace holder's stack and signal mask: {0}")]
+    Stack(std::io::Error),
+    #[error(
+        "the holder could not be cloned into a new user namespace (clone(CLONE_NEWUSER)): {0}"
+    )]
+    Unshare(std::io::Error),
     #[error("run {helper}: {source}")]
     HelperStart {
         helper: &'static str,
@@ -67,14 +66,14 @@ pub enum UsernsMapError {
 }
 
 /// A provider that made itself non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`,
-/// a common hardening step) forks holders that inherit it, and their
-/// namespaces cannot be opened: say so, rather than leave the code's usual
+/// a common hardening step) has holders that share its flag (they share
+/// its memory), and their namespaces cannot be opened: say so, rather than leave the code's usual
 /// fix (subordinate ids) to mislead (black-box round on the start, F3).
 fn not_dumpable_hint(source: &std::io::Error) -> &'static str {
     let not_dumpable = nix::sys::prctl::get_dumpable().is_ok_and(|dumpable| !dumpable);
     if source.raw_os_error() == Some(libc::EACCES) && not_dumpable {
         return ": this process is not dumpable (prctl PR_SET_DUMPABLE 0), which the namespace \
-                holder it forks inherits; a non-root provider must stay dumpable to give its \
+                holder shares with it; a non-root provider must stay dumpable to give its \
                 sandboxes their own ids";
     }
     ""
@@ -100,12 +99,21 @@ pub fn create(identity: Identity) -> Result<OwnedFd, UsernsMapError> {
 /// Mapping the provider's own gid makes `newgidmap` deny `setgroups` there:
 /// fine for a chown (workspace_owner.rs), never for a run.
 pub fn create_mapping(uids: &[u32], gids: &[u32]) -> Result<OwnedFd, UsernsMapError> {
-    let holder = Holder::fork()?;
-    holder.wait_ready()?;
-    let pid = holder.pid.as_raw();
-    run_helper(NEWUIDMAP, map_argv(NEWUIDMAP, pid, uids))?;
-    run_helper(NEWGIDMAP, map_argv(NEWGIDMAP, pid, gids))?;
-    let path = format!("/proc/{}/ns/user", holder.pid);
+    // The holder shares this process's memory, so its `/proc` entries
+    // follow this process's dumpable flag: owned by root, and closed to
+    // the helpers' ownership check and to the open below, while a spawn's
+    // child has the flag off (clone_exec.rs). No spawn runs until the
+    // namespace is open.
+    let _serialised = fork_lock();
+    let holder = Holder::start()?;
+    let pid = holder.pid;
+    let uid_map = start_helper(NEWUIDMAP, map_argv(NEWUIDMAP, pid, uids));
+    let gid_map = start_helper(NEWGIDMAP, map_argv(NEWGIDMAP, pid, gids));
+    // Both are waited for, whichever failed.
+    let uid_map = uid_map.and_then(finish_helper);
+    let gid_map = gid_map.and_then(finish_helper);
+    uid_map.and(gid_map)?;
+    let path = format!("/proc/{pid}/ns/user");
     let ns = std::fs::File::open(&path).map_err(|source| UsernsMapError::OpenNamespace {
         path: path.clone(),
         hint: not_dumpable_hint(&source),
@@ -115,117 +123,165 @@ pub fn create_mapping(uids: &[u32], gids: &[u32]) -> Result<OwnedFd, UsernsMapEr
     Ok(OwnedFd::from(ns))
 }
 
-/// The forked holder; dropping it releases (closes the pipe it waits on)
-/// and reaps it, on success and on every error path alike.
+/// The holder: a process cloned with `CLONE_NEWUSER | CLONE_VM` on a stack
+/// of its own, which only waits for its pipe to close. Sharing the memory
+/// spares the provider a fork (a copy of its page tables, then a
+/// copy-on-write fault for each page it writes while the copy lives:
+/// 1.5–2 ms and ~400 faults per fork of a Node provider when bwrap was
+/// started that way, docs/performance.md).
+///
+/// What sharing asks: unlike clone_exec.rs's child, the holder runs *beside*
+/// the thread that cloned it (no `CLONE_VFORK`), on that thread's TLS. So
+/// it makes its few syscalls by the instruction itself ([`raw_syscall3`]),
+/// never through glibc (whose wrappers write `errno` in the caller's TLS),
+/// touches nothing but its own stack and registers, and starts with every
+/// signal blocked (no handler of the provider's can run on its stack; it
+/// never unblocks them). The kernel writes nothing of the shared memory for
+/// it either: no `CLONE_CHILD_CLEARTID`, and a `CLONE_VM` child gets no
+/// robust list or rseq area.
+///
+/// Dropping it releases the holder (closes the pipe it waits on), reaps it,
+/// then frees its stack, on success and on every error path alike.
 struct Holder {
-    pid: Pid,
-    ready: Option<OwnedFd>,
+    pid: i32,
     release: Option<OwnedFd>,
+    stack: Option<ChildStack>,
 }
 
 impl Holder {
-    fn fork() -> Result<Holder, UsernsMapError> {
-        let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC);
-        let (ready_r, ready_w) = pipe().map_err(UsernsMapError::Pipe)?;
-        let (release_r, release_w) = pipe().map_err(UsernsMapError::Pipe)?;
-        let keep = [ready_w.as_raw_fd(), release_r.as_raw_fd()];
-        // Not while a spawn's child has the provider non-dumpable: the
-        // holder would keep the flag, and its namespace could not be opened
-        // (clone_exec.rs).
-        let _serialised = crate::host::clone_exec::fork_lock();
-        // SAFETY: the provider is multi-threaded; the child only makes
-        // direct syscalls (close_range, unshare, write, read, _exit) on
-        // values prepared before fork — no allocation, no lock — and never
-        // returns into Rust code of the parent.
-        match unsafe { fork() }.map_err(UsernsMapError::Fork)? {
-            ForkResult::Child => holder_child(&keep),
-            ForkResult::Parent { child } => Ok(Holder {
-                pid: child,
-                ready: Some(ready_r),
-                release: Some(release_w),
-            }),
-        }
-    }
-
-    /// Reads the holder's one-byte report: 0, or the errno of its unshare.
-    fn wait_ready(&self) -> Result<(), UsernsMapError> {
-        let mut byte = [0u8; 1];
-        let Some(ready) = &self.ready else {
-            return Err(UsernsMapError::HolderGone);
+    fn start() -> Result<Holder, UsernsMapError> {
+        let (wait_on, release) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(UsernsMapError::Pipe)?;
+        let stack = ChildStack::new().map_err(UsernsMapError::Stack)?;
+        let blocked = BlockedSignals::all().map_err(UsernsMapError::Stack)?;
+        // SAFETY: `holder_main` runs on `stack`, which the Holder frees only
+        // after reaping it, and uses only its argument, a descriptor number
+        // (`wait_on`, open here across the clone, so the holder's copy of
+        // the table has it at the same number). CLONE_VM without
+        // CLONE_FILES, CLONE_FS, CLONE_SIGHAND or CLONE_THREAD: the holder
+        // shares only memory, in a thread group of its own (which a new
+        // user namespace requires). No exit signal: reaped with __WALL in
+        // Drop, never by the kernel on the provider's behalf (an ignored
+        // SIGCHLD reaps only children that signal SIGCHLD).
+        let pid = unsafe {
+            libc::clone(
+                holder_main,
+                stack.top(),
+                libc::CLONE_VM | libc::CLONE_NEWUSER,
+                wait_on.as_raw_fd() as usize as *mut libc::c_void,
+            )
         };
-        match nix::unistd::read(ready, &mut byte) {
-            Ok(1) if byte[0] == 0 => Ok(()),
-            Ok(1) => Err(UsernsMapError::Unshare(nix::Error::from_raw(i32::from(
-                byte[0],
-            )))),
-            _ => Err(UsernsMapError::HolderGone),
+        let clone_error = std::io::Error::last_os_error();
+        drop(blocked);
+        drop(wait_on);
+        if pid < 0 {
+            return Err(UsernsMapError::Unshare(clone_error));
         }
+        Ok(Holder {
+            pid,
+            release: Some(release),
+            stack: Some(stack),
+        })
     }
 }
 
 impl Drop for Holder {
     fn drop(&mut self) {
         drop(self.release.take());
-        drop(self.ready.take());
-        let _ = waitpid(self.pid, None);
-    }
-}
-
-/// The holder: only async-signal-safe calls, then `_exit`. Closes every
-/// descriptor but its two pipe ends first, so it holds none of the
-/// provider's (another run's channel would otherwise see EOF late).
-fn holder_child(keep: &[RawFd; 2]) -> ! {
-    let (ready_w, release_r) = (keep[0], keep[1]);
-    close_all_but(keep);
-    // SAFETY: direct syscalls in the forked child; the descriptors are the
-    // pipe ends kept above; `_exit` never returns.
-    unsafe {
-        let report: u8 = if libc::unshare(libc::CLONE_NEWUSER) == 0 {
-            0
-        } else {
-            u8::try_from(*libc::__errno_location()).unwrap_or(u8::MAX)
-        };
-        libc::write(ready_w, (&report as *const u8).cast(), 1);
-        let mut byte = 0u8;
-        // Blocks until the launcher closes its end (EOF) or exits.
-        libc::read(release_r, (&mut byte as *mut u8).cast(), 1);
-        libc::_exit(0)
-    }
-}
-
-/// Closes every descriptor except the two of `keep` (either order).
-/// Async-signal-safe.
-fn close_all_but(keep: &[RawFd; 2]) {
-    let (low, high) = (keep[0].min(keep[1]), keep[0].max(keep[1]));
-    let ranges = [(3, low - 1), (low + 1, high - 1), (high + 1, RawFd::MAX)];
-    for (first, last) in ranges {
-        if first <= last {
-            // SAFETY: a direct syscall in the forked child; closing numbers
-            // nothing in this process will use again (it only reads, writes
-            // the kept pipe ends and exits).
-            unsafe {
-                libc::syscall(
-                    libc::SYS_close_range,
-                    first as libc::c_uint,
-                    last as libc::c_uint,
-                    0 as libc::c_uint,
-                )
+        loop {
+            // SAFETY: waitpid on this process's own child with a valid
+            // status pointer.
+            let rc = unsafe {
+                let mut status: libc::c_int = 0;
+                libc::waitpid(self.pid, &mut status, libc::__WALL)
             };
+            if rc == self.pid
+                || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                break;
+            }
         }
+        // Only now: the holder ran on it until its exit.
+        drop(self.stack.take());
     }
 }
 
-/// Runs a setuid map helper with an empty environment and `/` as its
-/// directory; its stderr (bounded) names what it refused.
-fn run_helper(helper: &'static str, argv: Vec<String>) -> Result<(), UsernsMapError> {
-    let out = Command::new(helper)
+/// The holder: closes every descriptor but the pipe end it was given, then
+/// blocks reading it until the launcher closes the other end (or exits),
+/// and exits. Raw syscalls only ([`Holder`]).
+extern "C" fn holder_main(arg: *mut libc::c_void) -> libc::c_int {
+    let keep = arg as usize;
+    if keep > 0 {
+        raw_syscall3(libc::SYS_close_range, 0, keep - 1, 0);
+    }
+    raw_syscall3(libc::SYS_close_range, keep + 1, u32::MAX as usize, 0);
+    let mut byte = 0u8;
+    raw_syscall3(libc::SYS_read, keep, &mut byte as *mut u8 as usize, 1);
+    raw_syscall3(libc::SYS_exit, 0, 0, 0);
+    0
+}
+
+/// A system call by the instruction itself: no `errno`, no TLS, no stack
+/// but the caller's frame. For the holder only ([`Holder`]).
+#[inline(always)]
+fn raw_syscall3(number: libc::c_long, a: usize, b: usize, c: usize) -> isize {
+    let ret: isize;
+    // SAFETY: the kernel's system-call convention for this architecture;
+    // the callers pass integers or a pointer into their own frame, and
+    // the kernel clobbers only the registers listed.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") number as isize => ret,
+            in("rdi") a,
+            in("rsi") b,
+            in("rdx") c,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    // SAFETY: as above (aarch64: number in x8, result in x0).
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            in("x8") number,
+            inlateout("x0") a as isize => ret,
+            in("x1") b,
+            in("x2") c,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+/// Starts a setuid map helper with an empty environment and `/` as its
+/// directory; its stderr (bounded by [`finish_helper`]) names what it
+/// refused.
+fn start_helper(
+    helper: &'static str,
+    argv: Vec<String>,
+) -> Result<(&'static str, Vec<String>, Child), UsernsMapError> {
+    let child = Command::new(helper)
         .args(&argv[1..])
         .env_clear()
         .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .output()
+        .spawn()
+        .map_err(|source| UsernsMapError::HelperStart { helper, source })?;
+    Ok((helper, argv, child))
+}
+
+/// Waits for a started helper; its failure names its argv and what it said.
+fn finish_helper(
+    (helper, argv, child): (&'static str, Vec<String>, Child),
+) -> Result<(), UsernsMapError> {
+    let out = child
+        .wait_with_output()
         .map_err(|source| UsernsMapError::HelperStart { helper, source })?;
     if out.status.success() {
         return Ok(());
@@ -244,7 +300,7 @@ fn run_helper(helper: &'static str, argv: Vec<String>) -> Result<(), UsernsMapEr
     })
 }
 
-/// In the forked bwrap child, first (before `die_with_parent`: a change of
+/// In bwrap's child, first (before `die_with_parent`: a change of
 /// credentials clears the parent-death signal): join the run's namespace,
 /// drop every supplementary group (the provider's groups would otherwise
 /// follow the sandbox, shown as the overflow gid inside but checked as the
@@ -290,6 +346,44 @@ mod tests {
         }
         assert_eq!(not_dumpable_hint(&denied), "", "this process is dumpable");
         crate::live_support::run_inner_test(NAME, INNER);
+    }
+
+    /// The holder is what the module says: in a user namespace of its own,
+    /// on the provider's own memory (no copy), holding only its pipe end,
+    /// gone once dropped.
+    #[test]
+    fn the_holder_shares_our_memory_holds_one_descriptor_and_ends_on_drop() {
+        let holder = Holder::start().unwrap();
+        let pid = holder.pid;
+        let ours = std::fs::read_link("/proc/self/ns/user").unwrap();
+        let its = std::fs::read_link(format!("/proc/{pid}/ns/user")).unwrap();
+        assert_ne!(ours, its, "the holder has a user namespace of its own");
+        // kcmp(KCMP_VM): 0 when both use one memory map.
+        // SAFETY: integer arguments only.
+        let same_vm = unsafe { libc::syscall(libc::SYS_kcmp, std::process::id(), pid, 1, 0, 0) };
+        assert_eq!(same_vm, 0, "the holder shares this process's memory");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let descriptors = || {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .unwrap()
+                .count()
+        };
+        while descriptors() != 1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let held = descriptors();
+        if held != 1 {
+            // Holding the other end too, it would never see EOF: end it so
+            // the drop below reaps it instead of waiting forever.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        assert_eq!(held, 1, "only the pipe end it waits on");
+        drop(holder);
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None);
+        assert_eq!(gone, Err(nix::errno::Errno::ESRCH), "released and reaped");
     }
 
     #[test]
