@@ -105,3 +105,12 @@ test('bench/spawn-cost.js prints the blocked time, the fork step, faults and RSS
   assert.equal(rows.length, 4, stdout);
   for (const row of rows) assert.match(row, /\| \d+\.\d{3} \| \d+\.\d{3} \| \d+ \| \d+ \|$/, row);
 });
+
+test('bench/spawn-cost.js --nobody runs the provider as uid 65534 with subordinate ids (the user namespace per run)', { skip: process.geteuid() !== 0 && 'needs root to start a uid-65534 provider' }, async () => {
+  const root = path.join(__dirname, '..');
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, 'bench', 'spawn-cost.js'), '--runs', '2', '--gap-ms', '1', '--rounds', '1', '--nobody', root], { timeout: 60000 });
+  assert.match(stdout, /provider uid 65534 with subordinate ids/, stdout);
+  const rows = stdout.split('\n').filter((line) => /^\| \d \| /.test(line));
+  assert.equal(rows.length, 1, stdout);
+  assert.match(rows[0], /\| \d+\.\d{3} \| \d+\.\d{3} \| \d+ \| \d+ \|$/, rows[0]);
+});

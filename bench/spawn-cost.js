@@ -10,7 +10,14 @@
 // child's exec). docs/performance.md › "Change: bwrap started without a fork
 // of the provider".
 //
-//   node bench/spawn-cost.js [--runs 40] [--gap-ms 20] [--rounds 2] [checkout ...]
+//   node bench/spawn-cost.js [--runs 40] [--gap-ms 20] [--rounds 2] [--nobody] [checkout ...]
+//
+// --nobody (as root): the provider is a Node process of uid 65534 with
+// subordinate ids, started under setpriv from a world-readable copy of each
+// checkout's package (__test__/security/nobody-provider.js, as
+// bench/nobody-child.js does), so each run also makes its user namespace
+// (docs/performance.md › "Change: a non-root provider's user namespace
+// holder cloned, not forked").
 //
 // Each checkout (default: this one) is a built cordon (`npm run build`);
 // each round runs every checkout once, in a child process of its own, in
@@ -26,7 +33,9 @@ const option = (name, fallback) => {
   const at = args.indexOf(name);
   return at >= 0 ? Number(args[at + 1]) : fallback;
 };
-const checkouts = args.filter((arg, i) => !arg.startsWith('--') && (i === 0 || !args[i - 1].startsWith('--')));
+const NOBODY = args.includes('--nobody');
+const NOBODY_UID = 65534;
+const checkouts = args.filter((arg, i) => !arg.startsWith('--') && (i === 0 || !args[i - 1].startsWith('--') || args[i - 1] === '--nobody'));
 const median = (list) => [...list].sort((a, b) => a - b)[list.length >> 1];
 
 async function child(checkout, runs, gapMs, traceFile) {
@@ -65,12 +74,29 @@ async function child(checkout, runs, gapMs, traceFile) {
   }));
 }
 
+const nobodyCopies = new Map();
+
+/** The child, as uid 65534 from the checkout's world-readable package copy. */
+function nobodyChild(checkout, runs, gapMs, dir, traceFile, env) {
+  if (!nobodyCopies.has(checkout)) {
+    nobodyCopies.set(checkout, require(path.join(checkout, '__test__', 'security', 'nobody-provider')).nobodyProvider());
+  }
+  const { node, pkg } = nobodyCopies.get(checkout);
+  fs.chownSync(dir, NOBODY_UID, NOBODY_UID);
+  const script = `const fs = require('node:fs'); const median = ${median.toString()};
+    (${child.toString()})(${JSON.stringify(pkg)}, ${runs}, ${gapMs}, ${JSON.stringify(traceFile)})
+      .catch((error) => { console.error(error); process.exit(1); });`;
+  return execFileSync('/usr/bin/setpriv', ['--reuid', String(NOBODY_UID), '--regid', String(NOBODY_UID), '--clear-groups', '--', node, '-e', script], {
+    encoding: 'utf8', cwd: '/', env: { PATH: env.PATH, CORDON_STEP_TRACE: env.CORDON_STEP_TRACE },
+  });
+}
+
 function main() {
   const runs = option('--runs', 40);
   const gapMs = option('--gap-ms', 20);
   const rounds = option('--rounds', 2);
   const builds = (checkouts.length ? checkouts : [path.resolve(__dirname, '..')]).map((c) => path.resolve(c));
-  console.log(`cold spawnIsolated(['/bin/true']), ${runs} runs ${gapMs} ms apart per sample: medians`);
+  console.log(`cold spawnIsolated(['/bin/true']), ${runs} runs ${gapMs} ms apart per sample${NOBODY ? ', provider uid 65534 with subordinate ids' : ''}: medians`);
   console.log('| round | checkout | load | JS thread in spawnIsolated, ms | fork.start → fork.exec_done, ms | minor faults per run | RSS MiB |');
   console.log('| ---: | --- | ---: | ---: | ---: | ---: | ---: |');
   for (let round = 1; round <= rounds; round += 1) {
@@ -79,11 +105,10 @@ function main() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cordon-spawn-cost-'));
       const traceFile = path.join(dir, 'steps');
       try {
-        const out = execFileSync(process.execPath, [__filename, '--child', checkout, String(runs), String(gapMs), traceFile], {
-          encoding: 'utf8',
-          // Read once by the launcher, at its first stamp.
-          env: { ...process.env, CORDON_STEP_TRACE: traceFile },
-        });
+        // Read once by the launcher, at its first stamp.
+        const env = { ...process.env, CORDON_STEP_TRACE: traceFile };
+        const out = NOBODY ? nobodyChild(checkout, runs, gapMs, dir, traceFile, env)
+          : execFileSync(process.execPath, [__filename, '--child', checkout, String(runs), String(gapMs), traceFile], { encoding: 'utf8', env });
         const r = JSON.parse(out);
         console.log(`| ${round} | ${checkout} | ${load} | ${r.blocked.toFixed(3)} | ${r.forkToExec.toFixed(3)} | ${r.faults} | ${r.rss.toFixed(0)} |`);
       } finally {
