@@ -27,7 +27,7 @@
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::process::{Child, Command, Stdio};
 
-use crate::host::clone_exec::{fork_lock, BlockedSignals, ChildStack};
+use crate::host::clone_exec::{explain_lost_status, fork_lock, BlockedSignals, ChildStack};
 use crate::host::process_identity::Identity;
 use crate::host::subordinate_ids::{NEWGIDMAP, NEWUIDMAP};
 
@@ -282,7 +282,10 @@ fn finish_helper(
 ) -> Result<(), UsernsMapError> {
     let out = child
         .wait_with_output()
-        .map_err(|source| UsernsMapError::HelperStart { helper, source })?;
+        .map_err(|source| UsernsMapError::HelperStart {
+            helper,
+            source: explain_lost_status(source),
+        })?;
     if out.status.success() {
         return Ok(());
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
+use crate::host::clone_exec::explain_lost_status;
 use crate::host::process_identity::Identity;
 
 /// Fixed, root-owned system locations searched for bwrap. `$PATH` is never
@@ -104,7 +105,7 @@ fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendErro
         .output()
         .map_err(|source| BackendError::Version {
             path: path.to_path_buf(),
-            source,
+            source: explain_lost_status(source),
         })?;
     let version = String::from_utf8_lossy(&version_out.stdout)
         .trim()
@@ -125,7 +126,7 @@ fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendErro
         .output()
         .map_err(|source| BackendError::Version {
             path: path.to_path_buf(),
-            source,
+            source: explain_lost_status(source),
         })?;
     if !out.status.success() {
         return Err(BackendError::Namespaces {
@@ -146,4 +147,30 @@ fn as_identity(cmd: &mut Command, identity: Option<Identity>) -> &mut Command {
         cmd.uid(id.uid).gid(id.gid);
     }
     cmd
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    /// A provider that discards its children's statuses learns why the probe
+    /// failed, not only "No child processes" (noticed beside the black-box
+    /// round on the start, F2). Run in a process of its own: the disposition
+    /// is the whole process's.
+    #[test]
+    fn a_provider_that_ignores_sigchld_is_told_why_the_probe_failed() {
+        const INNER: &str = "CORDON_TEST_BACKEND_SIGCHLD_IGNORED";
+        const NAME: &str =
+            "run::backend::tests::a_provider_that_ignores_sigchld_is_told_why_the_probe_failed";
+        if std::env::var_os(INNER).is_some() {
+            let bwrap = locate(None).expect("bwrap is installed");
+            // SAFETY: SIG_IGN runs no handler code.
+            unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+            let error = probe(&bwrap, None).unwrap_err();
+            assert!(error.to_string().contains("ignores SIGCHLD"), "{error}");
+            return;
+        }
+        crate::live_support::run_inner_test(NAME, INNER);
+    }
 }
