@@ -141,3 +141,40 @@ test('a worker thread that spawned a sandbox and is terminated leaves no sandbox
   // environment teardown must stop the run itself.
   assert.ok(await eventually(() => pidsWithMarker(marker).length === 0, 10_000), `left behind: ${pidsWithMarker(marker)}`);
 });
+
+// Black-box round on the start, F6: bwrap ran in the provider's process
+// group, so a Ctrl-C in the provider's terminal (or `kill -- -<pgid>`) killed
+// every in-flight sandbox before the provider could decide anything. Now
+// bwrap leaves for a session of its own; the provider here handles SIGINT
+// and SIGHUP and keeps running, and so does its run.
+test('a signal to the provider\'s process group reaches the provider alone, not its in-flight sandboxes', async (t) => {
+  const root = path.join(__dirname, '..');
+  const script = `
+    const { spawnIsolated, readOnly } = require(${JSON.stringify(root)});
+    process.on('SIGINT', () => {});
+    process.on('SIGHUP', () => {});
+    const run = spawnIsolated(['/bin/sh', '-c', 'read line <&3; echo "$line"; echo done'], { policy: readOnly() });
+    let out = '';
+    run.stderr.on('data', (chunk) => { out += chunk; });
+    process.stdout.write('started\\n');
+    process.stdin.once('data', () => run.protocol.write('after the signals\\n'));
+    run.wait().then((r) => { process.stdout.write(JSON.stringify({ code: r.returncode, out }) + '\\n'); process.exit(0); });`;
+  // Its own process group (detached), which the signals below are sent to.
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+  t.after(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* all gone */ } });
+  let out = '';
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => { out += chunk; if (out.includes('started\n')) resolve(); });
+    child.on('exit', () => reject(new Error(`the provider exited before its run started: ${out}`)));
+  });
+  // The sandbox is running and waiting on fd 3 (the run is not over before the signals).
+  await new Promise((resolve) => { setTimeout(resolve, 300); });
+  process.kill(-child.pid, 'SIGINT');
+  process.kill(-child.pid, 'SIGHUP');
+  await new Promise((resolve) => { setTimeout(resolve, 200); });
+  child.stdin.write('go\n');
+  const [code] = await new Promise((resolve) => child.on('exit', (...args) => resolve(args)));
+  const result = JSON.parse(out.trim().split('\n').pop());
+  assert.equal(code, 0);
+  assert.deepEqual(result, { code: 0, out: 'after the signals\ndone\n' });
+});

@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::host::clone_exec::{self, ExecImage, Process};
 use crate::plan::bwrap_argv::{BwrapArgs, NulInOption};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
-use crate::run::child_fds::{die_with_parent, install_in_child, FdInstall, SOURCE_FD_FLOOR};
+use crate::run::child_fds::{
+    die_with_parent, install_in_child, leave_provider_session, FdInstall, SOURCE_FD_FLOOR,
+};
 
 /// A started bwrap and the host ends of its channels.
 #[derive(Debug)]
@@ -177,7 +179,7 @@ pub fn spawn(
     // provider's memory until its exec (clone_exec.rs): only direct syscalls
     // (open/write/close of /proc/self/oom_score_adj, write to the cgroup
     // `tasks` files, setns (user, then mount),
-    // setgroups, setresgid, setresuid, prctl, getppid, dup2,
+    // setgroups, setresgid, setresuid, setsid, prctl, getppid, dup2,
     // close_range/fcntl, setrlimit) and an atomic store, on `Copy` data and
     // slices prepared before the clone; no allocation, no lock, no panic (no
     // indexing, no unwrap). The identity comes before die_with_parent: a
@@ -204,6 +206,7 @@ pub fn spawn(
                 (None, Some(identity)) => clone_exec::assume_identity(identity, drop_groups)?,
                 (None, None) => {}
             }
+            leave_provider_session()?;
             die_with_parent(parent)?;
             install_in_child(&installs, max_slot, &rlimits)
         })
