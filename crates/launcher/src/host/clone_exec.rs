@@ -415,9 +415,9 @@ fn reset_signals() -> io::Result<()> {
     }
 }
 
-/// `rt_sigprocmask(SIG_SETMASK)` itself, not glibc's wrapper, which leaves
-/// glibc's own signals (SIGCANCEL, SIGSETXID) out of a full set; blocking
-/// them too across the clone is what glibc's `posix_spawn` does.
+/// `rt_sigprocmask(SIG_SETMASK)` itself, not glibc's wrapper, which takes
+/// glibc's own signals (SIGCANCEL, SIGSETXID) out of any set it is given;
+/// blocking them too across the clone is what glibc's `posix_spawn` does.
 fn set_mask(mask: &libc::sigset_t, previous: Option<&mut libc::sigset_t>) -> io::Result<()> {
     let previous = previous.map_or(std::ptr::null_mut(), |p| p as *mut libc::sigset_t);
     // SAFETY: valid sigset pointers (or null for the old mask); the size is
@@ -448,15 +448,24 @@ pub(crate) struct BlockedSignals(libc::sigset_t);
 
 impl BlockedSignals {
     pub(crate) fn all() -> io::Result<Self> {
-        // SAFETY: sigset_t is plain data; sigfillset initialises it.
+        // SAFETY: sigset_t is plain data; all-zero is a valid empty set.
         let (mut all, mut previous) = unsafe {
             (
                 std::mem::zeroed::<libc::sigset_t>(),
                 std::mem::zeroed::<libc::sigset_t>(),
             )
         };
-        // SAFETY: a valid, writable sigset.
-        unsafe { libc::sigfillset(&mut all) };
+        // Every bit, not sigfillset: glibc's leaves out its own SIGCANCEL
+        // and SIGSETXID (32, 33), whose handlers the child would otherwise
+        // inherit unblocked (white-box round on the holder, F2).
+        // SAFETY: writes within the set's own bytes.
+        unsafe {
+            std::ptr::write_bytes(
+                (&mut all as *mut libc::sigset_t).cast::<u8>(),
+                0xff,
+                std::mem::size_of::<libc::sigset_t>(),
+            )
+        };
         set_mask(&all, Some(&mut previous))?;
         Ok(Self(previous))
     }

@@ -155,9 +155,9 @@ impl Holder {
         let stack = ChildStack::new().map_err(UsernsMapError::Stack)?;
         let blocked = BlockedSignals::all().map_err(UsernsMapError::Stack)?;
         // SAFETY: `holder_main` runs on `stack`, which the Holder frees only
-        // after reaping it, and uses only its argument, a descriptor number
-        // (`wait_on`, open here across the clone, so the holder's copy of
-        // the table has it at the same number). CLONE_VM without
+        // after reaping it, and uses only its argument, two descriptor
+        // numbers (`wait_on` and `release`, open here across the clone, so
+        // the holder's copy of the table has them at the same numbers). CLONE_VM without
         // CLONE_FILES, CLONE_FS, CLONE_SIGHAND or CLONE_THREAD: the holder
         // shares only memory, in a thread group of its own (which a new
         // user namespace requires). No exit signal: reaped with __WALL in
@@ -168,7 +168,7 @@ impl Holder {
                 holder_main,
                 stack.top(),
                 libc::CLONE_VM | libc::CLONE_NEWUSER,
-                wait_on.as_raw_fd() as usize as *mut libc::c_void,
+                fd_pair(&wait_on, &release) as *mut libc::c_void,
             )
         };
         let clone_error = std::io::Error::last_os_error();
@@ -206,11 +206,26 @@ impl Drop for Holder {
     }
 }
 
+/// The holder's argument: the end it reads (low 32 bits) and the end it
+/// closes (high 32 bits), as one pointer-sized word.
+fn fd_pair(keep: &OwnedFd, release: &OwnedFd) -> usize {
+    let number = |fd: &OwnedFd| usize::try_from(fd.as_raw_fd()).unwrap_or(0) & 0xffff_ffff;
+    number(keep) | (number(release) << 32)
+}
+
 /// The holder: closes every descriptor but the pipe end it was given, then
 /// blocks reading it until the launcher closes the other end (or exits),
 /// and exits. Raw syscalls only ([`Holder`]).
 extern "C" fn holder_main(arg: *mut libc::c_void) -> libc::c_int {
-    let keep = arg as usize;
+    let fds = arg as usize;
+    let (keep, release) = (fds & 0xffff_ffff, fds >> 32);
+    // The other end first, by itself: where close_range fails (ENOSYS
+    // before Linux 5.9, a seccomp filter of the provider's) the holder
+    // would otherwise hold it and never see EOF, and the launcher wait for
+    // it forever (white-box round on the holder, F1). The rest is best
+    // effort: copies of the provider's descriptors held for the holder's
+    // few milliseconds.
+    raw_syscall3(libc::SYS_close, release, 0, 0);
     if keep > 0 {
         raw_syscall3(libc::SYS_close_range, 0, keep - 1, 0);
     }
@@ -310,8 +325,11 @@ fn finish_helper(
 /// host gids they are), become the run's gid and uid. With `mntns` (a
 /// namespace holder's, namespace_holder.rs) the child joins that mount
 /// namespace too, between the two: it needs CAP_SYS_ADMIN in the holder's
-/// user namespace, which joining it gave, and which becoming the run's uid
-/// takes away. Async-signal-safe: setns, setgroups, setresgid, setresuid —
+/// user namespace, which joining it gave. Becoming the run's uid does not
+/// take the namespace's capabilities away (no uid 0 is mapped there, so the
+/// kernel's set-id fixup does not apply; white-box round on the holder,
+/// F5): bwrap's exec does (it has no file capabilities and is not set-id),
+/// and nothing else runs in between. Async-signal-safe: setns, setgroups, setresgid, setresuid —
 /// direct syscalls on `Copy` data (the set-ids raw, not glibc's: the child
 /// shares the provider's memory, clone_exec.rs).
 pub fn enter(userns: RawFd, mntns: Option<RawFd>, identity: Identity) -> std::io::Result<()> {
@@ -384,9 +402,60 @@ mod tests {
             );
         }
         assert_eq!(held, 1, "only the pipe end it waits on");
+        // Every signal blocked, glibc's own two (32, 33) included (white-box
+        // F2; sigfillset gave fffffffe7ffbfeff), all but SIGKILL and
+        // SIGSTOP, which the kernel never blocks.
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let blocked = status.lines().find(|l| l.starts_with("SigBlk:")).unwrap();
+        assert_eq!(
+            blocked.split_whitespace().nth(1),
+            Some("fffffffffffbfeff"),
+            "{blocked}"
+        );
         drop(holder);
         let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None);
         assert_eq!(gone, Err(nix::errno::Errno::ESRCH), "released and reaped");
+    }
+
+    /// Where close_range fails (ENOSYS before Linux 5.9, or a provider's own
+    /// seccomp filter), the holder still closes the end the launcher holds,
+    /// sees EOF when released, and the drop returns (white-box F1: it waited
+    /// forever). Run in a process of its own: the filter stays on the thread.
+    #[test]
+    fn a_holder_without_close_range_still_ends_when_released() {
+        const INNER: &str = "CORDON_TEST_USERNS_HOLDER_NO_CLOSE_RANGE";
+        const NAME: &str =
+            "host::userns_map::tests::a_holder_without_close_range_still_ends_when_released";
+        static HOLDER: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+        if std::env::var_os(INNER).is_some() {
+            // A hang fails the test instead of stalling the suite: the
+            // holder goes too (it would keep this process's stdout open,
+            // and the outer test would wait for its EOF forever).
+            std::thread::spawn(|| {
+                std::thread::sleep(std::time::Duration::from_secs(10));
+                eprintln!("the holder's drop did not return");
+                let pid = HOLDER.load(std::sync::atomic::Ordering::SeqCst);
+                // SAFETY: a signal to the holder this test cloned.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                std::process::exit(3);
+            });
+            let rules = [(libc::SYS_close_range, vec![])].into_iter().collect();
+            let filter = seccompiler::SeccompFilter::new(
+                rules,
+                seccompiler::SeccompAction::Allow,
+                seccompiler::SeccompAction::Errno(libc::ENOSYS as u32),
+                std::env::consts::ARCH.try_into().unwrap(),
+            )
+            .unwrap();
+            let program: seccompiler::BpfProgram = filter.try_into().unwrap();
+            nix::sys::prctl::set_no_new_privs().unwrap();
+            seccompiler::apply_filter(&program).unwrap();
+            let holder = Holder::start().unwrap();
+            HOLDER.store(holder.pid, std::sync::atomic::Ordering::SeqCst);
+            drop(holder);
+            return;
+        }
+        crate::live_support::run_inner_test(NAME, INNER);
     }
 
     #[test]
