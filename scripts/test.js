@@ -76,7 +76,7 @@ function testFiles(targets) {
 }
 
 /** The suites run again as a uid-65534 provider (step 3). */
-const NONROOT_PASS = ['battery', 'round3', 'network-round', 'sessions-nonroot'].map((name) => path.join('__test__', 'security', `${name}.test.js`));
+const NONROOT_PASS = ['battery', 'round3', 'network-round', 'sessions-nonroot', 'group-signals'].map((name) => path.join('__test__', 'security', `${name}.test.js`));
 const NOBODY_UID = 65534;
 
 /** Node's test runner over `files`, spec on stdout, skips recorded in `log`. */

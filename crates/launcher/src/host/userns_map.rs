@@ -24,10 +24,14 @@
 //! Every step's failure is its own error variant; the run is refused with
 //! `ERR_CORDON_IDENTITY_UNAVAILABLE` (launch.rs).
 
+use std::io::Read;
+use std::os::fd::FromRawFd;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::process::{Child, Command, Stdio};
+use std::sync::MutexGuard;
 
-use crate::host::clone_exec::{explain_lost_status, fork_lock, BlockedSignals, ChildStack};
+use crate::host::clone_exec::{
+    fork_lock, spawn_locked, BlockedSignals, ChildStack, ExecImage, Process,
+};
 use crate::host::process_identity::Identity;
 use crate::host::subordinate_ids::{NEWGIDMAP, NEWUIDMAP};
 
@@ -41,7 +45,8 @@ pub enum UsernsMapError {
     #[error("prepare the user namespace holder's stack and signal mask: {0}")]
     Stack(std::io::Error),
     #[error(
-        "the holder could not be cloned into a new user namespace (clone(CLONE_NEWUSER)): {0}"
+        "the holder could not be cloned into a new user namespace (clone(CLONE_NEWUSER)): {0}{hint}",
+        hint = quota_hint(.0)
     )]
     Unshare(std::io::Error),
     #[error("run {helper}: {source}")]
@@ -63,6 +68,17 @@ pub enum UsernsMapError {
         /// Why, when the launcher can tell ([`not_dumpable_hint`]).
         hint: &'static str,
     },
+}
+
+/// Pure: ENOSPC from a new user namespace is this uid's namespace quota,
+/// not a missing feature.
+fn quota_hint(source: &std::io::Error) -> &'static str {
+    if source.raw_os_error() == Some(libc::ENOSPC) {
+        ": this uid's user namespaces are used up (user.max_user_namespaces, counted per uid): \
+         each run holds up to three while it lives (docs/security.md, quotas)"
+    } else {
+        ""
+    }
 }
 
 /// A provider that made itself non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`,
@@ -104,11 +120,11 @@ pub fn create_mapping(uids: &[u32], gids: &[u32]) -> Result<OwnedFd, UsernsMapEr
     // the helpers' ownership check and to the open below, while a spawn's
     // child has the flag off (clone_exec.rs). No spawn runs until the
     // namespace is open.
-    let _serialised = fork_lock();
+    let serialised = fork_lock();
     let holder = Holder::start()?;
     let pid = holder.pid;
-    let uid_map = start_helper(NEWUIDMAP, map_argv(NEWUIDMAP, pid, uids));
-    let gid_map = start_helper(NEWGIDMAP, map_argv(NEWGIDMAP, pid, gids));
+    let uid_map = start_helper(NEWUIDMAP, map_argv(NEWUIDMAP, pid, uids), &serialised);
+    let gid_map = start_helper(NEWGIDMAP, map_argv(NEWGIDMAP, pid, gids), &serialised);
     // Both are waited for, whichever failed.
     let uid_map = uid_map.and_then(finish_helper);
     let gid_map = gid_map.and_then(finish_helper);
@@ -272,39 +288,103 @@ fn raw_syscall3(number: libc::c_long, a: usize, b: usize, c: usize) -> isize {
     ret
 }
 
-/// Starts a setuid map helper with an empty environment and `/` as its
-/// directory; its stderr (bounded by [`finish_helper`]) names what it
-/// refused.
+/// A started map helper: its argv for the error, the process, the read end
+/// of its stderr.
+struct Helper {
+    helper: &'static str,
+    argv: Vec<String>,
+    process: Process,
+    stderr: OwnedFd,
+}
+
+/// Starts a setuid map helper with an empty environment, `/` as its
+/// directory, stdin and stdout on `/dev/null` and its stderr (bounded by
+/// [`finish_helper`]) on a pipe: it names what it refused. Started like
+/// bwrap (clone_exec.rs: no fork of the provider), in a session of its own,
+/// so that a signal to the provider's process group (a Ctrl-C) neither
+/// reaches it nor, sent before it left the group, kills it at its exec
+/// (black-box round on the holder, F1: std's spawn did both).
 fn start_helper(
     helper: &'static str,
     argv: Vec<String>,
-) -> Result<(&'static str, Vec<String>, Child), UsernsMapError> {
-    let child = Command::new(helper)
-        .args(&argv[1..])
-        .env_clear()
-        .current_dir("/")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| UsernsMapError::HelperStart { helper, source })?;
-    Ok((helper, argv, child))
+    serialised: &MutexGuard<'static, ()>,
+) -> Result<Helper, UsernsMapError> {
+    let start_error = |source: std::io::Error| UsernsMapError::HelperStart { helper, source };
+    let image = ExecImage::new(
+        std::path::Path::new(helper),
+        &argv,
+        std::iter::empty::<&std::ffi::OsStr>(),
+    )
+    .map_err(start_error)?;
+    // Above 0–2 whatever the provider left open there, so each dup2 below
+    // makes a new, inheritable descriptor.
+    let raised = |fd: OwnedFd| -> std::io::Result<OwnedFd> {
+        let high = nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(3))?;
+        // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor this owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(high) })
+    };
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .map_err(start_error)?;
+    let null = raised(OwnedFd::from(null)).map_err(start_error)?;
+    let (stderr, stderr_w) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| start_error(e.into()))?;
+    let stderr_w = raised(stderr_w).map_err(start_error)?;
+    let (null_fd, stderr_fd) = (null.as_raw_fd(), stderr_w.as_raw_fd());
+    // SAFETY: the set-up makes direct syscalls only (dup2, setsid, chdir)
+    // on descriptor numbers and a static path, in the child that shares
+    // this memory until its exec; the caller holds fork_lock (`serialised`).
+    let process = unsafe {
+        spawn_locked(
+            &image,
+            || {
+                for (fd, slot) in [(null_fd, 0), (null_fd, 1), (stderr_fd, 2)] {
+                    if libc::dup2(fd, slot) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                if libc::syscall(libc::SYS_setsid) < 0 || libc::chdir(c"/".as_ptr()) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            },
+            serialised,
+        )
+    }
+    .map_err(start_error)?;
+    Ok(Helper {
+        helper,
+        argv,
+        process,
+        stderr,
+    })
 }
 
 /// Waits for a started helper; its failure names its argv and what it said.
-fn finish_helper(
-    (helper, argv, child): (&'static str, Vec<String>, Child),
-) -> Result<(), UsernsMapError> {
-    let out = child
-        .wait_with_output()
-        .map_err(|source| UsernsMapError::HelperStart {
-            helper,
-            source: explain_lost_status(source),
-        })?;
-    if out.status.success() {
+fn finish_helper(started: Helper) -> Result<(), UsernsMapError> {
+    let Helper {
+        helper,
+        argv,
+        mut process,
+        stderr,
+    } = started;
+    // What it wrote, kept up to the bound, the rest read and dropped: the
+    // pipe empties, so the helper can always finish.
+    let mut stderr = std::fs::File::from(stderr);
+    let mut said = Vec::new();
+    let _ = (&mut stderr)
+        .take(MAX_HELPER_MESSAGE_BYTES as u64)
+        .read_to_end(&mut said);
+    let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+    let status = process
+        .wait()
+        .map_err(|source| UsernsMapError::HelperStart { helper, source })?;
+    if status.success() {
         return Ok(());
     }
-    let message = String::from_utf8_lossy(&out.stderr);
+    let message = String::from_utf8_lossy(&said);
     let message: String = message
         .trim()
         .chars()
@@ -313,7 +393,7 @@ fn finish_helper(
     Err(UsernsMapError::HelperFailed {
         helper,
         args: argv[1..].join(" "),
-        status: out.status,
+        status,
         message,
     })
 }
@@ -456,6 +536,24 @@ mod tests {
             return;
         }
         crate::live_support::run_inner_test(NAME, INNER);
+    }
+
+    #[test]
+    fn a_spent_namespace_quota_says_so() {
+        let spent = UsernsMapError::Unshare(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        assert!(spent.to_string().contains("used up"), "{spent}");
+        let denied = UsernsMapError::Unshare(std::io::Error::from_raw_os_error(libc::EPERM));
+        assert!(!denied.to_string().contains("used up"), "{denied}");
+    }
+
+    /// A helper runs in a process group of its own, so a signal to the
+    /// provider's group (a Ctrl-C) does not reach it (black-box F1).
+    #[test]
+    fn a_helper_runs_in_a_process_group_of_its_own() {
+        let own_group = r#"read -r _ _ _ _ group _ < /proc/$$/stat; [ "$group" = "$$" ]"#;
+        let argv = vec!["/bin/sh".to_string(), "-c".into(), own_group.into()];
+        let serialised = fork_lock();
+        finish_helper(start_helper("/bin/sh", argv, &serialised).unwrap()).unwrap();
     }
 
     #[test]

@@ -19,6 +19,18 @@ pub const BWRAP_LOCATIONS: &[&str] = &["/usr/bin/bwrap", "/usr/local/bin/bwrap",
 const INSTALL_HINT: &str = "install Bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or pass options.bwrapPath";
 const USERNS_HINT: &str = "unprivileged user namespaces look disabled: enable them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, and on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)";
 
+const USERNS_QUOTA_HINT: &str = "this uid's user namespaces are used up (user.max_user_namespaces, counted per uid): each run holds up to three while it lives (docs/security.md, quotas)";
+
+/// Pure: why bwrap could not create its namespaces, from what it said: a
+/// spent namespace quota (ENOSPC) is not a disabled feature.
+fn userns_hint(stderr: &str) -> &'static str {
+    if stderr.contains("No space left on device") {
+        USERNS_QUOTA_HINT
+    } else {
+        USERNS_HINT
+    }
+}
+
 /// A bwrap binary known to work on this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Backend {
@@ -39,7 +51,10 @@ pub enum BackendError {
     },
     #[error("{path} is missing: the sandbox starts programs through it to clear bwrap's PWD (install coreutils)")]
     EnvWrapper { path: PathBuf },
-    #[error("bubblewrap at {path} cannot create the sandbox namespaces ({stderr}): {USERNS_HINT}")]
+    #[error(
+        "bubblewrap at {path} cannot create the sandbox namespaces ({stderr}): {}",
+        userns_hint(stderr)
+    )]
     Namespaces { path: PathBuf, stderr: String },
 }
 
@@ -141,7 +156,11 @@ fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendErro
 }
 
 fn as_identity(cmd: &mut Command, identity: Option<Identity>) -> &mut Command {
-    cmd.env_clear().stdin(Stdio::null());
+    // A process group of its own, as bwrap's runs have (child_fds.rs): a
+    // Ctrl-C at the provider's group during a first launch would otherwise
+    // kill the probe and be reported as namespaces that look disabled
+    // (black-box round on the holder, F1).
+    cmd.env_clear().stdin(Stdio::null()).process_group(0);
     if let Some(id) = identity {
         // std drops supplementary groups (setgroups(0)) before setuid when root.
         cmd.uid(id.uid).gid(id.gid);
@@ -153,6 +172,16 @@ fn as_identity(cmd: &mut Command, identity: Option<Identity>) -> &mut Command {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spent_namespace_quota_is_not_reported_as_disabled_namespaces() {
+        let spent = "bwrap: Creating new namespace failed: No space left on device";
+        assert!(userns_hint(spent).contains("used up"));
+        assert!(
+            userns_hint("bwrap: Creating new namespace failed: Operation not permitted")
+                .contains("look disabled")
+        );
+    }
 
     /// A provider that discards its children's statuses learns why the probe
     /// failed, not only "No child processes" (noticed beside the black-box
