@@ -178,3 +178,20 @@ test('a signal to the provider\'s process group reaches the provider alone, not 
   assert.equal(code, 0);
   assert.deepEqual(result, { code: 0, out: 'after the signals\ndone\n' });
 });
+
+// Black-box round on the holder, F3: a provider whose own hard RLIMIT_NPROC
+// is below the sandbox's planned one could run nothing, and the error said
+// "exec /usr/bin/bwrap: Operation not permitted". It names the limit now.
+test('a provider whose hard limit is below the sandbox\'s is told which limit, and its own value', () => {
+  const root = path.join(__dirname, '..');
+  const script = `
+    const { spawnIsolated, readOnly } = require(${JSON.stringify(root)});
+    spawnIsolated(['/bin/true'], { policy: readOnly() }).wait()
+      .then((r) => console.log(JSON.stringify({ returncode: r.returncode })), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })));`;
+  const run = require('node:child_process').spawnSync('/usr/bin/prlimit', ['--nproc=300:300', '--', process.execPath, '-e', script], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const result = JSON.parse(run.stdout.trim().split('\n').pop());
+  assert.equal(result.code, 'ERR_CORDON_SPAWN_FAILED', run.stdout);
+  assert.match(result.message, /RLIMIT_NPROC/);
+  assert.match(result.message, /hard limit is 300/);
+});

@@ -202,6 +202,14 @@ pub fn apply(plan: &RlimitPlan) -> io::Result<()> {
 /// (`child_fds`), which applies the plan's `RlimitSetting`s by number.
 /// Async-signal-safe: a lookup in a fixed array and `nix`'s direct
 /// `setrlimit` wrapper; an unknown number is EINVAL.
+/// Thin: this process's hard limit of `resource` (raw), if readable.
+pub fn current_hard(resource: i32) -> Option<u64> {
+    let resource = Resource::from_raw_i32(resource)?;
+    nix::sys::resource::getrlimit(resource.nix())
+        .ok()
+        .map(|(_, hard)| hard)
+}
+
 pub fn set_limit(resource: i32, soft: u64, hard: u64) -> io::Result<()> {
     let resource =
         Resource::from_raw_i32(resource).ok_or(io::Error::from_raw_os_error(libc::EINVAL))?;

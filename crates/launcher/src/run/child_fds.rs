@@ -3,6 +3,7 @@
 //! no allocation, no locks, no logging. Everything is prepared before fork.
 
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::plan::rlimits::set_limit;
 use crate::plan::RlimitSetting;
@@ -23,11 +24,14 @@ pub struct FdInstall {
 
 /// Runs in the child: install every slot (dup2 clears close-on-exec), mark
 /// every descriptor above the highest slot close-on-exec, apply rlimits.
-/// Async-signal-safe: only dup2/close_range/fcntl/setrlimit.
+/// The index of an rlimit that could not be set goes to `failed_limit`
+/// (the child shares the provider's memory), so the error can name it.
+/// Async-signal-safe: only dup2/close_range/fcntl/setrlimit, an atomic store.
 pub fn install_in_child(
     installs: &[FdInstall],
     max_slot: RawFd,
     rlimits: &[RlimitSetting],
+    failed_limit: &AtomicUsize,
 ) -> std::io::Result<()> {
     for install in installs {
         // SAFETY: between fork and exec (async-signal-safe, no allocation).
@@ -40,8 +44,11 @@ pub fn install_in_child(
         }
     }
     mark_rest_cloexec(max_slot + 1);
-    for limit in rlimits {
-        set_limit(limit.resource, limit.soft, limit.hard)?;
+    for (at, limit) in rlimits.iter().enumerate() {
+        if let Err(error) = set_limit(limit.resource, limit.soft, limit.hard) {
+            failed_limit.store(at, Ordering::SeqCst);
+            return Err(error);
+        }
     }
     Ok(())
 }

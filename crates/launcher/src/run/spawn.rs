@@ -91,6 +91,15 @@ pub enum SpawnError {
         path: String,
         source: std::io::Error,
     },
+    #[error("cannot set RLIMIT_{name} to {soft}/{hard} for the sandbox: {source}{hint}")]
+    Rlimit {
+        name: &'static str,
+        soft: u64,
+        hard: u64,
+        source: std::io::Error,
+        /// Why, when the provider's own hard limit is lower ([`rlimit_hint`]).
+        hint: String,
+    },
     #[error("exec {path}: {source}")]
     Exec {
         path: String,
@@ -173,6 +182,7 @@ pub fn spawn(
     // Which join failed, written by the child (it shares this memory).
     let failed_join = AtomicUsize::new(usize::MAX);
     let oom_failed = AtomicBool::new(false);
+    let failed_limit = AtomicUsize::new(usize::MAX);
     // std's Command dropped supplementary groups only as root.
     let drop_groups = nix::unistd::geteuid().is_root();
     // SAFETY: the closure runs in the cloned child, which shares the
@@ -208,12 +218,21 @@ pub fn spawn(
             }
             leave_provider_session()?;
             die_with_parent(parent)?;
-            install_in_child(&installs, max_slot, &rlimits)
+            install_in_child(&installs, max_slot, &rlimits, &failed_limit)
         })
     }
     .map_err(|source| {
         if oom_failed.load(Ordering::SeqCst) {
             return SpawnError::OomScore(source);
+        }
+        if let Some(limit) = rlimits.get(failed_limit.load(Ordering::SeqCst)) {
+            return SpawnError::Rlimit {
+                name: limit.name,
+                soft: limit.soft,
+                hard: limit.hard,
+                hint: rlimit_hint(limit),
+                source,
+            };
         }
         match cgroup_joins.get(failed_join.load(Ordering::SeqCst)) {
             Some((path, _)) => SpawnError::JoinCgroup {
@@ -326,6 +345,21 @@ pub(crate) fn join_cgroup(tasks: RawFd) -> std::io::Result<()> {
     match unsafe { libc::write(tasks, b"0".as_ptr().cast(), 1) } {
         1 => Ok(()),
         _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// Why an rlimit could not be set, when the reason is the provider's own
+/// hard limit: bwrap's child, no longer privileged, cannot raise it (black-box
+/// round on the holder, F3: a provider with `ulimit -Hu 575` could run
+/// nothing, and the error blamed the exec).
+fn rlimit_hint(limit: &crate::plan::RlimitSetting) -> String {
+    match crate::plan::rlimits::current_hard(limit.resource) {
+        Some(hard) if hard < limit.hard => format!(
+            " (this process's hard limit is {hard}: raise it for the provider, e.g. \
+             `ulimit -H` or systemd's Limit{name}=)",
+            name = limit.name
+        ),
+        _ => String::new(),
     }
 }
 
