@@ -281,6 +281,23 @@ pub(crate) fn explain_lost_status(error: io::Error) -> io::Error {
     error
 }
 
+/// Runs in the child: a session and process group of its own, so a signal
+/// to the provider's process group (a Ctrl-C in its terminal, `kill --
+/// -<pgid>`) reaches the provider alone, which decides what its runs get
+/// (its stop ladder), instead of killing bwrap and the sandbox under it
+/// (black-box round on the start, F6); bwrap's child and the map helpers
+/// (userns_map.rs) call it. The sandbox still ends with the provider
+/// (run/child_fds.rs `die_with_parent`). The pair maker and the session holders
+/// leave the group the same way. A direct syscall: the child shares the
+/// provider's memory (module doc).
+pub fn leave_provider_session() -> std::io::Result<()> {
+    // SAFETY: setsid takes no argument and changes only this process.
+    if unsafe { libc::syscall(libc::SYS_setsid) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Whether this process has the kernel discard its children's exit
 /// statuses (SIGCHLD ignored, or SA_NOCLDWAIT).
 fn sigchld_discarded() -> bool {

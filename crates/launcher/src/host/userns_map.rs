@@ -30,7 +30,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::MutexGuard;
 
 use crate::host::clone_exec::{
-    fork_lock, spawn_locked, BlockedSignals, ChildStack, ExecImage, Process,
+    fork_lock, leave_provider_session, spawn_locked, BlockedSignals, ChildStack, ExecImage, Process,
 };
 use crate::host::process_identity::Identity;
 use crate::host::subordinate_ids::{NEWGIDMAP, NEWUIDMAP};
@@ -345,7 +345,8 @@ fn start_helper(
                         return Err(std::io::Error::last_os_error());
                     }
                 }
-                if libc::syscall(libc::SYS_setsid) < 0 || libc::chdir(c"/".as_ptr()) < 0 {
+                leave_provider_session()?;
+                if libc::chdir(c"/".as_ptr()) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())

@@ -198,10 +198,6 @@ pub fn apply(plan: &RlimitPlan) -> io::Result<()> {
     Ok(())
 }
 
-/// The one `setrlimit(2)` call, shared by `apply` and the spawn's pre_exec
-/// (`child_fds`), which applies the plan's `RlimitSetting`s by number.
-/// Async-signal-safe: a lookup in a fixed array and `nix`'s direct
-/// `setrlimit` wrapper; an unknown number is EINVAL.
 /// Thin: this process's hard limit of `resource` (raw), if readable.
 pub fn current_hard(resource: i32) -> Option<u64> {
     let resource = Resource::from_raw_i32(resource)?;
@@ -210,6 +206,10 @@ pub fn current_hard(resource: i32) -> Option<u64> {
         .map(|(_, hard)| hard)
 }
 
+/// The one `setrlimit(2)` call, shared by `apply` and the spawn's pre_exec
+/// (`child_fds`), which applies the plan's `RlimitSetting`s by number.
+/// Async-signal-safe: a lookup in a fixed array and `nix`'s direct
+/// `setrlimit` wrapper; an unknown number is EINVAL.
 pub fn set_limit(resource: i32, soft: u64, hard: u64) -> io::Result<()> {
     let resource =
         Resource::from_raw_i32(resource).ok_or(io::Error::from_raw_os_error(libc::EINVAL))?;

@@ -67,22 +67,6 @@ pub fn die_with_parent(parent: libc::pid_t) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Runs in the child: a session and process group of its own, so a signal
-/// to the provider's process group (a Ctrl-C in its terminal, `kill --
-/// -<pgid>`) reaches the provider alone, which decides what its runs get
-/// (its stop ladder), instead of killing bwrap and the sandbox under it
-/// (black-box round on the start, F6). The sandbox still ends with the
-/// provider ([`die_with_parent`]). The pair maker and the session holders
-/// leave the group the same way. A direct syscall: the child shares the
-/// provider's memory (clone_exec.rs).
-pub fn leave_provider_session() -> std::io::Result<()> {
-    // SAFETY: setsid takes no argument and changes only this process.
-    if unsafe { libc::syscall(libc::SYS_setsid) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// CLOEXEC rather than close: std's exec-error pipe must stay usable until
 /// exec (it is already close-on-exec), and everything else vanishes at exec.
 fn mark_rest_cloexec(first: RawFd) {

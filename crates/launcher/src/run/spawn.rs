@@ -19,9 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::host::clone_exec::{self, ExecImage, Process};
 use crate::plan::bwrap_argv::{BwrapArgs, NulInOption};
 use crate::plan::{Plan, INFO_FD, PROTOCOL_FD};
-use crate::run::child_fds::{
-    die_with_parent, install_in_child, leave_provider_session, FdInstall, SOURCE_FD_FLOOR,
-};
+use crate::run::child_fds::{die_with_parent, install_in_child, FdInstall, SOURCE_FD_FLOOR};
 
 /// A started bwrap and the host ends of its channels.
 #[derive(Debug)]
@@ -216,7 +214,7 @@ pub fn spawn(
                 (None, Some(identity)) => clone_exec::assume_identity(identity, drop_groups)?,
                 (None, None) => {}
             }
-            leave_provider_session()?;
+            clone_exec::leave_provider_session()?;
             die_with_parent(parent)?;
             install_in_child(&installs, max_slot, &rlimits, &failed_limit)
         })
