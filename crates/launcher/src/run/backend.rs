@@ -116,12 +116,13 @@ fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendErro
             path: env.to_path_buf(),
         });
     }
-    let version_out = as_identity(Command::new(path).arg("--version"), identity)
-        .output()
-        .map_err(|source| BackendError::Version {
-            path: path.to_path_buf(),
-            source: explain_lost_status(source),
-        })?;
+    let version_out =
+        output_unsignalled(as_identity(Command::new(path).arg("--version"), identity)).map_err(
+            |source| BackendError::Version {
+                path: path.to_path_buf(),
+                source: explain_lost_status(source),
+            },
+        )?;
     let version = String::from_utf8_lossy(&version_out.stdout)
         .trim()
         .trim_start_matches("bubblewrap ")
@@ -137,12 +138,12 @@ fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendErro
         "--",
     ]);
     sandbox.arg(path).arg("--version");
-    let out = as_identity(&mut sandbox, identity)
-        .output()
-        .map_err(|source| BackendError::Version {
+    let out = output_unsignalled(as_identity(&mut sandbox, identity)).map_err(|source| {
+        BackendError::Version {
             path: path.to_path_buf(),
             source: explain_lost_status(source),
-        })?;
+        }
+    })?;
     if !out.status.success() {
         return Err(BackendError::Namespaces {
             path: path.to_path_buf(),
@@ -155,11 +156,32 @@ fn probe(path: &Path, identity: Option<Identity>) -> Result<Backend, BackendErro
     })
 }
 
+/// Attempts at a probe step whose process a signal ended.
+const PROBE_ATTEMPTS: usize = 3;
+
+/// Runs a probe step again when a signal ended it: a signal to the
+/// provider's process group in the microseconds before std's spawn moved
+/// the child to its own group waits for it there, and ends it at its exec
+/// (the probe then read an empty version, "too old"). Neither probe step
+/// ends by a signal of its own.
+fn output_unsignalled(cmd: &mut Command) -> std::io::Result<std::process::Output> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut attempt = 1;
+    loop {
+        let out = cmd.output()?;
+        if out.status.signal().is_none() || attempt == PROBE_ATTEMPTS {
+            return Ok(out);
+        }
+        attempt += 1;
+    }
+}
+
 fn as_identity(cmd: &mut Command, identity: Option<Identity>) -> &mut Command {
-    // A process group of its own, as bwrap's runs have (child_fds.rs): a
+    // A process group of its own, as bwrap's runs have (clone_exec.rs): a
     // Ctrl-C at the provider's group during a first launch would otherwise
     // kill the probe and be reported as namespaces that look disabled
-    // (black-box round on the holder, F1).
+    // (black-box round on the holder, F1). One sent before the child left
+    // the group: [`output_unsignalled`].
     cmd.env_clear().stdin(Stdio::null()).process_group(0);
     if let Some(id) = identity {
         // std drops supplementary groups (setgroups(0)) before setuid when root.
