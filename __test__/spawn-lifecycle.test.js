@@ -77,6 +77,33 @@ test('stop() before exit and after exit both resolve; after exit nothing is reco
   assert.equal(stopped.receipt.stop.containmentConfirmed, true);
 });
 
+test('a stop() in the tick that spawned the run kills bwrap before its release: the program never starts', async () => {
+  // The release (bwrap given its options) runs on a launcher thread while this thread returns
+  // from spawnIsolated, so a same-tick stop() usually comes first, not always (the first spawn's
+  // cold JavaScript is slower): of several runs, at least one must not have started, and every
+  // run that did not start must say so truthfully. Before the change every run started.
+  await runToEnd(spawnIsolated(['/bin/true'], { policy: readOnly() }));
+  let neverStarted = 0;
+  for (let i = 0; i < 6; i++) {
+    // SIGTERM ignored: a program that started says so and runs its whole 0.2 s.
+    const execution = spawnIsolated(['/bin/sh', '-c', "trap '' TERM; echo started >&2; sleep 0.2"], { policy: readOnly() });
+    execution.stop();
+    const { result, stderr } = await runToEnd(execution);
+    const { stop, outcome, confinement } = result.receipt;
+    assert.equal(stop.reason, 'stop');
+    assert.equal(stop.containmentConfirmed, true);
+    if (confinement.observed !== null) continue; // the release came first: the ladder ran
+    neverStarted += 1;
+    assert.equal(stderr, '', 'a program that was never released wrote nothing');
+    assert.deepEqual(outcome, { status: 'signaled', exitCode: null, signal: 'SIGKILL' });
+    assert.equal(result.signal, 'SIGKILL');
+    assert.equal(stop.gracefulStopAttempted, false);
+    assert.equal(stop.forcedStopAttempted, true);
+    assert.equal(confinement.cgroupOutcome?.killedByCgroup ?? false, false);
+  }
+  assert.ok(neverStarted >= 1, 'every same-tick stop() let the program start');
+});
+
 test('deadlineMs runs the ladder and the receipt says why', async () => {
   // The deadline runs from bwrap's start: it must leave the fixture time to trap SIGTERM
   // and say ready on a loaded machine, or the ladder never needs its forced step.

@@ -71,6 +71,9 @@ pub struct StopRecord {
     pub reason: Option<StopReason>,
     pub graceful_attempted: bool,
     pub forced_attempted: bool,
+    /// The stop came before the sandbox's release: bwrap, still waiting
+    /// for its options, was killed and nothing of the sandbox existed.
+    pub before_release: bool,
 }
 
 /// Shared between the supervision (which reaps) and the ladder (which
@@ -178,6 +181,24 @@ impl Supervision {
             s.init = None;
             s.cgroup = None;
         });
+    }
+
+    /// Right before the sandbox is released (bwrap given its options):
+    /// `false` if a stop was already requested. The caller then kills bwrap
+    /// instead, so a `stop()` that returned before the release means the
+    /// program never ran (recorded as the forced rung, bwrap's SIGKILL, and
+    /// as `before_release`). A stop requested after this call climbs the
+    /// ladder as usual.
+    pub fn begin_release(&self) -> bool {
+        let Ok(mut s) = self.state.lock() else {
+            return false;
+        };
+        if s.record.reason.is_none() {
+            return true;
+        }
+        s.record.forced_attempted = true;
+        s.record.before_release = true;
+        false
     }
 
     pub fn record(&self) -> StopRecord {

@@ -83,6 +83,34 @@ fn a_deadline_that_passes_during_set_up_is_a_stopped_run_not_a_failed_launch() {
     assert_ne!(receipt["outcome"]["status"], "spawn-failed", "{receipt}");
 }
 
+#[test]
+fn a_stop_requested_before_the_release_kills_bwrap_and_the_program_never_runs() {
+    if !bwrap_present("supervisor::live_tests") {
+        return;
+    }
+    // SIGTERM ignored, so a program that did start would run its whole
+    // 0.3 s and exit 0 (the graceful rung cannot end it).
+    let mut options = options(None);
+    options["command"] = json!(["/bin/sh", "-c", "trap '' TERM; sleep 0.3"]);
+    options["invocationId"] = json!(format!("{}-1", super::TEST_STOP_BEFORE_RELEASE));
+    let done = run(options).expect("a stop before the start is not a launch failure");
+    let receipt = &done.receipt;
+    assert_eq!(receipt["stop"]["reason"], "stop", "{receipt}");
+    assert_eq!(receipt["stop"]["gracefulStopAttempted"], false, "{receipt}");
+    assert_eq!(receipt["stop"]["forcedStopAttempted"], true, "{receipt}");
+    assert_eq!(receipt["stop"]["containmentConfirmed"], true, "{receipt}");
+    assert_eq!(receipt["outcome"]["signal"], "SIGKILL", "{receipt}");
+    assert_eq!(done.returncode, None, "{done:?}");
+    // Nothing of the sandbox existed, so nothing was observed or killed
+    // through the cgroup.
+    assert_eq!(receipt["confinement"]["observed"], Value::Null, "{receipt}");
+    let cgroup = &receipt["confinement"]["cgroupOutcome"];
+    assert!(
+        cgroup.is_null() || cgroup["killedByCgroup"] == false,
+        "{receipt}"
+    );
+}
+
 /// Pids of live (not zombie) processes whose argv is exactly `argv`.
 fn live_pids_running(argv: &[&str]) -> Vec<u32> {
     let wanted: Vec<u8> = argv

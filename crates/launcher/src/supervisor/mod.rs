@@ -338,9 +338,11 @@ impl Run {
             mut info,
             options,
         } = spawned;
+        stop_for_tests(control, &self.p.invocation_id);
         let release = teardown::release_bwrap(
             self.p.cgroup.as_deref(),
             self.p.claim_recheck.as_ref(),
+            &control.supervision,
             &mut child,
             options,
             &self.p.invocation_id,
@@ -506,7 +508,9 @@ impl Run {
     /// Receipt → read back → detach the control root → `Finished` → remove it.
     fn finish(mut self, mut facts: RunFacts, status: Option<ExitStatus>, error: Option<RunError>) {
         let p = &mut self.p;
-        let cgroup = teardown::cgroup_outcome(p.cgroup.as_deref(), facts.stop.forced_attempted);
+        // bwrap killed before its release was not killed through the cgroup.
+        let through_cgroup = facts.stop.forced_attempted && !facts.stop.before_release;
+        let cgroup = teardown::cgroup_outcome(p.cgroup.as_deref(), through_cgroup);
         // The uid is free for another run once the tree is settled (killed and
         // confirmed empty wherever the host can confirm it).
         drop(p.uid_lease.take());
@@ -559,6 +563,22 @@ fn panic_for_tests(invocation_id: &str) {
 
 #[cfg(not(test))]
 fn panic_for_tests(_: &str) {}
+
+/// Runs whose invocation id starts with this are stopped (as by `stop()`)
+/// right before their release (unit tests only), so the stop-before-start
+/// path runs without a race against the caller's thread.
+#[cfg(test)]
+pub const TEST_STOP_BEFORE_RELEASE: &str = "test-stop-before-release";
+
+#[cfg(test)]
+fn stop_for_tests(control: &Control, invocation_id: &str) {
+    if invocation_id.starts_with(TEST_STOP_BEFORE_RELEASE) {
+        control.stop(StopReason::Requested);
+    }
+}
+
+#[cfg(not(test))]
+fn stop_for_tests(_: &Control, _: &str) {}
 
 /// The names of the threads bwrap was forked on (unit tests only).
 #[cfg(test)]

@@ -17,6 +17,7 @@ use crate::plan::cgroup::ExecutionCgroup;
 use crate::plan::confinement::CgroupOutcome;
 use crate::run::execution::Control;
 use crate::run::spawn::OptionsFeed;
+use crate::run::stop_ladder::Supervision;
 
 /// bwrap is blocked reading its options (`--args` is a socket): on v2, join
 /// it to the run's cgroup first, so it is inside before it forks anything,
@@ -25,15 +26,18 @@ use crate::run::spawn::OptionsFeed;
 /// docs/performance.md); here that wait overlaps bwrap's exec and the
 /// caller's thread, which already has the pid, instead of blocking both.
 /// On failure bwrap is killed (it is still waiting: nothing of the sandbox
-/// exists yet) and the error explains the failed run. A stop during the
-/// join kills bwrap: the send then fails with EPIPE and the stop explains
-/// the outcome. A run on a caller's workspace whose owner uid a session
-/// claimed meanwhile is refused here, bwrap killed before anything of the
-/// sandbox ran (session_owner_claims.rs: bwrap already exists as the uid,
-/// so a later claim's own check sees it).
+/// exists yet) and the error explains the failed run. A run on a caller's
+/// workspace whose owner uid a session claimed meanwhile is refused here,
+/// bwrap killed before anything of the sandbox ran (session_owner_claims.rs:
+/// bwrap already exists as the uid, so a later claim's own check sees it).
+/// A stop requested before the release (a `stop()` in the tick that spawned
+/// the run, a deadline or a remote client's disconnect that came first, a
+/// stop during the v2 join) kills bwrap instead: the program never starts,
+/// and the stop explains the outcome.
 pub fn release_bwrap(
     cgroup: Option<&ExecutionCgroup>,
     claim_recheck: Option<&ClaimRecheck>,
+    supervision: &Supervision,
     child: &mut Process,
     options: OptionsFeed,
     invocation_id: &str,
@@ -52,14 +56,13 @@ pub fn release_bwrap(
             }
         });
     let released = match ready {
+        Ok(()) if !supervision.begin_release() => {
+            kill_unreleased(child, options);
+            Ok(())
+        }
         Ok(()) => options.send().map_err(RunError::SendOptions),
         Err(e) => {
-            // Killed before the options' socket closes: bwrap reads an
-            // empty option list at EOF and would go on without any of
-            // them (no namespaces but its own, no binds, no seccomp)
-            // until the kill landed.
-            let _ = child.kill();
-            drop(options);
+            kill_unreleased(child, options);
             Err(e)
         }
     };
@@ -68,6 +71,15 @@ pub fn release_bwrap(
         let _ = child.kill();
     }
     released
+}
+
+/// bwrap, still waiting for its options, is killed before the options'
+/// socket closes: at EOF bwrap would read an empty option list and go on
+/// without any of them (no namespaces but its own, no binds, no seccomp)
+/// until the kill landed.
+fn kill_unreleased(child: &mut Process, options: OptionsFeed) {
+    let _ = child.kill();
+    drop(options);
 }
 
 /// How long the end of a run waits for the namespace to empty: the stop
@@ -80,12 +92,17 @@ pub fn containment_wait(force_ms: u64) -> Duration {
 /// reported (a program that rewrote the init through `/proc/1/mem` can fake
 /// its exit to bwrap and clear the init's parent-death signal), and confirm
 /// it empty by the init's pidfd. Without an init (set-up failed before bwrap
-/// reported one) only a normal bwrap exit counts as contained.
+/// reported one) only a normal bwrap exit counts as contained, or a bwrap
+/// killed before its release: it was still reading its options, before any
+/// namespace or process of the sandbox existed, and it is reaped.
 pub fn confirm_containment(control: &Control, status: &std::io::Result<ExitStatus>) -> bool {
     let wait = containment_wait(control.stop_timings.force_ms);
     match control.supervision.kill_namespace(wait) {
         Some(emptied) => emptied,
-        None => status.as_ref().is_ok_and(|s| s.code().is_some()),
+        None => {
+            control.supervision.record().before_release
+                || status.as_ref().is_ok_and(|s| s.code().is_some())
+        }
     }
 }
 
