@@ -35,6 +35,11 @@ pub const STAGING_DIR: &str = "exec";
 /// Staged copies unused for this long are pruned: each is a whole copy of
 /// an executable (in memory when the base is a tmpfs).
 pub const STAGED_TTL: Duration = Duration::from_secs(24 * 3600);
+/// A temp file being copied is written every chunk, so its mtime moves
+/// while its copy runs: one left unwritten this long belongs to a provider
+/// killed mid-copy (or a copy stalled past any use) and is pruned without
+/// waiting for [`STAGED_TTL`] (on a tmpfs base it holds memory till then).
+pub const STAGING_TEMP_TTL: Duration = Duration::from_secs(10 * 60);
 /// Read size while hashing/copying (bytes).
 const COPY_CHUNK_BYTES: usize = 256 * 1024;
 /// A file changed less than this long before it was hashed is hashed again
@@ -154,21 +159,30 @@ fn mark_used(path: &Path) {
     }
 }
 
-/// Removes staged copies (and abandoned temp files) not used for
-/// [`STAGED_TTL`]; returns how many. Runs with the stale-root sweep.
+/// Removes staged copies not used for [`STAGED_TTL`] and temp files not
+/// written for [`STAGING_TEMP_TTL`]; returns how many. Runs with the
+/// stale-root sweep.
 pub fn prune_staged(base: &Path) -> usize {
     let Ok(entries) = fs::read_dir(base.join(STAGING_DIR)) else {
         return 0;
     };
-    let expired = |meta: &fs::Metadata| {
+    let expired = |entry: &fs::DirEntry, meta: &fs::Metadata| {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        // open_staging_temp's names; a published copy is named by its hash.
+        let ttl = if name.starts_with('.') && name.ends_with(".tmp") {
+            STAGING_TEMP_TTL
+        } else {
+            STAGED_TTL
+        };
         meta.modified()
             .ok()
             .and_then(|t| SystemTime::now().duration_since(t).ok())
-            .is_some_and(|age| age > STAGED_TTL)
+            .is_some_and(|age| age > ttl)
     };
     entries
         .flatten()
-        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && expired(&m)))
+        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && expired(e, &m)))
         .filter(|e| fs::remove_file(e.path()).is_ok())
         .count()
 }
@@ -379,7 +393,7 @@ mod tests {
         let old = prepare(&old_exe, Some(&dir)).unwrap().bind_source;
         let kept = prepare(&kept_exe, Some(&dir)).unwrap().bind_source;
         // An abandoned temp file (a provider killed mid-copy) ages the same way.
-        let abandoned = dir.join(STAGING_DIR).join(".tmp-abandoned");
+        let abandoned = dir.join(STAGING_DIR).join(".abandoned.tmp");
         fs::write(&abandoned, b"partial").unwrap();
         let expired = SystemTime::now() - STAGED_TTL - Duration::from_secs(60);
         for path in [&old, &abandoned] {
@@ -389,6 +403,34 @@ mod tests {
         assert!(!old.exists() && !abandoned.exists());
         assert!(kept.exists(), "a copy used within the TTL stays");
         assert_eq!(prune_staged(&dir), 0, "nothing left to prune");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_temp_file_unwritten_for_minutes_is_pruned_long_before_a_copy_would_be() {
+        let dir = scratch();
+        let private = dir.join("private");
+        fs::DirBuilder::new().mode(0o700).create(&private).unwrap();
+        let exe = private.join("exe");
+        fs::write(&exe, b"#!/bin/sh\nexit 3\n").unwrap();
+        let published = prepare(&exe, Some(&dir)).unwrap().bind_source;
+        // Named as open_staging_temp names them: one left by a killed
+        // provider, one still being written.
+        let staging = dir.join(STAGING_DIR);
+        let (abandoned, copying) = (staging.join(".a1b2c3.tmp"), staging.join(".d4e5f6.tmp"));
+        fs::write(&abandoned, b"partial").unwrap();
+        fs::write(&copying, b"partial").unwrap();
+        let minutes_ago = SystemTime::now() - STAGING_TEMP_TTL - Duration::from_secs(60);
+        for path in [&published, &abandoned] {
+            fs::File::open(path)
+                .unwrap()
+                .set_modified(minutes_ago)
+                .unwrap();
+        }
+        assert_eq!(prune_staged(&dir), 1, "only the abandoned temp file");
+        assert!(!abandoned.exists());
+        assert!(copying.exists(), "a temp file written just now is kept");
+        assert!(published.exists(), "a published copy keeps its day");
         fs::remove_dir_all(dir).unwrap();
     }
 }
