@@ -10,7 +10,12 @@
 const { execFile, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
-const { spawnIsolated, readOnly } = require('..');
+// This checkout's cordon, loaded on first use: bench/compare.js's workers
+// measure another build through compareSamples and must not also load this
+// one's addon (a second addon in the process costs its own CPU per run).
+const own = () => require('..');
+const spawnIsolated = (...args) => own().spawnIsolated(...args);
+const readOnly = (...args) => own().readOnly(...args);
 const { sectionRows, nowMs } = require('./stats');
 
 const PYTHON = '/usr/bin/python3';
