@@ -5,10 +5,6 @@
 // createCodeMode (so a bad schema is refused there); the validator workers
 // compile the same schema with the same options (validator-worker.js).
 
-const Ajv07 = require('ajv').default;
-const Ajv2019 = require('ajv/dist/2019').default;
-const Ajv2020 = require('ajv/dist/2020').default;
-const addFormats = require('ajv-formats');
 
 /** `$schema` URIs (compared without a trailing '#' and scheme-insensitively) → draft name. */
 const DRAFT_URIS = Object.freeze({
@@ -18,7 +14,12 @@ const DRAFT_URIS = Object.freeze({
 });
 /** A schema without `$schema` is read as draft-07, as before 2020-12 support (the AI SDK emits draft-07). */
 const DEFAULT_DRAFT = 'draft-07';
-const AJV_CLASSES = Object.freeze({ 'draft-07': Ajv07, '2019-09': Ajv2019, '2020-12': Ajv2020 });
+/**
+ * Ajv's module per draft, required at the first compile of that draft, not with cordon: Ajv is
+ * ~100 modules and 35–50 ms to load here, which a provider that never compiles a tool schema
+ * (spawnIsolated alone, sessions) should not pay at `require('cordon')`.
+ */
+const AJV_MODULES = Object.freeze({ 'draft-07': 'ajv', '2019-09': 'ajv/dist/2019', '2020-12': 'ajv/dist/2020' });
 /** Annotation keywords outside the JSON Schema vocabularies that strict mode still accepts. */
 const EXTENSION_KEYWORD = /^x-/;
 
@@ -48,7 +49,8 @@ function draftOf(schema) {
  *   refused instead of silently validating nothing); `x-…` keywords are annotations either way
  */
 function createAjv(draft, { strict }) {
-  const ajv = new AJV_CLASSES[draft]({
+  const Ajv = require(AJV_MODULES[draft]).default;
+  const ajv = new Ajv({
     strict: false,
     strictSchema: strict,
     allErrors: false, // first failure ends the check: less work on hostile input
@@ -56,7 +58,7 @@ function createAjv(draft, { strict }) {
     allowUnionTypes: true,
     logger: false,
   });
-  addFormats(ajv);
+  require('ajv-formats')(ajv);
   return ajv;
 }
 
