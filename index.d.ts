@@ -197,7 +197,7 @@ export interface Receipt {
   };
   stop: {
     requested: boolean;
-    reason: 'stop' | 'deadline' | 'signal' | 'confinement-mismatch' | 'disconnect' | null;
+    reason: 'stop' | 'deadline' | 'signal' | 'confinement-mismatch' | 'disconnect' | 'supervision-failed' | null;
     gracefulStopAttempted: boolean;
     forcedStopAttempted: boolean;
     containmentConfirmed: boolean;

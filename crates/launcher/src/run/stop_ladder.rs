@@ -51,6 +51,10 @@ pub enum StopReason {
     /// The remote client of `cordon host` went away, broke the protocol
     /// or stopped answering pings (docs/remote.md).
     Disconnect,
+    /// The launcher could not supervise the run (its stream pumps could
+    /// not start: the provider out of threads) and took it down; the run
+    /// fails with that error.
+    SupervisionFailed,
 }
 
 impl StopReason {
@@ -61,6 +65,7 @@ impl StopReason {
             StopReason::Signal => "signal",
             StopReason::ConfinementMismatch => "confinement-mismatch",
             StopReason::Disconnect => "disconnect",
+            StopReason::SupervisionFailed => "supervision-failed",
         }
     }
 }

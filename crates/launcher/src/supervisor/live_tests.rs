@@ -111,6 +111,43 @@ fn a_stop_requested_before_the_release_kills_bwrap_and_the_program_never_runs() 
     );
 }
 
+#[test]
+fn a_run_whose_pumps_cannot_start_fails_with_that_error_and_says_why_it_was_stopped() {
+    if !bwrap_present("supervisor::live_tests") {
+        return;
+    }
+    // SIGTERM ignored and a 20 s grace: only a stop with no grace ends the
+    // sandbox within the 10 s asserted below.
+    let mut options = options(None);
+    options["command"] = json!(["/bin/sh", "-c", "trap '' TERM; sleep 30"]);
+    options["stop"] = json!({"graceMs": 20000, "forceMs": 1000});
+    options["invocationId"] = json!(format!("{}-1", super::TEST_PUMPS_FAIL));
+    let started = std::time::Instant::now();
+    let failed = run(options).expect_err("a run that could not be supervised is not a success");
+    assert_eq!(
+        failed.code.as_str(),
+        "ERR_CORDON_SPAWN_FAILED",
+        "{failed:?}"
+    );
+    assert!(
+        failed.message.contains("cannot start the stream pumps"),
+        "{failed:?}"
+    );
+    let receipt = failed.receipt.expect("the receipt is written");
+    assert_eq!(receipt["stop"]["reason"], "supervision-failed", "{receipt}");
+    assert_eq!(receipt["stop"]["forcedStopAttempted"], true, "{receipt}");
+    assert_eq!(receipt["stop"]["containmentConfirmed"], true, "{receipt}");
+    assert_eq!(receipt["outcome"]["status"], "spawn-failed", "{receipt}");
+    assert_eq!(
+        receipt["confinement"]["observed"]["status"], "observed",
+        "{receipt}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "not stopped at once"
+    );
+}
+
 /// Pids of live (not zombie) processes whose argv is exactly `argv`.
 fn live_pids_running(argv: &[&str]) -> Vec<u32> {
     let wanted: Vec<u8> = argv

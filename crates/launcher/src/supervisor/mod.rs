@@ -214,6 +214,9 @@ struct Started {
     init_pid: Option<i32>,
     /// Why the sandbox could not be set up, if the launcher knows.
     setup_error: Option<RunError>,
+    /// Why the launcher could not supervise the sandbox it set up: the
+    /// run's error, whatever its exit.
+    supervision_error: Option<RunError>,
     observation: Option<RunObservation>,
     channel_namespace: cordon_passed_fds::ChannelNamespace,
 }
@@ -357,11 +360,7 @@ impl Run {
             tap.clone(),
             self.owner.clone().filter(|_| protocol_refuses_descriptors),
         );
-        if pump_error.is_some() {
-            // Without a pump the streams could never end: take the sandbox down.
-            control.stop(StopReason::Requested);
-            setup_error = setup_error.or(pump_error);
-        }
+        let pump_error = pump_error.or_else(|| pump_failure_for_tests(&self.p.invocation_id));
         let mut text = String::new();
         let init_pid = match (&mut info)
             .take(outcome::INFO_MAX_BYTES)
@@ -385,7 +384,14 @@ impl Run {
         self.step("info.read");
         let observation = self.observe(init_pid, provider);
         self.step("observed");
-        if let Some(seen) = &observation {
+        if pump_error.is_some() {
+            // Without a pump the streams could never end and nothing the
+            // sandbox writes is read: take it down at once (after its init
+            // is known and observed, so the kill reaches it by its pidfd and
+            // its containment can be confirmed). The run fails with this
+            // error, whatever stopped it first or how it ended.
+            control.stop_now(StopReason::SupervisionFailed);
+        } else if let Some(seen) = &observation {
             self.emit_receipt_head(seen, channel_namespace);
         }
         panic_for_tests(&self.p.invocation_id);
@@ -394,6 +400,7 @@ impl Run {
             tap,
             init_pid,
             setup_error,
+            supervision_error: pump_error,
             observation,
             channel_namespace,
         };
@@ -488,7 +495,10 @@ impl Run {
             outcome::Reached::Sandbox
         };
         let tap = &started.tap;
-        let classified = outcome::classify(status, reached, started.setup_error, || tap.head());
+        let classified = match started.supervision_error {
+            Some(e) => Err(e),
+            None => outcome::classify(status, reached, started.setup_error, || tap.head()),
+        };
         let (outcome, error) = match classified {
             Ok(outcome) => (outcome, None),
             Err(e) => (outcome::failed(&e), Some(e)),
@@ -579,6 +589,23 @@ fn stop_for_tests(control: &Control, invocation_id: &str) {
 
 #[cfg(not(test))]
 fn stop_for_tests(_: &Control, _: &str) {}
+
+/// Runs whose invocation id starts with this see their pumps' start fail
+/// (unit tests only), as when the provider has no thread left for them.
+#[cfg(test)]
+pub const TEST_PUMPS_FAIL: &str = "test-pumps-fail";
+
+#[cfg(test)]
+fn pump_failure_for_tests(invocation_id: &str) -> Option<RunError> {
+    invocation_id
+        .starts_with(TEST_PUMPS_FAIL)
+        .then(|| RunError::StartPumps(std::io::Error::from_raw_os_error(libc::EAGAIN)))
+}
+
+#[cfg(not(test))]
+fn pump_failure_for_tests(_: &str) -> Option<RunError> {
+    None
+}
 
 /// The names of the threads bwrap was forked on (unit tests only).
 #[cfg(test)]
