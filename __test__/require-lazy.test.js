@@ -34,3 +34,31 @@ test('the first tool schema compiled loads Ajv, for its own draft', () => {
   const draft2020 = loaded(tool({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' }));
   assert.equal(draft2020.draft2020, true);
 });
+
+test('a validator worker loads Ajv before it reports ready, so no request\'s budget pays for it', async () => {
+  const { Worker } = require('node:worker_threads');
+  const file = path.join(ROOT, 'lib', 'code-mode', 'validator-worker.js');
+  // The worker's own `ready` message is intercepted: what was loaded at that moment.
+  const worker = new Worker(`
+    const { parentPort } = require('node:worker_threads');
+    const post = parentPort.postMessage.bind(parentPort);
+    parentPort.postMessage = (message) => {
+      if (message && message.ready) {
+        const loaded = Object.keys(require.cache);
+        post({ probe: ['/ajv/dist/ajv.js', '/ajv/dist/2019.js', '/ajv/dist/2020.js', '/ajv-formats/dist/index.js']
+          .map((end) => loaded.some((k) => k.endsWith(end))) });
+      }
+      return post(message);
+    };
+    require(${JSON.stringify(file)});
+  `, { eval: true });
+  try {
+    const probe = await new Promise((resolve, reject) => {
+      worker.on('message', (m) => { if (m.probe) resolve(m.probe); });
+      worker.on('error', reject);
+    });
+    assert.deepEqual(probe, [true, true, true, true], 'draft-07, 2019-09, 2020-12 and ajv-formats loaded at ready');
+  } finally {
+    await worker.terminate();
+  }
+});

@@ -62,6 +62,15 @@ function createAjv(draft, { strict }) {
   return ajv;
 }
 
+/**
+ * Loads every draft's Ajv class and ajv-formats now: a validator worker does it before it
+ * reports ready, so loading Ajv is never counted in a request's time budget (validator-pool.js).
+ */
+function loadAllDrafts() {
+  for (const name of Object.values(AJV_MODULES)) require(name);
+  require('ajv-formats');
+}
+
 /** Register the schema's `x-…` keywords as annotations, so strict mode accepts them. */
 function addExtensionKeywords(ajv, schema) {
   const stack = [schema];
@@ -95,4 +104,4 @@ function createCompiler(options) {
   };
 }
 
-module.exports = { draftOf, createAjv, createCompiler, addExtensionKeywords, SchemaDraftError, DEFAULT_DRAFT };
+module.exports = { draftOf, createAjv, createCompiler, addExtensionKeywords, loadAllDrafts, SchemaDraftError, DEFAULT_DRAFT };

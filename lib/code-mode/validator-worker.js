@@ -14,7 +14,7 @@
 
 const fs = require('node:fs');
 const { parentPort } = require('node:worker_threads');
-const { createAjv, addExtensionKeywords } = require('./schema-compiler');
+const { createAjv, addExtensionKeywords, loadAllDrafts } = require('./schema-compiler');
 const { checkArguments, checkResult } = require('./argument-check');
 const { decodeText, FrameError } = require('./frames');
 const { findStructureProblem } = require('./json-structure');
@@ -98,7 +98,10 @@ function handle(request) {
   return checkArguments(entry, args, request.name);
 }
 
-// Modules are loaded: from now on the pool counts each request's budget.
+// Modules are loaded (Ajv included: schema-compiler loads it lazily on the main thread, never
+// here, where a request's budget must not pay for it): from now on the pool counts each
+// request's budget.
+loadAllDrafts();
 parentPort.postMessage({ ready: true, tid: TID });
 
 parentPort.on('message', (request) => {

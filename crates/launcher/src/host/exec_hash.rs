@@ -39,6 +39,10 @@ pub const STAGED_TTL: Duration = Duration::from_secs(24 * 3600);
 /// while its copy runs: one left unwritten this long belongs to a provider
 /// killed mid-copy (or a copy stalled past any use) and is pruned without
 /// waiting for [`STAGED_TTL`] (on a tmpfs base it holds memory till then).
+/// A live copy stalled that long (a hung source filesystem, a stopped
+/// provider, the clock jumping forward) loses its temp file: its publish
+/// (`persist_noclobber`) then fails and that one launch fails; nothing
+/// partial is ever published under a hash.
 pub const STAGING_TEMP_TTL: Duration = Duration::from_secs(10 * 60);
 /// Read size while hashing/copying (bytes).
 const COPY_CHUNK_BYTES: usize = 256 * 1024;

@@ -52,10 +52,13 @@ pub struct OptionsFeed {
 }
 
 impl OptionsFeed {
-    /// Writes every option byte and closes the socket (bwrap reads to EOF).
-    /// Fails when bwrap is already gone (stopped during set-up); never
-    /// raises SIGPIPE (MSG_NOSIGNAL, like the protocol pump).
-    pub fn send(self) -> std::io::Result<()> {
+    /// Writes every option byte; the caller closes the socket by dropping
+    /// this (bwrap reads to EOF) — after a failed send, only once bwrap is
+    /// killed: at EOF after a short list bwrap would go on with what it
+    /// read. Fails when bwrap is already gone (stopped during set-up) or a
+    /// send fails; never raises SIGPIPE (MSG_NOSIGNAL, like the protocol
+    /// pump).
+    pub fn send(&self) -> std::io::Result<()> {
         if crate::run::pumps::send_all(&self.fd, &self.bytes) == self.bytes.len() {
             return Ok(());
         }

@@ -76,9 +76,9 @@ pub struct StopRecord {
     pub reason: Option<StopReason>,
     pub graceful_attempted: bool,
     pub forced_attempted: bool,
-    /// The stop came before the sandbox's release: bwrap, still waiting
-    /// for its options, was killed and nothing of the sandbox existed.
-    pub before_release: bool,
+    /// The forced rung killed through the run's cgroup (the receipt's
+    /// `killedByCgroup`): recorded when it did, not inferred.
+    pub cgroup_killed: bool,
 }
 
 /// Shared between the supervision (which reaps) and the ladder (which
@@ -116,6 +116,10 @@ struct SupervisionState {
     deadline_timer: Option<DeadlineSlot>,
     /// The run's egress engine's stop latch (mediated network only).
     egress_stop: Option<cordon_egress::StopLatch>,
+    /// bwrap was killed while it still waited for its options (a stop or
+    /// a failure before the release): no namespace, mount or process of
+    /// the sandbox ever existed.
+    killed_unreleased: bool,
 }
 
 /// The run's timerfd and the ladder timings its watcher stops with.
@@ -191,9 +195,8 @@ impl Supervision {
     /// Right before the sandbox is released (bwrap given its options):
     /// `false` if a stop was already requested. The caller then kills bwrap
     /// instead, so a `stop()` that returned before the release means the
-    /// program never ran (recorded as the forced rung, bwrap's SIGKILL, and
-    /// as `before_release`). A stop requested after this call climbs the
-    /// ladder as usual.
+    /// program never ran (recorded as the forced rung: bwrap's SIGKILL). A
+    /// stop requested after this call climbs the ladder as usual.
     pub fn begin_release(&self) -> bool {
         let Ok(mut s) = self.state.lock() else {
             return false;
@@ -202,8 +205,19 @@ impl Supervision {
             return true;
         }
         s.record.forced_attempted = true;
-        s.record.before_release = true;
+        s.killed_unreleased = true;
         false
+    }
+
+    /// bwrap is being killed before its release (its options never sent
+    /// whole): nothing of the sandbox exists, so once bwrap is reaped the
+    /// run is contained ([`Self::killed_unreleased`]).
+    pub fn mark_killed_unreleased(&self) {
+        self.with(|s| s.killed_unreleased = true);
+    }
+
+    pub fn killed_unreleased(&self) -> bool {
+        self.state.lock().is_ok_and(|s| s.killed_unreleased)
     }
 
     pub fn record(&self) -> StopRecord {
@@ -369,7 +383,10 @@ impl Supervision {
     /// is in the tree (outside the lock: the kill waits for the cgroup to
     /// empty, bounded by `timeout`).
     fn kill_cgroup(&self, timeout: Duration) {
-        let cgroup = self.state.lock().ok().and_then(|s| s.cgroup.clone());
+        let cgroup = self.state.lock().ok().and_then(|mut s| {
+            s.record.cgroup_killed |= s.cgroup.is_some();
+            s.cgroup.clone()
+        });
         if let Some(cgroup) = cgroup {
             let _ = cgroup.kill_all(timeout);
         }

@@ -142,6 +142,11 @@ fn a_run_whose_pumps_cannot_start_fails_with_that_error_and_says_why_it_was_stop
         receipt["confinement"]["observed"]["status"], "observed",
         "{receipt}"
     );
+    let cgroup = &receipt["confinement"]["cgroupOutcome"];
+    assert!(
+        cgroup.is_null() || cgroup["killedByCgroup"] == true,
+        "{receipt}"
+    );
     assert!(
         started.elapsed() < std::time::Duration::from_secs(10),
         "not stopped at once"

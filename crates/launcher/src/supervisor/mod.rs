@@ -360,7 +360,11 @@ impl Run {
             tap.clone(),
             self.owner.clone().filter(|_| protocol_refuses_descriptors),
         );
-        let pump_error = pump_error.or_else(|| pump_failure_for_tests(&self.p.invocation_id));
+        let pump_error = pump_error
+            .or_else(|| pump_failure_for_tests(&self.p.invocation_id))
+            // A sandbox killed before its release never ran: its stop or its
+            // release's error explains the run, not the pumps.
+            .filter(|_| !control.supervision.killed_unreleased());
         let mut text = String::new();
         let init_pid = match (&mut info)
             .take(outcome::INFO_MAX_BYTES)
@@ -518,9 +522,7 @@ impl Run {
     /// Receipt → read back → detach the control root → `Finished` → remove it.
     fn finish(mut self, mut facts: RunFacts, status: Option<ExitStatus>, error: Option<RunError>) {
         let p = &mut self.p;
-        // bwrap killed before its release was not killed through the cgroup.
-        let through_cgroup = facts.stop.forced_attempted && !facts.stop.before_release;
-        let cgroup = teardown::cgroup_outcome(p.cgroup.as_deref(), through_cgroup);
+        let cgroup = teardown::cgroup_outcome(p.cgroup.as_deref(), facts.stop.cgroup_killed);
         // The uid is free for another run once the tree is settled (killed and
         // confirmed empty wherever the host can confirm it).
         drop(p.uid_lease.take());

@@ -55,22 +55,29 @@ pub fn release_bwrap(
                 None => Ok(()),
             }
         });
+    // `None`: a stop came first (begin_release), so bwrap is killed and the
+    // run is a stopped one, not a failed launch.
     let released = match ready {
-        Ok(()) if !supervision.begin_release() => {
+        Ok(()) if !supervision.begin_release() => None,
+        Ok(()) => Some(options.send().map_err(RunError::SendOptions)),
+        Err(e) => Some(Err(e)),
+    };
+    step_trace::stamp(invocation_id, "options.sent");
+    match released {
+        Some(Ok(())) => {
+            drop(options); // EOF: bwrap has its whole option list
+            Ok(())
+        }
+        None => {
             kill_unreleased(child, options);
             Ok(())
         }
-        Ok(()) => options.send().map_err(RunError::SendOptions),
-        Err(e) => {
+        Some(Err(e)) => {
+            supervision.mark_killed_unreleased();
             kill_unreleased(child, options);
             Err(e)
         }
-    };
-    step_trace::stamp(invocation_id, "options.sent");
-    if released.is_err() {
-        let _ = child.kill();
     }
-    released
 }
 
 /// bwrap, still waiting for its options, is killed before the options'
@@ -100,7 +107,7 @@ pub fn confirm_containment(control: &Control, status: &std::io::Result<ExitStatu
     match control.supervision.kill_namespace(wait) {
         Some(emptied) => emptied,
         None => {
-            control.supervision.record().before_release
+            control.supervision.killed_unreleased()
                 || status.as_ref().is_ok_and(|s| s.code().is_some())
         }
     }
