@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use nix::fcntl::{Flock, FlockArg};
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
 
@@ -35,15 +36,13 @@ pub const STAGING_DIR: &str = "exec";
 /// Staged copies unused for this long are pruned: each is a whole copy of
 /// an executable (in memory when the base is a tmpfs).
 pub const STAGED_TTL: Duration = Duration::from_secs(24 * 3600);
-/// A temp file being copied is written every chunk, so its mtime moves
-/// while its copy runs: one left unwritten this long belongs to a provider
-/// killed mid-copy (or a copy stalled past any use) and is pruned without
-/// waiting for [`STAGED_TTL`] (on a tmpfs base it holds memory till then).
-/// A live copy stalled that long (a hung source filesystem, a stopped
-/// provider, the clock jumping forward) loses its temp file: its publish
-/// (`persist_noclobber`) then fails and that one launch fails; nothing
-/// partial is ever published under a hash.
-pub const STAGING_TEMP_TTL: Duration = Duration::from_secs(10 * 60);
+/// A temp file being copied carries an `flock` its copier holds from just
+/// after creating it until it is published or dropped (a killed provider's
+/// lock goes with it): one older than this that no one holds is a copy
+/// abandoned mid-way and is pruned at the next sweep, without waiting for
+/// [`STAGED_TTL`] (on a tmpfs base it holds memory till then). The grace
+/// covers the instant between a temp file's creation and its lock.
+pub const STAGING_TEMP_GRACE: Duration = Duration::from_secs(60);
 /// Read size while hashing/copying (bytes).
 const COPY_CHUNK_BYTES: usize = 256 * 1024;
 /// A file changed less than this long before it was hashed is hashed again
@@ -163,32 +162,50 @@ fn mark_used(path: &Path) {
     }
 }
 
-/// Removes staged copies not used for [`STAGED_TTL`] and temp files not
-/// written for [`STAGING_TEMP_TTL`]; returns how many. Runs with the
+/// Removes staged copies not used for [`STAGED_TTL`] and abandoned temp
+/// files ([`STAGING_TEMP_GRACE`]); returns how many. Runs with the
 /// stale-root sweep.
 pub fn prune_staged(base: &Path) -> usize {
     let Ok(entries) = fs::read_dir(base.join(STAGING_DIR)) else {
         return 0;
     };
     let expired = |entry: &fs::DirEntry, meta: &fs::Metadata| {
+        let older_than = |ttl| {
+            meta.modified()
+                .ok()
+                .and_then(|t| SystemTime::now().duration_since(t).ok())
+                .is_some_and(|age| age > ttl)
+        };
         let name = entry.file_name();
         let name = name.to_string_lossy();
         // open_staging_temp's names; a published copy is named by its hash.
-        let ttl = if name.starts_with('.') && name.ends_with(".tmp") {
-            STAGING_TEMP_TTL
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            older_than(STAGING_TEMP_GRACE) && !copy_in_progress(&entry.path())
         } else {
-            STAGED_TTL
-        };
-        meta.modified()
-            .ok()
-            .and_then(|t| SystemTime::now().duration_since(t).ok())
-            .is_some_and(|age| age > ttl)
+            older_than(STAGED_TTL)
+        }
     };
     entries
         .flatten()
         .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && expired(e, &m)))
         .filter(|e| fs::remove_file(e.path()).is_ok())
         .count()
+}
+
+/// Whether a copier holds this temp file's lock (a live copy, however
+/// slow); one that cannot be opened to tell is kept.
+fn copy_in_progress(path: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(file) = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return true;
+    };
+    // Released at once: only a copier locks a temp file, and only the one
+    // it has just created.
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).is_err()
 }
 
 /// A published copy of ours (root's, when the provider is root) of that size.
@@ -221,7 +238,8 @@ fn hash_and_stage(
             break;
         }
         hasher.update(&buf[..n]);
-        if let Some(file) = staged.as_mut() {
+        if let Some(staged) = staged.as_mut() {
+            let file = &mut staged.tmp;
             file.write_all(&buf[..n])
                 .map_err(|source| ExecHashError::Stage {
                     path: file.path().to_path_buf(),
@@ -230,10 +248,17 @@ fn hash_and_stage(
         }
     }
     let sha256 = hex(&hasher.finalize());
-    if let (Some(tmp), Some(dir)) = (staged, staging) {
-        publish(tmp, &dir.join(&sha256))?;
+    if let (Some(staged), Some(dir)) = (staged, staging) {
+        // The lock is held until the name is published (then released).
+        publish(staged.tmp, &dir.join(&sha256))?;
     }
     Ok(sha256)
+}
+
+/// A temp file being written, and the lock that tells [`prune_staged`] so.
+struct StagingTemp {
+    tmp: NamedTempFile,
+    _live: Flock<fs::File>,
 }
 
 /// Publishes the finished copy under its hash without ever replacing an
@@ -253,8 +278,8 @@ fn publish(tmp: NamedTempFile, dest: &Path) -> Result<(), ExecHashError> {
 }
 
 /// A fresh read-only (0555) temp file in the 0711 staging directory,
-/// removed unless published.
-fn open_staging_temp(dir: &Path) -> Result<NamedTempFile, ExecHashError> {
+/// removed unless published, locked while it lives.
+fn open_staging_temp(dir: &Path) -> Result<StagingTemp, ExecHashError> {
     let stage_err = |path: &Path, source| ExecHashError::Stage {
         path: path.to_path_buf(),
         source,
@@ -265,12 +290,22 @@ fn open_staging_temp(dir: &Path) -> Result<NamedTempFile, ExecHashError> {
         Err(e) => return Err(stage_err(dir, e)),
     }
     fs::set_permissions(dir, fs::Permissions::from_mode(0o711)).map_err(|e| stage_err(dir, e))?;
-    tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(".")
         .suffix(".tmp")
         .permissions(fs::Permissions::from_mode(0o555))
         .tempfile_in(dir)
-        .map_err(|e| stage_err(dir, e))
+        .map_err(|e| stage_err(dir, e))?;
+    // Its own open file (read-only: 0555 lets its owner read), so the lock
+    // lives apart from the handle `persist_noclobber` consumes. The
+    // directory is ours alone (0711), so the path is the file just made.
+    let live = fs::File::open(tmp.path())
+        .map_err(|e| stage_err(tmp.path(), e))
+        .and_then(|file| {
+            Flock::lock(file, FlockArg::LockExclusiveNonblock)
+                .map_err(|(_, errno)| stage_err(tmp.path(), errno.into()))
+        })?;
+    Ok(StagingTemp { tmp, _live: live })
 }
 
 #[cfg(test)]
@@ -411,30 +446,42 @@ mod tests {
     }
 
     #[test]
-    fn a_temp_file_unwritten_for_minutes_is_pruned_long_before_a_copy_would_be() {
+    fn an_abandoned_temp_file_goes_at_the_next_sweep_and_a_live_copy_is_kept_however_old() {
         let dir = scratch();
         let private = dir.join("private");
         fs::DirBuilder::new().mode(0o700).create(&private).unwrap();
         let exe = private.join("exe");
         fs::write(&exe, b"#!/bin/sh\nexit 3\n").unwrap();
         let published = prepare(&exe, Some(&dir)).unwrap().bind_source;
-        // Named as open_staging_temp names them: one left by a killed
-        // provider, one still being written.
         let staging = dir.join(STAGING_DIR);
-        let (abandoned, copying) = (staging.join(".a1b2c3.tmp"), staging.join(".d4e5f6.tmp"));
+        // Left by a killed provider (no one holds its lock), and one that is
+        // just being created (within the grace between creation and lock).
+        let (abandoned, fresh) = (staging.join(".a1b2c3.tmp"), staging.join(".d4e5f6.tmp"));
         fs::write(&abandoned, b"partial").unwrap();
-        fs::write(&copying, b"partial").unwrap();
-        let minutes_ago = SystemTime::now() - STAGING_TEMP_TTL - Duration::from_secs(60);
-        for path in [&published, &abandoned] {
-            fs::File::open(path)
-                .unwrap()
-                .set_modified(minutes_ago)
-                .unwrap();
+        fs::write(&fresh, b"partial").unwrap();
+        // A live copy, stalled for an hour (a hung source filesystem): its
+        // copier holds the lock open_staging_temp took.
+        let live = open_staging_temp(&staging).unwrap();
+        let live_path = live.tmp.path().to_path_buf();
+        let past_grace = SystemTime::now() - STAGING_TEMP_GRACE - Duration::from_secs(60);
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        for (path, when) in [
+            (&published, hour_ago),
+            (&abandoned, past_grace),
+            (&live_path, hour_ago),
+        ] {
+            fs::File::open(path).unwrap().set_modified(when).unwrap();
         }
         assert_eq!(prune_staged(&dir), 1, "only the abandoned temp file");
         assert!(!abandoned.exists());
-        assert!(copying.exists(), "a temp file written just now is kept");
+        assert!(fresh.exists(), "a temp file within the grace is kept");
+        assert!(live_path.exists(), "a locked copy is kept however old");
         assert!(published.exists(), "a published copy keeps its day");
+        // Once its copier is gone (the lock with it), the next sweep takes it.
+        drop(live._live);
+        let _kept = live.tmp.into_temp_path().keep().unwrap();
+        assert_eq!(prune_staged(&dir), 1, "the copy whose copier is gone");
+        assert!(!live_path.exists());
         fs::remove_dir_all(dir).unwrap();
     }
 }
