@@ -122,7 +122,7 @@ export type ObservedConfinement =
       /** Every mount but bwrap's device nodes; `sizeBytes` for writable storage. */
       mounts: Array<{ path: string; fsType: string; writable: boolean; sizeBytes: number | null }>;
     }
-  /** `not-observed`: the program ended (or had not started) before it could be seen; `unreadable`: a mismatch. */
+  /** `not-observed`: the program ended (or had not started, or the run's stop killed the sandbox) before it could be seen; `unreadable`: a mismatch. */
   | { status: 'not-observed' | 'unreadable'; reason: string };
 
 /** A check where the observation differed from the plan; any one fails the run. */

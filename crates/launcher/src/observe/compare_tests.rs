@@ -332,6 +332,8 @@ fn a_program_never_seen_while_alive_fails_but_one_that_ended_first_does_not() {
     use crate::observe::moment::NotObserved;
     use crate::observe::Report;
     assert_eq!(Report::NotObserved(NotObserved::Ended).mismatches(), []);
+    // Killed by its own stop before it showed itself: not a mismatch (B2).
+    assert_eq!(Report::NotObserved(NotObserved::Stopped).mismatches(), []);
     let unseen = Report::NotObserved(NotObserved::NotStarted).mismatches();
     assert_eq!(unseen.len(), 1);
     assert_eq!(unseen[0].check, "observation");

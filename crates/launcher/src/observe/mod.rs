@@ -86,7 +86,7 @@ impl Report {
     pub fn mismatches(&self) -> Vec<Mismatch> {
         match self {
             Report::Observed { mismatches, .. } => mismatches.clone(),
-            Report::NotObserved(NotObserved::Ended) => Vec::new(),
+            Report::NotObserved(NotObserved::Ended | NotObserved::Stopped) => Vec::new(),
             Report::NotObserved(why @ NotObserved::NotStarted) => vec![Mismatch {
                 check: "observation".into(),
                 planned: json!(format!("observed within {OBSERVE_WINDOW_MS} ms")),
@@ -108,6 +108,8 @@ pub struct Target<'a> {
     pub bwrap_exe: (u64, u64),
     pub expect: &'a Expectation,
     pub window: Duration,
+    /// Whether the run's stop has sent its SIGKILL (moment::await_program).
+    pub killed: &'a dyn Fn() -> bool,
 }
 
 /// Steps 1–3 of the module doc.
@@ -117,6 +119,7 @@ pub fn observe(target: &Target<'_>) -> Report {
         target.init,
         target.bwrap_exe,
         target.window,
+        target.killed,
     ) {
         Ok(program) => program,
         Err(why) => return Report::NotObserved(why),

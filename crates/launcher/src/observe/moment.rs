@@ -29,6 +29,14 @@ pub enum NotObserved {
     Ended,
     /// The program had not exec'ed within the observation window.
     NotStarted,
+    /// The run's stop had killed the sandbox (its forced rung, or a kill
+    /// with no grace) before the program could be seen: nothing of it can
+    /// run again, and a sandbox whose init the kernel is still taking down
+    /// (seconds, with a large tmpfs to free or a loaded host) is not a
+    /// program that refused to show itself (black-box round B2: a
+    /// `deadlineMs: 5`, `graceMs: 0` run failed as a mismatch after the
+    /// whole window).
+    Stopped,
 }
 
 impl NotObserved {
@@ -38,16 +46,22 @@ impl NotObserved {
             NotObserved::NotStarted => {
                 "the program was still not exec'ed (still bwrap's file) at the end of the observation window"
             }
+            NotObserved::Stopped => {
+                "the run's stop killed the sandbox before the program could be observed"
+            }
         }
     }
 }
 
-/// Waits for the program to have exec'ed; `bwrap_exe` is bwrap's (device, inode).
+/// Waits for the program to have exec'ed; `bwrap_exe` is bwrap's (device,
+/// inode). `killed` says whether the run's stop has sent its SIGKILL: then
+/// the wait ends (a program not yet seen will never run).
 pub fn await_program(
     init_pid: i32,
     init: &OwnedFd,
     bwrap_exe: (u64, u64),
     window: Duration,
+    killed: &dyn Fn() -> bool,
 ) -> Result<ProcDir, NotObserved> {
     let end = Instant::now() + window;
     let children = format!("/proc/{init_pid}/task/{init_pid}/children");
@@ -68,9 +82,84 @@ pub fn await_program(
         } else if pidfd::wait_exit(init, Duration::ZERO) {
             return Err(NotObserved::Ended);
         }
+        if killed() {
+            return Err(NotObserved::Stopped);
+        }
         if Instant::now() >= end {
             return Err(NotObserved::NotStarted);
         }
         std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    /// A stand-in sandbox: `sh` as the init, its first child `sleep`, and
+    /// `sleep`'s own file as "bwrap's": the child looks never exec'ed.
+    fn stand_in() -> (std::process::Child, OwnedFd, (u64, u64)) {
+        let init = Command::new("/bin/sh")
+            .args(["-c", "sleep 30; true"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("sh");
+        let pid = i32::try_from(init.id()).expect("pid");
+        let fd = pidfd::open(pid).expect("pidfd");
+        let exe = super::super::reader::file_identity(std::path::Path::new("/bin/sleep"))
+            .expect("identity");
+        // Until sh's child has exec'ed sleep (before that it is sh's file).
+        let children = format!("/proc/{pid}/task/{pid}/children");
+        let started = Instant::now();
+        let sleeping = || {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            let child = text.split_whitespace().next()?.parse::<i32>().ok()?;
+            ProcDir::open(child).ok()?.exe_identity()
+        };
+        while sleeping() != Some(exe) {
+            assert!(started.elapsed() < Duration::from_secs(5), "no sleep child");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        (init, fd, exe)
+    }
+
+    /// The init first (so it does not report its child's death), then the child.
+    fn end(mut init: std::process::Child) {
+        let pid = init.id();
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
+        let _ = init.kill();
+        let _ = init.wait();
+        for child in children.unwrap_or_default().split_whitespace() {
+            if let Ok(child) = child.parse::<i32>() {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(child),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_program_not_yet_exec_ed_when_the_stop_kills_is_stopped_not_awaited_for_the_window() {
+        let (init, fd, exe) = stand_in();
+        let pid = i32::try_from(init.id()).expect("pid");
+        let began = Instant::now();
+        let killed = || began.elapsed() >= Duration::from_millis(50);
+        let got = await_program(pid, &fd, exe, Duration::from_secs(3), &killed);
+        let took = began.elapsed();
+        end(init);
+        assert_eq!(got.err(), Some(NotObserved::Stopped));
+        assert!(took < Duration::from_secs(2), "waited {took:?}");
+    }
+
+    #[test]
+    fn without_a_stop_a_program_never_exec_ed_is_not_started_at_the_window_end() {
+        let (init, fd, exe) = stand_in();
+        let pid = i32::try_from(init.id()).expect("pid");
+        let got = await_program(pid, &fd, exe, Duration::from_millis(200), &|| false);
+        end(init);
+        assert_eq!(got.err(), Some(NotObserved::NotStarted));
     }
 }

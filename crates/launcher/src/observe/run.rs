@@ -48,6 +48,7 @@ pub fn observe_run(
     init_pid: i32,
     init: &OwnedFd,
     provider: Result<reader::ProviderFacts, reader::ReadError>,
+    killed: &dyn Fn() -> bool,
 ) -> RunObservation {
     let unreadable = |detail: String| RunObservation {
         observed: json!({"status": "unreadable", "reason": detail}),
@@ -74,6 +75,7 @@ pub fn observe_run(
         bwrap_exe,
         expect: &expect,
         window: Duration::from_millis(OBSERVE_WINDOW_MS),
+        killed,
     });
     RunObservation {
         observed: super::report_json(&report, &expect),

@@ -149,11 +149,24 @@ impl Supervision {
     }
 
     /// The sandbox's pid-namespace init (host pid), from bwrap's info fd.
+    /// A forced rung that ran before the init was known (a stop during
+    /// bwrap's set-up) reached bwrap and the cgroup only: the init gets its
+    /// SIGKILL now, so once [`Self::forced`] is true every sandbox process
+    /// known to the run has been sent one (the observation stops waiting
+    /// for the program then: observe/moment.rs).
     pub fn set_init(&self, pid: i32, fd: OwnedFd) {
         self.with(|s| {
+            if s.record.forced_attempted && !s.exited {
+                let _ = pidfd::send_signal(&fd, libc::SIGKILL);
+            }
             s.init_pid = Some(pid);
             s.init = Some(Arc::new(fd));
         });
+    }
+
+    /// Whether the forced rung (or a kill before the release) has run.
+    pub fn forced(&self) -> bool {
+        self.record().forced_attempted
     }
 
     /// Latched when a stop starts, before any signal: the engine then
@@ -678,6 +691,32 @@ mod tests {
             );
         }
         assert!(stopped_by_deadline_within(&run, Duration::from_secs(5)));
+        run.mark_exited();
+    }
+
+    #[test]
+    fn an_init_made_known_after_the_forced_rung_is_killed_at_once() {
+        let run = Arc::new(Supervision::default());
+        // A stop during set-up: no init known yet, so the forced rung has
+        // only bwrap and the cgroup to reach (neither here).
+        run.request_stop(StopReason::Deadline, TIMINGS);
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        while !run.forced() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(run.forced());
+        let mut init = std::process::Command::new("/bin/sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(init.id()).unwrap();
+        run.set_init(pid, pidfd::open(pid).unwrap());
+        let killed = pidfd::wait_exit(&run.init().unwrap(), Duration::from_secs(5));
+        let _ = init.kill();
+        let status = init.wait().unwrap();
+        assert!(killed, "the init lived on after the forced rung");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
         run.mark_exited();
     }
 

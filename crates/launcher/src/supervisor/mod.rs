@@ -438,7 +438,17 @@ impl Run {
         };
         let p = &self.p;
         let id = &p.invocation_id;
-        let seen = observe_run(&p.plan, &p.confinement, id, init_pid, &init, provider);
+        let supervision = &self.control.supervision;
+        let killed = || supervision.forced();
+        let seen = observe_run(
+            &p.plan,
+            &p.confinement,
+            id,
+            init_pid,
+            &init,
+            provider,
+            &killed,
+        );
         if !seen.mismatches.is_empty() {
             self.control.stop_now(StopReason::ConfinementMismatch);
         }
