@@ -89,6 +89,63 @@ test('200 sequential runs leave no control root, no zombie and the same open des
   assert.deepEqual(added(fdsBefore, openFds()), [], 'descriptors opened by the runs and never closed');
 });
 
+// A provider that is pid 1 of its pid namespace (a container's `node
+// server.js`, the Kubernetes image's `cordon host`) is the reaper of every
+// sandbox's namespace init, which bwrap leaves unreaped when it exits; libuv
+// reaps only what it spawned, so each run left a zombie for the provider's
+// lifetime (10 runs: 11 zombies before the launcher reaped them). Allowed:
+// the one zombie of the first launch's bwrap probe (a throw-away sandbox of
+// std's spawn, its init unknown to the launcher).
+const PID1_PROVIDER = String.raw`
+const { spawnIsolated, readOnly } = require(process.argv[1]);
+const fs = require('node:fs');
+(async () => {
+  for (let i = 0; i < 10; i++) {
+    const opts = { policy: readOnly() };
+    if (i % 2) opts.deadlineMs = 30; // stopped by its deadline: the forced rung
+    const run = spawnIsolated(i % 2 ? ['/bin/sleep', '10'] : ['/bin/true'], opts);
+    run.stderr.resume(); run.protocol.resume();
+    await run.wait();
+  }
+  const zombies = [];
+  for (const p of fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try { const s = fs.readFileSync('/proc/' + p + '/status', 'utf8'); if (/State:\s+Z/.test(s) && /PPid:\s+1\n/.test(s)) zombies.push(p); } catch {}
+  }
+  console.log(JSON.stringify({ pid: process.pid, zombies: zombies.length }));
+})();
+`;
+
+test('a provider that is pid 1 of its pid namespace reaps its runs\' namespace inits: no zombie per run', { skip: process.geteuid() === 0 ? false : 'a new pid namespace needs root here (unshare --pid)' }, () => {
+  const out = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, '-e', PID1_PROVIDER, path.resolve(__dirname, '..')], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(out.status, 0, out.stderr);
+  const facts = JSON.parse(out.stdout.trim().split('\n').pop());
+  assert.equal(facts.pid, 1);
+  assert.ok(facts.zombies <= 1, `${facts.zombies} zombies of pid 1 after 10 runs`);
+});
+
+// Control roots live under one base per uid, and a provider's first launch
+// sweeps the roots whose owner is gone, by the owner's pid. A provider in
+// another pid namespace that shares the base (two containers of a pod share
+// /dev/shm) saw no such pid and removed a live run's root under it: the run
+// failed with ERR_CORDON_RECEIPT_UNAVAILABLE (seen in CI while such a
+// provider ran beside it).
+test('a provider in another pid namespace sharing the base leaves a live run\'s control root alone', { skip: process.geteuid() === 0 ? false : 'a new pid namespace needs root here (unshare --pid)' }, async () => {
+  const run = spawnIsolated(['/bin/sleep', '2'], { policy: readOnly() });
+  run.stderr.resume(); run.protocol.resume();
+  await eventually(() => ownControlRoots().length > 0, 5000);
+  const other = String.raw`
+const { spawnIsolated, readOnly } = require(process.argv[1]);
+const run = spawnIsolated(['/bin/true'], { policy: readOnly() });
+run.stderr.resume(); run.protocol.resume();
+run.wait().then(() => console.log('ok'));
+`;
+  const out = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, '-e', other, path.resolve(__dirname, '..')], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(out.stdout.trim(), 'ok', out.stderr);
+  const done = await run.wait();
+  assert.equal(done.returncode, 0);
+  assert.ok(done.receipt, 'the run kept its receipt');
+});
+
 test('a 1 GiB flood on fd 3 and on stdout, read slowly, keeps RSS growth under 64 MiB', async (t) => {
   const GiB = 1024 ** 3;
   global.gc?.();

@@ -162,7 +162,8 @@ impl ControlRoot {
         };
         let pid = std::process::id();
         let started = process_start_time(pid).unwrap_or(0);
-        root.write_atomic(OWNER_FILE, format!("{pid} {started}\n").as_bytes())?;
+        let pid_ns = own_pid_namespace().unwrap_or(0);
+        root.write_atomic(OWNER_FILE, format!("{pid} {started} {pid_ns}\n").as_bytes())?;
         let temp = root.make_dir(TEMP_DIR, 0o700, identity)?;
         if let Some(id) = identity {
             chown(&root.path, id)?;
@@ -326,6 +327,20 @@ fn is_root_name(name: &str) -> bool {
     name.len() == ROOT_NAME_BYTES * 2 && name.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The inode of this process's pid namespace (`/proc/self/ns/pid`).
+fn own_pid_namespace() -> Option<u64> {
+    fs::metadata("/proc/self/ns/pid").ok().map(|m| m.ino())
+}
+
+/// An owner record is `<pid> <start time> [<pid namespace inode>]`. A pid
+/// means something only in its own pid namespace: a provider in another
+/// one (a container sharing this base, e.g. two containers of a pod, which
+/// share `/dev/shm`) sees another process or none under that number and
+/// took a live run's root for stale — removing it under the run (its
+/// receipt then could not be written). A root recorded in another pid
+/// namespace, or in one this process cannot name, is left to the providers
+/// of that namespace; a record without the field (written before it
+/// existed) is judged by its pid as before.
 fn is_stale(root: &Path) -> bool {
     match fs::read_to_string(root.join(OWNER_FILE)) {
         Ok(text) => {
@@ -333,6 +348,11 @@ fn is_stale(root: &Path) -> bool {
             let (Some(Ok(pid)), Some(Ok(started))) = (fields.next(), fields.next()) else {
                 return true;
             };
+            if let Some(Ok(recorded)) = fields.next() {
+                if recorded == 0 || own_pid_namespace() != Some(recorded) {
+                    return false;
+                }
+            }
             let Ok(pid) = u32::try_from(pid) else {
                 return true;
             };
@@ -371,6 +391,8 @@ mod tests {
         ));
         assert_eq!(fs::metadata(root.temp_dir()).unwrap().mode() & 0o777, 0o700);
         let owner = fs::read_to_string(root.path().join(OWNER_FILE)).unwrap();
+        let ns = own_pid_namespace().unwrap();
+        assert!(owner.trim_end().ends_with(&format!(" {ns}")), "{owner}");
         assert!(owner.starts_with(&format!("{} ", std::process::id())));
         let receipt = root.write_atomic("receipt.json", b"{}").unwrap();
         assert_eq!(fs::metadata(&receipt).unwrap().mode() & 0o777, 0o600);
@@ -422,8 +444,24 @@ mod tests {
         );
         let fresh_orphan = make(&"c".repeat(32), None);
         let not_a_root = make("exec", None);
-        assert_eq!(sweep(&base), 3);
+        // Recorded in this pid namespace: judged by its pid (dead: stale).
+        let ns = own_pid_namespace().unwrap();
+        let dead_here = make(&"e".repeat(32), Some(format!("{dead_pid} 12345 {ns}\n")));
+        // Recorded in another pid namespace, or one its owner could not
+        // name: its pid means nothing here, so it stays (a live run of a
+        // provider in another container sharing the base).
+        let elsewhere = make(
+            &"f".repeat(32),
+            Some(format!("{dead_pid} 12345 {}\n", ns + 1)),
+        );
+        let unnamed = make(&"9".repeat(32), Some(format!("{dead_pid} 12345 0\n")));
+        assert_eq!(sweep(&base), 4);
         assert!(!dead.exists() && !reused.exists() && !detached_dead.exists());
+        assert!(!dead_here.exists());
+        assert!(
+            elsewhere.exists() && unnamed.exists(),
+            "another pid namespace's roots stay"
+        );
         assert!(live.path().exists(), "the live provider's root stays");
         assert!(
             fresh_orphan.exists(),

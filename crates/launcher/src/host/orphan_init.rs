@@ -44,6 +44,7 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::host::pidfd;
 use crate::host::process_identity::RESERVED_UIDS;
@@ -200,6 +201,7 @@ pub fn sweep(bwrap: &Path) -> usize {
         return 0;
     };
     let mut signalled = 0;
+    let mut killed = Vec::new();
     for pid in entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
@@ -223,9 +225,26 @@ pub fn sweep(bwrap: &Path) -> usize {
             .is_some_and(|facts| is_orphan_init(&facts, depth, may_sweep));
         if orphan && pidfd::send_signal(&fd, libc::SIGKILL).is_ok() {
             signalled += 1;
+            killed.push(fd);
         }
     }
+    reap_killed(&killed);
     signalled
+}
+
+/// How long a sweep waits, in all, for the inits it killed to exit so it
+/// can reap those that are its own children (a provider that is pid 1 of a
+/// container: pidfd::reap_if_child). One not gone by then stays a zombie
+/// until this process exits.
+const REAP_WAIT: Duration = Duration::from_secs(1);
+
+fn reap_killed(killed: &[std::os::fd::OwnedFd]) {
+    let until = Instant::now() + REAP_WAIT;
+    for fd in killed {
+        if pidfd::wait_exit(fd, until.saturating_duration_since(Instant::now())) {
+            pidfd::reap_if_child(fd);
+        }
+    }
 }
 
 #[cfg(test)]

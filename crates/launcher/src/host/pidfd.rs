@@ -99,6 +99,29 @@ pub fn wait_exit(fd: &OwnedFd, timeout: Duration) -> bool {
     }
 }
 
+/// Reaps the pidfd's process if it is an exited child of this process
+/// (`waitid(P_PIDFD, WEXITED | WNOHANG)`): `true` when it did. A sandbox's
+/// namespace init is orphaned when its outer bwrap exits (bwrap does not
+/// reap it) and goes to the nearest reaper — this process when it is pid 1
+/// of its pid namespace (a container's `node server.js`, the Kubernetes
+/// image's `cordon host`) or a subreaper. Nobody else would reap it then:
+/// libuv waits only for the pids it spawned, so one zombie per run stayed
+/// for the life of the process (a pod's pid limit reached in time). For a
+/// process that is not our child (the usual case: the host's pid 1 reaps
+/// it) this is one `ECHILD`, and it never touches another child's status.
+pub fn reap_if_child(fd: &OwnedFd) -> bool {
+    use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG;
+    loop {
+        match waitid(Id::PIDFd(fd.as_fd()), flags) {
+            Ok(WaitStatus::StillAlive) => return false,
+            Ok(_) => return true,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
 /// Conventional name of a signal number (`SIGKILL`, nix's table), or
 /// `SIG<n>` for a real-time or unknown one.
 pub fn signal_name(signal: i32) -> String {
@@ -110,6 +133,23 @@ pub fn signal_name(signal: i32) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// Starts `command` in the background of a `sh` that exits at once:
+    /// the command's process (its pid returned) is reparented.
+    fn orphaned(command: &str) -> u32 {
+        let mut sh = std::process::Command::new("/bin/sh")
+            .args([
+                "-c",
+                &format!("{command} </dev/null >/dev/null 2>&1 & echo $!"),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = String::new();
+        std::io::Read::read_to_string(sh.stdout.as_mut().unwrap(), &mut out).unwrap();
+        sh.wait().unwrap();
+        out.trim().parse().unwrap()
+    }
 
     #[test]
     fn signals_are_named_conventionally_and_unknown_ones_by_number() {
@@ -147,19 +187,9 @@ mod tests {
         }
         // `sh -c 'bwrap … & '` exits at once: the bwrap it started (and so
         // its init) is reparented, as after a faked exit.
-        let mut sh = std::process::Command::new("/bin/sh")
-            .args([
-                "-c",
-                "/usr/bin/bwrap --unshare-user --unshare-pid --ro-bind / / --proc /proc \
-                 /bin/sleep 30 </dev/null >/dev/null 2>&1 & echo $!",
-            ])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = String::new();
-        std::io::Read::read_to_string(sh.stdout.as_mut().unwrap(), &mut out).unwrap();
-        sh.wait().unwrap();
-        let bwrap_pid: u32 = out.trim().parse().unwrap();
+        let bwrap_pid = orphaned(
+            "/usr/bin/bwrap --unshare-user --unshare-pid --ro-bind / / --proc /proc /bin/sleep 30",
+        );
         let children = format!("/proc/{bwrap_pid}/task/{bwrap_pid}/children");
         let mut init = None;
         for _ in 0..500 {
@@ -191,6 +221,30 @@ mod tests {
         );
         send_signal(&fd, libc::SIGKILL).unwrap();
         assert!(wait_exit(&fd, Duration::from_secs(10)), "the init died");
+    }
+
+    #[test]
+    fn an_exited_child_is_reaped_and_a_process_that_is_not_ours_is_left_alone() {
+        // Our child: not reaped while it runs, reaped once it exited.
+        let mut child = std::process::Command::new("/bin/sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let fd = open(child.id() as i32).unwrap();
+        assert!(!reap_if_child(&fd), "a live child was reaped");
+        send_signal(&fd, libc::SIGKILL).unwrap();
+        assert!(wait_exit(&fd, Duration::from_secs(10)));
+        assert!(reap_if_child(&fd), "an exited child was not reaped");
+        let gone = format!("/proc/{}", child.id());
+        assert!(!std::path::Path::new(&gone).exists(), "still a zombie");
+        // Reaped here, so std's own wait finds no child any more.
+        assert!(child.wait().is_err());
+
+        // Not ours: a grandchild, reparented when its parent exits.
+        let grandchild = open(orphaned("/bin/sleep 30") as i32).unwrap();
+        send_signal(&grandchild, libc::SIGKILL).unwrap();
+        assert!(wait_exit(&grandchild, Duration::from_secs(10)));
+        assert!(!reap_if_child(&grandchild), "reaped another's child");
     }
 
     #[test]

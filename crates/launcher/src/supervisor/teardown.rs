@@ -6,6 +6,7 @@
 use std::process::ExitStatus;
 
 use crate::host::clone_exec::Process;
+use crate::host::pidfd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -105,7 +106,14 @@ pub fn containment_wait(force_ms: u64) -> Duration {
 pub fn confirm_containment(control: &Control, status: &std::io::Result<ExitStatus>) -> bool {
     let wait = containment_wait(control.stop_timings.force_ms);
     match control.supervision.kill_namespace(wait) {
-        Some(emptied) => emptied,
+        Some(emptied) => {
+            // Orphaned by bwrap's exit: ours to reap when this process is
+            // its reaper (pid 1 of a container), else a no-op (pidfd.rs).
+            if let Some(init) = control.supervision.init().filter(|_| emptied) {
+                pidfd::reap_if_child(&init);
+            }
+            emptied
+        }
         None => {
             control.supervision.killed_unreleased()
                 || status.as_ref().is_ok_and(|s| s.code().is_some())
