@@ -10,12 +10,12 @@
 # target/<triple>/<profile>, where napi takes it from. Any other target
 # (scripts/release-build.sh cross-builds) passes through unchanged.
 #
-# A native build also builds the `cordon` CLI (crates/cli) in the same
-# invocation: cargo unifies the two packages' features, so the crates they
-# share (tokio, the launcher, the egress engine) are compiled once. Built
-# apart (`cargo build -p cordon-cli` after the addon), the CLI's own
-# feature set (tokio's `signal`) made cargo compile them all again: 98 s of
-# a 268 s CI build.
+# The `cordon` CLI stays a build of its own (build:runner), though cargo
+# then compiles tokio, the launcher and the egress engine again for its
+# feature set (~50 s of CI): built in this invocation, the addon got the
+# CLI's tokio `signal` feature, and with it a signal driver in its
+# supervision runtime (3 more descriptors in every provider; round 15's
+# R15-1 probe counts them).
 set -euo pipefail
 host=$(rustc -vV | sed -n 's/^host: //p')
 args=()
@@ -31,9 +31,6 @@ while (($#)); do
   args+=("$1")
   shift
 done
-if ((native)) && [[ ${args[0]-} == build ]]; then
-  args+=(-p cordon -p cordon-cli)
-fi
 # The real cargo: $CARGO names this script.
 env -u CARGO cargo "${args[@]}"
 if ((native)); then
