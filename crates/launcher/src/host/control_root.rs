@@ -141,8 +141,8 @@ pub fn base_dir() -> Result<PathBuf, ControlRootError> {
 }
 
 impl ControlRoot {
-    /// Steps: random name → mkdir 0700 → owner record (pid + start time,
-    /// for reaping) → `sandbox-temp/` → hand both to `identity`.
+    /// Steps: random name → mkdir 0700 → owner record (pid, start time and
+    /// pid namespace, for reaping) → `sandbox-temp/` → hand both to `identity`.
     pub fn create(
         base: &Path,
         identity: Option<Identity>,

@@ -297,3 +297,13 @@ fn a_sweep_kills_inits_whose_outer_bwrap_died_before_or_after_their_release_and_
         "the init {live} of a run still starting was left alone"
     );
 }
+
+#[test]
+fn a_zombie_is_told_by_the_state_after_its_command_name() {
+    assert!(stat_says_zombie("42 (bwrap) Z 1 42 42 0 -1 4194628"));
+    // A command name may hold ") Z" itself.
+    assert!(!stat_says_zombie("42 (a) Z b) S 1 42 42 0 -1 4194560"));
+    assert!(!stat_says_zombie("garbage"));
+    let me = std::fs::read_to_string("/proc/self/stat").unwrap();
+    assert!(!stat_says_zombie(&me));
+}

@@ -82,7 +82,8 @@ pub enum Report {
 impl Report {
     /// The mismatches that fail the run: an unreadable program is one, and
     /// so is one that never showed itself while alive. A program that ended
-    /// first is not (it is reported as not observed).
+    /// first, or whose sandbox the run's own stop took down first, is not
+    /// (it is reported as not observed).
     pub fn mismatches(&self) -> Vec<Mismatch> {
         match self {
             Report::Observed { mismatches, .. } => mismatches.clone(),
@@ -108,7 +109,7 @@ pub struct Target<'a> {
     pub bwrap_exe: (u64, u64),
     pub expect: &'a Expectation,
     pub window: Duration,
-    /// Whether the run's stop has sent its SIGKILL (moment::await_program).
+    /// Whether the run's stop has taken the sandbox down (moment::await_program).
     pub killed: &'a dyn Fn() -> bool,
 }
 

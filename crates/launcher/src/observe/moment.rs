@@ -54,8 +54,9 @@ impl NotObserved {
 }
 
 /// Waits for the program to have exec'ed; `bwrap_exe` is bwrap's (device,
-/// inode). `killed` says whether the run's stop has sent its SIGKILL: then
-/// the wait ends (a program not yet seen will never run).
+/// inode). `killed` says whether the run's stop has taken the sandbox down
+/// (its SIGKILL sent and every process of it exiting: Supervision::
+/// sandbox_dying): then the wait ends (a program not yet seen never runs).
 pub fn await_program(
     init_pid: i32,
     init: &OwnedFd,

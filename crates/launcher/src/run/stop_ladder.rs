@@ -156,7 +156,9 @@ impl Supervision {
     /// for the program then: observe/moment.rs).
     pub fn set_init(&self, pid: i32, fd: OwnedFd) {
         self.with(|s| {
-            if s.record.forced_attempted && !s.exited {
+            // Whatever `exited` says (abandon() sets both): a kill of a
+            // process already gone is a harmless ESRCH.
+            if s.record.forced_attempted {
                 let _ = pidfd::send_signal(&fd, libc::SIGKILL);
             }
             s.init_pid = Some(pid);
@@ -167,6 +169,18 @@ impl Supervision {
     /// Whether the forced rung (or a kill before the release) has run.
     pub fn forced(&self) -> bool {
         self.record().forced_attempted
+    }
+
+    /// Whether the sandbox is being taken down: the forced rung ran and its
+    /// init and every process under it are exiting (`PF_EXITING`) or gone.
+    /// A SIGKILL sent is not one acted on (a failed send, a task not yet
+    /// scheduled): the observation stops waiting only on this.
+    pub fn sandbox_dying(&self) -> bool {
+        if !self.forced() {
+            return false;
+        }
+        let init = self.state.lock().ok().and_then(|s| s.init_pid);
+        init.is_some_and(namespace_exiting)
     }
 
     /// Latched when a stop starts, before any signal: the engine then

@@ -439,7 +439,7 @@ impl Run {
         let p = &self.p;
         let id = &p.invocation_id;
         let supervision = &self.control.supervision;
-        let killed = || supervision.forced();
+        let killed = || supervision.sandbox_dying();
         let seen = observe_run(
             &p.plan,
             &p.confinement,

@@ -6,6 +6,7 @@
 use std::process::ExitStatus;
 
 use crate::host::clone_exec::Process;
+use crate::host::orphan_init;
 use crate::host::pidfd;
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,6 +116,11 @@ pub fn confirm_containment(control: &Control, status: &std::io::Result<ExitStatu
             emptied
         }
         None => {
+            if control.supervision.forced() {
+                // Stopped during bwrap's set-up, its init never reported:
+                // one that died with bwrap is reaped by the scan if ours.
+                orphan_init::reap_exited_inits();
+            }
             control.supervision.killed_unreleased()
                 || status.as_ref().is_ok_and(|s| s.code().is_some())
         }
