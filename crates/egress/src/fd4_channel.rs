@@ -87,6 +87,30 @@ pub(crate) fn ended(channel: BorrowedFd<'_>, peer: &PeerCopy) -> bool {
     }
 }
 
+/// What the program has queued on the channel and the engine has not
+/// received yet (`unreceived` on the peer's copy); `None` without a copy.
+pub(crate) fn queued(peer: &PeerCopy) -> Option<usize> {
+    let copy = peer.lock().ok()?;
+    cordon_passed_fds::unreceived(copy.as_ref()?.as_fd())
+}
+
+/// Whether an empty read (zero bytes, no ancillary data) was the channel's
+/// end rather than a zero-length record: nothing was queued just before the
+/// read (`queued_before`), and now the program has shut its end down with
+/// nothing left. [`ended`] before the read does not settle it alone: the
+/// program can shut down between that check and the read, which then
+/// returns the end (0 bytes) and was taken for one more junk request (a
+/// third `protocol-error` receipt in network.test.js, CI run 74). A record
+/// sent and the channel shut down in that same gap reads as the end too:
+/// that junk record then has no receipt.
+pub(crate) fn empty_read_was_the_end(
+    channel: BorrowedFd<'_>,
+    peer: &PeerCopy,
+    queued_before: Option<usize>,
+) -> bool {
+    queued_before == Some(0) && ended(channel, peer)
+}
+
 /// Empties the engine's end and closes it off this thread: to the real end
 /// of what the program queued when the peer's copy is there (round 16n,
 /// R16n-1: a count of empty reads can be outnumbered by zero-length
@@ -158,6 +182,33 @@ mod tests {
             Ok(1)
         );
         assert_eq!(&buf[..1], b"x");
+    }
+
+    #[test]
+    fn an_empty_read_is_the_end_only_when_nothing_was_queued_and_the_program_shut_down() {
+        let (engine, sandbox) = pair().unwrap();
+        let peer: PeerCopy = Arc::new(Mutex::new(Some(sandbox.try_clone().unwrap())));
+        let send_empty =
+            || nix::sys::socket::send(sandbox.as_raw_fd(), b"", MsgFlags::MSG_NOSIGNAL);
+        let read = || recv(engine.as_raw_fd(), &mut [0u8; 8], MsgFlags::MSG_DONTWAIT);
+        // A zero-length record, no shutdown: data.
+        assert_eq!(send_empty(), Ok(0));
+        let before = queued(&peer);
+        assert!(before.is_some_and(|n| n > 0), "{before:?}");
+        assert_eq!(read(), Ok(0));
+        assert!(!empty_read_was_the_end(engine.as_fd(), &peer, before));
+        // A zero-length record, then the shutdown (before the engine read):
+        // the read takes the record, which is still data.
+        assert_eq!(send_empty(), Ok(0));
+        nix::sys::socket::shutdown(sandbox.as_raw_fd(), nix::sys::socket::Shutdown::Write).unwrap();
+        let before = queued(&peer);
+        assert_eq!(read(), Ok(0));
+        assert!(!empty_read_was_the_end(engine.as_fd(), &peer, before));
+        // Nothing queued, shut down: the empty read is the end.
+        let before = queued(&peer);
+        assert_eq!(before, Some(0));
+        assert_eq!(read(), Ok(0));
+        assert!(empty_read_was_the_end(engine.as_fd(), &peer, before));
     }
 
     #[test]

@@ -67,7 +67,13 @@ pub async fn serve(
             if crate::fd4_channel::ended(fd.as_fd(), &held.1) {
                 return Ok(None); // shut down by the program, every record read
             }
-            recv_datagram(fd.as_fd(), MAX_REQUEST_BYTES + 1).map(Some)
+            let queued = crate::fd4_channel::queued(&held.1);
+            let received = recv_datagram(fd.as_fd(), MAX_REQUEST_BYTES + 1)?;
+            let empty = received.bytes.is_empty() && !received.had_ancillary;
+            if empty && crate::fd4_channel::empty_read_was_the_end(fd.as_fd(), &held.1, queued) {
+                return Ok(None); // shut down between the check and the read
+            }
+            Ok(Some(received))
         });
         let received = tokio::select! {
             biased;
