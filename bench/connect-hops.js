@@ -9,8 +9,9 @@
 // proxy port and through the engine socket itself (no relay).
 //
 // The provider side is counted too: the CPU time (schedstat) and the
-// context switches of the threads of the supervision runtime the engine
-// runs on (`cordon-supervis…`: its workers and blocking pool) over each
+// context switches of the threads the engine runs on (`cordon-egress…`, its
+// runtime's thread and blocking pool; before 2026-12-06 the supervision
+// runtime's `cordon-supervis…` workers, counted as well) over each
 // mediated run, minus a mediated run of 0 samples (the run's own set-up and
 // teardown), per connect. A voluntary switch is a worker going to sleep
 // (and so a later wake-up); involuntary ones are a saturated host taking
@@ -55,13 +56,14 @@ for _ in range(count):
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const parse = (out) => out.trim().split('\n').filter(Boolean).map((l) => l.split(' ').map(Number));
 
-/** CPU ns and context switches of this process's supervision-runtime threads. */
+/** CPU ns and context switches of this process's engine and supervision threads. */
 function engineThreads() {
   const total = { cpuNs: 0, voluntary: 0, involuntary: 0 };
   for (const tid of fs.readdirSync('/proc/self/task')) {
     try {
       const dir = `/proc/self/task/${tid}`;
-      if (!fs.readFileSync(`${dir}/comm`, 'utf8').startsWith('cordon-supervis')) continue;
+      const comm = fs.readFileSync(`${dir}/comm`, 'utf8');
+      if (!comm.startsWith('cordon-supervis') && !comm.startsWith('cordon-egress')) continue;
       total.cpuNs += Number(fs.readFileSync(`${dir}/schedstat`, 'utf8').split(' ')[0]);
       const status = fs.readFileSync(`${dir}/status`, 'utf8');
       total.voluntary += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)[1]);

@@ -14,6 +14,7 @@
 pub mod address_class;
 pub mod admission;
 pub mod destination;
+pub mod engine_runtime;
 pub mod fd4_channel;
 pub mod fd4_codec;
 pub mod http_request;

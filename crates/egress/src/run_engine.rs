@@ -1,8 +1,8 @@
 //! One run's engine: a listener on a Unix socket in the run's control root
 //! (bound into the sandbox for the in-sandbox relay) and, optionally, the
 //! engine end of the run's fd-4 channel (a seqpacket pair: fd4_channel.rs) — served by tasks on the
-//! runtime the caller hands in (the launcher's supervision runtime), never
-//! by threads of its own.
+//! runtime the caller hands in (the launcher gives a shard of
+//! `engine_runtime`), never by threads of its own.
 //!
 //! Lifecycle: `start` binds the socket (mode 0600) and spawns the accept
 //! task and the fd-4 task; each accepted connection or admitted fd-4 stream
@@ -60,7 +60,7 @@ pub struct RunEngineConfig {
     pub handshake_timeout: Duration,
     /// How long `finish` waits for the run's tasks after cancelling them.
     /// Each ends at its next poll, so this is only reached when the
-    /// runtime's workers are all blocked elsewhere; the receipts of tasks
+    /// runtime's threads are all held elsewhere; the receipts of tasks
     /// still running then are missing, and nothing else of the run is held.
     /// The launcher derives it from the run's stop ladder (its forced rung),
     /// so a stopped run settles within the ladder's bound.

@@ -1,8 +1,8 @@
 //! Sockets the sandbox can write to, as the engine holds them: each is
 //! drained through `cordon_passed_fds` before it closes (round 5, R5N-1).
 //!
-//! Why: the engine's tasks run on the launcher's supervision runtime, whose
-//! few workers every run shares. Closing a Unix socket purges its receive
+//! Why: the engine's tasks run on a shard of the engines' runtime
+//! (engine_runtime.rs), whose one thread many runs share. Closing a Unix socket purges its receive
 //! queue in the closing thread — a descriptor the sandbox queued there and
 //! the engine never read (a connection refused at accept, the fd-4 channel
 //! at run end, a stream or a backlog connection at a stop) is dropped on that

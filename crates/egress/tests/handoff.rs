@@ -4,9 +4,10 @@
 //! a copy and change the shared file's flags and options — so these tests do
 //! what a hostile sandbox would: clear `O_NONBLOCK` behind the engine's back
 //! and hand over a socket that lingers an hour on close with bytes stuck in
-//! it. Each must leave the engine's runtime workers free (a later client is
-//! still served) — the test runtime has two workers, and three such sockets
-//! are handed over, so a single blocked worker per socket would starve it.
+//! it. Each must leave the engine's runtime free (a later client is still
+//! served) — the engine's runtime is the launcher's, a shard of one thread
+//! per core, and three such sockets are handed over, so a single blocked
+//! thread per socket would starve it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -80,6 +81,23 @@ fn a_handed_over_client_socket_is_relayed_by_the_engine_and_its_receipt_is_exact
     echo.stop(0);
 }
 
+/// Waits (at most 5 s) for the engine's adoption to set `O_NONBLOCK` on the
+/// file `socket` shares with the engine's copy.
+fn wait_until_nonblocking(socket: &TcpStream) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let flags = OFlag::from_bits_truncate(fcntl(socket, FcntlArg::F_GETFL).unwrap());
+        if flags.contains(OFlag::O_NONBLOCK) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the engine adopts the socket (a stalled engine never does)"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn a_handed_over_socket_whose_o_nonblock_the_sandbox_clears_blocks_no_worker() {
     let mut run = start(vec![], Quotas::default(), false);
@@ -87,8 +105,11 @@ fn a_handed_over_socket_whose_o_nonblock_the_sandbox_clears_blocks_no_worker() {
     for _ in 0..3 {
         let (mut program, accepted) = program_and_accepted();
         hand_over(&run, &accepted);
-        // The sandbox keeps its copy and makes the shared file blocking,
-        // then sends half a request: the engine reads it and reads again.
+        // The sandbox keeps its copy and, once the engine has adopted the
+        // socket (adopting sets `O_NONBLOCK` on the shared file, so a clear
+        // before it would be undone), makes the shared file blocking, then
+        // sends half a request: the engine reads it and reads again.
+        wait_until_nonblocking(&accepted);
         fcntl(&accepted, FcntlArg::F_SETFL(OFlag::empty())).unwrap();
         program.write_all(b"CONN").unwrap();
         kept.push((program, accepted));

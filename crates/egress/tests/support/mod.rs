@@ -73,21 +73,11 @@ impl Echo {
     }
 }
 
-/// The engine's runtime in tests: built like the launcher's supervision
-/// runtime (two workers, blocking threads kept 1 s).
+/// The engine's runtime in tests: the one the launcher gives every engine
+/// (a shard of `engine_runtime`: one thread, so a task that blocked it
+/// would stall every later client).
 pub fn runtime() -> tokio::runtime::Handle {
-    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_keep_alive(Duration::from_secs(1))
-                .enable_all()
-                .build()
-                .unwrap()
-        })
-        .handle()
-        .clone()
+    cordon_egress::engine_runtime::get().unwrap()
 }
 
 pub fn resolver() -> Arc<StaticResolver> {

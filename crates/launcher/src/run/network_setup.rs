@@ -122,12 +122,9 @@ pub fn prepare(
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
         teardown_bound: crate::run::stop_ladder::engine_teardown_bound(labels.stop),
-        // The engine's listeners and streams are tasks on the runtime that
-        // already supervises every run: no thread per run or per stream.
-        runtime: crate::run::supervision_runtime::get()
-            .map_err(NetworkSetupError::Runtime)?
-            .handle()
-            .clone(),
+        // The engine's listeners and streams are tasks on the one runtime
+        // every run's engine shares: no thread per run or per stream.
+        runtime: cordon_egress::engine_runtime::get().map_err(NetworkSetupError::Runtime)?,
     })?;
     if let Some(peer) = fd4_peer {
         engine.hold_fd4_peer(peer);

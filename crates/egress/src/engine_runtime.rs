@@ -1,0 +1,101 @@
+//! The runtimes the egress engines of a process's mediated runs share: a few
+//! current-thread tokio runtimes ("shards"), each driven by one thread of
+//! its own (`cordon-egress`), all started on the first mediated run and
+//! never ended. Each run's engine is placed on one shard, in turn, so all of
+//! a run's streams share a thread and different runs spread over cores.
+//!
+//! Why not the supervision runtime: a multi-thread scheduler wakes a
+//! sibling worker whenever its reactor hands out work, so a hop of a
+//! proxied stream (a client's byte, the upstream's answer) often woke two
+//! threads instead of one. A current-thread runtime runs each task where its
+//! reactor woke it: `bench/connect-hops.js` counted 2.9–3.4 engine sleeps
+//! per connect against 3.3–4.3 before, and `bench/compare.js --rows connect`
+//! 0.83–0.92× the connect + echo time (docs/performance.md). The engine's
+//! tasks never block (name lookups go to the shard's blocking pool, and
+//! `RunEngine::finish` runs on the caller's thread), and the launcher's
+//! supervision runtime's timers and pidfd waits no longer share workers
+//! with the relay.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use tokio::runtime::{Builder, Handle};
+
+/// At most this many shards: one per core up to it. A shard is one thread
+/// and three descriptors (its reactor's epoll and waker among them: 6 more
+/// in a 2-core provider after its first mediated run); a run's streams are
+/// bounded by its quota, so a few cores of relay suffice for a provider.
+const MAX_SHARDS: usize = 4;
+
+/// How long an idle lookup thread is kept (as the launcher's supervision
+/// runtime keeps its blocking threads): lookups come in bursts.
+const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
+
+static SHARDS: OnceLock<Result<Vec<Handle>, String>> = OnceLock::new();
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// The shard for the next run's engine; every shard is started on first use
+/// (so the process's threads do not grow run by run). `Err` (why) when a
+/// thread or reactor could not be created; the start is not retried.
+pub fn get() -> Result<Handle, std::io::Error> {
+    let shards = SHARDS
+        .get_or_init(start_all)
+        .as_ref()
+        .map_err(|why| std::io::Error::other(format!("start the egress runtime: {why}")))?;
+    let turn = NEXT.fetch_add(1, Ordering::Relaxed) % shards.len();
+    Ok(shards[turn].clone())
+}
+
+fn start_all() -> Result<Vec<Handle>, String> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    (0..cores.clamp(1, MAX_SHARDS))
+        .map(|_| start_one())
+        .collect()
+}
+
+fn start_one() -> Result<Handle, String> {
+    let runtime = Builder::new_current_thread()
+        .thread_name("cordon-egress-blocking")
+        .thread_keep_alive(BLOCKING_KEEP_ALIVE)
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let handle = runtime.handle().clone();
+    std::thread::Builder::new()
+        .name("cordon-egress".into())
+        // The runtime's tasks are driven only while this thread blocks in
+        // it, for the process's life.
+        .spawn(move || runtime.block_on(std::future::pending::<()>()))
+        .map_err(|e| e.to_string())?;
+    Ok(handle)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_spread_over_every_shard_and_each_drives_its_tasks() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let shards = cores.clamp(1, MAX_SHARDS);
+        let mut threads = std::collections::HashSet::new();
+        // Many turns: a test running beside this one may take turns too.
+        for _ in 0..16 * shards {
+            let handle = get().unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            handle.spawn(async move {
+                tokio::task::yield_now().await;
+                let _ = tx.send(std::thread::current().id());
+            });
+            let id = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+            threads.insert(id);
+        }
+        assert_eq!(
+            threads.len(),
+            shards,
+            "each turn lands on another shard's thread"
+        );
+    }
+}
