@@ -2,13 +2,14 @@
 
 // Two builds of cordon, interleaved in one process tree, row by row:
 //
-//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,coldrun,pooled,early,tool,connect,tput,relay] [--smoke]
+//   node bench/compare.js --a /work/main --b . [--rounds 6] [--rows cold,coldnet,coldrun,pooled,early,tool,connect,tput,relay] [--smoke]
 //
 // A build is a checkout whose addon (.node), cordon-runner and index.js are
 // built (`npm run build`). Each round starts one worker process per build
 // (order alternating A,B / B,A, so load drifts hit both alike); a worker
 // `require`s its build and takes a few samples of each row:
 //   cold    spawnIsolated(["/bin/true"]) → wait(), ms
+//   coldnet the cold row with network "mediated" (one allowed destination)
 //   coldrun createCodeMode({tools: []}).run("return 1") with no pool: a
 //           sandbox and a runner started per run, ms (its baseline is the
 //           cold row's raw bwrap when both rows are asked for)
@@ -48,6 +49,7 @@ const option = (name, fallback) => {
 const SMOKE = args.includes('--smoke');
 const ROWS = {
   cold: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
+  coldnet: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
   coldrun: { unit: 'ms', perWorker: SMOKE ? 1 : 8 },
   pooled: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
   early: { unit: 'ms', perWorker: SMOKE ? 1 : 12 },
@@ -74,10 +76,16 @@ async function measure(root, row, n) {
   const cordon = require(path.resolve(root));
   const samples = [];
   const cpu = process.cpuUsage();
-  if (row === 'cold') {
+  if (row === 'cold' || row === 'coldnet') {
+    // coldnet: a mediated policy with one allowed destination (the egress
+    // engine, its socket and the relay are set up and torn down per run)
+    const policy = row === 'cold' ? cordon.readOnly() : {
+      ...cordon.readOnly(),
+      network: { mode: 'mediated', allow: [{ protocol: 'tcp', host: '127.0.0.1', port: 9, allowPrivateAddresses: true }] },
+    };
     for (let i = 0; i < n; i += 1) {
       const t = nowMs();
-      const execution = cordon.spawnIsolated(['/bin/true'], { policy: cordon.readOnly() });
+      const execution = cordon.spawnIsolated(['/bin/true'], { policy });
       const { returncode } = await execution.wait();
       samples.push(nowMs() - t);
       if (returncode !== 0) throw new Error(`/bin/true exited ${returncode}`);
@@ -215,7 +223,7 @@ async function main() {
   console.log('| row | unit | n | a median | b median | b/a | a CPU ms | b CPU ms |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   const names = {
-    cold: 'cold spawnIsolated(/bin/true) → wait()', coldrun: 'cold run("return 1"), no pool', pooled: 'pooled run("return 1")', early: 'pooled run("return 1"), resultBeforeTeardown where known',
+    cold: 'cold spawnIsolated(/bin/true) → wait()', coldnet: 'cold spawnIsolated(/bin/true) → wait(), network mediated', coldrun: 'cold run("return 1"), no pool', pooled: 'pooled run("return 1")', early: 'pooled run("return 1"), resultBeforeTeardown where known',
     tool: `tool call round trip (${TOOL_CALLS} calls/run)`,
     connect: 'proxied connect + 1-byte echo (python3, CONNECT)', tput: 'proxied throughput (python3, 32 MiB streams)',
     relay: `protocol relay (${RELAY_BYTES / 1024 / 1024} MiB echoed by cat)`,

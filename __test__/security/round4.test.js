@@ -241,7 +241,22 @@ describe('R4-4: descriptors passed to the host over fd 3 and fd 4', () => {
   }
 
   probe('in this process, the passed descriptors are closed (none is left open in the provider)', async () => {
-    const fds = h.openFdCount();
+    // The egress engines' shards start with this process's first mediated
+    // run and stay for its life (process state, not a passed descriptor).
+    const warm = cordon.spawnIsolated(['/bin/true'], { policy: mediated });
+    warm.stderr.resume();
+    warm.protocol.resume();
+    const warmEnded = new Promise((resolve) => warm.protocol.on('end', resolve));
+    await warm.wait();
+    await warmEnded;
+    // Its own descriptors close on detached threads: counted once they did.
+    let fds = h.openFdCount();
+    for (let i = 0; i < 50; i += 1) {
+      await sleep(20);
+      const now = h.openFdCount();
+      if (now === fds) break;
+      fds = now;
+    }
     // Over fd 4 where fd 3 refuses descriptors (SO_PASSRIGHTS off): the engine's channel still takes them.
     const channel = h.kernelRefusesPassedFds() ? '4' : '3';
     const ex = cordon.spawnIsolated([attacker(), 'linger', channel, '3600'], { policy: mediated });

@@ -209,7 +209,9 @@ impl RunEngine {
         // The serving task drained the channel with this copy before it ended.
         let peer = self.fd4_peer.lock().ok().and_then(|mut copy| copy.take());
         if let Some(peer) = peer {
-            cordon_passed_fds::drain_and_close(peer); // the replies it holds carry stream ends
+            // The replies it holds carry stream ends. Only the engine's end
+            // queues there, and no reply is empty, so a 0 read is the end.
+            cordon_passed_fds::drain_own_records_and_close(peer);
         }
         let _ = std::fs::remove_file(&self.socket_path);
         let (receipts, dropped) = self.ctx.receipts.take();

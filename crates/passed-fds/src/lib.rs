@@ -26,7 +26,10 @@ mod name_taken;
 mod refuse;
 mod sandbox_pair;
 mod settle;
-pub use drain::{drain, drain_and_close, drain_listener, drain_with_peer, unreceived};
+pub use drain::{
+    drain, drain_and_close, drain_listener, drain_own_records_and_close, drain_with_peer,
+    unreceived,
+};
 pub use name_taken::take_automatic_name;
 pub use refuse::refuse_passed_descriptors;
 pub use sandbox_pair::{

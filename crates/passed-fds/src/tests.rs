@@ -269,6 +269,47 @@ fn a_seqpacket_drain_reads_through_more_empty_records_than_an_unprivileged_sende
 }
 
 #[test]
+fn a_seqpacket_end_only_this_process_sends_to_is_drained_to_its_end_in_one_read_per_record() {
+    use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+    // The fd-4 channel at a run's end: the engine's replies (8 bytes, each
+    // may carry a stream's socket) queued on the sandbox's end, the
+    // engine's end closed. `drain` would read ~20 000 empty reads through.
+    let (engine, sandbox) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .unwrap();
+    let mut receivers = Vec::new();
+    for _ in 0..3 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (receiver, _) = listener.accept().unwrap();
+        send_with(&engine, b"MECP\x01\0\0\0", &[sender.as_raw_fd()]);
+        drop(sender); // the queued copy is the last reference
+        receivers.push(receiver);
+    }
+    drop(engine);
+    assert_eq!(crate::drain::drain_own_records(sandbox.as_fd()), 4);
+    for mut receiver in receivers {
+        // Each queued socket was received and closed, not left in the queue
+        // (`sandbox` is still open: a socket left there would keep its
+        // connection up, and the read would time out).
+        receiver
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        let read = std::io::Read::read(&mut receiver, &mut byte);
+        assert!(
+            matches!(read, Ok(0))
+                || read.is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+            "the passed socket was closed"
+        );
+    }
+}
+
+#[test]
 fn a_drained_listener_closes_at_once_with_a_lingering_socket_queued_in_its_backlog() {
     use std::os::unix::net::UnixListener;
     let dir = std::env::temp_dir().join(format!("cordon-drain-{}", std::process::id()));

@@ -541,7 +541,9 @@ impl Run {
         // the run is over, are counted up to here (round 16b, R16b-1).
         facts.bytes.protocol_in_discarded += self.control.late.take_for_receipt();
         let mut document = receipt::build(&p.plan, &p.request.policy, &facts);
+        step_trace::stamp(&p.invocation_id, "receipt.built");
         crate::receipt::network_receipts::attach(&mut document, p.egress.as_mut());
+        step_trace::stamp(&p.invocation_id, "engine.finished");
         let receipt = receipt::write_and_read(&p.root, &document);
         step_trace::stamp(&p.invocation_id, "receipt.written");
         // What the sandbox left may take long to remove (any depth or width):
