@@ -188,24 +188,14 @@ pub fn sweep(bwrap: &Path) -> usize {
     let Some(binary) = Binary::of(bwrap) else {
         return 0;
     };
-    let Some(depth) = own_depth() else {
+    let Some(scope) = Scope::of_this_provider() else {
         return 0;
     };
-    let provider_uid = nix::unistd::geteuid().as_raw();
-    let subordinate = (provider_uid != 0)
-        .then(subordinate_ids::for_current_user)
-        .and_then(Result::ok)
-        .map(|ids| (ids.uids.first, ids.uids.count));
-    let may_sweep = |uid| sweepable_uid(uid, provider_uid, subordinate);
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
+    let depth = scope.depth;
+    let may_sweep = |uid| scope.may_sweep(uid);
     let mut signalled = 0;
     let mut killed = Vec::new();
-    for pid in entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-    {
+    for pid in proc_pids() {
         // The first filter: one `stat` per process on the host (another
         // user's processes fail it at once, unreadable).
         if !binary.runs_in(pid, false) {
@@ -228,9 +218,58 @@ pub fn sweep(bwrap: &Path) -> usize {
             killed.push(fd);
         }
     }
-    reap_killed(&killed);
-    reap_exited_inits();
+    if inherits_orphans() {
+        reap_killed(&killed);
+        reap_exited_inits();
+    }
     signalled
+}
+
+/// The provider a sweep or a reap acts for: its pid-namespace depth and the
+/// uids its sandboxes run as (module doc).
+struct Scope {
+    depth: usize,
+    provider_uid: u32,
+    subordinate: Option<(u32, u32)>,
+}
+
+impl Scope {
+    /// Thin: read from this process (`None` when `/proc/self` is unreadable).
+    fn of_this_provider() -> Option<Self> {
+        let depth = own_depth()?;
+        let provider_uid = nix::unistd::geteuid().as_raw();
+        let subordinate = (provider_uid != 0)
+            .then(subordinate_ids::for_current_user)
+            .and_then(Result::ok)
+            .map(|ids| (ids.uids.first, ids.uids.count));
+        Some(Self {
+            depth,
+            provider_uid,
+            subordinate,
+        })
+    }
+
+    fn may_sweep(&self, uid: u32) -> bool {
+        sweepable_uid(uid, self.provider_uid, self.subordinate)
+    }
+}
+
+/// The pids `/proc` lists now (none when it cannot be read).
+fn proc_pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+}
+
+/// Whether orphans are reparented to this process: it is pid 1 of its pid
+/// namespace (a container's entry point) or a child subreaper. Only then can
+/// an exited namespace init be a zombie child of ours, so only then is
+/// scanning `/proc` for one, or waiting to reap the inits a sweep killed,
+/// worth anything.
+pub fn inherits_orphans() -> bool {
+    std::process::id() == 1 || nix::sys::prctl::get_child_subreaper().unwrap_or(true)
 }
 
 /// Pure over `/proc/<pid>/stat`: whether the process is a zombie (state `Z`,
@@ -251,25 +290,18 @@ pub fn stat_says_zombie(stat: &str) -> bool {
 /// Our own bwraps (one level up: same depth as ours) are never matched, so
 /// the supervisors' waits for them are untouched; a zombie child of ours
 /// cannot be reaped by anyone else, so its pid is not reused before the
-/// pidfd opens. Returns how many it reaped.
+/// pidfd opens. Returns how many it reaped; scans nothing unless this
+/// process [inherits orphans](inherits_orphans).
 pub fn reap_exited_inits() -> usize {
-    let Some(depth) = own_depth() else {
+    if !inherits_orphans() {
+        return 0;
+    }
+    let Some(scope) = Scope::of_this_provider() else {
         return 0;
     };
     let me = std::process::id();
-    let provider_uid = nix::unistd::geteuid().as_raw();
-    let subordinate = (provider_uid != 0)
-        .then(subordinate_ids::for_current_user)
-        .and_then(Result::ok)
-        .map(|ids| (ids.uids.first, ids.uids.count));
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
     let mut reaped = 0;
-    for pid in entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-    {
+    for pid in proc_pids() {
         let ours = std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
             .is_some_and(|stat| {
@@ -280,9 +312,9 @@ pub fn reap_exited_inits() -> usize {
                 .ok()
                 .and_then(|status| uid_and_nspid(&status))
                 .is_some_and(|(uid, nspid)| {
-                    nspid.len() == depth + 1
+                    nspid.len() == scope.depth + 1
                         && nspid.last() == Some(&1)
-                        && sweepable_uid(uid, provider_uid, subordinate)
+                        && scope.may_sweep(uid)
                 });
         if init && open_and_reap(pid) {
             reaped += 1;

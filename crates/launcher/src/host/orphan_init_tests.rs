@@ -307,3 +307,29 @@ fn a_zombie_is_told_by_the_state_after_its_command_name() {
     let me = std::fs::read_to_string("/proc/self/stat").unwrap();
     assert!(!stat_says_zombie(&me));
 }
+
+#[test]
+fn only_pid_1_or_a_subreaper_inherits_orphans_and_scans_for_them() {
+    // cargo's test process is neither: nothing is scanned for it.
+    assert!(!inherits_orphans());
+    assert_eq!(reap_exited_inits(), 0);
+    // In a process of its own (the flag is per process), a subreaper does.
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "host::orphan_init::tests::subreaper_child",
+            "--ignored",
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the subreaper child: {status}");
+}
+
+#[test]
+#[ignore = "run by only_pid_1_or_a_subreaper_inherits_orphans_and_scans_for_them"]
+fn subreaper_child() {
+    nix::sys::prctl::set_child_subreaper(true).unwrap();
+    assert!(inherits_orphans());
+}
