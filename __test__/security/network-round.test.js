@@ -333,7 +333,10 @@ fd4('after', M(b'127.0.0.1', @PA@))
     const how = h.kernelRefusesPassedFds() ? 'refused' : 'sent';
     assert.equal(lines['fds-over-stream'], `${how} A`, 'descriptors on the relay stream are refused or not data; the half-closed stream still answers');
     for (const k of ['other-port', 'other-host']) assert.equal(lines[k], 'status=1 fds=0 ', k);
-    for (const k of ['short-hl', 'long-hl', 'trailing', 'empty', 'tiny', 'huge', 'port0', 'nul', 'anc-fds']) assert.equal(lines[k], 'status=4 fds=0 ', k);
+    for (const k of ['short-hl', 'long-hl', 'trailing', 'empty', 'tiny', 'huge', 'port0', 'nul']) assert.equal(lines[k], 'status=4 fds=0 ', k);
+    // The channel's own end refuses descriptors at the sender too where the kernel can (black-box round of
+    // 2026-12-06: requests of 253 descriptors from 12 runs stalled other runs' streams); elsewhere malformed.
+    assert.equal(lines['anc-fds'], h.kernelRefusesPassedFds() ? 'PermissionError' : 'status=4 fds=0 ', 'anc-fds');
     for (const k of ['ver2', 'proto2', 'v6']) assert.equal(lines[k], 'status=5 fds=0 ', k);
     assert.equal(lines.inflight, '0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1');
     w.decoysUntouched();
@@ -646,8 +649,12 @@ while True:
         time.sleep(0.03)
         if struct.unpack('i', fcntl.ioctl(4, termios.TIOCOUTQ, b'\\0' * 4))[0] > 0: break
 fd.setblocking(True)
-fd.sendmsg([b'MECQ'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [4]))])
-sys.stderr.write('smuggled after %d\\n' % n); sys.stderr.flush()
+try:
+    fd.sendmsg([b'MECQ'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [4]))])
+    sys.stderr.write('smuggled after %d\\n' % n)
+except PermissionError:
+    sys.stderr.write('refused after %d\\n' % n)
+sys.stderr.flush()
 if sys.argv[1] == 'sleep': time.sleep(3600)
 `;
 
@@ -668,12 +675,14 @@ for (const ending of ['exit', 'sleep']) {
     let stderr = '';
     execution.stderr.on('data', (d) => { stderr += d; });
     if (ending === 'sleep') {
-      assert.ok(await eventually(() => stderr.includes('smuggled'), 20_000), `the program never got to smuggle fd 4: ${stderr}`);
+      assert.ok(await eventually(() => /smuggled|refused/.test(stderr), 20_000), `the program never got to smuggle fd 4: ${stderr}`);
       execution.stop();
     }
     const result = await settles(execution, 20_000);
     assert.ok(result, `wait() never settled (stderr: ${stderr})`);
-    assert.match(stderr, /smuggled after \d+/);
+    // Where the kernel can, the channel's end refuses the descriptor at the sender (SO_PASSRIGHTS off); the
+    // filled channel must still settle.
+    assert.match(stderr, h.kernelRefusesPassedFds() ? /refused after \d+/ : /smuggled after \d+/);
     assert.ok(result.networkReceipts.length > 0 && result.networkReceipts.every((r) => r.result !== 'allowed'));
   });
 }

@@ -227,9 +227,10 @@ describe('R4-4: descriptors passed to the host over fd 3 and fd 4', () => {
         const result = h.parseResults(run.value.text).get('linger-close');
         assert.equal(run.value.settled, true, 'wait() and the protocol stream\'s end came without a stop');
         assert.equal(run.value.stopRequested, false);
-        if (channel === 3 && h.kernelRefusesPassedFds()) {
-          // fd 3 refuses descriptors at the sender (SO_PASSRIGHTS off): nothing reached the host.
-          assert.match(result?.detail ?? '', /SCM_RIGHTS over fd 3: Operation not permitted/, run.value.text);
+        if (h.kernelRefusesPassedFds()) {
+          // fd 3, and since 2026-12-06 fd 4's channel, refuse descriptors at the sender (SO_PASSRIGHTS off):
+          // nothing reached the host.
+          assert.match(result?.detail ?? '', new RegExp(`SCM_RIGHTS over fd ${channel}: Operation not permitted`), run.value.text);
           return;
         }
         assert.match(result?.detail ?? '', new RegExp(`bytes stuck, linger 3600 s\\) and its peer were handed to the host over fd ${channel}`), run.value.text);

@@ -26,6 +26,13 @@ use crate::quota::{Direction, QuotaState};
 /// Bytes read per burst (64 KiB: a loopback socket's usual backlog, so one
 /// read drains it; allocated only while the burst lasts).
 pub const RELAY_CHUNK_BYTES: usize = 64 * 1024;
+/// Bytes a direction moves before it lets the other tasks of its shard run
+/// (engine_runtime.rs: one thread per shard). Without it a bulk stream moved
+/// ~8 MiB per poll (tokio's budget: 128 awaits of 64 KiB), and the shard's
+/// reactor was polled only between such polls: a download on one run made
+/// every other run's connect on that shard wait 0.2–0.9 s (white-box round
+/// of 2026-12-06). 256 KiB takes ~0.2 ms here.
+pub const RELAY_TURN_BYTES: usize = 256 * 1024;
 /// How long the bytes a quota still allows may take to reach a stalled peer
 /// before the stream is closed anyway.
 const QUOTA_TAIL_BOUND: Duration = Duration::from_secs(1);
@@ -134,6 +141,7 @@ async fn pipe(
         // Not zero-filled: a read fills only what it returns (64 KiB of
         // memset per burst was a measurable share of a loopback stream's CPU).
         let mut buf = Vec::with_capacity(RELAY_CHUNK_BYTES);
+        let mut this_turn = 0;
         loop {
             buf.clear();
             match from.try_read_buf(&mut buf) {
@@ -141,7 +149,16 @@ async fn pipe(
                     to.shutdown(nix::sys::socket::Shutdown::Write);
                     return Ok(());
                 }
-                Ok(_) => forward(to, &buf, direction, quota, delivered).await?,
+                Ok(n) => {
+                    forward(to, &buf, direction, quota, delivered).await?;
+                    this_turn += n;
+                    if this_turn >= RELAY_TURN_BYTES {
+                        // Deferred until the shard has polled its reactor
+                        // (tokio's yield_now), so others' events run first.
+                        this_turn = 0;
+                        tokio::task::yield_now().await;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break, // buffer dropped
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return Err(StreamEnd::Error),

@@ -17,7 +17,7 @@
 //! with the relay.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use tokio::runtime::{Builder, Handle};
 
@@ -31,26 +31,36 @@ const MAX_SHARDS: usize = 4;
 /// runtime keeps its blocking threads): lookups come in bursts.
 const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
-static SHARDS: OnceLock<Result<Vec<Handle>, String>> = OnceLock::new();
+static SHARDS: Mutex<Vec<Handle>> = Mutex::new(Vec::new());
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
-/// The shard for the next run's engine; every shard is started on first use
-/// (so the process's threads do not grow run by run). `Err` (why) when a
-/// thread or reactor could not be created; the start is not retried.
+/// The shard for the next run's engine. Every shard is started on first use
+/// (so the process's threads do not grow run by run); one that could not be
+/// started (no thread or descriptor to spare at that moment) is tried again
+/// at the next call, and the runs meanwhile use the shards there are. `Err`
+/// (why) only when there is none.
 pub fn get() -> Result<Handle, std::io::Error> {
-    let shards = SHARDS
-        .get_or_init(start_all)
-        .as_ref()
-        .map_err(|why| std::io::Error::other(format!("start the egress runtime: {why}")))?;
+    let mut shards = SHARDS
+        .lock()
+        .map_err(|_| std::io::Error::other("the egress runtime's lock is poisoned"))?;
+    let wanted = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, MAX_SHARDS);
+    let mut failed = None;
+    while shards.len() < wanted && failed.is_none() {
+        match start_one() {
+            Ok(handle) => shards.push(handle),
+            Err(why) => failed = Some(why),
+        }
+    }
+    if shards.is_empty() {
+        let why = failed.unwrap_or_default();
+        return Err(std::io::Error::other(format!(
+            "start the egress runtime: {why}"
+        )));
+    }
     let turn = NEXT.fetch_add(1, Ordering::Relaxed) % shards.len();
     Ok(shards[turn].clone())
-}
-
-fn start_all() -> Result<Vec<Handle>, String> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    (0..cores.clamp(1, MAX_SHARDS))
-        .map(|_| start_one())
-        .collect()
 }
 
 fn start_one() -> Result<Handle, String> {

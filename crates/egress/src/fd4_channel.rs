@@ -33,7 +33,14 @@ pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
 /// `confinement.channels.fd4Namespace` (the provider's own namespace when
 /// no pair maker could be made at that moment).
 pub fn pair_in() -> io::Result<(OwnedFd, OwnedFd, cordon_passed_fds::ChannelNamespace)> {
-    cordon_passed_fds::sandbox_pair_in(SockType::SeqPacket)
+    let (engine, sandbox, namespace) = cordon_passed_fds::sandbox_pair_in(SockType::SeqPacket)?;
+    // No request carries descriptors (one that does is malformed): where the
+    // kernel can (6.16+), sending any fails at the sender, so none is ever
+    // received, neutralised or closed here. Before, 12 runs sending 253 per
+    // request kept the engine busy with them and stalled other runs' streams
+    // for seconds (black-box round of 2026-12-06).
+    let _ = cordon_passed_fds::refuse_passed_descriptors(engine.as_fd());
+    Ok((engine, sandbox, namespace))
 }
 
 /// Whether `fd` is a channel end of the kind `pair` makes: the engine

@@ -151,14 +151,20 @@ async fn open(
     })?;
     let connected = admit_and_connect(ctx, attempt, &request.host, request.port).await?;
     // Made in an empty network namespace, its sandbox end already named
-    // (round 16b, R16b-2; round 15w, R15w-6).
-    let (engine_end, sandbox_end, namespace) =
+    // (round 16b, R16b-2; round 15w, R15w-6). Off the shard's thread: the
+    // pair maker is asked under a lock the launcher's spawns share, and a
+    // maker that does not answer is waited for (up to 2 s) and replaced.
+    let made = tokio::task::spawn_blocking(|| {
         cordon_passed_fds::sandbox_pair_in(nix::sys::socket::SockType::Stream)
-            .map(|(e, s, namespace)| {
-                use std::os::unix::net::UnixStream;
-                (UnixStream::from(e), UnixStream::from(s), namespace)
-            })
-            .map_err(|_| Refusal::ConnectFailed)?;
+    })
+    .await
+    .map_err(|_| Refusal::ConnectFailed)?;
+    let (engine_end, sandbox_end, namespace) = made
+        .map(|(e, s, namespace)| {
+            use std::os::unix::net::UnixStream;
+            (UnixStream::from(e), UnixStream::from(s), namespace)
+        })
+        .map_err(|_| Refusal::ConnectFailed)?;
     // A stream carries bytes only: where the kernel can, descriptors sent to
     // the engine's end fail at the sender (round 15, R15-2: each message of
     // them cost a closer thread, and they counted against no quota);
