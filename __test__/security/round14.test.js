@@ -29,7 +29,7 @@ function runProbe(file) {
 describe('rounds 14 and 14w: descriptors passed behind a nested lingering socket', () => {
   probe('R14-2: over fd 4, no closer thread of the provider stays stuck closing the nested socket', () => {
     const { last, text } = runProbe('round14/fd4-nested.js');
-    assert.equal(last, 'held', text);
+    assert.match(last, /^held\b/, text); // 'held: …' where the kernel refuses descriptors on fd 4 at the sender (round14/h.js)
   });
 
   probe('R15r-2: fd 3 reporting an error (the sandbox closed it with host bytes unread) is still read to its end at once', () => {

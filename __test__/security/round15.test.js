@@ -22,6 +22,11 @@
 //     longer take an abstract name there, and fd 4, a seqpacket socket since,
 //     reaches the engine only (a datagram one could connect/sendto a host
 //     abstract datagram socket).
+// Where the kernel refuses descriptors sent over fd 4 at the sender (6.16+:
+// the channel's engine end has SO_PASSRIGHTS off), the fd-4 probes cannot
+// reach the closer at all: each shows that refusal in one run and prints
+// `held: …` (round14/h.js endIfFd4Refuses) instead of waiting out its
+// sandboxes' timeouts (~2 minutes of CI); older kernels run them whole.
 
 const { describe, test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -47,7 +52,7 @@ describe('rounds 15 and 15w: descriptors a sandbox passes to the provider', () =
   for (const [id, file] of [['R15w-1', 'dgram-err.js'], ['R15w-1 (flood)', 'flood.js'], ['R15w-3', 'budget.js'], ['R15w-4/R15w-7', 'chain.js'], ['R15w-4 (depth)', 'deepfds.js']]) {
     probe(`${id}: round15w/${file} holds (no closer thread left waiting, no table filled)`, () => {
       const { last, text } = runProbe(`round15w/${file}`);
-      assert.equal(last, 'held', text);
+      assert.match(last, /^held\b/, text); // 'held: …' where the kernel refuses descriptors on fd 4 at the sender (round14/h.js)
     });
   }
 

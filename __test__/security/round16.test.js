@@ -35,7 +35,7 @@ describe('round 16n: the seqpacket fd-4 channel', () => {
     // blocks for it in each of the two runs, and a closer thread stuck in
     // tcp_close for 5 s is still seen by the probe's 5 s watch after the run.
     const { last, text } = runProbe('round16n/zerohide.js', [], { R16_LINGER: '5' });
-    assert.equal(last, 'held', text);
+    assert.match(last, /^held\b/, text); // 'held: …' where the kernel refuses descriptors on fd 4 at the sender (round14/h.js)
   });
   probe('R16n-2: records sent before the program shuts fd 4 down each get their receipt', () => {
     const { last, text } = runProbe('round16n/noreceipt.js');

@@ -7,7 +7,7 @@
 // mediated run, a plain run) still settle? Control: the same socket passed
 // directly over fd 4.
 const fs = require('node:fs');
-const { py, cordon, sleep, within } = require('./h');
+const { py, cordon, sleep, within, endIfFd4Refuses } = require('./h');
 const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
 const relay = process.env.R14_RELAY ? { networkRelayPath: process.env.R14_RELAY } : {};
 const CODE = String.raw`
@@ -40,6 +40,7 @@ except Exception as e: print('reply', e, file=sys.stderr)
 function stuck() { const out = []; for (const t of fs.readdirSync('/proc/self/task')) { try { const w = fs.readFileSync(`/proc/self/task/${t}/wchan`, 'utf8'); if (/wait_woken|sk_stream_wait_close/.test(w)) out.push(fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim()); } catch {} } return out; }
 async function next(p) { const ex = py('import time; time.sleep(0.2)', [], p ? { policy, ...relay } : {}); ex.stderr.resume(); const t0 = Date.now(); const ok = await within(ex.wait(), 10000); if (!ok) await within(ex.stop(), 5000); return ok ? Date.now() - t0 : 'UNSETTLED'; }
 (async () => {
+  await endIfFd4Refuses();
   const res = [];
   for (const mode of ['direct', 'nested', 'nested']) {
     const ex = py(CODE, [mode], { policy, ...relay });

@@ -7,7 +7,7 @@
 // own close. One message: U (a datagram socketpair end) whose queue holds
 // [V] then [L1..L16]; each Li a listener with a full backlog (clients closed);
 // V's queue holds [X, P]. Control: the same with V alone (no listeners).
-const { py, cordon, sleep, within, snap, stuck } = require('./h');
+const { py, cordon, sleep, within, snap, stuck, endIfFd4Refuses } = require('./h');
 const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
 const relay = process.env.R14_RELAY ? { networkRelayPath: process.env.R14_RELAY } : {};
 const LINGER = Number(process.env.R15_LINGER || 30);
@@ -53,6 +53,7 @@ try:
 except Exception as e: print('reply', e, file=sys.stderr)
 `;
 (async () => {
+  await endIfFd4Refuses();
   const res = [];
   for (const mode of ['control', 'budget']) {
     const was = stuck().length;

@@ -11,7 +11,7 @@
 // for a moment), B does the same.
 const fs = require('node:fs');
 const path = require('node:path');
-const { py, cordon, sleep, within, fds, stuck } = require('./h');
+const { py, cordon, sleep, within, fds, stuck, endIfFd4Refuses } = require('./h');
 const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
 const relay = process.env.R14_RELAY ? { networkRelayPath: process.env.R14_RELAY } : {};
 const LINGER = Number(process.env.R15_LINGER || 30);
@@ -47,6 +47,7 @@ function workers() {
   return out;
 }
 (async () => {
+  await endIfFd4Refuses();
   const res = [];
   for (const mode of ['control', 'trap']) {
     // two B runs: one fd-4 task each, so each can hold one of the runtime's two workers

@@ -11,7 +11,7 @@
 // descriptor in its work list — in tcp_close. Measures the provider's open
 // descriptors and whether a plain run can start meanwhile.
 // Control: the same chain ending in a plain socket (nothing to wait for).
-const { py, cordon, sleep, within, fds, stuck } = require('./h');
+const { py, cordon, sleep, within, fds, stuck, endIfFd4Refuses } = require('./h');
 const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
 const relay = process.env.R14_RELAY ? { networkRelayPath: process.env.R14_RELAY } : {};
 const LINGER = Number(process.env.R15_LINGER || 30);
@@ -61,6 +61,7 @@ async function plainRun() {
   try { const ex = py('print(1)'); ex.stderr.resume(); const ok = await within(ex.wait(), 8000); if (!ok) { await within(ex.stop(), 3000); return 'unsettled'; } const r = await ex.wait(); return `exit ${r && r.exitCode !== undefined ? r.exitCode : JSON.stringify(r).slice(0, 80)}`; } catch (e) { return `failed: ${e.code || ''} ${String(e.message).slice(0, 120)}`; }
 }
 (async () => {
+  await endIfFd4Refuses();
   const res = [];
   for (const mode of ['control', 'trap']) {
     const base = fds(); const was = stuck().length;

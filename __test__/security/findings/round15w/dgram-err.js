@@ -6,7 +6,7 @@
 // unsent bytes and its never-reading peer P) is purged by the closer thread's
 // own close of the socket, so that thread waits in tcp_close for X's linger.
 // Control: the same socket without the pending error (the drain reads it all).
-const { py, cordon, sleep, within, snap, stuck, closers } = require('./h');
+const { py, cordon, sleep, within, snap, stuck, closers, endIfFd4Refuses } = require('./h');
 const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
 const relay = process.env.R14_RELAY ? { networkRelayPath: process.env.R14_RELAY } : {};
 const LINGER = Number(process.env.R15_LINGER || 3600);
@@ -61,6 +61,7 @@ except Exception as e: print('reply', e, file=sys.stderr)
 `;
 async function next(p) { const ex = py('import time; time.sleep(0.2)', [], p ? { policy, ...relay } : {}); ex.stderr.resume(); const t0 = Date.now(); const ok = await within(ex.wait(), 10000); if (!ok) await within(ex.stop(), 5000); return ok ? Date.now() - t0 : 'UNSETTLED'; }
 (async () => {
+  await endIfFd4Refuses();
   const before = snap();
   const res = [];
   const modes = (process.env.R15_MODES || 'dgram,dgram-err,seqpacket,seqpacket-err').split(',');

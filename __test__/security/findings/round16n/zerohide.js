@@ -17,7 +17,7 @@
 // closes X on that thread: tcp_close waits the linger time (up to 2^31-1 s).
 // Control: PAD 3000 (< 4096), so the drain reaches P and X and settles them.
 // Env: R16_LINGER (s, default 20), R16_PAD, R16_SLOW.
-const { py, cordon, sleep, within, snap, stuck, closers } = require('./h');
+const { py, cordon, sleep, within, snap, stuck, closers, endIfFd4Refuses } = require('./h');
 const policy = { ...cordon.readOnly(), network: { mode: 'mediated', allow: ['example.com:443'] } };
 const relay = process.env.R14_RELAY ? { networkRelayPath: process.env.R14_RELAY } : {};
 const SLOW = Number(process.env.R16_SLOW || 300);
@@ -69,6 +69,7 @@ print('nofile', __import__('resource').getrlimit(__import__('resource').RLIMIT_N
 time.sleep(1)
 `;
 (async () => {
+  await endIfFd4Refuses();
   const res = [];
   for (const [mode, pad] of [['control', 3000], ['hide', Number(process.env.R16_PAD || 4400)]]) {
     const was = stuck().length;
