@@ -1,8 +1,13 @@
 //! The runtimes the egress engines of a process's mediated runs share: a few
 //! current-thread tokio runtimes ("shards"), each driven by one thread of
 //! its own (`cordon-egress`), all started on the first mediated run and
-//! never ended. Each run's engine is placed on one shard, in turn, so all of
-//! a run's streams share a thread and different runs spread over cores.
+//! never ended. Each run's engine is placed on one shard, the one with the
+//! fewest live tasks (listeners, streams, the fd-4 server: a run's load),
+//! ties taken in turn, so all of a run's streams share a thread, different
+//! runs spread over cores, and a run that keeps many streams busy draws new
+//! runs away from its shard (round 24's B2: one run's 32 ping-ponging
+//! tunnels slowed a run placed beside it ~4×; nothing bounds one run's share
+//! of its own shard yet, see docs/network.md).
 //!
 //! Why not the supervision runtime: a multi-thread scheduler wakes a
 //! sibling worker whenever its reactor hands out work, so a hop of a
@@ -11,8 +16,9 @@
 //! reactor woke it: `bench/connect-hops.js` counted 2.9–3.4 engine sleeps
 //! per connect against 3.3–4.3 before, and `bench/compare.js --rows connect`
 //! 0.83–0.92× the connect + echo time (docs/performance.md). The engine's
-//! tasks never block (name lookups go to the shard's blocking pool, and
-//! `RunEngine::finish` runs on the caller's thread), and the launcher's
+//! tasks never block (name lookups and the fd-4 channel's pair maker go to
+//! the shard's blocking pool, and `RunEngine::finish` runs on the caller's
+//! thread), and the launcher's
 //! supervision runtime's timers and pidfd waits no longer share workers
 //! with the relay.
 
@@ -34,7 +40,8 @@ const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(
 static SHARDS: Mutex<Vec<Handle>> = Mutex::new(Vec::new());
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
-/// The shard for the next run's engine. Every shard is started on first use
+/// The shard for the next run's engine: the least loaded by live tasks,
+/// ties in turn. Every shard is started on first use
 /// (so the process's threads do not grow run by run); one that could not be
 /// started (no thread or descriptor to spare at that moment) is tried again
 /// at the next call, and the runs meanwhile use the shards there are. `Err`
@@ -59,8 +66,13 @@ pub fn get() -> Result<Handle, std::io::Error> {
             "start the egress runtime: {why}"
         )));
     }
-    let turn = NEXT.fetch_add(1, Ordering::Relaxed) % shards.len();
-    Ok(shards[turn].clone())
+    let first = NEXT.fetch_add(1, Ordering::Relaxed);
+    let load = |i: &usize| shards[*i].metrics().num_alive_tasks();
+    let chosen = (0..shards.len())
+        .map(|k| (first + k) % shards.len())
+        .min_by_key(load)
+        .unwrap_or(0);
+    Ok(shards[chosen].clone())
 }
 
 fn start_one() -> Result<Handle, String> {
@@ -86,26 +98,47 @@ fn start_one() -> Result<Handle, String> {
 mod tests {
     use super::*;
 
+    /// The thread that drives `handle`'s tasks.
+    fn thread_of(handle: &Handle) -> std::thread::ThreadId {
+        let (tx, rx) = std::sync::mpsc::channel();
+        handle.spawn(async move {
+            tokio::task::yield_now().await;
+            let _ = tx.send(std::thread::current().id());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap()
+    }
+
+    // One test: the second half loads one shard on purpose, which would
+    // steer the first half's placements if both ran at once.
     #[test]
-    fn runs_are_spread_over_every_shard_and_each_drives_its_tasks() {
+    fn runs_are_spread_over_every_shard_and_a_loaded_shard_gets_no_new_run() {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let shards = cores.clamp(1, MAX_SHARDS);
         let mut threads = std::collections::HashSet::new();
-        // Many turns: a test running beside this one may take turns too.
         for _ in 0..16 * shards {
-            let handle = get().unwrap();
-            let (tx, rx) = std::sync::mpsc::channel();
-            handle.spawn(async move {
-                tokio::task::yield_now().await;
-                let _ = tx.send(std::thread::current().id());
-            });
-            let id = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
-            threads.insert(id);
+            threads.insert(thread_of(&get().unwrap()));
         }
-        assert_eq!(
-            threads.len(),
-            shards,
-            "each turn lands on another shard's thread"
-        );
+        assert_eq!(threads.len(), shards, "idle shards are taken in turn");
+        if shards < 2 {
+            return;
+        }
+        // A run with 64 live streams on one shard: every later run goes elsewhere.
+        let busy = get().unwrap();
+        let busy_thread = thread_of(&busy);
+        let (release, released) = tokio::sync::watch::channel(false);
+        for _ in 0..64 {
+            let mut released = released.clone();
+            busy.spawn(async move {
+                while !*released.borrow_and_update() && released.changed().await.is_ok() {}
+            });
+        }
+        for _ in 0..4 * shards {
+            assert_ne!(
+                thread_of(&get().unwrap()),
+                busy_thread,
+                "a run placed on the loaded shard"
+            );
+        }
+        release.send(true).unwrap();
     }
 }
