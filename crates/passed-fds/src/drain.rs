@@ -61,11 +61,24 @@ pub(crate) fn zero_records() -> usize {
 /// and shuts it down both ways so nothing more can be queued. Non-blocking;
 /// bounded by what the queue held when the shutdown landed.
 pub fn drain(socket: BorrowedFd<'_>) {
-    drain_into(socket, &mut neutralise);
+    drain_into(socket, EmptyRead::ByKind, &mut neutralise);
+}
+
+/// What a read of no bytes and no descriptors means on a drained socket.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EmptyRead {
+    /// Judged by the socket's kind ([`drain_into`]): a sandbox may have sent
+    /// zero-length datagrams or records.
+    ByKind,
+    /// The end, whatever the kind: a seqpacket socket where only this
+    /// process sends, and never an empty record (the fd-4 channel's sandbox
+    /// end: [`drain_own_records_and_close`]).
+    End,
 }
 
 /// [`drain`], handing each message's passed descriptors to `passed`
-/// instead (the closer thread settles them itself: settle.rs).
+/// instead (the closer thread settles them itself: settle.rs); returns the
+/// receives it made.
 ///
 /// Empty is told apart from what only looks empty (round 15w, R15w-1): an
 /// error is not the end (a datagram socket reports `ECONNRESET` once when
@@ -74,20 +87,31 @@ pub fn drain(socket: BorrowedFd<'_>) {
 /// datagram socket still reads `EAGAIN` when empty, a stream reads 0 (its
 /// end: a stream has no zero-length messages), and a seqpacket socket reads
 /// 0 either way, so it is read through up to [`zero_records`] empty reads
-/// (more than its peer's send buffer can queue).
-pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<OwnedFd>)) {
+/// (more than its peer's send buffer can queue) — unless `empty` says a 0
+/// read is the end.
+pub(crate) fn drain_into(
+    socket: BorrowedFd<'_>,
+    empty: EmptyRead,
+    passed: &mut dyn FnMut(Vec<OwnedFd>),
+) -> usize {
     let kind = getsockopt(&socket, sockopt::SockType).ok();
+    let zero_is_end = empty == EmptyRead::End || kind == Some(SockType::Stream);
     let mut buf = vec![0u8; DRAIN_CHUNK];
+    let mut receives = 0;
     let mut recv = |buf: &mut [u8]| {
+        receives += 1;
         receive(socket, buf, MsgFlags::MSG_DONTWAIT).map(|(received, fds)| {
             passed(fds);
             received
         })
     };
-    let mut errors = 0;
+    let (mut errors, mut ended) = (0, false);
     for _ in 0..BEFORE_SHUTDOWN {
         match recv(&mut buf) {
-            Ok(r) if kind == Some(SockType::Stream) && r.bytes == 0 && !r.had_ancillary => break,
+            Ok(r) if zero_is_end && r.bytes == 0 && !r.had_ancillary => {
+                ended = true; // the peer is gone: nothing can follow
+                break;
+            }
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
             Err(_) => {
@@ -99,15 +123,19 @@ pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<Owne
         }
     }
     let _ = shutdown(socket.as_raw_fd(), Shutdown::Both);
+    if ended {
+        return receives;
+    }
     // What raced in before the shutdown (a finite queue from now on).
     let (mut zeros, mut errors) = (0, 0);
     loop {
         match recv(&mut buf) {
             Ok(r) if r.bytes > 0 || r.had_ancillary => zeros = 0,
+            Ok(_) if zero_is_end => break, // a stream's end, or a socket only we send to
             Ok(_) => match kind {
                 Some(SockType::Datagram) => {} // a zero-length datagram; empty is EAGAIN
                 Some(SockType::SeqPacket) if zeros < zero_records() => zeros += 1,
-                _ => break, // a stream's end, or a seqpacket socket read through
+                _ => break, // a seqpacket socket read through
             },
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
             Err(_) => {
@@ -118,6 +146,7 @@ pub(crate) fn drain_into(socket: BorrowedFd<'_>, passed: &mut dyn FnMut(Vec<Owne
             }
         }
     }
+    receives
 }
 
 /// Bytes (skb memory) `sender` has sent that its connected peer has not
@@ -166,8 +195,8 @@ pub fn drain_and_close(socket: OwnedFd) {
 /// [`drain_and_close`] for a seqpacket socket whose every record was sent
 /// by this process and is never empty (the sandbox's end of the fd-4
 /// channel: only its peer, the engine's end, can queue there, and every
-/// reply is 8 bytes). Once it is shut down, a 0 read is its end, as on a
-/// stream, so the drain stops there. [`drain`] instead reads a seqpacket
+/// reply is 8 bytes). A 0 read is its end, as on a stream, so the drain
+/// stops there. [`drain`] instead reads a seqpacket
 /// socket through `BEFORE_SHUTDOWN` + [`zero_records`] empty reads, because
 /// a sandbox sender may queue zero-length records. On this socket that was
 /// ~20 000 `recvmsg` calls and ~15 ms on every mediated run's teardown.
@@ -178,29 +207,9 @@ pub fn drain_own_records_and_close(socket: OwnedFd) {
 }
 
 /// The drain of [`drain_own_records_and_close`]; returns the receives it
-/// made (the records, then the read that found the end).
+/// made.
 pub(crate) fn drain_own_records(socket: BorrowedFd<'_>) -> usize {
-    let _ = shutdown(socket.as_raw_fd(), Shutdown::Both);
-    let mut buf = vec![0u8; DRAIN_CHUNK];
-    let (mut receives, mut errors) = (0, 0);
-    loop {
-        receives += 1;
-        match receive(socket, &mut buf, MsgFlags::MSG_DONTWAIT) {
-            Ok((r, fds)) => {
-                neutralise(fds);
-                if r.bytes == 0 && !r.had_ancillary {
-                    return receives; // the end: none of this sender's records is empty
-                }
-            }
-            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => return receives,
-            Err(_) => {
-                errors += 1;
-                if errors > MAX_ERRORS {
-                    return receives;
-                }
-            }
-        }
-    }
+    drain_into(socket, EmptyRead::End, &mut neutralise)
 }
 
 /// For a listening Unix socket the sandbox can connect to: refuses new

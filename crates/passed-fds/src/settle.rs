@@ -29,7 +29,7 @@ use nix::sys::socket::{
     getsockname, getsockopt, setsockopt, sockopt, AddressFamily, SockaddrLike, SockaddrStorage,
 };
 
-use crate::drain::{accept_all, drain_into};
+use crate::drain::{accept_all, drain_into, EmptyRead};
 
 /// Sockets one closer thread empties (those passed, every one found queued
 /// inside them, each connection accepted from a passed listener's backlog):
@@ -95,13 +95,15 @@ pub(crate) fn make_abortive(fd: BorrowedFd<'_>) {
 /// connections so emptied.
 fn empty_into(socket: BorrowedFd<'_>, pending: &mut Vec<OwnedFd>) -> usize {
     if !matches!(getsockopt(&socket, sockopt::AcceptConn), Ok(true)) {
-        drain_into(socket, &mut |fds| pending.extend(fds));
+        drain_into(socket, EmptyRead::ByKind, &mut |fds| pending.extend(fds));
         return 0;
     }
     let mut connections = 0;
     accept_all(socket, &mut |conn| {
         connections += 1;
-        drain_into(conn.as_fd(), &mut |fds| pending.extend(fds));
+        drain_into(conn.as_fd(), EmptyRead::ByKind, &mut |fds| {
+            pending.extend(fds)
+        });
         drop(conn);
     });
     connections
