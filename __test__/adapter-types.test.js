@@ -30,8 +30,9 @@ before(() => {
   for (const types of ['node', 'json-schema']) {
     fs.symlinkSync(path.join(ROOT, 'node_modules', '@types', types), path.join(modules, '@types', types));
   }
+  // incremental: a later check re-checks only what changed (tsc-consumer.js).
   fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'] },
+    compilerOptions: { strict: true, noEmit: true, incremental: true, tsBuildInfoFile: 'tsbuildinfo', module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'] },
   }));
 });
 

@@ -4,6 +4,10 @@
 // (a node_modules symlink, with @types/node and @types/json-schema), for the
 // *-types.test.js suites that compile a consumer with the project's tsc:
 // `--strict --module nodenext`, so a .ts file is CommonJS and a .mts is ESM.
+// `incremental` (a tsbuildinfo in the project): a second check in the same
+// project re-checks only what changed, not the unchanged declarations of
+// `@types/node` and cordon (about half of each later check's time; the
+// diagnostics are tsc's own either way).
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -22,7 +26,7 @@ function tscConsumer(t) {
   fs.symlinkSync(ROOT, path.join(modules, 'cordon'));
   for (const types of ['node', 'json-schema']) fs.symlinkSync(path.join(ROOT, 'node_modules', '@types', types), path.join(modules, '@types', types));
   fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'] },
+    compilerOptions: { strict: true, noEmit: true, incremental: true, tsBuildInfoFile: 'tsbuildinfo', module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'] },
   }));
   return (source, file) => {
     for (const name of fs.readdirSync(project).filter((n) => /\.m?ts$/.test(n))) fs.rmSync(path.join(project, name));
