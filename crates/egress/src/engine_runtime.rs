@@ -1,13 +1,16 @@
 //! The runtimes the egress engines of a process's mediated runs share: a few
 //! current-thread tokio runtimes ("shards"), each driven by one thread of
 //! its own (`cordon-egress`), all started on the first mediated run and
-//! never ended. Each run's engine is placed on one shard, the one with the
-//! fewest live tasks (listeners, streams, the fd-4 server: a run's load),
-//! ties taken in turn, so all of a run's streams share a thread, different
-//! runs spread over cores, and a run that keeps many streams busy draws new
-//! runs away from its shard (round 24's B2: one run's 32 ping-ponging
-//! tunnels slowed a run placed beside it ~4×; nothing bounds one run's share
-//! of its own shard yet, see docs/network.md).
+//! never ended. Each run's engine is placed on one shard: the one whose
+//! thread was least busy lately (the last 0.25–0.5 s of tokio's busy time),
+//! then the one with the fewest live tasks, ties taken in turn. So all of a
+//! run's streams share a thread, different runs spread over cores, and a run
+//! that keeps a shard busy draws new runs away from it (round 24's B2: one
+//! run's 32 ping-ponging tunnels slowed a run placed beside it ~4×). Busy
+//! time comes first because it cannot be faked: a run's idle streams make
+//! its shard look loaded by tasks, never by time, so they cannot steer new
+//! runs onto a shard another run keeps busy. Nothing bounds one run's share
+//! of its own shard yet (docs/network.md).
 //!
 //! Why not the supervision runtime: a multi-thread scheduler wakes a
 //! sibling worker whenever its reactor hands out work, so a hop of a
@@ -24,6 +27,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tokio::runtime::{Builder, Handle};
 
@@ -37,11 +41,52 @@ const MAX_SHARDS: usize = 4;
 /// runtime keeps its blocking threads): lookups come in bursts.
 const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
-static SHARDS: Mutex<Vec<Handle>> = Mutex::new(Vec::new());
+/// Busy time is compared over at least this long and at most twice it.
+const BUSY_WINDOW: Duration = Duration::from_millis(250);
+
+static SHARDS: Mutex<Vec<Shard>> = Mutex::new(Vec::new());
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
-/// The shard for the next run's engine: the least loaded by live tasks,
-/// ties in turn. Every shard is started on first use
+struct Shard {
+    handle: Handle,
+    /// (when, busy so far) at the start of the last two windows.
+    earlier: (Instant, Duration),
+    later: (Instant, Duration),
+}
+
+impl Shard {
+    fn new(handle: Handle) -> Self {
+        let now = (Instant::now(), busy(&handle));
+        Shard {
+            handle,
+            earlier: now,
+            later: now,
+        }
+    }
+
+    /// Per cent of the time since the earlier window's start (counted as at
+    /// least one window, so a shard just started is not judged on a few
+    /// µs) that the shard's thread spent running tasks. Whole per cent: the
+    /// noise of a few placements does not break a tie between idle shards.
+    fn recent_busy(&mut self, now: Instant) -> u128 {
+        let total = busy(&self.handle);
+        if now.duration_since(self.later.0) >= BUSY_WINDOW {
+            self.earlier = self.later;
+            self.later = (now, total);
+        }
+        let spent = total.saturating_sub(self.earlier.1).as_micros();
+        let elapsed = now.duration_since(self.earlier.0).max(BUSY_WINDOW);
+        spent * 100 / elapsed.as_micros()
+    }
+}
+
+/// The busy time of a current-thread runtime's one worker.
+fn busy(handle: &Handle) -> Duration {
+    handle.metrics().worker_total_busy_duration(0)
+}
+
+/// The shard for the next run's engine: the least busy lately, then the
+/// one with the fewest live tasks, ties in turn. Every shard is started on first use
 /// (so the process's threads do not grow run by run); one that could not be
 /// started (no thread or descriptor to spare at that moment) is tried again
 /// at the next call, and the runs meanwhile use the shards there are. `Err`
@@ -56,7 +101,7 @@ pub fn get() -> Result<Handle, std::io::Error> {
     let mut failed = None;
     while shards.len() < wanted && failed.is_none() {
         match start_one() {
-            Ok(handle) => shards.push(handle),
+            Ok(handle) => shards.push(Shard::new(handle)),
             Err(why) => failed = Some(why),
         }
     }
@@ -66,13 +111,22 @@ pub fn get() -> Result<Handle, std::io::Error> {
             "start the egress runtime: {why}"
         )));
     }
+    let now = Instant::now();
+    let loads: Vec<(u128, usize)> = shards
+        .iter_mut()
+        .map(|shard| {
+            (
+                shard.recent_busy(now),
+                shard.handle.metrics().num_alive_tasks(),
+            )
+        })
+        .collect();
     let first = NEXT.fetch_add(1, Ordering::Relaxed);
-    let load = |i: &usize| shards[*i].metrics().num_alive_tasks();
     let chosen = (0..shards.len())
         .map(|k| (first + k) % shards.len())
-        .min_by_key(load)
+        .min_by_key(|&i| loads[i])
         .unwrap_or(0);
-    Ok(shards[chosen].clone())
+    Ok(shards[chosen].handle.clone())
 }
 
 fn start_one() -> Result<Handle, String> {
@@ -140,5 +194,38 @@ mod tests {
             );
         }
         release.send(true).unwrap();
+        // A run that keeps one shard busy with one task, while another shard
+        // holds 64 idle ones: busy time decides, so later runs avoid the
+        // busy shard whatever the task counts say.
+        let spinning = get().unwrap();
+        let spinning_thread = thread_of(&spinning);
+        let idle = (0..4 * shards)
+            .map(|_| get().unwrap())
+            .find(|h| thread_of(h) != spinning_thread)
+            .unwrap();
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        for _ in 0..64 {
+            let mut stopped = stopped.clone();
+            idle.spawn(async move {
+                while !*stopped.borrow_and_update() && stopped.changed().await.is_ok() {}
+            });
+        }
+        let spin_stop = stopped.clone();
+        spinning.spawn(async move {
+            while !*spin_stop.borrow() {
+                let until = Instant::now() + Duration::from_millis(1);
+                while Instant::now() < until {}
+                tokio::task::yield_now().await;
+            }
+        });
+        std::thread::sleep(2 * BUSY_WINDOW + Duration::from_millis(50));
+        for _ in 0..4 * shards {
+            assert_ne!(
+                thread_of(&get().unwrap()),
+                spinning_thread,
+                "a run placed on the busy shard"
+            );
+        }
+        stop.send(true).unwrap();
     }
 }
