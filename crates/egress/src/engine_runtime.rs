@@ -162,6 +162,25 @@ mod tests {
         rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap()
     }
 
+    /// `n` idle tasks on `handle`'s shard, ended by the sender's `true`.
+    fn idle_tasks(handle: &Handle, n: usize) -> tokio::sync::watch::Sender<bool> {
+        let (release, released) = tokio::sync::watch::channel(false);
+        for _ in 0..n {
+            let mut released = released.clone();
+            handle.spawn(async move {
+                while !*released.borrow_and_update() && released.changed().await.is_ok() {}
+            });
+        }
+        release
+    }
+
+    /// Every one of `n` placements lands off `thread`.
+    fn placed_off(thread: std::thread::ThreadId, n: usize, what: &str) {
+        for _ in 0..n {
+            assert_ne!(thread_of(&get().unwrap()), thread, "a run placed on {what}");
+        }
+    }
+
     // One test: the second half loads one shard on purpose, which would
     // steer the first half's placements if both ran at once.
     #[test]
@@ -179,20 +198,8 @@ mod tests {
         // A run with 64 live streams on one shard: every later run goes elsewhere.
         let busy = get().unwrap();
         let busy_thread = thread_of(&busy);
-        let (release, released) = tokio::sync::watch::channel(false);
-        for _ in 0..64 {
-            let mut released = released.clone();
-            busy.spawn(async move {
-                while !*released.borrow_and_update() && released.changed().await.is_ok() {}
-            });
-        }
-        for _ in 0..4 * shards {
-            assert_ne!(
-                thread_of(&get().unwrap()),
-                busy_thread,
-                "a run placed on the loaded shard"
-            );
-        }
+        let release = idle_tasks(&busy, 64);
+        placed_off(busy_thread, 4 * shards, "the loaded shard");
         release.send(true).unwrap();
         // A run that keeps one shard busy with one task, while another shard
         // holds 64 idle ones: busy time decides, so later runs avoid the
@@ -203,29 +210,17 @@ mod tests {
             .map(|_| get().unwrap())
             .find(|h| thread_of(h) != spinning_thread)
             .unwrap();
-        let (stop, stopped) = tokio::sync::watch::channel(false);
-        for _ in 0..64 {
-            let mut stopped = stopped.clone();
-            idle.spawn(async move {
-                while !*stopped.borrow_and_update() && stopped.changed().await.is_ok() {}
-            });
-        }
-        let spin_stop = stopped.clone();
+        let stop = idle_tasks(&idle, 64);
+        let stopped = stop.subscribe();
         spinning.spawn(async move {
-            while !*spin_stop.borrow() {
+            while !*stopped.borrow() {
                 let until = Instant::now() + Duration::from_millis(1);
                 while Instant::now() < until {}
                 tokio::task::yield_now().await;
             }
         });
         std::thread::sleep(2 * BUSY_WINDOW + Duration::from_millis(50));
-        for _ in 0..4 * shards {
-            assert_ne!(
-                thread_of(&get().unwrap()),
-                spinning_thread,
-                "a run placed on the busy shard"
-            );
-        }
+        placed_off(spinning_thread, 4 * shards, "the busy shard");
         stop.send(true).unwrap();
     }
 }
