@@ -207,6 +207,8 @@ export interface Receipt {
   networkReceipts: NetworkReceipt[];
   /** Attempts past the per-run cap of 4096 receipts (present only when > 0). */
   networkReceiptsDropped?: number;
+  /** Mediated runs only: ms (to the µs) the provider's egress engine spent running the run's tasks (docs/receipts.md). */
+  networkEngineMs?: number;
 }
 
 export interface IsolatedResult {
@@ -299,7 +301,7 @@ export interface IsolatedExecution {
 }
 
 /** The receipt while the sandbox still runs: every field but those only its end can tell (docs/receipts.md › "Before the end"). */
-export type ReceiptHead = Omit<Receipt, 'endedAt' | 'durationMs' | 'outcome' | 'stop' | 'bytes' | 'networkReceipts' | 'networkReceiptsDropped' | 'confinement'> & {
+export type ReceiptHead = Omit<Receipt, 'endedAt' | 'durationMs' | 'outcome' | 'stop' | 'bytes' | 'networkReceipts' | 'networkReceiptsDropped' | 'networkEngineMs' | 'confinement'> & {
   confinement: Omit<Receipt['confinement'], 'cgroupOutcome'>;
 };
 

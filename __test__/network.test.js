@@ -115,6 +115,37 @@ print(urllib.request.urlopen('http://127.0.0.1:${server.port}/x', timeout=10).re
   }
 });
 
+test('networkEngineMs: the time the engine spent on a run\'s tasks is in its receipt, more for a run that echoes 16 MiB than for one with no stream; none without mediation', async () => {
+  const server = await echoServer();
+  try {
+    const policy = mediated([loopback(server.port)]);
+    const idle = await python('pass', { policy });
+    const echoed = await python(`
+import socket
+s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+s.sendall(b'CONNECT 127.0.0.1:${server.port} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+head = b''
+while b'\\r\\n\\r\\n' not in head: head += s.recv(1)
+chunk, total, back = b'x' * 65536, 16 << 20, 0
+for _ in range(total // len(chunk)):
+    s.sendall(chunk)
+    while back < _ * len(chunk): back += len(s.recv(1 << 20))
+while back < total: back += len(s.recv(1 << 20))
+print('echoed', back)
+`, { policy });
+    assert.equal(echoed.result.returncode, 0, echoed.out);
+    assert.match(echoed.out, /echoed 16777216/);
+    const spent = [idle, echoed].map((r) => r.result.receipt.networkEngineMs);
+    for (const ms of spent) assert.ok(typeof ms === 'number' && ms >= 0 && Number.isFinite(ms), `networkEngineMs ${ms}`);
+    // 32 MiB through the engine's copies against an accept and a hand-over.
+    assert.ok(spent[1] > spent[0] + 2, `engine ms: no stream ${spent[0]}, 16 MiB echoed ${spent[1]}`);
+    const plain = await python('pass', { policy: readOnly() });
+    assert.equal(plain.result.receipt.networkEngineMs, undefined, 'a run without mediation has no engine');
+  } finally {
+    await server.close();
+  }
+});
+
 test('HTTPS through CONNECT with requireTlsSni: the right SNI passes, a wrong one is refused before any upstream byte', async () => {
   const server = await listen(https.createServer(tls(), (req, res) => res.end('secure')), '127.0.0.1');
   try {

@@ -118,14 +118,15 @@ async fn handle(ctx: &Arc<RunContext>, channel: &AsyncFd<OwnedFd>, received: Rec
                 attempt.settle(ctx, None); // the run is ending
                 return Serving::On;
             };
-            let ctx = Arc::clone(ctx);
-            tokio::spawn(async move {
+            let task_ctx = Arc::clone(ctx);
+            tokio::spawn(ctx.timed(async move {
+                let ctx = task_ctx;
                 let _held = (slot, alive);
                 let client = crate::client_stream::ClientStream::Unix(engine_end);
                 let relayed = run_admitted(&ctx, &mut attempt, connected, client, Vec::new());
                 let outcome = until_cancelled(&ctx, relayed).await;
                 attempt.settle(&ctx, outcome);
-            });
+            }));
         }
         Some(Err(refusal)) => refuse(ctx, channel, attempt, refusal).await,
         None => attempt.settle(ctx, None),

@@ -13,6 +13,7 @@
 
 pub mod address_class;
 pub mod admission;
+pub mod busy_time;
 pub mod destination;
 pub mod engine_runtime;
 pub mod fd4_channel;

@@ -258,11 +258,11 @@ fn start_session(ctx: &Arc<RunContext>, client: TcpStream) -> bool {
         return false;
     };
     let session_ctx = Arc::clone(ctx);
-    tokio::spawn(async move {
+    tokio::spawn(ctx.timed(async move {
         let _held = (slot, alive);
         let source = Source::Accepted(ClientStream::Accepted(client));
         proxy_session::serve(session_ctx, source).await;
-    });
+    }));
     true
 }
 

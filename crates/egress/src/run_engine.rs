@@ -86,6 +86,8 @@ pub struct NetworkReceipts {
     pub receipts: Vec<NetworkReceipt>,
     /// Refusals past the per-run cap (counted, not stored).
     pub dropped: u64,
+    /// The time the run's tasks spent being polled on the engine's threads.
+    pub engine_busy: Duration,
 }
 
 pub struct RunEngine {
@@ -115,6 +117,7 @@ impl RunEngine {
             tasks: Tasks::new(),
             resolving: tokio::sync::Semaphore::new(MAX_CONCURRENT_RESOLVES),
             receipts: ReceiptLog::default(),
+            busy: Arc::default(),
         });
         let proxy_port = config.proxy_port;
         let engine = Self {
@@ -154,15 +157,15 @@ impl RunEngine {
         let alive = guard()?;
         config
             .runtime
-            .spawn(accept_loop(Arc::clone(&ctx), listener, proxy_port, alive));
+            .spawn(ctx.timed(accept_loop(Arc::clone(&ctx), listener, proxy_port, alive)));
         if let Some(channel) = channel {
             let alive = guard()?;
-            config.runtime.spawn(crate::fd4_server::serve(
+            config.runtime.spawn(ctx.timed(crate::fd4_server::serve(
                 Arc::clone(&ctx),
                 channel,
                 Arc::clone(&engine.fd4_peer),
                 alive,
-            ));
+            )));
         }
         Ok(engine)
     }
@@ -215,7 +218,11 @@ impl RunEngine {
         }
         let _ = std::fs::remove_file(&self.socket_path);
         let (receipts, dropped) = self.ctx.receipts.take();
-        let done = NetworkReceipts { receipts, dropped };
+        let done = NetworkReceipts {
+            receipts,
+            dropped,
+            engine_busy: self.ctx.busy.total(),
+        };
         self.finished = Some(done.clone());
         done
     }
@@ -259,7 +266,7 @@ async fn take_proxy_listener(ctx: &Arc<RunContext>, listener: &UnixListener, por
         return;
     };
     if let Some(alive) = ctx.tasks.guard() {
-        tokio::spawn(crate::proxy_listener::serve(Arc::clone(ctx), proxy, alive));
+        tokio::spawn(ctx.timed(crate::proxy_listener::serve(Arc::clone(ctx), proxy, alive)));
     }
 }
 
@@ -314,9 +321,9 @@ async fn accept_loop(
             return;
         };
         let session_ctx = Arc::clone(&ctx);
-        tokio::spawn(async move {
+        tokio::spawn(ctx.timed(async move {
             let _held = (slot, alive);
             proxy_session::serve(session_ctx, proxy_session::Source::Connection(client)).await;
-        });
+        }));
     }
 }

@@ -49,6 +49,16 @@ pub struct RunContext {
     /// Name lookups of this run in flight at once (each holds a blocking thread).
     pub resolving: tokio::sync::Semaphore,
     pub receipts: ReceiptLog,
+    /// The time the run's tasks spent being polled (busy_time.rs).
+    pub busy: Arc<crate::busy_time::BusyTime>,
+}
+
+impl RunContext {
+    /// `task`, counted in the run's busy time: every task of a run is
+    /// spawned through this.
+    pub fn timed<F: std::future::Future>(&self, task: F) -> crate::busy_time::Timed<F> {
+        crate::busy_time::timed(&self.busy, task)
+    }
 }
 
 /// How an attempt's work ended (the stop is the third way, see `run`).
