@@ -10,12 +10,14 @@
 # target/<triple>/<profile>, where napi takes it from. Any other target
 # (scripts/release-build.sh cross-builds) passes through unchanged.
 #
-# The `cordon` CLI stays a build of its own (build:runner), though cargo
-# then compiles tokio, the launcher and the egress engine again for its
-# feature set (~50 s of CI): built in this invocation, the addon got the
-# CLI's tokio `signal` feature, and with it a signal driver in its
-# supervision runtime (3 more descriptors in every provider; round 15's
-# R15-1 probe counts them).
+# The `cordon` CLI stays a build of its own (build:runner). It shares the
+# addon's compiled tokio, launcher and egress engine: the CLI takes its
+# signals with sigwait, not tokio's `signal` feature (which would give the
+# addon's supervision runtime a signal driver: 3 more descriptors in every
+# provider; round 15's R15-1 probe counts them), and the launcher turns on
+# tokio's empty `default` feature as tokio-rustls does, so the feature sets
+# are equal and cargo compiles those crates once (they were compiled twice,
+# ~50 s of CI, until 2026-12-06).
 set -euo pipefail
 host=$(rustc -vV | sed -n 's/^host: //p')
 args=()

@@ -22,6 +22,7 @@ mod exit_bound;
 mod failure_lines;
 mod frame;
 pub mod handshake_slots;
+mod host_signals;
 mod kept_receipt;
 mod launch_bridge;
 mod log_file;
@@ -128,6 +129,10 @@ pub fn main(args: &[String]) -> i32 {
         Ok(config) => config,
         Err(e) => return fail(exit_status::HOST_ERROR, &e.to_string()),
     };
+    // Before the runtime's threads exist (host_signals.rs).
+    if let Err(e) = host_signals::take() {
+        return fail(exit_status::HOST_ERROR, &e.to_string());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(WORKER_THREADS)
         .enable_all()
@@ -166,9 +171,7 @@ pub async fn run(config: Config, events: Arc<dyn HostEvents>) -> i32 {
         Err(e) => return fail(exit_status::HOST_ERROR, &format!("config.logFile: {e}")),
     };
     summarize_failures_periodically(Arc::clone(&log));
-    if let Err(e) = reopen_log_on_hangup(Arc::clone(&log)) {
-        return fail(exit_status::HOST_ERROR, &format!("take SIGHUP: {e}"));
-    }
+    reopen_log_on_hangup(Arc::clone(&log));
     let host = Arc::new(Host {
         log,
         admissions: admission::Admissions::new(config.admission),
@@ -373,15 +376,16 @@ async fn shut_down(host: &Host) -> i32 {
 }
 
 /// SIGHUP reopens `logFile` (session_log.rs), as logrotate's `postrotate`
-/// expects of a daemon; it no longer stops the host. A path that cannot be
-/// opened safely leaves the lines going to the old file, and says so.
-fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) -> std::io::Result<()> {
+/// expects of a daemon; it no longer stops the host (host_signals.rs takes
+/// it from the start). A path that cannot be opened safely leaves the lines
+/// going to the old file, and says so.
+fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) {
     use std::io::Write;
-    use tokio::signal::unix::{signal, SignalKind};
-    // Registered now: from here the default action (termination) is gone.
-    let mut hangups = signal(SignalKind::hangup())?;
+    let Some(mut hangups) = host_signals::hangups() else {
+        return;
+    };
     tokio::spawn(async move {
-        while hangups.recv().await.is_some() {
+        while hangups.changed().await.is_ok() {
             let log = Arc::clone(&log);
             // File-system work (and a stderr that may block), off the
             // network threads.
@@ -400,36 +404,13 @@ fn reopen_log_on_hangup(log: Arc<session_log::SessionLog>) -> std::io::Result<()
             .await;
         }
     });
-    Ok(())
 }
 
-/// Resolves at SIGTERM or SIGINT. The handlers are installed by this call,
-/// not when the future is first polled: the listener's socket appears
-/// before its accept loop polls it, and a SIGTERM in between would
-/// otherwise end the host by the default action (socket left, sandboxes
-/// not stopped through their ladder).
+/// Resolves at SIGTERM or SIGINT, one that came before this call included
+/// (host_signals.rs counts them from the start of `main`): a SIGTERM
+/// between the socket's creation and its accept loop still stops the host
+/// through its shutdown (socket removed, sandboxes stopped through their
+/// ladder).
 fn stop_signal() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let kinds = [SignalKind::terminate(), SignalKind::interrupt()];
-    let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
-    async move {
-        if streams.is_empty() {
-            return std::future::pending().await;
-        }
-        let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
-        let _ = futures_select_all(waits.collect()).await;
-    }
-}
-
-/// The first of several futures (without a futures crate dependency).
-async fn futures_select_all<F: std::future::Future + Unpin>(mut futures: Vec<F>) {
-    std::future::poll_fn(|cx| {
-        for f in futures.iter_mut() {
-            if std::pin::Pin::new(f).poll(cx).is_ready() {
-                return std::task::Poll::Ready(());
-            }
-        }
-        std::task::Poll::Pending
-    })
-    .await
+    host_signals::stopped()
 }
