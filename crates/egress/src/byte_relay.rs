@@ -205,3 +205,75 @@ async fn write_all(to: Side<'_>, mut bytes: &[u8], delivered: &AtomicU64) -> Res
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::quota::Quotas;
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+
+    // The white-box round of 2026-12-06 (W1): a download held its shard's
+    // thread for ~8 MiB per poll, so every other task on the shard waited.
+    // Here a task beside the relay on the same current-thread runtime counts
+    // the bytes delivered between two of its own polls.
+    #[test]
+    fn a_bulk_download_lets_the_other_tasks_of_its_shard_run_every_turn() {
+        const TOTAL: u64 = 96 << 20;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .unwrap();
+        let upstream_side = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client_side = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let (upstream_addr, client_addr) = (
+            upstream_side.local_addr().unwrap(),
+            client_side.local_addr().unwrap(),
+        );
+        // An upstream that writes as fast as it can, a sandbox side that
+        // reads as fast as it can: the relay always has bytes to move.
+        let writer = std::thread::spawn(move || {
+            let (mut s, _) = upstream_side.accept().unwrap();
+            let chunk = vec![7u8; 1 << 20];
+            while s.write_all(&chunk).is_ok() {}
+        });
+        let reader = std::thread::spawn(move || {
+            let mut s = std::net::TcpStream::connect(client_addr).unwrap();
+            let mut sink = vec![0u8; 1 << 20];
+            while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+        });
+        let most_between_polls = runtime.block_on(async move {
+            let upstream = TcpStream::connect(upstream_addr).await.unwrap();
+            let (accepted, _) = client_side.accept().unwrap();
+            accepted.set_nonblocking(true).unwrap();
+            let client = ClientStream::Accepted(TcpStream::from_std(accepted).unwrap());
+            let delivered = Arc::new(Delivered::default());
+            let counted = Arc::clone(&delivered);
+            let relaying = tokio::spawn(async move {
+                let quota = QuotaState::new(Quotas::default());
+                relay(&client, &upstream, &[], &quota, &counted).await
+            });
+            let (mut last, mut most) = (0, 0);
+            loop {
+                tokio::task::yield_now().await;
+                let now = delivered.to_client.load(Ordering::Relaxed);
+                most = most.max(now - last);
+                last = now;
+                if now >= TOTAL {
+                    break;
+                }
+            }
+            relaying.abort();
+            most
+        });
+        drop(runtime); // closes both sockets: the threads end
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert!(
+            most_between_polls <= 4 * RELAY_TURN_BYTES as u64,
+            "{most_between_polls} bytes relayed while the other task waited for one poll"
+        );
+    }
+}
