@@ -693,6 +693,61 @@ for (const ending of ['exit', 'sleep']) {
 // were bounded only by networkStreams (4096 for a session), held at once:
 // one session took a provider to EMFILE. Now the concurrent-stream quota
 // bounds them from accept, and a refused one is closed at once.
+test('W25-1: an out-of-band byte carrying a lingering TCP socket, sent on an engine-socket connection, holds no engine thread in its close', async () => {
+  // The engine socket accepts passed descriptors (a client hands its socket
+  // over). Sent with MSG_OOB, they rode in the out-of-band skb, which an
+  // ordinary read freed inside the call: the socket's last close ran on the
+  // shard's thread, in tcp_close for its whole linger, freezing every run on
+  // that shard (15 s measured). Out-of-band bytes are now taken inline and
+  // their descriptors neutralised like any other.
+  const w = await world();
+  const engineThreads = () => {
+    const out = [];
+    for (const t of require('node:fs').readdirSync('/proc/self/task')) {
+      try {
+        const comm = require('node:fs').readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim();
+        if (comm === 'cordon-egress') out.push(require('node:fs').readFileSync(`/proc/self/task/${t}/wchan`, 'utf8').trim());
+      } catch { /* the thread ended */ }
+    }
+    return out;
+  };
+  try {
+    const code = `
+import socket, struct, array, sys, time
+L = socket.socket(); L.bind(('127.0.0.1', 0)); L.listen(1)
+c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+c.connect(L.getsockname()); peer, _ = L.accept(); peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+c.setblocking(False)
+try:
+    while True: c.send(b'x' * 65536)
+except BlockingIOError: pass
+c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 20))
+u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); u.connect('/.cordon/egress/engine.sock')
+u.sendmsg([b'!'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [c.fileno()]))], socket.MSG_OOB)
+c.close()
+print('sent', flush=True, file=sys.stderr)
+time.sleep(3)   # the peer stays open and unread: a close of c would linger
+`;
+    const ex = spawnIsolated([PYTHON, '-c', code], { policy: w.policy(), stop: { graceMs: 200, forceMs: 500 } });
+    let text = '';
+    ex.stderr.on('data', (d) => { text += d; });
+    ex.protocol.resume();
+    await eventually(() => text.includes('sent') || text.includes('Error'), 10_000);
+    assert.match(text, /sent/, text);
+    const seen = [];
+    for (let i = 0; i < 30; i++) {
+      seen.push(...engineThreads());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await ex.stop();
+    assert.ok(seen.length > 0, 'the provider has engine threads');
+    const held = seen.filter((wchan) => wchan === 'wait_woken' || /tcp|linger|sk_stream/.test(wchan));
+    assert.deepEqual(held, [], `engine threads seen waiting in a close: ${[...new Set(seen)].join(', ')}`);
+  } finally {
+    await w.close();
+  }
+});
+
 test('500 idle engine-socket connections hold at most networkConcurrentStreams provider descriptors; refusals are counted; a request afterwards is served', async () => {
   const fs = require('node:fs');
   const w = await world();

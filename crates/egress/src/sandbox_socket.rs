@@ -24,7 +24,12 @@ use tokio::net::UnixListener;
 pub struct SandboxStream<T: AsFd>(T);
 
 impl<T: AsFd> SandboxStream<T> {
+    /// Wraps `socket` before anything reads it: out-of-band bytes are taken
+    /// inline from here on, so the descriptors one carries reach the reads'
+    /// neutralising instead of being closed inside a read on the shard's
+    /// thread (cordon_passed_fds::read_out_of_band_inline, W25-1).
     pub fn new(socket: T) -> Self {
+        cordon_passed_fds::read_out_of_band_inline(socket.as_fd());
         Self(socket)
     }
 }

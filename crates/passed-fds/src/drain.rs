@@ -94,6 +94,9 @@ pub(crate) fn drain_into(
     empty: EmptyRead,
     passed: &mut dyn FnMut(Vec<OwnedFd>),
 ) -> usize {
+    // An out-of-band byte's descriptors would be freed inside a read
+    // instead of handed over (out_of_band.rs).
+    crate::read_out_of_band_inline(socket);
     let kind = getsockopt(&socket, sockopt::SockType).ok();
     let zero_is_end = empty == EmptyRead::End || kind == Some(SockType::Stream);
     let mut buf = vec![0u8; DRAIN_CHUNK];

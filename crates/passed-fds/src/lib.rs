@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 mod drain;
 mod name_taken;
+mod out_of_band;
 mod refuse;
 mod sandbox_pair;
 mod settle;
@@ -31,6 +32,7 @@ pub use drain::{
     unreceived,
 };
 pub use name_taken::take_automatic_name;
+pub use out_of_band::read_out_of_band_inline;
 pub use refuse::refuse_passed_descriptors;
 pub use sandbox_pair::{
     pair_namespace, sandbox_pair, sandbox_pair_in, ChannelNamespace, PairNamespace,

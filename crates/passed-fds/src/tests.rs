@@ -423,3 +423,37 @@ fn a_socketpair_end_this_process_made_is_passed_back_untouched() {
     (&own_host_end).write_all(b"more").unwrap();
     (&own_sandbox_end).write_all(b"back").unwrap();
 }
+
+// W25-1: an out-of-band byte on a Unix stream socket carries descriptors
+// that an ordinary read frees inside the call (a lingering TCP socket then
+// held the reading thread in tcp_close). The drain takes them inline and
+// hands them over.
+#[test]
+fn descriptors_sent_out_of_band_are_handed_to_the_drain_not_freed_inside_a_read() {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    use std::io::IoSlice;
+    let (host, sandbox) = std::os::unix::net::UnixStream::pair().unwrap();
+    let devnull = std::fs::File::open("/dev/null").unwrap();
+    let fds = [devnull.as_raw_fd()];
+    sendmsg::<()>(
+        sandbox.as_raw_fd(),
+        &[IoSlice::new(b"a")],
+        &[],
+        MsgFlags::empty(),
+        None,
+    )
+    .unwrap();
+    sendmsg::<()>(
+        sandbox.as_raw_fd(),
+        &[IoSlice::new(b"!")],
+        &[ControlMessage::ScmRights(&fds)],
+        MsgFlags::MSG_OOB,
+        None,
+    )
+    .unwrap();
+    let mut handed = Vec::new();
+    crate::drain::drain_into(host.as_fd(), crate::drain::EmptyRead::ByKind, &mut |fds| {
+        handed.extend(fds)
+    });
+    assert_eq!(handed.len(), 1, "the out-of-band byte's descriptor");
+}

@@ -138,6 +138,11 @@ pub fn spawn(
     // host where the kernel can refuse them (Spawned::protocol_refuses_descriptors).
     let protocol_refuses_descriptors =
         cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(&host_sock));
+    // Out-of-band bytes arrive inline: where descriptors still pass (before
+    // 6.16) one would otherwise be closed inside the reading thread's
+    // `recvmsg`, unneutralised (W25-1); a byte sent out of band is then
+    // counted and read like any other instead of vanishing.
+    cordon_passed_fds::read_out_of_band_inline(std::os::fd::AsFd::as_fd(&host_sock));
     let (stderr_r, stderr_w) = pipe().map_err(SpawnError::Pipe)?;
     let (info_r, info_w) = pipe().map_err(SpawnError::Pipe)?;
     let devnull = File::open("/dev/null").map_err(SpawnError::DevNull)?;
