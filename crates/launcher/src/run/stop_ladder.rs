@@ -469,7 +469,11 @@ impl Supervision {
             return;
         }
         s.record.forced_attempted = true;
-        for fd in [&s.init, &s.bwrap].into_iter().flatten() {
+        // bwrap first: killed after the init, bwrap could see the init die
+        // and exit 137 on its own before its own SIGKILL landed, and the
+        // receipt then said the program exited 137 rather than that the
+        // sandbox was killed (seen once in a loaded `cargo test`).
+        for fd in [&s.bwrap, &s.init].into_iter().flatten() {
             let _ = pidfd::send_signal(fd, libc::SIGKILL);
         }
     }
