@@ -56,9 +56,18 @@ impl<F: Future> Future for Timed<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
+        // The shard's load too, where this runs on a shard (engine_runtime.rs).
+        let shard = crate::engine_runtime::current_load();
         let began = Instant::now();
+        if let Some(shard) = shard {
+            shard.poll_began(began);
+        }
         let polled = this.inner.poll(cx);
-        this.busy.add(began.elapsed());
+        let spent = began.elapsed();
+        this.busy.add(spent);
+        if let Some(shard) = shard {
+            shard.poll_ended(spent);
+        }
         polled
     }
 }

@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
 use tokio::net::UnixListener;
-use tokio::runtime::Handle;
 
 use crate::admission::Allowlist;
 use crate::cancel::{Alive, Cancel, Tasks};
@@ -65,8 +64,9 @@ pub struct RunEngineConfig {
     /// The launcher derives it from the run's stop ladder (its forced rung),
     /// so a stopped run settles within the ladder's bound.
     pub teardown_bound: Duration,
-    /// The runtime whose workers run the engine's tasks (needs IO and time).
-    pub runtime: Handle,
+    /// The shard whose thread runs the engine's tasks (needs IO and time);
+    /// held by the engine, so the shard counts the run until it ends.
+    pub runtime: crate::engine_runtime::Shard,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +97,8 @@ pub struct RunEngine {
     /// A copy of the sandbox's end of the fd-4 channel (see `hold_fd4_peer`),
     /// shared with the task serving it (fd4_channel.rs).
     fd4_peer: crate::fd4_channel::PeerCopy,
+    /// The run's place on its shard, given up when it finishes.
+    shard: Option<crate::engine_runtime::Shard>,
 }
 
 impl RunEngine {
@@ -120,11 +122,12 @@ impl RunEngine {
             busy: Arc::default(),
         });
         let proxy_port = config.proxy_port;
-        let engine = Self {
+        let mut engine = Self {
             ctx: Arc::clone(&ctx),
             socket_path: config.socket_path,
             finished: None,
             fd4_peer: Arc::default(),
+            shard: None,
         };
         // Registering with the reactor needs the runtime's context.
         let _entered = config.runtime.enter();
@@ -167,6 +170,7 @@ impl RunEngine {
                 alive,
             )));
         }
+        engine.shard = Some(config.runtime);
         Ok(engine)
     }
 
@@ -223,6 +227,7 @@ impl RunEngine {
             dropped,
             engine_busy: self.ctx.busy.total(),
         };
+        self.shard = None; // the shard no longer counts the run
         self.finished = Some(done.clone());
         done
     }

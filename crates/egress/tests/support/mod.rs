@@ -76,7 +76,7 @@ impl Echo {
 /// The engine's runtime in tests: the one the launcher gives every engine
 /// (a shard of `engine_runtime`: one thread, so a task that blocked it
 /// would stall every later client).
-pub fn runtime() -> tokio::runtime::Handle {
+pub fn runtime() -> cordon_egress::engine_runtime::Shard {
     cordon_egress::engine_runtime::get().unwrap()
 }
 
