@@ -10,14 +10,15 @@
 # target/<triple>/<profile>, where napi takes it from. Any other target
 # (scripts/release-build.sh cross-builds) passes through unchanged.
 #
-# The `cordon` CLI stays a build of its own (build:runner). It shares the
-# addon's compiled tokio, launcher and egress engine: the CLI takes its
-# signals with sigwait, not tokio's `signal` feature (which would give the
-# addon's supervision runtime a signal driver: 3 more descriptors in every
-# provider; round 15's R15-1 probe counts them), and the launcher turns on
-# tokio's empty `default` feature as tokio-rustls does, so the feature sets
-# are equal and cargo compiles those crates once (they were compiled twice,
-# ~50 s of CI, until 2026-12-06).
+# The `cordon` CLI stays a build of its own (build:runner), and cargo then
+# compiles tokio, the launcher, the egress engine and the proc macros they
+# use again for the CLI's feature set (~50 s of CI): the two trees still
+# differ in `syn` (`fold` vs `visit`) and `memchr` (`default`). The CLI no
+# longer needs tokio's `signal` feature (it takes its signals with sigwait:
+# host/host_signals.rs), which had kept the two builds apart on purpose: in
+# one invocation it would have given the addon's supervision runtime a
+# signal driver (3 more descriptors in every provider; round 15's R15-1
+# probe counts them).
 set -euo pipefail
 host=$(rustc -vV | sed -n 's/^host: //p')
 args=()

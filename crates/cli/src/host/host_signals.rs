@@ -3,10 +3,9 @@
 //! every thread from before the runtime starts, received with `sigwait` —
 //! instead of tokio's signal driver. Why: tokio's `signal` feature gives
 //! every runtime with IO a signal driver, so the CLI's tokio could not have
-//! the addon's feature set, and `cargo` compiled tokio, the launcher and
-//! the egress engine a second time for the CLI (~50 s of every release
-//! build). Signals that arrive before anything waits for them are counted,
-//! not lost and not fatal: the default action is gone from `take` on.
+//! the addon's feature set (scripts/napi-cargo.sh). Signals that arrive
+//! before anything waits for them are counted, not lost and not fatal: the
+//! default action is gone from `take` on.
 
 use std::sync::OnceLock;
 
