@@ -25,6 +25,46 @@ fn a_peer_uid_not_in_allow_uids_is_closed_without_a_byte() {
 }
 
 #[test]
+fn a_client_cannot_pass_a_descriptor_to_the_host_before_or_after_the_accept() {
+    require_sandbox!();
+    use std::os::fd::AsRawFd;
+    // Where the kernel has no SO_PASSRIGHTS (before 6.16) there is no
+    // refusal to see: the refused peer's drain is what remains there.
+    let (probe, _) = std::os::unix::net::UnixStream::pair().unwrap();
+    if !cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(&probe)) {
+        eprintln!("SO_PASSRIGHTS unknown to this kernel: nothing to check");
+        return;
+    }
+    let other = nix_uid().wrapping_add(54_321);
+    for (overrides, allowed) in [(json!({}), true), (json!({"allowUids": [other]}), false)] {
+        let host = HostProcess::start("host-rights", overrides);
+        let client = host.connect();
+        let devnull = std::fs::File::open("/dev/null").unwrap();
+        let fds = [devnull.as_raw_fd()];
+        for flags in [
+            nix::sys::socket::MsgFlags::empty(),
+            nix::sys::socket::MsgFlags::MSG_OOB,
+        ] {
+            let sent = nix::sys::socket::sendmsg::<()>(
+                client.stream.as_raw_fd(),
+                &[std::io::IoSlice::new(b"x")],
+                &[nix::sys::socket::ControlMessage::ScmRights(&fds)],
+                flags,
+                None,
+            );
+            // A refused peer may find its connection already closed: then
+            // nothing was queued either.
+            let closed = [nix::errno::Errno::EPIPE, nix::errno::Errno::ECONNRESET];
+            match sent {
+                Err(nix::errno::Errno::EPERM) => {}
+                Err(e) if !allowed && closed.contains(&e) => {}
+                other => panic!("{flags:?}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn a_wrong_or_missing_token_is_closed_silently_and_the_right_one_names_its_tenant() {
     require_sandbox!();
     let digest: String = sha2::Sha256::digest(b"right-token")

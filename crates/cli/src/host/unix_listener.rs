@@ -77,6 +77,14 @@ pub fn place(path: &Path) -> Result<PlacedSocket, UnixListenError> {
 
 fn bind_and_move(inner: &Path, path: &Path) -> Result<PlacedSocket, UnixListenError> {
     let std_listener = std::os::unix::net::UnixListener::bind(inner).map_err(io("bind", inner))?;
+    // No frame carries a descriptor. Refused at the sender where the kernel
+    // can (6.16+; accepted connections inherit it, those queued before the
+    // accept included), a client cannot queue a lingering TCP socket that
+    // the close of its connection, or a read without room for it, would
+    // then drop on a runtime worker, held in `tcp_close` for the linger (a
+    // peer of any uid can connect: the socket is 0666 and the uid is
+    // checked after the accept). Before the move: nothing can connect yet.
+    cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(&std_listener));
     std::fs::set_permissions(inner, std::fs::Permissions::from_mode(0o666))
         .map_err(io("chmod", inner))?;
     let meta = std::fs::symlink_metadata(inner).map_err(io("stat", inner))?;
@@ -117,7 +125,12 @@ impl Drop for PlacedSocket {
 }
 
 /// A peer closed at the accept: counted and logged as a failed handshake.
-fn refuse(host: &Host, address: String) {
+/// Its connection is drained first: on a kernel that lets descriptors
+/// through, what it queued is received and neutralised rather than dropped
+/// by the close on this worker (cordon_passed_fds::drain).
+fn refuse(host: &Host, stream: tokio::net::UnixStream, address: String) {
+    cordon_passed_fds::drain(std::os::fd::AsFd::as_fd(&stream));
+    drop(stream);
     host.events.handshake_failed();
     drop(SessionRecord::new(Arc::clone(&host.log), "unix", address));
 }
@@ -149,11 +162,11 @@ pub async fn serve(
             None => format!("uid:{uid}"),
         };
         if !auth::uid_allowed(&host.config.allow_uids, host_uid, uid) {
-            refuse(&host, address);
-            continue; // dropped: closed without a byte
+            refuse(&host, stream, address);
+            continue; // closed without a byte
         }
         let Some(slot) = host.handshakes.try_take(Source::Uid(uid)) else {
-            refuse(&host, address);
+            refuse(&host, stream, address);
             continue;
         };
         let peer = Peer {
