@@ -687,12 +687,55 @@ for (const ending of ['exit', 'sleep']) {
   });
 }
 
-// R11-8 (round 11): connections a program opened to the engine socket were
-// each held by the provider even when they never sent a byte — the refused
-// ones too, for the whole handshake deadline — so a run's idle connections
-// were bounded only by networkStreams (4096 for a session), held at once:
-// one session took a provider to EMFILE. Now the concurrent-stream quota
-// bounds them from accept, and a refused one is closed at once.
+/**
+ * Python defining lingering(L): a connected TCP socket of the listener L with
+ * bytes unsent to a peer that never reads, lingering 20 s on close; returns
+ * (socket, peer). A last close of that socket waits in tcp_close.
+ */
+const LINGERING_PY = `
+import socket, struct, array, sys, time
+def lingering(L):
+    c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    c.connect(L.getsockname()); peer, _ = L.accept(); peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    c.setblocking(False)
+    try:
+        while True: c.send(b'x' * 65536)
+    except BlockingIOError: pass
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 20))
+    return c, peer
+L = socket.socket(); L.bind(('127.0.0.1', 0)); L.listen(64)
+`;
+
+/**
+ * Runs `code` (after LINGERING_PY) in a mediated sandbox until it prints
+ * `sent` on stderr, then samples the provider's threads for 1.5 s: returns
+ * each distinct "comm wchan" of a thread whose name `comm` matches.
+ */
+async function providerThreadsWhileHeld(w, code, comm) {
+  const fs = require('node:fs');
+  const ex = spawnIsolated([PYTHON, '-c', LINGERING_PY + code], { policy: w.policy(), stop: { graceMs: 200, forceMs: 500 } });
+  let text = '';
+  ex.stderr.on('data', (d) => { text += d; });
+  ex.protocol.resume();
+  await eventually(() => text.includes('sent') || text.includes('Error'), 10_000);
+  assert.match(text, /sent/, text);
+  const seen = new Set();
+  for (let i = 0; i < 30; i++) {
+    for (const t of fs.readdirSync('/proc/self/task')) {
+      try {
+        const name = fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim();
+        if (comm.test(name)) seen.add(`${name} ${t} ${fs.readFileSync(`/proc/self/task/${t}/wchan`, 'utf8').trim()}`);
+      } catch { /* the thread ended */ }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await ex.stop();
+  return [...seen];
+}
+
+/** A thread waiting in a socket's close (tcp_close's linger: sk_stream_wait_close). */
+const inClose = (thread) => / (wait_woken|\S*(tcp|linger|sk_stream)\S*)$/.test(thread);
+
 test('W25-1: an out-of-band byte carrying a lingering TCP socket, sent on an engine-socket connection, holds no engine thread in its close', async () => {
   // The engine socket accepts passed descriptors (a client hands its socket
   // over). Sent with MSG_OOB, they rode in the out-of-band skb, which an
@@ -701,53 +744,59 @@ test('W25-1: an out-of-band byte carrying a lingering TCP socket, sent on an eng
   // that shard (15 s measured). Out-of-band bytes are now taken inline and
   // their descriptors neutralised like any other.
   const w = await world();
-  const engineThreads = () => {
-    const out = [];
-    for (const t of require('node:fs').readdirSync('/proc/self/task')) {
-      try {
-        const comm = require('node:fs').readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim();
-        if (comm === 'cordon-egress') out.push(require('node:fs').readFileSync(`/proc/self/task/${t}/wchan`, 'utf8').trim());
-      } catch { /* the thread ended */ }
-    }
-    return out;
-  };
   try {
-    const code = `
-import socket, struct, array, sys, time
-L = socket.socket(); L.bind(('127.0.0.1', 0)); L.listen(1)
-c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-c.connect(L.getsockname()); peer, _ = L.accept(); peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-c.setblocking(False)
-try:
-    while True: c.send(b'x' * 65536)
-except BlockingIOError: pass
-c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 20))
+    const seen = await providerThreadsWhileHeld(w, `
+c, peer = lingering(L)
 u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); u.connect('/.cordon/egress/engine.sock')
 u.sendmsg([b'!'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [c.fileno()]))], socket.MSG_OOB)
 c.close()
 print('sent', flush=True, file=sys.stderr)
 time.sleep(3)   # the peer stays open and unread: a close of c would linger
-`;
-    const ex = spawnIsolated([PYTHON, '-c', code], { policy: w.policy(), stop: { graceMs: 200, forceMs: 500 } });
-    let text = '';
-    ex.stderr.on('data', (d) => { text += d; });
-    ex.protocol.resume();
-    await eventually(() => text.includes('sent') || text.includes('Error'), 10_000);
-    assert.match(text, /sent/, text);
-    const seen = [];
-    for (let i = 0; i < 30; i++) {
-      seen.push(...engineThreads());
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await ex.stop();
+`, /^cordon-egress$/);
     assert.ok(seen.length > 0, 'the provider has engine threads');
-    const held = seen.filter((wchan) => wchan === 'wait_woken' || /tcp|linger|sk_stream/.test(wchan));
-    assert.deepEqual(held, [], `engine threads seen waiting in a close: ${[...new Set(seen)].join(', ')}`);
+    assert.deepEqual(seen.filter(inClose), [], `engine threads seen waiting in a close: ${seen.join(', ')}`);
   } finally {
     await w.close();
   }
 });
 
+// G1 (read at the stop of 2026-12-06): the closer emptied a passed foreign
+// Unix socket by reading it. A sandbox that sent a lingering TCP socket out of
+// band on one end of a pair and took the out-of-band byte itself left the TCP
+// socket on a zero-length record of the other end, which a read frees inside
+// the call, unreceived: the closer's read then waited out the linger in
+// tcp_close, one provider thread per message. Now nothing passed is read; the
+// closer exits holding the last references, where the kernel never lingers.
+test('G1: a lingering TCP socket on a consumed out-of-band record, in a passed Unix socket, holds no provider thread', async () => {
+  const w = await world();
+  try {
+    const seen = await providerThreadsWhileHeld(w, `
+kept = []
+for i in range(8):
+    c, peer = lingering(L)
+    a, b = socket.socketpair()
+    a.sendmsg([b'!'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [c.fileno()]))], socket.MSG_OOB)
+    assert b.recv(1, socket.MSG_OOB) == b'!'
+    c.close()
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); u.connect('/.cordon/egress/engine.sock')
+    u.sendmsg([b'G'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [b.fileno()]))])
+    b.close(); a.close()
+    kept += [peer, u]
+print('sent', flush=True, file=sys.stderr)
+time.sleep(3)   # every peer stays open and unread: a close of a c would linger
+`, /^cordon/);
+    assert.deepEqual(seen.filter(inClose), [], 'provider threads seen waiting in a close');
+  } finally {
+    await w.close();
+  }
+});
+
+// R11-8 (round 11): connections a program opened to the engine socket were
+// each held by the provider even when they never sent a byte — the refused
+// ones too, for the whole handshake deadline — so a run's idle connections
+// were bounded only by networkStreams (4096 for a session), held at once:
+// one session took a provider to EMFILE. Now the concurrent-stream quota
+// bounds them from accept, and a refused one is closed at once.
 test('500 idle engine-socket connections hold at most networkConcurrentStreams provider descriptors; refusals are counted; a request afterwards is served', async () => {
   const fs = require('node:fs');
   const w = await world();

@@ -9,13 +9,10 @@
 //! and the run never settles (round 4, R4-4). So the host always receives
 //! with a control buffer that has room for every descriptor one message can
 //! carry, makes each received socket's close abortive (`SO_LINGER {1, 0}`),
-//! and closes them all on a detached thread that nothing joins, which first
-//! empties each passed Unix socket whose queue could hold more of them
-//! (settle.rs: the nested case, round 14). A close that still blocks (a
-//! sandbox that kept a copy of a socket and set its linger again just
-//! before the host's close, then closed its own) holds only that thread,
-//! and only until the socket's peer in the sandbox is gone.
-
+//! and closes them all off the receiving thread, from a thread that exits
+//! holding their last references, where the kernel waits for no linger
+//! (settle.rs: whatever they hold queued inside, and a copy the sandbox
+//! kept to set the linger again, G1).
 use std::io;
 use std::mem::size_of;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -94,18 +91,15 @@ pub fn recv_keeping_one(
 /// TCP client), gracefully — its queued bytes still go out, then a FIN —
 /// and never on the calling thread. `SO_LINGER` is cleared first, so the
 /// close does not wait for the peer; a sandbox that still holds a copy can
-/// set it again before the close, so the close itself runs on a detached
-/// thread that nothing joins (as in [`neutralise`]).
+/// set it again before the close, which the exiting thread's close ignores
+/// (as in [`neutralise`]).
 pub fn release_kept(fd: OwnedFd) {
     let graceful = libc::linger {
         l_onoff: 0,
         l_linger: 0,
     };
     let _ = setsockopt(&fd, sockopt::Linger, &graceful);
-    let _ = std::thread::Builder::new()
-        .name("cordon-fd-closer".into())
-        .stack_size(64 * 1024)
-        .spawn(move || drop(fd));
+    close_elsewhere(vec![fd]);
 }
 
 /// One `recvmsg`: the bytes, and every descriptor that came with them.
@@ -173,8 +167,7 @@ fn receive(
 
 /// Makes every socket among `fds` close abortively (`SO_LINGER {1, 0}`: a
 /// reset, no wait for unsent data; other descriptors ignore it) and closes
-/// them all on a detached thread, which empties the Unix sockets among them
-/// first (settle.rs).
+/// them all off the calling thread (settle.rs).
 pub fn neutralise(fds: Vec<OwnedFd>) {
     if fds.is_empty() {
         return;
@@ -182,26 +175,41 @@ pub fn neutralise(fds: Vec<OwnedFd>) {
     for fd in &fds {
         settle::make_abortive(fd.as_fd());
     }
-    // Never closed on the calling thread (a runtime worker, the JS thread),
-    // not even when no thread can be started (round 15w, R15w-2: a thread
-    // limit made a supervision worker wait in `tcp_close`): they then wait,
-    // open, for the next closer thread that starts.
+    close_elsewhere(fds);
+}
+
+/// Closes `fds` on a detached closer thread that nothing joins, from a
+/// thread that exits holding their last references (settle.rs). Never on
+/// the calling thread (a runtime worker, the JS thread), not even when no
+/// thread can be started (round 15w, R15w-2: a thread limit made a
+/// supervision worker wait in `tcp_close`): they then wait, open, for the
+/// next closer thread that starts.
+fn close_elsewhere(fds: Vec<OwnedFd>) {
     let handed = Arc::new(Mutex::new(Some(fds)));
     let theirs = Arc::clone(&handed);
     let started = std::thread::Builder::new()
         .name("cordon-fd-closer".into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let fds = theirs.lock().ok().and_then(|mut fds| fds.take());
-            settle::settle_and_close(fds.unwrap_or_default());
-            let orphans = ORPHANS.lock().map(|mut o| std::mem::take(&mut *o));
-            settle::settle_and_close(orphans.unwrap_or_default());
+            let mut fds = theirs.lock().ok().and_then(|mut fds| fds.take());
+            if let Ok(mut orphans) = ORPHANS.lock() {
+                fds.get_or_insert_with(Vec::new).append(&mut orphans);
+            }
+            if let Err(unclosed) = settle::close_from_exiting_thread(fds.unwrap_or_default()) {
+                orphan(unclosed);
+            }
         });
     if started.is_err() {
-        let fds = handed.lock().ok().and_then(|mut fds| fds.take());
-        if let (Some(fds), Ok(mut orphans)) = (fds, ORPHANS.lock()) {
-            orphans.extend(fds);
+        if let Some(fds) = handed.lock().ok().and_then(|mut fds| fds.take()) {
+            orphan(fds);
         }
+    }
+}
+
+/// Keeps `fds` open until a closer thread can be started for them.
+fn orphan(fds: Vec<OwnedFd>) {
+    if let Ok(mut orphans) = ORPHANS.lock() {
+        orphans.extend(fds);
     }
 }
 

@@ -54,7 +54,7 @@
 
 use std::ffi::c_void;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -88,10 +88,6 @@ const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// The maker's stack: it calls a handful of syscalls and nothing else.
 const STACK_BYTES: usize = 64 * 1024;
 
-/// `SO_NETNS_COOKIE` (asm-generic/socket.h, Linux 5.14): a number for the
-/// socket's network namespace that no other namespace ever gets.
-const SO_NETNS_COOKIE: libc::c_int = 71;
-
 /// The memory the maker and the requesting threads share. Only atomics:
 /// the maker reads and writes it while other threads run.
 #[derive(Default)]
@@ -122,8 +118,6 @@ struct Maker {
     /// This process's effective uid and gid when it made the maker (the
     /// maker's own, outside its user namespace).
     made_as: (libc::uid_t, libc::gid_t),
-    /// Its namespace is in [`MAKER_NAMESPACES`] (done at its first pair).
-    remembered: bool,
 }
 
 /// Where pairs are made now.
@@ -139,21 +133,11 @@ enum Source {
 /// Requests are serialised: one exchange slot, and each takes microseconds.
 static SOURCE: Mutex<Source> = Mutex::new(Source::Unstarted);
 
-/// The namespace cookie of each maker's namespace so far: a socket of one
-/// of them was made here for a sandbox ([`made_here`]). Unlike a pid, a
-/// cookie is never reused. One entry per maker (a replacement adds one).
-static MAKER_NAMESPACES: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-
 /// Which namespace the pairs handed to sandboxes are made in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PairNamespace {
     /// An empty one of the pair maker's.
     Empty,
-    /// An empty one, but this kernel tells no socket's namespace
-    /// (`SO_NETNS_COOKIE`, Linux 5.14): a sandbox's own channel end passed
-    /// back to the host is taken for a foreign socket (settle.rs) and
-    /// emptied, which cuts that run off from its own channel.
-    EmptyUnrecognised,
     /// This process's own: no maker can be made (why).
     Provider(String),
     /// No maker could be made now and pairs fail (why).
@@ -163,14 +147,12 @@ pub enum PairNamespace {
 /// Where a sandbox's pairs are made in this process (starting the maker if
 /// nothing has yet), for `cordon doctor`.
 pub fn pair_namespace() -> PairNamespace {
-    let cookie = match sandbox_pair(SockType::Stream) {
-        Ok((host, _)) => namespace_cookie(host.as_fd()),
-        Err(e) => return PairNamespace::Failing(e.to_string()),
-    };
+    if let Err(e) = sandbox_pair(SockType::Stream) {
+        return PairNamespace::Failing(e.to_string());
+    }
     let source = SOURCE.lock().unwrap_or_else(PoisonError::into_inner);
     match &*source {
-        Source::Maker(_) if cookie.is_some() => PairNamespace::Empty,
-        Source::Maker(_) => PairNamespace::EmptyUnrecognised,
+        Source::Maker(_) => PairNamespace::Empty,
         Source::Here(errno) => {
             PairNamespace::Provider(io::Error::from_raw_os_error(*errno).to_string())
         }
@@ -227,12 +209,7 @@ pub fn sandbox_pair_in(kind: SockType) -> io::Result<(OwnedFd, OwnedFd, ChannelN
             break (host, sandbox, ChannelNamespace::Provider);
         };
         match request(&maker.exchange, kind as libc::c_int) {
-            Ok((host, sandbox)) => {
-                if !maker.remembered {
-                    maker.remembered = remember_namespace(host.as_fd());
-                }
-                break (host, sandbox, ChannelNamespace::Empty);
-            }
+            Ok((host, sandbox)) => break (host, sandbox, ChannelNamespace::Empty),
             Err(Failed::Ended) if attempts < 2 => {}
             Err(Failed::Ended) => return Err(io::Error::other("the pair maker ended")),
             Err(Failed::Os(errno)) => return Err(io::Error::from_raw_os_error(errno)),
@@ -250,18 +227,6 @@ pub fn sandbox_pair_in(kind: SockType) -> io::Result<(OwnedFd, OwnedFd, ChannelN
         return Err(io::Error::last_os_error());
     }
     Ok((host, sandbox, namespace))
-}
-
-/// Whether `socket` belongs to the network namespace of one of this
-/// process's makers: it was made here for a sandbox (`settle`'s test for
-/// the sandbox's own channel ends). No sandbox can make a socket there.
-pub(crate) fn made_here(socket: BorrowedFd<'_>) -> bool {
-    namespace_cookie(socket).is_some_and(|cookie| {
-        MAKER_NAMESPACES
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&cookie)
-    })
 }
 
 /// Makes `source` a live maker, or `Here` where none can be made. A maker
@@ -311,38 +276,6 @@ fn here(kind: SockType) -> io::Result<(OwnedFd, OwnedFd)> {
         None,
         SockFlag::SOCK_CLOEXEC,
     )?)
-}
-
-/// The network namespace cookie of `socket` (None before Linux 5.14).
-fn namespace_cookie(socket: BorrowedFd<'_>) -> Option<u64> {
-    let mut cookie: u64 = 0;
-    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
-    // SAFETY: getsockopt into a live u64, with its length.
-    let rc = unsafe {
-        libc::getsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            SO_NETNS_COOKIE,
-            std::ptr::addr_of_mut!(cookie).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0 && cookie != 0).then_some(cookie)
-}
-
-/// Adds the namespace of `socket` (a maker's pair) to [`MAKER_NAMESPACES`];
-/// false where this kernel does not tell it.
-fn remember_namespace(socket: BorrowedFd<'_>) -> bool {
-    let Some(cookie) = namespace_cookie(socket) else {
-        return false;
-    };
-    let mut known = MAKER_NAMESPACES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if known.first() != Some(&cookie) && !known.contains(&cookie) {
-        known.insert(0, cookie);
-    }
-    true
 }
 
 /// Why a request got no pair.
@@ -456,7 +389,6 @@ fn start(made_as: (libc::uid_t, libc::gid_t)) -> io::Result<Maker> {
         exchange,
         pid,
         made_as,
-        remembered: false,
     })
 }
 
@@ -705,6 +637,39 @@ mod tests {
 
     use super::sandbox_pair;
 
+    /// `SO_NETNS_COOKIE` (asm-generic/socket.h, Linux 5.14): a number for the
+    /// socket's network namespace that no other namespace ever gets.
+    const SO_NETNS_COOKIE: libc::c_int = 71;
+
+    /// The network namespace cookie of `socket`.
+    fn namespace_cookie(socket: std::os::fd::BorrowedFd<'_>) -> u64 {
+        let mut cookie: u64 = 0;
+        let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+        // SAFETY: getsockopt into a live u64, with its length.
+        let rc = unsafe {
+            libc::getsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_NETNS_COOKIE,
+                std::ptr::addr_of_mut!(cookie).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(
+            rc,
+            0,
+            "SO_NETNS_COOKIE: {}",
+            std::io::Error::last_os_error()
+        );
+        cookie
+    }
+
+    /// `socket` belongs to another network namespace than this process's.
+    fn made_elsewhere(socket: std::os::fd::BorrowedFd<'_>) -> bool {
+        let (_a, plain) = plain_pair();
+        namespace_cookie(socket) != namespace_cookie(plain.as_fd())
+    }
+
     /// A listener of `kind` bound to the abstract `name` in this process's
     /// (the provider's) network namespace.
     fn host_listener(kind: SockType, name: &str) -> std::os::fd::OwnedFd {
@@ -761,9 +726,9 @@ mod tests {
         let (host, _sandbox, namespace) = super::sandbox_pair_in(SockType::Stream).unwrap();
         assert_eq!(namespace, super::ChannelNamespace::Empty);
         // The maker's namespace, not this process's (a pair made here differs).
-        assert!(super::made_here(host.as_fd()));
+        assert!(made_elsewhere(host.as_fd()));
         let (_a, plain) = plain_pair();
-        assert!(!super::made_here(plain.as_fd()));
+        assert!(!made_elsewhere(plain.as_fd()));
     }
 
     #[test]
@@ -838,13 +803,14 @@ mod tests {
         assert_eq!(nix::unistd::write(&sandbox, b"x"), Ok(1));
         let mut buf = [0u8; 1];
         assert_eq!(nix::unistd::read(&host, &mut buf), Ok(1));
-        // The old maker's pairs are still known as made here, a pair of the
-        // new one too, and a pair made by anyone else is not.
-        assert!(super::made_here(sandbox.as_fd()));
+        // The new maker's pair is in an empty namespace too, not in the
+        // old maker's.
         let (_h, fresh) = sandbox_pair(SockType::Stream).unwrap();
-        assert!(super::made_here(fresh.as_fd()));
-        let (_a, plain) = plain_pair();
-        assert!(!super::made_here(plain.as_fd()));
+        assert!(made_elsewhere(fresh.as_fd()));
+        assert_ne!(
+            namespace_cookie(fresh.as_fd()),
+            namespace_cookie(sandbox.as_fd())
+        );
     }
 
     #[test]
@@ -1102,7 +1068,7 @@ mod tests {
         let (_host, spent, first) = super::sandbox_pair_in(SockType::Stream).unwrap();
         assert_eq!(first, super::ChannelNamespace::Provider, "made here");
         assert!(
-            !super::made_here(spent.as_fd()),
+            !made_elsewhere(spent.as_fd()),
             "no maker: not a maker's namespace"
         );
         assert!(
@@ -1113,7 +1079,7 @@ mod tests {
         let (_host, sandbox, second) = super::sandbox_pair_in(SockType::Stream).unwrap();
         println!("maker {}", maker_pid());
         assert_eq!(second, super::ChannelNamespace::Empty, "a maker again");
-        assert!(super::made_here(sandbox.as_fd()), "the maker's namespace");
+        assert!(made_elsewhere(sandbox.as_fd()), "the maker's namespace");
     }
 
     #[test]

@@ -332,6 +332,11 @@ fn a_drained_listener_closes_at_once_with_a_lingering_socket_queued_in_its_backl
 /// a forked child of this multi-threaded test process, which must not
 /// allocate.
 fn send_fd_raw(socket: RawFd, fd: RawFd) -> bool {
+    send_fd_raw_with(socket, fd, 0)
+}
+
+/// [`send_fd_raw`] with `flags` (`MSG_OOB`).
+fn send_fd_raw_with(socket: RawFd, fd: RawFd, flags: libc::c_int) -> bool {
     #[repr(C)]
     struct Cmsg {
         hdr: libc::cmsghdr,
@@ -356,25 +361,43 @@ fn send_fd_raw(socket: RawFd, fd: RawFd) -> bool {
     msg.msg_control = std::ptr::addr_of_mut!(cmsg).cast();
     msg.msg_controllen = std::mem::size_of::<Cmsg>();
     // SAFETY: every pointer in msg refers to a live local of the right size.
-    unsafe { libc::sendmsg(socket, &msg, 0) == 1 }
+    unsafe { libc::sendmsg(socket, &msg, flags) == 1 }
 }
 
 /// A Unix socket made by another process (a forked child, since gone) with
-/// `inner` queued in it, passed to `channel`: what a sandbox passes in the
-/// nested case (round 14, R14-2).
-fn pass_nested_from_another_process(channel: &UnixStream, inner: RawFd) {
+/// `inner` queued in it, then `beside` in a record of its own, passed to
+/// `channel`: what a sandbox passes in the nested case (round 14, R14-2).
+/// With `consumed_out_of_band`, `inner` goes out of band and the child takes
+/// the out-of-band byte itself before it passes the socket, leaving `inner`
+/// on a zero-length record that a read frees unreceived (G1).
+fn pass_nested_from_another_process(
+    channel: &UnixStream,
+    inner: RawFd,
+    beside: RawFd,
+    consumed_out_of_band: bool,
+) {
     let channel = channel.as_raw_fd();
     // SAFETY: the child makes only async-signal-safe syscalls (socketpair,
-    // sendmsg, _exit) on descriptors it inherited, and never returns.
+    // sendmsg, recv, _exit) on descriptors it inherited, and never returns.
     match unsafe { nix::unistd::fork() }.unwrap() {
         nix::unistd::ForkResult::Child => {
             let mut pair = [0 as RawFd; 2];
-            // SAFETY: a pointer to a live two-int array, as socketpair takes.
-            let ok =
-                unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, pair.as_mut_ptr()) }
-                    == 0
-                    && send_fd_raw(pair[1], inner)
-                    && send_fd_raw(channel, pair[0]);
+            let mut byte = [0u8; 1];
+            let flags = if consumed_out_of_band {
+                libc::MSG_OOB
+            } else {
+                0
+            };
+            // SAFETY: a pointer to a live two-int array, as socketpair
+            // takes; recv into a live one-byte array.
+            let ok = unsafe {
+                libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, pair.as_mut_ptr()) == 0
+                    && send_fd_raw_with(pair[1], inner, flags)
+                    && send_fd_raw(pair[1], beside)
+                    && (!consumed_out_of_band
+                        || libc::recv(pair[0], byte.as_mut_ptr().cast(), 1, libc::MSG_OOB) == 1)
+                    && send_fd_raw(channel, pair[0])
+            };
             // SAFETY: ends the forked child without running anything of the parent's.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) }
         }
@@ -385,23 +408,49 @@ fn pass_nested_from_another_process(channel: &UnixStream, inner: RawFd) {
     }
 }
 
-#[test]
-fn a_lingering_socket_queued_inside_a_passed_unix_socket_is_reset_too() {
+/// Passes a lingering TCP socket nested in a foreign Unix socket (as
+/// [`pass_nested_from_another_process`]) with a pipe's write end queued
+/// after it, receives the message, and asserts that the pipe reads EOF:
+/// every copy of it closed, so the closer got past the lingering socket.
+fn nested_lingering_socket_does_not_hold_the_closer(consumed_out_of_band: bool) {
     let (sandbox, host) = UnixStream::pair().unwrap();
-    let (sender, receiver) = lingering_pair();
-    pass_nested_from_another_process(&sandbox, sender.as_raw_fd());
-    drop(sender); // the copy queued inside the passed socket is the last one
+    let (sender, _receiver) = lingering_pair();
+    let (read_end, write_end) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK).unwrap();
+    pass_nested_from_another_process(
+        &sandbox,
+        sender.as_raw_fd(),
+        write_end.as_raw_fd(),
+        consumed_out_of_band,
+    );
+    // The copies queued inside the passed socket are the last ones.
+    drop(sender);
+    drop(write_end);
     let mut buf = [0u8; 8];
     let got = recv_neutralising(host.as_fd(), &mut buf, MsgFlags::empty()).unwrap();
     assert_eq!((got.bytes, got.had_ancillary), (1, true));
-    // The closer thread emptied the passed socket and reset what it held:
-    // the receiver sees a reset. Unfixed, closing the passed socket dropped
-    // the queued sender in tcp_close, lingering its hour with the receiver
-    // (held here, never reading) still up.
-    let mut fds = [PollFd::new(receiver.as_fd(), PollFlags::empty())];
-    poll(&mut fds, PollTimeout::from(30_000u16)).unwrap();
-    let events = fds[0].revents().unwrap();
-    assert!(events.contains(PollFlags::POLLERR), "no reset: {events:?}");
+    // A bound for a hang, not a timing claim: a closer held in tcp_close
+    // for the hour of linger never closes the pipe's end.
+    let mut pfd = [PollFd::new(read_end.as_fd(), PollFlags::POLLIN)];
+    poll(&mut pfd, PollTimeout::from(30_000u16)).unwrap();
+    assert_eq!(
+        nix::unistd::read(&read_end, &mut buf),
+        Ok(0),
+        "the pipe's end queued beside the lingering socket is still open"
+    );
+}
+
+#[test]
+fn a_lingering_socket_queued_inside_a_passed_unix_socket_holds_no_thread() {
+    nested_lingering_socket_does_not_hold_the_closer(false);
+}
+
+// G1: the sandbox takes the out-of-band byte itself, so a read of the
+// passed socket frees the lingering socket inside the call, unreceived.
+// Before the exiting thread, the closer read it and waited out the linger.
+#[test]
+fn a_lingering_socket_on_a_consumed_out_of_band_record_holds_no_thread() {
+    nested_lingering_socket_does_not_hold_the_closer(true);
 }
 
 #[test]

@@ -23,15 +23,6 @@ pub fn check_pair_namespace(namespace: &PairNamespace) -> Check {
             Importance::Optional,
             "fd 3, fd 4 and the fd-4 streams are made in an empty network namespace".into(),
         ),
-        PairNamespace::EmptyUnrecognised => Check::fail(
-            NAME,
-            Importance::Optional,
-            "fd 3, fd 4 and the fd-4 streams are made in an empty network namespace, but this \
-             kernel cannot tell a socket's namespace (SO_NETNS_COOKIE, Linux 5.14): a program \
-             that passes its own fd 3 or fd 4 back to the host finds it emptied"
-                .into(),
-            "a kernel of Linux 5.14 or later",
-        ),
         PairNamespace::Failing(why) => Check::fail(
             NAME,
             Importance::Optional,

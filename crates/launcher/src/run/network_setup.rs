@@ -3,7 +3,7 @@
 //! 1. the relay binary must exist (launch.rs stages it and binds it: it is
 //!    every run's starter, plan/starter.rs);
 //! 2. the control root's `egress/` directory (0700, sandbox identity);
-//! 3. the run's engine (tasks on the supervision runtime): socket `egress/engine.sock` (0600, chowned to the
+//! 3. the run's engine (tasks on one of the egress shards): socket `egress/engine.sock` (0600, chowned to the
 //!    sandbox identity so only the relay inside this run can connect), and
 //!    the engine end of the fd-4 channel (a seqpacket pair: cordon_egress::fd4_channel).
 //!
@@ -122,8 +122,9 @@ pub fn prepare(
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
         teardown_bound: crate::run::stop_ladder::engine_teardown_bound(labels.stop),
-        // The engine's listeners and streams are tasks on the one runtime
-        // every run's engine shares: no thread per run or per stream.
+        // The engine's listeners and streams are tasks on one of the egress
+        // shards, placed by load (engine_runtime.rs): no thread per run or
+        // per stream.
         runtime: cordon_egress::engine_runtime::get().map_err(NetworkSetupError::Runtime)?,
     })?;
     if let Some(peer) = fd4_peer {
