@@ -63,10 +63,11 @@ impl<F: Future> Future for Timed<F> {
             shard.poll_began(began);
         }
         let polled = this.inner.poll(cx);
-        let spent = began.elapsed();
+        let ended = Instant::now();
+        let spent = ended.saturating_duration_since(began);
         this.busy.add(spent);
         if let Some(shard) = shard {
-            shard.poll_ended(spent);
+            shard.poll_ended(spent, ended);
         }
         polled
     }

@@ -69,6 +69,7 @@ thread_local! {
 
 /// A started shard: its runtime and its load (never freed: shards live as
 /// long as the process).
+#[derive(Debug, Clone)]
 struct Placed {
     handle: Handle,
     load: &'static ShardLoad,
@@ -101,10 +102,9 @@ impl ShardLoad {
             .store(since.unwrap_or(u64::MAX - 1) + 1, Ordering::Relaxed);
     }
 
-    /// That poll ended, having taken `spent`.
-    pub(crate) fn poll_ended(&self, spent: Duration) {
+    /// That poll ended `now`, having taken `spent`.
+    pub(crate) fn poll_ended(&self, spent: Duration, now: Instant) {
         self.polling_since.store(0, Ordering::Relaxed);
-        let now = Instant::now();
         if let Ok(mut decayed) = self.decayed.lock() {
             *decayed = (decay(*decayed, now) + spent.as_nanos() as f64, now);
         }
@@ -146,21 +146,18 @@ pub(crate) fn current_load() -> Option<&'static ShardLoad> {
 /// A run's place on a shard: the runtime its engine's tasks run on
 /// (`Deref` to its [`Handle`]); the shard counts the run until this drops.
 #[derive(Debug)]
-pub struct Shard {
-    handle: Handle,
-    load: &'static ShardLoad,
-}
+pub struct Shard(Placed);
 
 impl Deref for Shard {
     type Target = Handle;
     fn deref(&self) -> &Handle {
-        &self.handle
+        &self.0.handle
     }
 }
 
 impl Drop for Shard {
     fn drop(&mut self) {
-        self.load.runs.fetch_sub(1, Ordering::Relaxed);
+        self.0.load.runs.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -207,12 +204,9 @@ pub fn get() -> Result<Shard, std::io::Error> {
         .map(|k| (first + k) % shards.len())
         .min_by_key(|&i| key(&shards[i]))
         .unwrap_or(0);
-    let placed = &shards[chosen];
+    let placed = shards[chosen].clone();
     placed.load.runs.fetch_add(1, Ordering::Relaxed);
-    Ok(Shard {
-        handle: placed.handle.clone(),
-        load: placed.load,
-    })
+    Ok(Shard(placed))
 }
 
 fn start_one() -> Result<Placed, String> {
