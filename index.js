@@ -124,30 +124,54 @@ const networkRules = Object.freeze({
   requestedHost: (text) => loadBinding().requestedHost(text),
   isGlobalAddress: (ip) => loadBinding().isGlobalAddress(ip),
 });
-const { createCodeMode } = require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, checkPolicy, runnerPath, networkRules });
-const { defineTool } = require('./lib/code-mode/tools');
+// Code Mode and sessions are loaded at their first use: a provider that only
+// spawns sandboxes does not pay for their ~60 modules (~20–30 ms of its require).
+let codeModeApi;
+function codeMode() {
+  codeModeApi ??= require('./lib/code-mode').bindCodeMode({ spawnIsolated, createPool, readOnly, checkPolicy, runnerPath, networkRules });
+  return codeModeApi;
+}
+function createCodeMode(options) {
+  return codeMode().createCodeMode(options);
+}
+function defineTool(tool) {
+  return require('./lib/code-mode/tools').defineTool(tool);
+}
 
 // Sessions (docs/sessions.md): the same one-way binding as Code Mode.
 /** cordon-exec-agent: the program of a session's warm sandbox. */
 const execAgentPath = nativeExecutable('cordon-exec-agent');
-const { createSessionManager, memorySessionStore, sqliteSessionStore } = require('./lib/sessions').bindSessions({
-  spawnIsolated,
-  workspaceWrite,
-  agentPath: execAgentPath,
-  // The launcher's bounded, no-follow tree removal (tree_removal.rs), off the event loop.
-  removeTree: Object.freeze({
-    tree: (dir, maxEntries) => loadBinding().removeTree(dir, maxEntries),
-    contents: (dir, maxEntries) => loadBinding().emptyTree(dir, maxEntries),
-  }),
-  // The launcher's uid sweep (uid_sweep.rs): a session's orphans, before its workspace is reused or removed.
-  // nsId: a non-root holder's user namespace (NS_GET_ID, a decimal string), which scopes the sweep.
-  killUid: (uid, nsId) => loadBinding().killUidProcesses(uid, nsId),
-  namespaceId: (pid) => loadBinding().userNamespaceId(pid),
-  ownerRange: () => {
-    const native = loadBinding();
-    return { first: native.WORKSPACE_OWNER_UID_FIRST, count: native.WORKSPACE_OWNER_UIDS };
-  },
-});
+let sessionsApi;
+function sessions() {
+  sessionsApi ??= require('./lib/sessions').bindSessions({
+    spawnIsolated,
+    workspaceWrite,
+    agentPath: execAgentPath,
+    // The launcher's bounded, no-follow tree removal (tree_removal.rs), off the event loop.
+    removeTree: Object.freeze({
+      tree: (dir, maxEntries) => loadBinding().removeTree(dir, maxEntries),
+      contents: (dir, maxEntries) => loadBinding().emptyTree(dir, maxEntries),
+    }),
+    // The launcher's uid sweep (uid_sweep.rs): a session's orphans, before its workspace is reused or removed.
+    // nsId: a non-root holder's user namespace (NS_GET_ID, a decimal string), which scopes the sweep.
+    killUid: (uid, nsId) => loadBinding().killUidProcesses(uid, nsId),
+    namespaceId: (pid) => loadBinding().userNamespaceId(pid),
+    ownerRange: () => {
+      const native = loadBinding();
+      return { first: native.WORKSPACE_OWNER_UID_FIRST, count: native.WORKSPACE_OWNER_UIDS };
+    },
+  });
+  return sessionsApi;
+}
+function createSessionManager(options) {
+  return sessions().createSessionManager(options);
+}
+function memorySessionStore() {
+  return sessions().memorySessionStore();
+}
+function sqliteSessionStore(file) {
+  return sessions().sqliteSessionStore(file);
+}
 
 /**
  * `cordon doctor`: can this host run sandboxes? The report, checks and
