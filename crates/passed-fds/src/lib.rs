@@ -9,15 +9,16 @@
 //! and the run never settles (round 4, R4-4). So the host always receives
 //! with a control buffer that has room for every descriptor one message can
 //! carry, makes each received socket's close abortive (`SO_LINGER {1, 0}`),
-//! and closes them all off the receiving thread, from a thread that exits
-//! holding their last references, where the kernel waits for no linger
-//! (settle.rs: whatever they hold queued inside, and a copy the sandbox
-//! kept to set the linger again, G1).
+//! and hands them to the closer (closer.rs), which closes them off the
+//! receiving thread, from a thread that exits holding their last
+//! references, where the kernel waits for no linger (settle.rs: whatever
+//! they hold queued inside, and a copy the sandbox kept to set the linger
+//! again, G1).
 use std::io;
 use std::mem::size_of;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::{Arc, Mutex};
 
+mod closer;
 mod drain;
 mod name_taken;
 mod out_of_band;
@@ -99,7 +100,7 @@ pub fn release_kept(fd: OwnedFd) {
         l_linger: 0,
     };
     let _ = setsockopt(&fd, sockopt::Linger, &graceful);
-    close_elsewhere(vec![fd]);
+    closer::hand_over(vec![fd]);
 }
 
 /// One `recvmsg`: the bytes, and every descriptor that came with them.
@@ -166,8 +167,9 @@ fn receive(
 }
 
 /// Makes every socket among `fds` close abortively (`SO_LINGER {1, 0}`: a
-/// reset, no wait for unsent data; other descriptors ignore it) and closes
-/// them all off the calling thread (settle.rs).
+/// reset, no wait for unsent data; other descriptors ignore it) and hands
+/// them to the closer, which closes them off the calling thread (closer.rs,
+/// settle.rs).
 pub fn neutralise(fds: Vec<OwnedFd>) {
     if fds.is_empty() {
         return;
@@ -175,47 +177,8 @@ pub fn neutralise(fds: Vec<OwnedFd>) {
     for fd in &fds {
         settle::make_abortive(fd.as_fd());
     }
-    close_elsewhere(fds);
+    closer::hand_over(fds);
 }
-
-/// Closes `fds` on a detached closer thread that nothing joins, from a
-/// thread that exits holding their last references (settle.rs). Never on
-/// the calling thread (a runtime worker, the JS thread), not even when no
-/// thread can be started (round 15w, R15w-2: a thread limit made a
-/// supervision worker wait in `tcp_close`): they then wait, open, for the
-/// next closer thread that starts.
-fn close_elsewhere(fds: Vec<OwnedFd>) {
-    let handed = Arc::new(Mutex::new(Some(fds)));
-    let theirs = Arc::clone(&handed);
-    let started = std::thread::Builder::new()
-        .name("cordon-fd-closer".into())
-        .stack_size(64 * 1024)
-        .spawn(move || {
-            let mut fds = theirs.lock().ok().and_then(|mut fds| fds.take());
-            if let Ok(mut orphans) = ORPHANS.lock() {
-                fds.get_or_insert_with(Vec::new).append(&mut orphans);
-            }
-            if let Err(unclosed) = settle::close_from_exiting_thread(fds.unwrap_or_default()) {
-                orphan(unclosed);
-            }
-        });
-    if started.is_err() {
-        if let Some(fds) = handed.lock().ok().and_then(|mut fds| fds.take()) {
-            orphan(fds);
-        }
-    }
-}
-
-/// Keeps `fds` open until a closer thread can be started for them.
-fn orphan(fds: Vec<OwnedFd>) {
-    if let Ok(mut orphans) = ORPHANS.lock() {
-        orphans.extend(fds);
-    }
-}
-
-/// Descriptors no closer thread could be started for, kept open until one
-/// can ([`neutralise`]).
-static ORPHANS: Mutex<Vec<OwnedFd>> = Mutex::new(Vec::new());
 
 #[cfg(test)]
 mod tests;

@@ -902,10 +902,7 @@ mod tests {
     #[test]
     #[ignore = "run by a_root_maker_without_a_user_namespace_holds_nothing_and_ends_with_the_drop"]
     fn no_userns_child() {
-        use seccompiler::{
-            BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
-            SeccompFilter, SeccompRule,
-        };
+        use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule};
         let newuser = libc::CLONE_NEWUSER as u64;
         let refuse_newuser = SeccompRule::new(vec![SeccompCondition::new(
             0,
@@ -915,18 +912,8 @@ mod tests {
         )
         .unwrap()])
         .unwrap();
-        let filter = SeccompFilter::new(
-            [(libc::SYS_clone, vec![refuse_newuser])]
-                .into_iter()
-                .collect(),
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EPERM as u32),
-            std::env::consts::ARCH.try_into().unwrap(),
-        )
-        .unwrap();
-        let program: BpfProgram = filter.try_into().unwrap();
         // Every thread: the maker's own thread is started by the first pair.
-        seccompiler::apply_filter_all_threads(&program).unwrap();
+        crate::tests::refuse_in_every_thread(libc::SYS_clone, vec![refuse_newuser]);
         let (_host, sandbox) = sandbox_pair(SockType::Stream).unwrap();
         let pid = maker_pid();
         println!("maker {pid}");

@@ -18,10 +18,10 @@
 //! was queued inside; such a read held it in `tcp_close` for the linger,
 //! one thread per message a sandbox sent so.
 //!
-//! So nothing passed is read. The closer starts a thread that takes a
-//! private copy of the descriptor table (`unshare(CLONE_FILES)`); the
-//! shared table's copies are then closed (each only a reference less) and
-//! that thread exits. Its table is released in its exit, and every last
+//! So nothing passed is read. The closer (closer.rs) starts a thread that
+//! takes a private copy of the descriptor table (`unshare(CLONE_FILES)`);
+//! the shared table's copies are then closed (each only a reference less)
+//! and that thread exits. Its table is released in its exit, and every last
 //! close that leads to — the passed sockets, whatever their queues and
 //! backlogs hold, as deep as they nest — runs in the exiting thread's task
 //! work, where the kernel waits for no linger. The private copy holds the
@@ -41,28 +41,32 @@ use nix::sys::socket::{setsockopt, sockopt};
 /// started, nothing was closed.
 pub(crate) fn close_from_exiting_thread(fds: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
     let (ready, unshared) = mpsc::sync_channel::<bool>(1);
-    let (go, exit) = mpsc::sync_channel::<()>(1);
+    let (go, exit) = mpsc::sync_channel::<Option<Vec<OwnedFd>>>(1);
     let started = std::thread::Builder::new()
         .name("cordon-fd-exit".into())
         .stack_size(64 * 1024)
         .spawn(move || {
             let private = unshare(CloneFlags::CLONE_FILES).is_ok();
             let _ = ready.send(private);
-            if private {
-                // Until the shared copies are closed: returning ends the
-                // thread, and its table with it.
-                let _ = exit.recv();
+            // Until the shared copies are closed: returning ends the thread,
+            // and its table with it. Without a private table (`ENOMEM`, or
+            // a seccomp filter that refuses `unshare`) the descriptors come
+            // here and close on this thread, as every close did before G1:
+            // a lingering socket then holds this thread, and only it.
+            if let Ok(Some(fds)) = exit.recv() {
+                drop(fds);
             }
         });
     if started.is_err() {
         return Err(fds);
     }
-    // Without a private table (ENOMEM) the shared copies are the last ones
-    // and close here, as every close did before the exiting thread: a
-    // lingering socket then holds this closer thread, and only it.
-    let _ = unshared.recv();
-    drop(fds);
-    let _ = go.send(());
+    if unshared.recv() == Ok(true) {
+        drop(fds);
+        let _ = go.send(None);
+    } else if let Err(mpsc::SendError(Some(fds))) = go.send(Some(fds)) {
+        // The thread is gone without taking them (it cannot panic first).
+        return Err(fds);
+    }
     Ok(())
 }
 
