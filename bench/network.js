@@ -34,7 +34,7 @@ function startServer() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-// The client: `mode` direct|proxy|engine|handoff, `what` throughput|connect.
+// The client: `mode` direct|proxy|engine, `what` throughput|connect.
 // It reads the `200` head with recv(4096) until CRLF CRLF, as an HTTP client
 // does (nothing follows the head until the client speaks, so nothing is
 // over-read); until 2026-12-02 it read it one recv(1) at a time, ~40-60 µs
@@ -42,29 +42,20 @@ function startServer() {
 // --head byte shows that share).
 // Prints one number per sample. `engine` skips the proxy port: it speaks
 // CONNECT on the engine's own socket (bound at /.cordon/egress/engine.sock).
-// `handoff` is the design before the listener moved into the engine: a
-// relay process in the sandbox (here in python, forked by the client)
-// accepts on 127.0.0.1:3129 and hands each connection's socket to the
-// engine (one marker byte, SCM_RIGHTS), so proxy vs handoff in one run is
-// the after/before of that change.
+// (A `handoff` mode, a relay process handing each connection's socket to
+// the engine, was the before of the listener's move into the engine; the
+// engine socket has refused passed descriptors after the relay's since
+// 2026-12-06, so it is gone: docs/performance.md keeps its figures.)
 const CLIENT = String.raw`
 import os, socket, sys, time
 mode, what, port, count, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-if mode == 'handoff':
-    lst = socket.socket(); lst.bind(('127.0.0.1', 3129)); lst.listen(128)
-    if os.fork() == 0:
-        while True:
-            c = lst.accept()[0]
-            u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); u.connect('/.cordon/egress/engine.sock')
-            socket.send_fds(u, [b'\0'], [c.fileno()]); u.close(); c.close()
-    lst.close()
 def connect():
     if mode == 'direct':
         return socket.create_connection(('127.0.0.1', port))
     if mode == 'engine':
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect('/.cordon/egress/engine.sock')
     else:
-        s = socket.create_connection(('127.0.0.1', 3129 if mode == 'handoff' else 3128))
+        s = socket.create_connection(('127.0.0.1', 3128))
     s.sendall(('CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n' % port).encode())
     head = b''
     while not head.endswith(b'\r\n\r\n'):
@@ -132,11 +123,9 @@ async function network({ streams, megabytes, connects, coldIterations }) {
     const lat = ['connect', String(port), String(connects), '0'];
     const direct = await runDirect(['direct', ...tput]);
     const proxied = await runMediated(['proxy', ...tput], port);
-    const handedOver = await runMediated(['handoff', ...tput], port);
     const directConnect = await runDirect(['direct', ...lat]);
     const proxiedConnect = await runMediated(['proxy', ...lat], port);
     const engineConnect = await runMediated(['engine', ...lat], port);
-    const handoffConnect = await runMediated(['handoff', ...lat], port);
     const mediated = { ...readOnly(), network: { mode: 'mediated', allow: [`127.0.0.1:${port}`] } };
     const cold = { none: [], mediated: [] };
     for (let i = 0; i < coldIterations; i += 1) {
@@ -146,12 +135,10 @@ async function network({ streams, megabytes, connects, coldIterations }) {
     return [
       ...sectionRows(`8 network throughput (${megabytes} MiB)`, 'MB/s', [
         ['direct loopback (python3, host)', direct], ['cordon proxied (python3, CONNECT)', proxied],
-        ['before: a relay process hands over each connection (python3 relay)', handedOver],
       ]),
       ...sectionRows('8 network connect+1B echo', 'µs', [
         ['direct loopback (python3, host)', directConnect], ['cordon proxied (python3, CONNECT)', proxiedConnect],
         ['engine socket alone (python3, CONNECT, no relay)', engineConnect],
-        ['before: a relay process hands over each connection (python3 relay)', handoffConnect],
       ]),
       ...sectionRows('8 network cold start', 'ms', [
         ['spawnIsolated /bin/true, network none', cold.none], ['spawnIsolated /bin/true, mediated', cold.mediated],

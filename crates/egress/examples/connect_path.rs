@@ -5,9 +5,6 @@
 //! - `direct`: straight to the echo server;
 //! - `listener`: through a listener handed to the engine (as built: the
 //!   engine accepts);
-//! - `handoff`: through a relay thread that accepts and hands each
-//!   connection's socket to the engine (the design before; in Rust, as the
-//!   relay was);
 //! - `engine socket`: CONNECT spoken on the engine's Unix socket.
 //!
 //! The destination is the literal 127.0.0.1 (no name lookup), as in bench
@@ -25,7 +22,6 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cordon_egress::client_stream::HANDOFF_MARKER;
 use cordon_egress::proxy_listener::LISTENER_MARKER;
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
@@ -70,18 +66,6 @@ fn send_marker(engine: &PathBuf, marker: u8, fd: i32) -> UnixStream {
     )
     .unwrap();
     channel
-}
-
-/// The relay as it was: accept, hand the socket over, close both.
-fn handoff_relay(engine: PathBuf) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || loop {
-        let (client, _) = listener.accept().unwrap();
-        let _ = client.set_nodelay(true);
-        drop(send_marker(&engine, HANDOFF_MARKER, client.as_raw_fd()));
-    });
-    port
 }
 
 /// CONNECT through `s`, then the 1-byte echo; returns when the `200` came.
@@ -137,9 +121,8 @@ fn main() {
         .unwrap();
     assert_eq!(answer[0], 0, "the engine took the listener");
     drop(proxy_listener);
-    let relay = handoff_relay(engine.clone());
     // Per mode: total, and until the `200` (connect + admission + upstream connect).
-    let mut times: [(Vec<f64>, Vec<f64>); 4] = Default::default();
+    let mut times: [(Vec<f64>, Vec<f64>); 3] = Default::default();
     let us = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e6;
     for i in 0..samples + 20 {
         for (mode, (total, admit)) in times.iter_mut().enumerate() {
@@ -154,7 +137,6 @@ fn main() {
                     connected
                 }
                 1 => tunnel_echo(TcpStream::connect(("127.0.0.1", proxy_port)).unwrap(), echo),
-                2 => tunnel_echo(TcpStream::connect(("127.0.0.1", relay)).unwrap(), echo),
                 _ => tunnel_echo(UnixStream::connect(&engine).unwrap(), echo),
             };
             if i >= 20 {
@@ -164,12 +146,7 @@ fn main() {
             }
         }
     }
-    let names = [
-        "direct",
-        "listener (as built)",
-        "handoff (before)",
-        "engine socket",
-    ];
+    let names = ["direct", "listener (as built)", "engine socket"];
     let direct = median(times[0].0.clone());
     println!("connect + 1-byte echo, medians of {samples}, µs (interleaved)");
     println!(

@@ -132,6 +132,11 @@ impl RunEngine {
         // Registering with the reactor needs the runtime's context.
         let _entered = config.runtime.enter();
         let listener = UnixListener::from_std(listener).map_err(EngineError::Register)?;
+        if proxy_port.is_none() {
+            // No listener to take: none of its connections may pass one,
+            // from before the sandbox exists.
+            refuse_descriptors_from_now_on(&listener);
+        }
         let channel = config
             .fd4_channel
             .map(|fd| {
@@ -259,12 +264,15 @@ fn bind_private(path: &Path) -> Result<std::os::unix::net::UnixListener, EngineE
 
 /// The relay's connection is the first the engine socket ever gets (the
 /// relay sends before it execs the program): it is served before any other.
+/// Once it is accepted, the listener refuses passed descriptors on every
+/// later connection ([`refuse_descriptors_from_now_on`]).
 async fn take_proxy_listener(ctx: &Arc<RunContext>, listener: &UnixListener, port: u16) {
     let accepted = tokio::select! {
         biased;
         _ = ctx.cancel.cancelled() => return,
         accepted = listener.accept() => accepted,
     };
+    refuse_descriptors_from_now_on(listener);
     let Ok((relay, _)) = accepted else { return };
     let relay = SandboxStream::new(relay);
     let Some(proxy) = crate::proxy_listener::receive(ctx, relay, port).await else {
@@ -273,6 +281,22 @@ async fn take_proxy_listener(ctx: &Arc<RunContext>, listener: &UnixListener, por
     if let Some(alive) = ctx.tasks.guard() {
         tokio::spawn(ctx.timed(crate::proxy_listener::serve(Arc::clone(ctx), proxy, alive)));
     }
+}
+
+/// Turns passed descriptors away at the sender on every connection made to
+/// the engine socket from now on (`SO_PASSRIGHTS` off on the listener,
+/// inherited at connect: Linux 6.16+). Only the relay's listener needs to
+/// pass one, on the first connection, made before the program exists; a
+/// program's `sendmsg` with `SCM_RIGHTS` then fails with `EPERM`. Before,
+/// whatever the program passed was received into the provider's table and
+/// closed there: with a file carrying tens of thousands of POSIX locks each
+/// close walks them all, the closer fell behind and one run filled the
+/// provider's table (white-box round of 2026-12-06, W26-1); a pipe whose
+/// lock a sandbox thread held in `splice` kept the closing thread in
+/// `pipe_release` (W26-2). Older kernels still take them, and neutralise
+/// them (cordon-passed-fds).
+fn refuse_descriptors_from_now_on(listener: &UnixListener) {
+    let _ = cordon_passed_fds::refuse_passed_descriptors(std::os::fd::AsFd::as_fd(listener));
 }
 
 async fn accept_loop(

@@ -164,14 +164,19 @@ fn a_listener_sent_after_the_first_connection_is_never_served() {
     // malformed proxy request (a marker byte), never accepted on.
     let (second, second_port) = loopback_listener();
     let mut channel = UnixStream::connect(run.engine.socket_path()).unwrap();
-    sendmsg::<()>(
+    let sent = sendmsg::<()>(
         channel.as_raw_fd(),
         &[IoSlice::new(&[LISTENER_MARKER])],
         &[ControlMessage::ScmRights(&[second.as_raw_fd()])],
         MsgFlags::empty(),
         None,
-    )
-    .unwrap();
+    );
+    // Refused at the sender where the kernel can (the engine socket takes
+    // descriptors on the relay's connection only); neutralised elsewhere.
+    assert_eq!(
+        sent.err(),
+        kernel_refuses_descriptors().then_some(nix::errno::Errno::EPERM)
+    );
     channel
         .set_read_timeout(Some(Duration::from_secs(1)))
         .unwrap();
@@ -181,6 +186,61 @@ fn a_listener_sent_after_the_first_connection_is_never_served() {
     assert!(!answered(second_port), "the second listener is not served");
     assert!(answered(port), "the first still is");
     run.engine.finish();
+}
+
+/// Whether this kernel can turn passed descriptors away at the sender
+/// (`SO_PASSRIGHTS`, Linux 6.16+).
+fn kernel_refuses_descriptors() -> bool {
+    let (probe, _) = UnixStream::pair().unwrap();
+    cordon_passed_fds::refuse_passed_descriptors(probe.as_fd())
+}
+
+/// Sends one byte carrying `fd` on a new connection to the engine socket.
+fn pass_on_new_connection(run: &Run, fd: RawFd) -> (UnixStream, nix::Result<usize>) {
+    let channel = UnixStream::connect(run.engine.socket_path()).unwrap();
+    let sent = sendmsg::<()>(
+        channel.as_raw_fd(),
+        &[IoSlice::new(b"C")],
+        &[ControlMessage::ScmRights(&[fd])],
+        MsgFlags::empty(),
+        None,
+    );
+    (channel, sent)
+}
+
+// W26-1/W26-2 (white-box round of 2026-12-06): whatever a program passed on
+// the engine socket was received into the provider's table and closed there,
+// at a cost it chose (a file with 30 000 POSIX locks: each close walks them;
+// one run filled the provider's table to its limit). Only the relay's
+// connection may pass one now; every later connection refuses at the sender.
+#[test]
+fn after_the_relays_connection_the_engine_socket_refuses_passed_descriptors() {
+    // Before 6.16 (no SO_PASSRIGHTS) the sends go through and the engine
+    // neutralises what they carry: the pipe's write end is then closed.
+    let refused = kernel_refuses_descriptors().then_some(nix::errno::Errno::EPERM);
+    let (pipe_read, pipe_write) = nix::unistd::pipe().unwrap();
+    let mut kept = Vec::new();
+    // With the relay's listener taken first.
+    let (first, port) = loopback_listener();
+    let mut run = start_expecting_listener(vec![], port);
+    assert_eq!(hand_over(&run, first.as_raw_fd()), LISTENER_ACCEPTED);
+    for _ in 0..3 {
+        let (channel, sent) = pass_on_new_connection(&run, pipe_write.as_raw_fd());
+        assert_eq!(sent.err(), refused);
+        kept.push(channel);
+    }
+    // And with no listener to take, from the first connection on.
+    let mut plain = start(vec![], cordon_egress::quota::Quotas::default(), false);
+    let (channel, sent) = pass_on_new_connection(&plain, pipe_write.as_raw_fd());
+    assert_eq!(sent.err(), refused);
+    kept.push(channel);
+    drop(pipe_write);
+    run.engine.finish();
+    plain.engine.finish();
+    // Every copy is closed either way: EOF, not a hang.
+    let mut buf = [0u8; 1];
+    assert_eq!(nix::unistd::read(&pipe_read, &mut buf), Ok(0));
+    drop(kept);
 }
 
 /// How many of this process's descriptors refer to the same socket as `fd`.
