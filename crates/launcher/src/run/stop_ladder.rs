@@ -402,7 +402,7 @@ impl Supervision {
         let force = Duration::from_millis(timings.force_ms);
         let me = Arc::clone(&self);
         // The cgroup kill waits for the cgroup to empty (bounded): blocking.
-        let _ = tokio::task::spawn_blocking(move || me.kill_cgroup(force)).await;
+        let _ = crate::run::supervision_runtime::blocking(move || me.kill_cgroup(force)).await;
         self.exited_by(Instant::now() + force).await;
     }
 

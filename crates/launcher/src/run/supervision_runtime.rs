@@ -20,7 +20,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use tokio::runtime::{Builder, Runtime};
@@ -52,6 +52,38 @@ pub fn get() -> Result<&'static Runtime, std::io::Error> {
         })
         .as_ref()
         .map_err(|why| std::io::Error::other(format!("start the supervision runtime: {why}")))
+}
+
+/// Runs `f` on the runtime's blocking pool; where no thread can be started
+/// for it, on the calling worker instead. `None` only if `f` panicked.
+///
+/// Why: tokio's `spawn_blocking` panics when the pool has no thread and the
+/// OS refuses a new one (a provider at its thread limit, `RLIMIT_NPROC`).
+/// The steps handed here are ones a run cannot skip — its set-up, its
+/// teardown and receipt, the forced rung's cgroup kill — so where no
+/// thread is to be had they hold a worker for their (bounded) time rather
+/// than not happen. The panic is caught; its message still goes to stderr
+/// through the process's panic hook.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    // Shared, not moved into the task: a spawn that fails keeps the task
+    // queued (tokio pushes before it starts a thread), and `f` must run once.
+    let job = Arc::new(Mutex::new(Some(f)));
+    let theirs = Arc::clone(&job);
+    let queued = catch_unwind(AssertUnwindSafe(|| {
+        tokio::task::spawn_blocking(move || take(&theirs).map(|f| f()))
+    }));
+    match queued {
+        Ok(handle) => handle.await.ok().flatten(),
+        Err(_) => {
+            let f = take(&job)?;
+            catch_unwind(AssertUnwindSafe(f)).ok()
+        }
+    }
+}
+
+/// The job, if nobody has taken it yet.
+fn take<F>(job: &Mutex<Option<F>>) -> Option<F> {
+    job.lock().unwrap_or_else(PoisonError::into_inner).take()
 }
 
 /// One fork, run on the fork thread.
@@ -102,6 +134,69 @@ mod tests {
     fn thread_name() -> (Option<String>, std::thread::ThreadId) {
         let current = std::thread::current();
         (current.name().map(str::to_owned), current.id())
+    }
+
+    /// Makes every new thread of this process fail to start with `EAGAIN`
+    /// (as at a thread limit): `clone3` is refused with `ENOSYS` so glibc
+    /// falls back to `clone`, and `clone` with `CLONE_THREAD` gets `EAGAIN`.
+    fn refuse_new_threads() {
+        use seccompiler::{
+            BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+            SeccompFilter, SeccompRule,
+        };
+        let arch = std::env::consts::ARCH.try_into().unwrap();
+        let thread = libc::CLONE_THREAD as u64;
+        let is_thread = SeccompRule::new(vec![SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(thread),
+            thread,
+        )
+        .unwrap()])
+        .unwrap();
+        let filters = [
+            (libc::SYS_clone3, vec![], libc::ENOSYS),
+            (libc::SYS_clone, vec![is_thread], libc::EAGAIN),
+        ];
+        for (syscall, rules, errno) in filters {
+            let filter = SeccompFilter::new(
+                [(syscall, rules)].into_iter().collect(),
+                SeccompAction::Allow,
+                SeccompAction::Errno(errno as u32),
+                arch,
+            )
+            .unwrap();
+            let program: BpfProgram = filter.try_into().unwrap();
+            seccompiler::apply_filter_all_threads(&program).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_blocking_step_runs_on_the_worker_when_no_thread_can_start() {
+        if std::env::var_os("CORDON_TEST_NO_THREADS").is_none() {
+            crate::live_support::run_inner_test(
+                "run::supervision_runtime::tests::a_blocking_step_runs_on_the_worker_when_no_thread_can_start",
+                "CORDON_TEST_NO_THREADS",
+            );
+            return;
+        }
+        // A runtime of its own, whose blocking pool has no thread yet.
+        let runtime = Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(tokio::task::yield_now());
+        refuse_new_threads();
+        assert!(
+            std::thread::Builder::new().spawn(|| ()).is_err(),
+            "control: no thread can start"
+        );
+        // tokio's own spawn_blocking panics here ("OS can't spawn worker
+        // thread"); the step still runs, once, on the calling thread.
+        let ran = runtime.block_on(blocking(thread_name));
+        assert_eq!(ran.map(|(_, id)| id), Some(std::thread::current().id()));
+        assert_eq!(runtime.block_on(blocking(|| 7)), Some(7), "and again");
     }
 
     #[test]

@@ -637,10 +637,12 @@ fn record_forking_thread() {
 #[cfg(not(test))]
 fn record_forking_thread() {}
 
-/// Runs `f` on the runtime's blocking pool. `None` only if `f` panicked
-/// (nothing in it unwraps; the run's `Finished` would then be missing).
+/// Runs `f` on the runtime's blocking pool, or on this worker where no
+/// thread can be started (supervision_runtime.rs). `None` only if `f`
+/// panicked (nothing in it unwraps; the run's `Finished` would then be
+/// missing).
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    tokio::task::spawn_blocking(f).await.ok()
+    crate::run::supervision_runtime::blocking(f).await
 }
 
 /// bwrap's pidfd, borrowed for the runtime's reactor.
