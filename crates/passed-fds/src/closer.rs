@@ -9,8 +9,13 @@
 //! started it, that was ~3× the CPU of the closer before it for a message of
 //! one descriptor (a sandbox can send thousands); batched, a flood of
 //! messages shares a few exiting threads, and the one release a mediated
-//! run makes at its end (the proxy listener) costs one. The closer never
-//! closes anything itself, so nothing a sandbox passes can hold it.
+//! run makes at its end (the proxy listener) costs one. The closer makes no
+//! last close itself (the exiting thread holds a copy of each descriptor
+//! when the closer drops its own), so no file's release runs on it; the
+//! work every close does — a file's `flush`, dropping this process's POSIX
+//! locks, which walks every lock of the file (W26-1: tens of thousands, at
+//! the sandbox's choice) — does, which is why the engine socket no longer
+//! takes descriptors from a program (6.16+).
 
 use std::os::fd::OwnedFd;
 use std::sync::mpsc::{self, Receiver, Sender};
