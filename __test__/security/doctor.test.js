@@ -19,7 +19,8 @@ test('doctor() reports every check, and on this host every required one passes',
   const names = report.checks.map((c) => c.name);
   assert.deepEqual(names, [
     'bubblewrap', 'user namespaces (sysctls)', 'user namespaces (trial sandbox)',
-    'sandbox uid unused by the host', 'seccomp', 'control-root base', 'ptrace scope (Yama)', "sandbox sockets' namespace", 'cgroups (memory, pids)',
+    'sandbox uid unused by the host', 'seccomp', 'control-root base', 'ptrace scope (Yama)', "sandbox sockets' namespace",
+    'descriptor refusal (SO_PASSRIGHTS)', 'cgroups (memory, pids)',
     'subordinate ids (non-root provider)', 'delegated cgroup (non-root provider)', 'runner', 'mediated network',
   ]);
   for (const check of report.checks.filter((c) => c.importance === 'required')) {
@@ -29,6 +30,8 @@ test('doctor() reports every check, and on this host every required one passes',
   assert.ok(Object.isFrozen(report) && Object.isFrozen(report.checks));
   // Round 16b, R16b-2: this host lets the provider make the pair maker.
   assert.equal(report.checks.find((c) => c.name === "sandbox sockets' namespace").ok, true);
+  // W26-1: whether this kernel refuses passed descriptors is what the check says.
+  assert.equal(report.checks.find((c) => c.name === 'descriptor refusal (SO_PASSRIGHTS)').ok, h.kernelRefusesPassedFds());
 });
 
 test("doctor() reports the host's Yama ptrace_scope and what it means for /proc/<pid>/mem inside a sandbox", { skip: skip ?? false }, () => {
@@ -175,7 +178,8 @@ test('a non-root provider in v1 cgroups made writable for it: doctor says its ru
   const script = `
     const cordon = require(${JSON.stringify(pkg)});
     const check = cordon.doctor().checks.find((c) => c.name === 'delegated cgroup (non-root provider)');
-    const ex = cordon.spawnIsolated(['/bin/sh', '-c', 'cat /proc/self/cgroup'], { policy: cordon.readOnly() });
+    // Alive for a second: a program that has already exited cannot be observed ("not-observed"; seen under load).
+    const ex = cordon.spawnIsolated(['/bin/sh', '-c', 'cat /proc/self/cgroup; sleep 1'], { policy: cordon.readOnly() });
     let out = ''; ex.stderr.on('data', (d) => { out += d; }); ex.protocol.resume();
     ex.wait().then((r) => console.log(JSON.stringify({ check, out, planned: r.receipt.confinement.planned.cgroup, observed: r.receipt.confinement.observed.cgroup, code: r.returncode })),
       (e) => console.log(JSON.stringify({ check, error: e.message })));
@@ -198,6 +202,7 @@ test('a non-root provider in v1 cgroups made writable for it: doctor says its ru
     assert.equal(report.planned.version, 'v1');
     // Observed from outside: the program is in the run's own leaves, below
     // the provider's (inside, its cgroup namespace is rooted there: "/").
+    assert.ok(report.observed, `observed: ${JSON.stringify(report)}`);
     const membership = report.observed.membership.join('\n');
     for (const name of ['memory', 'pids']) {
       assert.match(membership, new RegExp(`:${name}:/${leaf}/cordon/[^/\\n]+$`, 'm'), membership);

@@ -20,12 +20,14 @@ use crate::plan::confinement;
 use crate::run::backend::{self, BackendError};
 
 mod control_root_base;
+mod descriptor_refusal;
 mod identity;
 mod network_relay;
 mod pair_namespace;
 mod ptrace_scope;
 mod sandbox_uid;
 pub use control_root_base::check_control_root_base;
+pub use descriptor_refusal::{check_descriptor_refusal, kernel_refuses_descriptors};
 pub use network_relay::check_network_relay;
 pub use pair_namespace::check_pair_namespace;
 pub use ptrace_scope::{check_ptrace_scope, read_ptrace_scope};
@@ -94,6 +96,7 @@ pub fn run_all(targets: &ProbeTargets) -> Vec<Check> {
     checks.push(check_control_root_base());
     checks.push(check_ptrace_scope(read_ptrace_scope().as_deref()));
     checks.push(check_pair_namespace(&cordon_passed_fds::pair_namespace()));
+    checks.push(check_descriptor_refusal(kernel_refuses_descriptors()));
     checks.push(check_cgroup(confinement::host_cgroups().clone()));
     checks.push(identity::check_subordinate_ids());
     checks.push(identity::check_delegated_cgroup());

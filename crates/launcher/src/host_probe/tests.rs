@@ -173,7 +173,7 @@ fn on_this_host_every_required_check_passes() {
     let options = json!({"runnerPath": "/bin/true", "ignored": 1});
     let report = report_json(&options);
     let checks = report["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 12, "{checks:?}");
+    assert_eq!(checks.len(), 13, "{checks:?}");
     for check in checks.iter().filter(|c| c["importance"] == "required") {
         assert_eq!(check["ok"], true, "{check}");
     }
