@@ -335,8 +335,8 @@ async fn accept_loop(
                 // provider, so the slots bound the connections held (R11-8:
                 // each refused one was held up to the handshake deadline,
                 // and idle ones then piled up to `networkStreams`). The
-                // close drains its queue: a socket handed over on it is
-                // neutralised (the program sees a reset, not a FIN).
+                // close drains its queue: a descriptor sent on it (a kernel
+                // before 6.16, which cannot refuse them) is neutralised.
                 crate::client_stream::release_connection(client);
                 if refusal == Refusal::QuotaStreams {
                     // Spent for good: stop listening, so later connects are
