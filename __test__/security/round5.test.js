@@ -208,6 +208,13 @@ for attempt in range(2000):
     try:
         socket.send_fds(u, [b'x'], [snd.fileno(), rcv.fileno()])
         break
+    except PermissionError:
+        # The engine socket refuses descriptors at the sender on every connection after the relay's
+        # (SO_PASSRIGHTS off, since 2026-12-06, W26-1): no trap can be set, and these copies are the last,
+        # so the program's own close must not linger.
+        snd.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+        print('REFUSED at the sender', flush=True)
+        break
     except OSError as e:
         last = e; u.close()
 else:
@@ -219,6 +226,8 @@ snd.close(); rcv.close(); KEEP.append(u)
 time.sleep(1)
 hold()`,
       receipts: (receipts) => receipts.some((r) => r.result === 'quota-concurrent-streams'),
+      // Where the kernel can refuse them (6.16+), no descriptor reaches the engine socket's connections.
+      refused: /REFUSED at the sender/,
     },
   };
   for (const [what, p] of Object.entries(paths)) {
@@ -232,6 +241,7 @@ hold()`,
         assert.deepEqual(ready, [true, true], `both programs set the trap: ${text.join('\n---\n')}`);
         for (const s of settled) assert.equal(s.hung, undefined, `a run did not settle within 20 s${p.stop ? ' of stop()' : ''}`);
         if (p.receipts) for (const s of settled) assert.ok(p.receipts(s.receipts), `the attack took the path: ${JSON.stringify(s.receipts)}`);
+        if (p.refused) for (const t of text) assert.equal(p.refused.test(t), h.kernelRefusesPassedFds(), t);
         assert.deepEqual(next, { returncode: 0 }, 'a /bin/true run after them settles within 20 s: no supervision worker is held');
       });
     }
